@@ -1,0 +1,111 @@
+//! The command line: a thin front end over the core. Errors are typed inside and
+//! rendered once here, with a `hint:` line saying what to do next.
+
+mod recommend;
+mod tables;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::compat::{TableError, Tables};
+use crate::i18n::Lang;
+
+/// Exit codes (documented in docs/cli.md).
+pub mod exit {
+    /// Success: something fits.
+    pub const OK: i32 = 0;
+    /// An error at run time (tables could not be loaded, I/O).
+    pub const ERROR: i32 = 1;
+    /// Bad command line or input values.
+    pub const USAGE: i32 = 2;
+    /// Blocked: nothing fits this machine (the blockers say why).
+    pub const BLOCKED: i32 = 3;
+}
+
+#[derive(Debug, Parser)]
+#[command(name = "cuda-setup", version, about = "Set up an NVIDIA GPU for deep learning: driver, CUDA, cuDNN, PyTorch")]
+pub struct Cli {
+    /// Use the compat tables in DIR instead of the built-in ones
+    #[arg(long, global = true, value_name = "DIR")]
+    pub compat_dir: Option<PathBuf>,
+    /// Language of human-readable output (default: from the system locale)
+    #[arg(long, global = true, value_enum)]
+    pub lang: Option<Lang>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Recommend a CUDA toolkit, cuDNN and PyTorch build for this machine (or a what-if)
+    Recommend(recommend::Args),
+    /// Show what the built-in (or --compat-dir) tables know
+    Tables(tables::Args),
+}
+
+/// An error rendered at the edge: what happened, and what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Tables(#[from] TableError),
+    #[error("{message}")]
+    Usage { message: String, hint: String },
+}
+
+impl CliError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            CliError::Tables(TableError::Read { .. }) => {
+                Some("--compat-dir must hold toolkits.toml, cudnn.toml, pytorch.toml and gpus.toml".into())
+            }
+            CliError::Tables(_) => Some(
+                "fix that entry (see compat-tables/README.md for the format), or drop --compat-dir to use the built-in tables"
+                    .into(),
+            ),
+            CliError::Usage { hint, .. } => Some(hint.clone()),
+        }
+    }
+
+    fn code(&self) -> i32 {
+        match self {
+            CliError::Tables(_) => exit::ERROR,
+            CliError::Usage { .. } => exit::USAGE,
+        }
+    }
+}
+
+/// The language for human output: `--lang`, else the `LANG`/`LC_ALL` locale.
+fn language(flag: Option<Lang>) -> Lang {
+    flag.unwrap_or_else(|| {
+        let locale = ["LC_ALL", "LC_MESSAGES", "LANG"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
+            .unwrap_or_default();
+        Lang::from_locale(&locale)
+    })
+}
+
+/// Parses the process arguments, runs the command, returns the exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let lang = language(cli.lang);
+    let result = Tables::load(cli.compat_dir.as_deref())
+        .map_err(CliError::from)
+        .and_then(|tables| match cli.command {
+            Some(Command::Recommend(args)) => recommend::run(&tables, &args, lang),
+            Some(Command::Tables(args)) => tables::run(&tables, &args),
+            // No subcommand: recommend for this machine, in words.
+            None => recommend::run(&tables, &recommend::Args::default(), lang),
+        });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            if let Some(h) = e.hint() {
+                eprintln!("hint: {h}");
+            }
+            e.code()
+        }
+    }
+}

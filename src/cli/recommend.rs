@@ -1,0 +1,200 @@
+//! `cuda-setup recommend`: what to install, and why.
+
+use std::fmt::Write as _;
+
+use super::{CliError, exit};
+use crate::compat::{Os, Tables};
+use crate::i18n::{self, Lang};
+use crate::recommend::{self, DriverAction, Facts, GpuFact, Goal, Recommendation, Request};
+use crate::version::{ComputeCapability, Version};
+
+#[derive(Debug, Default, clap::Args)]
+pub struct Args {
+    /// Print one JSON object (fields in docs/cli.md)
+    #[arg(long)]
+    pub json: bool,
+    /// pytorch: driver + the right PyTorch wheel; developer: CUDA toolkit + cuDNN
+    #[arg(long, value_enum)]
+    pub goal: Option<Goal>,
+    /// Recommend for this OS instead of the one running
+    #[arg(long, value_enum)]
+    pub os: Option<Os>,
+    /// The installed NVIDIA driver version, e.g. 551.78 (what nvidia-smi shows)
+    #[arg(long, value_name = "VER", conflicts_with = "no_driver")]
+    pub driver: Option<Version>,
+    /// Assume no NVIDIA driver is installed
+    #[arg(long)]
+    pub no_driver: bool,
+    /// The highest CUDA the driver supports, e.g. 12.4 (nvidia-smi's "CUDA Version")
+    #[arg(long, value_name = "X.Y")]
+    pub driver_cuda: Option<Version>,
+    /// A GPU by compute capability, e.g. 8.6 (repeat for several GPUs)
+    #[arg(long = "gpu-cc", value_name = "X.Y")]
+    pub gpu_cc: Vec<ComputeCapability>,
+    /// A GPU by name, e.g. "RTX 4090" (repeat for several GPUs)
+    #[arg(long = "gpu", value_name = "NAME")]
+    pub gpu: Vec<String>,
+    /// Assume the machine has no NVIDIA GPU
+    #[arg(long, conflicts_with_all = ["gpu_cc", "gpu"])]
+    pub no_gpu: bool,
+    /// The Python version that will run PyTorch, e.g. 3.12
+    #[arg(long, value_name = "X.Y")]
+    pub python: Option<Version>,
+    /// Only consider CUDA toolkits matching this version (12, 12.4 or 12.4.1)
+    #[arg(long, value_name = "VER")]
+    pub cuda: Option<Version>,
+}
+
+pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
+    let facts = facts(tables, args)?;
+    let request = Request {
+        goal: args.goal.unwrap_or(Goal::Pytorch),
+        cuda: args.cuda.clone(),
+    };
+    let rec = recommend::recommend(tables, &facts, &request);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&to_json(&rec, lang)).expect("serialisable"));
+    } else {
+        print!("{}", human(&rec, lang));
+    }
+    Ok(if rec.fits() { exit::OK } else { exit::BLOCKED })
+}
+
+fn usage(message: String, hint: impl Into<String>) -> CliError {
+    CliError::Usage {
+        message,
+        hint: hint.into(),
+    }
+}
+
+/// The facts to recommend for: what the flags say (detection fills the rest in later).
+fn facts(tables: &Tables, args: &Args) -> Result<Facts, CliError> {
+    if let Some(d) = &args.driver
+        && d.major() < 100
+    {
+        return Err(usage(
+            format!("--driver {d} looks like a CUDA version, not a driver version"),
+            "NVIDIA driver versions look like 551.78 or 550.54.15 (nvidia-smi shows \"Driver Version\"); use --driver-cuda for the CUDA version",
+        ));
+    }
+    if let Some(c) = &args.driver_cuda
+        && !(10..=20).contains(&c.major())
+    {
+        return Err(usage(
+            format!("--driver-cuda {c} is not a CUDA version"),
+            "give the \"CUDA Version\" nvidia-smi shows, e.g. 12.4",
+        ));
+    }
+    if args.driver_cuda.is_some() && (args.driver.is_none() || args.no_driver) {
+        return Err(usage("--driver-cuda needs --driver".into(), "give both, e.g. --driver 551.78 --driver-cuda 12.4"));
+    }
+    let python = match &args.python {
+        Some(p) if p.major() != 3 => {
+            return Err(usage(format!("--python {p} is not a Python 3 version"), "give the Python version, e.g. --python 3.12"));
+        }
+        Some(p) => Some(p.major_minor()),
+        None => None,
+    };
+    let mut gpus: Vec<GpuFact> = args
+        .gpu_cc
+        .iter()
+        .map(|cc| GpuFact {
+            name: None,
+            compute_capability: *cc,
+        })
+        .collect();
+    for name in &args.gpu {
+        gpus.push(gpu_by_name(tables, name)?);
+    }
+    Ok(Facts {
+        os: args.os.unwrap_or_else(Os::current),
+        gpus,
+        driver: if args.no_driver { None } else { args.driver.clone() },
+        driver_cuda: args.driver_cuda.clone(),
+        python,
+        installed_toolkits: Vec::new(),
+    })
+}
+
+fn gpu_by_name(tables: &Tables, name: &str) -> Result<GpuFact, CliError> {
+    let hits = tables.gpus_by_name(name);
+    match hits.as_slice() {
+        [] => Err(usage(
+            format!("unknown GPU \"{name}\""),
+            "give the model as NVIDIA names it (e.g. \"RTX 4090\", \"GTX 1080 Ti\", \"A100\"), or its compute capability with --gpu-cc (`cuda-setup tables` lists the known GPUs)",
+        )),
+        [one] => Ok(GpuFact {
+            name: Some(one.name.clone()),
+            compute_capability: one.cc,
+        }),
+        many if many.iter().all(|g| g.cc == many[0].cc) => Ok(GpuFact {
+            name: Some(name.trim().to_string()),
+            compute_capability: many[0].cc,
+        }),
+        many => {
+            let names: Vec<String> = many.iter().take(8).map(|g| format!("\"{}\" ({})", g.name, g.cc)).collect();
+            Err(usage(format!("GPU \"{name}\" is ambiguous: {}", names.join(", ")), "give the full model name, or --gpu-cc"))
+        }
+    }
+}
+
+/// The recommendation as JSON, with each reason and blocker also rendered as text.
+fn to_json(rec: &Recommendation, lang: Lang) -> serde_json::Value {
+    let mut value = serde_json::to_value(rec).expect("serialisable");
+    let texts = |msgs: &[crate::message::Message]| -> Vec<serde_json::Value> {
+        msgs.iter()
+            .map(|m| {
+                let mut v = serde_json::to_value(m).expect("serialisable");
+                v["text"] = i18n::render(m, lang).into();
+                v
+            })
+            .collect()
+    };
+    value["reasons"] = texts(&rec.reasons).into();
+    value["blockers"] = texts(&rec.blockers).into();
+    value
+}
+
+fn human(rec: &Recommendation, lang: Lang) -> String {
+    let zh = lang == Lang::Zh;
+    let t = |en: &'static str, cn: &'static str| if zh { cn } else { en };
+    let mut out = String::new();
+    let goal = match rec.goal {
+        Goal::Pytorch => t("PyTorch", "PyTorch"),
+        Goal::Developer => t("developer (toolkit + cuDNN)", "开发（工具包 + cuDNN）"),
+    };
+    let _ = writeln!(out, "{} {goal}, {}", t("Recommendation for", "推荐方案："), rec.os.as_str());
+    for g in &rec.gpus {
+        let _ = writeln!(out, "  GPU:      {}", g.label());
+    }
+    if !rec.fits() {
+        let _ = writeln!(out, "\n{}", t("Nothing fits this machine:", "没有适合本机的方案："));
+        for b in &rec.blockers {
+            let _ = writeln!(out, "  - {}", i18n::render(b, lang));
+        }
+        return out;
+    }
+    let d = &rec.driver;
+    let current = d.current.as_ref().map_or(t("none", "未安装").to_string(), ToString::to_string);
+    let minimum = d.minimum.as_ref().map(ToString::to_string).unwrap_or_default();
+    let action = match d.action {
+        DriverAction::None => t("keep it", "无需更改").to_string(),
+        DriverAction::Install => format!("{} >= {minimum}", t("install", "安装")),
+        DriverAction::Update => format!("{} >= {minimum}", t("update to", "更新到")),
+    };
+    let _ = writeln!(out, "  {}  {current} -> {action}", t("Driver:", "驱动：  "));
+    if let Some(tk) = &rec.toolkit {
+        let _ = writeln!(out, "  CUDA:     {} ({})\n            {}", tk.version, tk.label, tk.installer.url);
+    }
+    if let Some(c) = &rec.cudnn {
+        let _ = writeln!(out, "  cuDNN:    {}\n            {}", c.version, c.archive_url);
+    }
+    if let Some(p) = &rec.torch {
+        let _ = writeln!(out, "  PyTorch:  {} ({})\n            {}", p.version, p.variant, p.command);
+    }
+    let _ = writeln!(out, "\n{}", t("Why:", "原因："));
+    for r in &rec.reasons {
+        let _ = writeln!(out, "  - {}", i18n::render(r, lang));
+    }
+    out
+}

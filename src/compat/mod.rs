@@ -1,0 +1,322 @@
+//! The compatibility tables: loading (embedded or from `--compat-dir`), validation, and
+//! the look-ups the recommender and detection need. Pure data, no network.
+
+pub mod schema;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+pub use schema::*;
+use crate::version::{ComputeCapability, Version};
+
+/// The four file names, in load order.
+pub const FILES: [&str; 4] = ["toolkits.toml", "cudnn.toml", "pytorch.toml", "gpus.toml"];
+
+const EMBEDDED: [&str; 4] = [
+    include_str!("../../compat-tables/toolkits.toml"),
+    include_str!("../../compat-tables/cudnn.toml"),
+    include_str!("../../compat-tables/pytorch.toml"),
+    include_str!("../../compat-tables/gpus.toml"),
+];
+
+pub const CUDA_DOWNLOAD_BASE: &str = "https://developer.download.nvidia.com/compute/cuda";
+pub const CUDNN_REDIST_BASE: &str = "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn";
+pub const TORCH_INDEX_BASE: &str = "https://download.pytorch.org/whl";
+
+/// Where a set of tables came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "path", rename_all = "lowercase")]
+pub enum TableSource {
+    Embedded,
+    Dir(PathBuf),
+}
+
+/// Why the tables could not be used. Every variant names the file; `Invalid` also the key.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("compat table {file}: cannot read it: {source}")]
+    Read {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("compat table {file}: not valid TOML for this table: {message}")]
+    Parse { file: String, message: String },
+    #[error("compat table {file}: {key}: {problem}")]
+    Invalid {
+        file: String,
+        key: String,
+        problem: String,
+    },
+}
+
+/// All four tables, validated.
+#[derive(Debug, Clone)]
+pub struct Tables {
+    pub source: TableSource,
+    pub toolkits: ToolkitsFile,
+    pub cudnn: CudnnFile,
+    pub pytorch: PytorchFile,
+    pub gpus: GpusFile,
+}
+
+/// Which installer of a toolkit release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstallerKind {
+    WindowsLocal,
+    WindowsNetwork,
+    LinuxRunfile,
+}
+
+impl Tables {
+    /// The tables compiled into the binary.
+    pub fn embedded() -> Result<Tables, TableError> {
+        Self::from_texts(TableSource::Embedded, EMBEDDED)
+    }
+
+    /// Tables from a directory holding the four files (`--compat-dir`).
+    pub fn from_dir(dir: &Path) -> Result<Tables, TableError> {
+        let mut texts = Vec::with_capacity(4);
+        for name in FILES {
+            let file = dir.join(name);
+            let text = std::fs::read_to_string(&file).map_err(|source| TableError::Read {
+                file: file.clone(),
+                source,
+            })?;
+            texts.push(text);
+        }
+        let texts: [&str; 4] = [&texts[0], &texts[1], &texts[2], &texts[3]];
+        Self::from_texts(TableSource::Dir(dir.to_path_buf()), texts)
+    }
+
+    /// Embedded tables, or those in `dir` when given.
+    pub fn load(dir: Option<&Path>) -> Result<Tables, TableError> {
+        match dir {
+            Some(d) => Self::from_dir(d),
+            None => Self::embedded(),
+        }
+    }
+
+    fn from_texts(source: TableSource, texts: [&str; 4]) -> Result<Tables, TableError> {
+        let tables = Tables {
+            source,
+            toolkits: parse(FILES[0], texts[0])?,
+            cudnn: parse(FILES[1], texts[1])?,
+            pytorch: parse(FILES[2], texts[2])?,
+            gpus: parse(FILES[3], texts[3])?,
+        };
+        validate::all(&tables)?;
+        Ok(tables)
+    }
+
+    pub fn toolkit_line(&self, major: u32) -> Option<&ToolkitLine> {
+        self.toolkits.lines.iter().find(|l| l.major == major)
+    }
+
+    pub fn toolkit(&self, version: &Version) -> Option<&ToolkitRelease> {
+        self.toolkits.releases.iter().find(|r| &r.version == version)
+    }
+
+    pub fn variant(&self, name: &str) -> Option<&TorchVariant> {
+        self.pytorch.variants.iter().find(|v| v.name == name)
+    }
+
+    pub fn architecture_of(&self, cc: ComputeCapability) -> Option<&Architecture> {
+        self.gpus
+            .architectures
+            .iter()
+            .find(|a| a.compute_capabilities.contains(&cc))
+    }
+
+    /// The GPU with this PCI device id (`0x2684`, `2684`, any case).
+    pub fn gpu_by_pci_id(&self, device_id: &str) -> Option<&GpuModel> {
+        let want = normalise_pci_id(device_id)?;
+        self.gpus
+            .gpus
+            .iter()
+            .find(|g| g.pci_ids.iter().any(|id| id == &want))
+    }
+
+    /// GPUs whose name matches `query`: an exact match (ignoring case, spaces and the
+    /// "NVIDIA"/"GeForce" prefixes) wins; otherwise every model whose name contains all the
+    /// query's words. Several hits mean the query is ambiguous.
+    pub fn gpus_by_name(&self, query: &str) -> Vec<&GpuModel> {
+        let q = name_key(query);
+        if q.is_empty() {
+            return Vec::new();
+        }
+        let exact: Vec<&GpuModel> = self.gpus.gpus.iter().filter(|g| name_key(&g.name) == q).collect();
+        if !exact.is_empty() {
+            return exact;
+        }
+        let words: Vec<String> = name_words(query);
+        self.gpus
+            .gpus
+            .iter()
+            .filter(|g| {
+                let have = name_words(&g.name);
+                words.iter().all(|w| have.contains(w))
+            })
+            .collect()
+    }
+
+    /// Newest toolkit, cuDNN and torch, confirmed or not.
+    pub fn newest(&self) -> (Option<&ToolkitRelease>, Option<&CudnnRelease>, Option<&TorchRelease>) {
+        (
+            self.toolkits.releases.last(),
+            self.cudnn.releases.last(),
+            self.pytorch.releases.last(),
+        )
+    }
+}
+
+impl ToolkitRelease {
+    pub fn installer(&self, kind: InstallerKind) -> Option<&Installer> {
+        match kind {
+            InstallerKind::WindowsLocal => self.windows_local.as_ref(),
+            InstallerKind::WindowsNetwork => self.windows_network.as_ref(),
+            InstallerKind::LinuxRunfile => self.linux_runfile.as_ref(),
+        }
+    }
+
+    /// The installer's download URL: the explicit `url`, else NVIDIA's pattern.
+    pub fn installer_url(&self, kind: InstallerKind) -> Option<String> {
+        let inst = self.installer(kind)?;
+        if let Some(url) = &inst.url {
+            return Some(url.clone());
+        }
+        let dir = match kind {
+            InstallerKind::WindowsNetwork => "network_installers",
+            _ => "local_installers",
+        };
+        Some(format!("{CUDA_DOWNLOAD_BASE}/{}/{dir}/{}", self.version, inst.file))
+    }
+
+    /// The toolkit's own driver minimum for `os`, if published.
+    pub fn driver_min(&self, os: Os) -> Option<&Version> {
+        match os {
+            Os::Windows => self.driver_windows.as_ref(),
+            Os::Linux => self.driver_linux.as_ref(),
+        }
+    }
+
+    /// Whether nvcc of this release can build code for a GPU of capability `cc`.
+    pub fn builds_for(&self, cc: ComputeCapability) -> bool {
+        self.sm_min <= cc && cc <= self.sm_max
+    }
+}
+
+impl ToolkitLine {
+    pub fn driver_floor(&self, os: Os) -> &Version {
+        match os {
+            Os::Windows => &self.driver_floor_windows,
+            Os::Linux => &self.driver_floor_linux,
+        }
+    }
+}
+
+impl CudnnRelease {
+    pub fn archive(&self, os: Os, cuda_major: u32) -> Option<&CudnnArchive> {
+        self.archives
+            .iter()
+            .find(|a| a.os == os && a.cuda_major == cuda_major)
+    }
+
+    pub fn cuda(&self, major: u32) -> Option<&CudnnCuda> {
+        self.cuda.iter().find(|c| c.major == major)
+    }
+}
+
+impl CudnnArchive {
+    pub fn url(&self) -> String {
+        if let Some(url) = &self.url {
+            return url.clone();
+        }
+        let platform = match self.os {
+            Os::Windows => "windows-x86_64",
+            Os::Linux => "linux-x86_64",
+        };
+        format!("{CUDNN_REDIST_BASE}/{platform}/{}", self.file)
+    }
+}
+
+impl TorchVariant {
+    /// The SM list this variant builds for in torch `torch` (MAJOR.MINOR), if known.
+    pub fn arch_for(&self, torch: &Version) -> Option<&VariantArch> {
+        let t = torch.major_minor();
+        self.arch
+            .iter()
+            .find(|a| a.torch_from <= t && t <= a.torch_to)
+    }
+
+    pub fn index_url(&self) -> String {
+        format!("{TORCH_INDEX_BASE}/{}", self.name)
+    }
+}
+
+impl VariantArch {
+    /// Whether a GPU of capability `cc` can run these wheels: machine code for the same
+    /// major at or below its minor, or PTX at or below it (JIT-compiled by the driver).
+    pub fn runs_on(&self, cc: ComputeCapability) -> bool {
+        self.sm.iter().any(|s| s.binary_runs_on(cc))
+            || (self.ptx && self.sm.iter().max().is_some_and(|top| *top <= cc))
+    }
+}
+
+impl GpuModel {
+    pub fn has_pci_id(&self, id: &str) -> bool {
+        normalise_pci_id(id).is_some_and(|want| self.pci_ids.contains(&want))
+    }
+}
+
+/// `2684`, `0x2684`, `0X2684` → `0x2684`; anything else → None.
+pub fn normalise_pci_id(id: &str) -> Option<String> {
+    let t = id.trim();
+    let hex = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    (hex.len() == 4 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| format!("0x{}", hex.to_ascii_lowercase()))
+}
+
+fn name_words(name: &str) -> Vec<String> {
+    name.to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty() && *w != "nvidia" && *w != "geforce")
+        .map(str::to_string)
+        .collect()
+}
+
+fn name_key(name: &str) -> String {
+    name_words(name).concat()
+}
+
+fn parse<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, TableError> {
+    toml::from_str(text).map_err(|e| TableError::Parse {
+        file: file.to_string(),
+        message: e.to_string().trim().replace('\n', " | "),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pci_ids_normalise() {
+        assert_eq!(normalise_pci_id("2684").as_deref(), Some("0x2684"));
+        assert_eq!(normalise_pci_id("0X1B80").as_deref(), Some("0x1b80"));
+        assert_eq!(normalise_pci_id("0x268"), None);
+        assert_eq!(normalise_pci_id("zzzz"), None);
+    }
+
+    #[test]
+    fn name_matching_ignores_brand_prefixes() {
+        assert_eq!(name_key("NVIDIA GeForce RTX 4090"), name_key("rtx 4090"));
+        assert_ne!(name_key("RTX 4090"), name_key("RTX 4090 Laptop GPU"));
+    }
+}

@@ -1,0 +1,245 @@
+//! The shape of the four table files, as serde reads them. `deny_unknown_fields`
+//! everywhere: a misspelt key is a schema error, not a silently missing fact.
+
+use serde::{Deserialize, Serialize};
+
+use crate::version::{ComputeCapability, Version};
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    pub subject: String,
+    pub sources: Vec<String>,
+}
+
+// ---------- toolkits.toml ----------
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolkitsFile {
+    pub meta: Meta,
+    #[serde(rename = "line")]
+    pub lines: Vec<ToolkitLine>,
+    #[serde(rename = "release")]
+    pub releases: Vec<ToolkitRelease>,
+}
+
+/// One CUDA major line and its minor-version-compatibility driver floor.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolkitLine {
+    pub major: u32,
+    pub driver_floor_linux: Version,
+    pub driver_floor_windows: Version,
+    #[serde(default = "yes")]
+    pub floor_confirmed: bool,
+    pub sm_min: Option<ComputeCapability>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolkitRelease {
+    pub version: Version,
+    pub label: String,
+    pub driver_linux: Option<Version>,
+    pub driver_windows: Option<Version>,
+    #[serde(default = "yes")]
+    pub driver_confirmed: bool,
+    pub sm_min: ComputeCapability,
+    pub sm_max: ComputeCapability,
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    #[serde(default)]
+    pub preview: bool,
+    pub note: Option<String>,
+    pub windows_local: Option<Installer>,
+    pub windows_network: Option<Installer>,
+    pub linux_runfile: Option<Installer>,
+}
+
+/// A downloadable file. `url` is derived from the file name when absent.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Installer {
+    pub file: String,
+    pub size: Option<u64>,
+    pub md5: Option<String>,
+    pub sha256: Option<String>,
+    pub url: Option<String>,
+}
+
+// ---------- cudnn.toml ----------
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudnnFile {
+    pub meta: Meta,
+    #[serde(rename = "release")]
+    pub releases: Vec<CudnnRelease>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudnnRelease {
+    pub version: Version,
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    pub sm_min: Option<ComputeCapability>,
+    pub sm_max: Option<ComputeCapability>,
+    pub windows_dll_dir: String,
+    pub note: Option<String>,
+    pub cuda: Vec<CudnnCuda>,
+    #[serde(rename = "archive", default)]
+    pub archives: Vec<CudnnArchive>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudnnCuda {
+    pub major: u32,
+    pub toolkit_min: Option<Version>,
+    pub toolkit_max: Option<Version>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudnnArchive {
+    pub os: Os,
+    pub cuda_major: u32,
+    pub file: String,
+    pub sha256: Option<String>,
+    pub md5: Option<String>,
+    pub size: Option<u64>,
+    pub url: Option<String>,
+}
+
+// ---------- pytorch.toml ----------
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PytorchFile {
+    pub meta: Meta,
+    #[serde(rename = "variant")]
+    pub variants: Vec<TorchVariant>,
+    #[serde(rename = "release")]
+    pub releases: Vec<TorchRelease>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchVariant {
+    pub name: String,
+    pub cuda: Version,
+    #[serde(default)]
+    pub arch: Vec<VariantArch>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantArch {
+    pub torch_from: Version,
+    pub torch_to: Version,
+    pub sm: Vec<ComputeCapability>,
+    #[serde(default)]
+    pub ptx: bool,
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    pub source: Option<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchRelease {
+    pub version: Version,
+    pub patches: Vec<Version>,
+    pub python_min: Version,
+    pub python_max: Version,
+    pub variants: Vec<String>,
+    #[serde(default = "yes")]
+    pub variants_confirmed: bool,
+    pub linux_pypi_default: Option<String>,
+    pub windows_pypi_default: Option<String>,
+    pub torchvision: Option<Version>,
+    #[serde(default)]
+    pub torchvision_confirmed: bool,
+    #[serde(default)]
+    pub index_style: IndexStyle,
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    pub note: Option<String>,
+}
+
+/// How the pip command names the PyTorch index.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IndexStyle {
+    /// `pip install torch==X --index-url https://download.pytorch.org/whl/cuXXX`
+    #[default]
+    IndexUrl,
+    /// 1.13 era: `torch==X+cuXXX --extra-index-url …`
+    ExtraIndexUrlLocal,
+}
+
+// ---------- gpus.toml ----------
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpusFile {
+    pub meta: Meta,
+    #[serde(rename = "architecture")]
+    pub architectures: Vec<Architecture>,
+    #[serde(rename = "gpu")]
+    pub gpus: Vec<GpuModel>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Architecture {
+    pub name: String,
+    pub compute_capabilities: Vec<ComputeCapability>,
+    pub driver_min_linux: Option<Version>,
+    pub driver_min_windows: Option<Version>,
+    #[serde(default = "yes")]
+    pub driver_min_confirmed: bool,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuModel {
+    pub name: String,
+    #[serde(default)]
+    pub pci_ids: Vec<String>,
+    pub cc: ComputeCapability,
+    pub segment: Option<String>,
+}
+
+// ---------- shared ----------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Os {
+    Windows,
+    Linux,
+}
+
+impl Os {
+    /// The OS this binary was built for (Linux for anything that is not Windows).
+    pub fn current() -> Os {
+        if cfg!(windows) { Os::Windows } else { Os::Linux }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Os::Windows => "windows",
+            Os::Linux => "linux",
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}

@@ -1,0 +1,300 @@
+//! Checks a parsed set of tables beyond what serde can: order, duplicates, ranges,
+//! formats and cross-references. The first problem found is returned, naming file and key.
+
+use std::collections::HashSet;
+
+use super::*;
+
+type Check = Result<(), TableError>;
+
+fn bad(file: &str, key: impl Into<String>, problem: impl Into<String>) -> TableError {
+    TableError::Invalid {
+        file: file.to_string(),
+        key: key.into(),
+        problem: problem.into(),
+    }
+}
+
+pub(super) fn all(t: &Tables) -> Check {
+    meta(FILES[0], &t.toolkits.meta)?;
+    meta(FILES[1], &t.cudnn.meta)?;
+    meta(FILES[2], &t.pytorch.meta)?;
+    meta(FILES[3], &t.gpus.meta)?;
+    toolkits(t)?;
+    cudnn(t)?;
+    pytorch(t)?;
+    gpus(t)
+}
+
+fn meta(file: &str, m: &Meta) -> Check {
+    if m.subject.trim().is_empty() {
+        return Err(bad(file, "meta.subject", "is empty"));
+    }
+    if m.sources.is_empty() || m.sources.iter().any(|s| s.trim().is_empty()) {
+        return Err(bad(file, "meta.sources", "must name at least one source, none empty"));
+    }
+    Ok(())
+}
+
+/// `items` must be strictly ascending by `key` (which also rules out duplicates).
+fn ascending<T, K: Ord + std::fmt::Display>(
+    file: &str,
+    table: &str,
+    items: &[T],
+    key: impl Fn(&T) -> K,
+) -> Check {
+    for pair in items.windows(2) {
+        let (a, b) = (key(&pair[0]), key(&pair[1]));
+        if a == b {
+            return Err(bad(file, format!("{table} \"{b}\""), "appears twice"));
+        }
+        if a > b {
+            return Err(bad(
+                file,
+                format!("{table} \"{b}\""),
+                format!("is out of order: it must come before \"{a}\" (rows are sorted ascending)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn parts(file: &str, key: &str, v: &Version, n: usize) -> Check {
+    if v.to_string().split('.').count() != n {
+        return Err(bad(file, key, format!("\"{v}\" must have exactly {n} dot-separated numbers")));
+    }
+    Ok(())
+}
+
+fn hex(file: &str, key: &str, value: &Option<String>, len: usize) -> Check {
+    if let Some(h) = value
+        && (h.len() != len || !h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+    {
+        return Err(bad(file, key, format!("must be {len} lowercase hex digits, got \"{h}\"")));
+    }
+    Ok(())
+}
+
+fn file_name(file: &str, key: &str, name: &str) -> Check {
+    if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+        return Err(bad(file, key, format!("\"{name}\" is not a plain file name")));
+    }
+    Ok(())
+}
+
+fn https(file: &str, key: &str, url: &Option<String>) -> Check {
+    if let Some(u) = url
+        && !u.starts_with("https://")
+    {
+        return Err(bad(file, key, format!("built-in URLs must be https, got \"{u}\"")));
+    }
+    Ok(())
+}
+
+fn toolkits(t: &Tables) -> Check {
+    let f = FILES[0];
+    let tk = &t.toolkits;
+    ascending(f, "line", &tk.lines, |l| l.major)?;
+    if tk.releases.is_empty() {
+        return Err(bad(f, "release", "no releases"));
+    }
+    ascending(f, "release", &tk.releases, |r| r.version.clone())?;
+    for r in &tk.releases {
+        let k = format!("release \"{}\"", r.version);
+        parts(f, &k, &r.version, 3)?;
+        if t.toolkit_line(r.version.major()).is_none() {
+            return Err(bad(f, &k, format!("major {} has no [[line]]", r.version.major())));
+        }
+        if r.sm_min > r.sm_max {
+            return Err(bad(f, format!("{k}.sm_min"), "is above sm_max"));
+        }
+        for (kind, inst) in [
+            ("windows_local", &r.windows_local),
+            ("windows_network", &r.windows_network),
+            ("linux_runfile", &r.linux_runfile),
+        ] {
+            if let Some(i) = inst {
+                let ik = format!("{k}.{kind}");
+                file_name(f, &format!("{ik}.file"), &i.file)?;
+                hex(f, &format!("{ik}.sha256"), &i.sha256, 64)?;
+                hex(f, &format!("{ik}.md5"), &i.md5, 32)?;
+                https(f, &format!("{ik}.url"), &i.url)?;
+                if i.size == Some(0) {
+                    return Err(bad(f, format!("{ik}.size"), "is zero"));
+                }
+                if i.url.is_none() && !i.file.contains(&r.version.to_string()) {
+                    return Err(bad(f, format!("{ik}.file"), "does not contain the release version"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn cudnn(t: &Tables) -> Check {
+    let f = FILES[1];
+    ascending(f, "release", &t.cudnn.releases, |r| r.version.clone())?;
+    for r in &t.cudnn.releases {
+        let k = format!("release \"{}\"", r.version);
+        parts(f, &k, &r.version, 4)?;
+        if !matches!(r.windows_dll_dir.as_str(), "bin" | "bin/x64") {
+            return Err(bad(f, format!("{k}.windows_dll_dir"), "must be \"bin\" or \"bin/x64\""));
+        }
+        if let (Some(lo), Some(hi)) = (r.sm_min, r.sm_max)
+            && lo > hi
+        {
+            return Err(bad(f, format!("{k}.sm_min"), "is above sm_max"));
+        }
+        if r.cuda.is_empty() {
+            return Err(bad(f, format!("{k}.cuda"), "lists no CUDA major"));
+        }
+        ascending(f, &format!("{k}.cuda"), &r.cuda, |c| c.major)?;
+        for c in &r.cuda {
+            let ck = format!("{k}.cuda {}", c.major);
+            if t.toolkit_line(c.major).is_none() {
+                return Err(bad(f, ck, "names a CUDA major with no line in toolkits.toml"));
+            }
+            for v in [&c.toolkit_min, &c.toolkit_max].into_iter().flatten() {
+                if v.major() != c.major {
+                    return Err(bad(f, &ck, format!("toolkit range {v} is not in CUDA {}", c.major)));
+                }
+            }
+            if let (Some(lo), Some(hi)) = (&c.toolkit_min, &c.toolkit_max)
+                && lo > hi
+            {
+                return Err(bad(f, ck, "toolkit_min is above toolkit_max"));
+            }
+        }
+        let mut seen = HashSet::new();
+        for a in &r.archives {
+            let ak = format!("{k}.archive {} cuda{}", a.os.as_str(), a.cuda_major);
+            if !seen.insert((a.os, a.cuda_major)) {
+                return Err(bad(f, ak, "appears twice"));
+            }
+            if r.cuda(a.cuda_major).is_none() {
+                return Err(bad(f, ak, "is for a CUDA major the release does not list in cuda"));
+            }
+            file_name(f, &format!("{ak}.file"), &a.file)?;
+            hex(f, &format!("{ak}.sha256"), &a.sha256, 64)?;
+            hex(f, &format!("{ak}.md5"), &a.md5, 32)?;
+            https(f, &format!("{ak}.url"), &a.url)?;
+            let expect = format!("{}_cuda{}", r.version, a.cuda_major);
+            if !a.file.contains(&expect) {
+                return Err(bad(f, format!("{ak}.file"), format!("does not contain \"{expect}\"")));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn pytorch(t: &Tables) -> Check {
+    let f = FILES[2];
+    let p = &t.pytorch;
+    let mut names = HashSet::new();
+    for v in &p.variants {
+        let k = format!("variant \"{}\"", v.name);
+        if !names.insert(v.name.as_str()) {
+            return Err(bad(f, k, "appears twice"));
+        }
+        let expect = format!("cu{}{}", v.cuda.major(), v.cuda.minor());
+        if v.name != expect {
+            return Err(bad(f, k, format!("name must be \"{expect}\" for CUDA {}", v.cuda)));
+        }
+        if t.toolkit_line(v.cuda.major()).is_none() {
+            return Err(bad(f, k, "CUDA major has no line in toolkits.toml"));
+        }
+        for a in &v.arch {
+            let ak = format!("{k}.arch {}–{}", a.torch_from, a.torch_to);
+            if a.torch_from > a.torch_to {
+                return Err(bad(f, ak, "torch_from is above torch_to"));
+            }
+            if a.sm.is_empty() {
+                return Err(bad(f, ak, "sm is empty"));
+            }
+            ascending(f, &format!("{ak}.sm"), &a.sm, |s| *s)?;
+        }
+        for pair in v.arch.windows(2) {
+            if pair[1].torch_from <= pair[0].torch_to {
+                return Err(bad(f, format!("{k}.arch"), "torch ranges overlap or are out of order"));
+            }
+        }
+    }
+    ascending(f, "release", &p.releases, |r| r.version.clone())?;
+    for r in &p.releases {
+        let k = format!("release \"{}\"", r.version);
+        parts(f, &k, &r.version, 2)?;
+        if r.patches.is_empty() {
+            return Err(bad(f, format!("{k}.patches"), "is empty"));
+        }
+        ascending(f, &format!("{k}.patches"), &r.patches, |v| v.clone())?;
+        for pv in &r.patches {
+            if pv.major_minor() != r.version {
+                return Err(bad(f, format!("{k}.patches"), format!("{pv} is not a {} release", r.version)));
+            }
+        }
+        if r.python_min > r.python_max {
+            return Err(bad(f, format!("{k}.python_min"), "is above python_max"));
+        }
+        for v in &r.variants {
+            if !names.contains(v.as_str()) {
+                return Err(bad(f, format!("{k}.variants"), format!("\"{v}\" has no [[variant]]")));
+            }
+        }
+        for (field, d) in [("linux_pypi_default", &r.linux_pypi_default), ("windows_pypi_default", &r.windows_pypi_default)] {
+            if let Some(d) = d
+                && d != "cpu"
+                && !names.contains(d.as_str())
+            {
+                return Err(bad(f, format!("{k}.{field}"), format!("\"{d}\" is neither cpu nor a [[variant]]")));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn gpus(t: &Tables) -> Check {
+    let f = FILES[3];
+    let g = &t.gpus;
+    let mut ccs = HashSet::new();
+    for a in &g.architectures {
+        for cc in &a.compute_capabilities {
+            if !ccs.insert(*cc) {
+                return Err(bad(f, format!("architecture \"{}\"", a.name), format!("compute capability {cc} is listed twice")));
+            }
+        }
+    }
+    if g.gpus.is_empty() {
+        return Err(bad(f, "gpu", "no GPUs"));
+    }
+    ascending(f, "gpu", &g.gpus, |m| GpuKey(m.cc, m.name.to_ascii_lowercase()))?;
+    let mut ids = HashSet::new();
+    let mut names = HashSet::new();
+    for m in &g.gpus {
+        let k = format!("gpu \"{}\"", m.name);
+        if !names.insert(m.name.to_ascii_lowercase()) {
+            return Err(bad(f, k, "appears twice"));
+        }
+        if !ccs.contains(&m.cc) {
+            return Err(bad(f, k, format!("compute capability {} belongs to no architecture", m.cc)));
+        }
+        for id in &m.pci_ids {
+            if normalise_pci_id(id).as_deref() != Some(id.as_str()) {
+                return Err(bad(f, format!("{k}.pci_ids"), format!("\"{id}\" must be 0x + 4 lowercase hex digits")));
+            }
+            if !ids.insert(id.as_str()) {
+                return Err(bad(f, format!("{k}.pci_ids"), format!("{id} is used by another GPU too")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sort key for GPUs: compute capability, then name.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct GpuKey(ComputeCapability, String);
+
+impl std::fmt::Display for GpuKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.1, self.0)
+    }
+}

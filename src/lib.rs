@@ -1,0 +1,11 @@
+//! cuda-setup: from "the GPU idles" to a verified NVIDIA GPU stack.
+//!
+//! This library is the UI-free core: tables, recommendation, and (in later modules)
+//! detection, planning and execution. The CLI (`cli`) and the GUI are thin front ends.
+
+pub mod cli;
+pub mod compat;
+pub mod i18n;
+pub mod message;
+pub mod recommend;
+pub mod version;

@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(cuda_setup::cli::main());
+}

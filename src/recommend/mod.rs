@@ -1,0 +1,248 @@
+//! The recommendation engine: pure functions from the system's facts, the user's goal
+//! and the tables to a toolkit / cuDNN / PyTorch choice with its reasons.
+//!
+//! Three axes must hold at once: the driver runs it, it builds for every GPU's
+//! architecture, and it exists for this OS and Python. Among what holds, the engine
+//! prefers what runs on the current driver, then confirmed facts over unconfirmed ones,
+//! then the newest.
+
+mod driver;
+mod toolkit;
+mod torch;
+
+use serde::Serialize;
+
+use crate::compat::{Os, TableSource, Tables};
+use crate::message::Message;
+use crate::msg;
+use crate::version::{ComputeCapability, Version};
+
+pub use driver::DriverFit;
+
+/// What the user wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Goal {
+    /// The driver and the right PyTorch wheel (the wheels bundle CUDA and cuDNN).
+    Pytorch,
+    /// The CUDA toolkit, cuDNN and environment, for compiling extensions.
+    Developer,
+}
+
+/// One GPU as the recommender needs it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuFact {
+    pub name: Option<String>,
+    pub compute_capability: ComputeCapability,
+}
+
+impl GpuFact {
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(n) => format!("{n} (sm_{}{})", self.compute_capability.major, self.compute_capability.minor),
+            None => self.compute_capability.sm(),
+        }
+    }
+}
+
+/// The system's facts (from detection, or from what-if flags).
+#[derive(Debug, Clone, Serialize)]
+pub struct Facts {
+    pub os: Os,
+    pub gpus: Vec<GpuFact>,
+    /// None: no NVIDIA driver installed (or none working).
+    pub driver: Option<Version>,
+    /// The highest CUDA the driver supports, as NVML reports it (`12.4`), when known.
+    pub driver_cuda: Option<Version>,
+    /// `MAJOR.MINOR` of the Python that will run torch, when known.
+    pub python: Option<Version>,
+    pub installed_toolkits: Vec<Version>,
+}
+
+/// The user's choices.
+#[derive(Debug, Clone, Serialize)]
+pub struct Request {
+    pub goal: Goal,
+    /// Restrict the toolkit to this version prefix (`12`, `12.4`, `12.4.1`).
+    pub cuda: Option<Version>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Recommendation {
+    pub goal: Goal,
+    pub os: Os,
+    pub gpus: Vec<GpuFact>,
+    pub toolkit: Option<ToolkitPick>,
+    pub cudnn: Option<CudnnPick>,
+    pub torch: Option<TorchPick>,
+    pub driver: DriverAdvice,
+    pub reasons: Vec<Message>,
+    pub blockers: Vec<Message>,
+    pub tables: TableSource,
+}
+
+impl Recommendation {
+    /// Something fits (possibly after a driver update).
+    pub fn fits(&self) -> bool {
+        self.blockers.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Download {
+    pub file: String,
+    pub url: String,
+    pub size: Option<u64>,
+    pub sha256: Option<String>,
+    pub md5: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolkitPick {
+    pub version: Version,
+    pub label: String,
+    /// The installer for this OS (Windows local installer / Linux runfile).
+    pub installer: Download,
+    /// Windows only: the small network installer, when known.
+    pub network_installer: Option<Download>,
+    pub confirmed: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CudnnPick {
+    pub version: Version,
+    pub cuda_major: u32,
+    pub archive_url: String,
+    pub archive: Download,
+    /// Where the DLLs sit in the Windows zip (`bin` or `bin/x64`).
+    pub windows_dll_dir: String,
+    pub confirmed: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TorchPick {
+    pub version: Version,
+    pub variant: String,
+    pub cuda: Version,
+    pub index_url: String,
+    pub command: String,
+    pub python_min: Version,
+    pub python_max: Version,
+    pub confirmed: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriverAction {
+    None,
+    Install,
+    Update,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DriverAdvice {
+    pub current: Option<Version>,
+    /// The highest CUDA the current driver runs (NVML's figure, or derived from the tables).
+    pub cuda: Option<Version>,
+    pub action: DriverAction,
+    /// The lowest driver that runs everything recommended.
+    pub minimum: Option<Version>,
+    /// With action `none`: a driver at least this new unlocks `unlocks`.
+    pub upgrade_minimum: Option<Version>,
+    pub unlocks: Option<String>,
+}
+
+/// The pip command that installs the CPU build, offered when there is no NVIDIA GPU.
+pub const CPU_TORCH_COMMAND: &str = "pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu";
+
+/// Recommends what to install. Never fails: what does not fit becomes a blocker.
+pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommendation {
+    let mut rec = Recommendation {
+        goal: request.goal,
+        os: facts.os,
+        gpus: facts.gpus.clone(),
+        toolkit: None,
+        cudnn: None,
+        torch: None,
+        driver: DriverAdvice {
+            current: facts.driver.clone(),
+            cuda: driver::driver_cuda(tables, facts),
+            action: DriverAction::None,
+            minimum: None,
+            upgrade_minimum: None,
+            unlocks: None,
+        },
+        reasons: Vec::new(),
+        blockers: Vec::new(),
+        tables: tables.source.clone(),
+    };
+
+    if facts.gpus.is_empty() {
+        rec.blockers.push(msg!("no_nvidia_gpu", cpu_command = CPU_TORCH_COMMAND));
+        return rec;
+    }
+    describe_driver(&mut rec, facts);
+    for gpu in &facts.gpus {
+        match tables.architecture_of(gpu.compute_capability) {
+            Some(a) => rec.reasons.push(msg!("gpu_architecture", gpu = gpu.label(), architecture = &a.name)),
+            None => rec.reasons.push(msg!("gpu_architecture_unknown", gpu = gpu.label())),
+        }
+    }
+
+    // The driver floor every pick shares: the GPUs' own architecture needs.
+    let mut needs = driver::Needs::default();
+    for gpu in &facts.gpus {
+        driver::gpu_needs(tables, facts, gpu, &mut needs, &mut rec.reasons);
+    }
+
+    match request.goal {
+        Goal::Pytorch => {
+            let pick = torch::pick(tables, facts, None, &mut needs, &mut rec.reasons, &mut rec.blockers);
+            if let Some((p, need)) = pick {
+                needs.add(need);
+                rec.torch = Some(p);
+            }
+        }
+        Goal::Developer => {
+            if let Some((tk, need)) = toolkit::pick(tables, facts, request, &mut needs, &mut rec.reasons, &mut rec.blockers) {
+                needs.add(need);
+                rec.cudnn = toolkit::pick_cudnn(tables, facts, &tk, &mut rec.reasons);
+                let major = tk.version.major();
+                rec.toolkit = Some(tk);
+                // Extensions must be built with the toolkit major torch was built with.
+                let mut torch_reasons = Vec::new();
+                let found = torch::pick(tables, facts, Some(major), &mut needs, &mut torch_reasons, &mut Vec::new());
+                if let Some((p, need)) = found {
+                    rec.reasons.extend(torch_reasons);
+                    needs.add(need);
+                    rec.reasons.push(msg!("torch_matches_toolkit_major", major = major));
+                    rec.torch = Some(p);
+                } else {
+                    rec.reasons.push(msg!("torch_none_for_toolkit_major", major = major));
+                }
+            }
+        }
+    }
+
+    if rec.blockers.is_empty() {
+        driver::advise(tables, facts, request, &needs, &mut rec);
+    }
+    rec
+}
+
+fn describe_driver(rec: &mut Recommendation, facts: &Facts) {
+    match (&facts.driver, &rec.driver.cuda) {
+        (None, _) => rec.reasons.push(msg!("driver_missing")),
+        (Some(d), Some(c)) if facts.driver_cuda.is_some() => rec.reasons.push(msg!("driver_runs_cuda", driver = d, cuda = c)),
+        (Some(d), Some(c)) => rec.reasons.push(msg!("driver_runs_cuda_at_least", driver = d, cuda = c)),
+        (Some(d), None) => rec.reasons.push(msg!("driver_cuda_unknown", driver = d)),
+    }
+}
+
+/// Renders `m` as an English sentence (what the CLI prints by default).
+pub fn english(m: &Message) -> String {
+    crate::i18n::render(m, crate::i18n::Lang::En)
+}
+
+#[cfg(test)]
+mod tests;

@@ -12,129 +12,221 @@ pub enum Lang {
 impl Lang {
     /// zh for a Chinese system locale (`zh-CN`, `zh_CN.UTF-8`, `zh-Hans`), else English.
     pub fn from_locale(locale: &str) -> Lang {
-        if locale.to_ascii_lowercase().starts_with("zh") { Lang::Zh } else { Lang::En }
+        if locale.to_ascii_lowercase().starts_with("zh") {
+            Lang::Zh
+        } else {
+            Lang::En
+        }
     }
 }
 
 /// (key, English, 中文). `{name}` is replaced by the parameter of that name.
 pub const CATALOG: &[(&str, &str, &str)] = &[
-    ("no_nvidia_gpu",
-     "No NVIDIA GPU was found. CUDA runs only on NVIDIA GPUs; to use PyTorch on the CPU instead: {cpu_command}",
-     "没有找到 NVIDIA 显卡。CUDA 只能在 NVIDIA 显卡上运行；如果只用 CPU 跑 PyTorch，请运行：{cpu_command}"),
-    ("gpu_architecture", "{gpu}: {architecture} architecture.", "{gpu}：{architecture} 架构。"),
-    ("gpu_architecture_unknown",
-     "{gpu}: its architecture is not in the tables; choices are checked against its compute capability only.",
-     "{gpu}：表中没有它的架构信息，只按计算能力（compute capability）来判断。"),
-    ("driver_missing", "No NVIDIA driver is installed (or it is not working).", "没有安装 NVIDIA 驱动（或驱动没有正常工作）。"),
-    ("driver_runs_cuda", "Driver {driver} supports CUDA up to {cuda}.", "驱动 {driver} 最高支持 CUDA {cuda}。"),
-    ("driver_runs_cuda_at_least",
-     "Driver {driver} supports at least CUDA {cuda} (from the tables; the driver itself reports the exact figure once detected).",
-     "驱动 {driver} 至少支持 CUDA {cuda}（根据版本表推算；检测到驱动后会读取准确的数值）。"),
-    ("driver_cuda_unknown",
-     "Driver {driver}: the tables do not say which CUDA it supports.",
-     "驱动 {driver}：版本表里查不到它支持的 CUDA 版本。"),
-    ("gpu_needs_driver",
-     "{gpu} ({architecture}) needs driver {minimum} or newer.",
-     "{gpu}（{architecture} 架构）需要 {minimum} 或更新的驱动。"),
-    ("gpu_needs_driver_unconfirmed",
-     "{gpu} ({architecture}) needs a driver that knows this architecture: {minimum} or newer (inferred from NVIDIA's tables, not stated by NVIDIA).",
-     "{gpu}（{architecture} 架构）需要支持该架构的驱动：{minimum} 或更新（根据 NVIDIA 的表推断，非官方明确说明）。"),
-    ("driver_install",
-     "Install the NVIDIA driver first: version {minimum} or newer (GeForce Experience / NVIDIA App, or nvidia.com/drivers).",
-     "请先安装 NVIDIA 驱动：{minimum} 或更新版本（可用 NVIDIA App，或到 nvidia.cn/drivers 下载）。"),
-    ("driver_update_required",
-     "Driver {current} is too old for this choice: update to {minimum} or newer.",
-     "驱动 {current} 太旧，无法运行所选版本：请更新到 {minimum} 或更新。"),
-    ("driver_update_unlocks",
-     "Optional: a driver {minimum} or newer would unlock {unlocks}.",
-     "可选：驱动更新到 {minimum} 或更新后，可以使用 {unlocks}。"),
-    ("no_torch_for_python",
-     "No PyTorch release with CUDA is known for Python {python}; PyTorch supports Python {python_min} to {python_max}. Install a Python in that range.",
-     "没有已知的支持 Python {python} 的 CUDA 版 PyTorch；PyTorch 支持 Python {python_min} 到 {python_max}。请安装这个范围内的 Python。"),
-    ("no_torch_for_gpus",
-     "No PyTorch CUDA wheel is known to run on {gpus}.",
-     "没有已知能在 {gpus} 上运行的 PyTorch CUDA 版本。"),
-    ("torch_for_python",
-     "PyTorch {torch} is the newest that fits: it supports Python {python_min} to {python_max}, and you have {python}.",
-     "PyTorch {torch} 是适合的最新版本：支持 Python {python_min} 到 {python_max}，你的是 {python}。"),
-    ("python_unknown",
-     "Python was not specified: PyTorch {torch} needs Python {python_min} to {python_max}.",
-     "未指定 Python 版本：PyTorch {torch} 需要 Python {python_min} 到 {python_max}。"),
-    ("newer_torch_needs_python",
-     "PyTorch {torch} is newer but needs Python {python_min} or newer.",
-     "更新的 PyTorch {torch} 需要 Python {python_min} 或更高版本。"),
-    ("torch_variant",
-     "The {variant} wheels are built with CUDA {cuda} and need driver {minimum} or newer.",
-     "{variant} 版本用 CUDA {cuda} 编译，需要 {minimum} 或更新的驱动。"),
-    ("torch_arch_covers",
-     "The {variant} wheels contain code for {sms}, which covers {gpus}.",
-     "{variant} 版本包含 {sms} 的代码，支持 {gpus}。"),
-    ("torch_arch_inferred",
-     "The list of GPU architectures inside the {variant} wheels is not confirmed; CUDA {cuda} itself supports {gpus}.",
-     "{variant} 版本内置的显卡架构列表未经确认；CUDA {cuda} 本身支持 {gpus}。"),
-    ("torch_unconfirmed",
-     "Some facts about PyTorch {torch} ({variant}) are unconfirmed in our tables; the check after installing will tell for sure.",
-     "PyTorch {torch}（{variant}）的部分信息在版本表中未经确认；安装后的检查会给出确切结果。"),
-    ("torch_verify_after_install",
-     "After installing, run a small tensor operation on the GPU: a missing architecture only shows at the first kernel launch.",
-     "安装后请在 GPU 上跑一个小的张量运算：缺少架构支持的问题只会在第一次运行核函数时出现。"),
-    ("torch_wheel_bundles_runtime",
-     "PyTorch's CUDA wheels bring their own CUDA runtime and cuDNN: only the driver must be on the system.",
-     "PyTorch 的 CUDA 版本自带 CUDA 运行库和 cuDNN：系统上只需要有显卡驱动。"),
-    ("windows_pypi_is_cpu",
-     "On Windows, plain `pip install torch` gives the CPU-only build: use the command with --index-url.",
-     "在 Windows 上，直接 `pip install torch` 装的是只支持 CPU 的版本：请使用带 --index-url 的命令。"),
-    ("torch_matches_toolkit_major",
-     "PyTorch is built with CUDA {major}.x like the toolkit, so extensions you compile will load.",
-     "PyTorch 与工具包同为 CUDA {major}.x 编译，你编译的扩展可以正常加载。"),
-    ("torch_none_for_toolkit_major",
-     "No PyTorch wheel built with CUDA {major}.x fits this machine; extensions compiled with this toolkit would not load into PyTorch.",
-     "没有适合本机的 CUDA {major}.x 版 PyTorch；用此工具包编译的扩展无法加载到 PyTorch 中。"),
-    ("toolkit_builds_for",
-     "CUDA {version} builds code for {sm_min} to {sm_max}, which covers {gpus}.",
-     "CUDA {version} 支持编译 {sm_min} 到 {sm_max}，覆盖 {gpus}。"),
-    ("toolkit_runs_on_driver",
-     "CUDA {version} is the newest toolkit your driver runs fully (it needs {minimum}).",
-     "CUDA {version} 是你的驱动能完整支持的最新工具包（需要 {minimum}）。"),
-    ("toolkit_minor_compat",
-     "CUDA {version} runs on your driver through minor-version compatibility (some features, like JIT of newer PTX, need {minimum}).",
-     "CUDA {version} 可以通过小版本兼容在你的驱动上运行（部分功能如新 PTX 的即时编译需要 {minimum}）。"),
-    ("toolkit_needs_driver",
-     "CUDA {version} needs driver {minimum} or newer: the driver update comes with it.",
-     "CUDA {version} 需要 {minimum} 或更新的驱动：需要同时更新驱动。"),
-    ("toolkit_unconfirmed",
-     "Some facts about CUDA {version} (such as its exact driver minimum) are unconfirmed in our tables.",
-     "CUDA {version} 的部分信息（如准确的最低驱动版本）在版本表中未经确认。"),
-    ("toolkit_driver_unconfirmed",
-     "NVIDIA publishes no exact driver minimum for CUDA {version} on this OS; {minimum} is the floor of the CUDA {major}.x line. Install the newest driver.",
-     "NVIDIA 没有公布 CUDA {version} 在此系统上的准确最低驱动版本；{minimum} 是 CUDA {major}.x 系列的最低要求。请安装最新驱动。"),
-    ("newer_toolkit_drops_gpu",
-     "CUDA {version} is newer but no longer supports GPUs below {sm_min}.",
-     "CUDA {version} 更新，但不再支持低于 {sm_min} 的显卡。"),
-    ("toolkit_already_installed",
-     "CUDA {version} is already installed; the installer will repair or update it.",
-     "CUDA {version} 已经安装；安装程序会修复或更新它。"),
-    ("no_toolkit_matches_request",
-     "No CUDA toolkit matching {cuda} fits this machine.",
-     "没有符合 {cuda} 且适合本机的 CUDA 工具包。"),
-    ("no_toolkit_for_gpu",
-     "No CUDA toolkit in the tables builds code for {gpus}.",
-     "版本表中没有能为 {gpus} 编译代码的 CUDA 工具包。"),
-    ("gpus_have_no_common_toolkit",
-     "No single CUDA toolkit supports all of {gpus}; set up for one of them (use --gpu-cc for that GPU only).",
-     "没有同时支持 {gpus} 的 CUDA 工具包；请只为其中一块显卡安装（用 --gpu-cc 指定该显卡）。"),
-    ("cudnn_none_for_toolkit",
-     "No cuDNN release in the tables fits CUDA {cuda} and these GPUs.",
-     "版本表中没有适合 CUDA {cuda} 和这些显卡的 cuDNN。"),
-    ("cudnn_for_toolkit",
-     "cuDNN {version} (cuda{cuda_major} build) fits CUDA {toolkit}.",
-     "cuDNN {version}（cuda{cuda_major} 版）适配 CUDA {toolkit}。"),
-    ("cudnn_unconfirmed",
-     "Some facts about cuDNN {version} (supported GPUs or CUDA versions) are unconfirmed in our tables.",
-     "cuDNN {version} 的部分信息（支持的显卡或 CUDA 版本）在版本表中未经确认。"),
-    ("cudnn8_needs_zlib",
-     "cuDNN 8 on Windows also needs zlibwapi.dll on PATH.",
-     "Windows 上的 cuDNN 8 还需要 PATH 中有 zlibwapi.dll。"),
+    (
+        "no_nvidia_gpu",
+        "No NVIDIA GPU was found. CUDA runs only on NVIDIA GPUs; to use PyTorch on the CPU instead: {cpu_command}",
+        "没有找到 NVIDIA 显卡。CUDA 只能在 NVIDIA 显卡上运行；如果只用 CPU 跑 PyTorch，请运行：{cpu_command}",
+    ),
+    (
+        "gpu_architecture",
+        "{gpu}: {architecture} architecture.",
+        "{gpu}：{architecture} 架构。",
+    ),
+    (
+        "gpu_architecture_unknown",
+        "{gpu}: its architecture is not in the tables; choices are checked against its compute capability only.",
+        "{gpu}：表中没有它的架构信息，只按计算能力（compute capability）来判断。",
+    ),
+    (
+        "driver_missing",
+        "No NVIDIA driver is installed (or it is not working).",
+        "没有安装 NVIDIA 驱动（或驱动没有正常工作）。",
+    ),
+    (
+        "driver_runs_cuda",
+        "Driver {driver} supports CUDA up to {cuda}.",
+        "驱动 {driver} 最高支持 CUDA {cuda}。",
+    ),
+    (
+        "driver_runs_cuda_at_least",
+        "Driver {driver} supports at least CUDA {cuda} (from the tables; the driver itself reports the exact figure once detected).",
+        "驱动 {driver} 至少支持 CUDA {cuda}（根据版本表推算；检测到驱动后会读取准确的数值）。",
+    ),
+    (
+        "driver_cuda_unknown",
+        "Driver {driver}: the tables do not say which CUDA it supports.",
+        "驱动 {driver}：版本表里查不到它支持的 CUDA 版本。",
+    ),
+    (
+        "gpu_needs_driver",
+        "{gpu} ({architecture}) needs driver {minimum} or newer.",
+        "{gpu}（{architecture} 架构）需要 {minimum} 或更新的驱动。",
+    ),
+    (
+        "gpu_needs_driver_unconfirmed",
+        "{gpu} ({architecture}) needs a driver that knows this architecture: {minimum} or newer (inferred from NVIDIA's tables, not stated by NVIDIA).",
+        "{gpu}（{architecture} 架构）需要支持该架构的驱动：{minimum} 或更新（根据 NVIDIA 的表推断，非官方明确说明）。",
+    ),
+    (
+        "driver_install",
+        "Install the NVIDIA driver first: version {minimum} or newer (GeForce Experience / NVIDIA App, or nvidia.com/drivers).",
+        "请先安装 NVIDIA 驱动：{minimum} 或更新版本（可用 NVIDIA App，或到 nvidia.cn/drivers 下载）。",
+    ),
+    (
+        "driver_update_required",
+        "Driver {current} is too old for this choice: update to {minimum} or newer.",
+        "驱动 {current} 太旧，无法运行所选版本：请更新到 {minimum} 或更新。",
+    ),
+    (
+        "driver_update_unlocks",
+        "Optional: a driver {minimum} or newer would unlock {unlocks}.",
+        "可选：驱动更新到 {minimum} 或更新后，可以使用 {unlocks}。",
+    ),
+    (
+        "no_torch_for_python",
+        "No PyTorch release with CUDA is known for Python {python}; PyTorch supports Python {python_min} to {python_max}. Install a Python in that range.",
+        "没有已知的支持 Python {python} 的 CUDA 版 PyTorch；PyTorch 支持 Python {python_min} 到 {python_max}。请安装这个范围内的 Python。",
+    ),
+    (
+        "no_torch_for_gpus",
+        "No PyTorch CUDA wheel is known to run on {gpus}.",
+        "没有已知能在 {gpus} 上运行的 PyTorch CUDA 版本。",
+    ),
+    (
+        "torch_for_python",
+        "PyTorch {torch} is the newest that fits: it supports Python {python_min} to {python_max}, and you have {python}.",
+        "PyTorch {torch} 是适合的最新版本：支持 Python {python_min} 到 {python_max}，你的是 {python}。",
+    ),
+    (
+        "python_unknown",
+        "Python was not specified: PyTorch {torch} needs Python {python_min} to {python_max}.",
+        "未指定 Python 版本：PyTorch {torch} 需要 Python {python_min} 到 {python_max}。",
+    ),
+    (
+        "newer_torch_needs_python",
+        "PyTorch {torch} is newer but needs Python {python_min} or newer.",
+        "更新的 PyTorch {torch} 需要 Python {python_min} 或更高版本。",
+    ),
+    (
+        "torch_variant",
+        "The {variant} wheels are built with CUDA {cuda} and need driver {minimum} or newer.",
+        "{variant} 版本用 CUDA {cuda} 编译，需要 {minimum} 或更新的驱动。",
+    ),
+    (
+        "torch_arch_covers",
+        "The {variant} wheels contain code for {sms}, which covers {gpus}.",
+        "{variant} 版本包含 {sms} 的代码，支持 {gpus}。",
+    ),
+    (
+        "torch_arch_inferred",
+        "The list of GPU architectures inside the {variant} wheels is not confirmed; CUDA {cuda} itself supports {gpus}.",
+        "{variant} 版本内置的显卡架构列表未经确认；CUDA {cuda} 本身支持 {gpus}。",
+    ),
+    (
+        "torch_unconfirmed",
+        "Some facts about PyTorch {torch} ({variant}) are unconfirmed in our tables; the check after installing will tell for sure.",
+        "PyTorch {torch}（{variant}）的部分信息在版本表中未经确认；安装后的检查会给出确切结果。",
+    ),
+    (
+        "torch_verify_after_install",
+        "After installing, run a small tensor operation on the GPU: a missing architecture only shows at the first kernel launch.",
+        "安装后请在 GPU 上跑一个小的张量运算：缺少架构支持的问题只会在第一次运行核函数时出现。",
+    ),
+    (
+        "torch_wheel_bundles_runtime",
+        "PyTorch's CUDA wheels bring their own CUDA runtime and cuDNN: only the driver must be on the system.",
+        "PyTorch 的 CUDA 版本自带 CUDA 运行库和 cuDNN：系统上只需要有显卡驱动。",
+    ),
+    (
+        "windows_pypi_is_cpu",
+        "On Windows, plain `pip install torch` gives the CPU-only build: use the command with --index-url.",
+        "在 Windows 上，直接 `pip install torch` 装的是只支持 CPU 的版本：请使用带 --index-url 的命令。",
+    ),
+    (
+        "torch_matches_toolkit_major",
+        "PyTorch is built with CUDA {major}.x like the toolkit, so extensions you compile will load.",
+        "PyTorch 与工具包同为 CUDA {major}.x 编译，你编译的扩展可以正常加载。",
+    ),
+    (
+        "torch_none_for_toolkit_major",
+        "No PyTorch wheel built with CUDA {major}.x fits this machine; extensions compiled with this toolkit would not load into PyTorch.",
+        "没有适合本机的 CUDA {major}.x 版 PyTorch；用此工具包编译的扩展无法加载到 PyTorch 中。",
+    ),
+    (
+        "toolkit_builds_for",
+        "CUDA {version} builds code for {sm_min} to {sm_max}, which covers {gpus}.",
+        "CUDA {version} 支持编译 {sm_min} 到 {sm_max}，覆盖 {gpus}。",
+    ),
+    (
+        "toolkit_runs_on_driver",
+        "CUDA {version} is the newest toolkit your driver runs fully (it needs {minimum}).",
+        "CUDA {version} 是你的驱动能完整支持的最新工具包（需要 {minimum}）。",
+    ),
+    (
+        "toolkit_minor_compat",
+        "CUDA {version} runs on your driver through minor-version compatibility (some features, like JIT of newer PTX, need {minimum}).",
+        "CUDA {version} 可以通过小版本兼容在你的驱动上运行（部分功能如新 PTX 的即时编译需要 {minimum}）。",
+    ),
+    (
+        "toolkit_needs_driver",
+        "CUDA {version} needs driver {minimum} or newer: the driver update comes with it.",
+        "CUDA {version} 需要 {minimum} 或更新的驱动：需要同时更新驱动。",
+    ),
+    (
+        "toolkit_unconfirmed",
+        "Some facts about CUDA {version} (such as its exact driver minimum) are unconfirmed in our tables.",
+        "CUDA {version} 的部分信息（如准确的最低驱动版本）在版本表中未经确认。",
+    ),
+    (
+        "toolkit_driver_unconfirmed",
+        "NVIDIA publishes no exact driver minimum for CUDA {version} on this OS; {minimum} is the floor of the CUDA {major}.x line. Install the newest driver.",
+        "NVIDIA 没有公布 CUDA {version} 在此系统上的准确最低驱动版本；{minimum} 是 CUDA {major}.x 系列的最低要求。请安装最新驱动。",
+    ),
+    (
+        "newer_toolkit_drops_gpu",
+        "CUDA {version} is newer but no longer supports GPUs below {sm_min}.",
+        "CUDA {version} 更新，但不再支持低于 {sm_min} 的显卡。",
+    ),
+    (
+        "toolkit_already_installed",
+        "CUDA {version} is already installed; the installer will repair or update it.",
+        "CUDA {version} 已经安装；安装程序会修复或更新它。",
+    ),
+    (
+        "no_toolkit_matches_request",
+        "No CUDA toolkit matching {cuda} fits this machine.",
+        "没有符合 {cuda} 且适合本机的 CUDA 工具包。",
+    ),
+    (
+        "no_toolkit_for_gpu",
+        "No CUDA toolkit in the tables builds code for {gpus}.",
+        "版本表中没有能为 {gpus} 编译代码的 CUDA 工具包。",
+    ),
+    (
+        "gpus_have_no_common_toolkit",
+        "No single CUDA toolkit supports all of {gpus}; set up for one of them (use --gpu-cc for that GPU only).",
+        "没有同时支持 {gpus} 的 CUDA 工具包；请只为其中一块显卡安装（用 --gpu-cc 指定该显卡）。",
+    ),
+    (
+        "cudnn_none_for_toolkit",
+        "No cuDNN release in the tables fits CUDA {cuda} and these GPUs.",
+        "版本表中没有适合 CUDA {cuda} 和这些显卡的 cuDNN。",
+    ),
+    (
+        "cudnn_for_toolkit",
+        "cuDNN {version} (cuda{cuda_major} build) fits CUDA {toolkit}.",
+        "cuDNN {version}（cuda{cuda_major} 版）适配 CUDA {toolkit}。",
+    ),
+    (
+        "cudnn_unconfirmed",
+        "Some facts about cuDNN {version} (supported GPUs or CUDA versions) are unconfirmed in our tables.",
+        "cuDNN {version} 的部分信息（支持的显卡或 CUDA 版本）在版本表中未经确认。",
+    ),
+    (
+        "cudnn8_needs_zlib",
+        "cuDNN 8 on Windows also needs zlibwapi.dll on PATH.",
+        "Windows 上的 cuDNN 8 还需要 PATH 中有 zlibwapi.dll。",
+    ),
 ];
 
 /// Renders `m` in `lang`. An unknown key renders as the key and its parameters, so a
@@ -187,8 +279,13 @@ mod tests {
 
     #[test]
     fn render_fills_parameters() {
-        let m = Message::new("driver_runs_cuda").with("driver", "551.78").with("cuda", "12.4");
-        assert_eq!(render(&m, Lang::En), "Driver 551.78 supports CUDA up to 12.4.");
+        let m = Message::new("driver_runs_cuda")
+            .with("driver", "551.78")
+            .with("cuda", "12.4");
+        assert_eq!(
+            render(&m, Lang::En),
+            "Driver 551.78 supports CUDA up to 12.4."
+        );
         assert_eq!(render(&m, Lang::Zh), "驱动 551.78 最高支持 CUDA 12.4。");
     }
 

@@ -155,7 +155,11 @@ impl FromStr for ComputeCapability {
         let t = t.strip_prefix("sm_").map_or(t.to_string(), |digits| {
             // sm_86 → 8.6, sm_120 → 12.0
             if digits.len() >= 2 {
-                format!("{}.{}", &digits[..digits.len() - 1], &digits[digits.len() - 1..])
+                format!(
+                    "{}.{}",
+                    &digits[..digits.len() - 1],
+                    &digits[digits.len() - 1..]
+                )
             } else {
                 digits.to_string()
             }
@@ -166,7 +170,10 @@ impl FromStr for ComputeCapability {
         if !ok(maj) || !ok(min) || min.len() != 1 {
             return Err(err());
         }
-        let cc = ComputeCapability::new(maj.parse().map_err(|_| err())?, min.parse().map_err(|_| err())?);
+        let cc = ComputeCapability::new(
+            maj.parse().map_err(|_| err())?,
+            min.parse().map_err(|_| err())?,
+        );
         // Real GPUs span 1.0 (Tesla, 2006) to 12.x (Blackwell); leave headroom, refuse nonsense.
         if !(1..=15).contains(&cc.major) {
             return Err(err());
@@ -213,15 +220,30 @@ mod tests {
 
     #[test]
     fn bad_versions_are_refused() {
-        for bad in ["", "abc", "12..4", "12.4.", "-1", "1.2.3.4.5", "12.4a", " . "] {
+        for bad in [
+            "",
+            "abc",
+            "12..4",
+            "12.4.",
+            "-1",
+            "1.2.3.4.5",
+            "12.4a",
+            " . ",
+        ] {
             assert!(bad.parse::<Version>().is_err(), "{bad:?} parsed");
         }
     }
 
     #[test]
     fn compute_capability_parses_both_spellings() {
-        assert_eq!("8.6".parse::<ComputeCapability>().unwrap(), ComputeCapability::new(8, 6));
-        assert_eq!("sm_120".parse::<ComputeCapability>().unwrap(), ComputeCapability::new(12, 0));
+        assert_eq!(
+            "8.6".parse::<ComputeCapability>().unwrap(),
+            ComputeCapability::new(8, 6)
+        );
+        assert_eq!(
+            "sm_120".parse::<ComputeCapability>().unwrap(),
+            ComputeCapability::new(12, 0)
+        );
         assert_eq!(ComputeCapability::new(12, 0).sm(), "sm_120");
         for bad in ["99.9", "8", "8.66", "0.5", "x.y", "8.", ".6"] {
             assert!(bad.parse::<ComputeCapability>().is_err(), "{bad:?} parsed");

@@ -24,7 +24,11 @@ pub mod exit {
 }
 
 #[derive(Debug, Parser)]
-#[command(name = "cuda-setup", version, about = "Set up an NVIDIA GPU for deep learning: driver, CUDA, cuDNN, PyTorch")]
+#[command(
+    name = "cuda-setup",
+    version,
+    about = "Set up an NVIDIA GPU for deep learning: driver, CUDA, cuDNN, PyTorch"
+)]
 pub struct Cli {
     /// Use the compat tables in DIR instead of the built-in ones
     #[arg(long, global = true, value_name = "DIR")]

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::{CliError, exit};
 use crate::compat::{Os, Tables};
 use crate::i18n::{self, Lang};
-use crate::recommend::{self, DriverAction, Facts, GpuFact, Goal, Recommendation, Request};
+use crate::recommend::{self, DriverAction, Facts, Goal, GpuFact, Recommendation, Request};
 use crate::version::{ComputeCapability, Version};
 
 #[derive(Debug, Default, clap::Args)]
@@ -53,7 +53,10 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     };
     let rec = recommend::recommend(tables, &facts, &request);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(&rec, lang)).expect("serialisable"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&to_json(&rec, lang)).expect("serialisable")
+        );
     } else {
         print!("{}", human(&rec, lang));
     }
@@ -86,11 +89,17 @@ fn facts(tables: &Tables, args: &Args) -> Result<Facts, CliError> {
         ));
     }
     if args.driver_cuda.is_some() && (args.driver.is_none() || args.no_driver) {
-        return Err(usage("--driver-cuda needs --driver".into(), "give both, e.g. --driver 551.78 --driver-cuda 12.4"));
+        return Err(usage(
+            "--driver-cuda needs --driver".into(),
+            "give both, e.g. --driver 551.78 --driver-cuda 12.4",
+        ));
     }
     let python = match &args.python {
         Some(p) if p.major() != 3 => {
-            return Err(usage(format!("--python {p} is not a Python 3 version"), "give the Python version, e.g. --python 3.12"));
+            return Err(usage(
+                format!("--python {p} is not a Python 3 version"),
+                "give the Python version, e.g. --python 3.12",
+            ));
         }
         Some(p) => Some(p.major_minor()),
         None => None,
@@ -109,7 +118,11 @@ fn facts(tables: &Tables, args: &Args) -> Result<Facts, CliError> {
     Ok(Facts {
         os: args.os.unwrap_or_else(Os::current),
         gpus,
-        driver: if args.no_driver { None } else { args.driver.clone() },
+        driver: if args.no_driver {
+            None
+        } else {
+            args.driver.clone()
+        },
         driver_cuda: args.driver_cuda.clone(),
         python,
         installed_toolkits: Vec::new(),
@@ -132,8 +145,15 @@ fn gpu_by_name(tables: &Tables, name: &str) -> Result<GpuFact, CliError> {
             compute_capability: many[0].cc,
         }),
         many => {
-            let names: Vec<String> = many.iter().take(8).map(|g| format!("\"{}\" ({})", g.name, g.cc)).collect();
-            Err(usage(format!("GPU \"{name}\" is ambiguous: {}", names.join(", ")), "give the full model name, or --gpu-cc"))
+            let names: Vec<String> = many
+                .iter()
+                .take(8)
+                .map(|g| format!("\"{}\" ({})", g.name, g.cc))
+                .collect();
+            Err(usage(
+                format!("GPU \"{name}\" is ambiguous: {}", names.join(", ")),
+                "give the full model name, or --gpu-cc",
+            ))
         }
     }
 }
@@ -163,20 +183,36 @@ fn human(rec: &Recommendation, lang: Lang) -> String {
         Goal::Pytorch => t("PyTorch", "PyTorch"),
         Goal::Developer => t("developer (toolkit + cuDNN)", "开发（工具包 + cuDNN）"),
     };
-    let _ = writeln!(out, "{} {goal}, {}", t("Recommendation for", "推荐方案："), rec.os.as_str());
+    let _ = writeln!(
+        out,
+        "{} {goal}, {}",
+        t("Recommendation for", "推荐方案："),
+        rec.os.as_str()
+    );
     for g in &rec.gpus {
         let _ = writeln!(out, "  GPU:      {}", g.label());
     }
     if !rec.fits() {
-        let _ = writeln!(out, "\n{}", t("Nothing fits this machine:", "没有适合本机的方案："));
+        let _ = writeln!(
+            out,
+            "\n{}",
+            t("Nothing fits this machine:", "没有适合本机的方案：")
+        );
         for b in &rec.blockers {
             let _ = writeln!(out, "  - {}", i18n::render(b, lang));
         }
         return out;
     }
     let d = &rec.driver;
-    let current = d.current.as_ref().map_or(t("none", "未安装").to_string(), ToString::to_string);
-    let minimum = d.minimum.as_ref().map(ToString::to_string).unwrap_or_default();
+    let current = d
+        .current
+        .as_ref()
+        .map_or(t("none", "未安装").to_string(), ToString::to_string);
+    let minimum = d
+        .minimum
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
     let action = match d.action {
         DriverAction::None => t("keep it", "无需更改").to_string(),
         DriverAction::Install => format!("{} >= {minimum}", t("install", "安装")),
@@ -184,13 +220,25 @@ fn human(rec: &Recommendation, lang: Lang) -> String {
     };
     let _ = writeln!(out, "  {}  {current} -> {action}", t("Driver:", "驱动：  "));
     if let Some(tk) = &rec.toolkit {
-        let _ = writeln!(out, "  CUDA:     {} ({})\n            {}", tk.version, tk.label, tk.installer.url);
+        let _ = writeln!(
+            out,
+            "  CUDA:     {} ({})\n            {}",
+            tk.version, tk.label, tk.installer.url
+        );
     }
     if let Some(c) = &rec.cudnn {
-        let _ = writeln!(out, "  cuDNN:    {}\n            {}", c.version, c.archive_url);
+        let _ = writeln!(
+            out,
+            "  cuDNN:    {}\n            {}",
+            c.version, c.archive_url
+        );
     }
     if let Some(p) = &rec.torch {
-        let _ = writeln!(out, "  PyTorch:  {} ({})\n            {}", p.version, p.variant, p.command);
+        let _ = writeln!(
+            out,
+            "  PyTorch:  {} ({})\n            {}",
+            p.version, p.variant, p.command
+        );
     }
     let _ = writeln!(out, "\n{}", t("Why:", "原因："));
     for r in &rec.reasons {

@@ -48,7 +48,12 @@ struct FileSummary<'t> {
 
 fn summary(t: &Tables) -> Summary<'_> {
     let (tk, cudnn, torch) = t.newest();
-    let metas: [&Meta; 4] = [&t.toolkits.meta, &t.cudnn.meta, &t.pytorch.meta, &t.gpus.meta];
+    let metas: [&Meta; 4] = [
+        &t.toolkits.meta,
+        &t.cudnn.meta,
+        &t.pytorch.meta,
+        &t.gpus.meta,
+    ];
     Summary {
         source: &t.source,
         newest: Newest {
@@ -57,8 +62,18 @@ fn summary(t: &Tables) -> Summary<'_> {
             torch: torch.and_then(|r| r.patches.last().cloned()),
         },
         newest_confirmed: Newest {
-            toolkit: t.toolkits.releases.iter().rfind(|r| r.confirmed && !r.preview).map(|r| r.version.clone()),
-            cudnn: t.cudnn.releases.iter().rfind(|r| r.confirmed).map(|r| r.version.clone()),
+            toolkit: t
+                .toolkits
+                .releases
+                .iter()
+                .rfind(|r| r.confirmed && !r.preview)
+                .map(|r| r.version.clone()),
+            cudnn: t
+                .cudnn
+                .releases
+                .iter()
+                .rfind(|r| r.confirmed)
+                .map(|r| r.version.clone()),
             torch: t
                 .pytorch
                 .releases
@@ -89,7 +104,10 @@ fn summary(t: &Tables) -> Summary<'_> {
 pub fn run(tables: &Tables, args: &Args) -> Result<i32, CliError> {
     let s = summary(tables);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&s).expect("serialisable"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&s).expect("serialisable")
+        );
         return Ok(exit::OK);
     }
     let show = |v: &Option<Version>| v.as_ref().map_or("-".to_string(), ToString::to_string);

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-pub use schema::*;
 use crate::version::{ComputeCapability, Version};
+pub use schema::*;
 
 /// The four file names, in load order.
 pub const FILES: [&str; 4] = ["toolkits.toml", "cudnn.toml", "pytorch.toml", "gpus.toml"];
@@ -22,7 +22,8 @@ const EMBEDDED: [&str; 4] = [
 ];
 
 pub const CUDA_DOWNLOAD_BASE: &str = "https://developer.download.nvidia.com/compute/cuda";
-pub const CUDNN_REDIST_BASE: &str = "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn";
+pub const CUDNN_REDIST_BASE: &str =
+    "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn";
 pub const TORCH_INDEX_BASE: &str = "https://download.pytorch.org/whl";
 
 /// Where a set of tables came from.
@@ -117,7 +118,10 @@ impl Tables {
     }
 
     pub fn toolkit(&self, version: &Version) -> Option<&ToolkitRelease> {
-        self.toolkits.releases.iter().find(|r| &r.version == version)
+        self.toolkits
+            .releases
+            .iter()
+            .find(|r| &r.version == version)
     }
 
     pub fn variant(&self, name: &str) -> Option<&TorchVariant> {
@@ -148,7 +152,12 @@ impl Tables {
         if q.is_empty() {
             return Vec::new();
         }
-        let exact: Vec<&GpuModel> = self.gpus.gpus.iter().filter(|g| name_key(&g.name) == q).collect();
+        let exact: Vec<&GpuModel> = self
+            .gpus
+            .gpus
+            .iter()
+            .filter(|g| name_key(&g.name) == q)
+            .collect();
         if !exact.is_empty() {
             return exact;
         }
@@ -164,7 +173,13 @@ impl Tables {
     }
 
     /// Newest toolkit, cuDNN and torch, confirmed or not.
-    pub fn newest(&self) -> (Option<&ToolkitRelease>, Option<&CudnnRelease>, Option<&TorchRelease>) {
+    pub fn newest(
+        &self,
+    ) -> (
+        Option<&ToolkitRelease>,
+        Option<&CudnnRelease>,
+        Option<&TorchRelease>,
+    ) {
         (
             self.toolkits.releases.last(),
             self.cudnn.releases.last(),
@@ -192,7 +207,10 @@ impl ToolkitRelease {
             InstallerKind::WindowsNetwork => "network_installers",
             _ => "local_installers",
         };
-        Some(format!("{CUDA_DOWNLOAD_BASE}/{}/{dir}/{}", self.version, inst.file))
+        Some(format!(
+            "{CUDA_DOWNLOAD_BASE}/{}/{dir}/{}",
+            self.version, inst.file
+        ))
     }
 
     /// The toolkit's own driver minimum for `os`, if published.

@@ -229,7 +229,11 @@ pub enum Os {
 impl Os {
     /// The OS this binary was built for (Linux for anything that is not Windows).
     pub fn current() -> Os {
-        if cfg!(windows) { Os::Windows } else { Os::Linux }
+        if cfg!(windows) {
+            Os::Windows
+        } else {
+            Os::Linux
+        }
     }
 
     pub fn as_str(self) -> &'static str {

@@ -31,7 +31,11 @@ fn meta(file: &str, m: &Meta) -> Check {
         return Err(bad(file, "meta.subject", "is empty"));
     }
     if m.sources.is_empty() || m.sources.iter().any(|s| s.trim().is_empty()) {
-        return Err(bad(file, "meta.sources", "must name at least one source, none empty"));
+        return Err(bad(
+            file,
+            "meta.sources",
+            "must name at least one source, none empty",
+        ));
     }
     Ok(())
 }
@@ -61,7 +65,11 @@ fn ascending<T, K: Ord + std::fmt::Display>(
 
 fn parts(file: &str, key: &str, v: &Version, n: usize) -> Check {
     if v.to_string().split('.').count() != n {
-        return Err(bad(file, key, format!("\"{v}\" must have exactly {n} dot-separated numbers")));
+        return Err(bad(
+            file,
+            key,
+            format!("\"{v}\" must have exactly {n} dot-separated numbers"),
+        ));
     }
     Ok(())
 }
@@ -70,14 +78,22 @@ fn hex(file: &str, key: &str, value: &Option<String>, len: usize) -> Check {
     if let Some(h) = value
         && (h.len() != len || !h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
     {
-        return Err(bad(file, key, format!("must be {len} lowercase hex digits, got \"{h}\"")));
+        return Err(bad(
+            file,
+            key,
+            format!("must be {len} lowercase hex digits, got \"{h}\""),
+        ));
     }
     Ok(())
 }
 
 fn file_name(file: &str, key: &str, name: &str) -> Check {
     if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
-        return Err(bad(file, key, format!("\"{name}\" is not a plain file name")));
+        return Err(bad(
+            file,
+            key,
+            format!("\"{name}\" is not a plain file name"),
+        ));
     }
     Ok(())
 }
@@ -86,7 +102,11 @@ fn https(file: &str, key: &str, url: &Option<String>) -> Check {
     if let Some(u) = url
         && !u.starts_with("https://")
     {
-        return Err(bad(file, key, format!("built-in URLs must be https, got \"{u}\"")));
+        return Err(bad(
+            file,
+            key,
+            format!("built-in URLs must be https, got \"{u}\""),
+        ));
     }
     Ok(())
 }
@@ -103,7 +123,11 @@ fn toolkits(t: &Tables) -> Check {
         let k = format!("release \"{}\"", r.version);
         parts(f, &k, &r.version, 3)?;
         if t.toolkit_line(r.version.major()).is_none() {
-            return Err(bad(f, &k, format!("major {} has no [[line]]", r.version.major())));
+            return Err(bad(
+                f,
+                &k,
+                format!("major {} has no [[line]]", r.version.major()),
+            ));
         }
         if r.sm_min > r.sm_max {
             return Err(bad(f, format!("{k}.sm_min"), "is above sm_max"));
@@ -123,7 +147,11 @@ fn toolkits(t: &Tables) -> Check {
                     return Err(bad(f, format!("{ik}.size"), "is zero"));
                 }
                 if i.url.is_none() && !i.file.contains(&r.version.to_string()) {
-                    return Err(bad(f, format!("{ik}.file"), "does not contain the release version"));
+                    return Err(bad(
+                        f,
+                        format!("{ik}.file"),
+                        "does not contain the release version",
+                    ));
                 }
             }
         }
@@ -138,7 +166,11 @@ fn cudnn(t: &Tables) -> Check {
         let k = format!("release \"{}\"", r.version);
         parts(f, &k, &r.version, 4)?;
         if !matches!(r.windows_dll_dir.as_str(), "bin" | "bin/x64") {
-            return Err(bad(f, format!("{k}.windows_dll_dir"), "must be \"bin\" or \"bin/x64\""));
+            return Err(bad(
+                f,
+                format!("{k}.windows_dll_dir"),
+                "must be \"bin\" or \"bin/x64\"",
+            ));
         }
         if let (Some(lo), Some(hi)) = (r.sm_min, r.sm_max)
             && lo > hi
@@ -152,11 +184,19 @@ fn cudnn(t: &Tables) -> Check {
         for c in &r.cuda {
             let ck = format!("{k}.cuda {}", c.major);
             if t.toolkit_line(c.major).is_none() {
-                return Err(bad(f, ck, "names a CUDA major with no line in toolkits.toml"));
+                return Err(bad(
+                    f,
+                    ck,
+                    "names a CUDA major with no line in toolkits.toml",
+                ));
             }
             for v in [&c.toolkit_min, &c.toolkit_max].into_iter().flatten() {
                 if v.major() != c.major {
-                    return Err(bad(f, &ck, format!("toolkit range {v} is not in CUDA {}", c.major)));
+                    return Err(bad(
+                        f,
+                        &ck,
+                        format!("toolkit range {v} is not in CUDA {}", c.major),
+                    ));
                 }
             }
             if let (Some(lo), Some(hi)) = (&c.toolkit_min, &c.toolkit_max)
@@ -172,7 +212,11 @@ fn cudnn(t: &Tables) -> Check {
                 return Err(bad(f, ak, "appears twice"));
             }
             if r.cuda(a.cuda_major).is_none() {
-                return Err(bad(f, ak, "is for a CUDA major the release does not list in cuda"));
+                return Err(bad(
+                    f,
+                    ak,
+                    "is for a CUDA major the release does not list in cuda",
+                ));
             }
             file_name(f, &format!("{ak}.file"), &a.file)?;
             hex(f, &format!("{ak}.sha256"), &a.sha256, 64)?;
@@ -180,7 +224,11 @@ fn cudnn(t: &Tables) -> Check {
             https(f, &format!("{ak}.url"), &a.url)?;
             let expect = format!("{}_cuda{}", r.version, a.cuda_major);
             if !a.file.contains(&expect) {
-                return Err(bad(f, format!("{ak}.file"), format!("does not contain \"{expect}\"")));
+                return Err(bad(
+                    f,
+                    format!("{ak}.file"),
+                    format!("does not contain \"{expect}\""),
+                ));
             }
         }
     }
@@ -198,7 +246,11 @@ fn pytorch(t: &Tables) -> Check {
         }
         let expect = format!("cu{}{}", v.cuda.major(), v.cuda.minor());
         if v.name != expect {
-            return Err(bad(f, k, format!("name must be \"{expect}\" for CUDA {}", v.cuda)));
+            return Err(bad(
+                f,
+                k,
+                format!("name must be \"{expect}\" for CUDA {}", v.cuda),
+            ));
         }
         if t.toolkit_line(v.cuda.major()).is_none() {
             return Err(bad(f, k, "CUDA major has no line in toolkits.toml"));
@@ -215,7 +267,11 @@ fn pytorch(t: &Tables) -> Check {
         }
         for pair in v.arch.windows(2) {
             if pair[1].torch_from <= pair[0].torch_to {
-                return Err(bad(f, format!("{k}.arch"), "torch ranges overlap or are out of order"));
+                return Err(bad(
+                    f,
+                    format!("{k}.arch"),
+                    "torch ranges overlap or are out of order",
+                ));
             }
         }
     }
@@ -229,7 +285,11 @@ fn pytorch(t: &Tables) -> Check {
         ascending(f, &format!("{k}.patches"), &r.patches, |v| v.clone())?;
         for pv in &r.patches {
             if pv.major_minor() != r.version {
-                return Err(bad(f, format!("{k}.patches"), format!("{pv} is not a {} release", r.version)));
+                return Err(bad(
+                    f,
+                    format!("{k}.patches"),
+                    format!("{pv} is not a {} release", r.version),
+                ));
             }
         }
         if r.python_min > r.python_max {
@@ -237,15 +297,26 @@ fn pytorch(t: &Tables) -> Check {
         }
         for v in &r.variants {
             if !names.contains(v.as_str()) {
-                return Err(bad(f, format!("{k}.variants"), format!("\"{v}\" has no [[variant]]")));
+                return Err(bad(
+                    f,
+                    format!("{k}.variants"),
+                    format!("\"{v}\" has no [[variant]]"),
+                ));
             }
         }
-        for (field, d) in [("linux_pypi_default", &r.linux_pypi_default), ("windows_pypi_default", &r.windows_pypi_default)] {
+        for (field, d) in [
+            ("linux_pypi_default", &r.linux_pypi_default),
+            ("windows_pypi_default", &r.windows_pypi_default),
+        ] {
             if let Some(d) = d
                 && d != "cpu"
                 && !names.contains(d.as_str())
             {
-                return Err(bad(f, format!("{k}.{field}"), format!("\"{d}\" is neither cpu nor a [[variant]]")));
+                return Err(bad(
+                    f,
+                    format!("{k}.{field}"),
+                    format!("\"{d}\" is neither cpu nor a [[variant]]"),
+                ));
             }
         }
     }
@@ -259,14 +330,20 @@ fn gpus(t: &Tables) -> Check {
     for a in &g.architectures {
         for cc in &a.compute_capabilities {
             if !ccs.insert(*cc) {
-                return Err(bad(f, format!("architecture \"{}\"", a.name), format!("compute capability {cc} is listed twice")));
+                return Err(bad(
+                    f,
+                    format!("architecture \"{}\"", a.name),
+                    format!("compute capability {cc} is listed twice"),
+                ));
             }
         }
     }
     if g.gpus.is_empty() {
         return Err(bad(f, "gpu", "no GPUs"));
     }
-    ascending(f, "gpu", &g.gpus, |m| GpuKey(m.cc, m.name.to_ascii_lowercase()))?;
+    ascending(f, "gpu", &g.gpus, |m| {
+        GpuKey(m.cc, m.name.to_ascii_lowercase())
+    })?;
     let mut ids = HashSet::new();
     let mut names = HashSet::new();
     for m in &g.gpus {
@@ -275,14 +352,26 @@ fn gpus(t: &Tables) -> Check {
             return Err(bad(f, k, "appears twice"));
         }
         if !ccs.contains(&m.cc) {
-            return Err(bad(f, k, format!("compute capability {} belongs to no architecture", m.cc)));
+            return Err(bad(
+                f,
+                k,
+                format!("compute capability {} belongs to no architecture", m.cc),
+            ));
         }
         for id in &m.pci_ids {
             if normalise_pci_id(id).as_deref() != Some(id.as_str()) {
-                return Err(bad(f, format!("{k}.pci_ids"), format!("\"{id}\" must be 0x + 4 lowercase hex digits")));
+                return Err(bad(
+                    f,
+                    format!("{k}.pci_ids"),
+                    format!("\"{id}\" must be 0x + 4 lowercase hex digits"),
+                ));
             }
             if !ids.insert(id.as_str()) {
-                return Err(bad(f, format!("{k}.pci_ids"), format!("{id} is used by another GPU too")));
+                return Err(bad(
+                    f,
+                    format!("{k}.pci_ids"),
+                    format!("{id} is used by another GPU too"),
+                ));
             }
         }
     }

@@ -72,12 +72,19 @@ pub(super) fn driver_cuda(tables: &Tables, facts: &Facts) -> Option<Version> {
 
 /// The driver floor of CUDA major `major` on this OS (minor-version compatibility).
 fn floor(tables: &Tables, facts: &Facts, major: u32) -> Option<Version> {
-    tables.toolkit_line(major).map(|l| l.driver_floor(facts.os).clone())
+    tables
+        .toolkit_line(major)
+        .map(|l| l.driver_floor(facts.os).clone())
 }
 
 /// How the driver runs toolkit release `r`, and the driver it needs to run it fully.
-pub(super) fn toolkit_fit(tables: &Tables, facts: &Facts, r: &ToolkitRelease) -> (DriverFit, Version, bool) {
-    let floor = floor(tables, facts, r.version.major()).expect("validated: every release has a line");
+pub(super) fn toolkit_fit(
+    tables: &Tables,
+    facts: &Facts,
+    r: &ToolkitRelease,
+) -> (DriverFit, Version, bool) {
+    let floor =
+        floor(tables, facts, r.version.major()).expect("validated: every release has a line");
     let exact = r.driver_min(facts.os);
     let minimum = exact.cloned().unwrap_or_else(|| floor.clone());
     let confirmed = exact.is_some() && r.driver_confirmed;
@@ -101,7 +108,11 @@ pub(super) fn toolkit_fit(tables: &Tables, facts: &Facts, r: &ToolkitRelease) ->
 
 /// How the driver runs PyTorch wheels built with CUDA `cuda`. The wheels carry their own
 /// runtime, so the major line's floor is what they need (compat dossier §6.3).
-pub(super) fn wheel_fit(tables: &Tables, facts: &Facts, cuda: &Version) -> Option<(DriverFit, Version)> {
+pub(super) fn wheel_fit(
+    tables: &Tables,
+    facts: &Facts,
+    cuda: &Version,
+) -> Option<(DriverFit, Version)> {
     let floor = floor(tables, facts, cuda.major())?;
     let fit = match &facts.driver {
         Some(d) if *d >= floor => DriverFit::Yes,
@@ -111,7 +122,13 @@ pub(super) fn wheel_fit(tables: &Tables, facts: &Facts, cuda: &Version) -> Optio
 }
 
 /// The driver branch a GPU's architecture needs at the least (e.g. Blackwell).
-pub(super) fn gpu_needs(tables: &Tables, facts: &Facts, gpu: &GpuFact, needs: &mut Needs, reasons: &mut Vec<Message>) {
+pub(super) fn gpu_needs(
+    tables: &Tables,
+    facts: &Facts,
+    gpu: &GpuFact,
+    needs: &mut Needs,
+    reasons: &mut Vec<Message>,
+) {
     let Some(arch) = tables.architecture_of(gpu.compute_capability) else {
         return;
     };
@@ -124,16 +141,38 @@ pub(super) fn gpu_needs(tables: &Tables, facts: &Facts, gpu: &GpuFact, needs: &m
         Some(d) if d >= min => DriverFit::Yes,
         _ => DriverFit::No,
     };
-    let key = if arch.driver_min_confirmed { "gpu_needs_driver" } else { "gpu_needs_driver_unconfirmed" };
-    reasons.push(Message::new(key).with("gpu", gpu.label()).with("architecture", &arch.name).with("minimum", min));
-    needs.add(Need { minimum: min.clone(), fit });
+    let key = if arch.driver_min_confirmed {
+        "gpu_needs_driver"
+    } else {
+        "gpu_needs_driver_unconfirmed"
+    };
+    reasons.push(
+        Message::new(key)
+            .with("gpu", gpu.label())
+            .with("architecture", &arch.name)
+            .with("minimum", min),
+    );
+    needs.add(Need {
+        minimum: min.clone(),
+        fit,
+    });
 }
 
 /// Fills in the driver action from what was picked.
-pub(super) fn advise(_tables: &Tables, facts: &Facts, _request: &Request, needs: &Needs, rec: &mut Recommendation) {
+pub(super) fn advise(
+    _tables: &Tables,
+    facts: &Facts,
+    _request: &Request,
+    needs: &Needs,
+    rec: &mut Recommendation,
+) {
     let adv = &mut rec.driver;
     adv.minimum = needs.minimum.clone();
-    let min = needs.minimum.clone().map(|m| m.to_string()).unwrap_or_default();
+    let min = needs
+        .minimum
+        .clone()
+        .map(|m| m.to_string())
+        .unwrap_or_default();
     match &facts.driver {
         None => {
             adv.action = DriverAction::Install;
@@ -141,14 +180,19 @@ pub(super) fn advise(_tables: &Tables, facts: &Facts, _request: &Request, needs:
         }
         Some(current) if needs.update_required => {
             adv.action = DriverAction::Update;
-            rec.reasons.push(msg!("driver_update_required", current = current, minimum = min));
+            rec.reasons.push(msg!(
+                "driver_update_required",
+                current = current,
+                minimum = min
+            ));
         }
         Some(_) => {
             adv.action = DriverAction::None;
             if let Some((m, what)) = &needs.unlock {
                 adv.upgrade_minimum = Some(m.clone());
                 adv.unlocks = Some(what.clone());
-                rec.reasons.push(msg!("driver_update_unlocks", minimum = m, unlocks = what));
+                rec.reasons
+                    .push(msg!("driver_update_unlocks", minimum = m, unlocks = what));
             }
         }
     }

@@ -39,7 +39,10 @@ pub struct GpuFact {
 impl GpuFact {
     pub fn label(&self) -> String {
         match &self.name {
-            Some(n) => format!("{n} (sm_{}{})", self.compute_capability.major, self.compute_capability.minor),
+            Some(n) => format!(
+                "{n} (sm_{}{})",
+                self.compute_capability.major, self.compute_capability.minor
+            ),
             None => self.compute_capability.sm(),
         }
     }
@@ -153,7 +156,8 @@ pub struct DriverAdvice {
 }
 
 /// The pip command that installs the CPU build, offered when there is no NVIDIA GPU.
-pub const CPU_TORCH_COMMAND: &str = "pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu";
+pub const CPU_TORCH_COMMAND: &str =
+    "pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu";
 
 /// Recommends what to install. Never fails: what does not fit becomes a blocker.
 pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommendation {
@@ -178,14 +182,21 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
     };
 
     if facts.gpus.is_empty() {
-        rec.blockers.push(msg!("no_nvidia_gpu", cpu_command = CPU_TORCH_COMMAND));
+        rec.blockers
+            .push(msg!("no_nvidia_gpu", cpu_command = CPU_TORCH_COMMAND));
         return rec;
     }
     describe_driver(&mut rec, facts);
     for gpu in &facts.gpus {
         match tables.architecture_of(gpu.compute_capability) {
-            Some(a) => rec.reasons.push(msg!("gpu_architecture", gpu = gpu.label(), architecture = &a.name)),
-            None => rec.reasons.push(msg!("gpu_architecture_unknown", gpu = gpu.label())),
+            Some(a) => rec.reasons.push(msg!(
+                "gpu_architecture",
+                gpu = gpu.label(),
+                architecture = &a.name
+            )),
+            None => rec
+                .reasons
+                .push(msg!("gpu_architecture_unknown", gpu = gpu.label())),
         }
     }
 
@@ -197,28 +208,51 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
 
     match request.goal {
         Goal::Pytorch => {
-            let pick = torch::pick(tables, facts, None, &mut needs, &mut rec.reasons, &mut rec.blockers);
+            let pick = torch::pick(
+                tables,
+                facts,
+                None,
+                &mut needs,
+                &mut rec.reasons,
+                &mut rec.blockers,
+            );
             if let Some((p, need)) = pick {
                 needs.add(need);
                 rec.torch = Some(p);
             }
         }
         Goal::Developer => {
-            if let Some((tk, need)) = toolkit::pick(tables, facts, request, &mut needs, &mut rec.reasons, &mut rec.blockers) {
+            if let Some((tk, need)) = toolkit::pick(
+                tables,
+                facts,
+                request,
+                &mut needs,
+                &mut rec.reasons,
+                &mut rec.blockers,
+            ) {
                 needs.add(need);
                 rec.cudnn = toolkit::pick_cudnn(tables, facts, &tk, &mut rec.reasons);
                 let major = tk.version.major();
                 rec.toolkit = Some(tk);
                 // Extensions must be built with the toolkit major torch was built with.
                 let mut torch_reasons = Vec::new();
-                let found = torch::pick(tables, facts, Some(major), &mut needs, &mut torch_reasons, &mut Vec::new());
+                let found = torch::pick(
+                    tables,
+                    facts,
+                    Some(major),
+                    &mut needs,
+                    &mut torch_reasons,
+                    &mut Vec::new(),
+                );
                 if let Some((p, need)) = found {
                     rec.reasons.extend(torch_reasons);
                     needs.add(need);
-                    rec.reasons.push(msg!("torch_matches_toolkit_major", major = major));
+                    rec.reasons
+                        .push(msg!("torch_matches_toolkit_major", major = major));
                     rec.torch = Some(p);
                 } else {
-                    rec.reasons.push(msg!("torch_none_for_toolkit_major", major = major));
+                    rec.reasons
+                        .push(msg!("torch_none_for_toolkit_major", major = major));
                 }
             }
         }
@@ -233,8 +267,14 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
 fn describe_driver(rec: &mut Recommendation, facts: &Facts) {
     match (&facts.driver, &rec.driver.cuda) {
         (None, _) => rec.reasons.push(msg!("driver_missing")),
-        (Some(d), Some(c)) if facts.driver_cuda.is_some() => rec.reasons.push(msg!("driver_runs_cuda", driver = d, cuda = c)),
-        (Some(d), Some(c)) => rec.reasons.push(msg!("driver_runs_cuda_at_least", driver = d, cuda = c)),
+        (Some(d), Some(c)) if facts.driver_cuda.is_some() => {
+            rec.reasons
+                .push(msg!("driver_runs_cuda", driver = d, cuda = c))
+        }
+        (Some(d), Some(c)) => {
+            rec.reasons
+                .push(msg!("driver_runs_cuda_at_least", driver = d, cuda = c))
+        }
         (Some(d), None) => rec.reasons.push(msg!("driver_cuda_unknown", driver = d)),
     }
 }

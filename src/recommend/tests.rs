@@ -1,0 +1,817 @@
+//! Table-driven tests over real configurations, checked against facts from the compat
+//! dossier (not against whatever the engine happens to say). Every case also runs the
+//! invariant checks in `check_invariants`, which hold for any configuration.
+
+use super::*;
+use crate::compat::Os::{self, Linux, Windows};
+use crate::i18n::{self, CATALOG, Lang};
+
+use Expect::*;
+
+#[derive(Debug)]
+enum Expect {
+    /// torch version and variant.
+    Torch(&'static str, &'static str),
+    NoTorch,
+    /// Exact toolkit version.
+    Toolkit(&'static str),
+    NoToolkit,
+    /// cuDNN version prefix (`9.10`).
+    Cudnn(&'static str),
+    Driver(DriverAction),
+    DriverMinimum(&'static str),
+    /// A blocker with this key.
+    Blocked(&'static str),
+    /// A reason with this key.
+    Reason(&'static str),
+    /// The torch (pytorch goal) or toolkit (developer goal) pick is confirmed or not.
+    Confirmed(bool),
+    /// With action none: a newer driver would unlock something.
+    Unlocks(&'static str),
+}
+
+struct Case {
+    name: &'static str,
+    os: Os,
+    goal: Goal,
+    driver: Option<&'static str>,
+    driver_cuda: Option<&'static str>,
+    gpus: &'static [&'static str],
+    python: Option<&'static str>,
+    cuda: Option<&'static str>,
+    expect: &'static [Expect],
+}
+
+const P: Goal = Goal::Pytorch;
+const D: Goal = Goal::Developer;
+
+fn case(
+    name: &'static str,
+    os: Os,
+    goal: Goal,
+    driver: Option<&'static str>,
+    gpus: &'static [&'static str],
+    python: Option<&'static str>,
+    expect: &'static [Expect],
+) -> Case {
+    Case {
+        name,
+        os,
+        goal,
+        driver,
+        driver_cuda: None,
+        gpus,
+        python,
+        cuda: None,
+        expect,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        // ---- PyTorch goal ----
+        // cu12x needs >= 527.41 on Windows, cu13x >= 580.88 (dossier §1.1, §6.3).
+        case(
+            "ada, windows, 12.4 driver, py3.11",
+            Windows,
+            P,
+            Some("551.78"),
+            &["8.9"],
+            Some("3.11"),
+            &[
+                Torch("2.13.0", "cu126"),
+                Driver(DriverAction::None),
+                Unlocks("580.88"),
+                Reason("windows_pypi_is_cpu"),
+                Confirmed(true),
+            ],
+        ),
+        case(
+            "ada, windows, 13.x driver",
+            Windows,
+            P,
+            Some("581.42"),
+            &["8.9"],
+            Some("3.12"),
+            &[
+                Torch("2.13.0", "cu132"),
+                Driver(DriverAction::None),
+                Confirmed(true),
+            ],
+        ),
+        case(
+            "ampere, linux, 550 driver, py3.12",
+            Linux,
+            P,
+            Some("550.54.15"),
+            &["8.6"],
+            Some("3.12"),
+            &[Torch("2.13.0", "cu126"), Driver(DriverAction::None)],
+        ),
+        case(
+            "ampere, linux, exactly the 12.x floor",
+            Linux,
+            P,
+            Some("525.60.13"),
+            &["8.6"],
+            Some("3.11"),
+            &[Torch("2.13.0", "cu126"), Driver(DriverAction::None)],
+        ),
+        case(
+            "ampere, linux, just below the 12.x floor",
+            Linux,
+            P,
+            Some("525.60.12"),
+            &["8.6"],
+            Some("3.11"),
+            &[Reason("torch_variant")],
+        ),
+        // cu13x wheels start at sm_75: Pascal stays on cu126 (§6.4).
+        case(
+            "pascal gtx 1080, windows, new driver",
+            Windows,
+            P,
+            Some("581.42"),
+            &["6.1"],
+            Some("3.12"),
+            &[Torch("2.13.0", "cu126"), Driver(DriverAction::None)],
+        ),
+        case(
+            "maxwell gtx 970, windows",
+            Windows,
+            P,
+            Some("560.94"),
+            &["5.2"],
+            Some("3.10"),
+            &[Torch("2.13.0", "cu126")],
+        ),
+        case(
+            "volta v100, linux, 13.x driver",
+            Linux,
+            P,
+            Some("580.95.05"),
+            &["7.0"],
+            Some("3.12"),
+            &[Torch("2.13.0", "cu126")],
+        ),
+        case(
+            "turing t4, linux, 13.x driver",
+            Linux,
+            P,
+            Some("580.95.05"),
+            &["7.5"],
+            Some("3.12"),
+            &[Torch("2.13.0", "cu132")],
+        ),
+        case(
+            "hopper h100, linux, 535 driver",
+            Linux,
+            P,
+            Some("535.104.05"),
+            &["9.0"],
+            Some("3.10"),
+            &[Torch("2.13.0", "cu126"), Driver(DriverAction::None)],
+        ),
+        // Blackwell: cu126 has no sm_120; cu128 exists up to 2.11; cu13x needs 580.88.
+        case(
+            "blackwell rtx 5090, windows 576 driver",
+            Windows,
+            P,
+            Some("576.02"),
+            &["12.0"],
+            Some("3.12"),
+            &[
+                Torch("2.11.0", "cu128"),
+                Driver(DriverAction::None),
+                Unlocks("580.88"),
+            ],
+        ),
+        case(
+            "blackwell rtx 5090, no driver",
+            Windows,
+            P,
+            None,
+            &["12.0"],
+            Some("3.12"),
+            &[
+                Torch("2.13.0", "cu132"),
+                Driver(DriverAction::Install),
+                DriverMinimum("580.88"),
+            ],
+        ),
+        case(
+            "blackwell, driver older than the architecture",
+            Windows,
+            P,
+            Some("560.94"),
+            &["12.0"],
+            Some("3.12"),
+            &[
+                Driver(DriverAction::Update),
+                Reason("gpu_needs_driver_unconfirmed"),
+            ],
+        ),
+        case(
+            "blackwell b200, linux 570 driver",
+            Linux,
+            P,
+            Some("570.124.06"),
+            &["10.0"],
+            Some("3.12"),
+            &[Torch("2.11.0", "cu128"), Driver(DriverAction::None)],
+        ),
+        case(
+            "no gpu",
+            Windows,
+            P,
+            Some("551.78"),
+            &[],
+            Some("3.11"),
+            &[Blocked("no_nvidia_gpu"), NoTorch, NoToolkit],
+        ),
+        case(
+            "no gpu, no driver, linux",
+            Linux,
+            P,
+            None,
+            &[],
+            None,
+            &[Blocked("no_nvidia_gpu")],
+        ),
+        case(
+            "no driver, ampere, linux",
+            Linux,
+            P,
+            None,
+            &["8.6"],
+            Some("3.12"),
+            &[
+                Torch("2.13.0", "cu132"),
+                Driver(DriverAction::Install),
+                DriverMinimum("580.65.06"),
+            ],
+        ),
+        // Python ranges (§6.1).
+        case(
+            "python 3.8 keeps torch at 2.4",
+            Windows,
+            P,
+            Some("551.78"),
+            &["8.6"],
+            Some("3.8"),
+            &[Torch("2.4.1", "cu124"), Reason("newer_torch_needs_python")],
+        ),
+        case(
+            "python 3.9 keeps torch at 2.8",
+            Linux,
+            P,
+            Some("550.54.15"),
+            &["8.6"],
+            Some("3.9"),
+            &[Torch("2.8.0", "cu129")],
+        ),
+        case(
+            "python 3.13",
+            Linux,
+            P,
+            Some("570.124.06"),
+            &["8.9"],
+            Some("3.13"),
+            &[Torch("2.13.0", "cu126")],
+        ),
+        case(
+            "python 3.14",
+            Linux,
+            P,
+            Some("580.95.05"),
+            &["8.9"],
+            Some("3.14"),
+            &[Torch("2.13.0", "cu132")],
+        ),
+        case(
+            "python 3.7 is the 1.13 era",
+            Linux,
+            P,
+            Some("520.61.05"),
+            &["8.6"],
+            Some("3.7"),
+            &[Reason("newer_torch_needs_python")],
+        ),
+        case(
+            "python 3.6 has no torch",
+            Linux,
+            P,
+            Some("550.54.15"),
+            &["8.6"],
+            Some("3.6"),
+            &[Blocked("no_torch_for_python"), NoTorch],
+        ),
+        case(
+            "python unknown",
+            Windows,
+            P,
+            Some("551.78"),
+            &["8.6"],
+            None,
+            &[Torch("2.13.0", "cu126"), Reason("python_unknown")],
+        ),
+        // Kepler: no known PyTorch wheel builds sm_35/37.
+        case(
+            "kepler k80, pytorch",
+            Linux,
+            P,
+            Some("470.82.01"),
+            &["3.7"],
+            Some("3.9"),
+            &[Blocked("no_torch_for_gpus")],
+        ),
+        // Several GPUs: what fits all.
+        case(
+            "pascal + ada, windows",
+            Windows,
+            P,
+            Some("581.42"),
+            &["6.1", "8.9"],
+            Some("3.12"),
+            &[Torch("2.13.0", "cu126")],
+        ),
+        case(
+            "ampere + blackwell, 13.x driver",
+            Linux,
+            P,
+            Some("580.95.05"),
+            &["8.6", "12.0"],
+            Some("3.12"),
+            &[Torch("2.13.0", "cu132")],
+        ),
+        case(
+            "ada + hopper, 12.x driver",
+            Linux,
+            P,
+            Some("550.54.15"),
+            &["8.9", "9.0"],
+            Some("3.11"),
+            &[Torch("2.13.0", "cu126")],
+        ),
+        // ---- developer goal ----
+        // Toolkit per-release driver minimums, Table 3 (§1.2).
+        Case {
+            cuda: None,
+            driver_cuda: None,
+            ..case(
+                "dev: ada, windows 551.78 runs 12.4 fully",
+                Windows,
+                D,
+                Some("551.78"),
+                &["8.9"],
+                Some("3.11"),
+                &[
+                    Toolkit("12.4.1"),
+                    Driver(DriverAction::None),
+                    Reason("torch_matches_toolkit_major"),
+                ],
+            )
+        },
+        case(
+            "dev: ada, windows 551.61 runs 12.4.0",
+            Windows,
+            D,
+            Some("551.61"),
+            &["8.9"],
+            Some("3.11"),
+            &[Toolkit("12.4.0")],
+        ),
+        // Maxwell-Volta are gone from 13.0 (§4.1): the last 12.x with a confirmed driver.
+        case(
+            "dev: pascal on 13.x driver stays on 12.9",
+            Windows,
+            D,
+            Some("581.42"),
+            &["6.1"],
+            Some("3.12"),
+            &[
+                Toolkit("12.9.1"),
+                Cudnn("9.10"),
+                Reason("newer_toolkit_drops_gpu"),
+            ],
+        ),
+        case(
+            "dev: linux 595.71.05 runs 13.2.2",
+            Linux,
+            D,
+            Some("595.71.05"),
+            &["8.9"],
+            Some("3.12"),
+            &[
+                Toolkit("13.2.2"),
+                Driver(DriverAction::None),
+                Unlocks("610.43.02"),
+            ],
+        ),
+        Case {
+            driver_cuda: Some("13.2"),
+            ..case(
+                "dev: windows, NVML says 13.2",
+                Windows,
+                D,
+                Some("595.97"),
+                &["8.9"],
+                Some("3.12"),
+                &[
+                    Toolkit("13.2.2"),
+                    Confirmed(true),
+                    Driver(DriverAction::None),
+                ],
+            )
+        },
+        case(
+            "dev: windows 13.x driver without NVML figure",
+            Windows,
+            D,
+            Some("600.10"),
+            &["8.9"],
+            Some("3.12"),
+            &[Toolkit("12.9.1"), Driver(DriverAction::None)],
+        ),
+        case(
+            "dev: hopper, linux 535.104.05",
+            Linux,
+            D,
+            Some("535.104.05"),
+            &["9.0"],
+            Some("3.10"),
+            &[Toolkit("12.2.2")],
+        ),
+        // sm_100 needs 12.8+ (§4.1).
+        case(
+            "dev: b200, linux 570.124.06",
+            Linux,
+            D,
+            Some("570.124.06"),
+            &["10.0"],
+            Some("3.12"),
+            &[Toolkit("12.8.1")],
+        ),
+        case(
+            "dev: kepler + ampere stay on 11.x",
+            Linux,
+            D,
+            Some("470.82.01"),
+            &["3.7", "8.6"],
+            None,
+            &[Toolkit("11.4.4"), Cudnn("8.9")],
+        ),
+        case(
+            "dev: kepler gk104 (3.0) is too old",
+            Linux,
+            D,
+            Some("470.82.01"),
+            &["3.0"],
+            None,
+            &[Blocked("no_toolkit_for_gpu"), NoToolkit],
+        ),
+        case(
+            "dev: kepler + blackwell share nothing",
+            Linux,
+            D,
+            Some("580.95.05"),
+            &["3.5", "12.0"],
+            None,
+            &[Blocked("gpus_have_no_common_toolkit")],
+        ),
+        case(
+            "dev: no driver, linux, ampere",
+            Linux,
+            D,
+            None,
+            &["8.6"],
+            Some("3.12"),
+            &[
+                Driver(DriverAction::Install),
+                Reason("toolkit_needs_driver"),
+            ],
+        ),
+        case(
+            "dev: old driver must be updated",
+            Windows,
+            D,
+            Some("400.00"),
+            &["5.0"],
+            None,
+            &[
+                Toolkit("12.9.2"),
+                Driver(DriverAction::Update),
+                DriverMinimum("576.57"),
+                Reason("toolkit_driver_unconfirmed"),
+            ],
+        ),
+        Case {
+            cuda: Some("12.4"),
+            ..case(
+                "dev: pinned to 12.4",
+                Linux,
+                D,
+                Some("580.95.05"),
+                &["8.6"],
+                Some("3.12"),
+                &[Toolkit("12.4.1")],
+            )
+        },
+        Case {
+            cuda: Some("10.2"),
+            ..case(
+                "dev: pinned to a version that does not exist",
+                Linux,
+                D,
+                Some("580.95.05"),
+                &["8.6"],
+                None,
+                &[Blocked("no_toolkit_matches_request")],
+            )
+        },
+        case(
+            "dev: no gpu",
+            Linux,
+            D,
+            Some("550.54.15"),
+            &[],
+            None,
+            &[Blocked("no_nvidia_gpu")],
+        ),
+    ]
+}
+
+fn v(s: &str) -> Version {
+    s.parse().unwrap()
+}
+
+fn facts_of(c: &Case) -> Facts {
+    Facts {
+        os: c.os,
+        gpus: c
+            .gpus
+            .iter()
+            .map(|cc| GpuFact {
+                name: None,
+                compute_capability: cc.parse().unwrap(),
+            })
+            .collect(),
+        driver: c.driver.map(v),
+        driver_cuda: c.driver_cuda.map(v),
+        python: c.python.map(v),
+        installed_toolkits: Vec::new(),
+    }
+}
+
+fn has(msgs: &[Message], key: &str) -> bool {
+    msgs.iter().any(|m| m.key == key)
+}
+
+fn check_expect(c: &Case, rec: &Recommendation) -> Result<(), String> {
+    for e in c.expect {
+        let ok = match e {
+            Torch(ver, var) => rec
+                .torch
+                .as_ref()
+                .is_some_and(|t| t.version == v(ver) && t.variant == *var),
+            NoTorch => rec.torch.is_none(),
+            Toolkit(ver) => rec.toolkit.as_ref().is_some_and(|t| t.version == v(ver)),
+            NoToolkit => rec.toolkit.is_none(),
+            Cudnn(prefix) => rec
+                .cudnn
+                .as_ref()
+                .is_some_and(|d| d.version.to_string().starts_with(prefix)),
+            Driver(a) => rec.driver.action == *a,
+            DriverMinimum(m) => rec.driver.minimum == Some(v(m)),
+            Blocked(k) => has(&rec.blockers, k),
+            Reason(k) => has(&rec.reasons, k),
+            Confirmed(want) => match c.goal {
+                Goal::Pytorch => rec.torch.as_ref().is_some_and(|t| t.confirmed == *want),
+                Goal::Developer => rec.toolkit.as_ref().is_some_and(|t| t.confirmed == *want),
+            },
+            Unlocks(m) => rec.driver.upgrade_minimum == Some(v(m)),
+        };
+        if !ok {
+            return Err(format!("expected {e:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// What must hold for any recommendation, whatever the configuration.
+fn check_invariants(t: &Tables, f: &Facts, rec: &Recommendation) -> Result<(), String> {
+    let driver_now = rec.driver.action == DriverAction::None;
+    if !rec.blockers.is_empty() {
+        if rec.toolkit.is_some() || rec.torch.is_some() && rec.goal == Goal::Pytorch {
+            return Err("blocked but still recommends something".into());
+        }
+    } else {
+        match rec.goal {
+            Goal::Pytorch if rec.torch.is_none() => return Err("pytorch goal without torch".into()),
+            Goal::Developer if rec.toolkit.is_none() => {
+                return Err("developer goal without toolkit".into());
+            }
+            _ => {}
+        }
+    }
+    if f.driver.is_none() && rec.blockers.is_empty() && rec.driver.action != DriverAction::Install {
+        return Err("no driver, but no install advised".into());
+    }
+    if let Some(p) = &rec.torch {
+        let release = t
+            .pytorch
+            .releases
+            .iter()
+            .find(|r| r.patches.contains(&p.version))
+            .ok_or("unknown torch")?;
+        if !release.variants.contains(&p.variant) {
+            return Err(format!("{} has no {}", p.version, p.variant));
+        }
+        if let Some(py) = &f.python
+            && !(release.python_min <= *py && *py <= release.python_max)
+        {
+            return Err(format!("torch {} does not support Python {py}", p.version));
+        }
+        let variant = t.variant(&p.variant).unwrap();
+        if let Some(arch) = variant.arch_for(&p.version)
+            && !f.gpus.iter().all(|g| arch.runs_on(g.compute_capability))
+        {
+            return Err(format!("{} does not run on every GPU", p.variant));
+        }
+        let floor = t
+            .toolkit_line(variant.cuda.major())
+            .unwrap()
+            .driver_floor(f.os);
+        if driver_now && f.driver.as_ref().is_none_or(|d| d < floor) {
+            return Err(format!(
+                "driver below the {} floor {floor} but no update advised",
+                p.variant
+            ));
+        }
+        if rec.driver.minimum.as_ref().is_none_or(|m| m < floor) {
+            return Err("driver minimum below the wheel's floor".into());
+        }
+        if rec.goal == Goal::Developer
+            && let Some(tk) = &rec.toolkit
+            && variant.cuda.major() != tk.version.major()
+        {
+            return Err("torch CUDA major differs from the toolkit's".into());
+        }
+    }
+    if let Some(tk) = &rec.toolkit {
+        let r = t.toolkit(&tk.version).ok_or("unknown toolkit")?;
+        if r.preview || !f.gpus.iter().all(|g| r.builds_for(g.compute_capability)) {
+            return Err(format!(
+                "toolkit {} is a preview or misses a GPU",
+                tk.version
+            ));
+        }
+        let floor = t
+            .toolkit_line(r.version.major())
+            .unwrap()
+            .driver_floor(f.os);
+        if driver_now && f.driver.as_ref().is_none_or(|d| d < floor) {
+            return Err("toolkit beyond the driver without an update".into());
+        }
+        if !tk
+            .installer
+            .url
+            .starts_with("https://developer.download.nvidia.com/compute/cuda/")
+        {
+            return Err(format!("odd installer url {}", tk.installer.url));
+        }
+    }
+    if let Some(c) = &rec.cudnn {
+        let tk = rec.toolkit.as_ref().ok_or("cudnn without toolkit")?;
+        if c.cuda_major != tk.version.major()
+            || !c
+                .archive_url
+                .contains(&format!("_cuda{}-archive", c.cuda_major))
+        {
+            return Err("cudnn for another CUDA major".into());
+        }
+        let r = t
+            .cudnn
+            .releases
+            .iter()
+            .find(|r| r.version == c.version)
+            .unwrap();
+        if let (Some(lo), Some(hi)) = (r.sm_min, r.sm_max)
+            && !f
+                .gpus
+                .iter()
+                .all(|g| lo <= g.compute_capability && g.compute_capability <= hi)
+        {
+            return Err("cudnn does not support every GPU".into());
+        }
+        let want = if f.os == Os::Windows {
+            ".zip"
+        } else {
+            ".tar.xz"
+        };
+        if !c.archive_url.ends_with(want) {
+            return Err("cudnn archive for the wrong OS".into());
+        }
+    }
+    for m in rec.reasons.iter().chain(&rec.blockers) {
+        if !CATALOG.iter().any(|(k, _, _)| *k == m.key) {
+            return Err(format!("message {} has no translation", m.key));
+        }
+        for lang in [Lang::En, Lang::Zh] {
+            let text = i18n::render(m, lang);
+            if text.contains('{') {
+                return Err(format!("{}: unfilled parameter in {text:?}", m.key));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn configurations_from_the_dossier() {
+    let tables = Tables::embedded().unwrap();
+    let cases = cases();
+    assert!(cases.len() >= 30);
+    let mut failures = Vec::new();
+    for c in &cases {
+        let facts = facts_of(c);
+        let request = Request {
+            goal: c.goal,
+            cuda: c.cuda.map(v),
+        };
+        let rec = recommend(&tables, &facts, &request);
+        if let Err(e) = check_expect(c, &rec).and_then(|_| check_invariants(&tables, &facts, &rec))
+        {
+            let torch = rec
+                .torch
+                .as_ref()
+                .map(|t| format!("{} {}", t.version, t.variant));
+            let tk = rec.toolkit.as_ref().map(|t| t.version.to_string());
+            let cudnn = rec.cudnn.as_ref().map(|t| t.version.to_string());
+            let keys: Vec<&str> = rec
+                .reasons
+                .iter()
+                .chain(&rec.blockers)
+                .map(|m| m.key)
+                .collect();
+            failures.push(format!(
+                "{}: {e}\n    got torch={torch:?} toolkit={tk:?} cudnn={cudnn:?} driver={:?} min={:?} unlock={:?}\n    keys={keys:?}",
+                c.name, rec.driver.action, rec.driver.minimum, rec.driver.upgrade_minimum
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+/// A sweep over every GPU in the tables × drivers × OS × Python × goal: the invariants
+/// hold everywhere, and nothing panics.
+#[test]
+fn invariants_hold_across_the_whole_table() {
+    let tables = Tables::embedded().unwrap();
+    let drivers = [
+        None,
+        Some("452.39"),
+        Some("527.41"),
+        Some("551.78"),
+        Some("576.57"),
+        Some("581.42"),
+        Some("610.43.02"),
+    ];
+    let pythons = [None, Some("3.8"), Some("3.10"), Some("3.12"), Some("3.14")];
+    let mut ccs: Vec<_> = tables.gpus.gpus.iter().map(|g| g.cc).collect();
+    ccs.dedup();
+    let mut n = 0;
+    for cc in &ccs {
+        for os in [Windows, Linux] {
+            for d in drivers {
+                for py in pythons {
+                    for goal in [P, D] {
+                        let facts = Facts {
+                            os,
+                            gpus: vec![GpuFact {
+                                name: None,
+                                compute_capability: *cc,
+                            }],
+                            driver: d.map(v),
+                            driver_cuda: None,
+                            python: py.map(v),
+                            installed_toolkits: vec![],
+                        };
+                        let rec = recommend(&tables, &facts, &Request { goal, cuda: None });
+                        if let Err(e) = check_invariants(&tables, &facts, &rec) {
+                            panic!("cc {cc} {os:?} driver {d:?} python {py:?} {goal:?}: {e}");
+                        }
+                        n += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(n > 500, "swept {n}");
+}

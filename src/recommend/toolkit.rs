@@ -44,11 +44,19 @@ pub(super) fn pick(
     blockers: &mut Vec<Message>,
 ) -> Option<(ToolkitPick, Need)> {
     let kind = installer_kind(facts.os);
-    let gpu_ok = |r: &ToolkitRelease| facts.gpus.iter().all(|g| r.builds_for(g.compute_capability));
+    let gpu_ok = |r: &ToolkitRelease| {
+        facts
+            .gpus
+            .iter()
+            .all(|g| r.builds_for(g.compute_capability))
+    };
     let usable = |r: &&ToolkitRelease| {
         !r.preview
             && r.installer(kind).is_some()
-            && request.cuda.as_ref().is_none_or(|p| matches_prefix(&r.version, p))
+            && request
+                .cuda
+                .as_ref()
+                .is_none_or(|p| matches_prefix(&r.version, p))
     };
     let candidates: Vec<Candidate> = tables
         .toolkits
@@ -66,7 +74,8 @@ pub(super) fn pick(
                 fit,
                 minimum,
                 driver_confirmed,
-                confirmed: release.confirmed && (driver_confirmed || by_nvml || fit == DriverFit::No),
+                confirmed: release.confirmed
+                    && (driver_confirmed || by_nvml || fit == DriverFit::No),
             }
         })
         .collect();
@@ -79,35 +88,73 @@ pub(super) fn pick(
     if best.fit == DriverFit::Yes
         && let Some(better) = candidates
             .iter()
-            .filter(|c| c.fit < DriverFit::Yes && c.confirmed && c.release.version > best.release.version)
+            .filter(|c| {
+                c.fit < DriverFit::Yes
+                    && c.release.confirmed
+                    && c.release.version > best.release.version
+            })
+            // Only a stated minimum above today's driver is worth offering.
+            .filter(|c| facts.driver.as_ref().is_some_and(|d| c.minimum > *d))
             .max_by_key(|c| c.rank())
     {
-        needs.offer(better.minimum.clone(), format!("CUDA {}", better.release.version));
+        needs.offer(
+            better.minimum.clone(),
+            format!("CUDA {}", better.release.version),
+        );
     }
 
     let r = best.release;
     let gpus: Vec<String> = facts.gpus.iter().map(|g| g.label()).collect();
-    reasons.push(msg!("toolkit_builds_for", version = &r.version, sm_min = r.sm_min.sm(), sm_max = r.sm_max.sm(), gpus = gpus.join(", ")));
+    reasons.push(msg!(
+        "toolkit_builds_for",
+        version = &r.version,
+        sm_min = r.sm_min.sm(),
+        sm_max = r.sm_max.sm(),
+        gpus = gpus.join(", ")
+    ));
     let key = match best.fit {
         DriverFit::Yes => "toolkit_runs_on_driver",
         DriverFit::MinorCompat => "toolkit_minor_compat",
         DriverFit::No => "toolkit_needs_driver",
     };
-    reasons.push(Message::new(key).with("version", &r.version).with("minimum", &best.minimum));
+    reasons.push(
+        Message::new(key)
+            .with("version", &r.version)
+            .with("minimum", &best.minimum),
+    );
     if !r.confirmed {
         reasons.push(msg!("toolkit_unconfirmed", version = &r.version));
     }
     if !best.driver_confirmed && best.fit != DriverFit::Yes {
-        reasons.push(msg!("toolkit_driver_unconfirmed", version = &r.version, minimum = &best.minimum, major = r.version.major()));
+        reasons.push(msg!(
+            "toolkit_driver_unconfirmed",
+            version = &r.version,
+            minimum = &best.minimum,
+            major = r.version.major()
+        ));
     }
-    if let Some(newest) = tables.toolkits.releases.iter().filter(|c| !c.preview).next_back()
+    if let Some(newest) = tables.toolkits.releases.iter().rfind(|c| !c.preview)
         && newest.version > r.version
-        && !facts.gpus.iter().all(|g| newest.builds_for(g.compute_capability))
+        && !facts
+            .gpus
+            .iter()
+            .all(|g| newest.builds_for(g.compute_capability))
     {
-        reasons.push(msg!("newer_toolkit_drops_gpu", version = &newest.version, sm_min = newest.sm_min.sm()));
+        reasons.push(msg!(
+            "newer_toolkit_drops_gpu",
+            version = &newest.version,
+            sm_min = newest.sm_min.sm()
+        ));
     }
-    if facts.installed_toolkits.iter().any(|v| v.major_minor() == r.version.major_minor()) {
-        reasons.push(msg!("toolkit_already_installed", version = r.version.major_minor()));
+    if facts
+        .installed_toolkits
+        .iter()
+        .any(|v| v.major_minor() == r.version.major_minor())
+    {
+        reasons.push(msg!(
+            "toolkit_already_installed",
+            version = r.version.major_minor()
+        ));
     }
 
     let download = |k: InstallerKind| {
@@ -123,10 +170,20 @@ pub(super) fn pick(
         version: r.version.clone(),
         label: r.label.clone(),
         installer: download(kind).expect("filtered on installer presence"),
-        network_installer: if facts.os == Os::Windows { download(InstallerKind::WindowsNetwork) } else { None },
+        network_installer: if facts.os == Os::Windows {
+            download(InstallerKind::WindowsNetwork)
+        } else {
+            None
+        },
         confirmed: best.confirmed,
     };
-    Some((pick, Need { minimum: best.minimum.clone(), fit: best.fit }))
+    Some((
+        pick,
+        Need {
+            minimum: best.minimum.clone(),
+            fit: best.fit,
+        },
+    ))
 }
 
 /// Why no toolkit fits, as the most specific blocker.
@@ -158,7 +215,10 @@ fn no_toolkit(tables: &Tables, facts: &Facts, request: &Request) -> Message {
 
 /// The effective SM range of a cuDNN release: its own, or inherited from the nearest
 /// earlier release that states one (support for old GPUs only ever drops).
-fn sm_range(tables: &Tables, r: &CudnnRelease) -> Option<(ComputeCapability, ComputeCapability, bool)> {
+fn sm_range(
+    tables: &Tables,
+    r: &CudnnRelease,
+) -> Option<(ComputeCapability, ComputeCapability, bool)> {
     if let (Some(lo), Some(hi)) = (r.sm_min, r.sm_max) {
         return Some((lo, hi, true));
     }
@@ -171,20 +231,37 @@ fn sm_range(tables: &Tables, r: &CudnnRelease) -> Option<(ComputeCapability, Com
         .find_map(|o| Some((o.sm_min?, o.sm_max?, false)))
 }
 
-pub(super) fn pick_cudnn(tables: &Tables, facts: &Facts, tk: &ToolkitPick, reasons: &mut Vec<Message>) -> Option<CudnnPick> {
+pub(super) fn pick_cudnn(
+    tables: &Tables,
+    facts: &Facts,
+    tk: &ToolkitPick,
+    reasons: &mut Vec<Message>,
+) -> Option<CudnnPick> {
     let major = tk.version.major();
     let tk_mm = tk.version.major_minor();
     let mut best: Option<(bool, &CudnnRelease)> = None;
     for r in &tables.cudnn.releases {
-        let (Some(cuda), Some(_)) = (r.cuda(major), r.archive(facts.os, major)) else { continue };
-        if cuda.toolkit_min.as_ref().is_some_and(|lo| tk_mm < lo.major_minor())
-            || cuda.toolkit_max.as_ref().is_some_and(|hi| tk_mm > hi.major_minor())
+        let (Some(cuda), Some(_)) = (r.cuda(major), r.archive(facts.os, major)) else {
+            continue;
+        };
+        if cuda
+            .toolkit_min
+            .as_ref()
+            .is_some_and(|lo| tk_mm < lo.major_minor())
+            || cuda
+                .toolkit_max
+                .as_ref()
+                .is_some_and(|hi| tk_mm > hi.major_minor())
         {
             continue;
         }
         let sm_known = match sm_range(tables, r) {
             Some((lo, hi, own)) => {
-                if !facts.gpus.iter().all(|g| lo <= g.compute_capability && g.compute_capability <= hi) {
+                if !facts
+                    .gpus
+                    .iter()
+                    .all(|g| lo <= g.compute_capability && g.compute_capability <= hi)
+                {
                     continue;
                 }
                 own
@@ -201,7 +278,12 @@ pub(super) fn pick_cudnn(tables: &Tables, facts: &Facts, tk: &ToolkitPick, reaso
         return None;
     };
     let a = r.archive(facts.os, major).expect("checked above");
-    reasons.push(msg!("cudnn_for_toolkit", version = &r.version, cuda_major = major, toolkit = &tk.version));
+    reasons.push(msg!(
+        "cudnn_for_toolkit",
+        version = &r.version,
+        cuda_major = major,
+        toolkit = &tk.version
+    ));
     if !confirmed {
         reasons.push(msg!("cudnn_unconfirmed", version = &r.version));
     }

@@ -44,25 +44,55 @@ pub(super) fn pick(
     let releases = &tables.pytorch.releases;
     let for_python: Vec<&TorchRelease> = releases
         .iter()
-        .filter(|r| facts.python.as_ref().is_none_or(|py| r.python_min <= *py && *py <= r.python_max))
+        .filter(|r| {
+            facts
+                .python
+                .as_ref()
+                .is_none_or(|py| r.python_min <= *py && *py <= r.python_max)
+        })
         .collect();
     if for_python.is_empty() {
-        let py = facts.python.clone().map(|p| p.to_string()).unwrap_or_default();
-        let lo = releases.iter().map(|r| &r.python_min).min().map(ToString::to_string).unwrap_or_default();
-        let hi = releases.iter().map(|r| &r.python_max).max().map(ToString::to_string).unwrap_or_default();
-        blockers.push(msg!("no_torch_for_python", python = py, python_min = lo, python_max = hi));
+        let py = facts
+            .python
+            .clone()
+            .map(|p| p.to_string())
+            .unwrap_or_default();
+        let lo = releases
+            .iter()
+            .map(|r| &r.python_min)
+            .min()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let hi = releases
+            .iter()
+            .map(|r| &r.python_max)
+            .max()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        blockers.push(msg!(
+            "no_torch_for_python",
+            python = py,
+            python_min = lo,
+            python_max = hi
+        ));
         return None;
     }
 
     let mut candidates = Vec::new();
     for release in &for_python {
         for name in &release.variants {
-            let Some(variant) = tables.variant(name) else { continue };
+            let Some(variant) = tables.variant(name) else {
+                continue;
+            };
             if major.is_some_and(|m| variant.cuda.major() != m) {
                 continue;
             }
-            let Some(arch_known) = covers_gpus(tables, facts, release, variant) else { continue };
-            let Some((fit, minimum)) = driver::wheel_fit(tables, facts, &variant.cuda) else { continue };
+            let Some(arch_known) = covers_gpus(tables, facts, release, variant) else {
+                continue;
+            };
+            let Some((fit, minimum)) = driver::wheel_fit(tables, facts, &variant.cuda) else {
+                continue;
+            };
             candidates.push(Candidate {
                 release,
                 variant,
@@ -84,7 +114,9 @@ pub(super) fn pick(
         && let Some(better) = candidates
             .iter()
             .filter(|c| c.fit == DriverFit::No && c.confirmed)
-            .filter(|c| (&c.release.version, &c.variant.cuda) > (&best.release.version, &best.variant.cuda))
+            .filter(|c| {
+                (&c.release.version, &c.variant.cuda) > (&best.release.version, &best.variant.cuda)
+            })
             .max_by_key(|c| c.rank())
     {
         needs.offer(
@@ -105,14 +137,28 @@ pub(super) fn pick(
         confirmed: best.confirmed,
         version,
     };
-    Some((pick, Need { minimum: best.minimum.clone(), fit: best.fit }))
+    Some((
+        pick,
+        Need {
+            minimum: best.minimum.clone(),
+            fit: best.fit,
+        },
+    ))
 }
 
 /// Whether `variant` of `release` runs on every GPU. Some(true): by the variant's own SM
 /// list; Some(false): inferred from the toolkit's SM range (no first-hand list); None: no.
-fn covers_gpus(tables: &Tables, facts: &Facts, release: &TorchRelease, variant: &TorchVariant) -> Option<bool> {
+fn covers_gpus(
+    tables: &Tables,
+    facts: &Facts,
+    release: &TorchRelease,
+    variant: &TorchVariant,
+) -> Option<bool> {
     if let Some(arch) = variant.arch_for(&release.version) {
-        let all = facts.gpus.iter().all(|g| arch.runs_on(g.compute_capability));
+        let all = facts
+            .gpus
+            .iter()
+            .all(|g| arch.runs_on(g.compute_capability));
         return all.then_some(arch.confirmed);
     }
     // No first-hand list: the toolkit's range, but never below the lowest SM any known
@@ -121,8 +167,7 @@ fn covers_gpus(tables: &Tables, facts: &Facts, release: &TorchRelease, variant: 
         .toolkits
         .releases
         .iter()
-        .filter(|r| r.version.major_minor() == variant.cuda && !r.preview)
-        .next_back()?;
+        .rfind(|r| r.version.major_minor() == variant.cuda && !r.preview)?;
     let lowest_known = tables
         .pytorch
         .variants
@@ -138,14 +183,20 @@ fn covers_gpus(tables: &Tables, facts: &Facts, release: &TorchRelease, variant: 
 }
 
 fn latest(release: &TorchRelease) -> &Version {
-    release.patches.last().expect("validated: patches is not empty")
+    release
+        .patches
+        .last()
+        .expect("validated: patches is not empty")
 }
 
 /// The pip command, pinned so that a later `pip install -U` cannot swap in the CPU build.
 pub(super) fn command(release: &TorchRelease, variant: &TorchVariant) -> String {
     let torch = latest(release);
     let index = variant.index_url();
-    let tv = release.torchvision.as_ref().filter(|_| release.torchvision_confirmed);
+    let tv = release
+        .torchvision
+        .as_ref()
+        .filter(|_| release.torchvision_confirmed);
     match release.index_style {
         IndexStyle::IndexUrl => {
             let tv = tv.map_or("torchvision".to_string(), |v| format!("torchvision=={v}"));
@@ -178,20 +229,41 @@ fn explain(tables: &Tables, facts: &Facts, best: &Candidate, reasons: &mut Vec<M
         )),
     }
     // A newer torch that this Python cannot run.
-    if let (Some(py), Some(newest)) = (&facts.python, tables.pytorch.releases.iter().rfind(|r| r.confirmed))
-        && newest.version > best.release.version
+    if let (Some(py), Some(newest)) = (
+        &facts.python,
+        tables.pytorch.releases.iter().rfind(|r| r.confirmed),
+    ) && newest.version > best.release.version
         && *py < newest.python_min
     {
-        reasons.push(msg!("newer_torch_needs_python", torch = latest(newest), python_min = &newest.python_min));
+        reasons.push(msg!(
+            "newer_torch_needs_python",
+            torch = latest(newest),
+            python_min = &newest.python_min
+        ));
     }
-    reasons.push(msg!("torch_variant", variant = &v.name, cuda = &v.cuda, minimum = &best.minimum));
+    reasons.push(msg!(
+        "torch_variant",
+        variant = &v.name,
+        cuda = &v.cuda,
+        minimum = &best.minimum
+    ));
     let gpus: Vec<String> = facts.gpus.iter().map(|g| g.label()).collect();
     match v.arch_for(&best.release.version) {
         Some(arch) => {
             let sms: Vec<String> = arch.sm.iter().map(|s| s.sm()).collect();
-            reasons.push(msg!("torch_arch_covers", variant = &v.name, sms = sms.join(" "), gpus = gpus.join(", ")));
+            reasons.push(msg!(
+                "torch_arch_covers",
+                variant = &v.name,
+                sms = sms.join(" "),
+                gpus = gpus.join(", ")
+            ));
         }
-        None => reasons.push(msg!("torch_arch_inferred", variant = &v.name, cuda = &v.cuda, gpus = gpus.join(", "))),
+        None => reasons.push(msg!(
+            "torch_arch_inferred",
+            variant = &v.name,
+            cuda = &v.cuda,
+            gpus = gpus.join(", ")
+        )),
     }
     if !best.confirmed {
         reasons.push(msg!("torch_unconfirmed", torch = torch, variant = &v.name));

@@ -1,0 +1,198 @@
+//! The CLI contract (docs/cli.md), run as a real child process.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(args)
+        .env("LANG", "C")
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .output()
+        .unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn recommend_json_has_the_documented_fields() {
+    let out = run(&[
+        "recommend",
+        "--json",
+        "--os",
+        "windows",
+        "--gpu",
+        "RTX 4090",
+        "--driver",
+        "551.78",
+        "--python",
+        "3.11",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let j = json(&out);
+    assert_eq!(j["toolkit"], Value::Null);
+    assert_eq!(j["cudnn"], Value::Null);
+    assert_eq!(j["torch"]["version"], "2.13.0");
+    assert_eq!(j["torch"]["variant"], "cu126");
+    assert_eq!(
+        j["torch"]["index_url"],
+        "https://download.pytorch.org/whl/cu126"
+    );
+    assert!(
+        j["torch"]["command"]
+            .as_str()
+            .unwrap()
+            .contains("--index-url https://download.pytorch.org/whl/cu126")
+    );
+    assert_eq!(j["driver"]["current"], "551.78");
+    assert_eq!(j["driver"]["action"], "none");
+    assert_eq!(j["gpus"][0]["compute_capability"], "8.9");
+    let reasons = j["reasons"].as_array().unwrap();
+    assert!(
+        reasons
+            .iter()
+            .all(|r| r["key"].is_string() && r["text"].is_string())
+    );
+    assert!(j["blockers"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn developer_goal_names_installer_and_cudnn_archive() {
+    let out = run(&[
+        "recommend",
+        "--json",
+        "--goal",
+        "developer",
+        "--os",
+        "linux",
+        "--gpu-cc",
+        "8.6",
+        "--driver",
+        "550.54.15",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let j = json(&out);
+    assert_eq!(j["toolkit"]["version"], "12.4.1");
+    assert_eq!(
+        j["toolkit"]["installer"]["url"],
+        "https://developer.download.nvidia.com/compute/cuda/12.4.1/local_installers/cuda_12.4.1_550.54.15_linux.run"
+    );
+    let cudnn = j["cudnn"]["archive_url"].as_str().unwrap();
+    assert!(
+        cudnn.starts_with(
+            "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/linux-x86_64/"
+        ),
+        "{cudnn}"
+    );
+    assert!(cudnn.ends_with("_cuda12-archive.tar.xz"), "{cudnn}");
+    assert!(j["torch"]["variant"].as_str().unwrap().starts_with("cu12"));
+}
+
+#[test]
+fn blocked_exits_3_with_a_blocker() {
+    let out = run(&["recommend", "--json", "--no-gpu"]);
+    assert_eq!(out.status.code(), Some(3));
+    let j = json(&out);
+    assert_eq!(j["blockers"][0]["key"], "no_nvidia_gpu");
+    assert!(
+        j["blockers"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("whl/cpu")
+    );
+}
+
+#[test]
+fn bad_input_is_a_clear_message_and_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["recommend", "--gpu-cc", "8.6", "--driver", "abc"], "abc"),
+        (&["recommend", "--gpu-cc", "99.9"], "99.9"),
+        (
+            &["recommend", "--gpu", "RTX 9999"],
+            "unknown GPU \"RTX 9999\"",
+        ),
+        (
+            &["recommend", "--gpu-cc", "8.6", "--driver", "12.4"],
+            "looks like a CUDA version",
+        ),
+        (
+            &["recommend", "--gpu-cc", "8.6", "--python", "2.7"],
+            "not a Python 3",
+        ),
+        (&["recommend", "--goal", "tensorflow"], "tensorflow"),
+    ];
+    for (args, want) in cases {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{args:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    }
+    // Our own usage errors carry a hint line.
+    assert!(stderr(&run(&["recommend", "--gpu", "RTX 9999"])).contains("hint: "));
+}
+
+#[test]
+fn chinese_output() {
+    let out = run(&[
+        "--lang",
+        "zh",
+        "recommend",
+        "--gpu-cc",
+        "8.6",
+        "--no-driver",
+        "--os",
+        "windows",
+        "--python",
+        "3.12",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("请先安装 NVIDIA 驱动"), "{text}");
+    assert!(text.contains("pip install torch=="), "{text}");
+}
+
+#[test]
+fn a_broken_compat_dir_exits_1_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in cuda_setup::compat::FILES {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("compat-tables")
+            .join(f);
+        std::fs::copy(src, dir.path().join(f)).unwrap();
+    }
+    std::fs::write(dir.path().join("pytorch.toml"), "[meta]\nsubject = \"x\"\n").unwrap();
+    let out = run(&["--compat-dir", dir.path().to_str().unwrap(), "tables"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("pytorch.toml") && err.contains("hint:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn tables_json_summarises() {
+    let out = run(&["tables", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let j = json(&out);
+    assert_eq!(j["newest"]["cudnn"], "9.27.0.42");
+    assert!(j["counts"]["toolkits"].as_u64().unwrap() >= 60);
+    assert!(j["counts"]["gpus"].as_u64().unwrap() >= 80);
+    assert_eq!(j["files"].as_array().unwrap().len(), 4);
+    assert!(
+        j["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| !f["sources"].as_array().unwrap().is_empty())
+    );
+}

@@ -9,10 +9,12 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// A dotted numeric version with 1 to 4 components.
+/// A dotted numeric version with 1 to 4 components. It prints as it was written
+/// (driver `470.82.01` keeps its zero; it is part of file names and URLs).
 #[derive(Clone, Debug, Eq)]
 pub struct Version {
     parts: Vec<u32>,
+    text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,9 +23,16 @@ pub struct VersionParseError(pub String);
 
 impl Version {
     pub fn new(parts: &[u32]) -> Self {
+        let text: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
         Version {
             parts: parts.to_vec(),
+            text: text.join("."),
         }
+    }
+
+    /// The numeric components as written (`12.4` → `[12, 4]`).
+    pub fn parts(&self) -> &[u32] {
+        &self.parts
     }
 
     pub fn major(&self) -> u32 {
@@ -60,7 +69,10 @@ impl FromStr for Version {
             })
             .collect();
         match parts {
-            Some(parts) if (1..=4).contains(&parts.len()) => Ok(Version { parts }),
+            Some(parts) if (1..=4).contains(&parts.len()) => Ok(Version {
+                parts,
+                text: t.to_string(),
+            }),
             _ => Err(VersionParseError(s.to_string())),
         }
     }
@@ -68,8 +80,7 @@ impl FromStr for Version {
 
 impl fmt::Display for Version {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text: Vec<String> = self.parts.iter().map(|p| p.to_string()).collect();
-        f.write_str(&text.join("."))
+        f.write_str(&self.text)
     }
 }
 
@@ -216,6 +227,8 @@ mod tests {
         assert_eq!(v("12.4"), v("12.4.0"));
         assert!(v("551.78") > v("551.61"));
         assert!(v("580.65.06") < v("580.88"));
+        assert_eq!(v("470.82.01").to_string(), "470.82.01");
+        assert_eq!(v("470.82.01"), v("470.82.1"));
     }
 
     #[test]

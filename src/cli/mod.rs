@@ -43,7 +43,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Recommend a CUDA toolkit, cuDNN and PyTorch build for this machine (or a what-if)
-    Recommend(recommend::Args),
+    Recommend(Box<recommend::Args>),
     /// Show what the built-in (or --compat-dir) tables know
     Tables(tables::Args),
 }

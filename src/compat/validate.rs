@@ -64,7 +64,7 @@ fn ascending<T, K: Ord + std::fmt::Display>(
 }
 
 fn parts(file: &str, key: &str, v: &Version, n: usize) -> Check {
-    if v.to_string().split('.').count() != n {
+    if v.parts().len() != n {
         return Err(bad(
             file,
             key,

@@ -23,9 +23,7 @@ impl Candidate<'_> {
 
 /// `version` starts with `prefix` component by component (`12.4` matches `12.4.1`).
 fn matches_prefix(version: &Version, prefix: &Version) -> bool {
-    let v = version.to_string();
-    let p = prefix.to_string();
-    v == p || v.starts_with(&format!("{p}."))
+    version.parts().starts_with(prefix.parts())
 }
 
 fn installer_kind(os: Os) -> InstallerKind {

@@ -28,6 +28,51 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "没有找到 NVIDIA 显卡。CUDA 只能在 NVIDIA 显卡上运行；如果只用 CPU 跑 PyTorch，请运行：{cpu_command}",
     ),
     (
+        "gpu_not_identified",
+        "Found NVIDIA GPU(s) {gpus}, but the model is not in our tables, so its architecture is unknown. Give it with --gpu-cc (NVIDIA lists compute capabilities at developer.nvidia.com/cuda-gpus).",
+        "找到 NVIDIA 显卡 {gpus}，但表中没有这个型号，无法确定架构。请用 --gpu-cc 指定（NVIDIA 在 developer.nvidia.com/cuda-gpus 列出了各型号的计算能力）。",
+    ),
+    (
+        "gpu_disabled",
+        "{gpu} is disabled in Device Manager: right-click it there and choose \"Enable device\".",
+        "{gpu} 在设备管理器中被禁用了：在设备管理器里右键点击它，选择“启用设备”。",
+    ),
+    (
+        "gpu_no_driver",
+        "{gpu} has no NVIDIA driver bound to it: install the NVIDIA driver (on Windows, Device Manager lists it under \"Other devices\").",
+        "{gpu} 没有加载 NVIDIA 驱动：请安装 NVIDIA 驱动（在 Windows 上，设备管理器会把它列在“其他设备”下）。",
+    ),
+    (
+        "gpu_basic_display_adapter",
+        "{gpu} runs on Windows' fallback \"Microsoft Basic Display Adapter\" driver: install the NVIDIA driver.",
+        "{gpu} 正在使用 Windows 的备用驱动“Microsoft 基本显示适配器”：请安装 NVIDIA 驱动。",
+    ),
+    (
+        "gpu_driver_failed",
+        "{gpu}: the driver reported a failure (Device Manager Code 43). Reinstall the latest NVIDIA driver (a clean install), then restart.",
+        "{gpu}：驱动报告了错误（设备管理器代码 43）。请重新安装最新的 NVIDIA 驱动（选择清洁安装），然后重启电脑。",
+    ),
+    (
+        "gpu_failed_start",
+        "{gpu} could not start (Device Manager Code 10): reinstall the NVIDIA driver.",
+        "{gpu} 无法启动（设备管理器代码 10）：请重新安装 NVIDIA 驱动。",
+    ),
+    (
+        "gpu_failed_add",
+        "{gpu}: Windows could not load its driver (Device Manager Code 31): reinstall the NVIDIA driver.",
+        "{gpu}：Windows 无法加载它的驱动（设备管理器代码 31）：请重新安装 NVIDIA 驱动。",
+    ),
+    (
+        "gpu_unsigned_driver",
+        "{gpu}: its driver is not signed (Device Manager Code 52): install the official NVIDIA driver.",
+        "{gpu}：它的驱动没有数字签名（设备管理器代码 52）：请安装官方 NVIDIA 驱动。",
+    ),
+    (
+        "gpu_device_problem",
+        "{gpu} has a device problem (Device Manager code {code}): reinstall the NVIDIA driver.",
+        "{gpu} 设备有问题（设备管理器代码 {code}）：请重新安装 NVIDIA 驱动。",
+    ),
+    (
         "gpu_architecture",
         "{gpu}: {architecture} architecture.",
         "{gpu}：{architecture} 架构。",

@@ -5,7 +5,9 @@
 
 pub mod cli;
 pub mod compat;
+pub mod detect;
 pub mod i18n;
 pub mod message;
+pub mod platform;
 pub mod recommend;
 pub mod version;

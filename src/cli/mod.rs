@@ -1,6 +1,7 @@
 //! The command line: a thin front end over the core. Errors are typed inside and
 //! rendered once here, with a `hint:` line saying what to do next.
 
+mod detect;
 mod recommend;
 mod tables;
 
@@ -42,6 +43,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Find the GPUs, driver, CUDA toolkits, cuDNN and Python/PyTorch on this machine
+    Detect(detect::Args),
     /// Recommend a CUDA toolkit, cuDNN and PyTorch build for this machine (or a what-if)
     Recommend(Box<recommend::Args>),
     /// Show what the built-in (or --compat-dir) tables know
@@ -97,6 +100,7 @@ pub fn main() -> i32 {
     let result = Tables::load(cli.compat_dir.as_deref())
         .map_err(CliError::from)
         .and_then(|tables| match cli.command {
+            Some(Command::Detect(args)) => detect::run(&tables, &args, lang),
             Some(Command::Recommend(args)) => recommend::run(&tables, &args, lang),
             Some(Command::Tables(args)) => tables::run(&tables, &args),
             // No subcommand: recommend for this machine, in words.

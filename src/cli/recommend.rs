@@ -4,7 +4,9 @@ use std::fmt::Write as _;
 
 use super::{CliError, exit};
 use crate::compat::{Os, Tables};
+use crate::detect::Deadlines;
 use crate::i18n::{self, Lang};
+use crate::platform::Host;
 use crate::recommend::{self, DriverAction, Facts, Goal, GpuFact, Recommendation, Request};
 use crate::version::{ComputeCapability, Version};
 
@@ -115,18 +117,40 @@ fn facts(tables: &Tables, args: &Args) -> Result<Facts, CliError> {
     for name in &args.gpu {
         gpus.push(gpu_by_name(tables, name)?);
     }
-    Ok(Facts {
-        os: args.os.unwrap_or_else(Os::current),
-        gpus,
-        driver: if args.no_driver {
-            None
-        } else {
-            args.driver.clone()
-        },
-        driver_cuda: args.driver_cuda.clone(),
-        python,
-        installed_toolkits: Vec::new(),
-    })
+
+    // Flags override what detection finds. Detection runs only for facts no flag gives,
+    // and never for a what-if about another OS (this machine says nothing about it).
+    let os = args.os.unwrap_or_else(Os::current);
+    let gpus_given = args.no_gpu || !gpus.is_empty();
+    let driver_given = args.no_driver || args.driver.is_some();
+    let detect = os == Os::current() && !(gpus_given && driver_given && python.is_some());
+    let mut facts = if detect {
+        crate::detect::detect(&Host::real(), tables, Deadlines::default()).facts(os)
+    } else {
+        Facts {
+            os,
+            gpus: Vec::new(),
+            driver: None,
+            driver_cuda: None,
+            python: None,
+            installed_toolkits: Vec::new(),
+            unidentified_gpus: Vec::new(),
+            notes: Vec::new(),
+        }
+    };
+    if gpus_given {
+        facts.gpus = gpus;
+        facts.unidentified_gpus.clear();
+        facts.notes.clear();
+    }
+    if driver_given {
+        facts.driver = args.driver.clone().filter(|_| !args.no_driver);
+        facts.driver_cuda = args.driver_cuda.clone();
+    }
+    if python.is_some() {
+        facts.python = python;
+    }
+    Ok(facts)
 }
 
 fn gpu_by_name(tables: &Tables, name: &str) -> Result<GpuFact, CliError> {

@@ -60,6 +60,10 @@ pub struct Facts {
     /// `MAJOR.MINOR` of the Python that will run torch, when known.
     pub python: Option<Version>,
     pub installed_toolkits: Vec<Version>,
+    /// NVIDIA GPUs found whose model (and so compute capability) is unknown.
+    pub unidentified_gpus: Vec<String>,
+    /// What detection noticed about the devices (disabled, no driver, Code 43), shown first.
+    pub notes: Vec<Message>,
 }
 
 /// The user's choices.
@@ -181,9 +185,17 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
         tables: tables.source.clone(),
     };
 
+    rec.reasons.extend(facts.notes.iter().cloned());
     if facts.gpus.is_empty() {
-        rec.blockers
-            .push(msg!("no_nvidia_gpu", cpu_command = CPU_TORCH_COMMAND));
+        if facts.unidentified_gpus.is_empty() {
+            rec.blockers
+                .push(msg!("no_nvidia_gpu", cpu_command = CPU_TORCH_COMMAND));
+        } else {
+            rec.blockers.push(msg!(
+                "gpu_not_identified",
+                gpus = facts.unidentified_gpus.join(", ")
+            ));
+        }
         return rec;
     }
     describe_driver(&mut rec, facts);

@@ -560,6 +560,8 @@ fn facts_of(c: &Case) -> Facts {
         driver_cuda: c.driver_cuda.map(v),
         python: c.python.map(v),
         installed_toolkits: Vec::new(),
+        unidentified_gpus: Vec::new(),
+        notes: Vec::new(),
     }
 }
 
@@ -802,6 +804,8 @@ fn invariants_hold_across_the_whole_table() {
                             driver_cuda: None,
                             python: py.map(v),
                             installed_toolkits: vec![],
+                            unidentified_gpus: vec![],
+                            notes: vec![],
                         };
                         let rec = recommend(&tables, &facts, &Request { goal, cuda: None });
                         if let Err(e) = check_invariants(&tables, &facts, &rec) {

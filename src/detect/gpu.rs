@@ -1,0 +1,485 @@
+//! GPUs and the driver: NVML first (loaded at run time, so a machine without a driver
+//! just gets an error), then PCI enumeration, which finds cards with no working driver.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::ProbeError;
+use crate::compat::{Os, Tables, normalise_pci_id};
+use crate::platform::Host;
+use crate::version::{ComputeCapability, Version};
+
+pub const NVIDIA_VENDOR: &str = "0x10de";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuSource {
+    Nvml,
+    Pci,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Vendor {
+    Nvidia,
+    Intel,
+    Amd,
+    Other,
+}
+
+impl Vendor {
+    fn from_pci(id: &str) -> Vendor {
+        match id.to_ascii_lowercase().as_str() {
+            NVIDIA_VENDOR => Vendor::Nvidia,
+            "0x8086" => Vendor::Intel,
+            "0x1002" | "0x1022" => Vendor::Amd,
+            _ => Vendor::Other,
+        }
+    }
+}
+
+/// A device problem (Windows Device Manager code, or Linux "no driver bound").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceProblem {
+    /// The Windows `ConfigManagerErrorCode`; None on Linux.
+    pub code: Option<u32>,
+    /// A stable key: `disabled`, `no_driver`, `driver_failed`, `failed_start`, …
+    pub key: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Gpu {
+    pub name: String,
+    pub vendor: Vendor,
+    pub source: GpuSource,
+    /// An NVIDIA GPU; integrated Intel/AMD graphics are listed with `false`.
+    pub cuda_capable: bool,
+    pub compute_capability: Option<ComputeCapability>,
+    pub architecture: Option<String>,
+    pub uuid: Option<String>,
+    pub memory_total_bytes: Option<u64>,
+    pub memory_used_bytes: Option<u64>,
+    pub pci_bus_id: Option<String>,
+    /// `0x2684`
+    pub pci_device_id: Option<String>,
+    /// Linux: the kernel driver bound to the device (`nvidia`, `nouveau`), if any.
+    pub kernel_driver: Option<String>,
+    pub problem: Option<DeviceProblem>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriverSource {
+    Nvml,
+    /// Linux `/proc/driver/nvidia/version`: the kernel module is loaded, NVML is not usable.
+    Proc,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DriverInfo {
+    pub version: Version,
+    /// The highest CUDA the driver supports (`12.4`), from NVML.
+    pub cuda_version: Option<Version>,
+    pub source: DriverSource,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct GpuProbe {
+    pub driver: Option<DriverInfo>,
+    pub driver_error: Option<ProbeError>,
+    pub gpus: Vec<Gpu>,
+}
+
+/// A display-class PCI device, from sysfs or Windows PnP.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PciDevice {
+    pub vendor: String,
+    pub device: String,
+    pub bus_id: Option<String>,
+    pub name: Option<String>,
+    pub kernel_driver: Option<String>,
+    pub problem: Option<DeviceProblem>,
+}
+
+pub fn probe(host: &Host, tables: &Tables, timeout: Duration) -> Result<GpuProbe, ProbeError> {
+    let pci = pci_devices(host, timeout);
+    let mut out = GpuProbe::default();
+    let nvml = if host.root_is_real() {
+        nvml_probe(tables)
+    } else {
+        Err(no_nvml_in_sandbox())
+    };
+    match nvml {
+        Ok((driver, gpus)) => {
+            out.driver = Some(driver);
+            out.gpus = gpus;
+        }
+        Err(e) => {
+            out.driver = proc_driver(host);
+            out.driver_error = Some(e);
+        }
+    }
+    let pci = match pci {
+        Ok(p) => p,
+        Err(e) if out.gpus.is_empty() => return Err(e),
+        Err(_) => Vec::new(),
+    };
+    // PCI devices NVML did not list: other vendors, and NVIDIA cards without a working driver.
+    for dev in pci {
+        let seen = out
+            .gpus
+            .iter()
+            .any(|g| same_bus(g.pci_bus_id.as_deref(), dev.bus_id.as_deref()));
+        if !seen {
+            out.gpus.push(from_pci(tables, dev));
+        }
+    }
+    Ok(out)
+}
+
+fn no_nvml_in_sandbox() -> ProbeError {
+    ProbeError::Missing {
+        what: "NVML".into(),
+        detail: "not loaded for a sandboxed root".into(),
+    }
+}
+
+/// Bus ids compare without the PCI domain's width (`00000000:01:00.0` vs `0000:01:00.0`).
+fn same_bus(a: Option<&str>, b: Option<&str>) -> bool {
+    let key = |s: &str| {
+        s.rsplit_once(':')
+            .map(|(l, r)| format!("{}:{r}", l.rsplit(':').next().unwrap_or(l)).to_ascii_lowercase())
+    };
+    match (a, b) {
+        (Some(a), Some(b)) => key(a).is_some() && key(a) == key(b),
+        _ => false,
+    }
+}
+
+fn from_pci(tables: &Tables, dev: PciDevice) -> Gpu {
+    let vendor = Vendor::from_pci(&dev.vendor);
+    let model = (vendor == Vendor::Nvidia)
+        .then(|| tables.gpu_by_pci_id(&dev.device))
+        .flatten();
+    let cc = model.map(|m| m.cc);
+    let name = match (model, &dev.name) {
+        (Some(m), _) => m.name.clone(),
+        (None, Some(n)) if !n.is_empty() => n.clone(),
+        _ => format!("PCI {}:{}", dev.vendor, dev.device),
+    };
+    Gpu {
+        name,
+        vendor,
+        source: GpuSource::Pci,
+        cuda_capable: vendor == Vendor::Nvidia,
+        architecture: cc
+            .and_then(|c| tables.architecture_of(c))
+            .map(|a| a.name.clone()),
+        compute_capability: cc,
+        uuid: None,
+        memory_total_bytes: None,
+        memory_used_bytes: None,
+        pci_bus_id: dev.bus_id,
+        pci_device_id: normalise_pci_id(&dev.device),
+        kernel_driver: dev.kernel_driver,
+        problem: dev.problem,
+    }
+}
+
+fn nvml_probe(tables: &Tables) -> Result<(DriverInfo, Vec<Gpu>), ProbeError> {
+    use nvml_wrapper::Nvml;
+    let failed = |what: &str, e: &dyn std::fmt::Display| ProbeError::Failed {
+        what: what.into(),
+        detail: e.to_string(),
+    };
+    // NVML is a C library loaded at run time: keep a misbehaving one from taking us down.
+    let nvml = std::panic::catch_unwind(Nvml::init)
+        .map_err(|_| failed("NVML", &"panicked while loading"))?
+        .map_err(|e| match e {
+            nvml_wrapper::error::NvmlError::LibloadingError(_) => ProbeError::Missing {
+                what: "NVIDIA driver".into(),
+                detail: format!("the NVML library ({}) is not installed", nvml_library()),
+            },
+            nvml_wrapper::error::NvmlError::DriverNotLoaded => ProbeError::Missing {
+                what: "NVIDIA driver".into(),
+                detail: "the driver is installed but not loaded".into(),
+            },
+            e => failed("NVML", &e),
+        })?;
+    let version = nvml
+        .sys_driver_version()
+        .map_err(|e| failed("driver version", &e))?;
+    let version: Version = version.parse().map_err(|e| failed("driver version", &e))?;
+    let cuda_version = nvml.sys_cuda_driver_version().ok().map(|v| {
+        Version::new(&[
+            nvml_wrapper::cuda_driver_version_major(v) as u32,
+            nvml_wrapper::cuda_driver_version_minor(v) as u32,
+        ])
+    });
+    let count = nvml.device_count().map_err(|e| failed("GPU count", &e))?;
+    let mut gpus = Vec::new();
+    for i in 0..count {
+        let Ok(d) = nvml.device_by_index(i) else {
+            continue;
+        };
+        let cc = d
+            .cuda_compute_capability()
+            .ok()
+            .map(|c| ComputeCapability::new(c.major as u32, c.minor as u32));
+        let pci = d.pci_info().ok();
+        let mem = d.memory_info().ok();
+        // pci_device_id packs the device id in the upper and the vendor in the lower half.
+        let device_id = pci
+            .as_ref()
+            .map(|p| format!("0x{:04x}", p.pci_device_id >> 16));
+        gpus.push(Gpu {
+            name: d.name().unwrap_or_else(|_| format!("NVIDIA GPU {i}")),
+            vendor: Vendor::Nvidia,
+            source: GpuSource::Nvml,
+            cuda_capable: true,
+            architecture: cc
+                .and_then(|c| tables.architecture_of(c))
+                .map(|a| a.name.clone()),
+            compute_capability: cc,
+            uuid: d.uuid().ok(),
+            memory_total_bytes: mem.as_ref().map(|m| m.total),
+            memory_used_bytes: mem.as_ref().map(|m| m.used),
+            pci_bus_id: pci.as_ref().map(|p| p.bus_id.clone()),
+            pci_device_id: device_id,
+            kernel_driver: None,
+            problem: None,
+        });
+    }
+    Ok((
+        DriverInfo {
+            version,
+            cuda_version,
+            source: DriverSource::Nvml,
+        },
+        gpus,
+    ))
+}
+
+fn nvml_library() -> &'static str {
+    if cfg!(windows) {
+        "nvml.dll"
+    } else {
+        "libnvidia-ml.so.1"
+    }
+}
+
+/// Linux: the kernel module's version when NVML is unusable.
+fn proc_driver(host: &Host) -> Option<DriverInfo> {
+    if host.os != Os::Linux {
+        return None;
+    }
+    let text = std::fs::read_to_string(host.system_path("/proc/driver/nvidia/version")).ok()?;
+    parse_proc_version(&text).map(|version| DriverInfo {
+        version,
+        cuda_version: None,
+        source: DriverSource::Proc,
+    })
+}
+
+/// `NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 …` → 550.54.15.
+pub fn parse_proc_version(text: &str) -> Option<Version> {
+    let line = text.lines().find(|l| l.starts_with("NVRM version"))?;
+    line.split_whitespace().find_map(|w| {
+        let v: Version = w.parse().ok()?;
+        (v.major() >= 100 && w.contains('.')).then_some(v)
+    })
+}
+
+fn pci_devices(host: &Host, timeout: Duration) -> Result<Vec<PciDevice>, ProbeError> {
+    match host.os {
+        Os::Linux => scan_sysfs(&host.system_path("/sys/bus/pci/devices")),
+        Os::Windows if host.windows_apis => windows_pnp(host, timeout),
+        Os::Windows => Ok(Vec::new()),
+    }
+}
+
+/// Display-class PCI devices from a sysfs tree (`vendor`, `device`, `class`, `driver`).
+pub fn scan_sysfs(dir: &Path) -> Result<Vec<PciDevice>, ProbeError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| ProbeError::Missing {
+        what: "PCI device list".into(),
+        detail: format!("{}: {e}", dir.display()),
+    })?;
+    let read = |p: &Path, f: &str| {
+        std::fs::read_to_string(p.join(f))
+            .ok()
+            .map(|s| s.trim().to_ascii_lowercase())
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let p = e.path();
+        let (Some(vendor), Some(device), Some(class)) =
+            (read(&p, "vendor"), read(&p, "device"), read(&p, "class"))
+        else {
+            continue;
+        };
+        // Class 0x03xxxx: display controllers (VGA, 3D controller, other).
+        if !class.starts_with("0x03") {
+            continue;
+        }
+        let kernel_driver = std::fs::read_link(p.join("driver"))
+            .ok()
+            .and_then(|l| l.file_name().map(|n| n.to_string_lossy().into_owned()));
+        let problem =
+            (vendor == NVIDIA_VENDOR && kernel_driver.is_none()).then_some(DeviceProblem {
+                code: None,
+                key: "no_driver",
+            });
+        out.push(PciDevice {
+            vendor,
+            device,
+            bus_id: Some(e.file_name().to_string_lossy().into_owned()),
+            name: None,
+            kernel_driver,
+            problem,
+        });
+    }
+    out.sort_by(|a, b| a.bus_id.cmp(&b.bus_id));
+    Ok(out)
+}
+
+/// Windows: display devices and driverless NVIDIA devices from WMI's Win32_PnPEntity.
+fn windows_pnp(host: &Host, timeout: Duration) -> Result<Vec<PciDevice>, ProbeError> {
+    const QUERY: &str = "Get-CimInstance Win32_PnPEntity -Filter \"PNPDeviceID LIKE 'PCI%'\" | \
+        Where-Object { $_.PNPClass -eq 'Display' -or ($_.PNPDeviceID -like 'PCI\\VEN_10DE*' -and -not $_.PNPClass) } | \
+        Select-Object Name,PNPDeviceID,PNPClass,ConfigManagerErrorCode | ConvertTo-Json -Compress";
+    let ps = host
+        .which("powershell")
+        .unwrap_or_else(|| std::path::PathBuf::from("powershell.exe"));
+    let out = host.run(
+        &ps,
+        &["-NoProfile", "-NonInteractive", "-Command", QUERY],
+        timeout,
+    )?;
+    parse_pnp_json(&out.stdout)
+}
+
+/// Parses `ConvertTo-Json` output of Win32_PnPEntity / Win32_VideoController rows
+/// (one object or an array).
+pub fn parse_pnp_json(text: &str) -> Result<Vec<PciDevice>, ProbeError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ProbeError::Failed {
+        what: "Windows device list".into(),
+        detail: e.to_string(),
+    })?;
+    let rows = match value {
+        serde_json::Value::Array(a) => a,
+        v => vec![v],
+    };
+    let mut out = Vec::new();
+    for row in rows {
+        let id = row["PNPDeviceID"]
+            .as_str()
+            .unwrap_or_default()
+            .to_ascii_uppercase();
+        let field = |key: &str| {
+            id.split(['\\', '&'])
+                .find_map(|p| p.strip_prefix(key))
+                .map(|h| format!("0x{}", h.to_ascii_lowercase()))
+        };
+        let (Some(vendor), Some(device)) = (field("VEN_"), field("DEV_")) else {
+            continue;
+        };
+        let name = row["Name"].as_str().map(str::to_string);
+        let code = row["ConfigManagerErrorCode"].as_u64().map(|c| c as u32);
+        let basic = name.as_deref().is_some_and(|n| n.contains("Basic Display"));
+        let problem = match code {
+            Some(0) | None if basic && vendor == NVIDIA_VENDOR => Some(DeviceProblem {
+                code,
+                key: "basic_display_adapter",
+            }),
+            Some(0) | None => None,
+            Some(c) => Some(DeviceProblem {
+                code: Some(c),
+                key: problem_key(c),
+            }),
+        };
+        out.push(PciDevice {
+            vendor,
+            device,
+            bus_id: None,
+            name: name.filter(|n| !n.contains("Basic Display")),
+            kernel_driver: None,
+            problem,
+        });
+    }
+    Ok(out)
+}
+
+/// Device Manager problem codes (Microsoft Learn, "Device Manager error messages").
+pub fn problem_key(code: u32) -> &'static str {
+    match code {
+        10 => "failed_start",
+        22 => "disabled",
+        28 => "no_driver",
+        31 => "failed_add",
+        43 => "driver_failed",
+        52 => "unsigned_driver",
+        _ => "device_problem",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bus_ids_match_across_domain_widths() {
+        assert!(same_bus(Some("00000000:01:00.0"), Some("0000:01:00.0")));
+        assert!(!same_bus(Some("00000000:01:00.0"), Some("0000:02:00.0")));
+        assert!(!same_bus(None, Some("0000:02:00.0")));
+    }
+
+    #[test]
+    fn pnp_rows_with_problem_codes() {
+        let json = r#"[
+          {"Name":"NVIDIA GeForce RTX 3060","PNPDeviceID":"PCI\\VEN_10DE&DEV_2503&SUBSYS_397D1462&REV_A1\\4&1A2B","PNPClass":"Display","ConfigManagerErrorCode":0},
+          {"Name":"Microsoft Basic Display Adapter","PNPDeviceID":"PCI\\VEN_10DE&DEV_2684&SUBSYS_16F310DE&REV_A1\\4&3C","PNPClass":"Display","ConfigManagerErrorCode":0},
+          {"Name":"Video Controller","PNPDeviceID":"PCI\\VEN_10DE&DEV_1B80&SUBSYS_00000000&REV_A1\\4&5","PNPClass":null,"ConfigManagerErrorCode":28},
+          {"Name":"NVIDIA Quadro P4000","PNPDeviceID":"PCI\\VEN_10DE&DEV_1BB1&SUBSYS_11A310DE&REV_A1\\4&6","PNPClass":"Display","ConfigManagerErrorCode":43},
+          {"Name":"Intel(R) UHD Graphics 630","PNPDeviceID":"PCI\\VEN_8086&DEV_3E92&SUBSYS_00000000&REV_00\\3&11","PNPClass":"Display","ConfigManagerErrorCode":22}
+        ]"#;
+        let d = parse_pnp_json(json).unwrap();
+        assert_eq!(d.len(), 5);
+        assert_eq!(
+            (
+                d[0].vendor.as_str(),
+                d[0].device.as_str(),
+                d[0].problem.as_ref()
+            ),
+            ("0x10de", "0x2503", None)
+        );
+        assert_eq!(d[1].problem.as_ref().unwrap().key, "basic_display_adapter");
+        assert_eq!(
+            d[1].name, None,
+            "the fallback adapter's name is not the card's"
+        );
+        assert_eq!(d[2].problem.as_ref().unwrap().key, "no_driver");
+        assert_eq!(d[3].problem.as_ref().unwrap().key, "driver_failed");
+        assert_eq!(d[4].problem.as_ref().unwrap().key, "disabled");
+        // A single object (one device) is not wrapped in an array by ConvertTo-Json.
+        let one = parse_pnp_json(
+            r#"{"Name":"x","PNPDeviceID":"PCI\\VEN_10DE&DEV_2684","ConfigManagerErrorCode":0}"#,
+        )
+        .unwrap();
+        assert_eq!(one.len(), 1);
+        assert!(parse_pnp_json("not json").is_err());
+        assert!(parse_pnp_json("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn proc_version_line() {
+        let text = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\nGCC version:  gcc version 12.2.0\n";
+        assert_eq!(parse_proc_version(text).unwrap().to_string(), "550.54.15");
+        assert!(parse_proc_version("garbage").is_none());
+    }
+}

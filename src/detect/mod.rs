@@ -1,0 +1,245 @@
+//! Detection: what this machine has. Every probe runs concurrently with a deadline; a
+//! probe that fails or times out is reported with its reason and the rest goes on.
+//! Nothing here panics on a machine with no GPU, no driver, no Python.
+
+pub mod cudnn;
+pub mod gpu;
+pub mod python;
+pub mod system;
+pub mod toolkit;
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::compat::Tables;
+use crate::platform::{Host, RunError};
+
+pub use cudnn::CudnnInstall;
+pub use gpu::{DriverInfo, Gpu, GpuProbe, GpuSource};
+pub use python::{PythonInstall, TorchInfo};
+pub use system::SystemInfo;
+pub use toolkit::Toolkit;
+
+/// Why a probe found nothing usable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ProbeError {
+    #[error("{what} is not present: {detail}")]
+    Missing { what: String, detail: String },
+    #[error("{what} failed: {detail}")]
+    Failed { what: String, detail: String },
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("probe {probe} did not finish within {seconds} s")]
+    Timeout { probe: String, seconds: u64 },
+}
+
+/// How one probe went.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeStatus {
+    pub name: &'static str,
+    pub ok: bool,
+    pub error: Option<ProbeError>,
+    pub elapsed_ms: u64,
+}
+
+/// Everything detection found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SystemReport {
+    pub system: Option<SystemInfo>,
+    pub driver: Option<DriverInfo>,
+    /// Why no driver was found (NVML's error), when `driver` is null.
+    pub driver_error: Option<ProbeError>,
+    pub gpus: Vec<Gpu>,
+    pub toolkits: Vec<Toolkit>,
+    pub cudnn: Vec<CudnnInstall>,
+    pub pythons: Vec<PythonInstall>,
+    pub probes: Vec<ProbeStatus>,
+    pub elapsed_ms: u64,
+}
+
+impl SystemReport {
+    /// NVIDIA GPUs that can run CUDA (with or without a working driver).
+    pub fn nvidia_gpus(&self) -> impl Iterator<Item = &Gpu> {
+        self.gpus.iter().filter(|g| g.cuda_capable)
+    }
+
+    /// The toolkit that PATH's `nvcc` resolves to, if any.
+    pub fn active_toolkit(&self) -> Option<&Toolkit> {
+        self.toolkits.iter().find(|t| t.active)
+    }
+}
+
+/// How long each probe may take (Python imports torch, which can take seconds).
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    pub quick: Duration,
+    pub python: Duration,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines {
+            quick: Duration::from_secs(10),
+            python: Duration::from_secs(30),
+        }
+    }
+}
+
+enum Found {
+    System(SystemInfo),
+    Gpus(GpuProbe),
+    Toolkits(Vec<Toolkit>, Vec<CudnnInstall>),
+    Pythons(Vec<PythonInstall>),
+}
+
+type ProbeFn = fn(&Host, &Tables, Duration) -> Result<Found, ProbeError>;
+
+/// Runs every probe concurrently and gathers what they found.
+pub fn detect(host: &Host, tables: &Tables, deadlines: Deadlines) -> SystemReport {
+    let start = Instant::now();
+    let probes: [(&'static str, ProbeFn, Duration); 4] = [
+        (
+            "system",
+            |h, _, _| Ok(Found::System(system::probe(h))),
+            deadlines.quick,
+        ),
+        (
+            "gpu",
+            |h, t, d| gpu::probe(h, t, d).map(Found::Gpus),
+            deadlines.quick,
+        ),
+        (
+            "toolkit",
+            |h, _, d| {
+                let toolkits = toolkit::probe(h, d);
+                let cudnn = cudnn::probe(h, &toolkits);
+                Ok(Found::Toolkits(toolkits, cudnn))
+            },
+            deadlines.quick,
+        ),
+        (
+            "python",
+            |h, _, d| Ok(Found::Pythons(python::probe(h, d))),
+            deadlines.python,
+        ),
+    ];
+    let host = Arc::new(host.clone());
+    let tables = Arc::new(tables.clone());
+    let (tx, rx) = mpsc::channel();
+    for (name, f, deadline) in probes {
+        let (tx, host, tables) = (tx.clone(), host.clone(), tables.clone());
+        // Detached on purpose: a probe stuck in a driver call must not hold up the report.
+        std::thread::spawn(move || {
+            let t0 = Instant::now();
+            let r = f(&host, &tables, deadline);
+            let _ = tx.send((name, r, t0.elapsed()));
+        });
+    }
+    drop(tx);
+
+    let mut report = SystemReport::default();
+    let mut pending: Vec<(&'static str, Duration)> =
+        probes.iter().map(|(n, _, d)| (*n, *d)).collect();
+    let overall = probes.iter().map(|p| p.2).max().unwrap_or_default() + Duration::from_millis(500);
+    while !pending.is_empty() {
+        let left = overall.saturating_sub(start.elapsed());
+        let Ok((name, result, took)) = rx.recv_timeout(left) else {
+            break;
+        };
+        pending.retain(|(n, _)| *n != name);
+        let mut status = ProbeStatus {
+            name,
+            ok: result.is_ok(),
+            error: None,
+            elapsed_ms: took.as_millis() as u64,
+        };
+        match result {
+            Ok(Found::System(s)) => report.system = Some(s),
+            Ok(Found::Gpus(g)) => {
+                report.driver = g.driver;
+                report.driver_error = g.driver_error;
+                report.gpus = g.gpus;
+            }
+            Ok(Found::Toolkits(t, c)) => {
+                report.toolkits = t;
+                report.cudnn = c;
+            }
+            Ok(Found::Pythons(p)) => report.pythons = p,
+            Err(e) => status.error = Some(e),
+        }
+        report.probes.push(status);
+    }
+    for (name, deadline) in pending {
+        report.probes.push(ProbeStatus {
+            name,
+            ok: false,
+            error: Some(ProbeError::Timeout {
+                probe: name.to_string(),
+                seconds: deadline.as_secs(),
+            }),
+            elapsed_ms: start.elapsed().as_millis() as u64,
+        });
+    }
+    report.probes.sort_by_key(|p| p.name);
+    report.elapsed_ms = start.elapsed().as_millis() as u64;
+    report
+}
+
+impl SystemReport {
+    /// The facts the recommender needs, from what was found on this machine.
+    pub fn facts(&self, os: crate::compat::Os) -> crate::recommend::Facts {
+        use crate::message::Message;
+        use crate::recommend::GpuFact;
+        let mut gpus = Vec::new();
+        let mut unidentified = Vec::new();
+        let mut notes = Vec::new();
+        for g in self.nvidia_gpus() {
+            if let Some(p) = &g.problem {
+                let key = match p.key {
+                    "disabled" => "gpu_disabled",
+                    "no_driver" => "gpu_no_driver",
+                    "basic_display_adapter" => "gpu_basic_display_adapter",
+                    "driver_failed" => "gpu_driver_failed",
+                    "failed_start" => "gpu_failed_start",
+                    "failed_add" => "gpu_failed_add",
+                    "unsigned_driver" => "gpu_unsigned_driver",
+                    _ => "gpu_device_problem",
+                };
+                let code = p.code.map(|c| c.to_string()).unwrap_or_default();
+                notes.push(Message::new(key).with("gpu", &g.name).with("code", code));
+            }
+            match g.compute_capability {
+                Some(cc) => gpus.push(GpuFact {
+                    name: Some(g.name.clone()),
+                    compute_capability: cc,
+                }),
+                None => unidentified.push(match &g.pci_device_id {
+                    Some(id) => format!("{} [10de:{}]", g.name, id.trim_start_matches("0x")),
+                    None => g.name.clone(),
+                }),
+            }
+        }
+        crate::recommend::Facts {
+            os,
+            gpus,
+            driver: self.driver.as_ref().map(|d| d.version.clone()),
+            driver_cuda: self.driver.as_ref().and_then(|d| d.cuda_version.clone()),
+            python: self
+                .pythons
+                .iter()
+                .find_map(|p| p.version.as_ref())
+                .map(|v| v.major_minor()),
+            installed_toolkits: self
+                .toolkits
+                .iter()
+                .filter_map(|t| t.version.clone())
+                .collect(),
+            unidentified_gpus: unidentified,
+            notes,
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! The one door to the operating system for probes: well-known system paths (under a
+//! root that tests point at a temp dir), environment variables (a snapshot tests
+//! replace), and child processes with a timeout.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::compat::Os;
+
+#[cfg(windows)]
+pub mod windows;
+
+/// The machine as probes see it.
+#[derive(Debug, Clone)]
+pub struct Host {
+    pub os: Os,
+    /// Where well-known system paths (`/sys`, `/usr/local/cuda`, `C:\Program Files`) live.
+    /// `/` (or nothing, on Windows) for the real machine.
+    root: PathBuf,
+    env: BTreeMap<String, String>,
+    /// Reads the Windows registry and WMI (only on the real Windows machine).
+    pub windows_apis: bool,
+}
+
+/// Why a child process gave no usable output.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RunError {
+    #[error("could not start {program}: {reason}")]
+    Spawn { program: String, reason: String },
+    #[error("{program} did not finish within {seconds} s and was stopped")]
+    Timeout { program: String, seconds: u64 },
+}
+
+/// A finished child process.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Host {
+    /// This machine, as it is.
+    pub fn real() -> Host {
+        Host {
+            os: Os::current(),
+            root: if cfg!(windows) {
+                PathBuf::new()
+            } else {
+                PathBuf::from("/")
+            },
+            env: std::env::vars_os()
+                .map(|(k, v)| {
+                    (
+                        k.to_string_lossy().into_owned(),
+                        v.to_string_lossy().into_owned(),
+                    )
+                })
+                .collect(),
+            windows_apis: cfg!(windows),
+        }
+    }
+
+    /// A machine whose system paths live under `root`, with exactly `env`.
+    pub fn sandbox(os: Os, root: &Path, env: BTreeMap<String, String>) -> Host {
+        Host {
+            os,
+            root: root.to_path_buf(),
+            env,
+            windows_apis: false,
+        }
+    }
+
+    /// Whether system paths are the machine's own (not a sandbox root). Probes that
+    /// cannot be redirected (NVML, the registry) run only then.
+    pub fn root_is_real(&self) -> bool {
+        self.root.as_os_str().is_empty() || self.root == Path::new("/")
+    }
+
+    /// A well-known system path (`/usr/local/cuda`, `C:\Program Files`) under the root.
+    pub fn system_path(&self, p: &str) -> PathBuf {
+        if self.root.as_os_str().is_empty() {
+            return PathBuf::from(p);
+        }
+        // Drop a drive letter and leading separators: `C:\Program Files` → `C/Program Files`.
+        let rel = p.replace('\\', "/");
+        let rel = match rel.split_once(':') {
+            Some((drive, rest)) if drive.len() == 1 => {
+                format!("{drive}/{}", rest.trim_start_matches('/'))
+            }
+            _ => rel.trim_start_matches('/').to_string(),
+        };
+        self.root.join(rel)
+    }
+
+    /// An environment variable (case-insensitive on Windows, as Windows is).
+    pub fn var(&self, name: &str) -> Option<&str> {
+        let hit = match self.os {
+            Os::Windows => self
+                .env
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v),
+            Os::Linux => self.env.get(name),
+        };
+        hit.map(String::as_str).filter(|v| !v.is_empty())
+    }
+
+    /// All variables, for probes that scan (`CUDA_PATH_V12_4`, …).
+    pub fn vars(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.env.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The directories of a PATH-like variable, in order.
+    pub fn path_list(&self, name: &str) -> Vec<PathBuf> {
+        let sep = if self.os == Os::Windows { ';' } else { ':' };
+        self.var(name)
+            .map(|v| {
+                v.split(sep)
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| PathBuf::from(s.trim().trim_matches('"')))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The executable name as this OS spells it (`nvcc` → `nvcc.exe` on Windows).
+    pub fn exe(&self, name: &str) -> String {
+        match self.os {
+            Os::Windows if !name.ends_with(".exe") => format!("{name}.exe"),
+            _ => name.to_string(),
+        }
+    }
+
+    /// The first `name` on PATH.
+    pub fn which(&self, name: &str) -> Option<PathBuf> {
+        let exe = self.exe(name);
+        self.path_list("PATH")
+            .into_iter()
+            .map(|d| d.join(&exe))
+            .find(|p| p.is_file())
+    }
+
+    /// The user's home folder.
+    pub fn home(&self) -> Option<PathBuf> {
+        let var = if self.os == Os::Windows {
+            "USERPROFILE"
+        } else {
+            "HOME"
+        };
+        self.var(var).map(PathBuf::from)
+    }
+
+    /// Runs `program` with this host's environment; stops it after `timeout`.
+    pub fn run(
+        &self,
+        program: &Path,
+        args: &[&str],
+        timeout: Duration,
+    ) -> Result<RunOutput, RunError> {
+        let name = program.display().to_string();
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .env_clear()
+            .envs(&self.env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        hide_console(&mut cmd);
+        let mut child = cmd.spawn().map_err(|e| RunError::Spawn {
+            program: name.clone(),
+            reason: e.to_string(),
+        })?;
+        // Drain both pipes on threads so a chatty child cannot block on a full pipe.
+        let drain = |r: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut r) = r {
+                    let _ = r.read_to_end(&mut buf);
+                }
+                String::from_utf8_lossy(&buf).into_owned()
+            })
+        };
+        let out = drain(
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        );
+        let err = drain(
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        );
+        let start = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if start.elapsed() >= timeout => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(RunError::Timeout {
+                        program: name,
+                        seconds: timeout.as_secs().max(1),
+                    });
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => {
+                    return Err(RunError::Spawn {
+                        program: name,
+                        reason: e.to_string(),
+                    });
+                }
+            }
+        };
+        Ok(RunOutput {
+            status: status.code(),
+            stdout: out.join().unwrap_or_default(),
+            stderr: err.join().unwrap_or_default(),
+        })
+    }
+}
+
+/// `p` with symlinks resolved (so `/usr/local/cuda` and `/usr/local/cuda-12.4` compare
+/// equal); `p` itself when it does not exist.
+pub fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Child processes of the GUI must not flash a console window on Windows.
+#[cfg(windows)]
+fn hide_console(cmd: &mut Command) {
+    use std::os::windows::process::CommandExt;
+    const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+    cmd.creation_flags(CREATE_NO_WINDOW);
+}
+
+#[cfg(not(windows))]
+fn hide_console(_: &mut Command) {}
+
+/// Whether this process runs with administrator (Windows) or root (Linux) rights.
+pub fn is_elevated() -> bool {
+    #[cfg(windows)]
+    {
+        windows::is_elevated()
+    }
+    #[cfg(not(windows))]
+    {
+        // The effective uid, from the kernel's own status file (no libc needed).
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("Uid:"))
+                    .and_then(|l| l.split_whitespace().nth(2).map(|euid| euid == "0"))
+            })
+            .unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_paths_map_under_the_root() {
+        let h = Host::sandbox(Os::Windows, Path::new("/tmp/r"), BTreeMap::new());
+        assert_eq!(
+            h.system_path(r"C:\Program Files\NVIDIA"),
+            Path::new("/tmp/r/C/Program Files/NVIDIA")
+        );
+        let h = Host::sandbox(Os::Linux, Path::new("/tmp/r"), BTreeMap::new());
+        assert_eq!(
+            h.system_path("/usr/local/cuda"),
+            Path::new("/tmp/r/usr/local/cuda")
+        );
+    }
+
+    #[test]
+    fn windows_variables_ignore_case() {
+        let env = BTreeMap::from([("Path".to_string(), "a;b".to_string())]);
+        let h = Host::sandbox(Os::Windows, Path::new("/"), env);
+        assert_eq!(
+            h.path_list("PATH"),
+            vec![PathBuf::from("a"), PathBuf::from("b")]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_hanging_child_is_stopped() {
+        let h = Host::real();
+        let err = h
+            .run(Path::new("sleep"), &["5"], Duration::from_millis(200))
+            .unwrap_err();
+        assert!(matches!(err, RunError::Timeout { .. }));
+        let ok = h
+            .run(Path::new("echo"), &["hi"], Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(ok.stdout.trim(), "hi");
+    }
+}

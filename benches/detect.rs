@@ -16,7 +16,12 @@ const RUNS: usize = 15;
 fn stats(mut d: Vec<Duration>) -> String {
     d.sort();
     let ms = |x: Duration| x.as_secs_f64() * 1000.0;
-    format!("median {:7.1} ms   min {:7.1} ms   max {:7.1} ms", ms(d[d.len() / 2]), ms(d[0]), ms(d[d.len() - 1]))
+    format!(
+        "median {:7.1} ms   min {:7.1} ms   max {:7.1} ms",
+        ms(d[d.len() / 2]),
+        ms(d[0]),
+        ms(d[d.len() - 1])
+    )
 }
 
 fn time_command(program: &str, args: &[&str]) -> Option<Vec<Duration>> {
@@ -39,7 +44,10 @@ fn main() {
     println!(
         "machine: {} NVIDIA GPU(s), driver {}, {} toolkit(s), {} Python(s)",
         report.nvidia_gpus().count(),
-        report.driver.as_ref().map_or("none".into(), |d| d.version.to_string()),
+        report
+            .driver
+            .as_ref()
+            .map_or("none".into(), |d| d.version.to_string()),
         report.toolkits.len(),
         report.pythons.len()
     );

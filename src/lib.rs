@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod compat;
 pub mod detect;
+pub mod download;
 pub mod i18n;
 pub mod message;
 pub mod platform;

@@ -2,6 +2,7 @@
 //! rendered once here, with a `hint:` line saying what to do next.
 
 mod detect;
+mod download;
 mod recommend;
 mod tables;
 
@@ -45,6 +46,8 @@ pub struct Cli {
 pub enum Command {
     /// Find the GPUs, driver, CUDA toolkits, cuDNN and Python/PyTorch on this machine
     Detect(detect::Args),
+    /// Download a file, resumably, verified against its hash
+    Download(download::Args),
     /// Recommend a CUDA toolkit, cuDNN and PyTorch build for this machine (or a what-if)
     Recommend(Box<recommend::Args>),
     /// Show what the built-in (or --compat-dir) tables know
@@ -58,6 +61,8 @@ pub enum CliError {
     Tables(#[from] TableError),
     #[error("{message}")]
     Usage { message: String, hint: String },
+    #[error("download failed: {0}")]
+    Download(#[from] crate::download::DownloadError),
 }
 
 impl CliError {
@@ -71,12 +76,13 @@ impl CliError {
                     .into(),
             ),
             CliError::Usage { hint, .. } => Some(hint.clone()),
+            CliError::Download(e) => Some(e.hint().into()),
         }
     }
 
     fn code(&self) -> i32 {
         match self {
-            CliError::Tables(_) => exit::ERROR,
+            CliError::Tables(_) | CliError::Download(_) => exit::ERROR,
             CliError::Usage { .. } => exit::USAGE,
         }
     }
@@ -101,6 +107,7 @@ pub fn main() -> i32 {
         .map_err(CliError::from)
         .and_then(|tables| match cli.command {
             Some(Command::Detect(args)) => detect::run(&tables, &args, lang),
+            Some(Command::Download(args)) => download::run(&args),
             Some(Command::Recommend(args)) => recommend::run(&tables, &args, lang),
             Some(Command::Tables(args)) => tables::run(&tables, &args),
             // No subcommand: recommend for this machine, in words.

@@ -243,6 +243,21 @@ fn hide_console(cmd: &mut Command) {
 #[cfg(not(windows))]
 fn hide_console(_: &mut Command) {}
 
+/// The per-user cache folder for downloads: `%LOCALAPPDATA%\cuda-setup\cache` on
+/// Windows, `$XDG_CACHE_HOME/cuda-setup` or `~/.cache/cuda-setup` elsewhere.
+pub fn cache_dir(host: &Host) -> Option<PathBuf> {
+    match host.os {
+        Os::Windows => host
+            .var("LOCALAPPDATA")
+            .map(|d| Path::new(d).join("cuda-setup").join("cache")),
+        Os::Linux => host
+            .var("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| host.home().map(|h| h.join(".cache")))
+            .map(|d| d.join("cuda-setup")),
+    }
+}
+
 /// Whether this process runs with administrator (Windows) or root (Linux) rights.
 pub fn is_elevated() -> bool {
     #[cfg(windows)]

@@ -1,0 +1,219 @@
+//! `cuda-setup download`: the download engine on its own.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::{CliError, exit};
+use crate::download::{self, Cancel, Event, Expected, Options, Request};
+use crate::platform::{self, Host};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The file's URL (http:// only for your own servers, with a warning)
+    #[arg(long)]
+    pub url: String,
+    /// Expected SHA-256 (hex)
+    #[arg(long, value_name = "HEX", required_unless_present = "md5")]
+    pub sha256: Option<String>,
+    /// Expected MD5 (hex), as in NVIDIA's md5sum.txt
+    #[arg(long, value_name = "HEX")]
+    pub md5: Option<String>,
+    /// Expected size in bytes
+    #[arg(long)]
+    pub size: Option<u64>,
+    /// Where to put the verified file
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Parallel connections when the server allows ranges (1-16)
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub connections: u16,
+    /// A mirror base URL tried before the original (repeatable, in order)
+    #[arg(long, value_name = "URL")]
+    pub mirror: Vec<String>,
+    /// Offline bundle folder checked before any network (repeatable)
+    #[arg(long, value_name = "DIR")]
+    pub bundle: Vec<PathBuf>,
+    /// Download cache (default: the user's cache folder); verified files are kept here by hash
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    pub cache: Option<PathBuf>,
+    /// Do not use the download cache
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Print the result as one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn hex_ok(h: &str, len: usize) -> bool {
+    h.len() == len && h.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+pub fn run(args: &Args) -> Result<i32, CliError> {
+    let usage = |message: String, hint: &str| CliError::Usage {
+        message,
+        hint: hint.into(),
+    };
+    if let Some(h) = &args.sha256
+        && !hex_ok(h, 64)
+    {
+        return Err(usage(
+            format!("--sha256 {h} is not 64 hex digits"),
+            "copy the SHA-256 exactly",
+        ));
+    }
+    if let Some(h) = &args.md5
+        && !hex_ok(h, 32)
+    {
+        return Err(usage(
+            format!("--md5 {h} is not 32 hex digits"),
+            "copy the MD5 exactly",
+        ));
+    }
+    for u in std::iter::once(&args.url).chain(&args.mirror) {
+        if !(u.starts_with("https://") || u.starts_with("http://")) {
+            return Err(usage(
+                format!("{u} is not an http(s) URL"),
+                "give a full URL, like https://host/path/file",
+            ));
+        }
+    }
+    let host = Host::real();
+    let req = Request {
+        url: args.url.clone(),
+        mirrors: args.mirror.clone(),
+        expected: Expected {
+            sha256: args.sha256.as_ref().map(|h| h.to_ascii_lowercase()),
+            md5: args.md5.as_ref().map(|h| h.to_ascii_lowercase()),
+            size: args.size,
+        },
+        dest: args.out.clone(),
+        connections: args.connections as usize,
+        cache_dir: if args.no_cache {
+            None
+        } else {
+            args.cache.clone().or_else(|| platform::cache_dir(&host))
+        },
+        bundle_dirs: args.bundle.clone(),
+        // Everything here came from the user: http is theirs to choose.
+        allow_http: true,
+    };
+    let reporter = StatusLine::new();
+    match download::download(&req, &Options::default(), &reporter, &Cancel::default()) {
+        Ok(o) => {
+            reporter.finish();
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&o).expect("serialisable")
+                );
+            } else {
+                println!(
+                    "{} ({} bytes, sha256 {})",
+                    o.path.display(),
+                    o.size,
+                    o.sha256
+                );
+            }
+            Ok(exit::OK)
+        }
+        Err(e) => {
+            reporter.finish();
+            Err(CliError::Download(e))
+        }
+    }
+}
+
+/// Progress on stderr: one rewritten line on a terminal, a line every 5 s otherwise.
+pub struct StatusLine {
+    tty: bool,
+    last: Mutex<Option<Instant>>,
+}
+
+impl StatusLine {
+    pub fn new() -> Self {
+        StatusLine {
+            tty: std::io::stderr().is_terminal(),
+            last: Mutex::new(None),
+        }
+    }
+
+    pub fn finish(&self) {
+        if self.tty && self.last.lock().unwrap().is_some() {
+            eprintln!();
+        }
+    }
+}
+
+impl Default for StatusLine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub fn human_bytes(n: f64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n;
+    let mut u = 0;
+    while v >= 1024.0 && u < units.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", units[u])
+}
+
+impl download::Reporter for StatusLine {
+    fn event(&self, e: Event) {
+        match e {
+            Event::Progress(p) => {
+                let mut last = self.last.lock().unwrap();
+                let every = if self.tty {
+                    Duration::from_millis(200)
+                } else {
+                    Duration::from_secs(5)
+                };
+                if last.is_some_and(|t| t.elapsed() < every) {
+                    return;
+                }
+                *last = Some(Instant::now());
+                let total = p
+                    .total
+                    .map(|t| format!(" / {}", human_bytes(t as f64)))
+                    .unwrap_or_default();
+                let eta = p
+                    .eta_secs
+                    .map(|s| format!("  ETA {}m{:02}s", (s as u64) / 60, (s as u64) % 60))
+                    .unwrap_or_default();
+                let conns = p.per_connection.iter().filter(|b| **b > 0).count();
+                let line = format!(
+                    "  {}{total}  {}/s{eta}  ({conns} connection{})",
+                    human_bytes(p.done as f64),
+                    human_bytes(p.bytes_per_sec),
+                    if conns == 1 { "" } else { "s" }
+                );
+                if self.tty {
+                    eprint!("\r{line:<79}");
+                    let _ = std::io::stderr().flush();
+                } else {
+                    eprintln!("{line}");
+                }
+            }
+            Event::Trying { url } => eprintln!("downloading {url}"),
+            Event::InsecureUrl { url } => eprintln!(
+                "warning: {url} is plain http: the hash check still protects the file, but not your privacy"
+            ),
+            Event::Retry {
+                url: _,
+                attempt,
+                error,
+                wait_ms,
+            } => eprintln!(
+                "\nretry {attempt} in {:.1} s: {error}",
+                wait_ms as f64 / 1000.0
+            ),
+            Event::SourceFailed { url: _, error } => eprintln!("\n{error}; trying the next source"),
+            Event::Verifying | Event::Done { .. } => {}
+        }
+    }
+}

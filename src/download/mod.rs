@@ -1,0 +1,374 @@
+//! The download engine: every file verified before use, resumable, segmented over
+//! several connections when the server allows ranges, with mirrors, a hash-keyed cache
+//! and offline bundles checked before any network.
+//!
+//! The bytes go to `DEST.part` (with `DEST.part.json` recording which chunks are done
+//! and for which expected hash), are hashed as the contiguous prefix completes, and
+//! `DEST.part` is renamed to `DEST` only after the hash matches.
+
+mod engine;
+mod hash;
+mod store;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::Serialize;
+
+pub use hash::{Digests, hash_file};
+
+/// What the file must be. At least one hash is required: nothing unverified is used.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Expected {
+    pub sha256: Option<String>,
+    pub md5: Option<String>,
+    pub size: Option<u64>,
+}
+
+impl Expected {
+    /// The key naming the file in the cache and the part-file state.
+    pub fn key(&self) -> Option<String> {
+        self.sha256
+            .as_ref()
+            .map(|h| format!("sha256-{h}"))
+            .or_else(|| self.md5.as_ref().map(|h| format!("md5-{h}")))
+    }
+
+    /// Checks `d` against every expected hash; the first mismatch.
+    pub fn check(&self, d: &Digests) -> Result<(), (&'static str, String, String)> {
+        if let Some(want) = &self.sha256
+            && *want != d.sha256
+        {
+            return Err(("sha256", want.clone(), d.sha256.clone()));
+        }
+        if let Some(want) = &self.md5
+            && *want != d.md5
+        {
+            return Err(("md5", want.clone(), d.md5.clone()));
+        }
+        Ok(())
+    }
+}
+
+/// One download.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The canonical URL (NVIDIA's, or the user's `--url`).
+    pub url: String,
+    /// Base URLs tried before `url`, in order; the canonical path is appended to each
+    /// (`http://lan/mirror` + `/compute/cuda/…`).
+    pub mirrors: Vec<String>,
+    pub expected: Expected,
+    pub dest: PathBuf,
+    pub connections: usize,
+    pub cache_dir: Option<PathBuf>,
+    /// Offline bundles, checked (by file name, then hash) before any network.
+    pub bundle_dirs: Vec<PathBuf>,
+    /// The user gave an http:// URL or mirror: allowed, with a warning. Built-in URLs are
+    /// https only.
+    pub allow_http: bool,
+}
+
+/// Tunables; the defaults suit a slow, flaky link.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Attempts per chunk (or per stream) on one source before trying the next.
+    pub retries: u32,
+    pub backoff: Duration,
+    /// No byte for this long: the connection is dropped and retried.
+    pub stall_timeout: Duration,
+    pub connect_timeout: Duration,
+    /// Hash while downloading (off only to measure what hashing costs).
+    pub verify: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            retries: 5,
+            backoff: Duration::from_millis(500),
+            stall_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(15),
+            verify: true,
+        }
+    }
+}
+
+/// Where the verified file came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "from", rename_all = "snake_case")]
+pub enum Source {
+    /// `dest` already held the right bytes.
+    Existing,
+    Bundle(PathBuf),
+    Cache(PathBuf),
+    Network(String),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub path: PathBuf,
+    pub size: u64,
+    pub sha256: String,
+    pub md5: String,
+    pub source: Source,
+    /// Bytes that were already in the part file when this run started.
+    pub resumed_bytes: u64,
+    pub elapsed_ms: u64,
+}
+
+/// Progress, for the GUI's bar and the CLI's status line.
+#[derive(Debug, Clone, Serialize)]
+pub struct Progress {
+    pub done: u64,
+    pub total: Option<u64>,
+    pub bytes_per_sec: f64,
+    pub eta_secs: Option<f64>,
+    /// Bytes each connection has fetched in this run.
+    pub per_connection: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    Trying {
+        url: String,
+    },
+    InsecureUrl {
+        url: String,
+    },
+    Progress(Progress),
+    Retry {
+        url: String,
+        attempt: u32,
+        error: String,
+        wait_ms: u64,
+    },
+    SourceFailed {
+        url: String,
+        error: String,
+    },
+    Verifying,
+    Done {
+        source: Source,
+    },
+}
+
+/// Receives events (from worker threads: must be Send + Sync).
+pub trait Reporter: Send + Sync {
+    fn event(&self, event: Event);
+}
+
+impl Reporter for () {
+    fn event(&self, _: Event) {}
+}
+
+impl<F: Fn(Event) + Send + Sync> Reporter for F {
+    fn event(&self, event: Event) {
+        self(event)
+    }
+}
+
+/// A cancel token; the engine checks it between chunks of bytes.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+#[derive(Debug, Clone, thiserror::Error, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DownloadError {
+    #[error("no SHA-256 or MD5 is known for this file, so it cannot be verified")]
+    NoHash,
+    #[error("{url}: not an https URL (only URLs you give yourself may be http)")]
+    InsecureUrl { url: String },
+    #[error(
+        "{url}: {algorithm} mismatch: expected {expected}, got {actual} (the file was deleted)"
+    )]
+    HashMismatch {
+        url: String,
+        algorithm: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("{url}: the server says the file is {actual} bytes, expected {expected}")]
+    SizeMismatch {
+        url: String,
+        expected: u64,
+        actual: u64,
+    },
+    #[error("{url}: HTTP {status}")]
+    Http { url: String, status: u16 },
+    #[error("{url}: {detail}")]
+    Network { url: String, detail: String },
+    #[error("{url}: no data for {seconds} s")]
+    Stalled { url: String, seconds: u64 },
+    #[error("every source failed:\n{}", .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    AllSourcesFailed(Vec<DownloadError>),
+    #[error("not enough free space for {path}: {needed} bytes needed, {free} free")]
+    DiskFull {
+        path: PathBuf,
+        needed: u64,
+        free: u64,
+    },
+    #[error("{path}: {detail}")]
+    Io { path: PathBuf, detail: String },
+    #[error("cancelled (the partial download is kept and resumes next time)")]
+    Cancelled,
+}
+
+impl DownloadError {
+    /// Worth retrying on the same source.
+    fn transient(&self) -> bool {
+        match self {
+            DownloadError::Network { .. } | DownloadError::Stalled { .. } => true,
+            DownloadError::Http { status, .. } => {
+                *status >= 500 || *status == 429 || *status == 408
+            }
+            _ => false,
+        }
+    }
+
+    /// What to do about it, for the `hint:` line.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            DownloadError::NoHash => {
+                "give the expected hash with --sha256 or --md5 (NVIDIA publishes md5sum.txt next to each release)"
+            }
+            DownloadError::InsecureUrl { .. } => "use the https:// address",
+            DownloadError::HashMismatch { .. } => {
+                "the server sent different bytes: try again later or use another --mirror; if it persists, report the URL"
+            }
+            DownloadError::AllSourcesFailed(_) => {
+                "check the network (and HTTPS_PROXY), add a --mirror closer to you, or use an offline bundle (--bundle)"
+            }
+            DownloadError::DiskFull { .. } => "free some space or choose a folder on another drive",
+            DownloadError::Cancelled => "run the same command again to resume",
+            _ => "run the same command again: the download resumes where it stopped",
+        }
+    }
+}
+
+/// The sources in the order they are tried: mirrors first, then the canonical URL.
+pub fn sources(req: &Request) -> Vec<String> {
+    let path = url_path(&req.url);
+    let mut out: Vec<String> = req
+        .mirrors
+        .iter()
+        .map(|m| format!("{}{path}", m.trim_end_matches('/')))
+        .collect();
+    out.push(req.url.clone());
+    out.dedup();
+    out
+}
+
+/// `https://host/a/b?c` → `/a/b?c`.
+fn url_path(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.find('/').map_or("/", |i| &rest[i..])
+}
+
+/// The file name a URL names (for bundle look-ups).
+pub fn file_name_of(url: &str) -> &str {
+    let path = url_path(url);
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Downloads (or finds) the file `req` describes and verifies it.
+pub fn download(
+    req: &Request,
+    opts: &Options,
+    reporter: &dyn Reporter,
+    cancel: &Cancel,
+) -> Result<Outcome, DownloadError> {
+    let started = std::time::Instant::now();
+    if req.expected.sha256.is_none() && req.expected.md5.is_none() {
+        return Err(DownloadError::NoHash);
+    }
+    let sources = sources(req);
+    for url in &sources {
+        if url.starts_with("http://") {
+            if !req.allow_http {
+                return Err(DownloadError::InsecureUrl { url: url.clone() });
+            }
+        } else if !url.starts_with("https://") {
+            return Err(DownloadError::InsecureUrl { url: url.clone() });
+        }
+    }
+    if let Some(found) = store::find_local(req, reporter)? {
+        return Ok(Outcome {
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            ..found
+        });
+    }
+    let mut outcome = engine::fetch(req, &sources, opts, reporter, cancel)?;
+    store::into_cache(req, &outcome.path);
+    outcome.elapsed_ms = started.elapsed().as_millis() as u64;
+    reporter.event(Event::Done {
+        source: outcome.source.clone(),
+    });
+    Ok(outcome)
+}
+
+/// `DEST.part` and `DEST.part.json`.
+fn part_paths(dest: &Path) -> (PathBuf, PathBuf) {
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    (
+        dest.with_file_name(format!("{name}.part")),
+        dest.with_file_name(format!("{name}.part.json")),
+    )
+}
+
+fn io_err(path: &Path, e: std::io::Error) -> DownloadError {
+    DownloadError::Io {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mirrors_come_first_with_the_canonical_path() {
+        let req = Request {
+            url: "https://developer.download.nvidia.com/compute/cuda/12.4.1/local_installers/x.exe"
+                .into(),
+            mirrors: vec![
+                "http://lan.example/mirror/".into(),
+                "https://m2.example".into(),
+            ],
+            expected: Expected::default(),
+            dest: "x".into(),
+            connections: 1,
+            cache_dir: None,
+            bundle_dirs: vec![],
+            allow_http: true,
+        };
+        assert_eq!(
+            sources(&req),
+            [
+                "http://lan.example/mirror/compute/cuda/12.4.1/local_installers/x.exe",
+                "https://m2.example/compute/cuda/12.4.1/local_installers/x.exe",
+                "https://developer.download.nvidia.com/compute/cuda/12.4.1/local_installers/x.exe",
+            ]
+        );
+        assert_eq!(file_name_of(&req.url), "x.exe");
+        assert_eq!(file_name_of("http://h/a/b.zip?token=1"), "b.zip");
+    }
+}

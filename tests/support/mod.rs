@@ -1,0 +1,2 @@
+//! Shared test helpers (each integration test includes what it needs).
+pub mod server;

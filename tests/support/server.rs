@@ -1,0 +1,355 @@
+//! A real HTTP/1.1 server on 127.0.0.1 for tests and benchmarks, serving bytes with
+//! faults on demand: dropped connections, wrong bytes, error statuses, stalls, ignored
+//! Range headers, redirects, per-connection throttling. Threads and std only.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What a path serves.
+#[derive(Clone)]
+pub enum Body {
+    Bytes(Arc<Vec<u8>>),
+    /// A file on disk (for multi-GB benchmarks).
+    File(PathBuf, u64),
+}
+
+impl Body {
+    fn len(&self) -> u64 {
+        match self {
+            Body::Bytes(b) => b.len() as u64,
+            Body::File(_, n) => *n,
+        }
+    }
+}
+
+/// Faults, per path. Counters count down: `status_times: 2` fails twice, then serves.
+#[derive(Clone, Default)]
+pub struct Fault {
+    /// Close the connection after sending this many body bytes, this many times.
+    pub drop_after: Option<(u64, usize)>,
+    /// Answer with this status this many times.
+    pub status: Option<(u16, usize)>,
+    /// Flip the byte at this offset (every time).
+    pub corrupt_at: Option<u64>,
+    /// Stop sending after this many body bytes and hang, this many times.
+    pub stall_after: Option<(u64, usize)>,
+    /// Answer 200 with the whole body even when a Range is asked for.
+    pub ignore_range: bool,
+    /// Answer 302 to this location.
+    pub redirect_to: Option<String>,
+    /// Bytes per second per connection.
+    pub throttle: Option<u64>,
+}
+
+struct Route {
+    body: Body,
+    fault: Mutex<Fault>,
+}
+
+pub struct Server {
+    pub addr: SocketAddr,
+    routes: Arc<Mutex<HashMap<String, Arc<Route>>>>,
+    requests: Arc<AtomicUsize>,
+    range_requests: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Server {
+    pub fn start() -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = Server {
+            addr,
+            routes: Arc::default(),
+            requests: Arc::default(),
+            range_requests: Arc::default(),
+            stop: Arc::default(),
+        };
+        let (routes, requests, ranges, stop) = (
+            server.routes.clone(),
+            server.requests.clone(),
+            server.range_requests.clone(),
+            server.stop.clone(),
+        );
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let (routes, requests, ranges, stop) = (
+                    routes.clone(),
+                    requests.clone(),
+                    ranges.clone(),
+                    stop.clone(),
+                );
+                std::thread::spawn(move || {
+                    let _ = serve(conn, &routes, &requests, &ranges, &stop);
+                });
+            }
+        });
+        server
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub fn add(&self, path: &str, body: Body) {
+        self.add_with(path, body, Fault::default());
+    }
+
+    pub fn add_with(&self, path: &str, body: Body, fault: Fault) {
+        self.routes.lock().unwrap().insert(
+            path.to_string(),
+            Arc::new(Route {
+                body,
+                fault: Mutex::new(fault),
+            }),
+        );
+    }
+
+    pub fn set_fault(&self, path: &str, fault: Fault) {
+        let routes = self.routes.lock().unwrap();
+        *routes[path].fault.lock().unwrap() = fault;
+    }
+
+    /// Requests served so far (all paths).
+    pub fn requests(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
+    }
+
+    pub fn range_requests(&self) -> usize {
+        self.range_requests.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = TcpStream::connect(self.addr); // wake the accept loop
+    }
+}
+
+fn take(counter: &mut Option<(u64, usize)>) -> Option<u64> {
+    match counter {
+        Some((n, times)) if *times > 0 => {
+            *times -= 1;
+            Some(*n)
+        }
+        _ => None,
+    }
+}
+
+fn serve(
+    conn: TcpStream,
+    routes: &Mutex<HashMap<String, Arc<Route>>>,
+    requests: &AtomicUsize,
+    ranges: &AtomicUsize,
+    stop: &AtomicBool,
+) -> std::io::Result<()> {
+    conn.set_nodelay(true)?;
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut out = conn;
+    loop {
+        // Request line and headers.
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let mut parts = line.split_whitespace();
+        let method = parts.next().unwrap_or("").to_string();
+        let path = parts.next().unwrap_or("/").to_string();
+        let mut range: Option<(u64, Option<u64>)> = None;
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h)? == 0 {
+                return Ok(());
+            }
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = h.split_once(':')
+                && k.eq_ignore_ascii_case("range")
+                && let Some(spec) = v.trim().strip_prefix("bytes=")
+                && let Some((a, b)) = spec.split_once('-')
+            {
+                range = a.parse().ok().map(|a| (a, b.parse().ok()));
+            }
+        }
+        requests.fetch_add(1, Ordering::SeqCst);
+        let route = routes.lock().unwrap().get(&path).cloned();
+        let Some(route) = route else {
+            write!(out, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")?;
+            continue;
+        };
+        let mut fault = route.fault.lock().unwrap().clone();
+        // Decrement the status counter in the shared copy (body faults: below, once the
+        // response is long enough to trigger them).
+        let status = {
+            let mut f = route.fault.lock().unwrap();
+            match &mut f.status {
+                Some((code, times)) if *times > 0 => {
+                    *times -= 1;
+                    Some(*code)
+                }
+                _ => None,
+            }
+        };
+        if let Some(to) = fault.redirect_to.take() {
+            write!(
+                out,
+                "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\n\r\n"
+            )?;
+            continue;
+        }
+        if let Some(code) = status {
+            write!(out, "HTTP/1.1 {code} Fault\r\nContent-Length: 0\r\n\r\n")?;
+            continue;
+        }
+        let total = route.body.len();
+        let (start, end, partial) = match range {
+            Some((a, b)) if !fault.ignore_range && a < total => {
+                ranges.fetch_add(1, Ordering::SeqCst);
+                (a, b.map_or(total - 1, |b| b.min(total - 1)), true)
+            }
+            Some((a, _)) if !fault.ignore_range => {
+                write!(
+                    out,
+                    "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{total}\r\nContent-Length: 0\r\n\r\n"
+                )?;
+                let _ = a;
+                continue;
+            }
+            _ => (0, total.saturating_sub(1), false),
+        };
+        let len = if total == 0 { 0 } else { end - start + 1 };
+        if partial {
+            write!(
+                out,
+                "HTTP/1.1 206 Partial Content\r\nContent-Length: {len}\r\nContent-Range: bytes {start}-{end}/{total}\r\nAccept-Ranges: bytes\r\n\r\n"
+            )?;
+        } else {
+            let ranges_header = if fault.ignore_range {
+                ""
+            } else {
+                "Accept-Ranges: bytes\r\n"
+            };
+            write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{ranges_header}\r\n"
+            )?;
+        }
+        if method == "HEAD" {
+            continue;
+        }
+        let (drop_after, stall_after) = {
+            let mut f = route.fault.lock().unwrap();
+            let long = |c: &Option<(u64, usize)>| c.is_some_and(|(n, _)| len > n);
+            let d = if long(&f.drop_after) {
+                take(&mut f.drop_after)
+            } else {
+                None
+            };
+            let s = if long(&f.stall_after) {
+                take(&mut f.stall_after)
+            } else {
+                None
+            };
+            (d, s)
+        };
+        send_body(
+            &mut out,
+            &route.body,
+            start,
+            len,
+            &fault,
+            drop_after,
+            stall_after,
+        )?;
+    }
+}
+
+fn send_body(
+    out: &mut TcpStream,
+    body: &Body,
+    start: u64,
+    len: u64,
+    fault: &Fault,
+    drop_after: Option<u64>,
+    stall_after: Option<u64>,
+) -> std::io::Result<()> {
+    let mut file = match body {
+        Body::File(p, _) => {
+            let mut f = std::fs::File::open(p)?;
+            std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(start))?;
+            Some(f)
+        }
+        Body::Bytes(_) => None,
+    };
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut sent = 0u64;
+    let t0 = Instant::now();
+    while sent < len {
+        let want = (len - sent).min(buf.len() as u64) as usize;
+        let chunk = &mut buf[..want];
+        match (&mut file, body) {
+            (Some(f), _) => f.read_exact(chunk)?,
+            (None, Body::Bytes(b)) => {
+                let s = (start + sent) as usize;
+                chunk.copy_from_slice(&b[s..s + want]);
+            }
+            _ => unreachable!(),
+        }
+        if let Some(at) = fault.corrupt_at {
+            let pos = start + sent;
+            if at >= pos && at < pos + want as u64 {
+                chunk[(at - pos) as usize] ^= 0xff;
+            }
+        }
+        let mut n = want as u64;
+        for limit in [drop_after, stall_after].into_iter().flatten() {
+            if sent + n > limit {
+                n = limit.saturating_sub(sent);
+            }
+        }
+        out.write_all(&chunk[..n as usize])?;
+        sent += n;
+        if drop_after.is_some_and(|l| sent >= l) {
+            return Err(std::io::Error::other("fault: drop"));
+        }
+        if stall_after.is_some_and(|l| sent >= l) {
+            std::thread::sleep(Duration::from_secs(30));
+            return Err(std::io::Error::other("fault: stall"));
+        }
+        if let Some(rate) = fault.throttle {
+            let due = Duration::from_secs_f64(sent as f64 / rate as f64);
+            if let Some(wait) = due.checked_sub(t0.elapsed()) {
+                std::thread::sleep(wait);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Deterministic, incompressible test bytes.
+pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}

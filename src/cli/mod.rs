@@ -1,6 +1,7 @@
 //! The command line: a thin front end over the core. Errors are typed inside and
 //! rendered once here, with a `hint:` line saying what to do next.
 
+mod bundle;
 mod detect;
 mod download;
 mod recommend;
@@ -46,6 +47,8 @@ pub struct Cli {
 pub enum Command {
     /// Find the GPUs, driver, CUDA toolkits, cuDNN and Python/PyTorch on this machine
     Detect(detect::Args),
+    /// Download what an install needs into a folder, for machines with no network
+    Bundle(bundle::Args),
     /// Download a file, resumably, verified against its hash
     Download(download::Args),
     /// Recommend a CUDA toolkit, cuDNN and PyTorch build for this machine (or a what-if)
@@ -108,6 +111,7 @@ pub fn main() -> i32 {
         .and_then(|tables| match cli.command {
             Some(Command::Detect(args)) => detect::run(&tables, &args, lang),
             Some(Command::Download(args)) => download::run(&args),
+            Some(Command::Bundle(args)) => bundle::run(&tables, &args, lang),
             Some(Command::Recommend(args)) => recommend::run(&tables, &args, lang),
             Some(Command::Tables(args)) => tables::run(&tables, &args),
             // No subcommand: recommend for this machine, in words.

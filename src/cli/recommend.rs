@@ -73,7 +73,7 @@ fn usage(message: String, hint: impl Into<String>) -> CliError {
 }
 
 /// The facts to recommend for: what the flags say (detection fills the rest in later).
-fn facts(tables: &Tables, args: &Args) -> Result<Facts, CliError> {
+pub(super) fn facts(tables: &Tables, args: &Args) -> Result<Facts, CliError> {
     if let Some(d) = &args.driver
         && d.major() < 100
     {

@@ -781,3 +781,38 @@ fn read_at(f: &File, mut buf: &mut [u8], mut off: u64) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// A small text file (a checksum list, a manifest): the first source that answers.
+pub(super) fn get_text(sources: &[String], opts: &Options) -> Result<String, DownloadError> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .user_agent(concat!("cuda-setup/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(opts.connect_timeout)
+        .timeout(opts.stall_timeout)
+        .build()
+        .map_err(|e| DownloadError::Network {
+            url: sources.first().cloned().unwrap_or_default(),
+            detail: e.to_string(),
+        })?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| io_err(Path::new("tokio runtime"), e))?;
+    let mut failures = Vec::new();
+    for url in sources {
+        let got = rt.block_on(retrying(url, opts, &(), &Cancel::default(), || async {
+            let resp = client
+                .get(url)
+                .send()
+                .await
+                .map_err(|e| http_error(url, e))?;
+            ok_status(url, &resp)?;
+            resp.text().await.map_err(|e| http_error(url, e))
+        }));
+        match got {
+            Ok(t) => return Ok(t),
+            Err(e) => failures.push(e),
+        }
+    }
+    Err(DownloadError::AllSourcesFailed(failures))
+}

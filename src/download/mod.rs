@@ -8,6 +8,7 @@
 
 mod engine;
 mod hash;
+pub mod published;
 mod store;
 
 use std::path::{Path, PathBuf};
@@ -231,7 +232,10 @@ impl DownloadError {
     /// Worth retrying on the same source.
     fn transient(&self) -> bool {
         match self {
-            DownloadError::Network { .. } | DownloadError::Stalled { .. } => true,
+            // A name that does not resolve will not resolve in a second either (hyper
+            // reports it only as text).
+            DownloadError::Network { detail, .. } => !detail.contains("dns error"),
+            DownloadError::Stalled { .. } => true,
             DownloadError::Http { status, .. } => {
                 *status >= 500 || *status == 429 || *status == 408
             }

@@ -1,0 +1,278 @@
+//! `cuda-setup bundle`: download what an install needs into a folder, with a manifest of
+//! hashes, so `install --bundle DIR` works with no network at all.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::download::StatusLine;
+use super::{CliError, exit, recommend};
+use crate::compat::{Os, Tables};
+use crate::download::{self, Cancel, DownloadError, Expected, Options, Request, published};
+use crate::i18n::{self, Lang};
+use crate::platform::{self, Host};
+use crate::recommend::{Goal, Request as RecRequest};
+use crate::version::{ComputeCapability, Version};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The bundle folder (created if needed)
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Only `developer` (toolkit + cuDNN) has files to bundle
+    #[arg(long, value_enum, default_value = "developer")]
+    pub goal: Goal,
+    /// The OS the bundle is for (default: this one)
+    #[arg(long, value_enum)]
+    pub os: Option<Os>,
+    /// CUDA toolkit version (prefix: 12, 12.4 or 12.4.1)
+    #[arg(long, value_name = "VER")]
+    pub cuda: Option<Version>,
+    /// cuDNN version (default: the recommended one)
+    #[arg(long, value_name = "VER", conflicts_with = "no_cudnn")]
+    pub cudnn: Option<Version>,
+    /// Leave cuDNN out
+    #[arg(long)]
+    pub no_cudnn: bool,
+    /// The target machines' GPUs, by compute capability (default: this machine's)
+    #[arg(long = "gpu-cc", value_name = "X.Y")]
+    pub gpu_cc: Vec<ComputeCapability>,
+    /// The target machines' GPUs, by name
+    #[arg(long = "gpu", value_name = "NAME")]
+    pub gpu: Vec<String>,
+    /// The target machines' driver version
+    #[arg(long, value_name = "VER")]
+    pub driver: Option<Version>,
+    /// A mirror base URL tried before NVIDIA (repeatable)
+    #[arg(long, value_name = "URL")]
+    pub mirror: Vec<String>,
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub connections: u16,
+    /// Print the manifest as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `DIR/manifest.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: u32,
+    pub created_by: String,
+    pub os: Os,
+    pub files: Vec<BundleFile>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BundleFile {
+    /// `toolkit_installer` or `cudnn_archive`.
+    pub kind: String,
+    pub version: String,
+    pub file: String,
+    pub url: String,
+    pub sha256: String,
+    pub md5: String,
+    pub size: u64,
+}
+
+pub const MANIFEST: &str = "manifest.json";
+
+struct Item {
+    kind: &'static str,
+    version: Version,
+    url: String,
+    expected: Expected,
+    published: Published,
+}
+
+enum Published {
+    ToolkitMd5,
+    CudnnManifest(Os, u32),
+}
+
+pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
+    if args.goal == Goal::Pytorch {
+        return Err(CliError::Usage {
+            message: "a bundle holds the CUDA toolkit and cuDNN; PyTorch wheels bring their own".into(),
+            hint: "for PyTorch use `pip download torch --index-url https://download.pytorch.org/whl/cuXXX -d DIR` (see `cuda-setup recommend`)".into(),
+        });
+    }
+    let os = args.os.unwrap_or_else(Os::current);
+    let rec_args = recommend::Args {
+        goal: Some(Goal::Developer),
+        os: Some(os),
+        driver: args.driver.clone(),
+        gpu_cc: args.gpu_cc.clone(),
+        gpu: args.gpu.clone(),
+        cuda: args.cuda.clone(),
+        ..Default::default()
+    };
+    let facts = recommend::facts(tables, &rec_args)?;
+    let rec = crate::recommend::recommend(
+        tables,
+        &facts,
+        &RecRequest {
+            goal: Goal::Developer,
+            cuda: args.cuda.clone(),
+        },
+    );
+    if !rec.fits() {
+        for b in &rec.blockers {
+            eprintln!("{}", i18n::render(b, lang));
+        }
+        return Ok(exit::BLOCKED);
+    }
+    let tk = rec
+        .toolkit
+        .as_ref()
+        .expect("a fitting developer recommendation has a toolkit");
+    let mut items = vec![Item {
+        kind: "toolkit_installer",
+        version: tk.version.clone(),
+        url: tk.installer.url.clone(),
+        expected: Expected {
+            sha256: tk.installer.sha256.clone(),
+            md5: tk.installer.md5.clone(),
+            size: tk.installer.size,
+        },
+        published: Published::ToolkitMd5,
+    }];
+    if !args.no_cudnn {
+        let major = tk.version.major();
+        let pick = match &args.cudnn {
+            Some(v) => {
+                let r = tables
+                    .cudnn
+                    .releases
+                    .iter()
+                    .rfind(|r| r.version.parts().starts_with(v.parts()))
+                    .ok_or_else(|| CliError::Usage {
+                        message: format!("no cuDNN {v} in the tables"),
+                        hint: "`cuda-setup tables` lists the known releases".into(),
+                    })?;
+                let a = r.archive(os, major).ok_or_else(|| CliError::Usage {
+                    message: format!(
+                        "cuDNN {} has no {} archive for CUDA {major}",
+                        r.version,
+                        os.as_str()
+                    ),
+                    hint: "pick a cuDNN release built for this CUDA major".into(),
+                })?;
+                Some((
+                    r.version.clone(),
+                    a.url(),
+                    Expected {
+                        sha256: a.sha256.clone(),
+                        md5: a.md5.clone(),
+                        size: a.size,
+                    },
+                ))
+            }
+            None => rec.cudnn.as_ref().map(|c| {
+                (
+                    c.version.clone(),
+                    c.archive_url.clone(),
+                    Expected {
+                        sha256: c.archive.sha256.clone(),
+                        md5: c.archive.md5.clone(),
+                        size: c.archive.size,
+                    },
+                )
+            }),
+        };
+        if let Some((version, url, expected)) = pick {
+            items.push(Item {
+                kind: "cudnn_archive",
+                version,
+                url,
+                expected,
+                published: Published::CudnnManifest(os, major),
+            });
+        }
+    }
+
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        CliError::Download(DownloadError::Io {
+            path: args.out.clone(),
+            detail: e.to_string(),
+        })
+    })?;
+    let host = Host::real();
+    let opts = Options::default();
+    let reporter = StatusLine::new();
+    let mut files = Vec::new();
+    for mut item in items {
+        let file = download::file_name_of(&item.url).to_string();
+        if item.expected.sha256.is_none() && item.expected.md5.is_none() {
+            // Not in the tables: take the hash NVIDIA publishes beside the file.
+            match item.published {
+                Published::ToolkitMd5 => {
+                    item.expected.md5 =
+                        published::toolkit_md5(&item.version, &file, &args.mirror, &opts)?
+                }
+                Published::CudnnManifest(os, major) => {
+                    if let Some(e) =
+                        published::cudnn_expected(&item.version, os, major, &args.mirror, &opts)?
+                    {
+                        item.expected = Expected {
+                            size: e.size.or(item.expected.size),
+                            ..e
+                        };
+                    }
+                }
+            }
+        }
+        let req = Request {
+            url: item.url.clone(),
+            mirrors: args.mirror.clone(),
+            expected: item.expected.clone(),
+            dest: args.out.join(&file),
+            connections: args.connections as usize,
+            cache_dir: platform::cache_dir(&host),
+            bundle_dirs: vec![],
+            allow_http: true,
+        };
+        let o = download::download(&req, &opts, &reporter, &Cancel::default())?;
+        reporter.finish();
+        files.push(BundleFile {
+            kind: item.kind.into(),
+            version: item.version.to_string(),
+            file,
+            url: item.url,
+            sha256: o.sha256,
+            md5: o.md5,
+            size: o.size,
+        });
+    }
+    let manifest = Manifest {
+        format: 1,
+        created_by: concat!("cuda-setup ", env!("CARGO_PKG_VERSION")).into(),
+        os,
+        files,
+    };
+    write_manifest(&args.out, &manifest)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&manifest).expect("serialisable")
+        );
+    } else {
+        for f in &manifest.files {
+            println!("{}: {} ({} bytes)", f.kind, f.file, f.size);
+        }
+        println!("bundle ready: {}", args.out.join(MANIFEST).display());
+    }
+    Ok(exit::OK)
+}
+
+fn write_manifest(dir: &Path, m: &Manifest) -> Result<(), CliError> {
+    let path = dir.join(MANIFEST);
+    let tmp = dir.join("manifest.json.tmp");
+    let io = |e: std::io::Error| {
+        CliError::Download(DownloadError::Io {
+            path: path.clone(),
+            detail: e.to_string(),
+        })
+    };
+    std::fs::write(&tmp, serde_json::to_vec_pretty(m).expect("serialisable")).map_err(io)?;
+    std::fs::rename(&tmp, &path).map_err(io)
+}

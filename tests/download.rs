@@ -410,6 +410,19 @@ fn unsafe_requests_are_refused() {
 }
 
 #[test]
+fn a_file_bigger_than_the_disk_is_refused_before_writing() {
+    let f = fixture();
+    f.server.add("/huge.exe", Body::Zeros(1 << 50)); // 1 PiB
+    let mut req = f.request();
+    req.url = f.server.url("/huge.exe");
+    req.expected.size = None;
+    let err = download::download(&req, &fast(), &(), &Cancel::default()).unwrap_err();
+    assert!(matches!(err, DownloadError::DiskFull { .. }), "{err}");
+    assert!(err.to_string().contains("not enough free space"), "{err}");
+    assert!(!req.dest.with_file_name("f.exe.part").exists());
+}
+
+#[test]
 fn md5_only_is_accepted() {
     let f = fixture();
     let mut req = f.request();

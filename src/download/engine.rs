@@ -491,7 +491,7 @@ async fn ranged(
         }
         return Err(e);
     }
-    file.sync_all().map_err(|e| disk_err(&part, e, size))?;
+    // No fsync: a file that a crash leaves damaged fails the hash check on reuse.
     reporter.event(Event::Verifying);
     let digests = match hasher {
         Some(h) => h
@@ -705,7 +705,6 @@ async fn whole(
                     detail: format!("connection closed after {n} bytes"),
                 });
             }
-            f.sync_all().map_err(|e| disk_err(&part, e, n))?;
             Ok((h.finish(), n))
         }
     });

@@ -18,13 +18,15 @@ pub enum Body {
     Bytes(Arc<Vec<u8>>),
     /// A file on disk (for multi-GB benchmarks).
     File(PathBuf, u64),
+    /// This many zero bytes, never held in memory (a file too big for the disk).
+    Zeros(u64),
 }
 
 impl Body {
     fn len(&self) -> u64 {
         match self {
             Body::Bytes(b) => b.len() as u64,
-            Body::File(_, n) => *n,
+            Body::File(_, n) | Body::Zeros(n) => *n,
         }
     }
 }
@@ -293,7 +295,7 @@ fn send_body(
             std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(start))?;
             Some(f)
         }
-        Body::Bytes(_) => None,
+        Body::Bytes(_) | Body::Zeros(_) => None,
     };
     let mut buf = vec![0u8; 256 * 1024];
     let mut sent = 0u64;
@@ -307,6 +309,7 @@ fn send_body(
                 let s = (start + sent) as usize;
                 chunk.copy_from_slice(&b[s..s + want]);
             }
+            (None, Body::Zeros(_)) => chunk.fill(0),
             _ => unreachable!(),
         }
         if let Some(at) = fault.corrupt_at {

@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod compat;
+pub mod cudnn;
 pub mod detect;
 pub mod download;
 pub mod i18n;

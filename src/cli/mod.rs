@@ -2,6 +2,7 @@
 //! rendered once here, with a `hint:` line saying what to do next.
 
 mod bundle;
+mod cudnn;
 mod detect;
 mod download;
 mod recommend;
@@ -49,6 +50,8 @@ pub enum Command {
     Detect(detect::Args),
     /// Download what an install needs into a folder, for machines with no network
     Bundle(bundle::Args),
+    /// Install, verify or uninstall cuDNN in a CUDA toolkit folder
+    Cudnn(cudnn::Args),
     /// Download a file, resumably, verified against its hash
     Download(download::Args),
     /// Recommend a CUDA toolkit, cuDNN and PyTorch build for this machine (or a what-if)
@@ -66,6 +69,8 @@ pub enum CliError {
     Usage { message: String, hint: String },
     #[error("download failed: {0}")]
     Download(#[from] crate::download::DownloadError),
+    #[error("cuDNN: {0}")]
+    Cudnn(#[from] crate::cudnn::CudnnError),
 }
 
 impl CliError {
@@ -80,6 +85,7 @@ impl CliError {
             ),
             CliError::Usage { hint, .. } => Some(hint.clone()),
             CliError::Download(e) => Some(e.hint().into()),
+            CliError::Cudnn(e) => Some(e.hint().into()),
         }
     }
 
@@ -87,6 +93,7 @@ impl CliError {
         match self {
             CliError::Tables(_) | CliError::Download(_) => exit::ERROR,
             CliError::Usage { .. } => exit::USAGE,
+            CliError::Cudnn(e) => cudnn::code(e),
         }
     }
 }
@@ -111,6 +118,7 @@ pub fn main() -> i32 {
         .and_then(|tables| match cli.command {
             Some(Command::Detect(args)) => detect::run(&tables, &args, lang),
             Some(Command::Download(args)) => download::run(&args),
+            Some(Command::Cudnn(args)) => cudnn::run(&args),
             Some(Command::Bundle(args)) => bundle::run(&tables, &args, lang),
             Some(Command::Recommend(args)) => recommend::run(&tables, &args, lang),
             Some(Command::Tables(args)) => tables::run(&tables, &args),

@@ -167,6 +167,12 @@ fn default_dirs(host: &Host) -> Vec<PathBuf> {
     dirs.into_iter().collect()
 }
 
+/// The version of the toolkit in `dir` (version.json, version.txt, nvcc, folder name).
+pub fn version_of(host: &Host, dir: &Path, timeout: Duration) -> Option<Version> {
+    let nvcc = dir.join("bin").join(host.exe("nvcc"));
+    read_version(host, dir, nvcc.is_file().then_some(nvcc.as_path()), timeout).0
+}
+
 fn read_version(
     host: &Host,
     dir: &Path,

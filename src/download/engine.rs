@@ -717,16 +717,7 @@ async fn whole(
 
 /// Refuses early when the target volume cannot hold the file.
 fn check_space(dest: &Path, needed: u64) -> Result<(), DownloadError> {
-    let dir = dest.parent().unwrap_or(Path::new("."));
-    let disks = sysinfo::Disks::new_with_refreshed_list().ok();
-    let dir = crate::platform::canonical(dir);
-    let free = disks.as_ref().and_then(|d| {
-        d.iter()
-            .filter(|d| dir.starts_with(d.mount_point()))
-            .max_by_key(|d| d.mount_point().as_os_str().len())
-            .map(|d| d.available_space())
-    });
-    match free {
+    match crate::platform::free_space(dest.parent().unwrap_or(Path::new("."))) {
         Some(free) if free < needed => Err(DownloadError::DiskFull {
             path: dest.to_path_buf(),
             needed,

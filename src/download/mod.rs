@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use hash::{Digests, hash_file};
+pub use hash::{Digests, Hasher, hash_file};
 
 /// What the file must be. At least one hash is required: nothing unverified is used.
 #[derive(Debug, Clone, Default, Serialize)]

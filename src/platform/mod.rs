@@ -258,6 +258,18 @@ pub fn cache_dir(host: &Host) -> Option<PathBuf> {
     }
 }
 
+/// Free bytes on the volume holding `path` (or its nearest existing ancestor).
+pub fn free_space(path: &Path) -> Option<u64> {
+    let existing = path.ancestors().find(|a| a.exists()).unwrap_or(path);
+    let path = canonical(existing);
+    let disks = sysinfo::Disks::new_with_refreshed_list().ok()?;
+    disks
+        .iter()
+        .filter(|d| path.starts_with(d.mount_point()))
+        .max_by_key(|d| d.mount_point().as_os_str().len())
+        .map(|d| d.available_space())
+}
+
 /// Whether this process runs with administrator (Windows) or root (Linux) rights.
 pub fn is_elevated() -> bool {
     #[cfg(windows)]

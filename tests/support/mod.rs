@@ -1,2 +1,3 @@
 //! Shared test helpers (each integration test includes what it needs).
+pub mod cudnn_zip;
 pub mod server;

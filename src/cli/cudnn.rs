@@ -1,0 +1,147 @@
+//! `cuda-setup cudnn install|verify|uninstall`.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use super::{CliError, exit};
+use crate::cudnn::{self, CudnnError, Event};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Validate a cuDNN zip and copy bin/include/lib into a CUDA toolkit, as a transaction
+    Install {
+        /// NVIDIA's cuDNN zip (cudnn-windows-x86_64-<version>_cuda<major>-archive.zip)
+        #[arg(long)]
+        archive: PathBuf,
+        /// The CUDA toolkit folder
+        #[arg(long)]
+        cuda_dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check that what we installed is intact
+    Verify {
+        #[arg(long)]
+        cuda_dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Restore the toolkit folder to what it was before the install
+    Uninstall {
+        #[arg(long)]
+        cuda_dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Exit codes of `cudnn` (docs/cli.md).
+pub const REFUSED: i32 = 3;
+pub const PROBLEMS: i32 = 4;
+
+fn print<T: serde::Serialize>(json: bool, value: &T, text: impl FnOnce()) {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(value).expect("serialisable")
+        );
+    } else {
+        text();
+    }
+}
+
+pub fn run(args: &Args) -> Result<i32, CliError> {
+    match &args.action {
+        Action::Install {
+            archive,
+            cuda_dir,
+            json,
+        } => {
+            let last = Mutex::new(0usize);
+            let report = |e: Event| match e {
+                Event::Recovered(r) => eprintln!("finished an interrupted operation: {r:?}"),
+                Event::Validated {
+                    version,
+                    entries,
+                    total_bytes,
+                } => {
+                    eprintln!(
+                        "cuDNN {version}: {entries} files, {} — archive checked",
+                        super::download::human_bytes(total_bytes as f64)
+                    )
+                }
+                Event::Extracted {
+                    entries,
+                    total_entries,
+                    ..
+                } => {
+                    let mut l = last.lock().unwrap();
+                    // A line per quarter is enough on a console.
+                    if entries * 4 / total_entries > *l || entries == total_entries {
+                        *l = entries * 4 / total_entries;
+                        eprintln!("  extracted {entries}/{total_entries}");
+                    }
+                }
+                Event::Applying => eprintln!("  copying into {}", cuda_dir.display()),
+            };
+            let m = cudnn::install(archive, cuda_dir, &report)?;
+            print(*json, &m, || {
+                let replaced = m.files.iter().filter(|f| f.replaced).count();
+                println!(
+                    "cuDNN {} installed into {} ({} files, {replaced} replaced and backed up)",
+                    m.cudnn_version,
+                    cuda_dir.display(),
+                    m.files.len()
+                );
+            });
+            Ok(exit::OK)
+        }
+        Action::Verify { cuda_dir, json } => {
+            let r = cudnn::verify(cuda_dir)?;
+            print(*json, &r, || {
+                if r.problems.is_empty() {
+                    println!("cuDNN {}: all {} files intact", r.cudnn_version, r.files);
+                }
+                for p in &r.problems {
+                    println!("{}: {}", p.path, p.problem);
+                }
+            });
+            if !r.problems.is_empty() && !*json {
+                eprintln!(
+                    "hint: run `cuda-setup cudnn install` again with the same archive (or `cuda-setup repair --fix`)"
+                );
+            }
+            Ok(if r.problems.is_empty() {
+                exit::OK
+            } else {
+                PROBLEMS
+            })
+        }
+        Action::Uninstall { cuda_dir, json } => {
+            let m = cudnn::uninstall(cuda_dir)?;
+            print(*json, &m, || {
+                println!(
+                    "cuDNN {} removed; {} restored to its previous state",
+                    m.cudnn_version,
+                    cuda_dir.display()
+                )
+            });
+            Ok(exit::OK)
+        }
+    }
+}
+
+/// The exit code for a cuDNN error.
+pub fn code(e: &CudnnError) -> i32 {
+    match e {
+        CudnnError::Refused { .. } | CudnnError::NotAToolkit { .. } => REFUSED,
+        CudnnError::NotInstalled { .. } => PROBLEMS,
+        _ => exit::ERROR,
+    }
+}

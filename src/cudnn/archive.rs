@@ -1,0 +1,344 @@
+//! Reading a cuDNN zip as hostile input: every entry name, type and size is checked, and
+//! the layout must be one NVIDIA ships, before a single byte is extracted.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::version::Version;
+
+/// Bounds no real cuDNN archive comes near (9.27 for CUDA 12: ~70 entries, 1.2 GB
+/// unpacked, DLLs compress about 2:1).
+pub const MAX_ENTRIES: usize = 5_000;
+pub const MAX_TOTAL_BYTES: u64 = 16 << 30;
+pub const MAX_RATIO: u64 = 200;
+
+/// Why an archive is refused. Each says what was found and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[serde(tag = "rule", rename_all = "snake_case")]
+pub enum Refusal {
+    #[error("not a readable zip archive: {detail}")]
+    NotZip { detail: String },
+    #[error("entry \"{name}\" climbs out of the archive (..)")]
+    Traversal { name: String },
+    #[error("entry \"{name}\" is an absolute path or has a drive letter")]
+    Absolute { name: String },
+    #[error("entry \"{name}\" uses backslashes; zip paths use /")]
+    Backslash { name: String },
+    #[error("entry \"{name}\" is a symbolic link; cuDNN archives have none")]
+    Symlink { name: String },
+    #[error(
+        "entries \"{a}\" and \"{b}\" differ only in letter case and would overwrite each other on Windows"
+    )]
+    CaseCollision { a: String, b: String },
+    #[error("{count} entries; a cuDNN archive has far fewer (limit {limit})")]
+    TooManyEntries { count: usize, limit: usize },
+    #[error("{total} bytes unpacked; over the {limit}-byte limit")]
+    TooLarge { total: u64, limit: u64 },
+    #[error("entry \"{name}\" would inflate {ratio}:1 (limit {limit}:1): a zip bomb, not cuDNN")]
+    Ratio {
+        name: String,
+        ratio: u64,
+        limit: u64,
+    },
+    #[error("entry \"{name}\" is damaged: {detail}")]
+    Corrupt { name: String, detail: String },
+    #[error(
+        "unexpected layout: {found}. Expected NVIDIA's cuDNN zip: one folder cudnn-windows-x86_64-<version>_cuda<major>-archive holding bin/ (bin/x64/ from 9.18), include/ and lib/x64/"
+    )]
+    Layout { found: String },
+    #[error("no include/cudnn_version.h (or cudnn.h) with the version in the archive")]
+    NoVersion,
+    #[error(
+        "this cuDNN is built for CUDA {archive}, but the toolkit in {toolkit_dir} is CUDA {toolkit}: get {suggestion}"
+    )]
+    CudaMismatch {
+        archive: u32,
+        toolkit: String,
+        toolkit_dir: PathBuf,
+        suggestion: String,
+    },
+}
+
+/// Where an entry goes, relative to the toolkit folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Dll,
+    Header,
+    ImportLib,
+    License,
+}
+
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub index: usize,
+    /// The path inside the archive.
+    pub name: String,
+    /// The path under the archive's top folder (`bin/x64/cudnn64_9.dll`).
+    pub inner: String,
+    pub kind: Kind,
+    pub size: u64,
+}
+
+/// A validated archive, ready to extract.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub path: PathBuf,
+    pub top: String,
+    pub version: Version,
+    /// From the folder name (`_cuda12-archive`); None for the old `cuda/` layout.
+    pub cuda_major: Option<u32>,
+    /// The 4-part version in the folder name (`9.10.2.21`).
+    pub full_version: Option<Version>,
+    pub entries: Vec<Entry>,
+    pub total_bytes: u64,
+}
+
+/// The bounds an archive must stay within.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub entries: usize,
+    pub total_bytes: u64,
+    pub ratio: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            entries: MAX_ENTRIES,
+            total_bytes: MAX_TOTAL_BYTES,
+            ratio: MAX_RATIO,
+        }
+    }
+}
+
+/// Checks every name before anything else reads the archive.
+fn check_name(name: &str) -> Result<(), Refusal> {
+    let n = || name.to_string();
+    if name.contains('\\') {
+        return Err(Refusal::Backslash { name: n() });
+    }
+    if name.starts_with('/') || name.as_bytes().get(1) == Some(&b':') || name.contains(':') {
+        return Err(Refusal::Absolute { name: n() });
+    }
+    if name.split('/').any(|c| c == "..") {
+        return Err(Refusal::Traversal { name: n() });
+    }
+    if name.contains('\0') {
+        return Err(Refusal::Corrupt {
+            name: n(),
+            detail: "NUL in the name".into(),
+        });
+    }
+    Ok(())
+}
+
+/// `cudnn-windows-x86_64-9.10.2.21_cuda12-archive` → (9.10.2.21, 12).
+pub fn parse_top(top: &str) -> Option<(Version, u32)> {
+    let rest = top
+        .strip_prefix("cudnn-windows-x86_64-")?
+        .strip_suffix("-archive")?;
+    let (ver, cuda) = rest.split_once("_cuda")?;
+    Some((ver.parse().ok()?, cuda.parse().ok()?))
+}
+
+fn classify(inner: &str) -> Option<Kind> {
+    let lower = inner.to_ascii_lowercase();
+    let (dir, file) = lower.rsplit_once('/').unwrap_or(("", &lower));
+    match dir {
+        "bin" | "bin/x64" if file.ends_with(".dll") => Some(Kind::Dll),
+        "include" if file.ends_with(".h") => Some(Kind::Header),
+        "lib/x64" | "lib" if file.ends_with(".lib") => Some(Kind::ImportLib),
+        "" if file.starts_with("license") => Some(Kind::License),
+        _ => None,
+    }
+}
+
+/// Opens and validates `path`. Reads the central directory and the version header only.
+pub fn open(path: &Path) -> Result<Plan, Refusal> {
+    open_with(path, &Limits::default())
+}
+
+pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
+    let file = File::open(path).map_err(|e| Refusal::NotZip {
+        detail: e.to_string(),
+    })?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| Refusal::NotZip {
+        detail: e.to_string(),
+    })?;
+    if zip.len() > limits.entries {
+        return Err(Refusal::TooManyEntries {
+            count: zip.len(),
+            limit: limits.entries,
+        });
+    }
+    let mut seen: HashMap<String, String> = HashMap::new();
+    let mut files = Vec::new();
+    let mut total = 0u64;
+    for i in 0..zip.len() {
+        let e = zip.by_index_raw(i).map_err(|e| Refusal::Corrupt {
+            name: format!("#{i}"),
+            detail: e.to_string(),
+        })?;
+        let name = String::from_utf8_lossy(e.name_raw()).into_owned();
+        check_name(&name)?;
+        if e.is_symlink() || e.unix_mode().is_some_and(|m| m & 0o170000 == 0o120000) {
+            return Err(Refusal::Symlink { name });
+        }
+        let folded = name.trim_end_matches('/').to_lowercase();
+        if let Some(prev) = seen.insert(folded, name.clone()) {
+            return Err(Refusal::CaseCollision { a: prev, b: name });
+        }
+        if e.is_dir() {
+            continue;
+        }
+        let (size, packed) = (e.size(), e.compressed_size().max(1));
+        if size / packed > limits.ratio {
+            return Err(Refusal::Ratio {
+                name,
+                ratio: size / packed,
+                limit: limits.ratio,
+            });
+        }
+        total = total.saturating_add(size);
+        if total > limits.total_bytes {
+            return Err(Refusal::TooLarge {
+                total,
+                limit: limits.total_bytes,
+            });
+        }
+        files.push((i, name, size));
+    }
+
+    // One top folder: NVIDIA's archive folder, or `cuda/` in old cuDNN 8 zips.
+    let tops: Vec<&str> = files
+        .iter()
+        .map(|(_, n, _)| n.split('/').next().unwrap_or(""))
+        .collect();
+    let top = tops.first().copied().unwrap_or("").to_string();
+    if top.is_empty()
+        || tops.iter().any(|t| *t != top)
+        || files.iter().any(|(_, n, _)| !n.contains('/'))
+    {
+        let mut distinct: Vec<&str> = tops.clone();
+        distinct.sort();
+        distinct.dedup();
+        return Err(Refusal::Layout {
+            found: format!(
+                "top-level entries {:?}",
+                distinct.iter().take(5).collect::<Vec<_>>()
+            ),
+        });
+    }
+    let named = parse_top(&top);
+    if named.is_none() && top != "cuda" {
+        return Err(Refusal::Layout {
+            found: format!("top folder \"{top}\""),
+        });
+    }
+    let mut entries = Vec::new();
+    for (index, name, size) in files {
+        let inner = name[top.len() + 1..].to_string();
+        let Some(kind) = classify(&inner) else {
+            return Err(Refusal::Layout {
+                found: format!("unexpected file \"{name}\""),
+            });
+        };
+        entries.push(Entry {
+            index,
+            name,
+            inner,
+            kind,
+            size,
+        });
+    }
+    if !entries
+        .iter()
+        .any(|e| e.kind == Kind::Dll && e.inner.to_ascii_lowercase().contains("cudnn64_"))
+    {
+        return Err(Refusal::Layout {
+            found: "no cudnn64_*.dll under bin/ or bin/x64/".into(),
+        });
+    }
+    let version = read_version(&mut zip, &entries)?;
+    if let Some((v, _)) = &named
+        && v.major_minor() != version.major_minor()
+    {
+        return Err(Refusal::Layout {
+            found: format!("folder says cuDNN {v}, cudnn_version.h says {version}"),
+        });
+    }
+    Ok(Plan {
+        path: path.to_path_buf(),
+        top,
+        version,
+        cuda_major: named.as_ref().map(|(_, c)| *c),
+        full_version: named.map(|(v, _)| v),
+        entries,
+        total_bytes: total,
+    })
+}
+
+fn read_version(zip: &mut zip::ZipArchive<File>, entries: &[Entry]) -> Result<Version, Refusal> {
+    for header in ["include/cudnn_version.h", "include/cudnn.h"] {
+        let Some(e) = entries
+            .iter()
+            .find(|e| e.inner.eq_ignore_ascii_case(header))
+        else {
+            continue;
+        };
+        let mut f = zip.by_index(e.index).map_err(|err| Refusal::Corrupt {
+            name: e.name.clone(),
+            detail: err.to_string(),
+        })?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut f, &mut text).map_err(|err| Refusal::Corrupt {
+            name: e.name.clone(),
+            detail: err.to_string(),
+        })?;
+        if let Some(v) = crate::detect::cudnn::parse_cudnn_header(&text) {
+            return Ok(v);
+        }
+    }
+    Err(Refusal::NoVersion)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(check_name("cudnn-x/bin/cudnn64_9.dll").is_ok());
+        assert!(matches!(
+            check_name("a/../../evil.dll"),
+            Err(Refusal::Traversal { .. })
+        ));
+        assert!(matches!(
+            check_name("/etc/passwd"),
+            Err(Refusal::Absolute { .. })
+        ));
+        assert!(matches!(
+            check_name("C:/Windows/x.dll"),
+            Err(Refusal::Absolute { .. })
+        ));
+        assert!(matches!(
+            check_name("a\\..\\x.dll"),
+            Err(Refusal::Backslash { .. })
+        ));
+    }
+
+    #[test]
+    fn top_folder() {
+        let (v, c) = parse_top("cudnn-windows-x86_64-9.10.2.21_cuda12-archive").unwrap();
+        assert_eq!((v.to_string().as_str(), c), ("9.10.2.21", 12));
+        assert!(parse_top("cudnn-linux-x86_64-9.10.2.21_cuda12-archive").is_none());
+        assert_eq!(classify("bin/x64/cudnn64_9.dll"), Some(Kind::Dll));
+        assert_eq!(classify("lib/x64/cudnn.lib"), Some(Kind::ImportLib));
+        assert_eq!(classify("include/cudnn_version.h"), Some(Kind::Header));
+        assert_eq!(classify("bin/evil.exe"), None);
+    }
+}

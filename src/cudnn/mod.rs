@@ -1,0 +1,287 @@
+//! cuDNN into a CUDA toolkit folder: validate the archive as hostile input, extract to
+//! staging, apply as a transaction with a manifest, verify and uninstall later.
+
+pub mod archive;
+mod extract;
+pub mod txn;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use archive::Refusal;
+pub use txn::Recovered;
+
+use crate::platform::Host;
+use crate::version::Version;
+
+#[derive(Debug, Clone, thiserror::Error, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CudnnError {
+    #[error("{archive}: refused: {refusal}")]
+    Refused { archive: PathBuf, refusal: Refusal },
+    #[error("{dir} is not a CUDA toolkit folder: {detail}")]
+    NotAToolkit { dir: PathBuf, detail: String },
+    #[error("{file} is in use by another program ({detail}); nothing was changed")]
+    InUse { file: PathBuf, detail: String },
+    #[error("not enough free space in {dir}: {needed} bytes needed, {free} free")]
+    DiskFull {
+        dir: PathBuf,
+        needed: u64,
+        free: u64,
+    },
+    #[error("{path}: {detail}")]
+    Io { path: PathBuf, detail: String },
+    #[error("no cuDNN installed by cuda-setup in {dir}")]
+    NotInstalled { dir: PathBuf },
+}
+
+impl CudnnError {
+    pub fn io(path: &Path, e: std::io::Error) -> Self {
+        CudnnError::Io {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        }
+    }
+
+    pub fn hint(&self) -> &'static str {
+        match self {
+            CudnnError::Refused {
+                refusal: Refusal::CudaMismatch { .. },
+                ..
+            } => "download the archive named above from NVIDIA's cuDNN archive page",
+            CudnnError::Refused { .. } => {
+                "download the archive again from NVIDIA (https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/) and do not repack it"
+            }
+            CudnnError::NotAToolkit { .. } => {
+                "give the folder of an installed CUDA toolkit, e.g. C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4"
+            }
+            CudnnError::InUse { .. } => {
+                "close the program using it (Python, Jupyter, an IDE running your training script), then run the same command again"
+            }
+            CudnnError::DiskFull { .. } => {
+                "free some space on that drive, then run the same command again"
+            }
+            CudnnError::Io { .. } => {
+                "check that you may write to the toolkit folder (run as administrator for Program Files), then run the same command again"
+            }
+            CudnnError::NotInstalled { .. } => {
+                "install cuDNN with `cuda-setup cudnn install --archive ZIP --cuda-dir DIR`"
+            }
+        }
+    }
+}
+
+/// Progress for the GUI.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    Validated {
+        version: Version,
+        entries: usize,
+        total_bytes: u64,
+    },
+    Extracted {
+        entries: usize,
+        total_entries: usize,
+        bytes: u64,
+        total_bytes: u64,
+    },
+    Applying,
+    Recovered(Recovered),
+}
+
+/// What we installed: each file, its hash, and whether it replaced one (kept as backup).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: u32,
+    pub cudnn_version: Version,
+    pub cuda_major: Option<u32>,
+    pub toolkit_version: Option<Version>,
+    pub archive: String,
+    pub files: Vec<ManifestFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestFile {
+    /// Relative to the toolkit folder, with `/`.
+    pub path: String,
+    pub sha256: String,
+    pub size: u64,
+    pub replaced: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Problem {
+    pub path: String,
+    /// `missing` or `altered`.
+    pub problem: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyReport {
+    pub cudnn_version: Version,
+    pub files: usize,
+    pub problems: Vec<Problem>,
+}
+
+/// Where the DLLs go: beside the toolkit's own runtime DLLs (`bin`, `bin/x64` for 13.x).
+fn dll_dir(toolkit_major: u32) -> &'static str {
+    if toolkit_major >= 13 {
+        "bin/x64"
+    } else {
+        "bin"
+    }
+}
+
+fn dest_rel(e: &archive::Entry, toolkit_major: u32) -> String {
+    let file = e.inner.rsplit('/').next().unwrap_or(&e.inner);
+    match e.kind {
+        archive::Kind::Dll => format!("{}/{file}", dll_dir(toolkit_major)),
+        archive::Kind::Header => format!("include/{file}"),
+        archive::Kind::ImportLib => format!("lib/x64/{file}"),
+        archive::Kind::License => format!("{}/cudnn-{file}", txn::META),
+    }
+}
+
+/// Finishes or undoes whatever a killed run left in `dir`.
+pub fn recover(dir: &Path) -> Result<Option<Recovered>, CudnnError> {
+    txn::recover(dir)
+}
+
+/// Installs the cuDNN in `archive` into the toolkit at `dir`. A previous install by us
+/// is uninstalled first (its own transaction), so backups always hold the toolkit's files.
+pub fn install(
+    archive: &Path,
+    dir: &Path,
+    report: &(dyn Fn(Event) + Sync),
+) -> Result<Manifest, CudnnError> {
+    if let Some(r) = recover(dir)? {
+        report(Event::Recovered(r));
+    }
+    let toolkit = crate::detect::toolkit::version_of(&Host::real(), dir, Duration::from_secs(20))
+        .filter(|_| dir.join("bin").is_dir())
+        .ok_or_else(|| CudnnError::NotAToolkit {
+            dir: dir.to_path_buf(),
+            detail: "no version.json, version.txt or bin/nvcc".into(),
+        })?;
+    let plan = archive::open(archive).map_err(|refusal| CudnnError::Refused {
+        archive: archive.to_path_buf(),
+        refusal,
+    })?;
+    if let Some(major) = plan.cuda_major
+        && major != toolkit.major()
+    {
+        let v = plan.full_version.as_ref().unwrap_or(&plan.version);
+        let suggestion = format!(
+            "cudnn-windows-x86_64-{v}_cuda{}-archive.zip",
+            toolkit.major()
+        );
+        return Err(CudnnError::Refused {
+            archive: archive.to_path_buf(),
+            refusal: Refusal::CudaMismatch {
+                archive: major,
+                toolkit: toolkit.to_string(),
+                toolkit_dir: dir.to_path_buf(),
+                suggestion,
+            },
+        });
+    }
+    report(Event::Validated {
+        version: plan.version.clone(),
+        entries: plan.entries.len(),
+        total_bytes: plan.total_bytes,
+    });
+    if let Some(free) = crate::platform::free_space(dir)
+        && free < plan.total_bytes * 2
+    {
+        return Err(CudnnError::DiskFull {
+            dir: dir.to_path_buf(),
+            needed: plan.total_bytes * 2,
+            free,
+        });
+    }
+    if let Some(old) = txn::read_manifest(dir)? {
+        txn::uninstall(dir, old)?;
+    }
+
+    let meta = txn::meta(dir);
+    std::fs::create_dir_all(&meta).map_err(|e| CudnnError::io(&meta, e))?;
+    let staging = meta.join(format!("staging-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    let staged = match extract::extract(&plan, &staging, report) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+    };
+    let files: Vec<ManifestFile> = staged
+        .iter()
+        .map(|s| {
+            let path = dest_rel(&s.entry, toolkit.major());
+            ManifestFile {
+                replaced: dir.join(&path).exists(),
+                path,
+                sha256: s.sha256.clone(),
+                size: s.entry.size,
+            }
+        })
+        .collect();
+    let moves: Vec<(String, PathBuf)> = files
+        .iter()
+        .zip(&staged)
+        .map(|(f, s)| (f.path.clone(), s.path.clone()))
+        .collect();
+    let manifest = Manifest {
+        format: 1,
+        cudnn_version: plan.version.clone(),
+        cuda_major: plan.cuda_major,
+        toolkit_version: Some(toolkit),
+        archive: archive
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        files,
+    };
+    report(Event::Applying);
+    txn::apply_install(dir, &staging, &moves, manifest)
+}
+
+/// Restores the toolkit folder to what it was before our install.
+pub fn uninstall(dir: &Path) -> Result<Manifest, CudnnError> {
+    recover(dir)?;
+    let m = txn::read_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
+        dir: dir.to_path_buf(),
+    })?;
+    txn::uninstall(dir, m)
+}
+
+/// Checks every file we installed is there with the bytes we put.
+pub fn verify(dir: &Path) -> Result<VerifyReport, CudnnError> {
+    recover(dir)?;
+    let m = txn::read_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
+        dir: dir.to_path_buf(),
+    })?;
+    let mut problems = Vec::new();
+    for f in &m.files {
+        let p = dir.join(&f.path);
+        let problem = match crate::download::hash_file(&p) {
+            Err(_) => Some("missing"),
+            Ok((d, n)) if n != f.size || d.sha256 != f.sha256 => Some("altered"),
+            Ok(_) => None,
+        };
+        if let Some(problem) = problem {
+            problems.push(Problem {
+                path: f.path.clone(),
+                problem,
+            });
+        }
+    }
+    Ok(VerifyReport {
+        cudnn_version: m.cudnn_version,
+        files: m.files.len(),
+        problems,
+    })
+}

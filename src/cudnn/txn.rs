@@ -1,0 +1,281 @@
+//! The transaction that puts cuDNN into a toolkit folder, and undoes it.
+//!
+//! Protocol (every step survives a kill -9):
+//! 1. Everything is extracted to `.cuda-setup/staging-*` first; the toolkit is untouched.
+//! 2. The journal (`.cuda-setup/cudnn-journal.json`, state `applying`) records every file
+//!    and whether it existed, before the first change.
+//! 3. Per file: an existing file is renamed into `.cuda-setup/cudnn-backup/`, then the
+//!    staged file is renamed into place (same volume: atomic).
+//! 4. The journal turns `committed`, the manifest is written, the journal is removed.
+//!
+//! Recovery reads the journal: `applying` rolls back (restore every backup, delete every
+//! file that did not exist), `committed` finishes (manifest, clean-up). Both are
+//! idempotent, so a kill during recovery is recovered the same way.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{CudnnError, Manifest};
+
+pub const META: &str = ".cuda-setup";
+const JOURNAL: &str = "cudnn-journal.json";
+pub const MANIFEST: &str = "cudnn-manifest.json";
+const BACKUP: &str = "cudnn-backup";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Install,
+    Uninstall,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Applying,
+    Committed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Journal {
+    pub op: Op,
+    pub state: State,
+    /// The staging folder (install), relative to the toolkit folder.
+    pub staging: Option<String>,
+    pub manifest: Manifest,
+}
+
+/// What recovery did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recovered {
+    RolledBack,
+    Completed,
+}
+
+pub fn meta(dir: &Path) -> PathBuf {
+    dir.join(META)
+}
+
+fn backup_path(dir: &Path, rel: &str) -> PathBuf {
+    meta(dir).join(BACKUP).join(rel)
+}
+
+/// Writes JSON so that a reader sees the old or the new content, never a torn file.
+pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), CudnnError> {
+    let tmp = path.with_extension("json.tmp");
+    let bytes = serde_json::to_vec_pretty(value).expect("serialisable");
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        std::io::Write::write_all(&mut f, &bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| CudnnError::io(path, e))
+}
+
+pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, CudnnError> {
+    match std::fs::read(path) {
+        Ok(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| CudnnError::Io {
+                path: path.to_path_buf(),
+                detail: format!("unreadable record: {e}"),
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CudnnError::io(path, e)),
+    }
+}
+
+pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, CudnnError> {
+    read_json(&meta(dir).join(MANIFEST))
+}
+
+/// Test hooks, compiled into debug builds only: make one file's move fail as if the file
+/// were in use (Windows' sharing violation cannot happen on Linux), or slow each move so
+/// a test can kill the process mid-transaction.
+fn test_hooks(rel: &str) -> Result<(), CudnnError> {
+    if cfg!(debug_assertions) {
+        if let Ok(ms) = std::env::var("CUDA_SETUP_TEST_SLOW_MS")
+            && let Ok(ms) = ms.parse()
+        {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
+        if std::env::var("CUDA_SETUP_TEST_IN_USE").is_ok_and(|f| rel.ends_with(&f)) {
+            return Err(CudnnError::InUse {
+                file: PathBuf::from(rel),
+                detail: "simulated sharing violation".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `rename`, classifying a file held open by another program.
+fn mv(from: &Path, to: &Path) -> Result<(), CudnnError> {
+    if let Some(d) = to.parent() {
+        std::fs::create_dir_all(d).map_err(|e| CudnnError::io(d, e))?;
+    }
+    std::fs::rename(from, to).map_err(|e| {
+        // Windows: 32 sharing violation, 5 access denied (a loaded DLL); Unix: ETXTBSY.
+        let in_use = matches!(e.raw_os_error(), Some(32) | Some(33))
+            || (cfg!(windows) && e.raw_os_error() == Some(5))
+            || (cfg!(unix) && e.raw_os_error() == Some(26));
+        if in_use {
+            CudnnError::InUse {
+                file: from.to_path_buf(),
+                detail: e.to_string(),
+            }
+        } else {
+            CudnnError::io(from, e)
+        }
+    })
+}
+
+/// Applies an install whose files sit in `staging` (one per manifest entry, at `staged`).
+pub fn apply_install(
+    dir: &Path,
+    staging: &Path,
+    staged: &[(String, PathBuf)],
+    manifest: Manifest,
+) -> Result<Manifest, CudnnError> {
+    let mut journal = Journal {
+        op: Op::Install,
+        state: State::Applying,
+        staging: staging
+            .strip_prefix(dir)
+            .ok()
+            .map(|p| p.to_string_lossy().replace('\\', "/")),
+        manifest,
+    };
+    write_atomic(&meta(dir).join(JOURNAL), &journal)?;
+    let apply = || -> Result<(), CudnnError> {
+        for ((rel, from), f) in staged.iter().zip(&journal.manifest.files) {
+            debug_assert_eq!(rel, &f.path);
+            let dest = dir.join(rel);
+            test_hooks(rel)?;
+            if f.replaced {
+                mv(&dest, &backup_path(dir, rel))?;
+            }
+            mv(from, &dest)?;
+        }
+        Ok(())
+    };
+    if let Err(e) = apply() {
+        rollback(dir, &journal)?;
+        return Err(e);
+    }
+    journal.state = State::Committed;
+    write_atomic(&meta(dir).join(JOURNAL), &journal)?;
+    finish(dir, &journal)?;
+    Ok(journal.manifest)
+}
+
+/// Undoes an install in any state of `applying`.
+fn rollback(dir: &Path, j: &Journal) -> Result<(), CudnnError> {
+    for f in j.manifest.files.iter().rev() {
+        let dest = dir.join(&f.path);
+        let backup = backup_path(dir, &f.path);
+        if backup.exists() {
+            mv(&backup, &dest)?;
+        } else if !f.replaced && dest.exists() {
+            std::fs::remove_file(&dest).map_err(|e| CudnnError::io(&dest, e))?;
+        }
+    }
+    cleanup(dir, j);
+    let _ = std::fs::remove_file(meta(dir).join(JOURNAL));
+    Ok(())
+}
+
+/// After `committed`: the manifest, then the journal goes.
+fn finish(dir: &Path, j: &Journal) -> Result<(), CudnnError> {
+    match j.op {
+        Op::Install => write_atomic(&meta(dir).join(MANIFEST), &j.manifest)?,
+        Op::Uninstall => {
+            let _ = std::fs::remove_file(meta(dir).join(MANIFEST));
+            let _ = std::fs::remove_dir_all(meta(dir).join(BACKUP));
+        }
+    }
+    cleanup(dir, j);
+    let _ = std::fs::remove_file(meta(dir).join(JOURNAL));
+    Ok(())
+}
+
+fn cleanup(dir: &Path, j: &Journal) {
+    if let Some(s) = &j.staging {
+        let _ = std::fs::remove_dir_all(dir.join(s));
+    }
+    // Staging folders of runs killed before their journal was written.
+    if let Ok(rd) = std::fs::read_dir(meta(dir)) {
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().starts_with("staging-") {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+}
+
+/// Restores what was there before the install the manifest describes.
+pub fn uninstall(dir: &Path, manifest: Manifest) -> Result<Manifest, CudnnError> {
+    let mut j = Journal {
+        op: Op::Uninstall,
+        state: State::Applying,
+        staging: None,
+        manifest,
+    };
+    write_atomic(&meta(dir).join(JOURNAL), &j)?;
+    undo_files(dir, &j)?;
+    j.state = State::Committed;
+    write_atomic(&meta(dir).join(JOURNAL), &j)?;
+    finish(dir, &j)?;
+    Ok(j.manifest)
+}
+
+/// Idempotent: restore each backup, delete each file that was new.
+fn undo_files(dir: &Path, j: &Journal) -> Result<(), CudnnError> {
+    for f in &j.manifest.files {
+        test_hooks(&f.path)?;
+        let dest = dir.join(&f.path);
+        let backup = backup_path(dir, &f.path);
+        if f.replaced {
+            if backup.exists() {
+                mv(&backup, &dest)?;
+            }
+        } else if dest.exists() {
+            std::fs::remove_file(&dest).map_err(|e| CudnnError::io(&dest, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Finishes or rolls back whatever a killed run left. None: nothing to do.
+pub fn recover(dir: &Path) -> Result<Option<Recovered>, CudnnError> {
+    let Some(j) = read_json::<Journal>(&meta(dir).join(JOURNAL))? else {
+        // A run killed before writing its journal leaves only staging: drop it.
+        if let Ok(rd) = std::fs::read_dir(meta(dir)) {
+            for e in rd.flatten() {
+                if e.file_name().to_string_lossy().starts_with("staging-") {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        return Ok(None);
+    };
+    match (j.op, j.state) {
+        (Op::Install, State::Applying) => {
+            rollback(dir, &j)?;
+            Ok(Some(Recovered::RolledBack))
+        }
+        (Op::Uninstall, State::Applying) => {
+            // Half an uninstall is finished, never undone: the user asked for it.
+            undo_files(dir, &j)?;
+            finish(dir, &j)?;
+            Ok(Some(Recovered::Completed))
+        }
+        (_, State::Committed) => {
+            finish(dir, &j)?;
+            Ok(Some(Recovered::Completed))
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Real-layout cuDNN zips, built by the tests with NVIDIA's file names (compat dossier
+//! §5.3), real-format cudnn_version.h, and DLL bytes that mix code-like incompressible
+//! data with compressible runs, as real DLLs do.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::Path;
+
+use zip::write::SimpleFileOptions;
+
+pub const DLLS_9: &[&str] = &[
+    "cudnn64_9.dll",
+    "cudnn_graph64_9.dll",
+    "cudnn_ops64_9.dll",
+    "cudnn_cnn64_9.dll",
+    "cudnn_adv64_9.dll",
+    "cudnn_heuristic64_9.dll",
+    "cudnn_engines_precompiled64_9.dll",
+    "cudnn_engines_runtime_compiled64_9.dll",
+];
+pub const HEADERS_9: &[&str] = &[
+    "cudnn.h",
+    "cudnn_adv.h",
+    "cudnn_backend.h",
+    "cudnn_cnn.h",
+    "cudnn_graph.h",
+    "cudnn_ops.h",
+];
+pub const DLLS_8: &[&str] = &[
+    "cudnn64_8.dll",
+    "cudnn_ops_infer64_8.dll",
+    "cudnn_ops_train64_8.dll",
+    "cudnn_cnn_infer64_8.dll",
+    "cudnn_cnn_train64_8.dll",
+    "cudnn_adv_infer64_8.dll",
+    "cudnn_adv_train64_8.dll",
+];
+pub const HEADERS_8: &[&str] = &[
+    "cudnn.h",
+    "cudnn_adv_infer.h",
+    "cudnn_adv_train.h",
+    "cudnn_backend.h",
+    "cudnn_cnn_infer.h",
+    "cudnn_cnn_train.h",
+    "cudnn_ops_infer.h",
+    "cudnn_ops_train.h",
+];
+
+/// A cudnn_version.h in NVIDIA's format (the 9.27 fixture with its numbers replaced).
+pub fn version_header(major: u32, minor: u32, patch: u32) -> String {
+    let real = include_str!("../fixtures/detect/cudnn_version-9.27.h");
+    real.replace(
+        "#define CUDNN_MAJOR 9",
+        &format!("#define CUDNN_MAJOR {major}"),
+    )
+    .replace(
+        "#define CUDNN_MINOR 27",
+        &format!("#define CUDNN_MINOR {minor}"),
+    )
+    .replace(
+        "#define CUDNN_PATCHLEVEL 0",
+        &format!("#define CUDNN_PATCHLEVEL {patch}"),
+    )
+}
+
+/// DLL-like bytes: 3/4 incompressible, 1/4 zero runs.
+pub fn dll_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut out = super::server::pattern(len, seed);
+    for (i, chunk) in out.chunks_mut(4096).enumerate() {
+        if i % 4 == 3 {
+            chunk.fill(0);
+        }
+    }
+    out
+}
+
+pub struct Spec {
+    /// 4-part version, e.g. "9.27.0.42".
+    pub version: &'static str,
+    pub cuda_major: u32,
+    /// DLL bytes per file.
+    pub dll_size: usize,
+}
+
+impl Spec {
+    pub fn top(&self) -> String {
+        format!(
+            "cudnn-windows-x86_64-{}_cuda{}-archive",
+            self.version, self.cuda_major
+        )
+    }
+
+    fn parts(&self) -> (u32, u32, u32) {
+        let p: Vec<u32> = self
+            .version
+            .split('.')
+            .map(|s| s.parse().unwrap())
+            .collect();
+        (p[0], p[1], p[2])
+    }
+
+    /// The archive's files: (path inside the archive, bytes).
+    pub fn files(&self) -> Vec<(String, Vec<u8>)> {
+        let top = self.top();
+        let (major, minor, patch) = self.parts();
+        // DLLs move from bin/ to bin/x64/ at 9.18 (dossier §5.3).
+        let bin = if (major, minor) >= (9, 18) {
+            "bin/x64"
+        } else {
+            "bin"
+        };
+        let (dlls, headers) = if major >= 9 {
+            (DLLS_9, HEADERS_9)
+        } else {
+            (DLLS_8, HEADERS_8)
+        };
+        let mut files = Vec::new();
+        for (i, d) in dlls.iter().enumerate() {
+            files.push((
+                format!("{top}/{bin}/{d}"),
+                dll_bytes(self.dll_size, (major * 100 + minor) as u64 * 31 + i as u64),
+            ));
+            let lib = d.replace(".dll", ".lib");
+            files.push((
+                format!("{top}/lib/x64/{lib}"),
+                format!("import library {lib} {}", self.version).into_bytes(),
+            ));
+        }
+        files.push((
+            format!("{top}/lib/x64/cudnn.lib"),
+            b"import library cudnn.lib".to_vec(),
+        ));
+        for h in headers {
+            files.push((
+                format!("{top}/include/{h}"),
+                format!("/* {h} {} */\n#pragma once\n", self.version).into_bytes(),
+            ));
+        }
+        files.push((
+            format!("{top}/include/cudnn_version.h"),
+            version_header(major, minor, patch).into_bytes(),
+        ));
+        files.push((
+            format!("{top}/LICENSE"),
+            b"NVIDIA Software License Agreement (stand-in text)\n".to_vec(),
+        ));
+        files
+    }
+
+    pub fn write(&self, path: &Path) {
+        write_zip(path, &self.files(), true);
+    }
+}
+
+/// Writes `files` as a zip (with directory entries, as NVIDIA's zips have).
+pub fn write_zip(path: &Path, files: &[(String, Vec<u8>)], dir_entries: bool) {
+    let mut z = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let opts = SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .compression_level(Some(6))
+        .large_file(false);
+    let mut dirs = std::collections::BTreeSet::new();
+    for (name, bytes) in files {
+        if dir_entries {
+            let mut d = String::new();
+            for comp in name.split('/').collect::<Vec<_>>().split_last().unwrap().1 {
+                d.push_str(comp);
+                d.push('/');
+                if dirs.insert(d.clone()) {
+                    z.add_directory(d.clone(), opts).unwrap();
+                }
+            }
+        }
+        z.start_file(name.clone(), opts).unwrap();
+        z.write_all(bytes).unwrap();
+    }
+    z.finish().unwrap();
+}
+
+/// A Windows-layout CUDA toolkit folder (`vX.Y`): version.json, nvcc.exe, the runtime DLL
+/// where that major keeps it, an include and lib/x64.
+pub fn toolkit(root: &Path, version: &str) -> std::path::PathBuf {
+    let mm: Vec<&str> = version.split('.').collect();
+    let dir = root.join(format!("v{}.{}", mm[0], mm[1]));
+    let major: u32 = mm[0].parse().unwrap();
+    let rt = if major >= 13 {
+        dir.join("bin/x64")
+    } else {
+        dir.join("bin")
+    };
+    std::fs::create_dir_all(&rt).unwrap();
+    std::fs::create_dir_all(dir.join("include")).unwrap();
+    std::fs::create_dir_all(dir.join("lib/x64")).unwrap();
+    std::fs::write(
+        dir.join("version.json"),
+        format!(r#"{{"cuda":{{"name":"CUDA SDK","version":"{version}"}}}}"#),
+    )
+    .unwrap();
+    std::fs::write(dir.join("bin/nvcc.exe"), b"MZ stand-in nvcc").unwrap();
+    std::fs::write(
+        rt.join(format!("cudart64_{major}.dll")),
+        b"MZ stand-in cudart",
+    )
+    .unwrap();
+    std::fs::write(dir.join("include/cuda_runtime.h"), b"/* cuda_runtime.h */").unwrap();
+    std::fs::write(dir.join("lib/x64/cudart.lib"), b"cudart.lib").unwrap();
+    dir
+}

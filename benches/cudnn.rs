@@ -6,11 +6,9 @@
 //! default 1024; BENCH_DIR the scratch folder).
 
 #[path = "../tests/support/server.rs"]
-#[allow(dead_code)]
 mod server;
 
 #[path = "../tests/support/cudnn_zip.rs"]
-#[allow(dead_code)]
 mod cudnn_zip;
 
 use std::path::Path;

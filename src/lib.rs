@@ -3,6 +3,7 @@
 //! This library is the UI-free core: tables, recommendation, and (in later modules)
 //! detection, planning and execution. The CLI (`cli`) and the GUI are thin front ends.
 
+pub mod bundle;
 pub mod cli;
 pub mod compat;
 pub mod cudnn;
@@ -10,6 +11,11 @@ pub mod detect;
 pub mod download;
 pub mod i18n;
 pub mod message;
+pub mod plan;
 pub mod platform;
 pub mod recommend;
+pub mod run;
+pub mod steps;
+pub mod target;
+pub mod verify;
 pub mod version;

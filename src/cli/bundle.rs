@@ -3,8 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::download::StatusLine;
 use super::{CliError, exit, recommend};
 use crate::compat::{Os, Tables};
@@ -53,28 +51,7 @@ pub struct Args {
     pub json: bool,
 }
 
-/// `DIR/manifest.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Manifest {
-    pub format: u32,
-    pub created_by: String,
-    pub os: Os,
-    pub files: Vec<BundleFile>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BundleFile {
-    /// `toolkit_installer` or `cudnn_archive`.
-    pub kind: String,
-    pub version: String,
-    pub file: String,
-    pub url: String,
-    pub sha256: String,
-    pub md5: String,
-    pub size: u64,
-}
-
-pub const MANIFEST: &str = "manifest.json";
+pub use crate::bundle::{BundleFile, MANIFEST, Manifest};
 
 struct Item {
     kind: &'static str,
@@ -139,46 +116,17 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     if !args.no_cudnn {
         let major = tk.version.major();
         let pick = match &args.cudnn {
-            Some(v) => {
-                let r = tables
-                    .cudnn
-                    .releases
-                    .iter()
-                    .rfind(|r| r.version.parts().starts_with(v.parts()))
-                    .ok_or_else(|| CliError::Usage {
-                        message: format!("no cuDNN {v} in the tables"),
-                        hint: "`cuda-setup tables` lists the known releases".into(),
-                    })?;
-                let a = r.archive(os, major).ok_or_else(|| CliError::Usage {
-                    message: format!(
-                        "cuDNN {} has no {} archive for CUDA {major}",
-                        r.version,
-                        os.as_str()
-                    ),
-                    hint: "pick a cuDNN release built for this CUDA major".into(),
-                })?;
-                Some((
-                    r.version.clone(),
-                    a.url(),
-                    Expected {
-                        sha256: a.sha256.clone(),
-                        md5: a.md5.clone(),
-                        size: a.size,
-                    },
-                ))
-            }
-            None => rec.cudnn.as_ref().map(|c| {
-                (
-                    c.version.clone(),
-                    c.archive_url.clone(),
-                    Expected {
-                        sha256: c.archive.sha256.clone(),
-                        md5: c.archive.md5.clone(),
-                        size: c.archive.size,
-                    },
-                )
-            }),
-        };
+            Some(v) => Some(super::install::cudnn_by_version(tables, os, major, v)?),
+            None => rec.cudnn.clone(),
+        }
+        .map(|c| {
+            let e = Expected {
+                sha256: c.archive.sha256.clone(),
+                md5: c.archive.md5.clone(),
+                size: c.archive.size,
+            };
+            (c.version, c.archive_url, e)
+        });
         if let Some((version, url, expected)) = pick {
             items.push(Item {
                 kind: "cudnn_archive",
@@ -207,12 +155,17 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             match item.published {
                 Published::ToolkitMd5 => {
                     item.expected.md5 =
-                        published::toolkit_md5(&item.version, &file, &args.mirror, &opts)?
+                        published::toolkit_md5(&item.version, &file, &args.mirror, &opts, None)?
                 }
                 Published::CudnnManifest(os, major) => {
-                    if let Some(e) =
-                        published::cudnn_expected(&item.version, os, major, &args.mirror, &opts)?
-                    {
+                    if let Some(e) = published::cudnn_expected(
+                        &item.version,
+                        os,
+                        major,
+                        &args.mirror,
+                        &opts,
+                        None,
+                    )? {
                         item.expected = Expected {
                             size: e.size.or(item.expected.size),
                             ..e
@@ -265,14 +218,10 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
 }
 
 fn write_manifest(dir: &Path, m: &Manifest) -> Result<(), CliError> {
-    let path = dir.join(MANIFEST);
-    let tmp = dir.join("manifest.json.tmp");
-    let io = |e: std::io::Error| {
+    crate::bundle::write(dir, m).map_err(|e| {
         CliError::Download(DownloadError::Io {
-            path: path.clone(),
+            path: dir.join(MANIFEST),
             detail: e.to_string(),
         })
-    };
-    std::fs::write(&tmp, serde_json::to_vec_pretty(m).expect("serialisable")).map_err(io)?;
-    std::fs::rename(&tmp, &path).map_err(io)
+    })
 }

@@ -5,8 +5,10 @@ mod bundle;
 mod cudnn;
 mod detect;
 mod download;
+mod install;
 mod recommend;
 mod tables;
+mod verify;
 
 use std::path::PathBuf;
 
@@ -52,12 +54,18 @@ pub enum Command {
     Bundle(bundle::Args),
     /// Install, verify or uninstall cuDNN in a CUDA toolkit folder
     Cudnn(cudnn::Args),
+    /// Install the recommended CUDA toolkit, cuDNN and environment (or PyTorch)
+    Install(Box<install::Args>),
     /// Download a file, resumably, verified against its hash
     Download(download::Args),
     /// Recommend a CUDA toolkit, cuDNN and PyTorch build for this machine (or a what-if)
     Recommend(Box<recommend::Args>),
     /// Show what the built-in (or --compat-dir) tables know
     Tables(tables::Args),
+    /// Test the GPU: cuBLAS matmul vs the CPU, copy bandwidth, cuDNN, nvcc (exit 4: skipped, 5: failed)
+    Smoke(verify::SmokeArgs),
+    /// Check PyTorch in a Python: CPU build, CUDA vs driver, GPU arch, cuDNN, a GPU matmul; with fixes
+    Doctor(verify::DoctorArgs),
 }
 
 /// An error rendered at the edge: what happened, and what to do about it.
@@ -71,6 +79,13 @@ pub enum CliError {
     Download(#[from] crate::download::DownloadError),
     #[error("cuDNN: {0}")]
     Cudnn(#[from] crate::cudnn::CudnnError),
+    /// A command's own failure with its own exit code (install: 1603).
+    #[error("{message}")]
+    Failed {
+        message: String,
+        hint: String,
+        code: i32,
+    },
 }
 
 impl CliError {
@@ -86,6 +101,7 @@ impl CliError {
             CliError::Usage { hint, .. } => Some(hint.clone()),
             CliError::Download(e) => Some(e.hint().into()),
             CliError::Cudnn(e) => Some(e.hint().into()),
+            CliError::Failed { hint, .. } => Some(hint.clone()),
         }
     }
 
@@ -94,6 +110,7 @@ impl CliError {
             CliError::Tables(_) | CliError::Download(_) => exit::ERROR,
             CliError::Usage { .. } => exit::USAGE,
             CliError::Cudnn(e) => cudnn::code(e),
+            CliError::Failed { code, .. } => *code,
         }
     }
 }
@@ -118,10 +135,13 @@ pub fn main() -> i32 {
         .and_then(|tables| match cli.command {
             Some(Command::Detect(args)) => detect::run(&tables, &args, lang),
             Some(Command::Download(args)) => download::run(&args),
+            Some(Command::Install(args)) => install::run(&tables, &args, lang),
             Some(Command::Cudnn(args)) => cudnn::run(&args),
             Some(Command::Bundle(args)) => bundle::run(&tables, &args, lang),
             Some(Command::Recommend(args)) => recommend::run(&tables, &args, lang),
             Some(Command::Tables(args)) => tables::run(&tables, &args),
+            Some(Command::Smoke(args)) => verify::run_smoke(&tables, &args, lang),
+            Some(Command::Doctor(args)) => verify::run_doctor(&tables, &args, lang),
             // No subcommand: recommend for this machine, in words.
             None => recommend::run(&tables, &recommend::Args::default(), lang),
         });

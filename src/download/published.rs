@@ -2,6 +2,8 @@
 //! `compute/cuda/<ver>/docs/sidebar/md5sum.txt` for toolkit installers, and the cuDNN
 //! redist manifest `compute/cudnn/redist/redistrib_<X.Y.Z>.json` (SHA-256 per archive).
 
+use std::path::Path;
+
 use super::{DownloadError, Expected, Options, Request, engine};
 use crate::compat::{CUDA_DOWNLOAD_BASE, CUDNN_REDIST_BASE, Os};
 use crate::version::Version;
@@ -51,15 +53,42 @@ fn via_mirrors(url: String, mirrors: &[String]) -> Vec<String> {
     })
 }
 
+/// A published list or manifest, fetched once: kept as `cache/<name>` for later runs.
+fn fetch_cached(
+    url: String,
+    mirrors: &[String],
+    opts: &Options,
+    cache: Option<&Path>,
+    name: &str,
+) -> Result<String, DownloadError> {
+    if let Some(text) = cache.and_then(|c| std::fs::read_to_string(c.join(name)).ok()) {
+        return Ok(text);
+    }
+    let text = engine::get_text(&via_mirrors(url, mirrors), opts)?;
+    if let Some(c) = cache
+        && std::fs::create_dir_all(c).is_ok()
+    {
+        let _ = std::fs::write(c.join(name), &text);
+    }
+    Ok(text)
+}
+
 /// The MD5 NVIDIA lists for a toolkit installer.
 pub fn toolkit_md5(
     version: &Version,
     file: &str,
     mirrors: &[String],
     opts: &Options,
+    cache: Option<&Path>,
 ) -> Result<Option<String>, DownloadError> {
     let url = format!("{CUDA_DOWNLOAD_BASE}/{version}/docs/sidebar/md5sum.txt");
-    let text = engine::get_text(&via_mirrors(url, mirrors), opts)?;
+    let text = fetch_cached(
+        url,
+        mirrors,
+        opts,
+        cache,
+        &format!("md5sum-cuda-{version}.txt"),
+    )?;
     Ok(md5_from_list(&text, file))
 }
 
@@ -70,6 +99,7 @@ pub fn cudnn_expected(
     cuda_major: u32,
     mirrors: &[String],
     opts: &Options,
+    cache: Option<&Path>,
 ) -> Result<Option<Expected>, DownloadError> {
     let p = version.parts();
     let label = format!(
@@ -81,7 +111,13 @@ pub fn cudnn_expected(
     // The manifests sit one level above the per-platform archive folders.
     let base = CUDNN_REDIST_BASE.trim_end_matches("/cudnn");
     let url = format!("{base}/redistrib_{label}.json");
-    let text = engine::get_text(&via_mirrors(url, mirrors), opts)?;
+    let text = fetch_cached(
+        url,
+        mirrors,
+        opts,
+        cache,
+        &format!("redistrib-cudnn-{label}.json"),
+    )?;
     Ok(cudnn_from_manifest(&text, os, cuda_major))
 }
 

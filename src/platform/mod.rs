@@ -226,6 +226,108 @@ impl Host {
     }
 }
 
+/// How a long-running child process (an installer) ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finished {
+    Exited(Option<i32>),
+    Cancelled,
+    TimedOut,
+}
+
+/// Runs `cmd`, forwarding each output line to `on_line`; stops the child and everything
+/// it started when `cancelled()` turns true or `timeout` passes.
+pub fn run_long(
+    mut cmd: Command,
+    timeout: Duration,
+    cancelled: &dyn Fn() -> bool,
+    on_line: &mut dyn FnMut(String),
+) -> Result<Finished, RunError> {
+    use std::io::BufRead;
+    let name = format!("{:?}", cmd.get_program());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    hide_console(&mut cmd);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd.spawn().map_err(|e| RunError::Spawn {
+        program: name.clone(),
+        reason: e.to_string(),
+    })?;
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let mut readers = Vec::new();
+    for r in [
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let tx = tx.clone();
+        readers.push(std::thread::spawn(move || {
+            for line in std::io::BufReader::new(r).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        }));
+    }
+    drop(tx);
+    let start = Instant::now();
+    let outcome = loop {
+        while let Ok(line) = rx.try_recv() {
+            on_line(line);
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break Finished::Exited(status.code()),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(RunError::Spawn {
+                    program: name,
+                    reason: e.to_string(),
+                });
+            }
+        }
+        if cancelled() || start.elapsed() >= timeout {
+            kill_tree(&mut child);
+            break if cancelled() {
+                Finished::Cancelled
+            } else {
+                Finished::TimedOut
+            };
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    for r in readers {
+        let _ = r.join();
+    }
+    while let Ok(line) = rx.try_recv() {
+        on_line(line);
+    }
+    Ok(outcome)
+}
+
+/// Stops a child and all its descendants (installers spawn helpers of their own).
+fn kill_tree(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    // SAFETY: kill(2) on the process group the child leads (process_group(0) above).
+    unsafe {
+        libc::kill(-(child.id() as i32), libc::SIGKILL);
+    }
+    #[cfg(windows)]
+    {
+        let _ = Command::new("taskkill")
+            .args(["/T", "/F", "/PID", &child.id().to_string()])
+            .output();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// `p` with symlinks resolved (so `/usr/local/cuda` and `/usr/local/cuda-12.4` compare
 /// equal); `p` itself when it does not exist.
 pub fn canonical(p: &Path) -> PathBuf {

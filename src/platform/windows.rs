@@ -27,3 +27,41 @@ pub fn cuda_registry_installs() -> Vec<(String, PathBuf)> {
         })
         .collect()
 }
+
+/// Tells running programs (Explorer, new consoles) that the environment changed.
+pub fn broadcast_environment_change() {
+    use windows_sys::Win32::UI::WindowsAndMessaging::{
+        HWND_BROADCAST, SMTO_ABORTIFHUNG, SendMessageTimeoutW, WM_SETTINGCHANGE,
+    };
+    let name: Vec<u16> = "Environment"
+        .encode_utf16()
+        .chain(std::iter::once(0))
+        .collect();
+    let mut result = 0usize;
+    // SAFETY: a NUL-terminated UTF-16 string that outlives the call; a bounded wait.
+    unsafe {
+        SendMessageTimeoutW(
+            HWND_BROADCAST,
+            WM_SETTINGCHANGE,
+            0,
+            name.as_ptr() as isize,
+            SMTO_ABORTIFHUNG,
+            5000,
+            &mut result,
+        );
+    }
+}
+
+/// Visual Studio's install folder, from vswhere (needed for nvcc's host compiler).
+pub fn visual_studio() -> Option<std::path::PathBuf> {
+    let pf86 =
+        std::env::var("ProgramFiles(x86)").unwrap_or_else(|_| r"C:\Program Files (x86)".into());
+    let vswhere =
+        std::path::Path::new(&pf86).join(r"Microsoft Visual Studio\Installer\vswhere.exe");
+    let out = std::process::Command::new(vswhere)
+        .args(["-latest", "-products", "*", "-property", "installationPath"])
+        .output()
+        .ok()?;
+    let p = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (!p.is_empty()).then(|| std::path::PathBuf::from(p))
+}

@@ -20,7 +20,7 @@ use crate::version::{ComputeCapability, Version};
 pub use driver::DriverFit;
 
 /// What the user wants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Goal {
     /// The driver and the right PyTorch wheel (the wheels bundle CUDA and cuDNN).

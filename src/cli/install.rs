@@ -1,0 +1,377 @@
+//! `cuda-setup install`: detect → recommend → plan → (confirm) → execute → report.
+//! Exit codes follow the MSI conventions fleet tools read (docs/fleet.md).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use super::download::human_bytes;
+use super::{CliError, exit, recommend};
+use crate::compat::{Os, Tables};
+use crate::download::Cancel;
+use crate::i18n::Lang;
+use crate::plan::{self, Choices, CudnnChoice, Plan};
+use crate::recommend::{CudnnPick, Download, Goal, Request};
+use crate::run::{self, RunEvent, RunReport};
+use crate::steps::StepEvent;
+use crate::target::Target;
+use crate::version::{ComputeCapability, Version};
+
+// MSI's codes, which fleet tools read. Unix keeps only the low 8 bits of an exit status,
+// so there a shell sees 194, 66 and 67 (the same numbers modulo 256).
+pub const SUCCESS: i32 = 0;
+pub const REBOOT_REQUIRED: i32 = 3010;
+pub const CANCELLED: i32 = 1602;
+pub const FAILED: i32 = 1603;
+
+#[derive(Debug, Default, clap::Args)]
+pub struct Args {
+    #[arg(long, value_enum)]
+    pub goal: Option<Goal>,
+    /// CUDA toolkit version (prefix: 12, 12.4 or 12.4.1)
+    #[arg(long, value_name = "VER")]
+    pub cuda: Option<Version>,
+    /// cuDNN version (default: the recommended one)
+    #[arg(long, value_name = "VER", conflicts_with_all = ["cudnn_archive", "no_cudnn"])]
+    pub cudnn: Option<Version>,
+    /// A cuDNN zip you already have
+    #[arg(long, value_name = "ZIP", conflicts_with = "no_cudnn")]
+    pub cudnn_archive: Option<PathBuf>,
+    #[arg(long)]
+    pub no_cudnn: bool,
+    /// Mirror base URL tried before NVIDIA (repeatable)
+    #[arg(long, value_name = "URL")]
+    pub mirror: Vec<String>,
+    /// Offline bundle folder (from `cuda-setup bundle`)
+    #[arg(long, value_name = "DIR")]
+    pub bundle: Option<PathBuf>,
+    /// Install under DIR instead of the machine (like DESTDIR)
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// The OS to install for (only with --root)
+    #[arg(long, value_enum, requires = "root")]
+    pub os: Option<Os>,
+    /// Print the plan and stop
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation
+    #[arg(long)]
+    pub yes: bool,
+    /// No prompts at all; exit 0 / 3010 / 1602 / 1603
+    #[arg(long)]
+    pub unattended: bool,
+    /// Run a plan saved from `--dry-run --json`
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// Write a JSON report of what was found, done and verified
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Print the plan (with --dry-run) or the report as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Let the CUDA installer update the display driver when it is too old
+    #[arg(long)]
+    pub with_driver: bool,
+    /// GPUs by compute capability (default: detected)
+    #[arg(long = "gpu-cc", value_name = "X.Y")]
+    pub gpu_cc: Vec<ComputeCapability>,
+    /// The driver version (default: detected)
+    #[arg(long, value_name = "VER")]
+    pub driver: Option<Version>,
+    /// The Python interpreter PyTorch goes into (default: the first on PATH)
+    #[arg(long, value_name = "PATH")]
+    pub python_exe: Option<PathBuf>,
+    #[arg(long, default_value_t = 8)]
+    pub connections: usize,
+}
+
+/// The cuDNN release `v` (a prefix) for a toolkit major, as a pick.
+pub fn cudnn_by_version(
+    tables: &Tables,
+    os: Os,
+    major: u32,
+    v: &Version,
+) -> Result<CudnnPick, CliError> {
+    let r = tables
+        .cudnn
+        .releases
+        .iter()
+        .rfind(|r| r.version.parts().starts_with(v.parts()))
+        .ok_or_else(|| CliError::Usage {
+            message: format!("no cuDNN {v} in the tables"),
+            hint: "`cuda-setup tables` lists the known releases".into(),
+        })?;
+    let a = r.archive(os, major).ok_or_else(|| CliError::Usage {
+        message: format!(
+            "cuDNN {} has no {} archive for CUDA {major}",
+            r.version,
+            os.as_str()
+        ),
+        hint: "pick a cuDNN release built for this CUDA major".into(),
+    })?;
+    Ok(CudnnPick {
+        version: r.version.clone(),
+        cuda_major: major,
+        archive_url: a.url(),
+        archive: Download {
+            file: a.file.clone(),
+            url: a.url(),
+            size: a.size,
+            sha256: a.sha256.clone(),
+            md5: a.md5.clone(),
+        },
+        windows_dll_dir: r.windows_dll_dir.clone(),
+        confirmed: r.confirmed,
+    })
+}
+
+fn failed(message: String, hint: &str) -> CliError {
+    CliError::Failed {
+        message,
+        hint: hint.into(),
+        code: FAILED,
+    }
+}
+
+fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Result<Plan, CliError> {
+    if let Some(file) = &args.plan {
+        let bytes = std::fs::read(file).map_err(|e| {
+            failed(
+                format!("{}: {e}", file.display()),
+                "give the file written by `install --dry-run --json`",
+            )
+        })?;
+        return serde_json::from_slice(&bytes).map_err(|e| {
+            failed(
+                format!("{}: not a plan: {e}", file.display()),
+                "give the file written by `install --dry-run --json`",
+            )
+        });
+    }
+    let goal = args.goal.unwrap_or(Goal::Developer);
+    let rec_args = recommend::Args {
+        goal: Some(goal),
+        os: Some(target.os),
+        driver: args.driver.clone(),
+        gpu_cc: args.gpu_cc.clone(),
+        cuda: args.cuda.clone(),
+        ..Default::default()
+    };
+    let facts = recommend::facts(tables, &rec_args)?;
+    let mut rec = crate::recommend::recommend(
+        tables,
+        &facts,
+        &Request {
+            goal,
+            cuda: args.cuda.clone(),
+        },
+    );
+    if !rec.fits() {
+        let b: Vec<String> = rec
+            .blockers
+            .iter()
+            .map(|m| crate::i18n::render(m, lang))
+            .collect();
+        return Err(failed(
+            b.join("\n"),
+            "see `cuda-setup recommend` for the details",
+        ));
+    }
+    if let (Some(v), Some(tk)) = (&args.cudnn, &rec.toolkit) {
+        rec.cudnn = Some(cudnn_by_version(tables, target.os, tk.version.major(), v)?);
+    }
+    let python = args.python_exe.clone().or_else(|| {
+        (goal == Goal::Pytorch)
+            .then(|| {
+                target
+                    .host
+                    .which("python3")
+                    .or_else(|| target.host.which("python"))
+            })
+            .flatten()
+    });
+    #[cfg(windows)]
+    let visual_studio =
+        target.root.is_none() && crate::platform::windows::visual_studio().is_some();
+    #[cfg(not(windows))]
+    let visual_studio = false;
+    let choices = Choices {
+        cudnn: match (&args.cudnn_archive, args.no_cudnn) {
+            (_, true) => CudnnChoice::Skip,
+            (Some(z), _) => CudnnChoice::Archive(z.clone()),
+            (None, false) => CudnnChoice::Recommended,
+        },
+        mirrors: args.mirror.clone(),
+        bundle: args.bundle.clone(),
+        with_driver: args.with_driver,
+        python,
+        connections: args.connections.clamp(1, 16),
+        visual_studio,
+    };
+    plan::build(target, &rec, &choices).map_err(|e| {
+        failed(
+            e.to_string(),
+            "check the network or use --bundle; `--dry-run` shows the plan",
+        )
+    })
+}
+
+fn describe(plan: &Plan) -> String {
+    let mut s = String::new();
+    if let Some(v) = &plan.toolkit {
+        s.push_str(&format!("CUDA {v}"));
+    }
+    if let Some(v) = &plan.cudnn {
+        s.push_str(&format!(", cuDNN {v}"));
+    }
+    if let Some(c) = &plan.torch_command {
+        s.push_str(c);
+    }
+    if let Some(r) = &plan.root {
+        s.push_str(&format!(" under {}", r.display()));
+    }
+    s
+}
+
+pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
+    let target = match &args.root {
+        Some(root) => Target::rooted(args.os.unwrap_or_else(Os::current), root),
+        None => Target::real(),
+    };
+    let plan = make_plan(tables, args, &target, lang)?;
+    if args.dry_run {
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&plan).expect("serialisable")
+            );
+        } else {
+            println!("Plan: {}", describe(&plan));
+            for (i, s) in plan.steps.iter().enumerate() {
+                println!("  {}. {}", i + 1, s.name());
+            }
+            for n in &plan.notes {
+                println!("  note: {n}");
+            }
+        }
+        return Ok(exit::OK);
+    }
+    for n in &plan.notes {
+        eprintln!("note: {n}");
+    }
+    if !args.yes && !args.unattended {
+        if !std::io::stdin().is_terminal() {
+            return Err(CliError::Usage {
+                message: "install needs a confirmation".into(),
+                hint: "add --yes (or --unattended for scripts and fleets)".into(),
+            });
+        }
+        eprint!("Install {}? [y/N] ", describe(&plan));
+        let mut answer = String::new();
+        let _ = std::io::stdin().read_line(&mut answer);
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            eprintln!("nothing was changed");
+            return Ok(CANCELLED);
+        }
+    }
+    let total = plan.steps.len();
+    let mut last_progress = std::time::Instant::now() - std::time::Duration::from_secs(10);
+    let report = run::run_blocking(&plan, &target, &Cancel::default(), &mut |e| match e {
+        RunEvent::Started { index, name } => eprintln!("[{}/{total}] {name}", index + 1),
+        RunEvent::Step {
+            event: StepEvent::Log { line },
+            ..
+        } => eprintln!("      {line}"),
+        RunEvent::Step {
+            event:
+                StepEvent::Progress {
+                    done,
+                    total: t,
+                    bytes_per_sec,
+                    ..
+                },
+            ..
+        } => {
+            if last_progress.elapsed().as_secs() >= 2 {
+                last_progress = std::time::Instant::now();
+                let t = t
+                    .map(|t| format!(" / {}", human_bytes(t as f64)))
+                    .unwrap_or_default();
+                eprintln!(
+                    "      {}{t}  {}/s",
+                    human_bytes(done as f64),
+                    human_bytes(bytes_per_sec)
+                );
+            }
+        }
+        RunEvent::Finished {
+            name,
+            outcome,
+            skipped,
+            ..
+        } => {
+            let how = if skipped {
+                "done earlier"
+            } else if outcome.changed {
+                "done"
+            } else {
+                "nothing to do"
+            };
+            eprintln!("      {name}: {how} — {}", outcome.detail);
+        }
+        RunEvent::Failed {
+            name, error, hint, ..
+        } => eprintln!("      {name} FAILED: {error}\n      hint: {hint}"),
+        RunEvent::Done(_) => {}
+    });
+    if let Some(file) = &args.report {
+        write_report(file, &report)?;
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("serialisable")
+        );
+    } else if report.ok() {
+        println!(
+            "{} {}",
+            if report.changed {
+                "Installed:"
+            } else {
+                "Already in place:"
+            },
+            describe(&plan)
+        );
+    }
+    if let Some(log) = &report.log_file {
+        eprintln!("log: {}", log.display());
+    }
+    Ok(code(&report))
+}
+
+fn write_report(file: &std::path::Path, report: &RunReport) -> Result<(), CliError> {
+    if let Some(d) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(d);
+    }
+    std::fs::write(
+        file,
+        serde_json::to_vec_pretty(report).expect("serialisable"),
+    )
+    .map_err(|e| {
+        failed(
+            format!("{}: {e}", file.display()),
+            "choose a writable --report path",
+        )
+    })
+}
+
+pub fn code(r: &RunReport) -> i32 {
+    if r.cancelled {
+        CANCELLED
+    } else if r.failure.is_some() {
+        FAILED
+    } else if r.reboot_required {
+        REBOOT_REQUIRED
+    } else {
+        SUCCESS
+    }
+}

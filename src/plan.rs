@@ -1,0 +1,313 @@
+//! From a recommendation and the user's choices to a `Plan`: an ordered list of steps,
+//! serialisable so `--dry-run` can show it and `--plan FILE` can run a saved one.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::bundle::Manifest as BundleManifest;
+use crate::compat::Os;
+use crate::download::{self, published};
+use crate::recommend::{Goal, Recommendation};
+use crate::steps::{DownloadSpec, Step, preflight, toolkit};
+use crate::target::Target;
+use crate::version::Version;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub format: u32,
+    pub goal: Goal,
+    pub os: Os,
+    pub root: Option<PathBuf>,
+    pub toolkit: Option<Version>,
+    pub cudnn: Option<Version>,
+    pub torch_command: Option<String>,
+    /// Things the user should know (a driver to install, a part left out).
+    pub notes: Vec<String>,
+    pub steps: Vec<Step>,
+}
+
+/// Where cuDNN comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CudnnChoice {
+    Recommended,
+    Archive(PathBuf),
+    Skip,
+}
+
+#[derive(Debug, Clone)]
+pub struct Choices {
+    pub cudnn: CudnnChoice,
+    pub mirrors: Vec<String>,
+    pub bundle: Option<PathBuf>,
+    pub with_driver: bool,
+    pub python: Option<PathBuf>,
+    pub connections: usize,
+    pub visual_studio: bool,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PlanError {
+    #[error("nothing to install: {0}")]
+    Blocked(String),
+    #[error("no published hash for {file}: {detail}")]
+    NoHash { file: String, detail: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// The installer is this much smaller than what it needs on disk (download + unpacked + installed).
+const SPACE_FACTOR: f64 = 2.5;
+const UNKNOWN_INSTALLER_BYTES: u64 = 3_500_000_000;
+
+/// Finds the hash for `file`: the tables', the bundle manifest's, or NVIDIA's published one.
+fn expected_for(
+    file: &str,
+    mut e: download::Expected,
+    bundle: Option<&BundleManifest>,
+    published: impl FnOnce() -> Result<Option<download::Expected>, download::DownloadError>,
+) -> Result<download::Expected, PlanError> {
+    if e.sha256.is_some() || e.md5.is_some() {
+        return Ok(e);
+    }
+    if let Some(f) = bundle.and_then(|m| m.files.iter().find(|f| f.file == file)) {
+        e.sha256 = Some(f.sha256.clone());
+        e.size = Some(f.size);
+        return Ok(e);
+    }
+    match published() {
+        Ok(Some(p)) => Ok(download::Expected {
+            size: p.size.or(e.size),
+            ..p
+        }),
+        Ok(None) => Err(PlanError::NoHash {
+            file: file.into(),
+            detail: "NVIDIA's checksum list does not name it".into(),
+        }),
+        Err(err) => Err(PlanError::NoHash {
+            file: file.into(),
+            detail: err.to_string(),
+        }),
+    }
+}
+
+pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result<Plan, PlanError> {
+    if !rec.fits() {
+        let b: Vec<String> = rec.blockers.iter().map(crate::recommend::english).collect();
+        return Err(PlanError::Blocked(b.join("; ")));
+    }
+    let mut notes = Vec::new();
+    match rec.driver.action {
+        crate::recommend::DriverAction::None => {}
+        action => notes.push(format!(
+            "the NVIDIA driver must be {} to {} or newer{}",
+            if action == crate::recommend::DriverAction::Install {
+                "installed"
+            } else {
+                "updated"
+            },
+            rec.driver
+                .minimum
+                .as_ref()
+                .map_or("-".into(), ToString::to_string),
+            if choices.with_driver {
+                " (the CUDA installer's Display.Driver is included)"
+            } else {
+                " (nvidia.com/drivers, or --with-driver)"
+            }
+        )),
+    }
+    let bundle = match &choices.bundle {
+        Some(dir) => Some(read_bundle(dir)?),
+        None => None,
+    };
+    let bundle_dirs: Vec<PathBuf> = choices.bundle.iter().cloned().collect();
+    let downloads = target.downloads_dir();
+    let mut steps = Vec::new();
+    let mut plan = Plan {
+        format: 1,
+        goal: rec.goal,
+        os: target.os,
+        root: target.root.clone(),
+        toolkit: None,
+        cudnn: None,
+        torch_command: None,
+        notes: Vec::new(),
+        steps: Vec::new(),
+    };
+
+    match rec.goal {
+        Goal::Developer => {
+            let tk = rec
+                .toolkit
+                .as_ref()
+                .ok_or_else(|| PlanError::Other("no toolkit in the recommendation".into()))?;
+            let dir = target.toolkit_dir(&tk.version);
+            let file = tk.installer.file.clone();
+            let expected = expected_for(
+                &file,
+                download::Expected {
+                    sha256: tk.installer.sha256.clone(),
+                    md5: tk.installer.md5.clone(),
+                    size: tk.installer.size,
+                },
+                bundle.as_ref(),
+                || {
+                    published::toolkit_md5(
+                        &tk.version,
+                        &file,
+                        &choices.mirrors,
+                        &download::Options::default(),
+                        Some(&downloads),
+                    )
+                    .map(|m| {
+                        m.map(|md5| download::Expected {
+                            md5: Some(md5),
+                            ..Default::default()
+                        })
+                    })
+                },
+            )?;
+            let installer = downloads.join(&file);
+            steps.push(Step::Preflight(preflight::Inputs {
+                toolkit_dir: Some(dir.clone()),
+                toolkit_version: Some(tk.version.clone()),
+                needed_bytes: (expected.size.unwrap_or(UNKNOWN_INSTALLER_BYTES) as f64
+                    * SPACE_FACTOR) as u64,
+                work_dir: downloads.clone(),
+                needs_admin: true,
+                developer: true,
+            }));
+            steps.push(Step::Download(DownloadSpec {
+                what: "toolkit_installer".into(),
+                url: tk.installer.url.clone(),
+                mirrors: choices.mirrors.clone(),
+                sha256: expected.sha256,
+                md5: expected.md5,
+                size: expected.size,
+                dest: installer.clone(),
+                bundle_dirs: bundle_dirs.clone(),
+                cache_dir: crate::platform::cache_dir(&target.host)
+                    .filter(|_| target.root.is_none()),
+                connections: choices.connections,
+            }));
+            steps.push(Step::InstallToolkit(toolkit::InstallSpec {
+                version: tk.version.clone(),
+                installer,
+                dir: dir.clone(),
+                subpackages: if target.os == Os::Windows {
+                    toolkit::subpackages(&tk.version, choices.visual_studio, choices.with_driver)
+                } else {
+                    Vec::new()
+                },
+                timeout_minutes: 60,
+            }));
+            plan.toolkit = Some(tk.version.clone());
+            let cudnn_archive = match (&choices.cudnn, &rec.cudnn) {
+                (CudnnChoice::Skip, _) => None,
+                (CudnnChoice::Archive(zip), _) => Some(zip.clone()),
+                (CudnnChoice::Recommended, _) if target.os == Os::Linux => {
+                    notes.push("cuDNN is left out: Linux cuDNN archives (.tar.xz) are not handled yet; use the nvidia-cudnn wheel or your distribution's package".into());
+                    None
+                }
+                (CudnnChoice::Recommended, None) => {
+                    notes.push("no cuDNN release fits this toolkit; it is left out".into());
+                    None
+                }
+                (CudnnChoice::Recommended, Some(c)) => {
+                    let file = c.archive.file.clone();
+                    let e = expected_for(
+                        &file,
+                        download::Expected {
+                            sha256: c.archive.sha256.clone(),
+                            md5: c.archive.md5.clone(),
+                            size: c.archive.size,
+                        },
+                        bundle.as_ref(),
+                        || {
+                            published::cudnn_expected(
+                                &c.version,
+                                target.os,
+                                c.cuda_major,
+                                &choices.mirrors,
+                                &download::Options::default(),
+                                Some(&downloads),
+                            )
+                        },
+                    )?;
+                    let dest = downloads.join(&file);
+                    steps.push(Step::Download(DownloadSpec {
+                        what: "cudnn_archive".into(),
+                        url: c.archive_url.clone(),
+                        mirrors: choices.mirrors.clone(),
+                        sha256: e.sha256,
+                        md5: e.md5,
+                        size: e.size,
+                        dest: dest.clone(),
+                        bundle_dirs: bundle_dirs.clone(),
+                        cache_dir: crate::platform::cache_dir(&target.host)
+                            .filter(|_| target.root.is_none()),
+                        connections: choices.connections,
+                    }));
+                    plan.cudnn = Some(c.version.clone());
+                    Some(dest)
+                }
+            };
+            if let Some(archive) = &cudnn_archive {
+                steps.push(Step::InstallCudnn {
+                    archive: archive.clone(),
+                    cuda_dir: dir.clone(),
+                });
+            }
+            steps.push(Step::ConfigureEnv {
+                cuda_dir: dir.clone(),
+                version: tk.version.clone(),
+            });
+            steps.push(Step::Verify {
+                cuda_dir: dir,
+                version: tk.version.clone(),
+                cudnn: cudnn_archive.is_some(),
+            });
+        }
+        Goal::Pytorch => {
+            let torch = rec
+                .torch
+                .as_ref()
+                .ok_or_else(|| PlanError::Other("no PyTorch build in the recommendation".into()))?;
+            plan.torch_command = Some(torch.command.clone());
+            steps.push(Step::Preflight(preflight::Inputs {
+                toolkit_dir: None,
+                toolkit_version: None,
+                needed_bytes: 6_000_000_000,
+                work_dir: target.state_dir(),
+                needs_admin: false,
+                developer: false,
+            }));
+            match &choices.python {
+                Some(py) => {
+                    let args: Vec<String> = torch
+                        .command
+                        .split_whitespace()
+                        .skip(2)
+                        .map(str::to_string)
+                        .collect();
+                    steps.push(Step::InstallTorch {
+                        python: py.clone(),
+                        args,
+                    });
+                }
+                None => notes.push(format!(
+                    "no Python found: install Python {}–{} from python.org, then run: {}",
+                    torch.python_min, torch.python_max, torch.command
+                )),
+            }
+        }
+    }
+    plan.notes = notes;
+    plan.steps = steps;
+    Ok(plan)
+}
+
+fn read_bundle(dir: &Path) -> Result<BundleManifest, PlanError> {
+    crate::bundle::read(dir).map_err(PlanError::Other)
+}

@@ -1,0 +1,394 @@
+//! The steps a plan is made of, each idempotent: run on a machine where it is already
+//! done, it changes nothing and says so (`changed: false`).
+
+pub mod env;
+pub mod preflight;
+pub mod toolkit;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::download::{self, Cancel, DownloadError, Expected};
+use crate::target::Target;
+use crate::version::Version;
+
+/// One step of a plan (serialisable: `--dry-run` prints them, `--plan FILE` reads them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum Step {
+    Preflight(preflight::Inputs),
+    Download(DownloadSpec),
+    InstallToolkit(toolkit::InstallSpec),
+    InstallCudnn {
+        archive: PathBuf,
+        cuda_dir: PathBuf,
+    },
+    ConfigureEnv {
+        cuda_dir: PathBuf,
+        version: Version,
+    },
+    InstallTorch {
+        python: PathBuf,
+        args: Vec<String>,
+    },
+    Verify {
+        cuda_dir: PathBuf,
+        version: Version,
+        cudnn: bool,
+    },
+}
+
+impl Step {
+    /// A stable, short name (also the i18n key suffix of its title).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Step::Preflight(_) => "preflight",
+            Step::Download(d) if d.what == "cudnn_archive" => "download_cudnn",
+            Step::Download(_) => "download_toolkit",
+            Step::InstallToolkit(_) => "install_toolkit",
+            Step::InstallCudnn { .. } => "install_cudnn",
+            Step::ConfigureEnv { .. } => "configure_env",
+            Step::InstallTorch { .. } => "install_torch",
+            Step::Verify { .. } => "verify",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DownloadSpec {
+    /// `toolkit_installer` or `cudnn_archive`.
+    pub what: String,
+    pub url: String,
+    pub mirrors: Vec<String>,
+    pub sha256: Option<String>,
+    pub md5: Option<String>,
+    pub size: Option<u64>,
+    pub dest: PathBuf,
+    pub bundle_dirs: Vec<PathBuf>,
+    pub cache_dir: Option<PathBuf>,
+    pub connections: usize,
+}
+
+/// What a step reports as it runs.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StepEvent {
+    Progress {
+        done: u64,
+        total: Option<u64>,
+        bytes_per_sec: f64,
+        eta_secs: Option<f64>,
+    },
+    Log {
+        line: String,
+    },
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StepOutcome {
+    pub changed: bool,
+    pub detail: String,
+    pub reboot_required: bool,
+}
+
+#[derive(Debug, Clone, thiserror::Error, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StepError {
+    #[error("pre-flight checks failed: {}", .failed.iter().map(|c| format!("{}: {}", c.what, c.why)).collect::<Vec<_>>().join("; "))]
+    Preflight { failed: Vec<preflight::Check> },
+    #[error("download failed: {0}")]
+    Download(DownloadError),
+    #[error("the CUDA installer exited with {code:?}, and {} missing afterwards; its log: {}", .missing.join(", "), .log.as_ref().map_or("-".into(), |p| p.display().to_string()))]
+    Installer {
+        code: Option<i32>,
+        missing: Vec<String>,
+        log: Option<PathBuf>,
+    },
+    #[error("the CUDA installer did not finish within {minutes} minutes and was stopped")]
+    InstallerTimeout { minutes: u64 },
+    #[error("{what} needs administrator rights")]
+    NeedsAdmin { what: String },
+    #[error("cuDNN: {0}")]
+    Cudnn(crate::cudnn::CudnnError),
+    #[error("environment: {detail}")]
+    Env { detail: String },
+    #[error("pip failed (exit {code:?})")]
+    Pip { code: Option<i32> },
+    #[error("verification failed: {detail}")]
+    Verify { detail: String },
+    #[error("{path}: {detail}")]
+    Io { path: PathBuf, detail: String },
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl StepError {
+    pub fn io(path: &Path, e: std::io::Error) -> Self {
+        StepError::Io {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        }
+    }
+
+    pub fn hint(&self) -> String {
+        match self {
+            StepError::Preflight { failed } => failed.iter().map(|c| c.fix.clone()).collect::<Vec<_>>().join("; "),
+            StepError::Download(e) => e.hint().into(),
+            StepError::Installer { .. } => "read the installer's log named above; a reboot and a second run often help, and antivirus software can block it".into(),
+            StepError::InstallerTimeout { .. } => "check that no other installer (Windows Update, another CUDA setup) is running, then run again".into(),
+            StepError::NeedsAdmin { .. } => "run from an administrator prompt (Windows) or with sudo (Linux), or choose --method wheels / a folder you own".into(),
+            StepError::Cudnn(e) => e.hint().into(),
+            StepError::Env { .. } => "run as administrator to change machine-wide variables, or set them by hand".into(),
+            StepError::Pip { .. } => "read pip's output above; with a slow link choose a PyPI mirror (--pypi-mirror)".into(),
+            StepError::Verify { .. } => "run `cuda-setup repair` to see what is missing".into(),
+            StepError::Io { .. } => "check free space and permissions on that folder".into(),
+            StepError::Cancelled => "run the same command again: finished steps are not repeated".into(),
+        }
+    }
+}
+
+/// What every step gets.
+pub struct Ctx<'a> {
+    pub target: &'a Target,
+    pub cancel: &'a Cancel,
+    pub emit: &'a (dyn Fn(StepEvent) + Sync),
+}
+
+pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    match step {
+        Step::Preflight(inputs) => preflight::run(inputs, ctx),
+        Step::Download(spec) => run_download(spec, ctx),
+        Step::InstallToolkit(spec) => toolkit::install(spec, ctx),
+        Step::InstallCudnn { archive, cuda_dir } => install_cudnn(archive, cuda_dir, ctx),
+        Step::ConfigureEnv { cuda_dir, version } => {
+            let changes = env::configure(ctx.target, cuda_dir, version)?;
+            record_env_changes(ctx.target, &changes)?;
+            let names: Vec<&str> = changes.iter().map(|c| c.name.as_str()).collect();
+            Ok(StepOutcome {
+                changed: !changes.is_empty(),
+                detail: if names.is_empty() {
+                    "already set".into()
+                } else {
+                    format!("set {}", names.join(", "))
+                },
+                reboot_required: false,
+            })
+        }
+        Step::InstallTorch { python, args } => install_torch(python, args, ctx),
+        Step::Verify {
+            cuda_dir,
+            version,
+            cudnn,
+        } => verify(ctx, cuda_dir, version, *cudnn),
+    }
+}
+
+fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    let req = download::Request {
+        url: spec.url.clone(),
+        mirrors: spec.mirrors.clone(),
+        expected: Expected {
+            sha256: spec.sha256.clone(),
+            md5: spec.md5.clone(),
+            size: spec.size,
+        },
+        dest: spec.dest.clone(),
+        connections: spec.connections,
+        cache_dir: spec.cache_dir.clone(),
+        bundle_dirs: spec.bundle_dirs.clone(),
+        allow_http: !spec.mirrors.is_empty()
+            || !spec
+                .url
+                .starts_with("https://developer.download.nvidia.com"),
+    };
+    let reporter = |e: download::Event| match e {
+        download::Event::Progress(p) => (ctx.emit)(StepEvent::Progress {
+            done: p.done,
+            total: p.total,
+            bytes_per_sec: p.bytes_per_sec,
+            eta_secs: p.eta_secs,
+        }),
+        download::Event::Trying { url } => (ctx.emit)(StepEvent::Log {
+            line: format!("downloading {url}"),
+        }),
+        download::Event::Retry { error, attempt, .. } => (ctx.emit)(StepEvent::Log {
+            line: format!("retry {attempt}: {error}"),
+        }),
+        download::Event::SourceFailed { url, error } => (ctx.emit)(StepEvent::Log {
+            line: format!("{url}: {error}"),
+        }),
+        download::Event::InsecureUrl { url } => (ctx.emit)(StepEvent::Log {
+            line: format!("warning: plain http: {url}"),
+        }),
+        _ => {}
+    };
+    let o = download::download(&req, &download::Options::default(), &reporter, ctx.cancel)
+        .map_err(|e| match e {
+            DownloadError::Cancelled => StepError::Cancelled,
+            e => StepError::Download(e),
+        })?;
+    let changed = matches!(
+        o.source,
+        download::Source::Network(_) | download::Source::Bundle(_) | download::Source::Cache(_)
+    );
+    Ok(StepOutcome {
+        changed,
+        detail: format!(
+            "{} ({} bytes, sha256 {})",
+            o.path.display(),
+            o.size,
+            o.sha256
+        ),
+        reboot_required: false,
+    })
+}
+
+fn install_cudnn(archive: &Path, cuda_dir: &Path, ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    // Already ours and intact, from this very archive: nothing to do.
+    if let Ok(Some(m)) = crate::cudnn::txn::read_manifest(cuda_dir)
+        && archive
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy() == m.archive)
+        && crate::cudnn::verify(cuda_dir).is_ok_and(|r| r.problems.is_empty())
+    {
+        return Ok(StepOutcome {
+            changed: false,
+            detail: format!("cuDNN {} already installed", m.cudnn_version),
+            reboot_required: false,
+        });
+    }
+    let emit = |e: crate::cudnn::Event| {
+        if let crate::cudnn::Event::Extracted {
+            bytes, total_bytes, ..
+        } = e
+        {
+            (ctx.emit)(StepEvent::Progress {
+                done: bytes,
+                total: Some(total_bytes),
+                bytes_per_sec: 0.0,
+                eta_secs: None,
+            });
+        }
+    };
+    let m = crate::cudnn::install(archive, cuda_dir, &emit).map_err(StepError::Cudnn)?;
+    Ok(StepOutcome {
+        changed: true,
+        detail: format!("cuDNN {} ({} files)", m.cudnn_version, m.files.len()),
+        reboot_required: false,
+    })
+}
+
+/// Appends to the record of environment changes (for revert and repair).
+fn record_env_changes(target: &Target, changes: &[env::EnvChange]) -> Result<(), StepError> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let path = target.state_dir().join("env-changes.json");
+    let mut all: Vec<env::EnvChange> = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    all.extend(changes.iter().cloned());
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).map_err(|e| StepError::io(d, e))?;
+    }
+    std::fs::write(
+        &path,
+        serde_json::to_vec_pretty(&all).expect("serialisable"),
+    )
+    .map_err(|e| StepError::io(&path, e))
+}
+
+fn install_torch(python: &Path, args: &[String], ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    let mut cmd = std::process::Command::new(python);
+    cmd.args(["-m", "pip", "install"]).args(args);
+    let emit = ctx.emit;
+    let finished = crate::platform::run_long(
+        cmd,
+        std::time::Duration::from_secs(3600),
+        &|| ctx.cancel.is_cancelled(),
+        &mut |line| emit(StepEvent::Log { line }),
+    )
+    .map_err(|e| StepError::Io {
+        path: python.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    match finished {
+        crate::platform::Finished::Exited(Some(0)) => Ok(StepOutcome {
+            changed: true,
+            detail: format!("pip install {}", args.join(" ")),
+            reboot_required: false,
+        }),
+        crate::platform::Finished::Exited(code) => Err(StepError::Pip { code }),
+        crate::platform::Finished::Cancelled => Err(StepError::Cancelled),
+        crate::platform::Finished::TimedOut => Err(StepError::Pip { code: None }),
+    }
+}
+
+/// The files that prove a toolkit is there: nvcc and the runtime library.
+pub fn toolkit_missing(target: &Target, dir: &Path, version: &Version) -> Vec<String> {
+    let rt = crate::detect::toolkit::runtime_dir(target.os, dir, Some(version));
+    let major = version.major();
+    let (nvcc, cudart) = match target.os {
+        crate::compat::Os::Windows => (
+            "bin/nvcc.exe".to_string(),
+            if major == 11 {
+                "cudart64_110.dll".to_string()
+            } else {
+                format!("cudart64_{major}.dll")
+            },
+        ),
+        crate::compat::Os::Linux => (
+            "bin/nvcc".to_string(),
+            if major == 11 {
+                "libcudart.so.11.0".to_string()
+            } else {
+                format!("libcudart.so.{major}")
+            },
+        ),
+    };
+    let mut missing = Vec::new();
+    if !dir.join(&nvcc).is_file() {
+        missing.push(dir.join(nvcc).display().to_string());
+    }
+    if !rt.join(&cudart).exists() {
+        missing.push(rt.join(cudart).display().to_string());
+    }
+    missing
+}
+
+fn verify(ctx: &Ctx, dir: &Path, version: &Version, cudnn: bool) -> Result<StepOutcome, StepError> {
+    let missing = toolkit_missing(ctx.target, dir, version);
+    if !missing.is_empty() {
+        return Err(StepError::Verify {
+            detail: format!("missing {}", missing.join(", ")),
+        });
+    }
+    let mut detail = format!("CUDA {version} at {}", dir.display());
+    if cudnn {
+        let r = crate::cudnn::verify(dir).map_err(StepError::Cudnn)?;
+        if !r.problems.is_empty() {
+            let p: Vec<String> = r
+                .problems
+                .iter()
+                .map(|p| format!("{} {}", p.path, p.problem))
+                .collect();
+            return Err(StepError::Verify {
+                detail: format!("cuDNN: {}", p.join(", ")),
+            });
+        }
+        detail.push_str(&format!(", cuDNN {} intact", r.cudnn_version));
+    }
+    Ok(StepOutcome {
+        changed: false,
+        detail,
+        reboot_required: false,
+    })
+}
+
+impl From<crate::cudnn::CudnnError> for StepError {
+    fn from(e: crate::cudnn::CudnnError) -> Self {
+        StepError::Cudnn(e)
+    }
+}

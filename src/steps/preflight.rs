@@ -1,0 +1,213 @@
+//! Pre-flight: everything that can be known to fail before a 3 GB download starts.
+//! Each check says what, why, and what to do.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Ctx, StepError, StepEvent, StepOutcome};
+use crate::compat::Os;
+use crate::version::Version;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Inputs {
+    /// The folder the toolkit goes to (its volume must have room).
+    pub toolkit_dir: Option<PathBuf>,
+    pub toolkit_version: Option<Version>,
+    /// Installer size × 2.5 (download, unpacking, installed files).
+    pub needed_bytes: u64,
+    /// Where downloads and staging go.
+    pub work_dir: PathBuf,
+    /// The install needs administrator rights (NVIDIA's installer, /usr/local).
+    pub needs_admin: bool,
+    pub developer: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pass,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub id: String,
+    pub status: Status,
+    pub what: String,
+    pub why: String,
+    pub fix: String,
+}
+
+fn check(id: &str, status: Status, what: String, why: &str, fix: &str) -> Check {
+    Check {
+        id: id.into(),
+        status,
+        what,
+        why: why.into(),
+        fix: fix.into(),
+    }
+}
+
+/// Non-ASCII characters (a Chinese user name) or very long paths break NVIDIA's installer.
+pub fn path_trouble(p: &Path) -> Option<&'static str> {
+    let s = p.display().to_string();
+    if !s.is_ascii() {
+        Some("non_ascii")
+    } else if s.len() > 200 {
+        Some("too_long")
+    } else {
+        None
+    }
+}
+
+pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
+    let t = ctx.target;
+    let mut out = Vec::new();
+    // Disk space where the toolkit goes and where downloads go.
+    for (id, dir) in [
+        ("disk_toolkit", inputs.toolkit_dir.clone()),
+        ("disk_work", Some(inputs.work_dir.clone())),
+    ] {
+        let Some(dir) = dir else { continue };
+        match crate::platform::free_space(&dir) {
+            Some(free) if free < inputs.needed_bytes => out.push(check(
+                id,
+                Status::Fail,
+                format!(
+                    "{:.1} GB free on the drive of {}, {:.1} GB needed",
+                    free as f64 / 1e9,
+                    dir.display(),
+                    inputs.needed_bytes as f64 / 1e9
+                ),
+                "the installer, its unpacked files and the installed toolkit all need room at once",
+                "free some space (Disk Cleanup, empty the recycle bin), or choose another drive",
+            )),
+            Some(free) => out.push(check(
+                id,
+                Status::Pass,
+                format!(
+                    "{:.1} GB free on the drive of {}",
+                    free as f64 / 1e9,
+                    dir.display()
+                ),
+                "",
+                "",
+            )),
+            None => {}
+        }
+    }
+    if inputs.needs_admin {
+        out.push(if t.elevated {
+            check("admin", Status::Pass, "running with administrator rights".into(), "", "")
+        } else {
+            check(
+                "admin",
+                Status::Fail,
+                "not running as administrator".into(),
+                "NVIDIA's installer writes to Program Files (Windows) or /usr/local (Linux)",
+                if t.os == Os::Windows {
+                    "right-click cuda-setup and choose \"Run as administrator\", or install with --method wheels into your own folder"
+                } else {
+                    "run with sudo, or install with --method wheels into a folder you own"
+                },
+            )
+        });
+    }
+    let temp = t
+        .host
+        .var(if t.os == Os::Windows {
+            "TEMP"
+        } else {
+            "TMPDIR"
+        })
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    for (id, p) in [
+        ("temp_path", Some(temp)),
+        ("install_path", inputs.toolkit_dir.clone()),
+    ] {
+        let Some(p) = p else { continue };
+        match path_trouble(&p) {
+            Some("non_ascii") => out.push(check(
+                id,
+                Status::Warn,
+                format!("{} contains non-ASCII characters", p.display()),
+                "NVIDIA's installer is known to fail when its temporary or target folder has characters outside ASCII (a Chinese user name, for example)",
+                "set TEMP and TMP to a plain folder such as C:\\Temp before installing (System Properties → Environment Variables)",
+            )),
+            Some(_) => out.push(check(id, Status::Warn, format!("{} is over 200 characters", p.display()), "long paths break older tools", "use a shorter folder")),
+            None => {}
+        }
+    }
+    if t.os == Os::Windows && inputs.developer {
+        #[cfg(windows)]
+        let vs = if t.root.is_none() {
+            crate::platform::windows::visual_studio()
+        } else {
+            None
+        };
+        #[cfg(not(windows))]
+        let vs: Option<PathBuf> = None;
+        out.push(match vs {
+            Some(p) => check("visual_studio", Status::Pass, format!("Visual Studio at {}", p.display()), "", ""),
+            None => check(
+                "visual_studio",
+                Status::Warn,
+                "no Visual Studio found".into(),
+                "nvcc needs Microsoft's C++ compiler (cl.exe) to compile; the toolkit installs without it and its Visual Studio integration is left out",
+                "install \"Visual Studio Build Tools\" with the \"Desktop development with C++\" workload if you will compile CUDA code",
+            ),
+        });
+    }
+    if let (Some(dir), Some(v)) = (&inputs.toolkit_dir, &inputs.toolkit_version)
+        && super::toolkit_missing(t, dir, v).is_empty()
+    {
+        out.push(check(
+            "already_installed",
+            Status::Pass,
+            format!(
+                "CUDA {} is already installed at {}; it will be kept",
+                v.major_minor(),
+                dir.display()
+            ),
+            "",
+            "",
+        ));
+    }
+    out
+}
+
+pub fn run(inputs: &Inputs, ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    let all = checks(inputs, ctx);
+    for c in &all {
+        let mark = match c.status {
+            Status::Pass => "ok",
+            Status::Warn => "warning",
+            Status::Fail => "FAILED",
+        };
+        let tail = if c.status == Status::Pass {
+            String::new()
+        } else {
+            format!(" — {} — {}", c.why, c.fix)
+        };
+        (ctx.emit)(StepEvent::Log {
+            line: format!("[{mark}] {}{tail}", c.what),
+        });
+    }
+    let failed: Vec<Check> = all
+        .iter()
+        .filter(|c| c.status == Status::Fail)
+        .cloned()
+        .collect();
+    if !failed.is_empty() {
+        return Err(StepError::Preflight { failed });
+    }
+    let warns = all.iter().filter(|c| c.status == Status::Warn).count();
+    Ok(StepOutcome {
+        changed: false,
+        detail: format!("{} checks, {warns} warnings", all.len()),
+        reboot_required: false,
+    })
+}

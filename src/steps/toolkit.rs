@@ -1,0 +1,168 @@
+//! Running NVIDIA's installer silently: the Windows .exe with `-s <sub-packages>`, the
+//! Linux runfile with `--silent --toolkit --toolkitpath=DIR`. Its exit code is not
+//! trusted: afterwards nvcc and the runtime library must exist.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Ctx, StepError, StepEvent, StepOutcome, toolkit_missing};
+use crate::compat::Os;
+use crate::platform::Finished;
+use crate::version::Version;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstallSpec {
+    pub version: Version,
+    pub installer: PathBuf,
+    pub dir: PathBuf,
+    /// Windows `-s` sub-packages; empty: the installer's full default selection.
+    pub subpackages: Vec<String>,
+    /// Minutes before the installer is stopped.
+    pub timeout_minutes: u64,
+}
+
+/// The sub-packages a developer needs to build PyTorch extensions (compat dossier §3.2),
+/// as `<name>_<major>.<minor>`. 13.x: the full selection, as PyTorch's CI does (its
+/// sub-package names are not confirmed).
+pub fn subpackages(version: &Version, visual_studio: bool, with_driver: bool) -> Vec<String> {
+    if version.major() >= 13 {
+        return Vec::new();
+    }
+    let mm = version.major_minor();
+    let mut names: Vec<String> = [
+        "nvcc",
+        "cudart",
+        "nvrtc",
+        "nvrtc_dev",
+        "cublas",
+        "cublas_dev",
+        "cusparse",
+        "cusparse_dev",
+        "cusolver",
+        "cusolver_dev",
+        "curand",
+        "curand_dev",
+        "cufft",
+        "cufft_dev",
+        "cuda_profiler_api",
+        "nvtx",
+        "thrust",
+    ]
+    .iter()
+    .map(|n| format!("{n}_{mm}"))
+    .collect();
+    if visual_studio {
+        names.push(format!("visual_studio_integration_{mm}"));
+    }
+    if with_driver {
+        names.push("Display.Driver".into());
+    }
+    names
+}
+
+pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    let t = ctx.target;
+    if toolkit_missing(t, &spec.dir, &spec.version).is_empty() {
+        return Ok(StepOutcome {
+            changed: false,
+            detail: format!(
+                "CUDA {} already installed at {}",
+                spec.version.major_minor(),
+                spec.dir.display()
+            ),
+            reboot_required: false,
+        });
+    }
+    if !t.elevated {
+        return Err(StepError::NeedsAdmin {
+            what: format!("installing CUDA into {}", spec.dir.display()),
+        });
+    }
+    let log_dir = t
+        .logs_dir()
+        .join(format!("cuda-installer-{}", spec.version));
+    std::fs::create_dir_all(&log_dir).map_err(|e| StepError::io(&log_dir, e))?;
+    let mut cmd = match t.os {
+        Os::Windows => {
+            // A download has no execute bit where that matters (a sandbox run off Windows).
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(
+                    &spec.installer,
+                    std::fs::Permissions::from_mode(0o755),
+                );
+            }
+            let mut c = Command::new(&spec.installer);
+            c.arg("-s")
+                .args(&spec.subpackages)
+                .arg("-n")
+                .arg("-loglevel:6")
+                .arg(format!("-log:{}", log_dir.display()));
+            if t.root.is_some() {
+                // A sandbox root: the installer's Program Files is the root's.
+                c.env("ProgramFiles", t.program_files())
+                    .env("ProgramW6432", t.program_files());
+            }
+            c
+        }
+        Os::Linux => {
+            let mut c = Command::new("sh");
+            c.arg(&spec.installer)
+                .arg("--silent")
+                .arg("--toolkit")
+                .arg(format!("--toolkitpath={}", spec.dir.display()));
+            c
+        }
+    };
+    cmd.current_dir(&log_dir);
+    (ctx.emit)(StepEvent::Log {
+        line: format!(
+            "running {:?} {:?}",
+            cmd.get_program(),
+            cmd.get_args().collect::<Vec<_>>()
+        ),
+    });
+    let emit = ctx.emit;
+    let finished = crate::platform::run_long(
+        cmd,
+        Duration::from_secs(spec.timeout_minutes * 60),
+        &|| ctx.cancel.is_cancelled(),
+        &mut |line| emit(StepEvent::Log { line }),
+    )
+    .map_err(|e| StepError::Io {
+        path: spec.installer.clone(),
+        detail: e.to_string(),
+    })?;
+    let code = match finished {
+        Finished::Exited(code) => code,
+        Finished::Cancelled => return Err(StepError::Cancelled),
+        Finished::TimedOut => {
+            return Err(StepError::InstallerTimeout {
+                minutes: spec.timeout_minutes,
+            });
+        }
+    };
+    let missing = toolkit_missing(t, &spec.dir, &spec.version);
+    if !missing.is_empty() {
+        return Err(StepError::Installer {
+            code,
+            missing,
+            log: Some(log_dir),
+        });
+    }
+    // 3010 / 1641: MSI's "done, reboot required".
+    let reboot_required = matches!(code, Some(3010) | Some(1641));
+    Ok(StepOutcome {
+        changed: true,
+        detail: format!(
+            "CUDA {} installed at {} (installer exit {code:?})",
+            spec.version,
+            spec.dir.display()
+        ),
+        reboot_required,
+    })
+}

@@ -1,0 +1,106 @@
+//! Where an install goes: this machine, or a sandbox root (`--root DIR`, like DESTDIR)
+//! that holds the same layout, so tests and dry runs use the user's code path.
+
+use std::path::{Path, PathBuf};
+
+use crate::compat::Os;
+use crate::platform::{self, Host};
+use crate::version::Version;
+
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub os: Os,
+    /// Some: everything (toolkit, environment, state) lives under this folder.
+    pub root: Option<PathBuf>,
+    /// The host whose environment child processes get.
+    pub host: Host,
+    /// Administrator / root rights (a sandbox root counts as writable).
+    pub elevated: bool,
+}
+
+impl Target {
+    pub fn real() -> Target {
+        Target {
+            os: Os::current(),
+            root: None,
+            host: Host::real(),
+            elevated: platform::is_elevated(),
+        }
+    }
+
+    pub fn rooted(os: Os, root: &Path) -> Target {
+        Target {
+            os,
+            root: Some(root.to_path_buf()),
+            host: Host::real(),
+            elevated: true,
+        }
+    }
+
+    /// A system path (`/usr/local`, `C:\Program Files`) on this target.
+    pub fn system_path(&self, p: &str) -> PathBuf {
+        match &self.root {
+            Some(r) => {
+                let rel = p.replace('\\', "/");
+                let rel = match rel.split_once(':') {
+                    Some((drive, rest)) if drive.len() == 1 => {
+                        format!("{drive}/{}", rest.trim_start_matches('/'))
+                    }
+                    _ => rel.trim_start_matches('/').to_string(),
+                };
+                r.join(rel)
+            }
+            None => PathBuf::from(p),
+        }
+    }
+
+    /// `C:\Program Files` (from %ProgramFiles% on the real machine).
+    pub fn program_files(&self) -> PathBuf {
+        match (&self.root, self.host.var("ProgramFiles")) {
+            (None, Some(p)) if self.os == Os::Windows => PathBuf::from(p),
+            _ => self.system_path(r"C:\Program Files"),
+        }
+    }
+
+    /// Where NVIDIA's installer puts a toolkit of this version.
+    pub fn toolkit_dir(&self, version: &Version) -> PathBuf {
+        let mm = version.major_minor();
+        match self.os {
+            Os::Windows => self
+                .program_files()
+                .join("NVIDIA GPU Computing Toolkit")
+                .join("CUDA")
+                .join(format!("v{mm}")),
+            Os::Linux => self.system_path(&format!("/usr/local/cuda-{mm}")),
+        }
+    }
+
+    /// Our state: journals, logs, downloads, the record of environment changes.
+    pub fn state_dir(&self) -> PathBuf {
+        if let Some(r) = &self.root {
+            return r.join(".cuda-setup");
+        }
+        let h = &self.host;
+        match self.os {
+            Os::Windows if self.elevated => {
+                PathBuf::from(h.var("ProgramData").unwrap_or(r"C:\ProgramData")).join("cuda-setup")
+            }
+            Os::Windows => PathBuf::from(h.var("LOCALAPPDATA").unwrap_or(".")).join("cuda-setup"),
+            Os::Linux if self.elevated => PathBuf::from("/var/lib/cuda-setup"),
+            Os::Linux => h
+                .var("XDG_STATE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| h.home().map(|p| p.join(".local/state")))
+                .unwrap_or_else(|| PathBuf::from("."))
+                .join("cuda-setup"),
+        }
+    }
+
+    pub fn downloads_dir(&self) -> PathBuf {
+        self.state_dir().join("downloads")
+    }
+
+    pub fn logs_dir(&self) -> PathBuf {
+        self.state_dir().join("logs")
+    }
+}

@@ -1,0 +1,657 @@
+//! Verify: does the stack actually work? `smoke` runs a GEMM on the GPU through the
+//! toolkit's own cuBLAS (checked against the CPU, timed), measures host↔device bandwidth
+//! with pageable and pinned memory, runs a cuDNN convolution and an nvcc-built kernel.
+//! `doctor` examines a Python's PyTorch and says exactly how to fix what is wrong.
+//!
+//! Everything NVIDIA is loaded at run time: with no driver, no GPU or a wrong toolkit the
+//! checks are *skipped* or *failed* with a reason, never a panic. The pure logic (CPU
+//! references, tolerances, report arithmetic, exit codes, findings and their fixes) lives
+//! in modules that need no GPU (`reference`, `doctor`'s findings); the GPU calls are thin.
+
+#[macro_use]
+pub mod loader;
+pub mod cuda;
+pub mod cudnn;
+pub mod doctor;
+pub mod gemm;
+pub mod nvcc;
+pub mod reference;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::compat::Tables;
+use crate::detect::{CudnnInstall, toolkit};
+use crate::message::Message;
+use crate::msg;
+use crate::platform::Host;
+use crate::version::Version;
+
+use cuda::{
+    CUDA_ERROR_NO_DEVICE, CUDA_ERROR_STUB_LIBRARY, Device, DeviceInfo, Driver, DriverFailure,
+};
+
+/// Exit codes of `smoke` and `doctor` (docs/cli.md), after the CLI's 0–3.
+pub mod exit {
+    /// Every check that ran passed, and the main one ran.
+    pub const PASSED: i32 = 0;
+    /// Nothing to test on: no driver, no GPU, no toolkit (smoke); no Python or no NVIDIA
+    /// GPU (doctor).
+    pub const SKIPPED: i32 = 4;
+    /// A check ran and failed (wrong result, a library that will not load, a toolkit the
+    /// driver cannot run); or doctor found something to fix.
+    pub const FAILED: i32 = 5;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Passed,
+    Skipped,
+    Failed,
+}
+
+impl Status {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Status::Passed => exit::PASSED,
+            Status::Skipped => exit::SKIPPED,
+            Status::Failed => exit::FAILED,
+        }
+    }
+}
+
+/// Failed if anything failed; else skipped if the main check was; else passed.
+pub fn overall(main: Status, all: &[Status]) -> Status {
+    if all.contains(&Status::Failed) || main == Status::Failed {
+        Status::Failed
+    } else if main == Status::Skipped {
+        Status::Skipped
+    } else {
+        Status::Passed
+    }
+}
+
+/// One check: its status, why (for skipped and failed), and what it measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check<T> {
+    pub status: Status,
+    pub reason: Option<Message>,
+    #[serde(flatten)]
+    pub detail: T,
+}
+
+impl<T> Check<T> {
+    pub fn new(status: Status, reason: Option<Message>, detail: T) -> Self {
+        Check {
+            status,
+            reason,
+            detail,
+        }
+    }
+}
+
+/// How `smoke` runs.
+#[derive(Debug, Clone)]
+pub struct SmokeOptions {
+    /// The toolkit folder (default: the one nvcc on PATH belongs to, else CUDA_PATH's,
+    /// else the newest found).
+    pub cuda_dir: Option<PathBuf>,
+    pub device: usize,
+    /// GEMM sizes (m = n = k).
+    pub sizes: Vec<usize>,
+    pub bandwidth_bytes: usize,
+    /// For the GPU part as a whole; a hung driver call is abandoned after it.
+    pub timeout: Duration,
+    pub compile_timeout: Duration,
+    pub nvcc: bool,
+}
+
+impl Default for SmokeOptions {
+    fn default() -> Self {
+        SmokeOptions {
+            cuda_dir: None,
+            device: 0,
+            sizes: vec![1024, 2048, 4096, 8192],
+            bandwidth_bytes: 128 << 20,
+            timeout: Duration::from_secs(300),
+            compile_timeout: Duration::from_secs(180),
+            nvcc: true,
+        }
+    }
+}
+
+/// The toolkit under test.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolkitChoice {
+    pub path: PathBuf,
+    pub version: Option<Version>,
+    pub runtime_dir: PathBuf,
+    /// `cuda_dir` (the flag), `nvcc_on_path`, `cuda_path`, `newest`.
+    pub chosen_by: &'static str,
+}
+
+/// Picks the toolkit: `--cuda-dir`, else PATH's nvcc's, else CUDA_PATH's, else the newest.
+pub fn choose_toolkit(host: &Host, cuda_dir: Option<&Path>) -> Option<ToolkitChoice> {
+    if let Some(dir) = cuda_dir {
+        let version = std::fs::read_to_string(dir.join("version.json"))
+            .ok()
+            .and_then(|t| toolkit::parse_version_json(&t))
+            .or_else(|| {
+                std::fs::read_to_string(dir.join("version.txt"))
+                    .ok()
+                    .and_then(|t| toolkit::parse_version_txt(&t))
+            });
+        return Some(ToolkitChoice {
+            path: dir.to_path_buf(),
+            runtime_dir: toolkit::runtime_dir(host.os, dir, version.as_ref()),
+            version,
+            chosen_by: "cuda_dir",
+        });
+    }
+    let found = toolkit::probe(host, Duration::from_secs(10));
+    let (t, by) = found
+        .iter()
+        .find(|t| t.active)
+        .map(|t| (t, "nvcc_on_path"))
+        .or_else(|| {
+            found
+                .iter()
+                .find(|t| t.found_by.contains(&toolkit::FoundBy::CudaPath))
+                .map(|t| (t, "cuda_path"))
+        })
+        .or_else(|| found.first().map(|t| (t, "newest")))?;
+    Some(ToolkitChoice {
+        path: t.path.clone(),
+        version: t.version.clone(),
+        runtime_dir: t.runtime_dir.clone(),
+        chosen_by: by,
+    })
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DriverReport {
+    /// `libcuda.so.1` / `nvcuda.dll`.
+    pub library: String,
+    pub loaded: bool,
+    /// The highest CUDA it runs (`cuDriverGetVersion`).
+    pub cuda_version: Option<Version>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Checks {
+    pub gemm: Check<gemm::GemmReport>,
+    pub bandwidth: Check<gemm::BandwidthReport>,
+    pub cudnn: Check<cudnn::CudnnReport>,
+    pub nvcc: Check<nvcc::NvccReport>,
+}
+
+/// What `smoke` found (docs/cli.md lists the fields).
+#[derive(Debug, Clone, Serialize)]
+pub struct SmokeReport {
+    pub status: Status,
+    pub exit_code: i32,
+    /// Why it did not pass: the first failed check's reason, else why the GEMM was skipped.
+    pub reason: Option<Message>,
+    pub driver: DriverReport,
+    pub device: Option<DeviceInfo>,
+    pub toolkit: Option<ToolkitChoice>,
+    pub checks: Checks,
+    pub elapsed_ms: u64,
+}
+
+/// What the GPU worker has finished so far (a timed-out run reports what it has).
+#[derive(Default)]
+struct Progress {
+    driver: DriverReport,
+    device: Option<DeviceInfo>,
+    gemm_partial: gemm::GemmReport,
+    gemm: Option<Check<gemm::GemmReport>>,
+    bandwidth: Option<Check<gemm::BandwidthReport>>,
+    cudnn: Option<Check<cudnn::CudnnReport>>,
+}
+
+fn lock(p: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
+    p.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs the smoke test. Never panics, whatever the machine has.
+pub fn smoke(host: &Host, tables: &Tables, opts: &SmokeOptions) -> SmokeReport {
+    let start = Instant::now();
+    let toolkit = choose_toolkit(host, opts.cuda_dir.as_deref());
+    let installs = {
+        let tks: Vec<toolkit::Toolkit> = toolkit
+            .iter()
+            .map(|t| toolkit::Toolkit {
+                path: t.path.clone(),
+                version: t.version.clone(),
+                version_source: None,
+                found_by: Vec::new(),
+                env_vars: Vec::new(),
+                nvcc: None,
+                runtime_dir: t.runtime_dir.clone(),
+                path_rank: None,
+                active: false,
+            })
+            .collect();
+        crate::detect::cudnn::probe(host, &tks)
+    };
+
+    let progress = Arc::new(Mutex::new(Progress::default()));
+    let (tx, rx) = mpsc::channel();
+    {
+        let (host, tables, opts, toolkit, progress) = (
+            host.clone(),
+            tables.clone(),
+            opts.clone(),
+            toolkit.clone(),
+            progress.clone(),
+        );
+        // Detached on purpose: a driver call that hangs must not hang the report.
+        std::thread::spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                gpu_part(
+                    &host,
+                    &tables,
+                    &opts,
+                    toolkit.as_ref(),
+                    &installs,
+                    &progress,
+                )
+            }));
+            let _ = tx.send(r.map_err(|p| {
+                p.downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "panic".into())
+            }));
+        });
+    }
+    let unfinished = match rx.recv_timeout(opts.timeout) {
+        Ok(Ok(())) => None,
+        Ok(Err(panic)) => Some(msg!("smoke_internal_error", detail = panic)),
+        Err(_) => Some(msg!("smoke_timeout", seconds = opts.timeout.as_secs())),
+    };
+    let (driver, device, gemm_c, bandwidth_c, cudnn_c) = {
+        let mut p = lock(&progress);
+        let why = unfinished
+            .clone()
+            .unwrap_or_else(|| msg!("smoke_internal_error", detail = "check did not finish"));
+        let fail = || Some(why.clone());
+        let partial = std::mem::take(&mut p.gemm_partial);
+        (
+            p.driver.clone(),
+            p.device.clone(),
+            p.gemm
+                .take()
+                .unwrap_or_else(|| Check::new(Status::Failed, fail(), partial)),
+            p.bandwidth
+                .take()
+                .unwrap_or_else(|| Check::new(Status::Failed, fail(), Default::default())),
+            p.cudnn
+                .take()
+                .unwrap_or_else(|| Check::new(Status::Failed, fail(), Default::default())),
+        )
+    };
+
+    let nvcc_c = if !opts.nvcc {
+        Check::new(
+            Status::Skipped,
+            Some(msg!("nvcc_not_requested")),
+            Default::default(),
+        )
+    } else if unfinished.is_some() {
+        // The GPU may be wedged; a kernel would hang too.
+        Check::new(Status::Skipped, unfinished.clone(), Default::default())
+    } else {
+        nvcc::check(&nvcc::Options {
+            host,
+            toolkit: toolkit.as_ref().map(|t| t.path.as_path()),
+            gpu: device.as_ref().map(|d| d.compute_capability),
+            driver_present: driver.loaded,
+            compile_timeout: opts.compile_timeout,
+        })
+    };
+
+    let statuses = [
+        gemm_c.status,
+        bandwidth_c.status,
+        cudnn_c.status,
+        nvcc_c.status,
+    ];
+    let status = overall(gemm_c.status, &statuses);
+    let reason = [
+        (&gemm_c.status, &gemm_c.reason),
+        (&bandwidth_c.status, &bandwidth_c.reason),
+        (&cudnn_c.status, &cudnn_c.reason),
+        (&nvcc_c.status, &nvcc_c.reason),
+    ]
+    .iter()
+    .find(|(s, _)| **s == Status::Failed)
+    .map(|(_, r)| (*r).clone())
+    .unwrap_or_else(|| {
+        (status == Status::Skipped)
+            .then(|| gemm_c.reason.clone())
+            .flatten()
+    });
+    SmokeReport {
+        status,
+        exit_code: status.exit_code(),
+        reason,
+        driver,
+        device,
+        toolkit,
+        checks: Checks {
+            gemm: gemm_c,
+            bandwidth: bandwidth_c,
+            cudnn: cudnn_c,
+            nvcc: nvcc_c,
+        },
+        elapsed_ms: start.elapsed().as_millis() as u64,
+    }
+}
+
+/// Why the driver gives no device: (skipped or failed, the message).
+pub fn driver_outcome(f: &DriverFailure) -> (Status, Message) {
+    match f {
+        DriverFailure::NotLoaded(l) => (
+            Status::Skipped,
+            msg!("smoke_no_driver", library = &l.library, detail = &l.detail),
+        ),
+        DriverFailure::Incomplete { library, detail } => (
+            Status::Failed,
+            msg!("smoke_driver_failed", call = library, error = detail),
+        ),
+        DriverFailure::Call(e) if e.code == CUDA_ERROR_NO_DEVICE => (
+            Status::Skipped,
+            msg!("smoke_no_gpu", error = format!("{}: {}", e.name, e.text)),
+        ),
+        DriverFailure::Call(e) if e.code == CUDA_ERROR_STUB_LIBRARY => {
+            (Status::Failed, msg!("smoke_driver_stub"))
+        }
+        DriverFailure::Call(e) => (
+            Status::Failed,
+            msg!(
+                "smoke_driver_failed",
+                call = e.call,
+                error = format!("{}: {}", e.name, e.text)
+            ),
+        ),
+    }
+}
+
+fn cuda_failed(e: &cuda::CudaError) -> Message {
+    msg!(
+        "smoke_cuda_call_failed",
+        call = e.call,
+        error = format!("{}: {}", e.name, e.text)
+    )
+}
+
+fn load_failure_message(l: &loader::LoadFailure) -> Message {
+    if l.missing.is_empty() {
+        msg!(
+            "library_load_failed",
+            library = &l.library,
+            detail = &l.detail
+        )
+    } else {
+        msg!(
+            "library_missing_dependency",
+            library = &l.library,
+            missing = l.missing_list()
+        )
+    }
+}
+
+/// Whether the toolkit can run here at all: its major must not be newer than the driver's,
+/// and it must build for the GPU (from the tables).
+pub fn toolkit_fits(
+    tables: &Tables,
+    toolkit: &Version,
+    driver_cuda: &Version,
+    gpu: &DeviceInfo,
+) -> Option<Message> {
+    if toolkit.major() > driver_cuda.major() {
+        return Some(msg!(
+            "smoke_toolkit_newer_than_driver",
+            toolkit = toolkit,
+            major = toolkit.major(),
+            driver_cuda = driver_cuda
+        ));
+    }
+    let release = tables
+        .toolkits
+        .releases
+        .iter()
+        .rfind(|r| r.version.major_minor() == toolkit.major_minor())?;
+    (!release.builds_for(gpu.compute_capability)).then(|| {
+        msg!(
+            "smoke_toolkit_lacks_arch",
+            toolkit = toolkit,
+            gpu = &gpu.name,
+            sm = gpu.compute_capability.sm(),
+            sm_min = release.sm_min.sm(),
+            sm_max = release.sm_max.sm()
+        )
+    })
+}
+
+fn gpu_part(
+    host: &Host,
+    tables: &Tables,
+    opts: &SmokeOptions,
+    toolkit: Option<&ToolkitChoice>,
+    installs: &[CudnnInstall],
+    progress: &Mutex<Progress>,
+) {
+    let os = host.os;
+    let lib_dirs: Vec<PathBuf> = toolkit
+        .map(|t| gemm::library_dirs(os, &t.path, &t.runtime_dir))
+        .unwrap_or_default();
+    // cuBLAS loads (or not) without a GPU: a broken toolkit is reported either way.
+    let cublas = toolkit.map(|_| gemm::load_cublas(host, &lib_dirs));
+
+    lock(progress).driver.library = cuda::driver_library(os).to_string();
+    let driver = Driver::load(os);
+    let device: Result<Device, (Status, Message)> = match &driver {
+        Err(f) => {
+            let mut p = lock(progress);
+            p.driver.error = Some(match f {
+                DriverFailure::NotLoaded(l) => l.detail.clone(),
+                DriverFailure::Incomplete { detail, .. } => detail.clone(),
+                DriverFailure::Call(e) => e.to_string(),
+            });
+            p.driver.loaded = !matches!(f, DriverFailure::NotLoaded(_));
+            Err(driver_outcome(f))
+        }
+        Ok(d) => {
+            {
+                let mut p = lock(progress);
+                p.driver.loaded = true;
+                p.driver.cuda_version = Some(d.cuda_version.clone());
+            }
+            match d.device_count() {
+                Err(e) => Err(driver_outcome(&DriverFailure::Call(e))),
+                Ok(0) => Err((Status::Skipped, msg!("smoke_no_gpu", error = "0 devices"))),
+                Ok(n) if opts.device >= n => Err((
+                    Status::Failed,
+                    msg!("smoke_no_such_device", index = opts.device, count = n),
+                )),
+                Ok(_) => d
+                    .open_device(opts.device)
+                    .map_err(|e| (Status::Failed, cuda_failed(&e))),
+            }
+        }
+    };
+    if let Ok(d) = &device {
+        lock(progress).device = Some(d.info.clone());
+    }
+
+    // GEMM.
+    let gemm_check = match (&device, toolkit, cublas) {
+        (Err((Status::Skipped, _)), _, Some(Err(gemm::CublasFailure::Load(l)))) => Check::new(
+            Status::Failed,
+            Some(load_failure_message(&l)),
+            Default::default(),
+        ),
+        (Err((s, m)), _, _) => Check::new(*s, Some(m.clone()), Default::default()),
+        (Ok(_), None, _) | (Ok(_), _, None) => Check::new(
+            Status::Skipped,
+            Some(msg!("smoke_no_toolkit")),
+            Default::default(),
+        ),
+        (Ok(_), Some(t), Some(Err(gemm::CublasFailure::NotFound { .. }))) => Check::new(
+            Status::Failed,
+            Some(msg!("smoke_no_cublas", dir = t.path.display())),
+            Default::default(),
+        ),
+        (Ok(_), _, Some(Err(gemm::CublasFailure::Load(l)))) => Check::new(
+            Status::Failed,
+            Some(load_failure_message(&l)),
+            Default::default(),
+        ),
+        (Ok(dev), Some(t), Some(Ok(cublas))) => {
+            let version = t
+                .version
+                .clone()
+                .unwrap_or_else(|| Version::new(&[cublas.major, 0]));
+            match toolkit_fits(tables, &version, &dev.driver.cuda_version, &dev.info) {
+                Some(m) => Check::new(Status::Failed, Some(m), Default::default()),
+                None => run_gemm(dev, &cublas, &opts.sizes, progress),
+            }
+        }
+    };
+    lock(progress).gemm = Some(gemm_check);
+
+    // Bandwidth.
+    let bw = match &device {
+        Err((s, m)) => Check::new(*s, Some(m.clone()), Default::default()),
+        Ok(dev) => match gemm::bandwidth(dev, opts.bandwidth_bytes) {
+            Ok(b) if b.round_trip_ok => Check::new(Status::Passed, None, b),
+            Ok(b) => Check::new(Status::Failed, Some(msg!("smoke_copy_corrupted")), b),
+            Err(e) => Check::new(Status::Failed, Some(cuda_failed(&e)), Default::default()),
+        },
+    };
+    lock(progress).bandwidth = Some(bw);
+
+    // cuDNN.
+    let c = cudnn::check(&cudnn::Context {
+        host,
+        toolkit_dir: toolkit.map(|t| t.path.as_path()),
+        toolkit_version: toolkit.and_then(|t| t.version.as_ref()),
+        toolkit_lib_dirs: &lib_dirs,
+        installs,
+        device: device.as_ref().map_err(|(_, m)| m.clone()),
+    });
+    lock(progress).cudnn = Some(c);
+}
+
+fn run_gemm(
+    dev: &Device,
+    cublas: &gemm::Cublas,
+    sizes: &[usize],
+    progress: &Mutex<Progress>,
+) -> Check<gemm::GemmReport> {
+    let mut report = gemm::GemmReport::default();
+    let r = gemm::run(dev, cublas, sizes, &mut report, |r| {
+        lock(progress).gemm_partial = r.clone();
+    });
+    if let Err(e) = r {
+        let m = match &e {
+            gemm::GemmError::Cuda(c) => cuda_failed(c),
+            gemm::GemmError::Cublas { call, status } => {
+                msg!("smoke_cuda_call_failed", call = call, error = status)
+            }
+        };
+        return Check::new(Status::Failed, Some(m), report);
+    }
+    if let Some(bad) = report.results.iter().find(|g| !g.accuracy.passed) {
+        let m = msg!(
+            "smoke_gemm_wrong",
+            precision = bad.precision.name(),
+            size = bad.size,
+            error = format!("{:.2e}", bad.accuracy.max_error),
+            tolerance = format!("{:.0e}", bad.accuracy.tolerance)
+        );
+        return Check::new(Status::Failed, Some(m), report);
+    }
+    if report.results.is_empty() {
+        let m = msg!("smoke_gemm_nothing_ran", why = report.not_run.join("; "));
+        return Check::new(Status::Failed, Some(m), report);
+    }
+    Check::new(Status::Passed, None, report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overall_status_and_exit_codes() {
+        use Status::*;
+        assert_eq!(overall(Passed, &[Passed, Skipped, Passed]), Passed);
+        assert_eq!(overall(Skipped, &[Skipped, Skipped]), Skipped);
+        assert_eq!(overall(Skipped, &[Skipped, Failed]), Failed);
+        assert_eq!(overall(Passed, &[Passed, Failed]), Failed);
+        assert_eq!(overall(Failed, &[]), Failed);
+        assert_eq!(Passed.exit_code(), 0);
+        assert_eq!(Skipped.exit_code(), 4);
+        assert_eq!(Failed.exit_code(), 5);
+    }
+
+    fn gpu(cc: &str) -> DeviceInfo {
+        DeviceInfo {
+            index: 0,
+            name: "GPU".into(),
+            compute_capability: cc.parse().unwrap(),
+            multiprocessors: 1,
+            memory_total_bytes: 1,
+            pci_bus_id: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_toolkit_the_driver_or_gpu_cannot_run() {
+        let t = Tables::embedded().unwrap();
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        // Same major, newer minor: minor-version compatibility, fine.
+        assert_eq!(toolkit_fits(&t, &v("12.6"), &v("12.4"), &gpu("8.6")), None);
+        // A newer major than the driver runs.
+        let m = toolkit_fits(&t, &v("13.0"), &v("12.4"), &gpu("8.6")).unwrap();
+        assert_eq!(m.key, "smoke_toolkit_newer_than_driver");
+        // CUDA 13 dropped Pascal (sm_61); CUDA 11.8 predates Blackwell (sm_120).
+        let m = toolkit_fits(&t, &v("13.0"), &v("13.0"), &gpu("6.1")).unwrap();
+        assert_eq!(m.key, "smoke_toolkit_lacks_arch");
+        let m = toolkit_fits(&t, &v("11.8"), &v("12.8"), &gpu("12.0")).unwrap();
+        assert_eq!(m.key, "smoke_toolkit_lacks_arch");
+        assert_eq!(m.param("sm"), Some("sm_120"));
+        // Unknown to the tables: no claim either way.
+        assert_eq!(toolkit_fits(&t, &v("12.99"), &v("12.4"), &gpu("8.6")), None);
+    }
+
+    #[test]
+    fn driver_failures_map_to_skipped_or_failed() {
+        let (s, m) = driver_outcome(&DriverFailure::NotLoaded(loader::LoadFailure {
+            library: "libcuda.so.1".into(),
+            detail: "libcuda.so.1: cannot open shared object file".into(),
+            missing: Vec::new(),
+        }));
+        assert_eq!((s, m.key), (Status::Skipped, "smoke_no_driver"));
+        let call = |code| {
+            DriverFailure::Call(cuda::CudaError {
+                call: "cuInit",
+                code,
+                name: "X".into(),
+                text: "y".into(),
+            })
+        };
+        assert_eq!(driver_outcome(&call(100)).0, Status::Skipped);
+        assert_eq!(driver_outcome(&call(34)).1.key, "smoke_driver_stub");
+        assert_eq!(driver_outcome(&call(999)).0, Status::Failed);
+    }
+}

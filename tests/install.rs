@@ -1,0 +1,507 @@
+//! `install` end to end in a temp root: a loopback server serves a stand-in NVIDIA
+//! installer (a real program with its real hash, honouring `-s` and the sub-package
+//! names, laying out a realistic CUDA tree), NVIDIA's md5sum.txt, and a real-layout
+//! cuDNN zip is given; then the tree, the environment record, the report and the exit
+//! codes are checked; a second run changes nothing; a killed run completes when rerun.
+
+#![cfg(unix)]
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use serde_json::Value;
+use support::cudnn_zip::Spec;
+use support::server::{Body, Server};
+
+const NVCC_118: &str = "nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2022 NVIDIA Corporation\nBuilt on Wed_Sep_21_10:41:10_Pacific_Daylight_Time_2022\nCuda compilation tools, release 11.8, V11.8.89\nBuild cuda_11.8.r11.8/compiler.31833905_0\n";
+
+/// The Windows installer stand-in: a shell program named like NVIDIA's .exe.
+fn windows_installer(exit_code: i32) -> Vec<u8> {
+    format!(
+        r#"#!/bin/sh
+# Stand-in for cuda_11.8.0_522.06_windows.exe: installs what -s names, under $ProgramFiles.
+log="$ProgramFiles/../../installer-args.log"
+mkdir -p "$(dirname "$log")"; echo "$@" >> "$log"
+silent=0; pkgs=" "
+for a in "$@"; do case "$a" in -s) silent=1;; -n|-loglevel:*|-log:*) ;; *) pkgs="$pkgs$a ";; esac; done
+[ $silent = 1 ] || {{ echo "not silent: a window would open" >&2; exit 2; }}
+sleep "${{STANDIN_SLEEP:-0}}"
+[ {exit_code} = 0 ] || exit {exit_code}
+d="$ProgramFiles/NVIDIA GPU Computing Toolkit/CUDA/v11.8"
+has() {{ [ "$pkgs" = " " ] || case "$pkgs" in *" $1 "*) return 0;; *) return 1;; esac; }}
+mkdir -p "$d/bin" "$d/include" "$d/lib/x64"
+echo '{{"cuda":{{"name":"CUDA SDK","version":"11.8.0"}}}}' > "$d/version.json"
+if has nvcc_11.8; then printf '#!/bin/sh\nprintf "%s"\n' '{NVCC_118}' > "$d/bin/nvcc.exe"; chmod +x "$d/bin/nvcc.exe"; fi
+if has cudart_11.8; then echo MZ > "$d/bin/cudart64_110.dll"; echo '/* runtime */' > "$d/include/cuda_runtime.h"; echo lib > "$d/lib/x64/cudart.lib"; fi
+if has cublas_11.8; then echo MZ > "$d/bin/cublas64_11.dll"; fi
+echo "installed: $pkgs"
+exit 0
+"#
+    )
+    .into_bytes()
+}
+
+/// The Linux runfile stand-in: `--silent --toolkit --toolkitpath=DIR`.
+fn linux_runfile() -> Vec<u8> {
+    br#"#!/bin/sh
+# Stand-in for cuda_11.4.4_470.82.01_linux.run
+path=""; silent=0; toolkit=0
+for a in "$@"; do case "$a" in --silent) silent=1;; --toolkit) toolkit=1;; --toolkitpath=*) path="${a#--toolkitpath=}";; esac; done
+[ $silent = 1 ] && [ $toolkit = 1 ] && [ -n "$path" ] || { echo "usage error" >&2; exit 1; }
+mkdir -p "$path/bin" "$path/lib64" "$path/include"
+echo '{"cuda":{"name":"CUDA SDK","version":"11.4.4"}}' > "$path/version.json"
+printf '#!/bin/sh\necho "Cuda compilation tools, release 11.4, V11.4.152"\n' > "$path/bin/nvcc"; chmod +x "$path/bin/nvcc"
+echo ELF > "$path/lib64/libcudart.so.11.0"
+echo "Toolkit:  Installed in $path"
+"#
+    .to_vec()
+}
+
+fn md5_of(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    std::fs::write(&p, bytes).unwrap();
+    cuda_setup::download::hash_file(&p).unwrap().0.md5
+}
+
+struct Machine {
+    server: Server,
+    work: tempfile::TempDir,
+}
+
+impl Machine {
+    fn new(installer: Vec<u8>) -> Machine {
+        let server = Server::start();
+        let md5 = md5_of(&installer);
+        server.add(
+            "/compute/cuda/11.8.0/local_installers/cuda_11.8.0_522.06_windows.exe",
+            Body::Bytes(Arc::new(installer)),
+        );
+        server.add(
+            "/compute/cuda/11.8.0/docs/sidebar/md5sum.txt",
+            Body::Bytes(Arc::new(
+                format!("{md5}  local_installers/cuda_11.8.0_522.06_windows.exe\n").into_bytes(),
+            )),
+        );
+        let runfile = linux_runfile();
+        let md5 = md5_of(&runfile);
+        server.add(
+            "/compute/cuda/11.4.4/local_installers/cuda_11.4.4_470.82.01_linux.run",
+            Body::Bytes(Arc::new(runfile)),
+        );
+        server.add(
+            "/compute/cuda/11.4.4/docs/sidebar/md5sum.txt",
+            Body::Bytes(Arc::new(
+                format!("{md5}  local_installers/cuda_11.4.4_470.82.01_linux.run\n").into_bytes(),
+            )),
+        );
+        Machine {
+            server,
+            work: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.work.path().join("root")
+    }
+
+    fn cudnn_zip(&self) -> PathBuf {
+        let z = self
+            .work
+            .path()
+            .join("cudnn-windows-x86_64-9.10.2.21_cuda11-archive.zip");
+        if !z.exists() {
+            Spec {
+                version: "9.10.2.21",
+                cuda_major: 11,
+                dll_size: 100_000,
+            }
+            .write(&z);
+        }
+        z
+    }
+
+    fn windows_args(&self) -> Vec<String> {
+        let mut a: Vec<String> = [
+            "install",
+            "--unattended",
+            "--json",
+            "--os",
+            "windows",
+            "--cuda",
+            "11.8",
+            "--gpu-cc",
+            "8.6",
+            "--driver",
+            "522.06",
+            "--mirror",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.push(format!("http://{}", self.server.addr));
+        a.extend([
+            "--root".into(),
+            self.root().display().to_string(),
+            "--cudnn-archive".into(),
+            self.cudnn_zip().display().to_string(),
+        ]);
+        a.extend([
+            "--report".into(),
+            self.root().join("report.json").display().to_string(),
+        ]);
+        a
+    }
+
+    fn toolkit(&self) -> PathBuf {
+        self.root()
+            .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8")
+    }
+}
+
+fn cli(args: &[String], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
+    c.args(args).env("LANG", "C");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn report(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn statuses(r: &Value) -> Vec<(String, String, bool)> {
+    r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().into(),
+                s["status"].as_str().unwrap().into(),
+                s["changed"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn windows_install_in_a_root_then_again_changes_nothing() {
+    let m = Machine::new(windows_installer(0));
+    let out = cli(&m.windows_args(), &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&out);
+    assert_eq!(r["changed"], true);
+    let names: Vec<String> = statuses(&r).into_iter().map(|s| s.0).collect();
+    assert_eq!(
+        names,
+        [
+            "preflight",
+            "download_toolkit",
+            "install_toolkit",
+            "install_cudnn",
+            "configure_env",
+            "verify"
+        ]
+    );
+    assert!(statuses(&r).iter().all(|s| s.1 == "done"), "{r}");
+    // The report file says the same.
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(m.root().join("report.json")).unwrap()).unwrap();
+    assert_eq!(file["changed"], true);
+
+    // The tree: the installer's parts and cuDNN beside the runtime DLLs.
+    let tk = m.toolkit();
+    for f in [
+        "bin/nvcc.exe",
+        "bin/cudart64_110.dll",
+        "include/cuda_runtime.h",
+        "bin/cudnn64_9.dll",
+        "include/cudnn_version.h",
+        "lib/x64/cudnn.lib",
+    ] {
+        assert!(tk.join(f).is_file(), "{f}");
+    }
+    // The installer was silent and got the developer's sub-packages, without VS integration or the driver.
+    let args = std::fs::read_to_string(m.root().join("installer-args.log")).unwrap();
+    assert!(args.starts_with("-s nvcc_11.8 cudart_11.8"), "{args}");
+    assert!(
+        args.contains("cublas_dev_11.8")
+            && !args.contains("visual_studio_integration")
+            && !args.contains("Display.Driver"),
+        "{args}"
+    );
+    // The environment (a Windows-style record in the root): machine level, PATH with bin and libnvvp.
+    let env: Value = serde_json::from_slice(
+        &std::fs::read(m.root().join(".cuda-setup/windows-env.json")).unwrap(),
+    )
+    .unwrap();
+    let dir = tk.display().to_string();
+    assert_eq!(env["machine"]["CUDA_PATH"], dir.as_str());
+    assert_eq!(env["machine"]["CUDA_PATH_V11_8"], dir.as_str());
+    let path = env["machine"]["Path"].as_str().unwrap();
+    assert!(
+        path.starts_with(&format!("{}", tk.join("bin").display())) && path.contains("libnvvp"),
+        "{path}"
+    );
+
+    // Again: nothing downloaded, nothing changed.
+    let requests = m.server.requests();
+    let before = std::fs::read(m.root().join(".cuda-setup/windows-env.json")).unwrap();
+    let out = cli(&m.windows_args(), &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&out);
+    assert_eq!(r["changed"], false, "{r}");
+    assert_eq!(
+        m.server.requests(),
+        requests,
+        "the second run downloaded something"
+    );
+    assert_eq!(
+        std::fs::read(m.root().join(".cuda-setup/windows-env.json")).unwrap(),
+        before
+    );
+    assert_eq!(
+        std::fs::read_to_string(m.root().join("installer-args.log"))
+            .unwrap()
+            .lines()
+            .count(),
+        1,
+        "the installer ran twice"
+    );
+}
+
+#[test]
+fn a_killed_install_completes_when_run_again() {
+    let m = Machine::new(windows_installer(0));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(m.windows_args())
+        .env("STANDIN_SLEEP", "2")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it while the installer runs.
+    let log = m.root().join("installer-args.log");
+    let t0 = std::time::Instant::now();
+    while !log.exists() && t0.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(log.exists(), "the installer never started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        m.root().join(".cuda-setup/install-journal.json").exists(),
+        "no journal after the kill"
+    );
+
+    let out = cli(&m.windows_args(), &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&out);
+    let st = statuses(&r);
+    assert_eq!(
+        st[1].1, "done_before",
+        "the download is not repeated: {st:?}"
+    );
+    assert!(st[2..].iter().all(|s| s.1 == "done"), "{st:?}");
+    assert!(m.toolkit().join("bin/cudnn64_9.dll").is_file());
+    assert!(!m.root().join(".cuda-setup/install-journal.json").exists());
+}
+
+#[test]
+fn a_failing_installer_exits_1603_and_names_what_is_missing() {
+    let m = Machine::new(windows_installer(1));
+    let out = cli(&m.windows_args(), &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(1603 % 256),
+        "1603, as a Unix shell sees it"
+    );
+    let r = report(&out);
+    assert_eq!(r["failure"]["step"], "install_toolkit");
+    let e = r["failure"]["error"].as_str().unwrap();
+    assert!(
+        e.contains("nvcc.exe") && e.contains("cudart64_110.dll") && e.contains("Some(1)"),
+        "{e}"
+    );
+    assert!(
+        r["log_file"]
+            .as_str()
+            .is_some_and(|l| Path::new(l).is_file())
+    );
+}
+
+#[test]
+fn linux_runfile_and_profile_script() {
+    let m = Machine::new(windows_installer(0));
+    let root = m.root();
+    let args: Vec<String> = [
+        "install",
+        "--unattended",
+        "--json",
+        "--os",
+        "linux",
+        "--cuda",
+        "11.4",
+        "--gpu-cc",
+        "8.6",
+        "--driver",
+        "470.82.01",
+        "--no-cudnn",
+        "--mirror",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        format!("http://{}", m.server.addr),
+        "--root".into(),
+        root.display().to_string(),
+    ])
+    .collect();
+    let out = cli(&args, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tk = root.join("usr/local/cuda-11.4");
+    assert!(tk.join("bin/nvcc").is_file() && tk.join("lib64/libcudart.so.11.0").is_file());
+    let profile = std::fs::read_to_string(root.join("etc/profile.d/cuda-setup.sh")).unwrap();
+    assert!(
+        profile.contains(&format!("export CUDA_HOME=\"{}\"", tk.display())),
+        "{profile}"
+    );
+    // The script works in a real shell.
+    let sh = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            ". '{}' && echo $PATH && echo $LD_LIBRARY_PATH",
+            root.join("etc/profile.d/cuda-setup.sh").display()
+        ))
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&sh.stdout);
+    assert!(
+        text.starts_with(&format!("{}/bin:/usr/bin", tk.display()))
+            && text.contains(&format!("{}/lib64", tk.display())),
+        "{text}"
+    );
+}
+
+#[test]
+fn dry_run_prints_a_plan_that_runs_later() {
+    let m = Machine::new(windows_installer(0));
+    let mut args = m.windows_args();
+    args.push("--dry-run".into());
+    let out = cli(&args, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["toolkit"], "11.8.0");
+    assert_eq!(plan["steps"][1]["step"], "download");
+    assert!(!m.toolkit().exists(), "a dry run changed the machine");
+    let file = m.work.path().join("plan.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let out = cli(
+        &[
+            "install".into(),
+            "--unattended".into(),
+            "--plan".into(),
+            file.display().to_string(),
+            "--root".into(),
+            m.root().display().to_string(),
+            "--os".into(),
+            "windows".into(),
+        ],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(m.toolkit().join("bin/nvcc.exe").is_file());
+}
+
+#[test]
+fn pytorch_goal_runs_pip_in_the_chosen_python() {
+    let m = Machine::new(windows_installer(0));
+    let py = m.work.path().join("python3");
+    let log = m.work.path().join("pip-args.log");
+    std::fs::write(
+        &py,
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\necho Successfully installed torch\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let args: Vec<String> = [
+        "install",
+        "--goal",
+        "pytorch",
+        "--unattended",
+        "--os",
+        "windows",
+        "--gpu-cc",
+        "8.6",
+        "--driver",
+        "551.78",
+        "--python-exe",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        py.display().to_string(),
+        "--root".into(),
+        m.root().display().to_string(),
+    ])
+    .collect();
+    let out = cli(&args, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pip = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        pip.trim(),
+        "-m pip install torch==2.13.0 torchvision --index-url https://download.pytorch.org/whl/cu126"
+    );
+}

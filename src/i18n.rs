@@ -374,8 +374,8 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
     ),
     (
         "cudnn_loads_conv_skipped",
-        "cuDNN {version} loads; its convolution test was skipped: {why}",
-        "cuDNN {version} 可以加载；卷积测试已跳过：{why}",
+        "cuDNN {version} loads; its convolution test needs a working driver and GPU, and was skipped.",
+        "cuDNN {version} 可以加载；卷积测试需要可用的驱动和显卡，已跳过。",
     ),
     (
         "cudnn_conv_wrong",

@@ -376,8 +376,10 @@ fn cudnn_loads_reads_its_version_and_checks_the_cuda_major() {
             c["reason"]["text"]
                 .as_str()
                 .unwrap()
-                .contains("libcuda.so.1")
+                .contains("cuDNN 9.1.0 loads")
         );
+        // Why there is no GPU is the report's reason.
+        assert_eq!(j["reason"]["key"], "smoke_no_driver");
     }
 
     // The cuda11 build of cuDNN in a CUDA 12 toolkit.
@@ -559,6 +561,8 @@ fn doctor_with(pythonpath: &Path, gpu: &GpuFacts, timeout: Duration) -> doctor::
             ("PATH".to_string(), "/usr/bin:/bin".to_string()),
             ("PYTHONPATH".to_string(), pythonpath.display().to_string()),
             ("PYTHONNOUSERSITE".to_string(), "1".to_string()),
+            // No __pycache__ next to the stand-in packages in the source tree.
+            ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
         ]),
     );
     let tables = Tables::embedded().unwrap();

@@ -188,9 +188,24 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-fn reason_line<T>(o: &mut String, c: &Check<T>, lang: Lang) {
+/// A check's reason, or "as above" when the previous check said the same.
+fn reason_line<T>(o: &mut String, c: &Check<T>, lang: Lang, last: &mut Option<String>) {
     if let Some(r) = &c.reason {
-        let _ = writeln!(o, "    {}", i18n::render(r, lang));
+        let text = i18n::render(r, lang);
+        if last.as_deref() == Some(text.as_str()) {
+            let _ = writeln!(
+                o,
+                "    {}",
+                if lang == Lang::Zh {
+                    "（原因同上）"
+                } else {
+                    "(as above)"
+                }
+            );
+        } else {
+            let _ = writeln!(o, "    {text}");
+        }
+        *last = Some(text);
     }
 }
 
@@ -245,6 +260,7 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
         }
     }
 
+    let mut last = None;
     let g = &r.checks.gemm;
     let lib = g
         .detail
@@ -258,7 +274,7 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
         status_word(g.status, lang),
         t("GPU matrix multiply", "GPU 矩阵乘法")
     );
-    reason_line(&mut o, g, lang);
+    reason_line(&mut o, g, lang, &mut last);
     for res in &g.detail.results {
         let a = &res.accuracy;
         let _ = writeln!(
@@ -290,7 +306,7 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
         status_word(b.status, lang),
         t("Host↔GPU copies", "主机与显卡之间的拷贝")
     );
-    reason_line(&mut o, b, lang);
+    reason_line(&mut o, b, lang, &mut last);
     for mem in ["pageable", "pinned"] {
         let get = |dir: &str| {
             b.detail
@@ -342,7 +358,7 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
     if let Some(l) = &c.detail.library {
         let _ = writeln!(o, "    {}", l.display());
     }
-    reason_line(&mut o, c, lang);
+    reason_line(&mut o, c, lang, &mut last);
     if let Some(conv) = &c.detail.convolution {
         let s = conv.shape;
         let _ = writeln!(
@@ -370,7 +386,7 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
         .map(|v| format!(" {v}"))
         .unwrap_or_default();
     let _ = writeln!(o, "\n[{}] nvcc{v}", status_word(n.status, lang));
-    reason_line(&mut o, n, lang);
+    reason_line(&mut o, n, lang, &mut last);
     if let Some(verify::nvcc::KernelOutcome::Ok { device }) = &n.detail.kernel {
         let _ = writeln!(
             o,

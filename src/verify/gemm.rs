@@ -95,6 +95,8 @@ pub struct Cublas {
     api: CublasApi,
     pub library: PathBuf,
     pub major: u32,
+    /// From `cublasGetProperty` (needs no GPU).
+    pub version: Option<Version>,
 }
 
 /// Loads cuBLAS (and cuBLASLt, which it needs, from the same folder first).
@@ -110,6 +112,21 @@ pub fn load_cublas(host: &Host, dirs: &[PathBuf]) -> Result<Cublas, CublasFailur
         keep.push(loader::open(host, &lt).map_err(CublasFailure::Load)?);
     }
     let lib = loader::open(host, &path).map_err(CublasFailure::Load)?;
+    // SAFETY: cublasStatus_t cublasGetProperty(libraryPropertyType, int*), no GPU needed.
+    let version = unsafe {
+        lib.get::<unsafe extern "C" fn(c_int, *mut c_int) -> c_int>(b"cublasGetProperty\0")
+    }
+    .ok()
+    .and_then(|f| {
+        let mut part = [0 as c_int; 3];
+        for (i, p) in part.iter_mut().enumerate() {
+            // SAFETY: MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL; a valid out-pointer.
+            if unsafe { f(i as c_int, p) } != 0 {
+                return None;
+            }
+        }
+        Some(Version::new(&part.map(|p| p.max(0) as u32)))
+    });
     let api = CublasApi::from_library(lib, keep).map_err(|detail| {
         CublasFailure::Load(LoadFailure {
             library: path.display().to_string(),
@@ -121,6 +138,7 @@ pub fn load_cublas(host: &Host, dirs: &[PathBuf]) -> Result<Cublas, CublasFailur
         api,
         library: path,
         major,
+        version,
     })
 }
 

@@ -137,6 +137,8 @@ pub struct ToolkitChoice {
 /// Picks the toolkit: `--cuda-dir`, else PATH's nvcc's, else CUDA_PATH's, else the newest.
 pub fn choose_toolkit(host: &Host, cuda_dir: Option<&Path>) -> Option<ToolkitChoice> {
     if let Some(dir) = cuda_dir {
+        // Absolute: Windows resolves a DLL's dependencies from its folder only then.
+        let dir = &std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         let version = std::fs::read_to_string(dir.join("version.json"))
             .ok()
             .and_then(|t| toolkit::parse_version_json(&t))
@@ -492,37 +494,49 @@ fn gpu_part(
         lock(progress).device = Some(d.info.clone());
     }
 
-    // GEMM.
+    // GEMM. What is known of cuBLAS goes in the report even when it cannot run.
+    let base = match &cublas {
+        Some(Ok(c)) => gemm::GemmReport {
+            cublas_library: Some(c.library.clone()),
+            cublas_version: c.version.clone(),
+            ..Default::default()
+        },
+        _ => Default::default(),
+    };
     let gemm_check = match (&device, toolkit, cublas) {
-        (Err((Status::Skipped, _)), _, Some(Err(gemm::CublasFailure::Load(l)))) => Check::new(
-            Status::Failed,
-            Some(load_failure_message(&l)),
-            Default::default(),
-        ),
-        (Err((s, m)), _, _) => Check::new(*s, Some(m.clone()), Default::default()),
+        (Err((Status::Skipped, _)), _, Some(Err(gemm::CublasFailure::Load(l)))) => {
+            Check::new(Status::Failed, Some(load_failure_message(&l)), base.clone())
+        }
+        (Err((s, m)), _, _) => Check::new(*s, Some(m.clone()), base.clone()),
         (Ok(_), None, _) | (Ok(_), _, None) => Check::new(
             Status::Skipped,
             Some(msg!("smoke_no_toolkit")),
-            Default::default(),
+            base.clone(),
         ),
         (Ok(_), Some(t), Some(Err(gemm::CublasFailure::NotFound { .. }))) => Check::new(
             Status::Failed,
             Some(msg!("smoke_no_cublas", dir = t.path.display())),
-            Default::default(),
+            base.clone(),
         ),
-        (Ok(_), _, Some(Err(gemm::CublasFailure::Load(l)))) => Check::new(
-            Status::Failed,
-            Some(load_failure_message(&l)),
-            Default::default(),
-        ),
+        (Ok(_), _, Some(Err(gemm::CublasFailure::Load(l)))) => {
+            Check::new(Status::Failed, Some(load_failure_message(&l)), base.clone())
+        }
         (Ok(dev), Some(t), Some(Ok(cublas))) => {
-            let version = t
-                .version
-                .clone()
-                .unwrap_or_else(|| Version::new(&[cublas.major, 0]));
-            match toolkit_fits(tables, &version, &dev.driver.cuda_version, &dev.info) {
-                Some(m) => Check::new(Status::Failed, Some(m), Default::default()),
-                None => run_gemm(dev, &cublas, &opts.sizes, progress),
+            let driver_cuda = &dev.driver.cuda_version;
+            let unfit = match t.version.clone().or_else(|| cublas.version.clone()) {
+                Some(v) => toolkit_fits(tables, &v, driver_cuda, &dev.info),
+                // Only the library's major is known: check that much.
+                None => toolkit_fits(
+                    tables,
+                    &Version::new(&[cublas.major, 0]),
+                    driver_cuda,
+                    &dev.info,
+                )
+                .filter(|m| m.key == "smoke_toolkit_newer_than_driver"),
+            };
+            match unfit {
+                Some(m) => Check::new(Status::Failed, Some(m), base.clone()),
+                None => run_gemm(dev, &cublas, &opts.sizes, progress, base.clone()),
             }
         }
     };
@@ -556,8 +570,9 @@ fn run_gemm(
     cublas: &gemm::Cublas,
     sizes: &[usize],
     progress: &Mutex<Progress>,
+    base: gemm::GemmReport,
 ) -> Check<gemm::GemmReport> {
-    let mut report = gemm::GemmReport::default();
+    let mut report = base;
     let r = gemm::run(dev, cublas, sizes, &mut report, |r| {
         lock(progress).gemm_partial = r.clone();
     });

@@ -10,7 +10,7 @@ bin=${1:-target/debug/cuda-setup}
 [ -x "$bin" ] || cargo build --quiet
 bin=$(realpath "$bin")
 work=$(mktemp -d)
-trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $server 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check ansible-core
@@ -33,7 +33,14 @@ echo "$md5  local_installers/cuda_11.4.4_470.82.01_linux.run" > "$www/docs/sideb
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 python3 -m http.server "$port" --bind 127.0.0.1 --directory "$work/www" >/dev/null 2>&1 &
 server=$!
-for _ in $(seq 50); do curl -s "http://127.0.0.1:$port/" >/dev/null && break; sleep 0.1; done
+python3 - "$port" <<'PY'
+import socket, sys, time
+for _ in range(100):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close(); break
+    except OSError:
+        time.sleep(0.1)
+PY
 
 cat > "$work/site.yml" <<YML
 - hosts: localhost
@@ -49,9 +56,16 @@ cat > "$work/site.yml" <<YML
       failed_when: cuda.rc not in [0, 194]
 YML
 
-run() { ansible-playbook -i localhost, "$work/site.yml" > "$work/out.txt" 2>&1 || { cat "$work/out.txt"; exit 1; }; grep -o 'changed=[0-9]*' "$work/out.txt" | tail -1; }
-first=$(run | tail -1)
-second=$(run | tail -1)
+run() {
+    if ! ansible-playbook -i localhost, -e ansible_python_interpreter="$work/venv/bin/python" "$work/site.yml" > "$work/out.txt" 2>&1; then
+        cat "$work/out.txt" >&2
+        echo "FAIL: ansible-playbook failed" >&2
+        exit 1
+    fi
+    grep -o 'changed=[0-9]*' "$work/out.txt" | tail -1
+}
+first=$(run)
+second=$(run)
 echo "first run: $first, second run: $second"
 [ "$first" = "changed=1" ] || { echo "FAIL: the first run should report changed"; exit 1; }
 [ "$second" = "changed=0" ] || { echo "FAIL: the second run should report ok (no change)"; exit 1; }

@@ -7,6 +7,7 @@ mod detect;
 mod download;
 mod install;
 mod recommend;
+mod repair;
 mod tables;
 mod verify;
 
@@ -56,6 +57,8 @@ pub enum Command {
     Cudnn(cudnn::Args),
     /// Install the recommended CUDA toolkit, cuDNN and environment (or PyTorch)
     Install(Box<install::Args>),
+    /// Audit every layer and fix what is broken
+    Repair(repair::Args),
     /// Download a file, resumably, verified against its hash
     Download(download::Args),
     /// Recommend a CUDA toolkit, cuDNN and PyTorch build for this machine (or a what-if)
@@ -135,6 +138,7 @@ pub fn main() -> i32 {
         .and_then(|tables| match cli.command {
             Some(Command::Detect(args)) => detect::run(&tables, &args, lang),
             Some(Command::Download(args)) => download::run(&args),
+            Some(Command::Repair(args)) => repair::run(&tables, &args, lang),
             Some(Command::Install(args)) => install::run(&tables, &args, lang),
             Some(Command::Cudnn(args)) => cudnn::run(&args),
             Some(Command::Bundle(args)) => bundle::run(&tables, &args, lang),

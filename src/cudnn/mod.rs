@@ -100,6 +100,9 @@ pub struct Manifest {
     pub cuda_major: Option<u32>,
     pub toolkit_version: Option<Version>,
     pub archive: String,
+    /// Where the archive was installed from (repair reinstalls from it while it exists).
+    #[serde(default)]
+    pub archive_path: Option<PathBuf>,
     pub files: Vec<ManifestFile>,
 }
 
@@ -243,6 +246,7 @@ pub fn install(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
+        archive_path: Some(crate::platform::canonical(archive)),
         files,
     };
     report(Event::Applying);

@@ -65,6 +65,15 @@ impl Host {
         }
     }
 
+    /// This machine, with `env` instead of the process's environment (repair audits the
+    /// persistent environment a new console would get, not the one we started with).
+    pub fn real_with_env(env: BTreeMap<String, String>) -> Host {
+        Host {
+            env,
+            ..Host::real()
+        }
+    }
+
     /// A machine whose system paths live under `root`, with exactly `env`.
     pub fn sandbox(os: Os, root: &Path, env: BTreeMap<String, String>) -> Host {
         Host {

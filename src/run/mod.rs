@@ -98,6 +98,12 @@ fn journal_path(target: &Target) -> PathBuf {
     target.state_dir().join("install-journal.json")
 }
 
+/// The plan of an install that a kill interrupted, if its journal is still there.
+pub fn interrupted_plan(target: &Target) -> Option<Plan> {
+    let j: Journal = serde_json::from_slice(&std::fs::read(journal_path(target)).ok()?).ok()?;
+    serde_json::from_str(&j.plan).ok()
+}
+
 fn load_journal(target: &Target, plan_json: &str) -> Vec<usize> {
     std::fs::read(journal_path(target))
         .ok()

@@ -242,6 +242,28 @@ impl WindowsStore {
         }
     }
 
+    fn remove(&mut self, name: &str) -> Result<(), StepError> {
+        match self {
+            WindowsStore::Record { record, scope, .. } => {
+                let map = if *scope == Scope::Machine {
+                    &mut record.machine
+                } else {
+                    &mut record.user
+                };
+                map.retain(|k, _| !k.eq_ignore_ascii_case(name));
+                Ok(())
+            }
+            #[cfg(windows)]
+            WindowsStore::Registry { key, changed } => {
+                key.delete_value(name).map_err(|e| StepError::Env {
+                    detail: format!("cannot remove {name}: {e}"),
+                })?;
+                *changed = true;
+                Ok(())
+            }
+        }
+    }
+
     fn commit(self) -> Result<(), StepError> {
         match self {
             WindowsStore::Record { path, record, .. } => {
@@ -263,6 +285,115 @@ impl WindowsStore {
             }
         }
     }
+}
+
+/// Sets (or with None removes) one Windows variable at this target's scope; the change,
+/// if any, is returned for the record.
+pub fn set_windows_var(
+    target: &Target,
+    name: &str,
+    value: Option<&str>,
+) -> Result<Option<EnvChange>, StepError> {
+    let scope = if target.elevated {
+        Scope::Machine
+    } else {
+        Scope::User
+    };
+    let mut store = WindowsStore::open(target, scope)?;
+    let previous = store.get(name);
+    if previous.as_deref() == value {
+        return Ok(None);
+    }
+    match value {
+        Some(v) => store.set(name, v)?,
+        None => store.remove(name)?,
+    }
+    store.commit()?;
+    Ok(Some(EnvChange {
+        scope,
+        name: name.to_string(),
+        previous,
+        value: value.map(str::to_string),
+    }))
+}
+
+/// The persistent Windows environment as a new console would see it: machine values,
+/// user values over them, PATH = machine PATH + user PATH.
+pub fn windows_view(target: &Target) -> BTreeMap<String, String> {
+    let (machine, user) = match target.root {
+        Some(_) => {
+            let r: WindowsEnvRecord = std::fs::read(windows_record_path(target))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
+            (r.machine, r.user)
+        }
+        None => registry_maps(),
+    };
+    let mut view = machine.clone();
+    for (k, v) in &user {
+        if !k.eq_ignore_ascii_case("Path") {
+            view.insert(k.clone(), v.clone());
+        }
+    }
+    let path = |m: &BTreeMap<String, String>| {
+        m.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("Path"))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let joined = [path(&machine), path(&user)]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(";");
+    view.retain(|k, _| !k.eq_ignore_ascii_case("Path"));
+    view.insert("Path".into(), joined);
+    view
+}
+
+#[cfg(windows)]
+fn registry_maps() -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    use winreg::RegKey;
+    use winreg::enums::{HKEY_CURRENT_USER, HKEY_LOCAL_MACHINE};
+    let read = |hive, path: &str| -> BTreeMap<String, String> {
+        RegKey::predef(hive)
+            .open_subkey(path)
+            .map(|k| {
+                k.enum_values()
+                    .flatten()
+                    .filter_map(|(n, _)| k.get_value::<String, _>(&n).ok().map(|v| (n, v)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    (
+        read(
+            HKEY_LOCAL_MACHINE,
+            r"SYSTEM\CurrentControlSet\Control\Session Manager\Environment",
+        ),
+        read(HKEY_CURRENT_USER, "Environment"),
+    )
+}
+
+#[cfg(not(windows))]
+fn registry_maps() -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    (BTreeMap::new(), BTreeMap::new())
+}
+
+/// Linux: the variables our profile script sets (`export K="V"` lines of our block).
+pub fn profile_vars(target: &Target) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(profile_path(target)).unwrap_or_default();
+    let Some(a) = text.find(BEGIN) else {
+        return BTreeMap::new();
+    };
+    text[a..]
+        .lines()
+        .take_while(|l| !l.starts_with(END))
+        .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
+        .filter(|(_, v)| v.starts_with('"') && !v.contains('$'))
+        .map(|(k, v)| (k.to_string(), v.trim_matches('"').to_string()))
+        .collect()
 }
 
 const BEGIN: &str = "# >>> cuda-setup >>>";

@@ -32,6 +32,15 @@ pub enum Step {
         python: PathBuf,
         args: Vec<String>,
     },
+    /// Windows: set (or remove) one variable at the target's scope (repair).
+    SetEnv {
+        name: String,
+        value: Option<String>,
+    },
+    /// Finish or roll back a cuDNN transaction a killed run left (repair).
+    RecoverCudnn {
+        cuda_dir: PathBuf,
+    },
     Verify {
         cuda_dir: PathBuf,
         version: Version,
@@ -50,6 +59,8 @@ impl Step {
             Step::InstallCudnn { .. } => "install_cudnn",
             Step::ConfigureEnv { .. } => "configure_env",
             Step::InstallTorch { .. } => "install_torch",
+            Step::SetEnv { .. } => "set_env",
+            Step::RecoverCudnn { .. } => "recover_cudnn",
             Step::Verify { .. } => "verify",
         }
     }
@@ -176,6 +187,28 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
             })
         }
         Step::InstallTorch { python, args } => install_torch(python, args, ctx),
+        Step::SetEnv { name, value } => {
+            let change = env::set_windows_var(ctx.target, name, value.as_deref())?;
+            let changed = change.is_some();
+            record_env_changes(ctx.target, &change.into_iter().collect::<Vec<_>>())?;
+            let detail = match value {
+                Some(v) => format!("{name}={v}"),
+                None => format!("{name} removed"),
+            };
+            Ok(StepOutcome {
+                changed,
+                detail,
+                reboot_required: false,
+            })
+        }
+        Step::RecoverCudnn { cuda_dir } => {
+            let r = crate::cudnn::recover(cuda_dir)?;
+            Ok(StepOutcome {
+                changed: r.is_some(),
+                detail: format!("{r:?}"),
+                reboot_required: false,
+            })
+        }
         Step::Verify {
             cuda_dir,
             version,

@@ -1,0 +1,131 @@
+//! `cuda-setup repair [--fix]`: audit every layer; fix through the install executor.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::{CliError, exit};
+use crate::compat::{Os, Tables};
+use crate::i18n::{self, Lang};
+use crate::repair::{self, Finding, Fix, Overrides, Severity};
+use crate::run::RunEvent;
+use crate::target::Target;
+use crate::version::{ComputeCapability, Version};
+
+/// Problems were found (or are left after `--fix`).
+pub const PROBLEMS: i32 = 3;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Apply the fixes, then audit again
+    #[arg(long)]
+    pub fix: bool,
+    /// Audit (and fix) a sandbox root instead of the machine
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// The OS layout of the root (only with --root)
+    #[arg(long, value_enum, requires = "root")]
+    pub os: Option<Os>,
+    #[arg(long)]
+    pub json: bool,
+    /// GPUs by compute capability (instead of NVML)
+    #[arg(long = "gpu-cc", value_name = "X.Y")]
+    pub gpu_cc: Vec<ComputeCapability>,
+    /// The driver version (instead of NVML)
+    #[arg(long, value_name = "VER")]
+    pub driver: Option<Version>,
+}
+
+fn finding_json(f: &Finding, lang: Lang) -> Value {
+    let mut v = serde_json::to_value(f).expect("serialisable");
+    v["text"] = i18n::render(&f.message, lang).into();
+    if let Fix::Manual { how } = &f.fix {
+        v["fix"]["text"] = i18n::render(how, lang).into();
+    }
+    v
+}
+
+fn print_findings(findings: &[Finding], lang: Lang) {
+    if repair::problems(findings) == 0 {
+        println!(
+            "{}",
+            i18n::render(&crate::message::Message::new("repair_healthy"), lang)
+        );
+    }
+    for f in findings {
+        let mark = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        };
+        println!("[{mark}] {}", i18n::render(&f.message, lang));
+        match &f.fix {
+            Fix::Steps { steps } => println!(
+                "        fix: {}",
+                steps
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Fix::ResumeInstall => println!("        fix: finish the interrupted install"),
+            Fix::Manual { how } => println!("        what to do: {}", i18n::render(how, lang)),
+        }
+    }
+}
+
+pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
+    let target = match &args.root {
+        Some(root) => Target::rooted(args.os.unwrap_or_else(Os::current), root),
+        None => Target::real(),
+    };
+    let overrides = Overrides {
+        gpu_cc: args.gpu_cc.clone(),
+        driver: args.driver.clone(),
+    };
+    let findings = repair::audit(&target, tables, &overrides);
+    if !args.fix {
+        if args.json {
+            let v = json!({ "findings": findings.iter().map(|f| finding_json(f, lang)).collect::<Vec<_>>(), "problems": repair::problems(&findings) });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&v).expect("serialisable")
+            );
+        } else {
+            print_findings(&findings, lang);
+            if findings.iter().any(Finding::fixable) {
+                eprintln!("hint: run `cuda-setup repair --fix` to apply the fixes");
+            }
+        }
+        return Ok(if repair::problems(&findings) == 0 {
+            exit::OK
+        } else {
+            PROBLEMS
+        });
+    }
+    let result = repair::fix(&target, tables, &overrides, &findings, &mut |e| match e {
+        RunEvent::Started { name, .. } if !args.json => eprintln!("fixing: {name}"),
+        RunEvent::Failed { error, hint, .. } => eprintln!("failed: {error}\nhint: {hint}"),
+        _ => {}
+    });
+    if args.json {
+        let v = json!({
+            "findings": findings.iter().map(|f| finding_json(f, lang)).collect::<Vec<_>>(),
+            "runs": result.runs,
+            "after": result.after.iter().map(|f| finding_json(f, lang)).collect::<Vec<_>>(),
+            "problems": repair::problems(&result.after),
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("serialisable")
+        );
+    } else {
+        println!("After repair:");
+        print_findings(&result.after, lang);
+    }
+    Ok(if repair::problems(&result.after) == 0 {
+        exit::OK
+    } else {
+        PROBLEMS
+    })
+}

@@ -1,0 +1,735 @@
+//! The individual checks. Each looks at one layer and returns findings with their fix.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{Finding, Fix, Severity, show};
+use crate::compat::{Os, Tables};
+use crate::detect::{SystemReport, Toolkit};
+use crate::message::Message;
+use crate::msg;
+use crate::steps::{Step, env, toolkit_missing};
+use crate::target::Target;
+use crate::version::{ComputeCapability, Version};
+
+pub struct Input<'a> {
+    pub target: &'a Target,
+    pub tables: &'a Tables,
+    pub report: &'a SystemReport,
+    pub env: &'a BTreeMap<String, String>,
+}
+
+impl Input<'_> {
+    fn var(&self, name: &str) -> Option<&str> {
+        let hit = match self.target.os {
+            Os::Windows => self
+                .env
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v),
+            Os::Linux => self.env.get(name),
+        };
+        hit.map(String::as_str).filter(|v| !v.is_empty())
+    }
+
+    fn path_list(&self, name: &str) -> Vec<String> {
+        let sep = if self.target.os == Os::Windows {
+            ';'
+        } else {
+            ':'
+        };
+        self.var(name)
+            .map(|v| {
+                v.split(sep)
+                    .filter(|s| !s.trim().is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Toolkits whose nvcc and runtime are present.
+    fn intact(&self) -> impl Iterator<Item = &Toolkit> {
+        self.report.toolkits.iter().filter(|t| {
+            t.version
+                .as_ref()
+                .is_some_and(|v| toolkit_missing(self.target, &t.path, v).is_empty())
+        })
+    }
+
+    /// The toolkit the environment points to (CUDA_PATH / CUDA_HOME), else the newest intact.
+    fn active(&self) -> Option<&Toolkit> {
+        let want = self
+            .var("CUDA_PATH")
+            .or_else(|| self.var("CUDA_HOME"))
+            .map(|p| crate::platform::canonical(Path::new(p)));
+        want.and_then(|w| {
+            self.intact()
+                .find(|t| crate::platform::canonical(&t.path) == w)
+        })
+        .or_else(|| self.intact().next())
+    }
+}
+
+fn finding(id: &'static str, severity: Severity, message: Message, fix: Fix) -> Finding {
+    Finding {
+        id,
+        severity,
+        message,
+        fix,
+    }
+}
+
+fn manual(key: &'static str) -> Fix {
+    Fix::Manual {
+        how: Message::new(key),
+    }
+}
+
+fn steps(s: Vec<Step>) -> Fix {
+    Fix::Steps { steps: s }
+}
+
+pub fn all(i: &Input) -> Vec<Finding> {
+    let mut out = Vec::new();
+    driver(i, &mut out);
+    toolkits(i, &mut out);
+    environment(i, &mut out);
+    cudnn(i, &mut out);
+    interrupted(i, &mut out);
+    python(i, &mut out);
+    out
+}
+
+fn driver(i: &Input, out: &mut Vec<Finding>) {
+    let r = i.report;
+    for g in r.nvidia_gpus() {
+        if let Some(p) = &g.problem {
+            let key = match p.key {
+                "disabled" => "gpu_disabled",
+                "no_driver" => "gpu_no_driver",
+                "basic_display_adapter" => "gpu_basic_display_adapter",
+                "driver_failed" => "gpu_driver_failed",
+                _ => "gpu_device_problem",
+            };
+            let m = Message::new(key)
+                .with("gpu", &g.name)
+                .with("code", p.code.map(|c| c.to_string()).unwrap_or_default());
+            out.push(finding(
+                key,
+                Severity::Error,
+                m,
+                manual("repair_fix_driver"),
+            ));
+        }
+    }
+    let Some(driver) = &r.driver else {
+        if r.nvidia_gpus().next().is_some() && !r.nvidia_gpus().any(|g| g.problem.is_some()) {
+            out.push(finding(
+                "repair_driver_missing",
+                Severity::Error,
+                msg!("repair_driver_missing"),
+                manual("repair_fix_driver"),
+            ));
+        }
+        return;
+    };
+    for t in &r.toolkits {
+        let Some(v) = &t.version else { continue };
+        let Some(line) = i.tables.toolkit_line(v.major()) else {
+            continue;
+        };
+        let floor = line.driver_floor(i.target.os);
+        let releases = &i.tables.toolkits.releases;
+        let release = releases.iter().find(|rel| rel.version == *v).or_else(|| {
+            releases
+                .iter()
+                .rfind(|rel| rel.version.major_minor() == v.major_minor())
+        });
+        let release_min = release.and_then(|rel| rel.driver_min(i.target.os).cloned());
+        let beyond = match &driver.cuda_version {
+            Some(c) => v.major_minor() > c.major_minor(),
+            None => release_min.as_ref().is_some_and(|m| &driver.version < m),
+        };
+        if driver.version < *floor {
+            let m = msg!(
+                "repair_driver_too_old",
+                driver = &driver.version,
+                toolkit = v.major_minor(),
+                minimum = release_min.as_ref().unwrap_or(floor)
+            );
+            out.push(finding(
+                "repair_driver_too_old",
+                Severity::Error,
+                m,
+                manual("repair_fix_driver"),
+            ));
+        } else if beyond {
+            let m = msg!(
+                "repair_driver_minor_compat",
+                driver = &driver.version,
+                toolkit = v.major_minor(),
+                minimum = release_min.as_ref().unwrap_or(floor)
+            );
+            out.push(finding(
+                "repair_driver_minor_compat",
+                Severity::Warning,
+                m,
+                manual("repair_fix_driver"),
+            ));
+        }
+    }
+}
+
+fn toolkits(i: &Input, out: &mut Vec<Finding>) {
+    for t in &i.report.toolkits {
+        let Some(v) = &t.version else {
+            out.push(finding(
+                "repair_toolkit_unknown",
+                Severity::Warning,
+                msg!("repair_toolkit_unknown", path = show(&t.path)),
+                manual("repair_fix_reinstall_toolkit"),
+            ));
+            continue;
+        };
+        let missing = toolkit_missing(i.target, &t.path, v);
+        if !missing.is_empty() {
+            let m = msg!(
+                "repair_toolkit_broken",
+                path = show(&t.path),
+                missing = missing.join(", ")
+            );
+            // The installer we downloaded earlier puts the files back.
+            let fix = match installer_for(i.target, v) {
+                Some(installer) => steps(vec![Step::InstallToolkit(
+                    crate::steps::toolkit::InstallSpec {
+                        version: v.clone(),
+                        installer,
+                        dir: t.path.clone(),
+                        subpackages: if i.target.os == Os::Windows {
+                            crate::steps::toolkit::subpackages(v, false, false)
+                        } else {
+                            Vec::new()
+                        },
+                        timeout_minutes: 60,
+                    },
+                )]),
+                None => manual("repair_fix_reinstall_toolkit"),
+            };
+            out.push(finding("repair_toolkit_broken", Severity::Error, m, fix));
+            continue;
+        }
+        // version.json and nvcc must tell the same story.
+        if t.version_source == Some(crate::detect::toolkit::VersionSource::VersionJson)
+            && let Some(nvcc) = &t.nvcc
+            && let Ok(o) = i
+                .target
+                .host
+                .run(nvcc, &["--version"], Duration::from_secs(15))
+            && let Some(nv) = crate::detect::toolkit::parse_nvcc_version(&o.stdout)
+            && nv.major_minor() != v.major_minor()
+        {
+            let m = msg!(
+                "repair_toolkit_versions_disagree",
+                path = show(&t.path),
+                file_version = v,
+                nvcc_version = nv
+            );
+            out.push(finding(
+                "repair_toolkit_versions_disagree",
+                Severity::Warning,
+                m,
+                manual("repair_fix_reinstall_toolkit"),
+            ));
+        }
+    }
+}
+
+/// An installer for `v` among our downloads.
+fn installer_for(target: &Target, v: &Version) -> Option<PathBuf> {
+    let prefix = format!("cuda_{v}_");
+    std::fs::read_dir(target.downloads_dir())
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            let n = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            n.starts_with(&prefix) && !n.ends_with(".part") && !n.ends_with(".json")
+        })
+}
+
+/// A PATH entry that looks like a CUDA toolkit's.
+fn cuda_entry(e: &str) -> bool {
+    let l = e.replace('\\', "/").to_ascii_lowercase();
+    (l.contains("nvidia gpu computing toolkit/cuda/") || l.contains("/cuda"))
+        && (l.ends_with("/bin")
+            || l.ends_with("/bin/x64")
+            || l.ends_with("/libnvvp")
+            || l.ends_with("/bin/"))
+}
+
+fn same_dir(a: &str, b: &Path) -> bool {
+    let n = |s: &str| {
+        s.trim()
+            .trim_end_matches(['\\', '/'])
+            .replace('\\', "/")
+            .to_ascii_lowercase()
+    };
+    n(a) == n(&b.display().to_string())
+}
+
+fn environment(i: &Input, out: &mut Vec<Finding>) {
+    let os = i.target.os;
+    let active = i.active();
+    let configure = |t: &Toolkit| Step::ConfigureEnv {
+        cuda_dir: t.path.clone(),
+        version: t.version.clone().expect("intact toolkits have a version"),
+    };
+    // CUDA_PATH (CUDA_HOME on Linux) points to a folder that is gone.
+    for name in ["CUDA_PATH", "CUDA_HOME"] {
+        if let Some(v) = i.var(name)
+            && !Path::new(v).is_dir()
+        {
+            let fix = match (active, os) {
+                (Some(t), Os::Windows) => steps(vec![Step::SetEnv {
+                    name: name.into(),
+                    value: Some(show(&t.path)),
+                }]),
+                (Some(t), Os::Linux) => steps(vec![configure(t)]),
+                (None, Os::Windows) => steps(vec![Step::SetEnv {
+                    name: name.into(),
+                    value: None,
+                }]),
+                (None, Os::Linux) => manual("repair_fix_reinstall_toolkit"),
+            };
+            out.push(finding(
+                "repair_cuda_path_missing",
+                Severity::Error,
+                msg!("repair_cuda_path_missing", name = name, value = v),
+                fix,
+            ));
+        }
+    }
+    if os == Os::Windows {
+        if i.var("CUDA_PATH").is_none()
+            && let Some(t) = active
+        {
+            out.push(finding(
+                "repair_cuda_path_unset",
+                Severity::Warning,
+                msg!("repair_cuda_path_unset", toolkit = show(&t.path)),
+                steps(vec![configure(t)]),
+            ));
+        }
+        for (k, v) in i
+            .env
+            .iter()
+            .filter(|(k, _)| k.to_ascii_uppercase().starts_with("CUDA_PATH_V"))
+        {
+            if !Path::new(v).is_dir() {
+                out.push(finding(
+                    "repair_cuda_path_versioned_stale",
+                    Severity::Warning,
+                    msg!("repair_cuda_path_versioned_stale", name = k, value = v),
+                    steps(vec![Step::SetEnv {
+                        name: k.clone(),
+                        value: None,
+                    }]),
+                ));
+            }
+        }
+    }
+    let path = i.path_list("PATH");
+    // PATH has the active toolkit's folders.
+    if let Some(t) = active {
+        let want = env::path_entries(os, &t.path, t.version.as_ref().expect("intact"));
+        let missing: Vec<String> = want
+            .iter()
+            .filter(|w| !path.iter().any(|p| same_dir(p, w)))
+            .map(|w| show(w))
+            .collect();
+        if !missing.is_empty() {
+            out.push(finding(
+                "repair_path_missing",
+                Severity::Error,
+                msg!("repair_path_missing", entries = missing.join(", ")),
+                steps(vec![configure(t)]),
+            ));
+        }
+    }
+    // Entries for toolkits that are gone.
+    let stale: Vec<&String> = path
+        .iter()
+        .filter(|p| cuda_entry(p) && !Path::new(p.trim()).is_dir())
+        .collect();
+    if !stale.is_empty() {
+        let list: Vec<String> = stale.iter().map(|s| s.to_string()).collect();
+        let fix = match os {
+            Os::Windows => match scope_path_without(i.target, &list) {
+                Some(new) => steps(vec![Step::SetEnv {
+                    name: "Path".into(),
+                    value: Some(new),
+                }]),
+                None => manual("repair_fix_path_other_scope"),
+            },
+            Os::Linux => manual("repair_fix_path_profile"),
+        };
+        out.push(finding(
+            "repair_path_stale",
+            Severity::Warning,
+            msg!("repair_path_stale", entries = list.join(", ")),
+            fix,
+        ));
+    }
+    // Another copy of our runtime libraries earlier on the search path shadows ours.
+    if let Some(t) = active {
+        let (var, ours) = match os {
+            Os::Windows => ("PATH", t.runtime_dir.clone()),
+            Os::Linux => ("LD_LIBRARY_PATH", t.runtime_dir.clone()),
+        };
+        let dirs = i.path_list(var);
+        let our_rank = dirs.iter().position(|d| same_dir(d, &ours));
+        let names: Vec<String> = std::fs::read_dir(&ours)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| runtime_lib(os, n))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (rank, d) in dirs.iter().enumerate() {
+            if our_rank.is_some_and(|r| rank >= r) || same_dir(d, &ours) {
+                break;
+            }
+            if let Some(n) = names.iter().find(|n| Path::new(d.trim()).join(n).is_file()) {
+                let m = msg!(
+                    "repair_path_shadowed",
+                    file = n,
+                    dir = d,
+                    ours = show(&ours)
+                );
+                let fix = match (
+                    os,
+                    scope_path_front(
+                        i.target,
+                        &env::path_entries(os, &t.path, t.version.as_ref().expect("intact")),
+                    ),
+                ) {
+                    (Os::Windows, Some(new)) => steps(vec![Step::SetEnv {
+                        name: "Path".into(),
+                        value: Some(new),
+                    }]),
+                    (Os::Windows, None) => manual("repair_fix_path_other_scope"),
+                    (Os::Linux, _) => manual("repair_fix_path_profile"),
+                };
+                out.push(finding("repair_path_shadowed", Severity::Warning, m, fix));
+                break;
+            }
+        }
+    }
+}
+
+fn runtime_lib(os: Os, name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    match os {
+        Os::Windows => {
+            (n.starts_with("cudart64_") || n.starts_with("cublas64_") || n.starts_with("cudnn64_"))
+                && n.ends_with(".dll")
+        }
+        Os::Linux => {
+            n.starts_with("libcudart.so.")
+                || n.starts_with("libcublas.so.")
+                || n.starts_with("libcudnn.so.")
+        }
+    }
+}
+
+/// The Path of the scope we write, without `remove`; None when the entries live in the
+/// other scope (machine entries without administrator rights).
+fn scope_path_without(target: &Target, remove: &[String]) -> Option<String> {
+    let own = scope_path(target);
+    let parts: Vec<&str> = own.split(';').filter(|p| !p.trim().is_empty()).collect();
+    let kept: Vec<&str> = parts
+        .iter()
+        .copied()
+        .filter(|p| !remove.iter().any(|r| r.trim() == p.trim()))
+        .collect();
+    (kept.len() < parts.len()).then(|| kept.join(";"))
+}
+
+/// The Path of the scope we write, with `entries` moved to the front.
+fn scope_path_front(target: &Target, entries: &[PathBuf]) -> Option<String> {
+    if !target.elevated {
+        return None; // the machine PATH comes first and we may not write it
+    }
+    let own = scope_path(target);
+    let rest: Vec<&str> = own
+        .split(';')
+        .filter(|p| !p.trim().is_empty() && !entries.iter().any(|e| same_dir(p, e)))
+        .collect();
+    let mut all: Vec<String> = entries.iter().map(|e| show(e)).collect();
+    all.extend(rest.iter().map(|s| s.to_string()));
+    Some(all.join(";"))
+}
+
+fn scope_path(target: &Target) -> String {
+    let (machine, user) = match target.root {
+        Some(_) => {
+            let r: env::WindowsEnvRecord = std::fs::read(env::windows_record_path(target))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
+            (r.machine, r.user)
+        }
+        None => (BTreeMap::new(), BTreeMap::new()),
+    };
+    let map = if target.elevated { machine } else { user };
+    map.iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("Path"))
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default()
+}
+
+fn cudnn(i: &Input, out: &mut Vec<Finding>) {
+    let os = i.target.os;
+    for t in &i.report.toolkits {
+        let Ok(Some(m)) = crate::cudnn::txn::read_manifest(&t.path) else {
+            continue;
+        };
+        if let Ok(r) = crate::cudnn::verify(&t.path)
+            && !r.problems.is_empty()
+        {
+            let files: Vec<String> = r
+                .problems
+                .iter()
+                .map(|p| format!("{} ({})", p.path, p.problem))
+                .collect();
+            let fix = match m.archive_path.as_ref().filter(|p| p.is_file()) {
+                Some(a) => steps(vec![Step::InstallCudnn {
+                    archive: a.clone(),
+                    cuda_dir: t.path.clone(),
+                }]),
+                None => manual("repair_fix_cudnn_archive"),
+            };
+            out.push(finding(
+                "repair_cudnn_damaged",
+                Severity::Error,
+                msg!(
+                    "repair_cudnn_damaged",
+                    dir = show(&t.path),
+                    files = files.join(", ")
+                ),
+                fix,
+            ));
+        }
+        if let (Some(c), Some(v)) = (m.cuda_major, &t.version)
+            && c != v.major()
+        {
+            out.push(finding(
+                "repair_cudnn_cuda_major",
+                Severity::Error,
+                msg!(
+                    "repair_cudnn_cuda_major",
+                    cudnn = &m.cudnn_version,
+                    cuda = c,
+                    toolkit = v.major_minor()
+                ),
+                manual("repair_fix_cudnn_archive"),
+            ));
+        }
+    }
+    for c in &i.report.cudnn {
+        if let (Some(v), Some(lib)) = (&c.version, c.library_major)
+            && v.major() != lib
+        {
+            out.push(finding(
+                "repair_cudnn_header_library",
+                Severity::Warning,
+                msg!(
+                    "repair_cudnn_header_library",
+                    dir = show(&c.location),
+                    header = v,
+                    library = lib
+                ),
+                manual("repair_fix_cudnn_archive"),
+            ));
+        }
+        if os == Os::Windows && c.library_major == Some(8) {
+            let here = c
+                .libraries
+                .first()
+                .and_then(|l| l.parent())
+                .is_some_and(|d| d.join("zlibwapi.dll").is_file());
+            let on_path = i
+                .path_list("PATH")
+                .iter()
+                .any(|d| Path::new(d.trim()).join("zlibwapi.dll").is_file());
+            if !here && !on_path {
+                out.push(finding(
+                    "repair_cudnn8_zlib",
+                    Severity::Warning,
+                    msg!("repair_cudnn8_zlib", dir = show(&c.location)),
+                    manual("repair_fix_zlib"),
+                ));
+            }
+        }
+    }
+}
+
+fn interrupted(i: &Input, out: &mut Vec<Finding>) {
+    for t in &i.report.toolkits {
+        if crate::cudnn::txn::meta(&t.path)
+            .join("cudnn-journal.json")
+            .is_file()
+        {
+            out.push(finding(
+                "repair_cudnn_interrupted",
+                Severity::Error,
+                msg!("repair_cudnn_interrupted", dir = show(&t.path)),
+                steps(vec![Step::RecoverCudnn {
+                    cuda_dir: t.path.clone(),
+                }]),
+            ));
+        }
+    }
+    if crate::run::interrupted_plan(i.target).is_some() {
+        out.push(finding(
+            "repair_install_interrupted",
+            Severity::Error,
+            msg!("repair_install_interrupted"),
+            Fix::ResumeInstall,
+        ));
+    }
+}
+
+/// `sm_86` / `compute_90` entries of torch's arch list.
+fn arch_covers(list: &[String], cc: ComputeCapability) -> bool {
+    list.iter().any(|a| {
+        let (ptx, digits) = match (a.strip_prefix("sm_"), a.strip_prefix("compute_")) {
+            (Some(d), _) => (false, d),
+            (_, Some(d)) => (true, d),
+            _ => return false,
+        };
+        let Ok(c) =
+            format!("sm_{}", digits.trim_end_matches(['a', 'f'])).parse::<ComputeCapability>()
+        else {
+            return false;
+        };
+        c.binary_runs_on(cc) || (ptx && c <= cc)
+    })
+}
+
+fn python(i: &Input, out: &mut Vec<Finding>) {
+    let gpus: Vec<&crate::detect::Gpu> = i
+        .report
+        .nvidia_gpus()
+        .filter(|g| g.compute_capability.is_some())
+        .collect();
+    if gpus.is_empty() {
+        return;
+    }
+    for py in &i.report.pythons {
+        let Some(torch) = &py.torch else { continue };
+        // The fix: the recommended wheel for this Python and driver, replacing what is there.
+        let fix = || {
+            let mut facts = i.report.facts(i.target.os);
+            facts.python = py.version.as_ref().map(Version::major_minor);
+            let rec = crate::recommend::recommend(
+                i.tables,
+                &facts,
+                &crate::recommend::Request {
+                    goal: crate::recommend::Goal::Pytorch,
+                    cuda: None,
+                },
+            );
+            match rec.torch {
+                Some(t) => {
+                    let mut args = vec!["--force-reinstall".to_string()];
+                    args.extend(t.command.split_whitespace().skip(2).map(str::to_string));
+                    steps(vec![Step::InstallTorch {
+                        python: py.path.clone(),
+                        args,
+                    }])
+                }
+                None => manual("repair_fix_torch"),
+            }
+        };
+        let who = show(&py.path);
+        if py.torch_cpu_build {
+            out.push(finding(
+                "repair_torch_cpu",
+                Severity::Error,
+                msg!("repair_torch_cpu", python = &who, torch = &torch.version),
+                fix(),
+            ));
+            continue;
+        }
+        if let (Some(cuda), Some(driver)) = (
+            torch.cuda.as_ref().and_then(|c| c.parse::<Version>().ok()),
+            &i.report.driver,
+        ) && let Some(line) = i.tables.toolkit_line(cuda.major())
+            && driver.version < *line.driver_floor(i.target.os)
+        {
+            let m = msg!(
+                "repair_torch_driver",
+                python = &who,
+                torch = &torch.version,
+                cuda = &cuda,
+                minimum = line.driver_floor(i.target.os)
+            );
+            out.push(finding("repair_torch_driver", Severity::Error, m, fix()));
+            continue;
+        }
+        if !torch.arch_list.is_empty()
+            && let Some(g) = gpus
+                .iter()
+                .find(|g| !arch_covers(&torch.arch_list, g.compute_capability.expect("filtered")))
+        {
+            let m = msg!(
+                "repair_torch_arch",
+                python = &who,
+                torch = &torch.version,
+                gpu = &g.name,
+                sm = g.compute_capability.expect("filtered").sm(),
+                archs = torch.arch_list.join(" ")
+            );
+            out.push(finding("repair_torch_arch", Severity::Error, m, fix()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torch_arch_lists() {
+        let list: Vec<String> = [
+            "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert!(
+            arch_covers(&list, ComputeCapability::new(8, 9)),
+            "sm_86 code runs on sm_89"
+        );
+        assert!(!arch_covers(&list, ComputeCapability::new(12, 0)));
+        let ptx: Vec<String> = vec!["sm_90".into(), "compute_90".into()];
+        assert!(arch_covers(&ptx, ComputeCapability::new(12, 0)), "PTX JIT");
+        assert!(!arch_covers(&ptx, ComputeCapability::new(8, 6)));
+    }
+
+    #[test]
+    fn cuda_path_entries() {
+        assert!(cuda_entry(
+            r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.8\bin"
+        ));
+        assert!(cuda_entry("/usr/local/cuda-12.4/bin"));
+        assert!(!cuda_entry(r"C:\Windows\System32"));
+    }
+}

@@ -1,0 +1,227 @@
+//! Repair: audit every layer (driver, toolkits, environment, cuDNN, interrupted work,
+//! Python/torch), report findings with a plain explanation, and fix them through the
+//! same executor as install.
+
+mod checks;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::compat::{Os, Tables};
+use crate::detect::{self, Deadlines, SystemReport};
+use crate::download::Cancel;
+use crate::message::Message;
+use crate::plan::Plan;
+use crate::platform::Host;
+use crate::recommend::Goal;
+use crate::run::{self, RunEvent, RunReport};
+use crate::steps::Step;
+use crate::target::Target;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+/// How a finding is fixed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Fix {
+    /// Steps the executor runs.
+    Steps { steps: Vec<Step> },
+    /// Run again the install plan a killed run left in its journal.
+    ResumeInstall,
+    /// Something only the user can do (the message says what).
+    Manual { how: Message },
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// A stable id (also the i18n key of `message`).
+    pub id: &'static str,
+    pub severity: Severity,
+    pub message: Message,
+    pub fix: Fix,
+}
+
+impl Finding {
+    pub fn fixable(&self) -> bool {
+        !matches!(self.fix, Fix::Manual { .. })
+    }
+}
+
+/// What repair looks at besides detection (what-if and sandbox runs give these).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub gpu_cc: Vec<crate::version::ComputeCapability>,
+    pub driver: Option<crate::version::Version>,
+}
+
+/// The persistent environment a new console would get: Windows' registry (or a sandbox
+/// root's record); on Linux the process environment with our profile script's values.
+pub fn environment(target: &Target) -> BTreeMap<String, String> {
+    let process: BTreeMap<String, String> = target
+        .host
+        .vars()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    match target.os {
+        Os::Windows => {
+            let view = crate::steps::env::windows_view(target);
+            let mut env = if target.root.is_some() {
+                BTreeMap::new()
+            } else {
+                process
+            };
+            env.retain(|k, _| !k.eq_ignore_ascii_case("Path"));
+            env.extend(view);
+            env
+        }
+        Os::Linux => {
+            let mut env = process;
+            let ours = crate::steps::env::profile_vars(target);
+            if let Some(home) = ours.get("CUDA_HOME") {
+                let path = env.get("PATH").cloned().unwrap_or_default();
+                if !path.split(':').any(|p| p == format!("{home}/bin")) {
+                    env.insert("PATH".into(), format!("{home}/bin:{path}"));
+                }
+                let ld = env.get("LD_LIBRARY_PATH").cloned().unwrap_or_default();
+                env.insert(
+                    "LD_LIBRARY_PATH".into(),
+                    if ld.is_empty() {
+                        format!("{home}/lib64")
+                    } else {
+                        format!("{home}/lib64:{ld}")
+                    },
+                );
+            }
+            env.extend(ours);
+            env
+        }
+    }
+}
+
+/// Detection as repair needs it: with the persistent environment, inside the root.
+pub fn detect_for(
+    target: &Target,
+    tables: &Tables,
+    env: &BTreeMap<String, String>,
+) -> SystemReport {
+    let host = match &target.root {
+        Some(root) => Host::sandbox(target.os, root, env.clone()),
+        None => Host::real_with_env(env.clone()),
+    };
+    detect::detect(&host, tables, Deadlines::default())
+}
+
+/// Audits `target`.
+pub fn audit(target: &Target, tables: &Tables, overrides: &Overrides) -> Vec<Finding> {
+    let env = environment(target);
+    let mut report = detect_for(target, tables, &env);
+    apply_overrides(&mut report, tables, overrides);
+    checks::all(&checks::Input {
+        target,
+        tables,
+        report: &report,
+        env: &env,
+    })
+}
+
+fn apply_overrides(report: &mut SystemReport, tables: &Tables, o: &Overrides) {
+    if let Some(d) = &o.driver {
+        report.driver = Some(detect::DriverInfo {
+            version: d.clone(),
+            cuda_version: None,
+            source: detect::gpu::DriverSource::Nvml,
+        });
+    }
+    if !o.gpu_cc.is_empty() {
+        report.gpus.retain(|g| !g.cuda_capable);
+        for cc in &o.gpu_cc {
+            report.gpus.push(detect::Gpu {
+                name: format!("GPU sm_{}{}", cc.major, cc.minor),
+                vendor: detect::gpu::Vendor::Nvidia,
+                source: detect::GpuSource::Nvml,
+                cuda_capable: true,
+                compute_capability: Some(*cc),
+                architecture: tables.architecture_of(*cc).map(|a| a.name.clone()),
+                uuid: None,
+                memory_total_bytes: None,
+                memory_used_bytes: None,
+                pci_bus_id: None,
+                pci_device_id: None,
+                kernel_driver: None,
+                problem: None,
+            });
+        }
+    }
+}
+
+/// Problems that count: warnings and errors.
+pub fn problems(findings: &[Finding]) -> usize {
+    findings
+        .iter()
+        .filter(|f| f.severity >= Severity::Warning)
+        .count()
+}
+
+/// The result of `fix`: what ran, and the audit afterwards.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixResult {
+    pub runs: Vec<RunReport>,
+    pub after: Vec<Finding>,
+}
+
+/// Applies every fixable finding's fix through the executor, then audits again.
+pub fn fix(
+    target: &Target,
+    tables: &Tables,
+    overrides: &Overrides,
+    findings: &[Finding],
+    on_event: &mut dyn FnMut(RunEvent),
+) -> FixResult {
+    let mut runs = Vec::new();
+    let cancel = Cancel::default();
+    if findings.iter().any(|f| f.fix == Fix::ResumeInstall)
+        && let Some(plan) = run::interrupted_plan(target)
+    {
+        runs.push(run::run_blocking(&plan, target, &cancel, on_event));
+    }
+    let mut steps: Vec<Step> = Vec::new();
+    for f in findings {
+        if let Fix::Steps { steps: s } = &f.fix {
+            for step in s {
+                if !steps.contains(step) {
+                    steps.push(step.clone());
+                }
+            }
+        }
+    }
+    if !steps.is_empty() {
+        let plan = Plan {
+            format: 1,
+            goal: Goal::Developer,
+            os: target.os,
+            root: target.root.clone(),
+            toolkit: None,
+            cudnn: None,
+            torch_command: None,
+            notes: vec!["repair".into()],
+            steps,
+        };
+        runs.push(run::run_blocking(&plan, target, &cancel, on_event));
+    }
+    FixResult {
+        runs,
+        after: audit(target, tables, overrides),
+    }
+}
+
+/// The toolkit folder's name for messages.
+fn show(p: &std::path::Path) -> String {
+    p.display().to_string()
+}

@@ -1,0 +1,659 @@
+//! Repair: for each finding, build that broken state in a temp root, assert the finding,
+//! run the fix, assert the audit is clean and nothing else changed.
+
+#![cfg(unix)]
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use cuda_setup::compat::{Os, Tables};
+use cuda_setup::repair::{self, Fix, Overrides};
+use cuda_setup::steps::env::{self, WindowsEnvRecord};
+use cuda_setup::target::Target;
+use serde_json::Value;
+use support::cudnn_zip::{Spec, toolkit};
+
+struct Win {
+    work: tempfile::TempDir,
+    target: Target,
+    tk: PathBuf,
+    zip: PathBuf,
+}
+
+fn root_of(w: &tempfile::TempDir) -> PathBuf {
+    w.path().join("root")
+}
+
+/// A healthy Windows-layout machine in a root: CUDA 12.4, cuDNN 9.10, environment set.
+fn windows_machine() -> Win {
+    let work = tempfile::tempdir().unwrap();
+    let root = root_of(&work);
+    let target = Target::rooted(Os::Windows, &root);
+    let base = root.join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA");
+    let tk = toolkit(&base, "12.4.1");
+    let zip = work
+        .path()
+        .join("cudnn-windows-x86_64-9.10.2.21_cuda12-archive.zip");
+    Spec {
+        version: "9.10.2.21",
+        cuda_major: 12,
+        dll_size: 50_000,
+    }
+    .write(&zip);
+    cuda_setup::cudnn::install(&zip, &tk, &|_| {}).unwrap();
+    // The machine PATH as Windows has it, plus what install adds.
+    let rec = WindowsEnvRecord {
+        machine: BTreeMap::from([("Path".into(), r"C:\Windows\system32;C:\Windows".into())]),
+        user: BTreeMap::new(),
+    };
+    write_record(&target, &rec);
+    env::configure(&target, &tk, &"12.4.1".parse().unwrap()).unwrap();
+    Win {
+        work,
+        target,
+        tk,
+        zip,
+    }
+}
+
+fn record(t: &Target) -> WindowsEnvRecord {
+    serde_json::from_slice(&std::fs::read(env::windows_record_path(t)).unwrap()).unwrap()
+}
+
+fn write_record(t: &Target, r: &WindowsEnvRecord) {
+    std::fs::create_dir_all(env::windows_record_path(t).parent().unwrap()).unwrap();
+    std::fs::write(
+        env::windows_record_path(t),
+        serde_json::to_vec_pretty(r).unwrap(),
+    )
+    .unwrap();
+}
+
+/// Every file under `dir` (path → bytes), our records and logs excluded.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, d: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        let Ok(rd) = std::fs::read_dir(d) else { return };
+        for e in rd.flatten() {
+            let p = e.path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if matches!(
+                name.as_str(),
+                "logs"
+                    | "env-changes.json"
+                    | "windows-env.json"
+                    | "install-journal.json"
+                    | "downloads"
+            ) {
+                continue;
+            }
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else {
+                out.insert(
+                    p.strip_prefix(base).unwrap().to_string_lossy().into_owned(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn tables() -> Tables {
+    Tables::embedded().unwrap()
+}
+
+fn ids(t: &Target, o: &Overrides) -> Vec<&'static str> {
+    repair::audit(t, &tables(), o)
+        .into_iter()
+        .filter(|f| f.severity >= repair::Severity::Warning)
+        .map(|f| f.id)
+        .collect()
+}
+
+/// Asserts `id` is found, fixes, asserts a clean audit; returns the fix result's findings.
+fn found_then_fixed(t: &Target, o: &Overrides, id: &str) {
+    let findings = repair::audit(t, &tables(), o);
+    let f = findings.iter().find(|f| f.id == id).unwrap_or_else(|| {
+        panic!(
+            "{id} not found in {:?}",
+            findings.iter().map(|f| f.id).collect::<Vec<_>>()
+        )
+    });
+    assert!(f.fixable(), "{id} has no automatic fix");
+    let r = repair::fix(t, &tables(), o, &findings, &mut |_| {});
+    let left: Vec<&str> = r
+        .after
+        .iter()
+        .filter(|f| f.severity >= repair::Severity::Warning)
+        .map(|f| f.id)
+        .collect();
+    assert!(
+        left.is_empty(),
+        "after fixing {id}: {left:?}; runs: {:?}",
+        r.runs.iter().map(|x| &x.failure).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_healthy_machine_has_nothing_to_repair_and_nothing_is_touched() {
+    let w = windows_machine();
+    let root = root_of(&w.work);
+    let (before, env_before) = (tree(&root), record(&w.target));
+    let out = cli(
+        &[
+            "repair",
+            "--fix",
+            "--json",
+            "--os",
+            "windows",
+            "--root",
+            root.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["problems"], 0);
+    assert!(
+        j["runs"].as_array().unwrap().is_empty(),
+        "a fix ran on a healthy machine"
+    );
+    assert_eq!(tree(&root), before);
+    assert_eq!(record(&w.target), env_before);
+    let out = cli(
+        &[
+            "repair",
+            "--os",
+            "windows",
+            "--root",
+            root.to_str().unwrap(),
+        ],
+        &[("LANG", "C")],
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Nothing to repair"));
+}
+
+fn cli(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// Changes the record with `f`, checks `id` is found and fixed, and that nothing but the
+/// environment changed.
+fn env_case(id: &str, f: impl FnOnce(&mut WindowsEnvRecord, &Win)) -> WindowsEnvRecord {
+    let w = windows_machine();
+    let mut r = record(&w.target);
+    f(&mut r, &w);
+    write_record(&w.target, &r);
+    let before = tree(&root_of(&w.work));
+    found_then_fixed(&w.target, &Overrides::default(), id);
+    assert_eq!(tree(&root_of(&w.work)), before, "{id}: files changed");
+    let after = record(&w.target);
+    assert_eq!(
+        after.machine.get("CUDA_PATH").map(String::as_str),
+        Some(w.tk.to_str().unwrap()),
+        "{id}"
+    );
+    after
+}
+
+#[test]
+fn cuda_path_pointing_nowhere() {
+    env_case("repair_cuda_path_missing", |r, w| {
+        r.machine.insert(
+            "CUDA_PATH".into(),
+            w.tk.with_file_name("v11.0").display().to_string(),
+        );
+    });
+}
+
+#[test]
+fn a_stale_versioned_cuda_path() {
+    let after = env_case("repair_cuda_path_versioned_stale", |r, w| {
+        r.machine.insert(
+            "CUDA_PATH_V11_0".into(),
+            w.tk.with_file_name("v11.0").display().to_string(),
+        );
+    });
+    assert!(!after.machine.contains_key("CUDA_PATH_V11_0"));
+    assert!(
+        after.machine.contains_key("CUDA_PATH_V12_4"),
+        "the good one stays"
+    );
+}
+
+#[test]
+fn path_without_the_toolkit() {
+    let after = env_case("repair_path_missing", |r, _| {
+        r.machine
+            .insert("Path".into(), r"C:\Windows\system32;C:\Windows".into());
+    });
+    let p = &after.machine["Path"];
+    assert!(
+        p.contains("v12.4/bin") && p.ends_with(r"C:\Windows\system32;C:\Windows"),
+        "{p}"
+    );
+}
+
+#[test]
+fn path_with_a_removed_toolkit() {
+    let after = env_case("repair_path_stale", |r, w| {
+        let stale =
+            w.tk.with_file_name("v11.0")
+                .join("bin")
+                .display()
+                .to_string();
+        let p = r.machine["Path"].clone();
+        r.machine
+            .insert("Path".into(), format!("{p};{stale};C:\\Tools"));
+    });
+    let p = &after.machine["Path"];
+    assert!(
+        !p.contains("v11.0") && p.ends_with(r"C:\Tools") && p.contains("v12.4/bin"),
+        "{p}"
+    );
+}
+
+#[test]
+fn another_cudart_earlier_on_path() {
+    let after = env_case("repair_path_shadowed", |r, w| {
+        let other = root_of(&w.work).join("Anaconda/Library/bin");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("cudart64_12.dll"), b"someone else's").unwrap();
+        let p = r.machine["Path"].clone();
+        r.machine
+            .insert("Path".into(), format!("{};{p}", other.display()));
+    });
+    let p = &after.machine["Path"];
+    assert!(p.starts_with(&w_bin(p)), "{p}");
+    assert!(
+        p.contains("Anaconda"),
+        "the other entry is kept, only moved behind ours"
+    );
+}
+
+fn w_bin(p: &str) -> String {
+    p.split(';')
+        .find(|e| e.ends_with("v12.4/bin"))
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn damaged_cudnn_is_reinstalled_from_its_archive() {
+    let w = windows_machine();
+    let good = tree(&root_of(&w.work));
+    std::fs::remove_file(w.tk.join("bin/cudnn_ops64_9.dll")).unwrap();
+    std::fs::write(w.tk.join("include/cudnn_cnn.h"), b"edited").unwrap();
+    found_then_fixed(&w.target, &Overrides::default(), "repair_cudnn_damaged");
+    let now = tree(&root_of(&w.work));
+    for (k, v) in &good {
+        if !k.starts_with(".cuda-setup") {
+            assert_eq!(now.get(k), Some(v), "{k}");
+        }
+    }
+    assert!(w.zip.exists());
+}
+
+#[test]
+fn an_interrupted_cudnn_install_is_rolled_back() {
+    let work = tempfile::tempdir().unwrap();
+    let root = root_of(&work);
+    let target = Target::rooted(Os::Windows, &root);
+    let tk = toolkit(
+        &root.join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA"),
+        "12.4.1",
+    );
+    write_record(&target, &WindowsEnvRecord::default());
+    env::configure(&target, &tk, &"12.4.1".parse().unwrap()).unwrap();
+    let before = tree(&root);
+    let zip = work.path().join("c.zip");
+    Spec {
+        version: "9.10.2.21",
+        cuda_major: 12,
+        dll_size: 50_000,
+    }
+    .write(&zip);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args([
+            "cudnn",
+            "install",
+            "--archive",
+            zip.to_str().unwrap(),
+            "--cuda-dir",
+            tk.to_str().unwrap(),
+        ])
+        .env("CUDA_SETUP_TEST_SLOW_MS", "300")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = tk.join(".cuda-setup/cudnn-journal.json");
+    let t0 = std::time::Instant::now();
+    while !journal.exists() && t0.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(journal.exists());
+    found_then_fixed(&target, &Overrides::default(), "repair_cudnn_interrupted");
+    let now = tree(&root);
+    assert_eq!(
+        now.keys()
+            .filter(|k| !k.contains(".cuda-setup"))
+            .collect::<Vec<_>>(),
+        before
+            .keys()
+            .filter(|k| !k.contains(".cuda-setup"))
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn an_interrupted_install_is_finished() {
+    let w = windows_machine();
+    // A plan whose run was killed after its first step: set the environment for 12.4.
+    let mut r = record(&w.target);
+    r.machine.remove("CUDA_PATH");
+    r.machine.remove("CUDA_PATH_V12_4");
+    write_record(&w.target, &r);
+    let plan = cuda_setup::plan::Plan {
+        format: 1,
+        goal: cuda_setup::recommend::Goal::Developer,
+        os: Os::Windows,
+        root: w.target.root.clone(),
+        toolkit: Some("12.4.1".parse().unwrap()),
+        cudnn: None,
+        torch_command: None,
+        notes: vec![],
+        steps: vec![cuda_setup::steps::Step::ConfigureEnv {
+            cuda_dir: w.tk.clone(),
+            version: "12.4.1".parse().unwrap(),
+        }],
+    };
+    let journal = serde_json::json!({ "plan": serde_json::to_string(&plan).unwrap(), "done": [] });
+    std::fs::write(
+        w.target.state_dir().join("install-journal.json"),
+        journal.to_string(),
+    )
+    .unwrap();
+    let findings = repair::audit(&w.target, &tables(), &Overrides::default());
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.id == "repair_install_interrupted" && f.fix == Fix::ResumeInstall)
+    );
+    let res = repair::fix(
+        &w.target,
+        &tables(),
+        &Overrides::default(),
+        &findings,
+        &mut |_| {},
+    );
+    assert!(
+        res.after
+            .iter()
+            .all(|f| f.severity < repair::Severity::Warning),
+        "{:?}",
+        res.after.iter().map(|f| f.id).collect::<Vec<_>>()
+    );
+    assert!(!w.target.state_dir().join("install-journal.json").exists());
+    assert_eq!(
+        record(&w.target)
+            .machine
+            .get("CUDA_PATH")
+            .map(String::as_str),
+        Some(w.tk.to_str().unwrap())
+    );
+}
+
+#[test]
+fn a_broken_toolkit_is_reinstalled_with_the_downloaded_installer() {
+    let w = windows_machine();
+    std::fs::remove_file(w.tk.join("bin/cudart64_12.dll")).unwrap();
+    let dl = w.target.downloads_dir();
+    std::fs::create_dir_all(&dl).unwrap();
+    let installer = dl.join("cuda_12.4.1_551.78_windows.exe");
+    std::fs::write(&installer, "#!/bin/sh\necho MZ > \"$ProgramFiles/NVIDIA GPU Computing Toolkit/CUDA/v12.4/bin/cudart64_12.dll\"\n").unwrap();
+    std::fs::set_permissions(&installer, std::fs::Permissions::from_mode(0o755)).unwrap();
+    found_then_fixed(&w.target, &Overrides::default(), "repair_toolkit_broken");
+    assert!(w.tk.join("bin/cudart64_12.dll").is_file());
+}
+
+#[test]
+fn a_driver_too_old_for_the_toolkit_is_explained() {
+    let w = windows_machine();
+    let o = Overrides {
+        gpu_cc: vec!["8.6".parse().unwrap()],
+        driver: Some("452.39".parse().unwrap()),
+    };
+    let f = repair::audit(&w.target, &tables(), &o);
+    let d = f
+        .iter()
+        .find(|f| f.id == "repair_driver_too_old")
+        .expect("driver finding");
+    assert_eq!(
+        d.message.param("minimum"),
+        Some("551.78"),
+        "12.4.1's own minimum (Table 3)"
+    );
+    assert!(matches!(&d.fix, Fix::Manual { how } if how.key == "repair_fix_driver"));
+    let out = cli(
+        &[
+            "repair",
+            "--os",
+            "windows",
+            "--root",
+            root_of(&w.work).to_str().unwrap(),
+            "--gpu-cc",
+            "8.6",
+            "--driver",
+            "452.39",
+        ],
+        &[("LANG", "C")],
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("Driver 452.39 is too old for the installed CUDA 12.4")
+    );
+}
+
+#[test]
+fn mixed_cudnn_versions_and_cudnn8_without_zlib() {
+    let work = tempfile::tempdir().unwrap();
+    let root = root_of(&work);
+    let target = Target::rooted(Os::Windows, &root);
+    let tk = toolkit(
+        &root.join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA"),
+        "12.9.1",
+    );
+    write_record(&target, &WindowsEnvRecord::default());
+    env::configure(&target, &tk, &"12.9.1".parse().unwrap()).unwrap();
+    let zip = work.path().join("c8.zip");
+    Spec {
+        version: "8.9.7.29",
+        cuda_major: 12,
+        dll_size: 30_000,
+    }
+    .write(&zip);
+    cuda_setup::cudnn::install(&zip, &tk, &|_| {}).unwrap();
+    assert_eq!(ids(&target, &Overrides::default()), ["repair_cudnn8_zlib"]);
+    std::fs::write(tk.join("bin/zlibwapi.dll"), b"MZ").unwrap();
+    assert!(ids(&target, &Overrides::default()).is_empty());
+    // A cuDNN 9 header copied over the cuDNN 8 one by hand.
+    std::fs::write(
+        tk.join("include/cudnn_version.h"),
+        support::cudnn_zip::version_header(9, 10, 2),
+    )
+    .unwrap();
+    let found = ids(&target, &Overrides::default());
+    assert!(
+        found.contains(&"repair_cudnn_header_library") && found.contains(&"repair_cudnn_damaged"),
+        "{found:?}"
+    );
+}
+
+/// Linux root: GPU without a driver from sysfs, and Python/torch findings fixed through
+/// a stand-in interpreter (a real python3 under a wrapper that plays pip).
+#[test]
+fn a_gpu_without_driver_from_sysfs() {
+    let work = tempfile::tempdir().unwrap();
+    let root = root_of(&work);
+    let dev = root.join("sys/bus/pci/devices/0000:01:00.0");
+    std::fs::create_dir_all(&dev).unwrap();
+    for (f, v) in [
+        ("vendor", "0x10de"),
+        ("device", "0x2503"),
+        ("class", "0x030000"),
+    ] {
+        std::fs::write(dev.join(f), v).unwrap();
+    }
+    let target = Target::rooted(Os::Linux, &root);
+    let f = repair::audit(&target, &tables(), &Overrides::default());
+    let g = f
+        .iter()
+        .find(|f| f.id == "gpu_no_driver")
+        .expect("no-driver finding");
+    assert_eq!(g.message.param("gpu"), Some("GeForce RTX 3060"));
+}
+
+fn python_wrapper(dir: &Path, torch: &Path) -> PathBuf {
+    // Runs the real python3 with the stand-in torch; `-m pip install ... --index-url .../cuXXX`
+    // rewrites the stand-in as that CUDA build (with the arch list PyTorch builds for it).
+    let py = dir.join("python3");
+    let real = String::from_utf8(
+        Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    std::fs::write(
+        &py,
+        format!(
+            r#"#!/bin/sh
+if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
+  for a in "$@"; do case "$a" in *download.pytorch.org/whl/cu*) v="${{a##*/cu}}";; esac; done
+  cuda="${{v%?}}.${{v#??}}"
+  case "$v" in 126) arch="'sm_50','sm_60','sm_70','sm_75','sm_80','sm_86','sm_90'";; *) arch="'sm_75','sm_80','sm_86','sm_90','sm_100','sm_120'";; esac
+  cat > '{t}/torch/__init__.py' <<PY
+__version__ = '2.13.0+cu$v'
+class version:
+    cuda = '$cuda'
+class cuda:
+    @staticmethod
+    def is_available(): return True
+    @staticmethod
+    def get_arch_list(): return [$arch]
+class backends:
+    class cudnn:
+        @staticmethod
+        def version(): return 91002
+PY
+  echo "Successfully installed torch"; exit 0
+fi
+PYTHONPATH='{t}' exec {real} "$@"
+"#,
+            t = torch.display(),
+            real = real.trim()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    py
+}
+
+fn fake_torch(torch: &Path, version: &str, cuda: Option<&str>, arch: &str) {
+    std::fs::create_dir_all(torch.join("torch")).unwrap();
+    let cuda = cuda.map_or("None".to_string(), |c| format!("'{c}'"));
+    std::fs::write(
+        torch.join("torch/__init__.py"),
+        format!("__version__ = '{version}'\nclass version:\n    cuda = {cuda}\nclass cuda:\n    @staticmethod\n    def is_available(): return False\n    @staticmethod\n    def get_arch_list(): return [{arch}]\nclass backends:\n    class cudnn:\n        @staticmethod\n        def version(): return None\n"),
+    )
+    .unwrap();
+}
+
+fn torch_case(
+    id: &str,
+    version: &str,
+    cuda: Option<&str>,
+    arch: &str,
+    gpu: &str,
+    driver: &str,
+) -> String {
+    let work = tempfile::tempdir().unwrap();
+    let root = root_of(&work);
+    let torch = work.path().join("site");
+    fake_torch(&torch, version, cuda, arch);
+    let bin = work.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    python_wrapper(&bin, &torch);
+    let mut target = Target::rooted(Os::Linux, &root);
+    target.host = cuda_setup::platform::Host::real_with_env(BTreeMap::from([
+        ("PATH".into(), format!("{}:/usr/bin:/bin", bin.display())),
+        ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+    ]));
+    let o = Overrides {
+        gpu_cc: vec![gpu.parse().unwrap()],
+        driver: Some(driver.parse().unwrap()),
+    };
+    found_then_fixed(&target, &o, id);
+    std::fs::read_to_string(torch.join("torch/__init__.py")).unwrap()
+}
+
+#[test]
+fn a_cpu_torch_is_replaced_by_a_cuda_build() {
+    let t = torch_case(
+        "repair_torch_cpu",
+        "2.5.1+cpu",
+        None,
+        "",
+        "8.6",
+        "550.54.15",
+    );
+    assert!(t.contains("+cu126"), "{t}");
+}
+
+#[test]
+fn a_torch_too_new_for_the_driver() {
+    let t = torch_case(
+        "repair_torch_driver",
+        "2.13.0+cu130",
+        Some("13.0"),
+        "'sm_75','sm_80','sm_86'",
+        "8.6",
+        "550.54.15",
+    );
+    assert!(t.contains("+cu126"), "{t}");
+}
+
+#[test]
+fn a_torch_without_the_gpus_architecture() {
+    let t = torch_case(
+        "repair_torch_arch",
+        "2.13.0+cu126",
+        Some("12.6"),
+        "'sm_50','sm_60','sm_70','sm_75','sm_80','sm_86','sm_90'",
+        "12.0",
+        "581.42",
+    );
+    assert!(t.contains("sm_120"), "{t}");
+}

@@ -33,7 +33,7 @@ sleep "${{STANDIN_SLEEP:-0}}"
 [ {exit_code} = 0 ] || exit {exit_code}
 d="$ProgramFiles/NVIDIA GPU Computing Toolkit/CUDA/v11.8"
 has() {{ [ "$pkgs" = " " ] || case "$pkgs" in *" $1 "*) return 0;; *) return 1;; esac; }}
-mkdir -p "$d/bin" "$d/include" "$d/lib/x64"
+mkdir -p "$d/bin" "$d/include" "$d/lib/x64" "$d/libnvvp"
 echo '{{"cuda":{{"name":"CUDA SDK","version":"11.8.0"}}}}' > "$d/version.json"
 if has nvcc_11.8; then printf '#!/bin/sh\nprintf "%s"\n' '{NVCC_118}' > "$d/bin/nvcc.exe"; chmod +x "$d/bin/nvcc.exe"; fi
 if has cudart_11.8; then echo MZ > "$d/bin/cudart64_110.dll"; echo '/* runtime */' > "$d/include/cuda_runtime.h"; echo lib > "$d/lib/x64/cudart.lib"; fi

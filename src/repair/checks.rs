@@ -477,21 +477,7 @@ fn scope_path_front(target: &Target, entries: &[PathBuf]) -> Option<String> {
 }
 
 fn scope_path(target: &Target) -> String {
-    let (machine, user) = match target.root {
-        Some(_) => {
-            let r: env::WindowsEnvRecord = std::fs::read(env::windows_record_path(target))
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-                .unwrap_or_default();
-            (r.machine, r.user)
-        }
-        None => (BTreeMap::new(), BTreeMap::new()),
-    };
-    let map = if target.elevated { machine } else { user };
-    map.iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("Path"))
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default()
+    env::windows_var(target, "Path").unwrap_or_default()
 }
 
 fn cudnn(i: &Input, out: &mut Vec<Finding>) {

@@ -47,7 +47,10 @@ pub fn path_entries(os: Os, dir: &Path, version: &Version) -> Vec<PathBuf> {
     let bin = dir.join("bin");
     match os {
         Os::Windows if version.major() >= 13 => vec![bin.join("x64"), bin],
-        Os::Windows if version.major() < 12 => vec![bin, dir.join("libnvvp")],
+        // libnvvp (the visual profiler, before 12) only when the installer put it there.
+        Os::Windows if version.major() < 12 && dir.join("libnvvp").is_dir() => {
+            vec![bin, dir.join("libnvvp")]
+        }
         Os::Windows => vec![bin],
         Os::Linux => vec![bin],
     }
@@ -315,6 +318,16 @@ pub fn set_windows_var(
         previous,
         value: value.map(str::to_string),
     }))
+}
+
+/// One Windows variable at the scope this target writes (machine when elevated).
+pub fn windows_var(target: &Target, name: &str) -> Option<String> {
+    let scope = if target.elevated {
+        Scope::Machine
+    } else {
+        Scope::User
+    };
+    WindowsStore::open(target, scope).ok()?.get(name)
 }
 
 /// The persistent Windows environment as a new console would see it: machine values,

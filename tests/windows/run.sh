@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The Windows .exe, run for real under Wine (the nearest Windows CI has):
+#   detect --json; install --unattended into the prefix's Program Files with a stand-in
+#   NVIDIA installer (.exe built here) from a loopback server and a real-layout cuDNN zip,
+#   checked in the files and the registry (wine reg query); repair clean, then a deleted
+#   cuDNN DLL found and fixed; the GUI under Xvfb with a screenshot whose pixels are
+#   checked; a user folder with Chinese characters.
+# Needs: wine wine64 xvfb xauth imagemagick gcc-mingw-w64-x86-64 (.ci/run installs them).
+# Usage: tests/windows/run.sh [cuda-setup.exe]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+exe=$(realpath "${1:-target/x86_64-pc-windows-gnu/release/cuda-setup.exe}")
+work=$(mktemp -d)
+export WINEPREFIX="$work/prefix" WINEDLLOVERRIDES="mscoree,mshtml=" WINEDEBUG=-all WINEARCH=win64
+export XDG_RUNTIME_DIR="$work/xdg"; mkdir -m 700 "$XDG_RUNTIME_DIR"
+pass=0; fail=0
+ok() { echo "ok: $*"; pass=$((pass + 1)); }
+bad() { echo "FAILED: $*"; fail=$((fail + 1)); }
+cleanup() { wineserver -k 2>/dev/null; kill ${server:-} ${xvfb:-} 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"; }
+trap cleanup EXIT
+
+# A display for Wine and the GUI.
+Xvfb :77 -screen 0 1280x800x24 >/dev/null 2>&1 & xvfb=$!
+export DISPLAY=:77
+sleep 1
+
+size=$(stat -c %s "$exe")
+if [ "$size" -le $((30 * 1024 * 1024)) ]; then ok "cuda-setup.exe is $((size / 1024 / 1024)) MB (limit 30)"; else bad "cuda-setup.exe is $size bytes (over 30 MB)"; fi
+
+wine wineboot --init >/dev/null 2>&1
+x86_64-w64-mingw32-gcc -O2 -shared -s -o "$work/bcryptprimitives.dll" tests/windows/bcryptprimitives.c tests/windows/bcryptprimitives.def -lbcrypt
+cp "$work/bcryptprimitives.dll" "$WINEPREFIX/drive_c/windows/system32/"
+x86_64-w64-mingw32-gcc -O2 -s -o "$work/standin.exe" tests/windows/standin_installer.c
+
+# A user folder with Chinese characters: temp, app data and cache live there.
+cn='C:\users\张三'
+mkdir -p "$WINEPREFIX/drive_c/users/张三/Temp" "$WINEPREFIX/drive_c/users/张三/AppData/Local"
+export TEMP="$cn\\Temp" TMP="$cn\\Temp" LOCALAPPDATA="$cn\\AppData\\Local"
+
+W() { wine "$exe" "$@"; }
+
+# 1. detect: clean JSON, no driver under Wine.
+W detect --json > "$work/detect.json" 2>"$work/detect.err"
+if python3 - "$work/detect.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["driver"] is None, d["driver"]
+assert not [g for g in d["gpus"] if g["vendor"] == "nvidia"], d["gpus"]
+assert "indows" in d["system"]["os_name"], d["system"]["os_name"]
+PY
+then ok "detect --json: no driver, no invented GPU, Windows system"; else bad "detect --json"; cat "$work/detect.err"; fi
+
+# 2. install from a loopback mirror.
+www="$work/www/compute/cuda/11.8.0"
+mkdir -p "$www/local_installers" "$www/docs/sidebar"
+cp "$work/standin.exe" "$www/local_installers/cuda_11.8.0_522.06_windows.exe"
+echo "$(md5sum "$work/standin.exe" | cut -d' ' -f1)  local_installers/cuda_11.8.0_522.06_windows.exe" > "$www/docs/sidebar/md5sum.txt"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 -m http.server "$port" --bind 127.0.0.1 --directory "$work/www" >/dev/null 2>&1 & server=$!
+python3 tests/windows/make_cudnn_zip.py "$work/cudnn-windows-x86_64-9.10.2.21_cuda11-archive.zip" tests/fixtures/detect/cudnn_version-9.27.h
+sleep 1
+zip_win="Z:$(echo "$work/cudnn-windows-x86_64-9.10.2.21_cuda11-archive.zip" | tr / '\\')"
+W install --unattended --json --cuda 11.8 --gpu-cc 8.6 --driver 522.06 --mirror "http://127.0.0.1:$port" \
+    --cudnn-archive "$zip_win" --report 'C:\report.json' > "$work/install.json" 2>"$work/install.err"
+rc=$?
+tk="$WINEPREFIX/drive_c/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8"
+if [ $rc = 0 ] && [ -f "$tk/bin/nvcc.exe" ] && [ -f "$tk/bin/cudart64_110.dll" ] && [ -f "$tk/bin/cudnn64_9.dll" ] && [ -f "$tk/include/cudnn_version.h" ]; then
+    ok "install --unattended: toolkit and cuDNN in C:\\Program Files (exit 0)"
+else
+    bad "install (exit $rc)"; tail -30 "$work/install.err"
+fi
+[ -f "$WINEPREFIX/drive_c/report.json" ] && ok "--report written" || bad "no report"
+
+env_key='HKLM\System\CurrentControlSet\Control\Session Manager\Environment'
+reg() { wine reg query "$env_key" /v "$1" 2>/dev/null | tr -d '\r'; wine reg query 'HKCU\Environment' /v "$1" 2>/dev/null | tr -d '\r'; }
+cuda_path=$(reg CUDA_PATH); cuda_path_v=$(reg CUDA_PATH_V11_8); path=$(reg PATH)
+if grep -q 'NVIDIA GPU Computing Toolkit\\CUDA\\v11.8' <<<"$cuda_path" && grep -q 'v11.8' <<<"$cuda_path_v"; then
+    ok "registry: CUDA_PATH and CUDA_PATH_V11_8"; else bad "registry CUDA_PATH"; reg CUDA_PATH; fi
+if grep -qi 'CUDA\\v11.8\\bin' <<<"$path" && grep -qi 'system32' <<<"$path"; then
+    ok "registry: PATH has the toolkit's bin and kept system32"; else bad "registry PATH"; reg PATH; fi
+
+# 3. repair: clean; then a deleted cuDNN DLL is found and fixed.
+W repair --json > "$work/repair1.json" 2>"$work/repair1.err"; rc=$?
+if [ $rc = 0 ]; then ok "repair: nothing to repair"; else bad "repair on a fresh install (exit $rc)"; cat "$work/repair1.json" | head -40; fi
+rm "$tk/bin/cudnn_ops64_9.dll"
+W repair --json > "$work/repair2.json" 2>/dev/null; rc=$?
+if [ $rc = 3 ] && grep -q repair_cudnn_damaged "$work/repair2.json"; then ok "repair: a deleted cudnn_ops64_9.dll is found"; else bad "repair did not find the deleted DLL (exit $rc)"; fi
+W repair --fix --json > "$work/repair3.json" 2>/dev/null; rc=$?
+if [ $rc = 0 ] && [ -f "$tk/bin/cudnn_ops64_9.dll" ]; then ok "repair --fix: the DLL is back, audit clean"; else bad "repair --fix (exit $rc)"; head -60 "$work/repair3.json"; fi
+
+# 4. The GUI: a real window, pixels checked.
+if W --help 2>/dev/null | grep -q -- '--no-gui\|gui'; then :; fi
+wine "$exe" > "$work/gui.log" 2>&1 & gui=$!
+sleep 15
+import -window root "$work/gui.png" 2>/dev/null
+kill $gui 2>/dev/null
+mkdir -p target/windows-artifacts && cp "$work/gui.png" target/windows-artifacts/gui-under-wine.png 2>/dev/null
+spread=$(convert "$work/gui.png" -colorspace Gray -format '%[fx:standard_deviation]' info: 2>/dev/null || echo 0)
+colors=$(convert "$work/gui.png" -format '%k' info: 2>/dev/null || echo 0)
+if python3 -c "import sys; sys.exit(0 if float('$spread') > 0.05 and int('$colors') > 16 else 1)"; then
+    ok "GUI under Xvfb: a rendered window ($colors colours; screenshot target/windows-artifacts/gui-under-wine.png)"
+else
+    bad "GUI under Xvfb: blank screen (stddev $spread, $colors colours)"; tail -5 "$work/gui.log"
+fi
+
+echo "windows (wine): $pass passed, $fail failed"
+[ $fail = 0 ]

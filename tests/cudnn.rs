@@ -12,25 +12,7 @@ use support::cudnn_zip::{Spec, toolkit, write_zip};
 
 /// Every file under `dir` but our `.cuda-setup` records: path → bytes.
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(base: &Path, d: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for e in std::fs::read_dir(d).unwrap().flatten() {
-            let p = e.path();
-            if p.file_name().unwrap() == ".cuda-setup" {
-                continue;
-            }
-            if p.is_dir() {
-                walk(base, &p, out);
-            } else {
-                out.insert(
-                    p.strip_prefix(base).unwrap().to_string_lossy().into_owned(),
-                    std::fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
+    support::tree::files(dir, &|n| n == ".cuda-setup")
 }
 
 fn cli(args: &[&str], env: &[(&str, &str)]) -> Output {

@@ -75,34 +75,12 @@ fn write_record(t: &Target, r: &WindowsEnvRecord) {
 
 /// Every file under `dir` (path → bytes), our records and logs excluded.
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(base: &Path, d: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        let Ok(rd) = std::fs::read_dir(d) else { return };
-        for e in rd.flatten() {
-            let p = e.path();
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            if matches!(
-                name.as_str(),
-                "logs"
-                    | "env-changes.json"
-                    | "windows-env.json"
-                    | "install-journal.json"
-                    | "downloads"
-            ) {
-                continue;
-            }
-            if p.is_dir() {
-                walk(base, &p, out);
-            } else {
-                out.insert(
-                    p.strip_prefix(base).unwrap().to_string_lossy().into_owned(),
-                    std::fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
+    support::tree::files(dir, &|n| {
+        matches!(
+            n,
+            "logs" | "env-changes.json" | "windows-env.json" | "install-journal.json" | "downloads"
+        )
+    })
 }
 
 fn tables() -> Tables {

@@ -10,7 +10,7 @@ use crate::compat::{Os, Tables};
 use crate::download::Cancel;
 use crate::i18n::Lang;
 use crate::plan::{self, Choices, CudnnChoice, Plan};
-use crate::recommend::{CudnnPick, Download, Goal, Request};
+use crate::recommend::{CudnnPick, Goal, Request};
 use crate::run::{self, RunEvent, RunReport};
 use crate::steps::StepEvent;
 use crate::target::Target;
@@ -108,20 +108,7 @@ pub fn cudnn_by_version(
         ),
         hint: "pick a cuDNN release built for this CUDA major".into(),
     })?;
-    Ok(CudnnPick {
-        version: r.version.clone(),
-        cuda_major: major,
-        archive_url: a.url(),
-        archive: Download {
-            file: a.file.clone(),
-            url: a.url(),
-            size: a.size,
-            sha256: a.sha256.clone(),
-            md5: a.md5.clone(),
-        },
-        windows_dll_dir: r.windows_dll_dir.clone(),
-        confirmed: r.confirmed,
-    })
+    Ok(CudnnPick::new(r, a, r.confirmed))
 }
 
 fn failed(message: String, hint: &str) -> CliError {

@@ -126,6 +126,30 @@ pub struct CudnnPick {
     pub confirmed: bool,
 }
 
+impl CudnnPick {
+    /// The pick of archive `a` of release `r`.
+    pub fn new(
+        r: &crate::compat::CudnnRelease,
+        a: &crate::compat::CudnnArchive,
+        confirmed: bool,
+    ) -> CudnnPick {
+        CudnnPick {
+            version: r.version.clone(),
+            cuda_major: a.cuda_major,
+            archive_url: a.url(),
+            archive: Download {
+                file: a.file.clone(),
+                url: a.url(),
+                size: a.size,
+                sha256: a.sha256.clone(),
+                md5: a.md5.clone(),
+            },
+            windows_dll_dir: r.windows_dll_dir.clone(),
+            confirmed,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct TorchPick {
     pub version: Version,

@@ -288,18 +288,5 @@ pub(super) fn pick_cudnn(
     if facts.os == Os::Windows && r.version.major() == 8 {
         reasons.push(msg!("cudnn8_needs_zlib"));
     }
-    Some(CudnnPick {
-        version: r.version.clone(),
-        cuda_major: major,
-        archive_url: a.url(),
-        archive: Download {
-            file: a.file.clone(),
-            url: a.url(),
-            size: a.size,
-            sha256: a.sha256.clone(),
-            md5: a.md5.clone(),
-        },
-        windows_dll_dir: r.windows_dll_dir.clone(),
-        confirmed,
-    })
+    Some(CudnnPick::new(r, a, confirmed))
 }

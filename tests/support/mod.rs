@@ -1,3 +1,4 @@
 //! Shared test helpers (each integration test includes what it needs).
 pub mod cudnn_zip;
 pub mod server;
+pub mod tree;

@@ -739,6 +739,58 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "请运行 cuda-setup smoke 单独测试显卡；如有超频请恢复默认。",
     ),
     // ---- the wizard (src/ui): its own words; core messages above are reused ----
+    ("ui_page_repair", "Repair", "修复"),
+    ("ui_wait_repair", "Checking…", "正在检查……"),
+    (
+        "ui_repair_intro",
+        "Every layer is checked: the driver, the CUDA toolkits, the environment variables, cuDNN, unfinished installs and PyTorch. Each finding says what is wrong and how it is fixed; nothing changes until you click Fix.",
+        "逐项检查：驱动、CUDA 工具包、环境变量、cuDNN、未完成的安装和 PyTorch。每一项都会说明问题所在以及修复方法；在你点击“修复”之前不会做任何修改。",
+    ),
+    (
+        "ui_auditing",
+        "Checking the driver, toolkits, environment, cuDNN and PyTorch…",
+        "正在检查驱动、工具包、环境变量、cuDNN 和 PyTorch……",
+    ),
+    ("ui_findings", "Findings", "检查结果"),
+    ("ui_fix_steps", "Fix: {steps}", "修复方法：{steps}"),
+    (
+        "ui_fix_resume",
+        "Fix: finish the interrupted install (finished steps are not repeated)",
+        "修复方法：继续完成中断的安装（已完成的步骤不会重复）",
+    ),
+    (
+        "ui_fix_count",
+        "Fix {count} problems",
+        "修复 {count} 个问题",
+    ),
+    ("ui_fixing", "Fixing…", "正在修复……"),
+    (
+        "ui_repair_result",
+        "{before} problems before the fixes, {left} left.",
+        "修复前有 {before} 个问题，现在还剩 {left} 个。",
+    ),
+    (
+        "ui_repair_nothing",
+        "Nothing to repair.",
+        "没有需要修复的问题。",
+    ),
+    (
+        "ui_repair_setup_hint",
+        "To install something new instead, go back and choose first-time setup.",
+        "如果要安装新的内容，请返回并选择“首次安装”。",
+    ),
+    (
+        "ui_summary_repair",
+        "Repair: {left} problems left",
+        "修复：还剩 {left} 个问题",
+    ),
+    ("ui_mem_pageable", "pageable memory", "可分页内存"),
+    ("ui_mem_pinned", "pinned memory", "锁页内存"),
+    (
+        "ui_diag_given",
+        "some facts were given, not detected",
+        "部分信息为手动指定，而非检测所得",
+    ),
     ("ui_app_title", "CUDA Setup", "CUDA 安装向导"),
     ("ui_back", "Back", "上一步"),
     ("ui_next", "Next", "下一步"),
@@ -838,11 +890,6 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "所有步骤也都可以在命令行中运行：cuda-setup --help。",
     ),
     (
-        "ui_repair_later",
-        "Repair is being built: this version shows what was found, and setting up again repairs a broken toolkit or cuDNN (finished, intact parts are left as they are).",
-        "修复功能正在开发中：当前版本会显示检测结果；重新安装即可修复损坏的工具包或 cuDNN（完好的部分保持不变）。",
-    ),
-    (
         "ui_detecting",
         "Looking at this computer: GPUs, driver, CUDA, cuDNN and Python…",
         "正在检测这台电脑：显卡、驱动、CUDA、cuDNN 和 Python……",
@@ -894,6 +941,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "torch {version}：仅 CPU 版",
     ),
     ("ui_no_torch", "no PyTorch", "未安装 PyTorch"),
+    (
+        "ui_cpu_cores",
+        "{cpu} ({cores} cores)",
+        "{cpu}（{cores} 核）",
+    ),
     ("ui_this_computer", "This computer", "这台电脑"),
     ("ui_os", "System", "操作系统"),
     ("ui_cpu", "Processor", "处理器"),

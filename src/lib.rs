@@ -18,5 +18,6 @@ pub mod repair;
 pub mod run;
 pub mod steps;
 pub mod target;
+pub mod ui;
 pub mod verify;
 pub mod version;

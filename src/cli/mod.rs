@@ -45,6 +45,9 @@ pub struct Cli {
     pub lang: Option<Lang>,
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The wizard's flags (no subcommand: the GUI opens).
+    #[command(flatten)]
+    pub gui: crate::ui::Args,
 }
 
 #[derive(Debug, Subcommand)]
@@ -136,6 +139,10 @@ pub fn main() -> i32 {
     let result = Tables::load(cli.compat_dir.as_deref())
         .map_err(CliError::from)
         .and_then(|tables| match cli.command {
+            Some(_) if cli.gui.any() => Err(CliError::Usage {
+                message: "these options belong to a subcommand, or to the wizard alone".into(),
+                hint: "put them after the subcommand (cuda-setup install --root DIR ...), or give no subcommand to open the wizard".into(),
+            }),
             Some(Command::Detect(args)) => detect::run(&tables, &args, lang),
             Some(Command::Download(args)) => download::run(&args),
             Some(Command::Repair(args)) => repair::run(&tables, &args, lang),
@@ -146,8 +153,8 @@ pub fn main() -> i32 {
             Some(Command::Tables(args)) => tables::run(&tables, &args),
             Some(Command::Smoke(args)) => verify::run_smoke(&tables, &args, lang),
             Some(Command::Doctor(args)) => verify::run_doctor(&tables, &args, lang),
-            // No subcommand: recommend for this machine, in words.
-            None => recommend::run(&tables, &recommend::Args::default(), lang),
+            // No subcommand: the wizard (or, with no display, a pointer to the CLI).
+            None => Ok(crate::ui::launch(&tables, &cli.gui, cli.lang)),
         });
     match result {
         Ok(code) => code,

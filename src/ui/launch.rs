@@ -1,0 +1,266 @@
+//! Opening the window: `cuda-setup` with no subcommand. Where no display exists the user
+//! is pointed to the command line instead (exit 1). The sandbox and what-if flags of
+//! `install` are accepted too (hidden from --help), so the wizard can be driven in a
+//! `--root` sandbox for tests, screenshots and demos.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::compat::{Os, Tables};
+use crate::i18n::Lang;
+use crate::recommend::{Goal, GpuFact};
+use crate::version::{ComputeCapability, Version};
+
+use super::app::{App, Options, Overrides, Page, system_lang};
+use super::text::tf;
+
+/// The wizard's own flags (no subcommand). Hidden: `cuda-setup --help` lists the CLI.
+#[derive(Debug, Default, Clone, clap::Args)]
+pub struct Args {
+    /// Install under DIR instead of the machine (like install's --root)
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub root: Option<PathBuf>,
+    /// The OS to install for (only with --root)
+    #[arg(long, value_enum, hide = true, requires = "root")]
+    pub os: Option<Os>,
+    #[arg(long = "gpu-cc", value_name = "X.Y", hide = true)]
+    pub gpu_cc: Vec<ComputeCapability>,
+    #[arg(long, value_name = "NAME", hide = true)]
+    pub gpu: Vec<String>,
+    #[arg(long, value_name = "VER", hide = true, conflicts_with = "no_driver")]
+    pub driver: Option<Version>,
+    #[arg(long, hide = true)]
+    pub no_driver: bool,
+    #[arg(long, value_name = "X.Y", hide = true, requires = "driver")]
+    pub driver_cuda: Option<Version>,
+    /// The Python version to recommend for
+    #[arg(long, value_name = "X.Y", hide = true)]
+    pub python: Option<Version>,
+    /// The interpreter PyTorch goes into
+    #[arg(long, value_name = "PATH", hide = true)]
+    pub python_exe: Option<PathBuf>,
+    #[arg(long, value_name = "URL", hide = true)]
+    pub mirror: Vec<String>,
+    #[arg(long, value_name = "VER", hide = true)]
+    pub cuda: Option<Version>,
+    #[arg(long, value_enum, hide = true)]
+    pub goal: Option<Goal>,
+    #[arg(long, value_name = "ZIP", hide = true)]
+    pub cudnn_archive: Option<PathBuf>,
+    /// Walk through the pages by itself up to PAGE (welcome, system, choose, prepare,
+    /// install, cudnn, verify, pytorch, done)
+    #[arg(long, value_name = "PAGE", hide = true)]
+    pub page: Option<String>,
+}
+
+impl Args {
+    /// Whether any wizard flag was given (they mean nothing to a subcommand).
+    pub fn any(&self) -> bool {
+        self.root.is_some()
+            || self.os.is_some()
+            || !self.gpu_cc.is_empty()
+            || !self.gpu.is_empty()
+            || self.driver.is_some()
+            || self.no_driver
+            || self.driver_cuda.is_some()
+            || self.python.is_some()
+            || self.python_exe.is_some()
+            || !self.mirror.is_empty()
+            || self.cuda.is_some()
+            || self.goal.is_some()
+            || self.cudnn_archive.is_some()
+            || self.page.is_some()
+    }
+}
+
+/// The wizard's options from its flags.
+pub fn options(tables: &Tables, args: &Args, lang: Option<Lang>) -> Result<Options, String> {
+    let mut opts = match &args.root {
+        Some(root) => Options::sandbox(tables.clone(), args.os.unwrap_or_else(Os::current), root),
+        None => Options::machine(tables.clone()),
+    };
+    let mut gpus: Vec<GpuFact> = args
+        .gpu_cc
+        .iter()
+        .map(|cc| GpuFact {
+            name: None,
+            compute_capability: *cc,
+        })
+        .collect();
+    for name in &args.gpu {
+        let hit = tables
+            .gpus_by_name(name)
+            .into_iter()
+            .next()
+            .ok_or_else(|| format!("unknown GPU \"{name}\" (`cuda-setup tables` lists them)"))?;
+        gpus.push(GpuFact {
+            name: Some(hit.name.clone()),
+            compute_capability: hit.cc,
+        });
+    }
+    opts.overrides = Overrides {
+        gpus,
+        driver: if args.no_driver {
+            Some(None)
+        } else {
+            args.driver.clone().map(Some)
+        },
+        driver_cuda: args.driver_cuda.clone(),
+        python: args.python.clone(),
+    };
+    opts.lang = lang;
+    opts.mirrors = args.mirror.clone();
+    opts.goal = args.goal;
+    opts.cuda = args.cuda.clone();
+    opts.python = args.python_exe.clone();
+    opts.cudnn_archive = args.cudnn_archive.clone();
+    opts.autopilot = match &args.page {
+        Some(p) => Some(Page::from_id(p).ok_or_else(|| format!("no page \"{p}\""))?),
+        None => None,
+    };
+    Ok(opts)
+}
+
+/// A display to open a window on (Linux: X11 or Wayland; elsewhere there always is one).
+fn display_available() -> bool {
+    if cfg!(all(unix, not(target_os = "macos"))) {
+        ["DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
+    } else {
+        true
+    }
+}
+
+/// Double-clicked on Windows: the console Windows made for us alone is let go, so no
+/// console window stays beside the wizard. Started from a terminal, the terminal stays.
+#[cfg(windows)]
+fn detach_own_console() {
+    use windows_sys::Win32::System::Console::{FreeConsole, GetConsoleProcessList};
+    let mut ids = [0u32; 4];
+    // SAFETY: the buffer and its length match; both calls only touch this process.
+    unsafe {
+        if GetConsoleProcessList(ids.as_mut_ptr(), ids.len() as u32) == 1 {
+            FreeConsole();
+        }
+    }
+}
+
+/// The window icon: a chip on NVIDIA green, drawn here (no image decoder needed).
+pub fn icon(size: u32) -> egui::IconData {
+    let mut rgba = Vec::with_capacity((size * size * 4) as usize);
+    let s = size as f32;
+    for y in 0..size {
+        for x in 0..size {
+            let (fx, fy) = (x as f32 / s, y as f32 / s);
+            // Rounded square background.
+            let r = 0.18;
+            let dx = (fx - 0.5).abs() - (0.5 - r);
+            let dy = (fy - 0.5).abs() - (0.5 - r);
+            let outside = dx > 0.0 && dy > 0.0 && (dx * dx + dy * dy).sqrt() > r;
+            let chip = (0.28..0.72).contains(&fx) && (0.28..0.72).contains(&fy);
+            let core = (0.38..0.62).contains(&fx) && (0.38..0.62).contains(&fy);
+            let pin_band = |f: f32| ((f - 0.28) / 0.11).fract() < 0.5 && (0.30..0.70).contains(&f);
+            let pins = ((0.16..0.28).contains(&fx) || (0.72..0.84).contains(&fx)) && pin_band(fy)
+                || ((0.16..0.28).contains(&fy) || (0.72..0.84).contains(&fy)) && pin_band(fx);
+            let px = if outside {
+                [0, 0, 0, 0]
+            } else if core {
+                [118, 185, 0, 255]
+            } else if chip || pins {
+                [255, 255, 255, 255]
+            } else {
+                [118, 185, 0, 255]
+            };
+            rgba.extend_from_slice(&px);
+        }
+    }
+    egui::IconData {
+        rgba,
+        width: size,
+        height: size,
+    }
+}
+
+/// The message for a machine without a display: what to run instead.
+pub fn no_display_message(lang: Lang, detail: &str) -> String {
+    tf(lang, "ui_no_display", &[("detail", &detail)])
+}
+
+/// The eframe side: draws the app; with `CUDA_SETUP_FIRST_FRAME` set (the benchmark),
+/// prints the time to the first frame and closes.
+struct Window {
+    app: App,
+    frames: u32,
+    probe: Option<Instant>,
+}
+
+impl eframe::App for Window {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.app.show(ui);
+        if let Some(start) = self.probe {
+            self.frames += 1;
+            if self.frames == 1 {
+                // The second frame starts once the first is on screen.
+                ui.ctx().request_repaint();
+            } else if self.frames == 2 {
+                println!("first_frame_ms={}", start.elapsed().as_millis());
+                ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        }
+    }
+}
+
+/// Opens the wizard; returns the exit code.
+pub fn launch(tables: &Tables, args: &Args, lang: Option<Lang>) -> i32 {
+    let start = Instant::now();
+    #[cfg(windows)]
+    detach_own_console();
+    let opts = match options(tables, args, lang) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return crate::cli::exit::USAGE;
+        }
+    };
+    let msg_lang = opts.lang.unwrap_or_else(system_lang);
+    if !display_available() {
+        eprintln!(
+            "{}",
+            no_display_message(msg_lang, "DISPLAY / WAYLAND_DISPLAY not set")
+        );
+        return crate::cli::exit::ERROR;
+    }
+    let probe = std::env::var_os("CUDA_SETUP_FIRST_FRAME").map(|_| start);
+    let native = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title(super::text::t(msg_lang, "ui_app_title"))
+            .with_app_id("cuda-setup")
+            .with_inner_size([980.0, 760.0])
+            .with_min_inner_size([720.0, 520.0])
+            .with_icon(Arc::new(icon(64)))
+            .with_drag_and_drop(true),
+        renderer: eframe::Renderer::Glow,
+        ..Default::default()
+    };
+    let result = eframe::run_native(
+        "cuda-setup",
+        native,
+        Box::new(move |cc| {
+            super::setup_context(&cc.egui_ctx, opts.fonts);
+            Ok(Box::new(Window {
+                app: App::new(opts),
+                frames: 0,
+                probe,
+            }))
+        }),
+    );
+    match result {
+        Ok(()) => crate::cli::exit::OK,
+        Err(e) => {
+            eprintln!("{}", no_display_message(msg_lang, &e.to_string()));
+            crate::cli::exit::ERROR
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Choose: the recommended path — "PyTorch only" (the driver and the right wheel) or
+//! "Developer" (toolkit + cuDNN) — with the versions and the recommender's reasons, and an
+//! advanced panel to override them.
+
+use egui::{Grid, RichText, TextEdit, Ui};
+
+use crate::compat::Os;
+use crate::plan::{Choices, CudnnChoice};
+use crate::recommend::{DriverAction, Goal, Recommendation};
+use crate::ui::app::{App, Options};
+use crate::ui::text::{msg, t, tf};
+use crate::ui::widgets::{self, Tone};
+
+pub type Key = (Goal, String, u64);
+
+pub struct State {
+    /// Toolkit version prefix (`12.4`), empty for the recommended one.
+    pub cuda: String,
+    /// Mirror base URLs, one a line.
+    pub mirrors: String,
+    pub with_driver: bool,
+    pub connections: usize,
+    pub cache: Option<(Key, Recommendation)>,
+}
+
+impl State {
+    pub fn new(opts: &Options) -> State {
+        State {
+            cuda: opts
+                .cuda
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            mirrors: opts.mirrors.join("\n"),
+            with_driver: false,
+            connections: 8,
+            cache: None,
+        }
+    }
+
+    pub fn mirrors(&self) -> Vec<String> {
+        self.mirrors
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// The plan's choices. cuDNN has a page of its own, so the plan leaves it out.
+pub fn choices(app: &App) -> Choices {
+    Choices {
+        cudnn: CudnnChoice::Skip,
+        mirrors: app.choose.mirrors(),
+        bundle: None,
+        with_driver: app.choose.with_driver,
+        python: None,
+        connections: app.choose.connections.clamp(1, 16),
+        visual_studio: false,
+    }
+}
+
+pub fn show(app: &mut App, ui: &mut Ui) {
+    let lang = app.lang;
+    ui.label(t(lang, "ui_choose_intro"));
+    widgets::gap(ui);
+    let before = app.goal;
+    ui.columns(2, |cols| {
+        widgets::card(
+            &mut cols[0],
+            &mut app.goal,
+            Goal::Pytorch,
+            &t(lang, "ui_goal_pytorch"),
+            &t(lang, "ui_goal_pytorch_body"),
+        );
+        widgets::card(
+            &mut cols[1],
+            &mut app.goal,
+            Goal::Developer,
+            &t(lang, "ui_goal_developer"),
+            &t(lang, "ui_goal_developer_body"),
+        );
+    });
+    if app.goal != before {
+        // A new goal means a new plan.
+        app.prepare = Default::default();
+        app.install = Default::default();
+    }
+    let goal = app.goal;
+    let Some(rec) = app.recommendation().cloned() else {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(t(lang, "ui_detecting"));
+        });
+        return;
+    };
+
+    widgets::section(ui, &t(lang, "ui_recommended"));
+    if !rec.fits() {
+        for b in &rec.blockers {
+            widgets::note(ui, Tone::Bad, &msg(lang, b));
+        }
+    }
+    Grid::new("picks")
+        .num_columns(2)
+        .spacing([16.0, 6.0])
+        .show(ui, |ui| {
+            if goal == Goal::Developer {
+                ui.label(t(lang, "ui_toolkit"));
+                match &rec.toolkit {
+                    Some(tk) => ui.label(RichText::new(format!("CUDA {}", tk.label)).strong()),
+                    None => ui.label("—"),
+                };
+                ui.end_row();
+                ui.label("cuDNN");
+                match &rec.cudnn {
+                    Some(c) => ui.label(
+                        RichText::new(format!("cuDNN {} (cuda{})", c.version, c.cuda_major))
+                            .strong(),
+                    ),
+                    None => ui.label("—"),
+                };
+                ui.end_row();
+            }
+            ui.label("PyTorch");
+            match &rec.torch {
+                Some(p) => {
+                    ui.label(RichText::new(format!("torch {} ({})", p.version, p.variant)).strong())
+                }
+                None => ui.label("—"),
+            };
+            ui.end_row();
+            ui.label(t(lang, "ui_driver"));
+            ui.label(driver_line(lang, &rec));
+            ui.end_row();
+        });
+    if rec.fits() {
+        match rec.driver.action {
+            DriverAction::Install => widgets::note(
+                ui,
+                Tone::Warn,
+                &msg(
+                    lang,
+                    &crate::msg!(
+                        "driver_install",
+                        minimum = rec
+                            .driver
+                            .minimum
+                            .as_ref()
+                            .map_or("-".into(), ToString::to_string)
+                    ),
+                ),
+            ),
+            DriverAction::Update => widgets::note(
+                ui,
+                Tone::Warn,
+                &msg(
+                    lang,
+                    &crate::msg!(
+                        "driver_update_required",
+                        current = rec
+                            .driver
+                            .current
+                            .as_ref()
+                            .map_or("-".into(), ToString::to_string),
+                        minimum = rec
+                            .driver
+                            .minimum
+                            .as_ref()
+                            .map_or("-".into(), ToString::to_string)
+                    ),
+                ),
+            ),
+            DriverAction::None => {}
+        }
+    }
+
+    widgets::section(ui, &t(lang, "ui_why"));
+    for r in &rec.reasons {
+        ui.horizontal_wrapped(|ui| {
+            ui.label("•");
+            ui.label(msg(lang, r));
+        });
+    }
+
+    widgets::gap(ui);
+    egui::CollapsingHeader::new(t(lang, "ui_advanced"))
+        .id_salt("advanced")
+        .show(ui, |ui| advanced(app, ui, goal));
+}
+
+fn driver_line(lang: crate::i18n::Lang, rec: &Recommendation) -> String {
+    let current = match &rec.driver.current {
+        Some(d) => tf(lang, "ui_driver_version", &[("version", d)]),
+        None => t(lang, "ui_no_driver"),
+    };
+    match (rec.driver.action, &rec.driver.minimum) {
+        (DriverAction::None, _) => format!("{current} ✓"),
+        (_, Some(m)) => format!("{current} → {m}+"),
+        (_, None) => current,
+    }
+}
+
+fn advanced(app: &mut App, ui: &mut Ui, goal: Goal) {
+    let lang = app.lang;
+    ui.label(RichText::new(t(lang, "ui_advanced_intro")).weak());
+    Grid::new("advanced-grid").num_columns(2).show(ui, |ui| {
+        if goal == Goal::Developer {
+            let l = ui.label(t(lang, "ui_cuda_version"));
+            ui.add(
+                TextEdit::singleline(&mut app.choose.cuda)
+                    .hint_text(t(lang, "ui_cuda_version_hint"))
+                    .desired_width(120.0),
+            )
+            .labelled_by(l.id);
+            ui.end_row();
+            if app.opts.target.os == Os::Windows {
+                ui.label("");
+                ui.checkbox(&mut app.choose.with_driver, t(lang, "ui_with_driver"));
+                ui.end_row();
+            }
+        }
+        let l = ui.label(t(lang, "ui_mirrors"));
+        ui.add(
+            TextEdit::multiline(&mut app.choose.mirrors)
+                .hint_text(t(lang, "ui_mirrors_hint"))
+                .desired_rows(2)
+                .desired_width(360.0),
+        )
+        .labelled_by(l.id);
+        ui.end_row();
+        ui.label(t(lang, "ui_connections"));
+        ui.add(
+            egui::Slider::new(&mut app.choose.connections, 1..=16).text(t(lang, "ui_connections")),
+        );
+        ui.end_row();
+    });
+    let cuda = app.choose.cuda.trim();
+    if !cuda.is_empty() && cuda.parse::<crate::version::Version>().is_err() {
+        widgets::note(
+            ui,
+            Tone::Bad,
+            &tf(lang, "ui_bad_version", &[("value", &cuda)]),
+        );
+    }
+}

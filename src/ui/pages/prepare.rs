@@ -1,0 +1,249 @@
+//! Prepare: the plan, and the pre-flight checks with pass/fail and what to do, before a
+//! byte is downloaded.
+
+use egui::{RichText, Ui};
+
+use crate::compat::Os;
+use crate::i18n::Lang;
+use crate::recommend::Goal;
+use crate::steps::preflight::{Check, Status};
+use crate::ui::app::App;
+use crate::ui::progress::step_title;
+use crate::ui::text::{self, t, tf};
+use crate::ui::widgets::{self, Tone};
+use crate::ui::worker::{Command, Prepared};
+
+#[derive(Default)]
+pub struct State {
+    pub running: bool,
+    pub result: Option<Result<Box<Prepared>, String>>,
+}
+
+impl State {
+    /// A plan exists and no check failed.
+    pub fn ready(&self) -> bool {
+        matches!(&self.result, Some(Ok(p)) if !p.checks.iter().any(|c| c.status == Status::Fail))
+    }
+}
+
+pub fn start(app: &mut App) {
+    let Some(rec) = app.recommendation().cloned() else {
+        return;
+    };
+    let choices = super::choose::choices(app);
+    app.prepare = State {
+        running: true,
+        result: None,
+    };
+    app.submit(Command::Prepare {
+        rec: Box::new(rec),
+        choices: Box::new(choices),
+    });
+}
+
+pub fn show(app: &mut App, ui: &mut Ui) {
+    let lang = app.lang;
+    if app.prepare.running {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(t(lang, "ui_preparing"));
+        });
+        return;
+    }
+    let Some(result) = &app.prepare.result else {
+        return;
+    };
+    let mut again = false;
+    match result {
+        Err(e) => {
+            widgets::callout(ui, Tone::Bad, |ui| {
+                ui.label(RichText::new(t(lang, "ui_prepare_failed")).strong());
+                ui.label(e);
+                ui.label(t(lang, "ui_prepare_failed_hint"));
+            });
+        }
+        Ok(p) => {
+            widgets::section(ui, &t(lang, "ui_plan"));
+            if let Some(v) = &p.plan.toolkit {
+                let dir = app
+                    .toolkit_dir()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default();
+                ui.label(tf(
+                    lang,
+                    "ui_plan_toolkit",
+                    &[("version", v), ("dir", &dir)],
+                ));
+            }
+            if p.plan.goal == Goal::Pytorch {
+                ui.label(t(lang, "ui_plan_pytorch"));
+            }
+            for (i, s) in p.plan.steps.iter().enumerate() {
+                ui.label(format!("{}. {}", i + 1, step_title(lang, s.name())));
+            }
+            if p.plan.goal == Goal::Developer {
+                ui.label(RichText::new(t(lang, "ui_plan_cudnn_later")).weak());
+            }
+
+            widgets::section(ui, &t(lang, "ui_preflight"));
+            for c in &p.checks {
+                check_row(ui, lang, c, p);
+            }
+            let failed = p.checks.iter().any(|c| c.status == Status::Fail);
+            if failed {
+                widgets::gap(ui);
+                widgets::note(ui, Tone::Bad, &t(lang, "ui_checks_failed"));
+                let admin_failed = p
+                    .checks
+                    .iter()
+                    .any(|c| c.id == "admin" && c.status == Status::Fail);
+                if admin_failed
+                    && app.opts.target.os == Os::Windows
+                    && app.opts.target.root.is_none()
+                    && ui.button(t(lang, "ui_restart_admin")).clicked()
+                    && crate::ui::elevate::relaunch_as_admin(lang)
+                {
+                    ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+                }
+            } else {
+                widgets::gap(ui);
+                widgets::note(ui, Tone::Ok, &t(lang, "ui_checks_passed"));
+            }
+        }
+    }
+    widgets::gap(ui);
+    if ui.button(t(lang, "ui_check_again")).clicked() {
+        again = true;
+    }
+    if again {
+        start(app);
+    }
+}
+
+fn check_row(ui: &mut Ui, lang: Lang, c: &Check, p: &Prepared) {
+    let (tone, mark) = match c.status {
+        Status::Pass => (Tone::Ok, t(lang, "ui_pass")),
+        Status::Warn => (Tone::Warn, t(lang, "ui_warn")),
+        Status::Fail => (Tone::Bad, t(lang, "ui_fail")),
+    };
+    let (title, why, fix) = describe(lang, c, p);
+    ui.horizontal(|ui| {
+        widgets::badge(ui, tone, &mark);
+        ui.label(RichText::new(title).strong());
+    });
+    if c.status != Status::Pass {
+        ui.indent(("check", c.id.as_str()), |ui| {
+            if !why.is_empty() {
+                ui.label(why);
+            }
+            if !fix.is_empty() {
+                ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
+            }
+        });
+    }
+}
+
+/// A check in the user's language: (title, why, what to do). Unknown checks keep the
+/// core's own words.
+fn describe(lang: Lang, c: &Check, p: &Prepared) -> (String, String, String) {
+    let fail = c.status == Status::Fail;
+    let path_in_what = || {
+        c.what
+            .split(" contains ")
+            .next()
+            .and_then(|s| s.split(" is over ").next())
+            .unwrap_or(&c.what)
+            .to_string()
+    };
+    let needed = p.inputs.as_ref().map_or(0, |i| i.needed_bytes);
+    match c.id.as_str() {
+        "disk_toolkit" | "disk_work" => {
+            let dir = p.inputs.as_ref().and_then(|i| {
+                if c.id == "disk_toolkit" {
+                    i.toolkit_dir.clone()
+                } else {
+                    Some(i.work_dir.clone())
+                }
+            });
+            let free = p
+                .free
+                .iter()
+                .find(|(id, _)| *id == c.id)
+                .and_then(|(_, f)| *f)
+                .map_or("?".into(), text::bytes);
+            let dir = dir.map(|d| d.display().to_string()).unwrap_or_default();
+            if fail {
+                (
+                    tf(
+                        lang,
+                        "ui_check_disk_fail",
+                        &[
+                            ("free", &free),
+                            ("needed", &text::bytes(needed)),
+                            ("dir", &dir),
+                        ],
+                    ),
+                    t(lang, "ui_check_disk_why"),
+                    t(lang, "ui_check_disk_fix"),
+                )
+            } else {
+                (
+                    tf(
+                        lang,
+                        "ui_check_disk_pass",
+                        &[("free", &free), ("dir", &dir)],
+                    ),
+                    String::new(),
+                    String::new(),
+                )
+            }
+        }
+        "admin" if fail => (
+            t(lang, "ui_check_admin_fail"),
+            t(lang, "ui_check_admin_why"),
+            t(
+                lang,
+                if cfg!(windows) {
+                    "ui_check_admin_fix_windows"
+                } else {
+                    "ui_check_admin_fix_linux"
+                },
+            ),
+        ),
+        "admin" => (t(lang, "ui_check_admin_pass"), String::new(), String::new()),
+        "temp_path" | "install_path" if c.what.contains("non-ASCII") => (
+            tf(lang, "ui_check_path_ascii", &[("path", &path_in_what())]),
+            t(lang, "ui_check_path_ascii_why"),
+            t(lang, "ui_check_path_ascii_fix"),
+        ),
+        "temp_path" | "install_path" => (
+            tf(lang, "ui_check_path_long", &[("path", &path_in_what())]),
+            String::new(),
+            t(lang, "ui_check_path_long_fix"),
+        ),
+        "visual_studio" if c.status == Status::Pass => {
+            (t(lang, "ui_check_vs_pass"), String::new(), String::new())
+        }
+        "visual_studio" => (
+            t(lang, "ui_check_vs_warn"),
+            t(lang, "ui_check_vs_why"),
+            t(lang, "ui_check_vs_fix"),
+        ),
+        "already_installed" => (
+            tf(
+                lang,
+                "ui_check_already",
+                &[(
+                    "version",
+                    &p.plan
+                        .toolkit
+                        .as_ref()
+                        .map_or("?".into(), |v| v.major_minor().to_string()),
+                )],
+            ),
+            String::new(),
+            String::new(),
+        ),
+        _ => (c.what.clone(), c.why.clone(), c.fix.clone()),
+    }
+}

@@ -1,0 +1,264 @@
+//! System: what detection found, with status badges; a card with no driver, or one that
+//! is disabled, is explained with the guide's steps (Device Manager, the driver).
+
+use egui::{Grid, RichText, Ui};
+
+use crate::detect::{Gpu, GpuSource, SystemReport};
+use crate::i18n::Lang;
+use crate::ui::app::App;
+use crate::ui::text::{self, msg, t, tf};
+use crate::ui::widgets::{self, Tone};
+use crate::ui::worker::Command;
+
+#[derive(Default)]
+pub struct State {
+    pub report: Option<Box<SystemReport>>,
+    pub running: bool,
+    /// Bumped by each detection (recommendations computed earlier are stale).
+    pub generation: u64,
+}
+
+pub fn start(app: &mut App) {
+    app.system.running = true;
+    app.submit(Command::Detect);
+}
+
+pub fn show(app: &mut App, ui: &mut Ui) {
+    let lang = app.lang;
+    if app.opts.overrides.any() || app.opts.target.root.is_some() {
+        widgets::note(ui, Tone::Info, &what_if(app));
+        widgets::gap(ui);
+    }
+    let Some(report) = app.system.report.clone() else {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(t(lang, "ui_detecting"));
+        });
+        return;
+    };
+    let facts = app.facts();
+
+    widgets::section(ui, &t(lang, "ui_gpus"));
+    let nvidia: Vec<&Gpu> = report.nvidia_gpus().collect();
+    for g in &report.gpus {
+        gpu_row(ui, lang, g);
+    }
+    for g in &app.opts.overrides.gpus {
+        ui.horizontal(|ui| {
+            widgets::badge(ui, Tone::Info, &t(lang, "ui_given"));
+            ui.label(RichText::new(g.label()).strong());
+        });
+    }
+    if report.gpus.is_empty() && app.opts.overrides.gpus.is_empty() {
+        ui.label(t(lang, "ui_none_found"));
+    }
+    // Problems, explained as the guide does.
+    if let Some(f) = &facts {
+        for n in &f.notes {
+            widgets::callout(ui, Tone::Bad, |ui| {
+                ui.label(RichText::new(msg(lang, n)).strong());
+                let steps = if n.key == "gpu_disabled" {
+                    "ui_fix_disabled_steps"
+                } else {
+                    "ui_fix_driver_steps"
+                };
+                ui.label(t(lang, steps));
+            });
+        }
+        if f.gpus.is_empty() && f.unidentified_gpus.is_empty() {
+            widgets::note(ui, Tone::Bad, &t(lang, "ui_no_nvidia_gpu"));
+        }
+    }
+
+    widgets::section(ui, &t(lang, "ui_driver"));
+    let driver = facts.as_ref().and_then(|f| f.driver.clone());
+    let driver_cuda = facts.as_ref().and_then(|f| f.driver_cuda.clone());
+    match driver {
+        Some(d) => {
+            ui.horizontal(|ui| {
+                widgets::badge(ui, Tone::Ok, &t(lang, "ui_installed"));
+                ui.label(tf(lang, "ui_driver_version", &[("version", &d)]));
+                if let Some(c) = &driver_cuda {
+                    ui.label(tf(lang, "ui_driver_cuda", &[("cuda", c)]));
+                }
+            });
+        }
+        None => {
+            ui.horizontal(|ui| {
+                widgets::badge(ui, Tone::Bad, &t(lang, "ui_missing"));
+                ui.label(t(lang, "ui_no_driver"));
+            });
+            if !nvidia.is_empty() || !app.opts.overrides.gpus.is_empty() {
+                widgets::callout(ui, Tone::Warn, |ui| {
+                    ui.label(t(lang, "ui_fix_driver_steps"));
+                });
+            }
+        }
+    }
+
+    widgets::section(ui, &t(lang, "ui_toolkits"));
+    if report.toolkits.is_empty() {
+        ui.label(t(lang, "ui_none_found"));
+    }
+    for tk in &report.toolkits {
+        ui.horizontal(|ui| {
+            let v = tk.version.as_ref().map_or("?".into(), ToString::to_string);
+            widgets::badge(ui, Tone::Ok, &format!("CUDA {v}"));
+            ui.label(tk.path.display().to_string());
+            if tk.active {
+                widgets::badge(ui, Tone::Info, &t(lang, "ui_on_path"));
+            }
+        });
+    }
+
+    widgets::section(ui, "cuDNN");
+    if report.cudnn.is_empty() {
+        ui.label(t(lang, "ui_none_found"));
+    }
+    for c in &report.cudnn {
+        ui.horizontal(|ui| {
+            let v = c.version.as_ref().map_or("?".into(), ToString::to_string);
+            widgets::badge(ui, Tone::Ok, &format!("cuDNN {v}"));
+            ui.label(c.location.display().to_string());
+        });
+    }
+
+    widgets::section(ui, "Python");
+    if report.pythons.is_empty() {
+        ui.label(t(lang, "ui_none_found"));
+    }
+    for p in &report.pythons {
+        ui.horizontal(|ui| {
+            let v = p.version.as_ref().map_or("?".into(), ToString::to_string);
+            widgets::badge(ui, Tone::Ok, &format!("Python {v}"));
+            ui.label(p.path.display().to_string());
+            match &p.torch {
+                Some(tch) if tch.cuda.is_some() => {
+                    widgets::badge(
+                        ui,
+                        Tone::Ok,
+                        &format!(
+                            "torch {} (CUDA {})",
+                            tch.version,
+                            tch.cuda.as_deref().unwrap_or("")
+                        ),
+                    );
+                }
+                Some(tch) => {
+                    widgets::badge(
+                        ui,
+                        Tone::Warn,
+                        &tf(lang, "ui_torch_cpu", &[("version", &tch.version)]),
+                    );
+                }
+                None => {
+                    ui.label(RichText::new(t(lang, "ui_no_torch")).weak());
+                }
+            }
+        });
+    }
+
+    if let Some(s) = &report.system {
+        widgets::section(ui, &t(lang, "ui_this_computer"));
+        Grid::new("system-grid").num_columns(2).show(ui, |ui| {
+            ui.label(t(lang, "ui_os"));
+            ui.label(format!("{} {} ({})", s.os_name, s.os_version, s.arch));
+            ui.end_row();
+            ui.label(t(lang, "ui_cpu"));
+            ui.label(tf(
+                lang,
+                "ui_cpu_cores",
+                &[("cpu", &s.cpu), ("cores", &s.cpu_cores)],
+            ));
+            ui.end_row();
+            ui.label(t(lang, "ui_memory"));
+            ui.label(text::bytes(s.ram_total_bytes));
+            ui.end_row();
+            ui.label(t(lang, "ui_free_space"));
+            ui.label(format!(
+                "{} ({})",
+                s.install_location_free_bytes
+                    .map_or("?".into(), text::bytes),
+                s.install_location.display()
+            ));
+            ui.end_row();
+            ui.label(t(lang, "ui_admin"));
+            ui.label(t(lang, if s.elevated { "ui_yes" } else { "ui_no" }));
+            ui.end_row();
+        });
+    }
+    widgets::gap(ui);
+    if ui
+        .add_enabled(
+            !app.system.running,
+            egui::Button::new(t(lang, "ui_detect_again")),
+        )
+        .clicked()
+    {
+        start(app);
+    }
+    ui.label(
+        RichText::new(tf(lang, "ui_detect_took", &[("ms", &report.elapsed_ms)]))
+            .weak()
+            .small(),
+    );
+}
+
+fn gpu_row(ui: &mut Ui, lang: Lang, g: &Gpu) {
+    let (tone, status) = match (&g.problem, g.cuda_capable, g.source) {
+        (Some(p), _, _) if p.key == "disabled" => (Tone::Bad, t(lang, "ui_gpu_disabled")),
+        (Some(_), _, _) => (Tone::Bad, t(lang, "ui_gpu_problem")),
+        (None, false, _) => (Tone::Info, t(lang, "ui_gpu_not_cuda")),
+        (None, true, GpuSource::Nvml) => (Tone::Ok, t(lang, "ui_gpu_ready")),
+        (None, true, GpuSource::Pci) => (Tone::Warn, t(lang, "ui_gpu_no_driver")),
+    };
+    ui.horizontal(|ui| {
+        widgets::badge(ui, tone, &status);
+        ui.label(RichText::new(&g.name).strong());
+        let mut bits = Vec::new();
+        if let Some(cc) = g.compute_capability {
+            bits.push(format!("{} ({cc})", cc.sm()));
+        }
+        if let Some(a) = &g.architecture {
+            bits.push(a.clone());
+        }
+        if let Some(m) = g.memory_total_bytes {
+            bits.push(text::bytes(m));
+        }
+        if !bits.is_empty() {
+            ui.label(RichText::new(bits.join(" · ")).weak());
+        }
+    });
+}
+
+/// The facts given rather than detected, and the sandbox root, in one sentence.
+fn what_if(app: &App) -> String {
+    let o = &app.opts.overrides;
+    let mut given: Vec<String> = o.gpus.iter().map(|g| g.label()).collect();
+    match &o.driver {
+        Some(Some(d)) => given.push(tf(app.lang, "ui_driver_version", &[("version", d)])),
+        Some(None) => given.push(t(app.lang, "ui_no_driver")),
+        None => {}
+    }
+    if let Some(p) = &o.python {
+        given.push(format!("Python {p}"));
+    }
+    let mut s = String::new();
+    if !given.is_empty() {
+        s = tf(app.lang, "ui_what_if", &[("facts", &given.join(", "))]);
+    }
+    if let Some(root) = &app.opts.target.root {
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        s += &tf(
+            app.lang,
+            "ui_sandbox_root",
+            &[
+                ("root", &root.display()),
+                ("os", &app.opts.target.os.as_str()),
+            ],
+        );
+    }
+    s
+}

@@ -1,0 +1,253 @@
+//! Verify: the smoke test's results (GFLOP/s, copy bandwidth, cuDNN, nvcc) and a live plot
+//! of GPU utilisation and memory from NVML while it runs.
+
+use egui::{RichText, Ui};
+use egui_plot::{Legend, Line, Plot};
+
+use crate::i18n::Lang;
+use crate::ui::app::App;
+use crate::ui::monitor::Sample;
+use crate::ui::text::{msg, t, tf};
+use crate::ui::widgets::{self, Tone};
+use crate::ui::worker::Command;
+use crate::verify::{SmokeReport, Status};
+
+#[derive(Default)]
+pub struct State {
+    pub running: bool,
+    pub report: Option<Box<SmokeReport>>,
+    pub samples: Vec<Sample>,
+    pub monitor_error: Option<String>,
+}
+
+pub fn start(app: &mut App) {
+    app.verify = State {
+        running: true,
+        ..Default::default()
+    };
+    let cuda_dir = app.toolkit_dir();
+    app.submit(Command::Smoke { cuda_dir });
+}
+
+pub fn status_badge(ui: &mut Ui, lang: Lang, s: Status) {
+    let (tone, key) = match s {
+        Status::Passed => (Tone::Ok, "ui_passed"),
+        Status::Skipped => (Tone::Warn, "ui_skipped"),
+        Status::Failed => (Tone::Bad, "ui_failed"),
+    };
+    widgets::badge(ui, tone, &t(lang, key));
+}
+
+pub fn show(app: &mut App, ui: &mut Ui) {
+    let lang = app.lang;
+    ui.label(t(lang, "ui_verify_intro"));
+    if app.verify.running {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(t(lang, "ui_verifying"));
+        });
+    }
+    plot(app, ui);
+    let Some(r) = app.verify.report.clone() else {
+        return;
+    };
+    widgets::section(ui, &t(lang, "ui_results"));
+    ui.horizontal(|ui| {
+        status_badge(ui, lang, r.status);
+        if let Some(d) = &r.device {
+            ui.label(RichText::new(format!("{} ({})", d.name, d.compute_capability.sm())).strong());
+        }
+        if let Some(tk) = &r.toolkit {
+            ui.label(
+                RichText::new(format!(
+                    "CUDA {}",
+                    tk.version.as_ref().map_or("?".into(), ToString::to_string)
+                ))
+                .weak(),
+            );
+        }
+    });
+    if let Some(reason) = &r.reason {
+        widgets::note(
+            ui,
+            if r.status == Status::Failed {
+                Tone::Bad
+            } else {
+                Tone::Warn
+            },
+            &msg(lang, reason),
+        );
+    }
+    let c = &r.checks;
+    // The reason above is not repeated under each check it stopped.
+    let shown = r.reason.clone();
+    let check = |ui: &mut Ui,
+                 title,
+                 status,
+                 reason: &Option<crate::message::Message>,
+                 detail: &mut dyn FnMut(&mut Ui)| {
+        check(
+            ui,
+            lang,
+            title,
+            status,
+            reason.as_ref().filter(|m| Some(*m) != shown.as_ref()),
+            detail,
+        )
+    };
+    check(
+        ui,
+        "ui_check_gemm",
+        c.gemm.status,
+        &c.gemm.reason,
+        &mut |ui| {
+            for g in &c.gemm.detail.results {
+                ui.label(tf(
+                    lang,
+                    "ui_gemm_result",
+                    &[
+                        ("precision", &g.precision.name().to_uppercase()),
+                        ("size", &g.size),
+                        ("gflops", &format!("{:.0}", g.gflops)),
+                        ("error", &format!("{:.1e}", g.accuracy.max_error)),
+                    ],
+                ));
+            }
+        },
+    );
+    check(
+        ui,
+        "ui_check_bandwidth",
+        c.bandwidth.status,
+        &c.bandwidth.reason,
+        &mut |ui| {
+            for b in &c.bandwidth.detail.results {
+                let dir = if b.direction == "host_to_device" {
+                    "ui_h2d"
+                } else {
+                    "ui_d2h"
+                };
+                let memory = if b.memory == "pinned" {
+                    "ui_mem_pinned"
+                } else {
+                    "ui_mem_pageable"
+                };
+                ui.label(format!(
+                    "{} · {} · {:.1} GB/s",
+                    t(lang, memory),
+                    t(lang, dir),
+                    b.gb_per_s
+                ));
+            }
+        },
+    );
+    check(
+        ui,
+        "ui_check_cudnn",
+        c.cudnn.status,
+        &c.cudnn.reason,
+        &mut |ui| {
+            if let Some(v) = &c.cudnn.detail.version {
+                ui.label(format!("cuDNN {v}"));
+            }
+            if let Some(conv) = &c.cudnn.detail.convolution {
+                ui.label(tf(
+                    lang,
+                    "ui_conv_result",
+                    &[("error", &format!("{:.1e}", conv.accuracy.max_error))],
+                ));
+            }
+        },
+    );
+    check(
+        ui,
+        "ui_check_nvcc",
+        c.nvcc.status,
+        &c.nvcc.reason,
+        &mut |ui| {
+            if let Some(v) = &c.nvcc.detail.version {
+                ui.label(format!("nvcc {v}"));
+            }
+            if c.nvcc.detail.compiled {
+                ui.label(t(lang, "ui_nvcc_compiled"));
+            }
+        },
+    );
+    widgets::gap(ui);
+    if ui
+        .add_enabled(
+            !app.verify.running,
+            egui::Button::new(t(lang, "ui_run_again")),
+        )
+        .clicked()
+    {
+        start(app);
+    }
+}
+
+fn check(
+    ui: &mut Ui,
+    lang: Lang,
+    title: &'static str,
+    status: Status,
+    reason: Option<&crate::message::Message>,
+    detail: &mut dyn FnMut(&mut Ui),
+) {
+    ui.add_space(4.0);
+    ui.horizontal(|ui| {
+        status_badge(ui, lang, status);
+        ui.label(RichText::new(t(lang, title)).strong());
+    });
+    ui.indent(title, |ui| {
+        detail(ui);
+        if let Some(m) = reason {
+            ui.label(RichText::new(msg(lang, m)).weak());
+        }
+    });
+}
+
+/// Utilisation and memory, both in percent, over the seconds of the run.
+fn plot(app: &App, ui: &mut Ui) {
+    let lang = app.lang;
+    widgets::section(ui, &t(lang, "ui_gpu_live"));
+    if let Some(why) = &app.verify.monitor_error {
+        widgets::note(
+            ui,
+            Tone::Info,
+            &tf(lang, "ui_gpu_live_unavailable", &[("why", why)]),
+        );
+        return;
+    }
+    let s = &app.verify.samples;
+    if let Some(last) = s.last() {
+        ui.label(tf(
+            lang,
+            "ui_gpu_live_now",
+            &[
+                ("util", &format!("{:.0}", last.util)),
+                ("used", &crate::ui::text::bytes(last.mem_used)),
+                ("total", &crate::ui::text::bytes(last.mem_total)),
+            ],
+        ));
+    }
+    let util: Vec<[f64; 2]> = s.iter().map(|x| [x.t, x.util]).collect();
+    let mem: Vec<[f64; 2]> = s
+        .iter()
+        .map(|x| [x.t, 100.0 * x.mem_used as f64 / x.mem_total.max(1) as f64])
+        .collect();
+    let util_name = t(lang, "ui_plot_util");
+    let mem_name = t(lang, "ui_plot_memory");
+    Plot::new("gpu-live")
+        .height(160.0)
+        .include_y(0.0)
+        .include_y(100.0)
+        .allow_zoom(false)
+        .allow_drag(false)
+        .allow_scroll(false)
+        .legend(Legend::default())
+        .x_axis_label(t(lang, "ui_plot_seconds"))
+        .show(ui, |p| {
+            p.line(Line::new(util_name, util));
+            p.line(Line::new(mem_name, mem));
+        });
+}

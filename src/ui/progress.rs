@@ -1,0 +1,230 @@
+//! A plan's run as the UI shows it: one row per step with its status, a progress bar
+//! with speed and ETA while it downloads, and the live log. Built from the executor's
+//! `RunEvent`s (the Install page and the PyTorch page's pip run).
+
+use egui::{RichText, Ui};
+
+use crate::download::Cancel;
+use crate::i18n::Lang;
+use crate::plan::Plan;
+use crate::run::{RunEvent, RunReport};
+use crate::steps::StepEvent;
+
+use super::text::{t, tf};
+use super::widgets::{self, Tone};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepState {
+    Waiting,
+    Running,
+    Done { changed: bool },
+    DoneBefore,
+    Failed,
+    Cancelled,
+}
+
+#[derive(Debug, Clone)]
+pub struct StepRow {
+    pub name: &'static str,
+    pub state: StepState,
+    pub progress: Option<(u64, Option<u64>, f64, Option<f64>)>,
+    pub detail: String,
+}
+
+#[derive(Default)]
+pub struct RunView {
+    pub steps: Vec<StepRow>,
+    pub log: Vec<String>,
+    pub report: Option<Box<RunReport>>,
+    pub cancel: Option<Cancel>,
+    pub started: bool,
+}
+
+/// The translated title of a step (`StepEvent` names, as `Step::name` gives them).
+pub fn step_title(lang: Lang, name: &str) -> String {
+    let key = match name {
+        "preflight" => "ui_step_preflight",
+        "download_toolkit" => "ui_step_download_toolkit",
+        "install_toolkit" => "ui_step_install_toolkit",
+        "download_cudnn" => "ui_step_download_cudnn",
+        "install_cudnn" => "ui_step_install_cudnn",
+        "configure_env" => "ui_step_configure_env",
+        "install_torch" => "ui_step_install_torch",
+        "verify" => "ui_step_verify",
+        _ => return name.to_string(),
+    };
+    t(lang, key)
+}
+
+impl RunView {
+    /// A fresh view of `plan`, about to run.
+    pub fn start(plan: &Plan, cancel: Cancel) -> RunView {
+        RunView {
+            steps: plan
+                .steps
+                .iter()
+                .map(|s| StepRow {
+                    name: s.name(),
+                    state: StepState::Waiting,
+                    progress: None,
+                    detail: String::new(),
+                })
+                .collect(),
+            log: Vec::new(),
+            report: None,
+            cancel: Some(cancel),
+            started: true,
+        }
+    }
+
+    pub fn running(&self) -> bool {
+        self.started && self.report.is_none()
+    }
+
+    pub fn succeeded(&self) -> bool {
+        self.report.as_ref().is_some_and(|r| r.ok())
+    }
+
+    pub fn cancel(&self) {
+        if let Some(c) = &self.cancel {
+            c.cancel();
+        }
+    }
+
+    pub fn apply(&mut self, e: RunEvent, lang: Lang) {
+        match e {
+            RunEvent::Started { index, name } => {
+                if let Some(s) = self.steps.get_mut(index) {
+                    s.state = StepState::Running;
+                }
+                self.log.push(format!("▶ {}", step_title(lang, name)));
+            }
+            RunEvent::Step { index, event } => match event {
+                StepEvent::Progress {
+                    done,
+                    total,
+                    bytes_per_sec,
+                    eta_secs,
+                } => {
+                    if let Some(s) = self.steps.get_mut(index) {
+                        s.progress = Some((done, total, bytes_per_sec, eta_secs));
+                    }
+                }
+                StepEvent::Log { line } => self.log.push(format!("  {line}")),
+            },
+            RunEvent::Finished {
+                index,
+                name,
+                outcome,
+                skipped,
+            } => {
+                if let Some(s) = self.steps.get_mut(index) {
+                    s.state = if skipped {
+                        StepState::DoneBefore
+                    } else {
+                        StepState::Done {
+                            changed: outcome.changed,
+                        }
+                    };
+                    s.detail = outcome.detail.clone();
+                }
+                self.log
+                    .push(format!("✓ {}: {}", step_title(lang, name), outcome.detail));
+            }
+            RunEvent::Failed {
+                index,
+                name,
+                error,
+                hint,
+            } => {
+                if let Some(s) = self.steps.get_mut(index) {
+                    s.state = StepState::Failed;
+                    s.detail = error.clone();
+                }
+                self.log
+                    .push(format!("× {}: {error} ({hint})", step_title(lang, name)));
+            }
+            RunEvent::Done(r) => {
+                // What was running when a cancel came, and what the report calls cancelled.
+                for (row, rep) in self.steps.iter_mut().zip(&r.steps) {
+                    if rep.status == crate::run::StepStatus::Cancelled
+                        || (row.state == StepState::Running && r.cancelled)
+                    {
+                        row.state = StepState::Cancelled;
+                    }
+                }
+                self.report = Some(r);
+            }
+        }
+    }
+
+    /// The step rows, then the outcome, then the log (open, or folded to expand).
+    pub fn show(&self, ui: &mut Ui, lang: Lang, log_open: bool) {
+        for s in &self.steps {
+            ui.horizontal(|ui| {
+                let (tone, label) = match s.state {
+                    StepState::Waiting => (Tone::Pending, t(lang, "ui_state_waiting")),
+                    StepState::Running => (Tone::Info, t(lang, "ui_state_running")),
+                    // Checks change nothing by nature; elsewhere it means "already there".
+                    StepState::Done { changed: false }
+                        if s.name != "preflight" && s.name != "verify" =>
+                    {
+                        (Tone::Ok, t(lang, "ui_state_nothing_to_do"))
+                    }
+                    StepState::Done { .. } => (Tone::Ok, t(lang, "ui_state_done")),
+                    StepState::DoneBefore => (Tone::Ok, t(lang, "ui_state_done_before")),
+                    StepState::Failed => (Tone::Bad, t(lang, "ui_state_failed")),
+                    StepState::Cancelled => (Tone::Warn, t(lang, "ui_state_cancelled")),
+                };
+                widgets::badge(ui, tone, &label);
+                ui.label(RichText::new(step_title(lang, s.name)).strong());
+                if s.state == StepState::Running {
+                    ui.spinner();
+                }
+            });
+            if let Some((done, total, speed, eta)) = s.progress
+                && matches!(s.state, StepState::Running)
+            {
+                ui.indent(s.name, |ui| {
+                    widgets::transfer(ui, lang, done, total, speed, eta);
+                });
+            }
+        }
+        if let Some(r) = &self.report {
+            widgets::gap(ui);
+            if let Some(f) = &r.failure {
+                widgets::callout(ui, Tone::Bad, |ui| {
+                    ui.label(
+                        RichText::new(tf(
+                            lang,
+                            "ui_step_failed",
+                            &[("step", &step_title(lang, f.step))],
+                        ))
+                        .strong(),
+                    );
+                    ui.label(&f.error);
+                    ui.label(tf(lang, "ui_what_to_do", &[("hint", &f.hint)]));
+                });
+            } else if r.cancelled {
+                widgets::note(ui, Tone::Warn, &t(lang, "ui_run_cancelled"));
+            } else if r.reboot_required {
+                widgets::note(ui, Tone::Warn, &t(lang, "ui_reboot_required"));
+            }
+        }
+        if !self.log.is_empty() {
+            egui::CollapsingHeader::new(t(lang, "ui_live_log"))
+                .id_salt(("live-log", self.steps.first().map(|s| s.name)))
+                .default_open(log_open)
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical()
+                        .max_height(220.0)
+                        .stick_to_bottom(true)
+                        .show(ui, |ui| {
+                            for line in &self.log {
+                                ui.label(RichText::new(line).monospace().small());
+                            }
+                        });
+                });
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! What the Done page saves and copies: a JSON report of everything the wizard found and
+//! did, and a plain-text summary to paste into a forum post.
+
+use std::fmt::Write as _;
+
+use crate::verify::Status;
+
+use super::app::App;
+use super::text::{msg, t};
+
+/// Everything, as JSON (the CLI's own structures).
+pub fn json(app: &App) -> String {
+    let rec = app.choose.cache.as_ref().map(|(_, r)| r);
+    let prepared = match &app.prepare.result {
+        Some(Ok(p)) => Some(&p.plan),
+        _ => None,
+    };
+    let cudnn = match &app.cudnn.installed {
+        Some(Ok(m)) => Some(m.as_ref()),
+        _ => None,
+    };
+    let v = serde_json::json!({
+        "format": 1,
+        "created_by": format!("cuda-setup {}", env!("CARGO_PKG_VERSION")),
+        "goal": app.goal,
+        "system": app.system.report,
+        "recommendation": rec,
+        "plan": prepared,
+        "install": app.install.run.report,
+        "cudnn": cudnn,
+        "smoke": app.verify.report,
+        "pip": app.torch.run.report,
+        "doctor": app.torch.doctor,
+        "repair": app.repair.findings,
+    });
+    serde_json::to_string_pretty(&v).unwrap_or_default()
+}
+
+fn status_word(app: &App, s: Status) -> String {
+    t(
+        app.lang,
+        match s {
+            Status::Passed => "ui_passed",
+            Status::Skipped => "ui_skipped",
+            Status::Failed => "ui_failed",
+        },
+    )
+}
+
+/// A short text for a forum post: the machine, what was recommended, what happened.
+pub fn diagnostics(app: &App) -> String {
+    let lang = app.lang;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} (cuda-setup {})",
+        t(lang, "ui_diag_title"),
+        env!("CARGO_PKG_VERSION")
+    );
+    if let Some(r) = &app.system.report {
+        if let Some(sys) = &r.system {
+            let _ = writeln!(
+                s,
+                "{}: {} {} ({}), {}, {} {}",
+                t(lang, "ui_os"),
+                sys.os_name,
+                sys.os_version,
+                sys.arch,
+                super::text::tf(
+                    lang,
+                    "ui_cpu_cores",
+                    &[("cpu", &sys.cpu), ("cores", &sys.cpu_cores)]
+                ),
+                t(lang, "ui_memory"),
+                super::text::bytes(sys.ram_total_bytes)
+            );
+        }
+        for g in &r.gpus {
+            let _ = writeln!(
+                s,
+                "{}: {} {} {}{}",
+                t(lang, "ui_gpus"),
+                g.name,
+                g.compute_capability.map(|c| c.sm()).unwrap_or_default(),
+                g.architecture.clone().unwrap_or_default(),
+                g.problem
+                    .as_ref()
+                    .map(|p| format!(" [problem: {} {:?}]", p.key, p.code))
+                    .unwrap_or_default()
+            );
+        }
+        match &r.driver {
+            Some(d) => {
+                let _ = writeln!(
+                    s,
+                    "{}: {} (CUDA {})",
+                    t(lang, "ui_driver"),
+                    d.version,
+                    d.cuda_version
+                        .as_ref()
+                        .map_or("?".into(), ToString::to_string)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "{}: {} ({})",
+                    t(lang, "ui_driver"),
+                    t(lang, "ui_no_driver"),
+                    r.driver_error
+                        .as_ref()
+                        .map_or(String::new(), ToString::to_string)
+                );
+            }
+        }
+        for tk in &r.toolkits {
+            let _ = writeln!(
+                s,
+                "{}: {} {}{}",
+                t(lang, "ui_toolkit"),
+                tk.version.as_ref().map_or("?".into(), ToString::to_string),
+                tk.path.display(),
+                if tk.active {
+                    format!(" ({})", t(lang, "ui_on_path"))
+                } else {
+                    String::new()
+                }
+            );
+        }
+        for c in &r.cudnn {
+            let _ = writeln!(
+                s,
+                "cuDNN: {} at {}",
+                c.version.as_ref().map_or("?".into(), ToString::to_string),
+                c.location.display()
+            );
+        }
+        for p in &r.pythons {
+            let torch = match &p.torch {
+                Some(tch) => format!(
+                    ", torch {} (CUDA {}, available: {})",
+                    tch.version,
+                    tch.cuda.as_deref().unwrap_or("none"),
+                    tch.cuda_available
+                ),
+                None => String::new(),
+            };
+            let _ = writeln!(
+                s,
+                "Python: {} at {}{torch}",
+                p.version.as_ref().map_or("?".into(), ToString::to_string),
+                p.path.display()
+            );
+        }
+    }
+    if app.opts.overrides.any() {
+        let _ = writeln!(s, "({})", t(lang, "ui_diag_given"));
+    }
+    if let Some((_, rec)) = &app.choose.cache {
+        let mut picks = Vec::new();
+        if let Some(tk) = &rec.toolkit {
+            picks.push(format!("CUDA {}", tk.version));
+        }
+        if let Some(c) = &rec.cudnn {
+            picks.push(format!("cuDNN {}", c.version));
+        }
+        if let Some(p) = &rec.torch {
+            picks.push(format!("torch {} ({})", p.version, p.variant));
+        }
+        let _ = writeln!(
+            s,
+            "{}: {:?}: {}",
+            t(lang, "ui_recommended"),
+            rec.goal,
+            picks.join(", ")
+        );
+        for b in &rec.blockers {
+            let _ = writeln!(s, "  ! {}", msg(lang, b));
+        }
+    }
+    if let Some(r) = &app.install.run.report {
+        let outcome = match &r.failure {
+            Some(f) => format!("{} {}: {}", t(lang, "ui_failed"), f.step, f.error),
+            None if r.cancelled => t(lang, "ui_state_cancelled"),
+            None => t(lang, "ui_state_done"),
+        };
+        let _ = writeln!(s, "{}: {outcome}", t(lang, "ui_page_install"));
+        if let Some(l) = &r.log_file {
+            let _ = writeln!(s, "  {}: {}", t(lang, "ui_live_log"), l.display());
+        }
+    }
+    if let Some(Ok(m)) = &app.cudnn.installed {
+        let _ = writeln!(s, "cuDNN: {} ({} files)", m.cudnn_version, m.files.len());
+    }
+    if let Some(r) = &app.verify.report {
+        let _ = writeln!(
+            s,
+            "{}: {}",
+            t(lang, "ui_page_verify"),
+            status_word(app, r.status)
+        );
+        if let Some(m) = &r.reason {
+            let _ = writeln!(s, "  {}", msg(lang, m));
+        }
+        for g in &r.checks.gemm.detail.results {
+            let _ = writeln!(
+                s,
+                "  GEMM {} {}: {:.0} GFLOP/s",
+                g.precision.name(),
+                g.size,
+                g.gflops
+            );
+        }
+    }
+    if let Some(f) = &app.repair.findings {
+        for x in f {
+            let _ = writeln!(
+                s,
+                "{}: [{:?}] {}",
+                t(lang, "ui_page_repair"),
+                x.severity,
+                msg(lang, &x.message)
+            );
+        }
+    }
+    if let Some(d) = &app.torch.doctor {
+        let _ = writeln!(
+            s,
+            "{}: {}",
+            t(lang, "ui_doctor"),
+            status_word(app, d.status)
+        );
+        for f in &d.findings {
+            let _ = writeln!(s, "  - {}", msg(lang, &f.message));
+        }
+    }
+    s
+}

@@ -1,0 +1,200 @@
+//! The few widgets every page shares: status badges, callouts, choice cards, a command
+//! with a copy button, a progress line with speed and ETA.
+
+use egui::{Color32, CornerRadius, Frame, Margin, ProgressBar, RichText, Stroke, Ui};
+
+use crate::i18n::Lang;
+
+use super::text::{self, t};
+
+/// What a badge or callout says about something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Ok,
+    Warn,
+    Bad,
+    Info,
+    Pending,
+}
+
+impl Tone {
+    pub fn color(self, ui: &Ui) -> Color32 {
+        let dark = ui.visuals().dark_mode;
+        match (self, dark) {
+            (Tone::Ok, true) => Color32::from_rgb(110, 200, 80),
+            (Tone::Ok, false) => Color32::from_rgb(40, 130, 30),
+            (Tone::Warn, true) => Color32::from_rgb(240, 190, 60),
+            (Tone::Warn, false) => Color32::from_rgb(170, 110, 0),
+            (Tone::Bad, true) => Color32::from_rgb(250, 110, 100),
+            (Tone::Bad, false) => Color32::from_rgb(190, 30, 30),
+            (Tone::Info, true) => Color32::from_rgb(120, 170, 250),
+            (Tone::Info, false) => Color32::from_rgb(30, 90, 190),
+            (Tone::Pending, _) => ui.visuals().weak_text_color(),
+        }
+    }
+
+    fn mark(self) -> &'static str {
+        match self {
+            Tone::Ok => "✓",
+            Tone::Warn => "⚠",
+            Tone::Bad => "×",
+            Tone::Info => "●",
+            Tone::Pending => "○",
+        }
+    }
+}
+
+/// `✓ text` in the tone's colour, framed like a tag.
+pub fn badge(ui: &mut Ui, tone: Tone, label: &str) -> egui::Response {
+    let c = tone.color(ui);
+    Frame::new()
+        .stroke(Stroke::new(1.0, c))
+        .corner_radius(CornerRadius::same(8))
+        .inner_margin(Margin::symmetric(6, 1))
+        .show(ui, |ui| {
+            ui.label(RichText::new(format!("{} {label}", tone.mark())).color(c))
+        })
+        .inner
+}
+
+/// A framed paragraph with a coloured edge: explanations, warnings, errors.
+pub fn callout(ui: &mut Ui, tone: Tone, add: impl FnOnce(&mut Ui)) {
+    let c = tone.color(ui);
+    Frame::new()
+        .stroke(Stroke::new(1.0, c.gamma_multiply(0.6)))
+        .fill(c.gamma_multiply(0.08))
+        .corner_radius(CornerRadius::same(6))
+        .inner_margin(Margin::same(10))
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            add(ui)
+        });
+}
+
+/// A callout holding one paragraph.
+pub fn note(ui: &mut Ui, tone: Tone, text: &str) {
+    callout(ui, tone, |ui| {
+        ui.label(RichText::new(text).color(ui.visuals().text_color()));
+    });
+}
+
+/// A section title inside a page.
+pub fn section(ui: &mut Ui, title: &str) {
+    ui.add_space(8.0);
+    ui.label(RichText::new(title).strong().size(16.0));
+    ui.add_space(2.0);
+}
+
+/// A monospace command and a copy button; true when copied.
+pub fn command(ui: &mut Ui, lang: Lang, cmd: &str) -> bool {
+    let mut copied = false;
+    Frame::new()
+        .fill(ui.visuals().extreme_bg_color)
+        .corner_radius(CornerRadius::same(4))
+        .inner_margin(Margin::same(8))
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.horizontal(|ui| {
+                if ui.button(t(lang, "ui_copy")).clicked() {
+                    ui.ctx().copy_text(cmd.to_string());
+                    copied = true;
+                }
+                ui.add(egui::Label::new(RichText::new(cmd).monospace()).wrap());
+            });
+        });
+    copied
+}
+
+/// A choice card: a radio button with a title, and an explanation under it.
+pub fn card<V: PartialEq + Copy>(
+    ui: &mut Ui,
+    current: &mut V,
+    value: V,
+    title: &str,
+    body: &str,
+) -> bool {
+    let selected = *current == value;
+    let stroke = if selected {
+        Stroke::new(2.0, ui.visuals().selection.stroke.color)
+    } else {
+        ui.visuals().widgets.noninteractive.bg_stroke
+    };
+    let mut clicked = false;
+    Frame::new()
+        .stroke(stroke)
+        .corner_radius(CornerRadius::same(8))
+        .inner_margin(Margin::same(12))
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            // Not justified: a justified column would stretch the spaces of CJK text.
+            ui.vertical(|ui| {
+                clicked = ui
+                    .radio_value(current, value, RichText::new(title).strong().size(15.0))
+                    .clicked();
+                ui.label(body);
+            });
+        });
+    clicked
+}
+
+/// A progress bar with bytes, speed and time left, as downloads report them.
+pub fn transfer(
+    ui: &mut Ui,
+    lang: Lang,
+    done: u64,
+    total: Option<u64>,
+    bytes_per_sec: f64,
+    eta_secs: Option<f64>,
+) {
+    let fraction = total
+        .filter(|t| *t > 0)
+        .map_or(0.0, |t| (done as f64 / t as f64).clamp(0.0, 1.0) as f32);
+    let mut label = match total {
+        Some(t) => format!("{} / {}", text::bytes(done), text::bytes(t)),
+        None => text::bytes(done),
+    };
+    if bytes_per_sec > 0.0 {
+        label += &format!("  ·  {}", text::rate(bytes_per_sec));
+    }
+    if let Some(eta) = eta_secs {
+        label += &format!(
+            "  ·  {}",
+            text::tf(lang, "ui_eta", &[("time", &text::clock(eta))])
+        );
+    }
+    ui.add(ProgressBar::new(fraction).text(label));
+}
+
+/// A thin horizontal rule with some air.
+pub fn gap(ui: &mut Ui) {
+    ui.add_space(6.0);
+}
+
+/// The wizard's look: text a little larger than egui's default, more air between rows.
+pub fn style(ctx: &egui::Context) {
+    use egui::{FontFamily, FontId, TextStyle};
+    ctx.all_styles_mut(|s| {
+        s.text_styles = [
+            (
+                TextStyle::Small,
+                FontId::new(11.5, FontFamily::Proportional),
+            ),
+            (TextStyle::Body, FontId::new(14.5, FontFamily::Proportional)),
+            (
+                TextStyle::Button,
+                FontId::new(14.5, FontFamily::Proportional),
+            ),
+            (
+                TextStyle::Heading,
+                FontId::new(22.0, FontFamily::Proportional),
+            ),
+            (
+                TextStyle::Monospace,
+                FontId::new(13.0, FontFamily::Monospace),
+            ),
+        ]
+        .into();
+        s.spacing.item_spacing = egui::vec2(8.0, 6.0);
+        s.spacing.button_padding = egui::vec2(10.0, 4.0);
+    });
+}

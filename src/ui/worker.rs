@@ -1,0 +1,532 @@
+//! The worker: everything slow runs here, never on the UI thread. The UI hands it a
+//! [`Command`]; it runs the core on a thread of its own and answers with [`Event`]s over
+//! one channel, asking egui for a repaint each time, so the UI redraws from state.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, OnceLock};
+
+use crate::compat::Tables;
+use crate::cudnn;
+use crate::detect::{self, Deadlines, SystemReport};
+use crate::download::{self, Cancel};
+use crate::plan::{self, Choices, Plan};
+use crate::platform::Host;
+use crate::recommend::{CudnnPick, Recommendation};
+use crate::run::{self, RunEvent};
+use crate::steps::{Ctx, Step, preflight};
+use crate::target::Target;
+use crate::verify::{self, SmokeOptions, SmokeReport, doctor};
+
+use super::monitor::{self, Sample};
+
+/// What the UI asks for.
+pub enum Command {
+    Detect,
+    /// Build the plan (hashes may come from NVIDIA's published lists) and run the
+    /// pre-flight checks, changing nothing.
+    Prepare {
+        rec: Box<Recommendation>,
+        choices: Box<Choices>,
+    },
+    Run {
+        job: Job,
+        plan: Box<Plan>,
+        cancel: Cancel,
+    },
+    /// A file dialog for a cuDNN zip (or a Python), off the UI thread.
+    PickFile {
+        purpose: Pick,
+    },
+    ValidateCudnn {
+        archive: PathBuf,
+        toolkit_dir: PathBuf,
+    },
+    DownloadCudnn {
+        pick: Box<CudnnPick>,
+        mirrors: Vec<String>,
+        cancel: Cancel,
+    },
+    InstallCudnn {
+        archive: PathBuf,
+        toolkit_dir: PathBuf,
+    },
+    Smoke {
+        cuda_dir: Option<PathBuf>,
+    },
+    Doctor {
+        python: Option<PathBuf>,
+        mirror: Option<doctor::PypiMirror>,
+        gpu: doctor::GpuFacts,
+    },
+    /// Write `text` to `path`, or (with `path` None) to a file the user picks.
+    Save {
+        path: Option<PathBuf>,
+        default_name: String,
+        text: String,
+    },
+    /// Open a file with the system's viewer (the run's log).
+    Open(PathBuf),
+    /// Repair: audit every layer.
+    Audit {
+        overrides: crate::repair::Overrides,
+    },
+    /// Repair: apply the fixable findings' fixes, then audit again.
+    Fix {
+        overrides: crate::repair::Overrides,
+        findings: Vec<crate::repair::Finding>,
+    },
+}
+
+/// Which run a [`RunEvent`] belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    Install,
+    Pip,
+    Repair,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    CudnnArchive,
+    Python,
+}
+
+/// A validated cuDNN archive, as the cuDNN page shows it.
+#[derive(Debug, Clone)]
+pub struct ArchiveCheck {
+    pub archive: PathBuf,
+    pub version: crate::version::Version,
+    pub cuda_major: Option<u32>,
+    pub toolkit: Option<crate::version::Version>,
+    pub entries: usize,
+    pub dlls: usize,
+    pub headers: usize,
+    pub total_bytes: u64,
+}
+
+/// Why a cuDNN archive was refused: the rule (for the translated title) and the detail.
+#[derive(Debug, Clone)]
+pub struct Refused {
+    pub archive: PathBuf,
+    pub rule: &'static str,
+    pub detail: String,
+    pub hint: String,
+}
+
+/// The plan and what pre-flight found.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub plan: Plan,
+    pub inputs: Option<preflight::Inputs>,
+    pub checks: Vec<preflight::Check>,
+    /// Free bytes where the toolkit goes and where downloads go (`disk_toolkit`,
+    /// `disk_work`), measured here rather than on the UI thread.
+    pub free: Vec<(&'static str, Option<u64>)>,
+}
+
+/// What the worker says.
+pub enum Event {
+    Detected(Box<SystemReport>),
+    Prepared(Result<Box<Prepared>, String>),
+    Run(Job, RunEvent),
+    Picked(Pick, Option<PathBuf>),
+    CudnnValidated(Result<Box<ArchiveCheck>, Box<Refused>>),
+    CudnnDownload(download::Progress),
+    CudnnDownloaded(Result<PathBuf, String>),
+    CudnnExtracted { bytes: u64, total: u64 },
+    CudnnInstalled(Result<Box<cudnn::Manifest>, String>),
+    Sample(Sample),
+    MonitorUnavailable(String),
+    Smoke(Box<SmokeReport>),
+    Doctor(Box<doctor::DoctorReport>),
+    Saved(Result<PathBuf, String>),
+    Audited(Vec<crate::repair::Finding>),
+    Fixed(Box<crate::repair::FixResult>),
+}
+
+/// What the worker works on: the same sandbox knobs as the CLI.
+#[derive(Clone)]
+pub struct Env {
+    pub tables: Tables,
+    /// The machine detection probes (a sandbox in tests).
+    pub host: Host,
+    /// Where installs go (`--root` in tests).
+    pub target: Target,
+    pub smoke: SmokeOptions,
+    pub deadlines: Deadlines,
+    pub file_dialogs: bool,
+}
+
+/// Sends events and wakes the UI.
+#[derive(Clone)]
+struct Outbox {
+    tx: Sender<Event>,
+    ctx: Arc<OnceLock<egui::Context>>,
+}
+
+impl Outbox {
+    fn send(&self, e: Event) {
+        let _ = self.tx.send(e);
+        if let Some(ctx) = self.ctx.get() {
+            ctx.request_repaint();
+        }
+    }
+}
+
+pub struct Worker {
+    out: Outbox,
+    env: Arc<Env>,
+}
+
+impl Worker {
+    pub fn new(env: Env) -> (Worker, Receiver<Event>) {
+        let (tx, rx) = channel();
+        let w = Worker {
+            out: Outbox {
+                tx,
+                ctx: Arc::default(),
+            },
+            env: Arc::new(env),
+        };
+        (w, rx)
+    }
+
+    /// The context to wake when events arrive (known from the first frame on).
+    pub fn set_context(&self, ctx: &egui::Context) {
+        let _ = self.out.ctx.set(ctx.clone());
+    }
+
+    pub fn env(&self) -> &Env {
+        &self.env
+    }
+
+    /// Runs `cmd` on a thread of its own: a long install never holds up a file dialog.
+    pub fn submit(&self, cmd: Command) {
+        let (out, env) = (self.out.clone(), self.env.clone());
+        let spawned = std::thread::Builder::new()
+            .name("cuda-setup-worker".into())
+            .spawn(move || execute(cmd, &env, &out));
+        if let Err(e) = spawned {
+            eprintln!("cuda-setup: could not start a worker thread: {e}");
+        }
+    }
+}
+
+fn execute(cmd: Command, env: &Env, out: &Outbox) {
+    match cmd {
+        Command::Detect => {
+            let r = detect::detect(&env.host, &env.tables, env.deadlines);
+            out.send(Event::Detected(Box::new(r)));
+        }
+        Command::Prepare { rec, choices } => {
+            out.send(Event::Prepared(prepare(env, &rec, &choices)))
+        }
+        Command::Run { job, plan, cancel } => {
+            for e in run::spawn(*plan, env.target.clone(), cancel) {
+                out.send(Event::Run(job, e));
+            }
+        }
+        Command::PickFile { purpose } => {
+            let picked = if env.file_dialogs {
+                let d = rfd::FileDialog::new();
+                match purpose {
+                    Pick::CudnnArchive => d.add_filter("cuDNN (.zip)", &["zip"]).pick_file(),
+                    Pick::Python => d.pick_file(),
+                }
+            } else {
+                None
+            };
+            out.send(Event::Picked(purpose, picked));
+        }
+        Command::ValidateCudnn {
+            archive,
+            toolkit_dir,
+        } => out.send(Event::CudnnValidated(validate(
+            &env.host,
+            &archive,
+            &toolkit_dir,
+        ))),
+        Command::DownloadCudnn {
+            pick,
+            mirrors,
+            cancel,
+        } => {
+            let r = download_cudnn(env, &pick, &mirrors, &cancel, out);
+            out.send(Event::CudnnDownloaded(r));
+        }
+        Command::InstallCudnn {
+            archive,
+            toolkit_dir,
+        } => {
+            let report = |e: cudnn::Event| {
+                if let cudnn::Event::Extracted {
+                    bytes, total_bytes, ..
+                } = e
+                {
+                    out.send(Event::CudnnExtracted {
+                        bytes,
+                        total: total_bytes,
+                    });
+                }
+            };
+            let r = cudnn::install(&archive, &toolkit_dir, &report)
+                .map(Box::new)
+                .map_err(|e| format!("{e}\n{}", e.hint()));
+            out.send(Event::CudnnInstalled(r));
+        }
+        Command::Smoke { cuda_dir } => {
+            let stop = Arc::new(AtomicBool::new(false));
+            {
+                let (stop, out) = (stop.clone(), out.clone());
+                std::thread::spawn(move || {
+                    monitor::run(&stop, &mut |s| match s {
+                        Ok(sample) => out.send(Event::Sample(sample)),
+                        Err(why) => out.send(Event::MonitorUnavailable(why)),
+                    })
+                });
+            }
+            let opts = SmokeOptions {
+                cuda_dir,
+                ..env.smoke.clone()
+            };
+            let r = verify::smoke(&env.target.host, &env.tables, &opts);
+            stop.store(true, Ordering::SeqCst);
+            out.send(Event::Smoke(Box::new(r)));
+        }
+        Command::Doctor {
+            python,
+            mirror,
+            gpu,
+        } => {
+            let opts = doctor::DoctorOptions {
+                python,
+                mirror,
+                ..Default::default()
+            };
+            let r = doctor::examine(&env.host, &env.tables, &opts, &gpu);
+            out.send(Event::Doctor(Box::new(r)));
+        }
+        Command::Save {
+            path,
+            default_name,
+            text,
+        } => {
+            let path = path.or_else(|| {
+                env.file_dialogs
+                    .then(|| {
+                        rfd::FileDialog::new()
+                            .set_file_name(&default_name)
+                            .save_file()
+                    })
+                    .flatten()
+            });
+            let r = match path {
+                None => Err(String::new()),
+                Some(p) => {
+                    if let Some(d) = p.parent() {
+                        let _ = std::fs::create_dir_all(d);
+                    }
+                    std::fs::write(&p, text)
+                        .map(|_| p.clone())
+                        .map_err(|e| format!("{}: {e}", p.display()))
+                }
+            };
+            out.send(Event::Saved(r));
+        }
+        Command::Open(path) => open_with_system(&path),
+        Command::Audit { overrides } => {
+            let found = crate::repair::audit(&env.target, &env.tables, &overrides);
+            out.send(Event::Audited(found));
+        }
+        Command::Fix {
+            overrides,
+            findings,
+        } => {
+            let r = crate::repair::fix(&env.target, &env.tables, &overrides, &findings, &mut |e| {
+                out.send(Event::Run(Job::Repair, e))
+            });
+            out.send(Event::Fixed(Box::new(r)));
+        }
+    }
+}
+
+fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Prepared>, String> {
+    // vswhere runs a process: here, not on the UI thread.
+    #[cfg(windows)]
+    let choices = &Choices {
+        visual_studio: env.target.root.is_none()
+            && crate::platform::windows::visual_studio().is_some(),
+        ..choices.clone()
+    };
+    let plan = plan::build(&env.target, rec, choices).map_err(|e| e.to_string())?;
+    let inputs = plan.steps.iter().find_map(|s| match s {
+        Step::Preflight(i) => Some(i.clone()),
+        _ => None,
+    });
+    let checks = inputs
+        .as_ref()
+        .map(|i| {
+            let cancel = Cancel::default();
+            let ctx = Ctx {
+                target: &env.target,
+                cancel: &cancel,
+                emit: &|_| {},
+            };
+            preflight::checks(i, &ctx)
+        })
+        .unwrap_or_default();
+    let free = match &inputs {
+        Some(i) => vec![
+            (
+                "disk_toolkit",
+                i.toolkit_dir
+                    .as_deref()
+                    .and_then(crate::platform::free_space),
+            ),
+            ("disk_work", crate::platform::free_space(&i.work_dir)),
+        ],
+        None => Vec::new(),
+    };
+    Ok(Box::new(Prepared {
+        plan,
+        inputs,
+        checks,
+        free,
+    }))
+}
+
+/// Validates the archive as the install will, and against the toolkit's CUDA major,
+/// before a byte is copied.
+fn validate(
+    host: &Host,
+    archive: &std::path::Path,
+    toolkit_dir: &std::path::Path,
+) -> Result<Box<ArchiveCheck>, Box<Refused>> {
+    let refused = |r: cudnn::Refusal| {
+        let rule = refusal_rule(&r);
+        let e = cudnn::CudnnError::Refused {
+            archive: archive.to_path_buf(),
+            refusal: r.clone(),
+        };
+        Box::new(Refused {
+            archive: archive.to_path_buf(),
+            rule,
+            detail: r.to_string(),
+            hint: e.hint().to_string(),
+        })
+    };
+    let plan = cudnn::archive::open(archive).map_err(refused)?;
+    let toolkit =
+        detect::toolkit::version_of(host, toolkit_dir, std::time::Duration::from_secs(20));
+    if let (Some(major), Some(tk)) = (plan.cuda_major, &toolkit)
+        && major != tk.major()
+    {
+        let v = plan.full_version.as_ref().unwrap_or(&plan.version);
+        return Err(refused(cudnn::Refusal::CudaMismatch {
+            archive: major,
+            toolkit: tk.to_string(),
+            toolkit_dir: toolkit_dir.to_path_buf(),
+            suggestion: format!("cudnn-windows-x86_64-{v}_cuda{}-archive.zip", tk.major()),
+        }));
+    }
+    use cudnn::archive::Kind;
+    let count = |k: Kind| plan.entries.iter().filter(|e| e.kind == k).count();
+    Ok(Box::new(ArchiveCheck {
+        archive: archive.to_path_buf(),
+        dlls: count(Kind::Dll),
+        headers: count(Kind::Header),
+        entries: plan.entries.len(),
+        total_bytes: plan.total_bytes,
+        version: plan.version,
+        cuda_major: plan.cuda_major,
+        toolkit,
+    }))
+}
+
+/// The refusal's rule, as its serde tag names it (the i18n key suffix).
+fn refusal_rule(r: &cudnn::Refusal) -> &'static str {
+    use cudnn::Refusal::*;
+    match r {
+        NotZip { .. } => "not_zip",
+        Traversal { .. } | Absolute { .. } | Backslash { .. } | Symlink { .. } => "unsafe_name",
+        CaseCollision { .. } => "case_collision",
+        TooManyEntries { .. } | TooLarge { .. } | Ratio { .. } => "too_large",
+        Corrupt { .. } => "corrupt",
+        Layout { .. } => "layout",
+        NoVersion => "no_version",
+        CudaMismatch { .. } => "cuda_mismatch",
+    }
+}
+
+/// NVIDIA's public redist archive, verified against the tables' or NVIDIA's own hash.
+fn download_cudnn(
+    env: &Env,
+    pick: &CudnnPick,
+    mirrors: &[String],
+    cancel: &Cancel,
+    out: &Outbox,
+) -> Result<PathBuf, String> {
+    let downloads = env.target.downloads_dir();
+    let mut expected = download::Expected {
+        sha256: pick.archive.sha256.clone(),
+        md5: pick.archive.md5.clone(),
+        size: pick.archive.size,
+    };
+    if expected.sha256.is_none() && expected.md5.is_none() {
+        let published = download::published::cudnn_expected(
+            &pick.version,
+            env.target.os,
+            pick.cuda_major,
+            mirrors,
+            &download::Options::default(),
+            Some(&downloads),
+        )
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no published hash for {}", pick.archive.file))?;
+        expected = download::Expected {
+            size: published.size.or(expected.size),
+            ..published
+        };
+    }
+    let req = download::Request {
+        url: pick.archive_url.clone(),
+        mirrors: mirrors.to_vec(),
+        expected,
+        dest: downloads.join(&pick.archive.file),
+        connections: 8,
+        cache_dir: crate::platform::cache_dir(&env.target.host)
+            .filter(|_| env.target.root.is_none()),
+        bundle_dirs: Vec::new(),
+        allow_http: !mirrors.is_empty(),
+    };
+    let reporter = |e: download::Event| {
+        if let download::Event::Progress(p) = e {
+            out.send(Event::CudnnDownload(p));
+        }
+    };
+    download::download(&req, &download::Options::default(), &reporter, cancel)
+        .map(|o| o.path)
+        .map_err(|e| match e {
+            download::DownloadError::Cancelled => "cancelled".into(),
+            e => format!("{e}\n{}", e.hint()),
+        })
+}
+
+/// The system's viewer for a file; nothing waits for it.
+fn open_with_system(path: &std::path::Path) {
+    #[cfg(windows)]
+    let r = std::process::Command::new("explorer").arg(path).spawn();
+    #[cfg(target_os = "macos")]
+    let r = std::process::Command::new("open").arg(path).spawn();
+    #[cfg(all(unix, not(target_os = "macos")))]
+    let r = std::process::Command::new("xdg-open").arg(path).spawn();
+    // This is a worker thread: waiting reaps the child (xdg-open returns at once).
+    match r {
+        Ok(mut child) => {
+            let _ = child.wait();
+        }
+        Err(e) => eprintln!("cuda-setup: could not open {}: {e}", path.display()),
+    }
+}

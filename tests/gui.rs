@@ -1,0 +1,588 @@
+//! The wizard, driven by egui_kittest (no display needed): clicks by label through every
+//! page of a first-time developer setup to Done, against the real pipeline in a `--root`
+//! sandbox — a loopback mirror serving a stand-in NVIDIA installer with NVIDIA's
+//! md5sum.txt, a real-layout cuDNN zip dropped on the window, a stand-in Python for pip
+//! and the doctor. Also: the repair start when an install exists (audit, fix, audit
+//! again), cancel mid-download (and the resume), the Chinese UI (every string present and every glyph in the font),
+//! and the message where no display exists.
+
+#![cfg(unix)]
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cuda_setup::compat::{Os, Tables};
+use cuda_setup::detect::Deadlines;
+use cuda_setup::i18n::Lang;
+use cuda_setup::platform::Host;
+use cuda_setup::recommend::{Goal, GpuFact};
+use cuda_setup::ui::fonts::FontSource;
+use cuda_setup::ui::progress::StepState;
+use cuda_setup::ui::{App, Mode, Options, Overrides, Page};
+use cuda_setup::verify::{SmokeOptions, Status};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use support::cudnn_zip::Spec;
+use support::server::{Body, Fault, Server};
+
+const NVCC_118: &str = "Cuda compilation tools, release 11.8, V11.8.89";
+const INSTALLER: &str = "/compute/cuda/11.8.0/local_installers/cuda_11.8.0_522.06_windows.exe";
+
+/// The Windows installer stand-in (as in tests/install.rs): a shell program named like
+/// NVIDIA's .exe that honours -s and the sub-package names. `pad` bytes of comment make
+/// it as large as a download needs to be to cancel it halfway.
+fn windows_installer(pad: usize) -> Vec<u8> {
+    let mut s = format!(
+        r#"#!/bin/sh
+# Stand-in for cuda_11.8.0_522.06_windows.exe
+log="$ProgramFiles/../../installer-args.log"
+mkdir -p "$(dirname "$log")"; echo "$@" >> "$log"
+silent=0; pkgs=" "
+for a in "$@"; do case "$a" in -s) silent=1;; -n|-loglevel:*|-log:*) ;; *) pkgs="$pkgs$a ";; esac; done
+[ $silent = 1 ] || {{ echo "not silent" >&2; exit 2; }}
+d="$ProgramFiles/NVIDIA GPU Computing Toolkit/CUDA/v11.8"
+mkdir -p "$d/bin" "$d/include" "$d/lib/x64"
+echo '{{"cuda":{{"name":"CUDA SDK","version":"11.8.0"}}}}' > "$d/version.json"
+printf '#!/bin/sh\necho "{NVCC_118}"\n' > "$d/bin/nvcc.exe"; chmod +x "$d/bin/nvcc.exe"
+echo MZ > "$d/bin/cudart64_110.dll"; echo '/* runtime */' > "$d/include/cuda_runtime.h"
+echo MZ > "$d/bin/cublas64_11.dll"
+echo "installed: $pkgs"
+exit 0
+"#
+    );
+    let line = format!("# {}\n", "x".repeat(98));
+    while s.len() < pad {
+        s.push_str(&line);
+    }
+    s.into_bytes()
+}
+
+fn md5_of(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    std::fs::write(&p, bytes).unwrap();
+    cuda_setup::download::hash_file(&p).unwrap().0.md5
+}
+
+/// A Python stand-in: `-m pip …` logs its arguments, `-c <doctor probe> N` prints what
+/// the doctor's probe prints for a working CUDA build of torch.
+fn python_standin(dir: &Path) -> PathBuf {
+    let py = dir.join("python3");
+    let log = dir.join("pip-args.log");
+    let probe = r#"{"python": "3.11.9", "executable": "/opt/py/bin/python3", "torch": {"version": "2.7.1+cu118", "cuda": "11.8", "cuda_available": true, "cuda_error": null, "cudnn": 90100, "cudnn_available": true, "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"], "device_count": 1, "device_name": "NVIDIA GeForce RTX 3060", "device_capability": [8, 6], "driver_version": 11080}, "torch_error": null, "check": {"size": 2048, "moved_to": "cuda:0", "tensor_ok": true, "cpu_ms": 80.0, "gpu_ms": 2.0, "speedup": 40.0, "max_error": 0.0001, "tolerance": 0.01, "ok": true, "error": null}}"#;
+    std::fs::write(
+        &py,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = -m ]; then echo \"$@\" > '{}'; echo 'Collecting torch'; echo 'Successfully installed torch'; exit 0; fi\necho 'CUDA_SETUP_DOCTOR {probe}'\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    py
+}
+
+struct Machine {
+    server: Server,
+    work: tempfile::TempDir,
+}
+
+impl Machine {
+    fn new(installer: Vec<u8>) -> Machine {
+        let server = Server::start();
+        let md5 = md5_of(&installer);
+        server.add(INSTALLER, Body::Bytes(Arc::new(installer)));
+        server.add(
+            "/compute/cuda/11.8.0/docs/sidebar/md5sum.txt",
+            Body::Bytes(Arc::new(
+                format!("{md5}  local_installers/cuda_11.8.0_522.06_windows.exe\n").into_bytes(),
+            )),
+        );
+        Machine {
+            server,
+            work: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.work.path().join("root")
+    }
+
+    fn bin(&self) -> PathBuf {
+        let b = self.work.path().join("bin");
+        std::fs::create_dir_all(&b).unwrap();
+        b
+    }
+
+    fn cudnn_zip(&self) -> PathBuf {
+        let z = self
+            .work
+            .path()
+            .join("cudnn-windows-x86_64-9.10.2.21_cuda11-archive.zip");
+        if !z.exists() {
+            Spec {
+                version: "9.10.2.21",
+                cuda_major: 11,
+                dll_size: 100_000,
+            }
+            .write(&z);
+        }
+        z
+    }
+
+    fn toolkit(&self) -> PathBuf {
+        self.root()
+            .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8")
+    }
+
+    /// The wizard's options: a Windows machine in the root, an RTX 3060 (sm_86) with
+    /// driver 522.06 and Python 3.11 given, the loopback mirror, the stand-in Python.
+    fn options(&self, lang: Lang) -> Options {
+        let tables = Tables::embedded().unwrap();
+        let mut o = Options::sandbox(tables, Os::Windows, &self.root());
+        // Detection sees only the root and the stand-in's folder.
+        let env = [("PATH".to_string(), self.bin().display().to_string())]
+            .into_iter()
+            .collect();
+        o.host = Host::sandbox(Os::Windows, &self.root(), env);
+        o.lang = Some(lang);
+        o.overrides = Overrides {
+            gpus: vec![GpuFact {
+                name: Some("NVIDIA GeForce RTX 3060".into()),
+                compute_capability: "8.6".parse().unwrap(),
+            }],
+            driver: Some(Some("522.06".parse().unwrap())),
+            driver_cuda: None,
+            python: Some("3.11".parse().unwrap()),
+        };
+        o.mirrors = vec![format!("http://{}", self.server.addr)];
+        o.cuda = Some("11.8".parse().unwrap());
+        o.python = Some(python_standin(&self.bin()));
+        o.fonts = FontSource::EmbeddedOnly;
+        o.file_dialogs = false;
+        o.deadlines = Deadlines {
+            quick: Duration::from_secs(10),
+            python: Duration::from_secs(10),
+        };
+        o.smoke = SmokeOptions {
+            sizes: vec![64],
+            bandwidth_bytes: 1 << 20,
+            timeout: Duration::from_secs(30),
+            compile_timeout: Duration::from_secs(30),
+            ..Default::default()
+        };
+        o
+    }
+}
+
+fn harness(app: App) -> Harness<'static, App> {
+    Harness::builder()
+        .with_size([1000.0, 1400.0])
+        .with_context_setup(|ctx| {
+            cuda_setup::ui::setup_context(ctx, FontSource::EmbeddedOnly);
+        })
+        .build_ui_state(|ui, app: &mut App| app.show(ui), app)
+}
+
+/// Steps frames until `done` holds (the worker answers on its own threads).
+fn wait(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&App) -> bool) {
+    let t0 = Instant::now();
+    loop {
+        h.step();
+        if done(h.state()) {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(90),
+            "timed out waiting: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(15));
+    }
+    h.step();
+    h.step();
+}
+
+/// Settles the frame (and runs kittest's accessibility check: every widget is named).
+fn settle(h: &mut Harness<'_, App>) {
+    assert!(h.run_ok().is_some(), "the page keeps repainting");
+}
+
+fn click(h: &mut Harness<'_, App>, label: &str) {
+    h.get_by_label(label).click();
+    h.step();
+    h.step();
+}
+
+fn has(h: &Harness<'_, App>, text: &str) -> bool {
+    h.query_all_by_label_contains(text).next().is_some()
+}
+
+#[derive(Debug)]
+struct Dropped(PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn first_time_developer_setup_through_every_page() {
+    let m = Machine::new(windows_installer(0));
+    let mut h = harness(App::new(m.options(Lang::En)));
+    h.step();
+
+    // Welcome: nothing on disk, so first-time setup is chosen.
+    assert_eq!(h.state().page, Page::Welcome);
+    assert_eq!(h.state().mode, Mode::Setup);
+    assert!(has(&h, "First-time setup") && has(&h, "Repair an existing install"));
+    settle(&mut h);
+    click(&mut h, "Next");
+
+    // System: detection ran in the sandbox; the given GPU and driver are shown.
+    assert_eq!(h.state().page, Page::System);
+    wait(&mut h, "detection", |a| a.system.report.is_some());
+    settle(&mut h);
+    assert!(has(&h, "NVIDIA GeForce RTX 3060 (sm_86)"), "the given GPU");
+    assert!(has(&h, "Driver 522.06"));
+    assert!(has(&h, "Given instead of detected"));
+    click(&mut h, "Next");
+
+    // Choose: developer, CUDA 11.8 (given in Advanced), with its reasons.
+    assert_eq!(h.state().page, Page::Choose);
+    click(&mut h, "Developer");
+    assert_eq!(h.state().goal, Goal::Developer);
+    settle(&mut h);
+    assert!(has(&h, "CUDA 11.8 GA"), "the toolkit pick");
+    assert!(has(&h, "cuDNN 9."), "the cuDNN pick");
+    assert!(has(&h, "CUDA 11.8.0 builds code for"), "a reason, rendered");
+    click(&mut h, "Next");
+
+    // Prepare: the plan (hash from the mirror's md5sum.txt) and the pre-flight checks.
+    assert_eq!(h.state().page, Page::Prepare);
+    wait(&mut h, "prepare", |a| !a.prepare.running);
+    settle(&mut h);
+    assert!(
+        h.state().prepare.ready(),
+        "{:?}",
+        h.state().prepare.result.as_ref().map(|r| r.as_ref().err())
+    );
+    assert!(has(&h, "Running with administrator rights"));
+    assert!(has(&h, "Ready to install."));
+    assert!(has(&h, "1. Pre-flight checks"));
+    click(&mut h, "Start installing");
+
+    // Install: every step runs and finishes.
+    assert_eq!(h.state().page, Page::Install);
+    wait(&mut h, "install", |a| !a.install.run.running());
+    settle(&mut h);
+    let r = h.state().install.run.report.clone().unwrap();
+    assert!(r.ok(), "{:?}", r.failure);
+    let names: Vec<&str> = h.state().install.run.steps.iter().map(|s| s.name).collect();
+    assert_eq!(
+        names,
+        [
+            "preflight",
+            "download_toolkit",
+            "install_toolkit",
+            "configure_env",
+            "verify"
+        ]
+    );
+    assert!(has(&h, "Download the CUDA toolkit") && has(&h, "Set the environment variables"));
+    assert!(has(&h, "The CUDA toolkit is installed"));
+    // The live log unfolds.
+    assert!(!has(&h, "downloading http://127.0.0.1"));
+    click(&mut h, "Log");
+    assert!(
+        has(&h, "downloading http://127.0.0.1"),
+        "the log names the mirror"
+    );
+    assert!(m.toolkit().join("bin/nvcc.exe").is_file());
+    click(&mut h, "Next");
+
+    // cuDNN: a zip dropped on the window is validated before anything is copied.
+    assert_eq!(h.state().page, Page::Cudnn);
+    settle(&mut h);
+    assert!(has(&h, "Drop the cuDNN .zip here"));
+    assert!(!h.state_mut().can_next(), "Next waits for cuDNN");
+    h.input_mut()
+        .dropped_files
+        .push(Arc::new(Dropped(m.cudnn_zip())));
+    wait(&mut h, "validation", |a| a.cudnn.check.is_some());
+    settle(&mut h);
+    assert!(has(&h, "NVIDIA's layout:"), "layout result");
+    assert!(has(&h, "Built for CUDA 11, like the toolkit (CUDA 11.8.0)"));
+    assert!(has(&h, "Nothing has been copied yet."));
+    assert!(
+        !m.toolkit().join("bin/cudnn64_9.dll").exists(),
+        "copied before install"
+    );
+    click(&mut h, "Install cuDNN");
+    wait(&mut h, "cuDNN install", |a| a.cudnn.installed.is_some());
+    settle(&mut h);
+    assert!(has(&h, "cuDNN 9.10.2 is installed"));
+    assert!(m.toolkit().join("bin/cudnn64_9.dll").is_file());
+    assert!(m.toolkit().join("include/cudnn_version.h").is_file());
+    click(&mut h, "Next");
+
+    // Verify: no driver here, so the GPU checks are skipped with the reason; no NVML
+    // means no live plot, said so.
+    assert_eq!(h.state().page, Page::Verify);
+    wait(&mut h, "smoke", |a| a.verify.report.is_some());
+    settle(&mut h);
+    let smoke = h.state().verify.report.clone().unwrap();
+    assert_ne!(smoke.status, Status::Passed);
+    assert!(has(&h, "Matrix product (cuBLAS)") && has(&h, "Compiler (nvcc)"));
+    assert!(has(&h, "Live GPU figures are unavailable"));
+    click(&mut h, "Next");
+
+    // PyTorch: the command for the cu118 wheel; run it in the stand-in Python; the doctor.
+    assert_eq!(h.state().page, Page::Pytorch);
+    settle(&mut h);
+    assert!(has(
+        &h,
+        "--index-url https://download.pytorch.org/whl/cu118"
+    ));
+    click(&mut h, "Run it in this Python");
+    wait(&mut h, "pip and the doctor", |a| {
+        !a.torch.run.running() && a.torch.doctor.is_some()
+    });
+    settle(&mut h);
+    let pip = std::fs::read_to_string(m.bin().join("pip-args.log")).unwrap();
+    assert!(
+        pip.starts_with("-m pip install torch==") && pip.contains("whl/cu118"),
+        "{pip}"
+    );
+    assert!(has(&h, "Successfully installed torch"), "pip's live output");
+    let doctor = h.state().torch.doctor.clone().unwrap();
+    assert_eq!(doctor.status, Status::Passed, "{:?}", doctor.findings);
+    assert!(has(&h, "PyTorch check"));
+    click(&mut h, "Next");
+
+    // Done: the summary, the diagnostics on the clipboard, the report saved.
+    assert_eq!(h.state().page, Page::Done);
+    settle(&mut h);
+    assert!(has(&h, "Summary") && has(&h, "GPU test"));
+    h.get_by_label("Copy diagnostics").click();
+    h.step();
+    let copied = h
+        .output()
+        .platform_output
+        .commands
+        .iter()
+        .find_map(|c| match c {
+            egui::OutputCommand::CopyText(t) => Some(t.clone()),
+            _ => None,
+        })
+        .expect("diagnostics copied");
+    assert!(
+        copied.contains("GPU setup diagnostics") && copied.contains("RTX 3060"),
+        "{copied}"
+    );
+    click(&mut h, "Save report");
+    wait(&mut h, "report", |a| a.done.saved.is_some());
+    let saved = h.state().done.saved.clone().unwrap().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    assert_eq!(json["install"]["changed"], true);
+    assert_eq!(json["cudnn"]["cudnn_version"], "9.10.2");
+    assert!(has(&h, "Report saved"));
+    assert!(has(&h, "Open log"));
+}
+
+#[test]
+fn an_existing_install_starts_in_repair_mode() {
+    let m = Machine::new(windows_installer(0));
+    let parent = m
+        .root()
+        .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA");
+    let tk = support::cudnn_zip::toolkit(&parent, "11.8.0");
+    // CUDA 11's runtime DLL keeps the minor in its name.
+    std::fs::write(tk.join("bin/cudart64_110.dll"), b"MZ stand-in cudart").unwrap();
+    cuda_setup::cudnn::install(&m.cudnn_zip(), &tk, &|_| {}).unwrap();
+
+    let mut h = harness(App::new(m.options(Lang::En)));
+    h.step();
+    assert_eq!(h.state().page, Page::Welcome);
+    assert_eq!(
+        h.state().mode,
+        Mode::Repair,
+        "preselected from what is on disk"
+    );
+    assert!(has(&h, "Already on this computer: CUDA 11.8"));
+    assert!(has(&h, "cuDNN 9.10.2"));
+    settle(&mut h);
+    click(&mut h, "Next");
+
+    // Repair: the core's audit, each finding with its fix.
+    assert_eq!(h.state().page, Page::Repair);
+    wait(&mut h, "audit", |a| a.repair.findings.is_some());
+    settle(&mut h);
+    let before = cuda_setup::repair::problems(h.state().repair.findings.as_ref().unwrap());
+    assert!(before > 0, "the environment was never configured");
+    let ids: Vec<&str> = h
+        .state()
+        .repair
+        .findings
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|f| f.id)
+        .collect();
+    assert!(
+        has(&h, "Findings") && has(&h, "CUDA_PATH"),
+        "a finding, rendered: {ids:?}"
+    );
+    assert!(has(&h, "Fix: Set the environment variables"));
+    h.get_by_label_contains(" problems").click();
+    h.step();
+    wait(&mut h, "fixes", |a| {
+        a.repair.fixed.is_some() && !a.repair.busy()
+    });
+    settle(&mut h);
+    let left = cuda_setup::repair::problems(h.state().repair.findings.as_ref().unwrap());
+    assert!(left < before, "{left} problems left of {before}");
+    assert!(has(&h, "problems before the fixes"));
+    assert!(
+        m.root().join(".cuda-setup/windows-env.json").is_file(),
+        "CUDA_PATH set"
+    );
+    click(&mut h, "Next");
+    assert_eq!(h.state().page, Page::Done);
+    assert!(has(&h, "Repair:"));
+
+    // First-time setup stays one click away.
+    click(&mut h, "Back");
+    click(&mut h, "Back");
+    assert_eq!(h.state().page, Page::Welcome);
+    click(&mut h, "First-time setup");
+    assert_eq!(h.state().mode, Mode::Setup);
+    click(&mut h, "Next");
+    assert_eq!(h.state().page, Page::System);
+}
+
+#[test]
+fn cancel_mid_download_then_resume() {
+    // 3 MB at 300 KB/s: ten seconds of download to cancel in.
+    let m = Machine::new(windows_installer(3_000_000));
+    m.server.set_fault(
+        INSTALLER,
+        Fault {
+            throttle: Some(300_000),
+            ..Default::default()
+        },
+    );
+    let mut o = m.options(Lang::En);
+    o.goal = Some(Goal::Developer);
+    let mut h = harness(App::new(o));
+    h.step();
+    click(&mut h, "Next");
+    wait(&mut h, "detection", |a| a.system.report.is_some());
+    click(&mut h, "Next");
+    click(&mut h, "Next");
+    wait(&mut h, "prepare", |a| !a.prepare.running);
+    click(&mut h, "Start installing");
+    wait(&mut h, "download under way", |a| {
+        a.install
+            .run
+            .steps
+            .get(1)
+            .is_some_and(|s| s.state == StepState::Running && s.progress.is_some_and(|p| p.0 > 0))
+    });
+    assert!(has(&h, "left"), "speed and ETA shown");
+    click(&mut h, "Cancel");
+    wait(&mut h, "cancelled", |a| !a.install.run.running());
+    let r = h.state().install.run.report.clone().unwrap();
+    assert!(r.cancelled && r.failure.is_none());
+    assert_eq!(h.state().install.run.steps[1].state, StepState::Cancelled);
+    assert!(!m.toolkit().exists(), "nothing installed after a cancel");
+    settle(&mut h);
+    assert!(has(&h, "Cancelled. Nothing is left half-done"));
+    assert!(!h.state_mut().can_next());
+
+    // Again, at full speed: it resumes and finishes.
+    m.server.set_fault(INSTALLER, Fault::default());
+    click(&mut h, "Try again");
+    wait(&mut h, "install", |a| !a.install.run.running());
+    assert!(h.state().install.run.succeeded());
+    assert!(m.toolkit().join("bin/nvcc.exe").is_file());
+}
+
+#[test]
+fn the_chinese_ui_renders_every_glyph() {
+    // The harness panics on a glyph the font lacks: only the embedded subset is loaded.
+    let m = Machine::new(windows_installer(0));
+    let mut o = m.options(Lang::Zh);
+    o.goal = Some(Goal::Developer);
+    let mut h = harness(App::new(o));
+    h.step();
+    assert!(has(&h, "首次安装") && has(&h, "修复已有的安装") && has(&h, "语言"));
+    settle(&mut h);
+    click(&mut h, "下一步");
+    wait(&mut h, "detection", |a| a.system.report.is_some());
+    settle(&mut h);
+    assert!(has(&h, "显卡") && has(&h, "驱动 522.06"));
+    click(&mut h, "下一步");
+    settle(&mut h);
+    assert!(has(&h, "只装 PyTorch") && has(&h, "开发者") && has(&h, "原因"));
+    assert!(
+        has(&h, "CUDA 11.8.0 支持编译"),
+        "the recommender's reasons in Chinese"
+    );
+    click(&mut h, "下一步");
+    wait(&mut h, "prepare", |a| !a.prepare.running);
+    settle(&mut h);
+    assert!(has(&h, "正在以管理员权限运行") && has(&h, "可以开始安装了。"));
+    // Switch language on the fly: the same page in English.
+    click(&mut h, "English");
+    assert!(has(&h, "Ready to install."));
+    click(&mut h, "中文");
+    assert!(has(&h, "开始安装"));
+}
+
+#[test]
+fn without_a_display_it_points_to_the_cli() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .env("LANG", "C")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no display")
+            && err.contains("cuda-setup detect")
+            && err.contains("cuda-setup install --help"),
+        "{err}"
+    );
+    // In Chinese too.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(["--lang", "zh"])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("没有找到显示器"));
+}
+
+#[test]
+fn wizard_flags_with_a_subcommand_are_refused() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(["--page", "done", "tables"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hint:"));
+}

@@ -103,5 +103,5 @@ else
     bad "GUI under Xvfb: blank screen (stddev $spread, $colors colours)"; tail -5 "$work/gui.log"
 fi
 
-echo "windows (wine): $pass passed, $fail failed"
+echo "wine: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -1456,6 +1456,54 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "报告已保存：{path}",
     ),
     ("ui_diag_title", "GPU setup diagnostics", "GPU 环境诊断信息"),
+    // ---- the wheels method (src/wheels) ----
+    (
+        "method_installer_default",
+        "NVIDIA's installer: the standard way, needs administrator rights.",
+        "NVIDIA 安装程序：标准方式，需要管理员权限。",
+    ),
+    (
+        "method_wheels_no_admin",
+        "No administrator rights: the toolkit comes as NVIDIA's own wheels from PyPI into a folder you own.",
+        "没有管理员权限：改用 NVIDIA 在 PyPI 上发布的官方组件包，装到你自己的文件夹里。",
+    ),
+    (
+        "method_wheels_mirror",
+        "You chose a PyPI mirror: NVIDIA's wheels come from it at full speed, no administrator rights needed.",
+        "你选了 PyPI 镜像：从镜像下载 NVIDIA 官方组件包，速度快，也不需要管理员权限。",
+    ),
+    (
+        "method_wheels_download_failed",
+        "Downloading from NVIDIA failed: get the same toolkit as NVIDIA's wheels from a PyPI mirror instead.",
+        "从 NVIDIA 下载失败：可以改从 PyPI 镜像下载同一版本的 NVIDIA 官方组件包。",
+    ),
+    ("ui_method", "How to install the toolkit", "工具包安装方式"),
+    ("ui_method_installer", "NVIDIA installer", "NVIDIA 安装程序"),
+    (
+        "ui_method_wheels",
+        "Wheels from PyPI (no admin)",
+        "PyPI 组件包（无需管理员）",
+    ),
+    (
+        "ui_method_explain",
+        "The installer puts CUDA in Program Files and needs administrator rights; the wheels are the same NVIDIA files from PyPI (or a mirror such as Tsinghua), unpacked into a folder you own.",
+        "安装程序把 CUDA 装进 Program Files，需要管理员权限；组件包是同样的 NVIDIA 文件，从 PyPI（或清华等镜像）下载，解压到你自己的文件夹。",
+    ),
+    (
+        "ui_method_pypi",
+        "PyPI mirror (tsinghua, aliyun, ustc or a URL; empty: pypi.org)",
+        "PyPI 镜像（tsinghua、aliyun、ustc 或网址；留空为 pypi.org）",
+    ),
+    (
+        "ui_method_pypi_bad",
+        "Not a mirror name or URL: pypi.org will be used.",
+        "不是有效的镜像名称或网址：将使用 pypi.org。",
+    ),
+    (
+        "ui_step_assemble_toolkit",
+        "Unpack the toolkit wheels",
+        "解压工具包组件",
+    ),
 ];
 
 /// Renders `m` in `lang`. An unknown key renders as the key and its parameters, so a

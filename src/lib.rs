@@ -21,3 +21,4 @@ pub mod target;
 pub mod ui;
 pub mod verify;
 pub mod version;
+pub mod wheels;

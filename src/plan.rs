@@ -35,8 +35,15 @@ pub enum CudnnChoice {
     Skip,
 }
 
+pub use crate::recommend::Method;
+
 #[derive(Debug, Clone)]
 pub struct Choices {
+    pub method: Method,
+    /// The PyPI simple index for `Method::Wheels` (None: pypi.org).
+    pub pypi_index: Option<String>,
+    /// `cuda-toolkit` extras for `Method::Wheels` (None: the developer set).
+    pub components: Option<Vec<String>>,
     pub cudnn: CudnnChoice,
     pub mirrors: Vec<String>,
     pub bundle: Option<PathBuf>,
@@ -53,7 +60,18 @@ pub enum PlanError {
     #[error("no published hash for {file}: {detail}")]
     NoHash { file: String, detail: String },
     #[error("{0}")]
+    Wheels(crate::wheels::WheelError),
+    #[error("{0}")]
     Other(String),
+}
+
+impl PlanError {
+    pub fn hint(&self) -> &'static str {
+        match self {
+            PlanError::Wheels(e) => e.hint(),
+            _ => "check the network or use --bundle; `--dry-run` shows the plan",
+        }
+    }
 }
 
 /// The installer is this much smaller than what it needs on disk (download + unpacked + installed).
@@ -142,70 +160,89 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 .toolkit
                 .as_ref()
                 .ok_or_else(|| PlanError::Other("no toolkit in the recommendation".into()))?;
-            let dir = target.toolkit_dir(&tk.version);
-            let file = tk.installer.file.clone();
-            let expected = expected_for(
-                &file,
-                download::Expected {
-                    sha256: tk.installer.sha256.clone(),
-                    md5: tk.installer.md5.clone(),
-                    size: tk.installer.size,
-                },
-                bundle.as_ref(),
-                || {
-                    published::toolkit_md5(
-                        &tk.version,
-                        &file,
-                        &choices.mirrors,
-                        &download::Options::default(),
-                        Some(&downloads),
-                    )
-                    .map(|m| {
-                        m.map(|md5| download::Expected {
-                            md5: Some(md5),
-                            ..Default::default()
+            let (dir, cudnn_wheel) = if choices.method == Method::Wheels {
+                wheel_steps(target, rec, choices, &mut steps, &bundle_dirs)?
+            } else {
+                let inst = tk.installer.as_ref().ok_or_else(|| {
+                    PlanError::Other(format!(
+                        "the tables know no installer for CUDA {}: use --method wheels",
+                        tk.version
+                    ))
+                })?;
+                let dir = target.toolkit_dir(&tk.version);
+                let file = inst.file.clone();
+                let expected = expected_for(
+                    &file,
+                    download::Expected {
+                        sha256: inst.sha256.clone(),
+                        md5: inst.md5.clone(),
+                        size: inst.size,
+                    },
+                    bundle.as_ref(),
+                    || {
+                        published::toolkit_md5(
+                            &tk.version,
+                            &file,
+                            &choices.mirrors,
+                            &download::Options::default(),
+                            Some(&downloads),
+                        )
+                        .map(|m| {
+                            m.map(|md5| download::Expected {
+                                md5: Some(md5),
+                                ..Default::default()
+                            })
                         })
-                    })
-                },
-            )?;
-            let installer = downloads.join(&file);
-            steps.push(Step::Preflight(preflight::Inputs {
-                toolkit_dir: Some(dir.clone()),
-                toolkit_version: Some(tk.version.clone()),
-                needed_bytes: (expected.size.unwrap_or(UNKNOWN_INSTALLER_BYTES) as f64
-                    * SPACE_FACTOR) as u64,
-                work_dir: downloads.clone(),
-                needs_admin: true,
-                developer: true,
-            }));
-            steps.push(Step::Download(DownloadSpec {
-                what: "toolkit_installer".into(),
-                url: tk.installer.url.clone(),
-                mirrors: choices.mirrors.clone(),
-                sha256: expected.sha256,
-                md5: expected.md5,
-                size: expected.size,
-                dest: installer.clone(),
-                bundle_dirs: bundle_dirs.clone(),
-                cache_dir: crate::platform::cache_dir(&target.host)
-                    .filter(|_| target.root.is_none()),
-                connections: choices.connections,
-            }));
-            steps.push(Step::InstallToolkit(toolkit::InstallSpec {
-                version: tk.version.clone(),
-                installer,
-                dir: dir.clone(),
-                subpackages: if target.os == Os::Windows {
-                    toolkit::subpackages(&tk.version, choices.visual_studio, choices.with_driver)
-                } else {
-                    Vec::new()
-                },
-                timeout_minutes: 60,
-            }));
+                    },
+                )?;
+                let installer = downloads.join(&file);
+                steps.push(Step::Preflight(preflight::Inputs {
+                    toolkit_dir: Some(dir.clone()),
+                    toolkit_version: Some(tk.version.clone()),
+                    needed_bytes: (expected.size.unwrap_or(UNKNOWN_INSTALLER_BYTES) as f64
+                        * SPACE_FACTOR) as u64,
+                    work_dir: downloads.clone(),
+                    needs_admin: true,
+                    developer: true,
+                }));
+                steps.push(Step::Download(DownloadSpec {
+                    what: "toolkit_installer".into(),
+                    url: inst.url.clone(),
+                    mirrors: choices.mirrors.clone(),
+                    sha256: expected.sha256,
+                    md5: expected.md5,
+                    size: expected.size,
+                    dest: installer.clone(),
+                    bundle_dirs: bundle_dirs.clone(),
+                    cache_dir: crate::platform::cache_dir(&target.host)
+                        .filter(|_| target.root.is_none()),
+                    connections: choices.connections,
+                }));
+                steps.push(Step::InstallToolkit(toolkit::InstallSpec {
+                    version: tk.version.clone(),
+                    installer,
+                    dir: dir.clone(),
+                    subpackages: if target.os == Os::Windows {
+                        toolkit::subpackages(
+                            &tk.version,
+                            choices.visual_studio,
+                            choices.with_driver,
+                        )
+                    } else {
+                        Vec::new()
+                    },
+                    timeout_minutes: 60,
+                }));
+                (dir, None)
+            };
             plan.toolkit = Some(tk.version.clone());
             let cudnn_archive = match (&choices.cudnn, &rec.cudnn) {
                 (CudnnChoice::Skip, _) => None,
                 (CudnnChoice::Archive(zip), _) => Some(zip.clone()),
+                (CudnnChoice::Recommended, Some(c)) if cudnn_wheel.is_some() => {
+                    plan.cudnn = Some(c.version.clone());
+                    cudnn_wheel
+                }
                 (CudnnChoice::Recommended, _) if target.os == Os::Linux => {
                     notes.push("cuDNN is left out: Linux cuDNN archives (.tar.xz) are not handled yet; use the nvidia-cudnn wheel or your distribution's package".into());
                     None
@@ -306,6 +343,95 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
     plan.notes = notes;
     plan.steps = steps;
     Ok(plan)
+}
+
+/// The `wheels` method: resolve the component wheels on the index, then one download per
+/// wheel and the assembly. Returns the toolkit folder and the cuDNN wheel's path, if any.
+fn wheel_steps(
+    target: &Target,
+    rec: &Recommendation,
+    choices: &Choices,
+    steps: &mut Vec<Step>,
+    bundle_dirs: &[PathBuf],
+) -> Result<(PathBuf, Option<PathBuf>), PlanError> {
+    let tk = rec
+        .toolkit
+        .as_ref()
+        .ok_or_else(|| PlanError::Other("no toolkit in the recommendation".into()))?;
+    let downloads = target.downloads_dir();
+    let req = crate::wheels::Request {
+        index: choices
+            .pypi_index
+            .clone()
+            .unwrap_or_else(|| crate::wheels::index::PYPI.into()),
+        toolkit: tk.version.clone(),
+        os: target.os,
+        components: choices.components.clone(),
+        cudnn: match (&choices.cudnn, &rec.cudnn) {
+            (CudnnChoice::Recommended, Some(c)) => Some(c.version.clone()),
+            _ => None,
+        },
+    };
+    let resolved = match crate::wheels::resolve(&req, &download::Options::default(), &downloads) {
+        Ok(r) => r,
+        // Offline with a bundle: the resolution `bundle` saved.
+        Err(e) => match bundle_dirs
+            .iter()
+            .find_map(|d| crate::wheels::read_resolution(d, &tk.version, target.os))
+        {
+            Some(r) => r,
+            None => return Err(PlanError::Wheels(e)),
+        },
+    };
+    let dir = target.user_toolkit_dir(&tk.version);
+    let total: u64 = resolved
+        .wheels
+        .iter()
+        .chain(&resolved.cudnn)
+        .map(|w| w.size.unwrap_or(50_000_000))
+        .sum();
+    steps.push(Step::Preflight(preflight::Inputs {
+        toolkit_dir: Some(dir.clone()),
+        toolkit_version: Some(tk.version.clone()),
+        // Wheels, the unpacked tree and its staging copy.
+        needed_bytes: total.saturating_mul(4),
+        work_dir: downloads.clone(),
+        needs_admin: false,
+        developer: true,
+    }));
+    let fetch = |w: &crate::wheels::Wheel, what: &str| {
+        let dest = downloads.join(&w.filename);
+        let step = Step::Download(DownloadSpec {
+            what: what.into(),
+            url: w.url.clone(),
+            mirrors: Vec::new(),
+            sha256: Some(w.sha256.clone()),
+            md5: None,
+            size: w.size,
+            dest: dest.clone(),
+            bundle_dirs: bundle_dirs.to_vec(),
+            cache_dir: crate::platform::cache_dir(&target.host).filter(|_| target.root.is_none()),
+            connections: choices.connections,
+        });
+        (step, dest)
+    };
+    let mut paths = Vec::new();
+    for w in &resolved.wheels {
+        let (step, dest) = fetch(w, "toolkit_wheel");
+        steps.push(step);
+        paths.push(dest);
+    }
+    steps.push(Step::AssembleToolkit(crate::wheels::AssembleSpec {
+        version: tk.version.clone(),
+        wheels: paths,
+        dir: dir.clone(),
+    }));
+    let cudnn = resolved.cudnn.as_ref().map(|w| {
+        let (step, dest) = fetch(w, "cudnn_archive");
+        steps.push(step);
+        dest
+    });
+    Ok((dir, cudnn))
 }
 
 fn read_bundle(dir: &Path) -> Result<BundleManifest, PlanError> {

@@ -75,6 +75,28 @@ impl Target {
         }
     }
 
+    /// Where a toolkit built from wheels goes: the installer's folder when elevated (and
+    /// in a sandbox), else a folder the user owns — no administrator rights needed.
+    pub fn user_toolkit_dir(&self, version: &Version) -> PathBuf {
+        if self.elevated || self.root.is_some() {
+            return self.toolkit_dir(version);
+        }
+        let mm = version.major_minor();
+        let h = &self.host;
+        match self.os {
+            Os::Windows => PathBuf::from(h.var("LOCALAPPDATA").unwrap_or("."))
+                .join("Programs")
+                .join("NVIDIA GPU Computing Toolkit")
+                .join("CUDA")
+                .join(format!("v{mm}")),
+            Os::Linux => h
+                .home()
+                .unwrap_or_else(|| PathBuf::from("."))
+                .join(".local")
+                .join(format!("cuda-{mm}")),
+        }
+    }
+
     /// Our state: journals, logs, downloads, the record of environment changes.
     pub fn state_dir(&self) -> PathBuf {
         if let Some(r) = &self.root {

@@ -90,6 +90,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         &RecRequest {
             goal: Goal::Developer,
             cuda: args.cuda.clone(),
+            method: crate::recommend::Method::Installer,
         },
     );
     if !rec.fits() {
@@ -102,14 +103,18 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         .toolkit
         .as_ref()
         .expect("a fitting developer recommendation has a toolkit");
+    let inst = tk
+        .installer
+        .as_ref()
+        .expect("the installer method's recommendation has an installer");
     let mut items = vec![Item {
         kind: "toolkit_installer",
         version: tk.version.clone(),
-        url: tk.installer.url.clone(),
+        url: inst.url.clone(),
         expected: Expected {
-            sha256: tk.installer.sha256.clone(),
-            md5: tk.installer.md5.clone(),
-            size: tk.installer.size,
+            sha256: inst.sha256.clone(),
+            md5: inst.md5.clone(),
+            size: inst.size,
         },
         published: Published::ToolkitMd5,
     }];

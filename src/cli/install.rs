@@ -9,11 +9,12 @@ use super::{CliError, exit, recommend};
 use crate::compat::{Os, Tables};
 use crate::download::Cancel;
 use crate::i18n::Lang;
-use crate::plan::{self, Choices, CudnnChoice, Plan};
+use crate::plan::{self, Choices, CudnnChoice, Method, Plan};
 use crate::recommend::{CudnnPick, Goal, Request};
 use crate::run::{self, RunEvent, RunReport};
 use crate::steps::StepEvent;
 use crate::target::Target;
+use crate::verify::doctor::PypiMirror;
 use crate::version::{ComputeCapability, Version};
 
 // MSI's codes, which fleet tools read. Unix keeps only the low 8 bits of an exit status,
@@ -82,6 +83,18 @@ pub struct Args {
     pub python_exe: Option<PathBuf>,
     #[arg(long, default_value_t = 8)]
     pub connections: usize,
+    /// How the toolkit is installed: NVIDIA's installer (administrator), or NVIDIA's
+    /// component wheels from a PyPI index into a folder you own (no administrator)
+    #[arg(long, value_enum, default_value_t = Method::Installer)]
+    pub method: Method,
+    /// The PyPI index for --method wheels: tsinghua, aliyun, ustc, or a URL ending in
+    /// /simple (default: pypi.org)
+    #[arg(long, value_name = "MIRROR")]
+    pub pypi_mirror: Option<PypiMirror>,
+    /// cuda-toolkit components for --method wheels, comma-separated (default: nvcc,
+    /// cudart, nvrtc, cublas, cufft, curand, cusolver, cusparse, nvtx, cccl, profiler)
+    #[arg(long, value_delimiter = ',', value_name = "NAME,…")]
+    pub components: Vec<String>,
 }
 
 /// The cuDNN release `v` (a prefix) for a toolkit major, as a pick.
@@ -150,6 +163,7 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
         &Request {
             goal,
             cuda: args.cuda.clone(),
+            method: args.method,
         },
     );
     if !rec.fits() {
@@ -182,6 +196,9 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     #[cfg(not(windows))]
     let visual_studio = false;
     let choices = Choices {
+        method: args.method,
+        pypi_index: args.pypi_mirror.as_ref().map(|m| m.url.clone()),
+        components: (!args.components.is_empty()).then(|| args.components.clone()),
         cudnn: match (&args.cudnn_archive, args.no_cudnn) {
             (_, true) => CudnnChoice::Skip,
             (Some(z), _) => CudnnChoice::Archive(z.clone()),
@@ -194,12 +211,7 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
         connections: args.connections.clamp(1, 16),
         visual_studio,
     };
-    plan::build(target, &rec, &choices).map_err(|e| {
-        failed(
-            e.to_string(),
-            "check the network or use --bundle; `--dry-run` shows the plan",
-        )
-    })
+    plan::build(target, &rec, &choices).map_err(|e| failed(e.to_string(), e.hint()))
 }
 
 fn describe(plan: &Plan) -> String {

@@ -52,6 +52,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     let request = Request {
         goal: args.goal.unwrap_or(Goal::Pytorch),
         cuda: args.cuda.clone(),
+        method: crate::recommend::Method::Installer,
     };
     let rec = recommend::recommend(tables, &facts, &request);
     if args.json {
@@ -247,7 +248,11 @@ fn human(rec: &Recommendation, lang: Lang) -> String {
         let _ = writeln!(
             out,
             "  CUDA:     {} ({})\n            {}",
-            tk.version, tk.label, tk.installer.url
+            tk.version,
+            tk.label,
+            tk.installer
+                .as_ref()
+                .map_or("(no installer known: --method wheels)", |i| i.url.as_str())
         );
     }
     if let Some(c) = &rec.cudnn {

@@ -774,6 +774,24 @@ fn read_at(f: &File, mut buf: &mut [u8], mut off: u64) -> std::io::Result<()> {
 
 /// A small text file (a checksum list, a manifest): the first source that answers.
 pub(super) fn get_text(sources: &[String], opts: &Options) -> Result<String, DownloadError> {
+    get_page(sources, None, opts).map(|p| p.text)
+}
+
+/// A fetched page: where it ended up (after redirects), its media type and its text.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub url: String,
+    pub content_type: String,
+    pub text: String,
+}
+
+/// Like `get_text`, with an `Accept` header and the response's URL and media type (a
+/// package index answers JSON or HTML, and relative links resolve against the final URL).
+pub fn get_page(
+    sources: &[String],
+    accept: Option<&str>,
+    opts: &Options,
+) -> Result<Page, DownloadError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .user_agent(concat!("cuda-setup/", env!("CARGO_PKG_VERSION")))
@@ -791,16 +809,28 @@ pub(super) fn get_text(sources: &[String], opts: &Options) -> Result<String, Dow
     let mut failures = Vec::new();
     for url in sources {
         let got = rt.block_on(retrying(url, opts, &(), &Cancel::default(), || async {
-            let resp = client
-                .get(url)
-                .send()
-                .await
-                .map_err(|e| http_error(url, e))?;
+            let mut req = client.get(url);
+            if let Some(a) = accept {
+                req = req.header(reqwest::header::ACCEPT, a);
+            }
+            let resp = req.send().await.map_err(|e| http_error(url, e))?;
             ok_status(url, &resp)?;
-            resp.text().await.map_err(|e| http_error(url, e))
+            let final_url = resp.url().to_string();
+            let content_type = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            let text = resp.text().await.map_err(|e| http_error(url, e))?;
+            Ok(Page {
+                url: final_url,
+                content_type,
+                text,
+            })
         }));
         match got {
-            Ok(t) => return Ok(t),
+            Ok(p) => return Ok(p),
             Err(e) => failures.push(e),
         }
     }

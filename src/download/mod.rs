@@ -7,6 +7,7 @@
 //! `DEST.part` is renamed to `DEST` only after the hash matches.
 
 mod engine;
+pub use engine::{Page, get_page};
 mod hash;
 pub mod published;
 mod store;

@@ -72,6 +72,8 @@ pub struct Request {
     pub goal: Goal,
     /// Restrict the toolkit to this version prefix (`12`, `12.4`, `12.4.1`).
     pub cuda: Option<Version>,
+    /// Wheels: a release needs no installer in the tables (PyPI's `cuda-toolkit` pins it).
+    pub method: Method,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -109,7 +111,8 @@ pub struct ToolkitPick {
     pub version: Version,
     pub label: String,
     /// The installer for this OS (Windows local installer / Linux runfile).
-    pub installer: Download,
+    /// None only for the wheels method, when the tables know no installer of this release.
+    pub installer: Option<Download>,
     /// Windows only: the small network installer, when known.
     pub network_installer: Option<Download>,
     pub confirmed: bool,
@@ -322,3 +325,41 @@ pub fn english(m: &Message) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// How the toolkit gets onto the machine.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// NVIDIA's installer (needs administrator rights).
+    #[default]
+    Installer,
+    /// NVIDIA's component wheels from a PyPI index or mirror (no administrator rights).
+    Wheels,
+}
+
+/// What the user's situation says about the method.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MethodFacts {
+    /// Administrator (or root) rights, or a relaunch that gets them.
+    pub elevated: bool,
+    /// The user chose a PyPI mirror (a slow or blocked link to NVIDIA).
+    pub pypi_mirror: bool,
+    /// A download from NVIDIA failed or crawled in this session.
+    pub installer_download_failed: bool,
+}
+
+/// The method to offer first, and why. The installer is NVIDIA's supported path, so it
+/// stays the default unless it cannot work (no rights) or its server is the problem.
+pub fn method_advice(f: &MethodFacts) -> (Method, Message) {
+    if f.installer_download_failed {
+        (Method::Wheels, crate::msg!("method_wheels_download_failed"))
+    } else if !f.elevated {
+        (Method::Wheels, crate::msg!("method_wheels_no_admin"))
+    } else if f.pypi_mirror {
+        (Method::Wheels, crate::msg!("method_wheels_mirror"))
+    } else {
+        (Method::Installer, crate::msg!("method_installer_default"))
+    }
+}

@@ -675,12 +675,12 @@ fn check_invariants(t: &Tables, f: &Facts, rec: &Recommendation) -> Result<(), S
         if driver_now && f.driver.as_ref().is_none_or(|d| d < floor) {
             return Err("toolkit beyond the driver without an update".into());
         }
-        if !tk
-            .installer
+        let inst = tk.installer.as_ref().ok_or("no installer")?;
+        if !inst
             .url
             .starts_with("https://developer.download.nvidia.com/compute/cuda/")
         {
-            return Err(format!("odd installer url {}", tk.installer.url));
+            return Err(format!("odd installer url {}", inst.url));
         }
     }
     if let Some(c) = &rec.cudnn {
@@ -740,6 +740,7 @@ fn configurations_from_the_dossier() {
         let request = Request {
             goal: c.goal,
             cuda: c.cuda.map(v),
+            method: Method::Installer,
         };
         let rec = recommend(&tables, &facts, &request);
         if let Err(e) = check_expect(c, &rec).and_then(|_| check_invariants(&tables, &facts, &rec))
@@ -807,7 +808,15 @@ fn invariants_hold_across_the_whole_table() {
                             unidentified_gpus: vec![],
                             notes: vec![],
                         };
-                        let rec = recommend(&tables, &facts, &Request { goal, cuda: None });
+                        let rec = recommend(
+                            &tables,
+                            &facts,
+                            &Request {
+                                goal,
+                                cuda: None,
+                                method: Method::Installer,
+                            },
+                        );
                         if let Err(e) = check_invariants(&tables, &facts, &rec) {
                             panic!("cc {cc} {os:?} driver {d:?} python {py:?} {goal:?}: {e}");
                         }

@@ -50,7 +50,7 @@ pub(super) fn pick(
     };
     let usable = |r: &&ToolkitRelease| {
         !r.preview
-            && r.installer(kind).is_some()
+            && (request.method == super::Method::Wheels || r.installer(kind).is_some())
             && request
                 .cuda
                 .as_ref()
@@ -167,7 +167,7 @@ pub(super) fn pick(
     let pick = ToolkitPick {
         version: r.version.clone(),
         label: r.label.clone(),
-        installer: download(kind).expect("filtered on installer presence"),
+        installer: download(kind),
         network_installer: if facts.os == Os::Windows {
             download(InstallerKind::WindowsNetwork)
         } else {

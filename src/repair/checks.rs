@@ -630,6 +630,7 @@ fn python(i: &Input, out: &mut Vec<Finding>) {
                 &crate::recommend::Request {
                     goal: crate::recommend::Goal::Pytorch,
                     cuda: None,
+                    method: crate::recommend::Method::Installer,
                 },
             );
             match rec.torch {

@@ -20,6 +20,8 @@ pub enum Step {
     Preflight(preflight::Inputs),
     Download(DownloadSpec),
     InstallToolkit(toolkit::InstallSpec),
+    /// The `wheels` method: lay downloaded component wheels out as a toolkit tree.
+    AssembleToolkit(crate::wheels::AssembleSpec),
     InstallCudnn {
         archive: PathBuf,
         cuda_dir: PathBuf,
@@ -56,6 +58,7 @@ impl Step {
             Step::Download(d) if d.what == "cudnn_archive" => "download_cudnn",
             Step::Download(_) => "download_toolkit",
             Step::InstallToolkit(_) => "install_toolkit",
+            Step::AssembleToolkit(_) => "assemble_toolkit",
             Step::InstallCudnn { .. } => "install_cudnn",
             Step::ConfigureEnv { .. } => "configure_env",
             Step::InstallTorch { .. } => "install_torch",
@@ -122,6 +125,8 @@ pub enum StepError {
     NeedsAdmin { what: String },
     #[error("cuDNN: {0}")]
     Cudnn(crate::cudnn::CudnnError),
+    #[error("toolkit from wheels: {0}")]
+    Wheels(crate::wheels::WheelError),
     #[error("environment: {detail}")]
     Env { detail: String },
     #[error("pip failed (exit {code:?})")]
@@ -150,6 +155,7 @@ impl StepError {
             StepError::InstallerTimeout { .. } => "check that no other installer (Windows Update, another CUDA setup) is running, then run again".into(),
             StepError::NeedsAdmin { .. } => "run from an administrator prompt (Windows) or with sudo (Linux), or choose --method wheels / a folder you own".into(),
             StepError::Cudnn(e) => e.hint().into(),
+            StepError::Wheels(e) => e.hint().into(),
             StepError::Env { .. } => "run as administrator to change machine-wide variables, or set them by hand".into(),
             StepError::Pip { .. } => "read pip's output above; with a slow link choose a PyPI mirror (--pypi-mirror)".into(),
             StepError::Verify { .. } => "run `cuda-setup repair` to see what is missing".into(),
@@ -171,6 +177,7 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
         Step::Preflight(inputs) => preflight::run(inputs, ctx),
         Step::Download(spec) => run_download(spec, ctx),
         Step::InstallToolkit(spec) => toolkit::install(spec, ctx),
+        Step::AssembleToolkit(spec) => assemble_toolkit(spec, ctx),
         Step::InstallCudnn { archive, cuda_dir } => install_cudnn(archive, cuda_dir, ctx),
         Step::ConfigureEnv { cuda_dir, version } => {
             let changes = env::configure(ctx.target, cuda_dir, version)?;
@@ -273,6 +280,54 @@ fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome, StepError
             o.size,
             o.sha256
         ),
+        reboot_required: false,
+    })
+}
+
+fn assemble_toolkit(
+    spec: &crate::wheels::AssembleSpec,
+    ctx: &Ctx,
+) -> Result<StepOutcome, StepError> {
+    let progress = |done: u64, total: u64| {
+        (ctx.emit)(StepEvent::Progress {
+            done,
+            total: Some(total),
+            bytes_per_sec: 0.0,
+            eta_secs: None,
+        })
+    };
+    let o = crate::wheels::assemble(spec, ctx.target.os, &progress, &|| {
+        ctx.cancel.is_cancelled()
+    })
+    .map_err(|e| {
+        if ctx.cancel.is_cancelled() {
+            StepError::Cancelled
+        } else {
+            StepError::Wheels(e)
+        }
+    })?;
+    let missing = toolkit_missing(ctx.target, &spec.dir, &spec.version);
+    if !missing.is_empty() {
+        return Err(StepError::Verify {
+            detail: format!(
+                "the wheels did not give {} (choose the nvcc and cudart components)",
+                missing.join(", ")
+            ),
+        });
+    }
+    Ok(StepOutcome {
+        changed: o.changed,
+        detail: if o.changed {
+            format!(
+                "CUDA {} from {} wheels at {} ({} files)",
+                spec.version,
+                spec.wheels.len(),
+                spec.dir.display(),
+                o.files
+            )
+        } else {
+            format!("CUDA {} already built from these wheels", spec.version)
+        },
         reboot_required: false,
     })
 }

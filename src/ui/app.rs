@@ -183,15 +183,27 @@ pub struct Options {
     pub file_dialogs: bool,
     /// Walk through the pages by itself up to this one (screenshots).
     pub autopilot: Option<Page>,
+    /// Installer or wheels (default: what `recommend::method_advice` says).
+    pub method: crate::recommend::Method,
+    /// The PyPI mirror for the wheels method.
+    pub pypi_mirror: Option<String>,
 }
 
 impl Options {
     /// This machine, as it is.
     pub fn machine(tables: Tables) -> Options {
+        let target = Target::real();
+        let (method, _) = crate::recommend::method_advice(&crate::recommend::MethodFacts {
+            // On Windows the wizard can relaunch itself elevated.
+            elevated: target.elevated || cfg!(windows),
+            ..Default::default()
+        });
         Options {
+            method,
+            pypi_mirror: None,
             lang: None,
             tables,
-            target: Target::real(),
+            target,
             host: Host::real(),
             overrides: Overrides::default(),
             mirrors: Vec::new(),
@@ -213,6 +225,8 @@ impl Options {
         Options {
             target: Target::rooted(os, root),
             host: Host::sandbox(os, root, env),
+            // A sandbox root is writable: the installer, as on an elevated machine.
+            method: crate::recommend::Method::Installer,
             ..Options::machine(tables)
         }
     }
@@ -520,6 +534,7 @@ impl App {
                 &Request {
                     goal: self.goal,
                     cuda,
+                    method: self.choose.method,
                 },
             );
             self.choose.cache = Some((key, rec));

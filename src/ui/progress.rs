@@ -46,6 +46,7 @@ pub fn step_title(lang: Lang, name: &str) -> String {
         "preflight" => "ui_step_preflight",
         "download_toolkit" => "ui_step_download_toolkit",
         "install_toolkit" => "ui_step_install_toolkit",
+        "assemble_toolkit" => "ui_step_assemble_toolkit",
         "download_cudnn" => "ui_step_download_cudnn",
         "install_cudnn" => "ui_step_install_cudnn",
         "configure_env" => "ui_step_configure_env",

@@ -686,6 +686,7 @@ pub fn recommendation(
         &Request {
             goal: Goal::Pytorch,
             cuda: None,
+            method: crate::recommend::Method::Installer,
         },
     )
 }

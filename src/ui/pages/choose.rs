@@ -5,11 +5,12 @@
 use egui::{Grid, RichText, TextEdit, Ui};
 
 use crate::compat::Os;
-use crate::plan::{Choices, CudnnChoice};
+use crate::plan::{Choices, CudnnChoice, Method};
 use crate::recommend::{DriverAction, Goal, Recommendation};
 use crate::ui::app::{App, Options};
 use crate::ui::text::{msg, t, tf};
 use crate::ui::widgets::{self, Tone};
+use crate::verify::doctor::PypiMirror;
 
 pub type Key = (Goal, String, u64);
 
@@ -21,6 +22,10 @@ pub struct State {
     pub with_driver: bool,
     pub connections: usize,
     pub cache: Option<(Key, Recommendation)>,
+    /// Installer or wheels; `method_advice` chose the default.
+    pub method: Method,
+    /// The PyPI index for wheels: a mirror name or URL, empty for pypi.org.
+    pub pypi: String,
 }
 
 impl State {
@@ -35,7 +40,18 @@ impl State {
             with_driver: false,
             connections: 8,
             cache: None,
+            method: opts.method,
+            pypi: opts.pypi_mirror.clone().unwrap_or_default(),
         }
+    }
+
+    /// The index URL for the wheels method (None: pypi.org; an unknown name too — the
+    /// field shows why).
+    pub fn pypi_index(&self) -> Option<String> {
+        let t = self.pypi.trim();
+        (!t.is_empty())
+            .then(|| t.parse::<PypiMirror>().ok().map(|m| m.url))
+            .flatten()
     }
 
     pub fn mirrors(&self) -> Vec<String> {
@@ -51,6 +67,9 @@ impl State {
 /// The plan's choices. cuDNN has a page of its own, so the plan leaves it out.
 pub fn choices(app: &App) -> Choices {
     Choices {
+        method: app.choose.method,
+        pypi_index: app.choose.pypi_index(),
+        components: None,
         cudnn: CudnnChoice::Skip,
         mirrors: app.choose.mirrors(),
         bundle: None,
@@ -184,10 +203,63 @@ pub fn show(app: &mut App, ui: &mut Ui) {
         });
     }
 
+    if goal == Goal::Developer {
+        method(app, ui);
+    }
+
     widgets::gap(ui);
     egui::CollapsingHeader::new(t(lang, "ui_advanced"))
         .id_salt("advanced")
         .show(ui, |ui| advanced(app, ui, goal));
+}
+
+/// Installer or wheels: two radio buttons, the difference in one sentence, and why the
+/// default is what it is.
+fn method(app: &mut App, ui: &mut Ui) {
+    let lang = app.lang;
+    widgets::section(ui, &t(lang, "ui_method"));
+    let (before, pypi_before) = (app.choose.method, app.choose.pypi.clone());
+    ui.horizontal(|ui| {
+        ui.radio_value(
+            &mut app.choose.method,
+            Method::Installer,
+            t(lang, "ui_method_installer"),
+        );
+        ui.radio_value(
+            &mut app.choose.method,
+            Method::Wheels,
+            t(lang, "ui_method_wheels"),
+        );
+    });
+    ui.label(RichText::new(t(lang, "ui_method_explain")).weak());
+    let (advised, why) = crate::recommend::method_advice(&crate::recommend::MethodFacts {
+        elevated: app.opts.target.elevated || cfg!(windows),
+        pypi_mirror: !app.choose.pypi.trim().is_empty(),
+        installer_download_failed: false,
+    });
+    if advised == app.choose.method {
+        widgets::note(ui, Tone::Info, &msg(lang, &why));
+    }
+    if app.choose.method == Method::Wheels {
+        ui.horizontal(|ui| {
+            let l = ui.label(t(lang, "ui_method_pypi"));
+            ui.add(
+                TextEdit::singleline(&mut app.choose.pypi)
+                    .hint_text("tsinghua")
+                    .desired_width(260.0),
+            )
+            .labelled_by(l.id);
+        });
+        if !app.choose.pypi.trim().is_empty() && app.choose.pypi_index().is_none() {
+            widgets::note(ui, Tone::Bad, &t(lang, "ui_method_pypi_bad"));
+        }
+    }
+    if app.choose.method != before || app.choose.pypi != pypi_before {
+        // Another method is another recommendation (wheels know more releases) and plan.
+        app.choose.cache = None;
+        app.prepare = Default::default();
+        app.install = Default::default();
+    }
 }
 
 fn driver_line(lang: crate::i18n::Lang, rec: &Recommendation) -> String {

@@ -1,0 +1,393 @@
+//! Lays component wheels out as the tree NVIDIA's installer makes, so every tool that
+//! knows a toolkit folder (nvcc.profile, CMake, PyTorch's cpp_extension, our detection)
+//! finds what it expects:
+//!
+//! | wheel (`nvidia/cu13/…`, `nvidia/cuda_nvcc/…`) | Windows            | Linux            |
+//! |-----------------------------------------------|--------------------|------------------|
+//! | `bin/`                                        | `bin\`             | `bin/`           |
+//! | `bin/x86_64/` (13.x DLLs)                     | `bin\x64\`         | —                |
+//! | `lib/`                                        | `lib\` (`lib\x64`) | `lib64/` (+ `lib` → `lib64`) |
+//! | `cccl/lib/cmake/`                             | `lib\cmake\`       | `lib64/cmake/`   |
+//! | `include/`, `nvvm/`                           | as is              | as is            |
+//!
+//! The tree is built in a staging folder beside the destination and renamed into place,
+//! so the destination is either the old tree or the complete new one, never half of each.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::WheelError;
+use crate::compat::Os;
+use crate::version::Version;
+
+/// Our record of what a wheel-built tree holds (in the tree's `.cuda-setup/`).
+pub const RECORD: &str = "toolkit-wheels.json";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssembleSpec {
+    pub version: Version,
+    pub wheels: Vec<PathBuf>,
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    pub version: Version,
+    /// Wheel file names, sorted.
+    pub wheels: Vec<String>,
+    pub files: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub changed: bool,
+    pub files: usize,
+    pub bytes: u64,
+}
+
+fn io(path: &Path, e: impl std::fmt::Display) -> WheelError {
+    WheelError::Io {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    }
+}
+
+/// Where a wheel entry goes in the toolkit tree; None for files that stay out
+/// (`RECORD`, `WHEEL`, …). Licences go to `.cuda-setup/licenses/<wheel>/`.
+pub fn dest_of(os: Os, wheel: &str, name: &str) -> Result<Option<String>, String> {
+    if name.contains('\\') || name.starts_with('/') || name.contains(':') || name.contains('\0') {
+        return Err(format!("entry \"{name}\" has an unsafe name"));
+    }
+    if name.split('/').any(|c| c == ".." || c == ".") {
+        return Err(format!("entry \"{name}\" climbs out of the wheel"));
+    }
+    let mut parts = name.split('/');
+    let first = parts.next().unwrap_or("");
+    if first.ends_with(".dist-info") {
+        let rest: Vec<&str> = parts.collect();
+        return Ok(
+            (rest.first() == Some(&"licenses") && rest.len() > 1).then(|| {
+                format!(
+                    "{}/licenses/{wheel}/{}",
+                    crate::cudnn::txn::META,
+                    rest[1..].join("/")
+                )
+            }),
+        );
+    }
+    if first != "nvidia" {
+        return Err(format!("entry \"{name}\" is outside nvidia/"));
+    }
+    let _package = parts
+        .next()
+        .ok_or_else(|| format!("entry \"{name}\" has no package folder"))?;
+    let rest: Vec<&str> = parts.collect();
+    if rest.is_empty() {
+        return Ok(None);
+    }
+    let rel = rest.join("/");
+    // Python package markers have no place in a toolkit.
+    if rest.last().is_some_and(|f| *f == "__init__.py") || rest.contains(&"__pycache__") {
+        return Ok(None);
+    }
+    let mapped = match os {
+        Os::Windows => {
+            if let Some(r) = rel.strip_prefix("bin/x86_64/") {
+                format!("bin/x64/{r}")
+            } else if let Some(r) = rel.strip_prefix("cccl/lib/") {
+                format!("lib/{r}")
+            } else {
+                rel
+            }
+        }
+        Os::Linux => {
+            if let Some(r) = rel.strip_prefix("lib/") {
+                format!("lib64/{r}")
+            } else if let Some(r) = rel.strip_prefix("cccl/lib/") {
+                format!("lib64/{r}")
+            } else {
+                rel
+            }
+        }
+    };
+    Ok(Some(mapped))
+}
+
+fn record_path(dir: &Path) -> PathBuf {
+    dir.join(crate::cudnn::txn::META).join(RECORD)
+}
+
+pub fn read_record(dir: &Path) -> Option<Record> {
+    let b = std::fs::read(record_path(dir)).ok()?;
+    serde_json::from_slice(&b).ok()
+}
+
+fn wheel_names(spec: &AssembleSpec) -> Vec<String> {
+    let mut names: Vec<String> = spec
+        .wheels
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// Builds the tree. `progress(done, total)` in unpacked bytes; `cancelled()` is polled
+/// between entries (a cancelled build leaves the destination untouched).
+pub fn assemble(
+    spec: &AssembleSpec,
+    os: Os,
+    progress: &dyn Fn(u64, u64),
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Outcome, WheelError> {
+    let names = wheel_names(spec);
+    if let Some(r) = read_record(&spec.dir)
+        && r.wheels == names
+        && r.version == spec.version
+        && spec.dir.join("version.json").is_file()
+    {
+        return Ok(Outcome {
+            changed: false,
+            files: r.files,
+            bytes: 0,
+        });
+    }
+    let parent = spec
+        .dir
+        .parent()
+        .ok_or_else(|| io(&spec.dir, "has no parent folder"))?;
+    std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+    let leaf = spec
+        .dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "cuda".into());
+    let staging = parent.join(format!(".{leaf}.staging-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    let result = build(spec, os, &staging, progress, cancelled).and_then(|(files, bytes)| {
+        let record = Record {
+            version: spec.version.clone(),
+            wheels: names.clone(),
+            files,
+        };
+        let rp = record_path(&staging);
+        std::fs::create_dir_all(rp.parent().expect("has parent")).map_err(|e| io(&rp, e))?;
+        std::fs::write(
+            &rp,
+            serde_json::to_vec_pretty(&record).expect("serialisable"),
+        )
+        .map_err(|e| io(&rp, e))?;
+        swap_in(&staging, &spec.dir)?;
+        Ok(Outcome {
+            changed: true,
+            files,
+            bytes,
+        })
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    result
+}
+
+/// Renames `staging` to `dir`; an existing `dir` is moved aside first and removed after.
+fn swap_in(staging: &Path, dir: &Path) -> Result<(), WheelError> {
+    if dir.exists() {
+        let old = dir.with_file_name(format!(
+            ".{}.old-{}",
+            dir.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default(),
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&old);
+        std::fs::rename(dir, &old).map_err(|e| io(dir, e))?;
+        if let Err(e) = std::fs::rename(staging, dir) {
+            let _ = std::fs::rename(&old, dir);
+            return Err(io(dir, e));
+        }
+        let _ = std::fs::remove_dir_all(&old);
+    } else {
+        std::fs::rename(staging, dir).map_err(|e| io(dir, e))?;
+    }
+    Ok(())
+}
+
+fn build(
+    spec: &AssembleSpec,
+    os: Os,
+    out: &Path,
+    progress: &dyn Fn(u64, u64),
+    cancelled: &dyn Fn() -> bool,
+) -> Result<(usize, u64), WheelError> {
+    let mut zips = Vec::new();
+    let mut total = 0u64;
+    for w in &spec.wheels {
+        let name = w
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let f = std::fs::File::open(w).map_err(|e| io(w, e))?;
+        let mut z = zip::ZipArchive::new(f).map_err(|e| WheelError::Layout {
+            wheel: name.clone(),
+            detail: format!("not a readable wheel: {e}"),
+        })?;
+        for i in 0..z.len() {
+            if let Ok(e) = z.by_index_raw(i) {
+                total = total.saturating_add(e.size());
+            }
+        }
+        zips.push((name, z));
+    }
+    if let Some(free) = crate::platform::free_space(out.parent().unwrap_or(out))
+        && free < total
+    {
+        return Err(io(out, format!("{total} bytes needed, {free} free")));
+    }
+    let (mut files, mut done) = (0usize, 0u64);
+    let mut buf = vec![0u8; 1 << 20];
+    for (name, z) in &mut zips {
+        let stem = name.trim_end_matches(".whl").to_string();
+        for i in 0..z.len() {
+            if cancelled() {
+                return Err(io(out, "cancelled"));
+            }
+            let mut e = z.by_index(i).map_err(|err| WheelError::Layout {
+                wheel: name.clone(),
+                detail: err.to_string(),
+            })?;
+            if e.is_dir() {
+                continue;
+            }
+            let entry = String::from_utf8_lossy(e.name_raw()).into_owned();
+            let layout = |detail: String| WheelError::Layout {
+                wheel: name.clone(),
+                detail,
+            };
+            if e.unix_mode().is_some_and(|m| m & 0o170000 == 0o120000) {
+                return Err(layout(format!("entry \"{entry}\" is a symbolic link")));
+            }
+            let Some(rel) = dest_of(os, &stem, &entry).map_err(layout)? else {
+                continue;
+            };
+            let dest = out.join(&rel);
+            if let Some(d) = dest.parent() {
+                std::fs::create_dir_all(d).map_err(|err| io(d, err))?;
+            }
+            let mut f = std::fs::File::create(&dest).map_err(|err| io(&dest, err))?;
+            loop {
+                let n = e.read(&mut buf).map_err(|err| WheelError::Layout {
+                    wheel: name.clone(),
+                    detail: format!("entry \"{entry}\" is damaged: {err}"),
+                })?;
+                if n == 0 {
+                    break;
+                }
+                std::io::Write::write_all(&mut f, &buf[..n]).map_err(|err| io(&dest, err))?;
+                done += n as u64;
+            }
+            #[cfg(unix)]
+            if let Some(mode) = e.unix_mode()
+                && mode & 0o111 != 0
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o755))
+                    .map_err(|err| io(&dest, err))?;
+            }
+            files += 1;
+            progress(done, total);
+        }
+    }
+    // nvcc.profile in the wheels links against $(TOP)/lib; NVIDIA's runfile tree has both.
+    #[cfg(unix)]
+    if os == Os::Linux && out.join("lib64").is_dir() && !out.join("lib").exists() {
+        std::os::unix::fs::symlink("lib64", out.join("lib")).map_err(|e| io(out, e))?;
+    }
+    write_version_json(spec, out)?;
+    Ok((files, done))
+}
+
+/// NVIDIA's `version.json`: `cuda.version` is the release, one object per component.
+fn write_version_json(spec: &AssembleSpec, out: &Path) -> Result<(), WheelError> {
+    let mut v = serde_json::Map::new();
+    v.insert(
+        "cuda".into(),
+        serde_json::json!({"name": "CUDA SDK", "version": spec.version.to_string()}),
+    );
+    for w in &spec.wheels {
+        let name = w
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Some(parsed) = super::index::WheelName::parse(&name) {
+            let key = parsed.dist.trim_start_matches("nvidia-").replace('-', "_");
+            v.insert(
+                key,
+                serde_json::json!({"name": parsed.dist, "version": parsed.version.to_string(), "source": "wheel"}),
+            );
+        }
+    }
+    let p = out.join("version.json");
+    std::fs::write(&p, serde_json::to_vec_pretty(&v).expect("serialisable")).map_err(|e| io(&p, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_mapping() {
+        let d = |os, n: &str| dest_of(os, "w", n).unwrap();
+        assert_eq!(
+            d(Os::Windows, "nvidia/cu13/bin/nvcc.exe").as_deref(),
+            Some("bin/nvcc.exe")
+        );
+        assert_eq!(
+            d(Os::Windows, "nvidia/cu13/bin/x86_64/cudart64_13.dll").as_deref(),
+            Some("bin/x64/cudart64_13.dll")
+        );
+        assert_eq!(
+            d(Os::Windows, "nvidia/cu13/lib/x64/cudart.lib").as_deref(),
+            Some("lib/x64/cudart.lib")
+        );
+        assert_eq!(
+            d(Os::Linux, "nvidia/cu13/lib/libcudart.so.13").as_deref(),
+            Some("lib64/libcudart.so.13")
+        );
+        assert_eq!(
+            d(Os::Linux, "nvidia/cu13/nvvm/bin/cicc").as_deref(),
+            Some("nvvm/bin/cicc")
+        );
+        assert_eq!(
+            d(Os::Linux, "nvidia/cu13/cccl/lib/cmake/cub/cub-config.cmake").as_deref(),
+            Some("lib64/cmake/cub/cub-config.cmake")
+        );
+        assert_eq!(
+            d(Os::Linux, "nvidia/cuda_nvcc/bin/ptxas").as_deref(),
+            Some("bin/ptxas"),
+            "12.x wheels: one folder per package"
+        );
+        assert_eq!(
+            d(Os::Linux, "nvidia_cuda_nvcc-13.5.37.dist-info/RECORD"),
+            None
+        );
+        assert_eq!(
+            d(
+                Os::Linux,
+                "nvidia_cuda_nvcc-13.5.37.dist-info/licenses/License.txt"
+            )
+            .as_deref(),
+            Some(".cuda-setup/licenses/w/License.txt")
+        );
+        assert_eq!(d(Os::Linux, "nvidia/__init__.py"), None);
+        assert!(dest_of(Os::Linux, "w", "nvidia/cu13/../../etc/passwd").is_err());
+        assert!(dest_of(Os::Linux, "w", "/etc/passwd").is_err());
+        assert!(dest_of(Os::Linux, "w", "evil/bin/nvcc").is_err());
+    }
+}

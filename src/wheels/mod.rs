@@ -1,0 +1,448 @@
+//! The second way to get a toolkit: NVIDIA's own component wheels from a PyPI index
+//! (pypi.org or any mirror — Tsinghua, Aliyun, USTC carry them at full speed), laid out as
+//! a standard toolkit tree. No installer, no administrator rights.
+//!
+//! Resolution reads NVIDIA's `cuda-toolkit==X.Y.Z` metapackage: its `Requires-Dist`
+//! lines pin every component wheel of that release per extra (`nvcc`, `cublas`, …) and
+//! platform, so we never keep our own table of component versions.
+
+pub mod assemble;
+pub mod index;
+pub mod metadata;
+pub mod version;
+
+use std::io::Read;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::compat::Os;
+use crate::download::{self, DownloadError, Options};
+use crate::version::Version;
+use index::{DistFile, WheelName};
+use version::{Specifier, WheelVersion};
+
+pub use assemble::{AssembleSpec, assemble};
+
+/// NVIDIA's metapackage that pins a release's component wheels.
+pub const METAPACKAGE: &str = "cuda-toolkit";
+
+/// The components a developer install takes, as the installer's `-s` list does: compiler,
+/// runtime, the math libraries PyTorch extensions link, NVTX and CCCL (Thrust/CUB).
+pub const DEVELOPER_COMPONENTS: &[&str] = &[
+    "nvcc", "cudart", "nvrtc", "cublas", "cufft", "curand", "cusolver", "cusparse", "nvtx", "cccl",
+    "profiler",
+];
+
+/// One wheel to fetch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Wheel {
+    pub project: String,
+    pub version: String,
+    pub filename: String,
+    pub url: String,
+    pub sha256: String,
+    pub size: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Resolved {
+    pub toolkit: Version,
+    pub index: String,
+    pub components: Vec<String>,
+    pub wheels: Vec<Wheel>,
+    pub cudnn: Option<Wheel>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// A PEP 503/691 simple index (`https://pypi.org/simple`, a mirror's `…/simple`).
+    pub index: String,
+    pub toolkit: Version,
+    pub os: Os,
+    /// Extras of `cuda-toolkit`; None: [`DEVELOPER_COMPONENTS`] that this release has.
+    pub components: Option<Vec<String>>,
+    /// The cuDNN release to take as `nvidia-cudnn-cuNN`; None: no cuDNN.
+    pub cudnn: Option<Version>,
+}
+
+#[derive(Debug, Clone, thiserror::Error, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WheelError {
+    #[error("package index {url}: {detail}")]
+    Index { url: String, detail: String },
+    #[error("{project} {version} is not on the index {index} (it has: {available})")]
+    NoRelease {
+        project: String,
+        version: String,
+        index: String,
+        available: String,
+    },
+    #[error("no {platform} wheel of {project} {spec} on {index}{}", if .seen.is_empty() { String::new() } else { format!(" (versions there: {})", .seen.join(", ")) })]
+    NoWheel {
+        project: String,
+        spec: String,
+        platform: String,
+        index: String,
+        seen: Vec<String>,
+    },
+    #[error("{file}: the index gives no SHA-256 for it, so it cannot be verified")]
+    NoHash { file: String },
+    #[error("{file}: unreadable package metadata: {detail}")]
+    Metadata { file: String, detail: String },
+    #[error("CUDA {toolkit} has no component \"{name}\" (it has: {})", .available.join(", "))]
+    UnknownComponent {
+        name: String,
+        toolkit: String,
+        available: Vec<String>,
+    },
+    #[error("{0}")]
+    Download(DownloadError),
+    #[error("{wheel}: {detail}")]
+    Layout { wheel: String, detail: String },
+    #[error("{path}: {detail}")]
+    Io { path: String, detail: String },
+}
+
+impl WheelError {
+    pub fn hint(&self) -> &'static str {
+        match self {
+            WheelError::Index { .. } => {
+                "check the mirror's address (it ends in /simple) or try another: --pypi-mirror https://pypi.tuna.tsinghua.edu.cn/simple"
+            }
+            WheelError::NoRelease { .. } | WheelError::NoWheel { .. } => {
+                "the mirror may lag behind PyPI: try another mirror, another CUDA version (--cuda), or --method installer"
+            }
+            WheelError::NoHash { .. } => {
+                "use a mirror that publishes SHA-256 hashes (every PEP 503 mirror should)"
+            }
+            WheelError::Metadata { .. } | WheelError::Layout { .. } => {
+                "the mirror served an unexpected file; try another mirror or --method installer"
+            }
+            WheelError::UnknownComponent { .. } => "choose components from the list above",
+            WheelError::Download(e) => e.hint(),
+            WheelError::Io { .. } => "check free space and permissions on that folder",
+        }
+    }
+}
+
+fn platform_ok(os: Os, tags: &[String]) -> bool {
+    tags.iter().any(|t| match os {
+        _ if t == "any" => true,
+        Os::Windows => t == "win_amd64",
+        Os::Linux => t == "linux_x86_64" || (t.starts_with("manylinux") && t.ends_with("_x86_64")),
+    })
+}
+
+pub fn platform_name(os: Os) -> &'static str {
+    match os {
+        Os::Windows => "win_amd64",
+        Os::Linux => "manylinux x86_64",
+    }
+}
+
+/// The newest wheel of `project` for `os` whose version `spec` accepts; not yanked, hashed.
+pub fn pick(
+    files: &[DistFile],
+    project: &str,
+    spec: &Specifier,
+    os: Os,
+    index: &str,
+) -> Result<Wheel, WheelError> {
+    let mut seen: Vec<WheelVersion> = Vec::new();
+    let mut best: Option<(WheelVersion, &DistFile)> = None;
+    for f in files.iter().filter(|f| !f.yanked) {
+        let Some(w) = WheelName::parse(&f.filename) else {
+            continue;
+        };
+        if w.dist != index::normalize(project) || !platform_ok(os, &w.platforms) {
+            continue;
+        }
+        if !seen.contains(&w.version) {
+            seen.push(w.version.clone());
+        }
+        if spec.matches(&w.version) && best.as_ref().is_none_or(|(v, _)| w.version > *v) {
+            best = Some((w.version, f));
+        }
+    }
+    let Some((v, f)) = best else {
+        seen.sort();
+        return Err(WheelError::NoWheel {
+            project: project.into(),
+            spec: spec.to_string(),
+            platform: platform_name(os).into(),
+            index: index.into(),
+            seen: seen.iter().rev().take(6).map(ToString::to_string).collect(),
+        });
+    };
+    let sha256 = f.sha256.clone().ok_or_else(|| WheelError::NoHash {
+        file: f.filename.clone(),
+    })?;
+    Ok(Wheel {
+        project: index::normalize(project),
+        version: v.to_string(),
+        filename: f.filename.clone(),
+        url: f.url.clone(),
+        sha256,
+        size: f.size,
+    })
+}
+
+/// Reads `*.dist-info/METADATA` out of a downloaded wheel.
+pub fn read_metadata(wheel: &Path) -> Result<String, WheelError> {
+    let file = wheel.display().to_string();
+    let bad = |detail: String| WheelError::Metadata {
+        file: file.clone(),
+        detail,
+    };
+    let f = std::fs::File::open(wheel).map_err(|e| bad(e.to_string()))?;
+    let mut zip = zip::ZipArchive::new(f).map_err(|e| bad(e.to_string()))?;
+    let name = zip
+        .file_names()
+        .filter_map(|n| n.ok().map(|n| n.into_owned()))
+        .find(|n| n.ends_with(".dist-info/METADATA") && n.matches('/').count() == 1)
+        .ok_or_else(|| bad("no .dist-info/METADATA".into()))?;
+    let mut text = String::new();
+    zip.by_name(&name)
+        .map_err(|e| bad(e.to_string()))?
+        .take(1 << 20)
+        .read_to_string(&mut text)
+        .map_err(|e| bad(e.to_string()))?;
+    Ok(text)
+}
+
+/// Downloads a small wheel (the metapackage) into `dir`, verified against the index hash.
+fn fetch_small(w: &Wheel, dir: &Path) -> Result<std::path::PathBuf, WheelError> {
+    let req = download::Request {
+        url: w.url.clone(),
+        mirrors: vec![],
+        expected: download::Expected {
+            sha256: Some(w.sha256.clone()),
+            md5: None,
+            size: w.size,
+        },
+        dest: dir.join(&w.filename),
+        connections: 1,
+        cache_dir: None,
+        bundle_dirs: vec![],
+        allow_http: true,
+    };
+    download::download(
+        &req,
+        &Options::default(),
+        &|_| {},
+        &download::Cancel::default(),
+    )
+    .map(|o| o.path)
+    .map_err(WheelError::Download)
+}
+
+/// Resolves the wheels for `req`: the metapackage's pins for the chosen components, each
+/// matched to the newest wheel for the platform on the index. `work` holds the metapackage.
+pub fn resolve(req: &Request, opts: &Options, work: &Path) -> Result<Resolved, WheelError> {
+    let index = req.index.trim_end_matches('/').to_string();
+    let meta_files = index::fetch_project(&index, METAPACKAGE, opts)?;
+    let exact: Specifier =
+        format!("=={}", req.toolkit)
+            .parse()
+            .map_err(|d| WheelError::Metadata {
+                file: METAPACKAGE.into(),
+                detail: d,
+            })?;
+    let meta = pick(&meta_files, METAPACKAGE, &exact, req.os, &index).map_err(|e| match e {
+        WheelError::NoWheel { seen, .. } => WheelError::NoRelease {
+            project: METAPACKAGE.into(),
+            version: req.toolkit.to_string(),
+            index: index.clone(),
+            available: if seen.is_empty() {
+                "nothing".into()
+            } else {
+                seen.join(", ")
+            },
+        },
+        e => e,
+    })?;
+    std::fs::create_dir_all(work).map_err(|e| WheelError::Io {
+        path: work.display().to_string(),
+        detail: e.to_string(),
+    })?;
+    let path = fetch_small(&meta, work)?;
+    let md = metadata::parse(&read_metadata(&path)?).map_err(|detail| WheelError::Metadata {
+        file: meta.filename.clone(),
+        detail,
+    })?;
+
+    let components: Vec<String> = match &req.components {
+        Some(list) => {
+            for c in list {
+                if !md
+                    .extras
+                    .iter()
+                    .any(|e| index::normalize(e) == index::normalize(c))
+                {
+                    return Err(WheelError::UnknownComponent {
+                        name: c.clone(),
+                        toolkit: req.toolkit.to_string(),
+                        available: md.extras.iter().filter(|e| *e != "all").cloned().collect(),
+                    });
+                }
+            }
+            list.clone()
+        }
+        None => DEVELOPER_COMPONENTS
+            .iter()
+            .filter(|c| md.extras.iter().any(|e| e == *c))
+            .map(|c| c.to_string())
+            .collect(),
+    };
+    let env = metadata::Env {
+        os: req.os,
+        extras: components.clone(),
+    };
+    // Every pin that applies, merged per project (all its clauses must hold).
+    let mut wanted: Vec<(String, Vec<Specifier>)> = Vec::new();
+    for r in &md.requires {
+        let applies = match &r.marker {
+            Some(m) => metadata::eval(m, &env).map_err(|detail| WheelError::Metadata {
+                file: meta.filename.clone(),
+                detail,
+            })?,
+            None => true,
+        };
+        if !applies {
+            continue;
+        }
+        match wanted.iter_mut().find(|(n, _)| *n == r.name) {
+            Some((_, specs)) => specs.push(r.spec.clone()),
+            None => wanted.push((r.name.clone(), vec![r.spec.clone()])),
+        }
+    }
+    let mut wheels = Vec::new();
+    for (project, specs) in &wanted {
+        let files = index::fetch_project(&index, project, opts)?;
+        let w = pick_all(&files, project, specs, req.os, &index)?;
+        wheels.push(w);
+    }
+    let cudnn = match &req.cudnn {
+        Some(v) => {
+            let project = format!("nvidia-cudnn-cu{}", req.toolkit.major());
+            let files = index::fetch_project(&index, &project, opts)?;
+            let spec: Specifier = format!("=={v}.*")
+                .parse()
+                .map_err(|d| WheelError::Metadata {
+                    file: project.clone(),
+                    detail: d,
+                })?;
+            Some(pick(&files, &project, &spec, req.os, &index)?)
+        }
+        None => None,
+    };
+    Ok(Resolved {
+        toolkit: req.toolkit.clone(),
+        index,
+        components,
+        wheels,
+        cudnn,
+    })
+}
+
+/// The file an offline bundle keeps a resolution in, so an install from the bundle needs
+/// no index.
+pub fn resolution_file(toolkit: &Version, os: Os) -> String {
+    format!("wheels-{toolkit}-{}.json", os.as_str())
+}
+
+pub fn save_resolution(dir: &Path, r: &Resolved, os: Os) -> Result<std::path::PathBuf, WheelError> {
+    let p = dir.join(resolution_file(&r.toolkit, os));
+    std::fs::write(&p, serde_json::to_vec_pretty(r).expect("serialisable")).map_err(|e| {
+        WheelError::Io {
+            path: p.display().to_string(),
+            detail: e.to_string(),
+        }
+    })?;
+    Ok(p)
+}
+
+pub fn read_resolution(dir: &Path, toolkit: &Version, os: Os) -> Option<Resolved> {
+    let b = std::fs::read(dir.join(resolution_file(toolkit, os))).ok()?;
+    serde_json::from_slice(&b).ok()
+}
+
+/// `pick` with several specifier sets that must all hold.
+fn pick_all(
+    files: &[DistFile],
+    project: &str,
+    specs: &[Specifier],
+    os: Os,
+    index: &str,
+) -> Result<Wheel, WheelError> {
+    let joined: String = specs
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let spec: Specifier =
+        joined
+            .replace("(any)", "")
+            .parse()
+            .map_err(|d| WheelError::Metadata {
+                file: project.into(),
+                detail: d,
+            })?;
+    pick(files, project, &spec, os, index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, sha: Option<&str>) -> DistFile {
+        DistFile {
+            filename: name.into(),
+            url: format!("https://x/{name}"),
+            sha256: sha.map(str::to_string),
+            size: None,
+            yanked: false,
+        }
+    }
+
+    #[test]
+    fn picks_newest_for_platform() {
+        let files = [
+            file("nvidia_cuda_nvcc-13.5.37-py3-none-win_amd64.whl", Some("a")),
+            file(
+                "nvidia_cuda_nvcc-13.5.37-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+                Some("b"),
+            ),
+            file(
+                "nvidia_cuda_nvcc-13.5.37-py3-none-manylinux2014_aarch64.manylinux_2_17_aarch64.whl",
+                Some("c"),
+            ),
+            file("nvidia_cuda_nvcc-13.4.92-py3-none-win_amd64.whl", Some("d")),
+            file(
+                "nvidia_cuda_nvcc-13.6.0rc1-py3-none-win_amd64.whl",
+                Some("e"),
+            ),
+        ];
+        let any: Specifier = "".parse().unwrap();
+        let w = pick(&files, "nvidia-cuda-nvcc", &any, Os::Windows, "i").unwrap();
+        assert_eq!((w.version.as_str(), w.sha256.as_str()), ("13.5.37", "a"));
+        let l = pick(&files, "nvidia-cuda-nvcc", &any, Os::Linux, "i").unwrap();
+        assert_eq!(l.sha256, "b");
+        let old: Specifier = "==13.4.*".parse().unwrap();
+        assert_eq!(
+            pick(&files, "nvidia-cuda-nvcc", &old, Os::Windows, "i")
+                .unwrap()
+                .sha256,
+            "d"
+        );
+        let none: Specifier = "==12.*".parse().unwrap();
+        let e = pick(&files, "nvidia-cuda-nvcc", &none, Os::Linux, "i").unwrap_err();
+        assert!(e.to_string().contains("13.5.37"), "{e}");
+        let nohash = [file("p-1.0-py3-none-any.whl", None)];
+        assert!(matches!(
+            pick(&nohash, "p", &any, Os::Linux, "i"),
+            Err(WheelError::NoHash { .. })
+        ));
+    }
+}

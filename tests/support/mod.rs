@@ -2,3 +2,4 @@
 pub mod cudnn_zip;
 pub mod server;
 pub mod tree;
+pub mod wheels;

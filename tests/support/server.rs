@@ -53,6 +53,7 @@ pub struct Fault {
 struct Route {
     body: Body,
     fault: Mutex<Fault>,
+    content_type: Option<String>,
 }
 
 pub struct Server {
@@ -114,6 +115,19 @@ impl Server {
             Arc::new(Route {
                 body,
                 fault: Mutex::new(fault),
+                content_type: None,
+            }),
+        );
+    }
+
+    /// A page with a `Content-Type` (a package index answers JSON or HTML).
+    pub fn add_typed(&self, path: &str, body: Body, content_type: &str) {
+        self.routes.lock().unwrap().insert(
+            path.to_string(),
+            Arc::new(Route {
+                body,
+                fault: Mutex::new(Fault::default()),
+                content_type: Some(content_type.to_string()),
             }),
         );
     }
@@ -245,9 +259,14 @@ fn serve(
             } else {
                 "Accept-Ranges: bytes\r\n"
             };
+            let type_header = route
+                .content_type
+                .as_ref()
+                .map(|t| format!("Content-Type: {t}\r\n"))
+                .unwrap_or_default();
             write!(
                 out,
-                "HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{ranges_header}\r\n"
+                "HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{ranges_header}{type_header}\r\n"
             )?;
         }
         if method == "HEAD" {

@@ -1,0 +1,365 @@
+//! `install --method wheels` end to end with NVIDIA's real wheels (fetched once with pip,
+//! cached under target/) served on loopback as a PyPI index: the assembled 13.5 tree's
+//! real nvcc reports 13.5 and compiles a kernel with gcc as host compiler, `detect` finds
+//! the toolkit, `smoke` explains there is no driver; a wrong hash, a wheel missing for
+//! the platform and a mirror that is down each stop with a clear error and leave no tree.
+
+#![cfg(all(unix, target_arch = "x86_64"))]
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use cuda_setup::compat::Os;
+use cuda_setup::download::Options;
+use cuda_setup::wheels::{self, WheelError};
+use serde_json::Value;
+use support::wheels::{COMPONENTS, IndexFile, Platform, TOOLKIT, cached, files, serve};
+
+fn cli(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
+    c.args(args).env("LANG", "C");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `install --method wheels` for CUDA 13.5 (driver and GPU given: none exist here).
+fn install_args<'a>(index: &'a str, root: &'a str, os: &'a str) -> Vec<&'a str> {
+    vec![
+        "install",
+        "--unattended",
+        "--goal",
+        "developer",
+        "--cuda",
+        "13.5",
+        "--method",
+        "wheels",
+        "--pypi-mirror",
+        index,
+        "--components",
+        COMPONENTS,
+        "--no-cudnn",
+        "--driver",
+        "600.00",
+        "--gpu-cc",
+        "8.6",
+        "--os",
+        os,
+        "--root",
+        root,
+        "--connections",
+        "2",
+    ]
+}
+
+fn linux_files() -> Vec<IndexFile> {
+    files(&[&cached(Platform::Linux)])
+}
+
+#[test]
+fn linux_toolkit_from_a_json_index_compiles_a_kernel_and_is_found() {
+    let server = serve(&linux_files());
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path().to_str().unwrap();
+    let index = server.url("/simple");
+    let out = cli(&install_args(&index, r, "linux"), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dir = root.path().join("usr/local/cuda-13.5");
+
+    // The layout NVIDIA's runfile makes.
+    for f in [
+        "bin/nvcc",
+        "bin/ptxas",
+        "nvvm/bin/cicc",
+        "nvvm/libdevice/libdevice.10.bc",
+        "include/cuda_runtime.h",
+        "include/crt/host_config.h",
+        "include/cccl/cuda/std/version",
+        "lib64/libcudart.so.13",
+        "lib64/libcudart_static.a",
+        "version.json",
+    ] {
+        assert!(dir.join(f).exists(), "{f} missing");
+    }
+    assert!(std::fs::read_link(dir.join("lib")).is_ok(), "lib -> lib64");
+    let vj: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("version.json")).unwrap()).unwrap();
+    assert_eq!(vj["cuda"]["version"], TOOLKIT);
+    assert_eq!(vj["cuda_nvcc"]["version"], "13.5.37");
+
+    // The real nvcc.
+    let v = Command::new(dir.join("bin/nvcc"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    let vt = String::from_utf8_lossy(&v.stdout);
+    assert!(vt.contains("release 13.5, V13.5.37"), "{vt}");
+
+    // A real kernel, gcc as the host compiler, linked against the wheels' cudart.
+    let work = tempfile::tempdir().unwrap();
+    let cu = work.path().join("add.cu");
+    std::fs::write(
+        &cu,
+        r#"#include <cstdio>
+#include <cuda_runtime.h>
+__global__ void add(float *a) { a[threadIdx.x] += 1.0f; }
+int main() {
+  float *d;
+  cudaError_t e = cudaMalloc(&d, 64 * sizeof(float));
+  if (e != cudaSuccess) { printf("cuda: %s\n", cudaGetErrorString(e)); return 2; }
+  add<<<1, 64>>>(d);
+  printf("ran: %s\n", cudaGetErrorString(cudaDeviceSynchronize()));
+  return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = work.path().join("add");
+    let c = Command::new(dir.join("bin/nvcc"))
+        .args(["-ccbin", "gcc", "-o"])
+        .arg(&exe)
+        .arg(&cu)
+        .output()
+        .unwrap();
+    assert!(c.status.success(), "nvcc failed:\n{}", text(&c));
+    let run = Command::new(&exe).output().unwrap();
+    let rt = text(&run);
+    // No GPU here: the program runs and the CUDA runtime says why it cannot go on.
+    assert!(rt.contains("cuda: ") || rt.contains("ran: "), "{rt}");
+
+    // detect finds it through CUDA_PATH and PATH, versioned from version.json.
+    let path = format!(
+        "{}:{}",
+        dir.join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    let d = cli(
+        &["detect", "--json"],
+        &[("CUDA_PATH", dir.to_str().unwrap()), ("PATH", &path)],
+    );
+    let j: Value = serde_json::from_slice(&d.stdout).unwrap_or_else(|_| panic!("{}", text(&d)));
+    let found = j["toolkits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["path"].as_str().is_some_and(|p| p.ends_with("cuda-13.5")))
+        .unwrap_or_else(|| panic!("toolkit not detected: {}", j["toolkits"]));
+    assert_eq!(found["version"], TOOLKIT);
+    assert_eq!(found["version_source"], "version_json");
+    assert_eq!(found["active"], true, "{found}");
+
+    // smoke: no driver on this machine, and it says so (exit 4).
+    if !Path::new("/proc/driver/nvidia/version").exists() {
+        let s = cli(
+            &["smoke", "--json", "--cuda-dir", dir.to_str().unwrap()],
+            &[],
+        );
+        assert_eq!(s.status.code(), Some(4), "{}", text(&s));
+        let sj: Value = serde_json::from_slice(&s.stdout).unwrap();
+        assert_eq!(sj["reason"]["key"], "smoke_no_driver");
+    }
+
+    // A second run fetches nothing new and changes nothing.
+    let before = server.requests();
+    let again = cli(&install_args(&index, r, "linux"), &[]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    assert!(
+        text(&again).contains("Already in place"),
+        "{}",
+        text(&again)
+    );
+    let file_requests = server.requests() - before;
+    // Index pages and the metapackage only (6 pages + 1 tiny wheel), no component wheel.
+    assert!(
+        file_requests <= 8,
+        "{file_requests} requests on the second run"
+    );
+}
+
+#[test]
+fn the_html_index_resolves_the_same_wheels_as_the_json_one() {
+    let server = serve(&linux_files());
+    let work = tempfile::tempdir().unwrap();
+    let req = |index: String| wheels::Request {
+        index,
+        toolkit: TOOLKIT.parse().unwrap(),
+        os: Os::Linux,
+        components: Some(COMPONENTS.split(',').map(str::to_string).collect()),
+        cudnn: None,
+    };
+    let json = wheels::resolve(
+        &req(server.url("/simple")),
+        &Options::default(),
+        work.path(),
+    )
+    .unwrap();
+    let html =
+        wheels::resolve(&req(server.url("/html")), &Options::default(), work.path()).unwrap();
+    let names = |r: &wheels::Resolved| {
+        let mut v: Vec<(String, String, String)> = r
+            .wheels
+            .iter()
+            .map(|w| (w.project.clone(), w.version.clone(), w.sha256.clone()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&json), names(&html));
+    let projects: Vec<String> = names(&json).into_iter().map(|n| n.0).collect();
+    assert_eq!(
+        projects,
+        [
+            "nvidia-cuda-cccl",
+            "nvidia-cuda-crt",
+            "nvidia-cuda-nvcc",
+            "nvidia-cuda-runtime",
+            "nvidia-nvvm"
+        ]
+    );
+    // An unknown component is named with the ones this release has.
+    let mut bad = req(server.url("/simple"));
+    bad.components = Some(vec!["nvcc".into(), "cudnn-please".into()]);
+    let e = wheels::resolve(&bad, &Options::default(), work.path()).unwrap_err();
+    assert!(matches!(e, WheelError::UnknownComponent { .. }), "{e}");
+    assert!(e.to_string().contains("cublas"), "{e}");
+}
+
+#[test]
+fn a_wrong_hash_on_the_index_stops_before_anything_is_installed() {
+    let mut f = linux_files();
+    let rt = f
+        .iter_mut()
+        .find(|f| f.project == "nvidia-cuda-runtime")
+        .unwrap();
+    rt.sha256 = "0".repeat(64);
+    let server = serve(&f);
+    let root = tempfile::tempdir().unwrap();
+    let out = cli(
+        &install_args(
+            &server.url("/simple"),
+            root.path().to_str().unwrap(),
+            "linux",
+        ),
+        &[],
+    );
+    // 1603 (MSI's "fatal error"); Unix keeps the low 8 bits.
+    assert_eq!(out.status.code(), Some(1603 % 256), "{}", text(&out));
+    let t = text(&out);
+    assert!(
+        t.contains("sha256 mismatch") || t.contains("SHA-256 mismatch") || t.contains("mismatch"),
+        "{t}"
+    );
+    assert!(t.contains("nvidia_cuda_runtime-13.5.37"), "{t}");
+    assert!(
+        !root.path().join("usr/local/cuda-13.5").exists(),
+        "no tree may be left"
+    );
+    // The bad download is deleted, not kept as if it were good.
+    let dl = root.path().join(".cuda-setup/downloads");
+    let left: Vec<String> = std::fs::read_dir(&dl)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("nvidia_cuda_runtime"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_wheel_missing_for_the_platform_is_named() {
+    // The index has every wheel, but nvidia-cuda-crt only for Windows.
+    let mut f = linux_files();
+    let crt = f
+        .iter_mut()
+        .find(|f| f.project == "nvidia-cuda-crt")
+        .unwrap();
+    crt.filename = crt
+        .filename
+        .replace("manylinux2014_x86_64.manylinux_2_17_x86_64", "win_amd64");
+    let server = serve(&f);
+    let root = tempfile::tempdir().unwrap();
+    let out = cli(
+        &install_args(
+            &server.url("/simple"),
+            root.path().to_str().unwrap(),
+            "linux",
+        ),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1603 % 256), "{}", text(&out));
+    let t = text(&out);
+    assert!(
+        t.contains("no manylinux x86_64 wheel of nvidia-cuda-crt ==13.5.37.*"),
+        "{t}"
+    );
+    assert!(t.contains("hint: "), "{t}");
+    assert!(!root.path().join("usr/local/cuda-13.5").exists());
+}
+
+#[test]
+fn a_mirror_that_is_down_is_reported_with_a_hint() {
+    // A port that was just free: nothing listens there.
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/simple", l.local_addr().unwrap())
+    };
+    let root = tempfile::tempdir().unwrap();
+    let out = cli(
+        &install_args(&dead, root.path().to_str().unwrap(), "linux"),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1603 % 256), "{}", text(&out));
+    let t = text(&out);
+    assert!(
+        t.contains("package index") && t.contains("cuda-toolkit"),
+        "{t}"
+    );
+    assert!(t.contains("hint: ") && t.contains("--pypi-mirror"), "{t}");
+    assert!(!root.path().join("usr").exists());
+}
+
+#[test]
+fn windows_layout_puts_nvcc_in_bin_and_cudart_in_bin_x64() {
+    let server = serve(&files(&[&cached(Platform::Windows)]));
+    let root = tempfile::tempdir().unwrap();
+    let out = cli(
+        &install_args(
+            &server.url("/simple"),
+            root.path().to_str().unwrap(),
+            "windows",
+        ),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dir = root
+        .path()
+        .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v13.5");
+    for f in [
+        "bin/nvcc.exe",
+        "bin/x64/cudart64_13.dll",
+        "lib/x64/cudart.lib",
+        "nvvm/bin/cicc.exe",
+        "include/cuda_runtime.h",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} missing in {}", dir.display());
+    }
+    assert!(
+        !dir.join("bin/x86_64").exists(),
+        "the wheels' bin/x86_64 becomes bin/x64"
+    );
+    // The environment record: CUDA_PATH and PATH point at the tree.
+    let rec = std::fs::read_to_string(root.path().join(".cuda-setup/windows-env.json")).unwrap();
+    assert!(rec.contains("CUDA_PATH") && rec.contains("v13.5"), "{rec}");
+    assert!(rec.contains("x64"), "PATH has bin\\x64: {rec}");
+}

@@ -36,6 +36,13 @@ fn text(o: &Output) -> String {
 
 /// `install --method wheels` for CUDA 13.5 (driver and GPU given: none exist here).
 fn install_args<'a>(index: &'a str, root: &'a str, os: &'a str) -> Vec<&'a str> {
+    let mut a = install_args_with_cudnn(index, root, os);
+    a.push("--no-cudnn");
+    a
+}
+
+/// The same, cuDNN included (the recommended 9.27.0.42, as `nvidia-cudnn-cu13`).
+fn install_args_with_cudnn<'a>(index: &'a str, root: &'a str, os: &'a str) -> Vec<&'a str> {
     vec![
         "install",
         "--unattended",
@@ -49,7 +56,6 @@ fn install_args<'a>(index: &'a str, root: &'a str, os: &'a str) -> Vec<&'a str> 
         index,
         "--components",
         COMPONENTS,
-        "--no-cudnn",
         "--driver",
         "600.00",
         "--gpu-cc",
@@ -67,9 +73,16 @@ fn linux_files() -> Vec<IndexFile> {
     files(&[&cached(Platform::Linux)])
 }
 
+/// The real toolkit wheels plus a real-layout cuDNN wheel (the real one is 500 MB).
+fn with_cudnn_wheel(p: Platform, tmp: &Path) -> Vec<IndexFile> {
+    support::cudnn_zip::write_cudnn_wheel(tmp, "9.27.0.42", 13, p == Platform::Windows);
+    files(&[&cached(p), tmp])
+}
+
 #[test]
 fn linux_toolkit_from_a_json_index_compiles_a_kernel_and_is_found() {
-    let server = serve(&linux_files());
+    let wheels = tempfile::tempdir().unwrap();
+    let server = serve(&with_cudnn_wheel(Platform::Linux, wheels.path()));
     let root = tempfile::tempdir().unwrap();
     let r = root.path().to_str().unwrap();
     let index = server.url("/simple");
@@ -170,9 +183,37 @@ int main() {
         assert_eq!(sj["reason"]["key"], "smoke_no_driver");
     }
 
+    // Again with cuDNN: the toolkit is not rebuilt, cuDNN comes from its wheel through
+    // the cuDNN transaction (Linux has no redist zip to use).
+    let with = cli(&install_args_with_cudnn(&index, r, "linux"), &[]);
+    assert_eq!(with.status.code(), Some(0), "{}", text(&with));
+    assert!(
+        text(&with).contains("CUDA 13.5.0 already built from these wheels"),
+        "{}",
+        text(&with)
+    );
+    for f in [
+        "lib64/libcudnn.so.9",
+        "lib64/libcudnn_ops.so.9",
+        "include/cudnn_version.h",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+    }
+    let m: Value = serde_json::from_slice(
+        &std::fs::read(dir.join(".cuda-setup/cudnn-manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(m["cudnn_version"], "9.27.0");
+    assert_eq!(m["cuda_major"], 13);
+    let v = cli(
+        &["cudnn", "verify", "--cuda-dir", dir.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v));
+
     // A second run fetches nothing new and changes nothing.
     let before = server.requests();
-    let again = cli(&install_args(&index, r, "linux"), &[]);
+    let again = cli(&install_args_with_cudnn(&index, r, "linux"), &[]);
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
     assert!(
         text(&again).contains("Already in place"),
@@ -180,9 +221,9 @@ int main() {
         text(&again)
     );
     let file_requests = server.requests() - before;
-    // Index pages and the metapackage only (6 pages + 1 tiny wheel), no component wheel.
+    // Index pages and the metapackage only (7 pages + 1 tiny wheel), no component wheel.
     assert!(
-        file_requests <= 8,
+        file_requests <= 9,
         "{file_requests} requests on the second run"
     );
 }
@@ -331,10 +372,11 @@ fn a_mirror_that_is_down_is_reported_with_a_hint() {
 
 #[test]
 fn windows_layout_puts_nvcc_in_bin_and_cudart_in_bin_x64() {
-    let server = serve(&files(&[&cached(Platform::Windows)]));
+    let wheels = tempfile::tempdir().unwrap();
+    let server = serve(&with_cudnn_wheel(Platform::Windows, wheels.path()));
     let root = tempfile::tempdir().unwrap();
     let out = cli(
-        &install_args(
+        &install_args_with_cudnn(
             &server.url("/simple"),
             root.path().to_str().unwrap(),
             "windows",
@@ -351,6 +393,9 @@ fn windows_layout_puts_nvcc_in_bin_and_cudart_in_bin_x64() {
         "lib/x64/cudart.lib",
         "nvvm/bin/cicc.exe",
         "include/cuda_runtime.h",
+        "bin/x64/cudnn64_9.dll",
+        "bin/x64/cudnn_engines_tensor_ir64_9.dll",
+        "include/cudnn_version.h",
     ] {
         assert!(dir.join(f).is_file(), "{f} missing in {}", dir.display());
     }
@@ -362,4 +407,78 @@ fn windows_layout_puts_nvcc_in_bin_and_cudart_in_bin_x64() {
     let rec = std::fs::read_to_string(root.path().join(".cuda-setup/windows-env.json")).unwrap();
     assert!(rec.contains("CUDA_PATH") && rec.contains("v13.5"), "{rec}");
     assert!(rec.contains("x64"), "PATH has bin\\x64: {rec}");
+}
+
+#[test]
+fn a_hostile_cudnn_wheel_is_refused_and_the_toolkit_is_unchanged() {
+    let work = tempfile::tempdir().unwrap();
+    let tk = work.path().join("cuda-13.5");
+    std::fs::create_dir_all(tk.join("bin")).unwrap();
+    std::fs::create_dir_all(tk.join("include")).unwrap();
+    std::fs::write(
+        tk.join("version.json"),
+        r#"{"cuda":{"name":"CUDA SDK","version":"13.5.0"}}"#,
+    )
+    .unwrap();
+    let snapshot = || support::tree::files(&tk, &|_| false);
+    let before = snapshot();
+    // A real-layout wheel with one extra program in it.
+    let name = support::cudnn_zip::write_cudnn_wheel(work.path(), "9.27.0.42", 13, false);
+    let good = work.path().join(&name);
+    let mut files = Vec::new();
+    let mut z = zip::ZipArchive::new(std::fs::File::open(&good).unwrap()).unwrap();
+    for i in 0..z.len() {
+        let mut e = z.by_index(i).unwrap();
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut b).unwrap();
+        files.push((String::from_utf8_lossy(e.name_raw()).into_owned(), b));
+    }
+    files.push((
+        "nvidia/cudnn/bin/evil.sh".into(),
+        b"#!/bin/sh\nrm -rf ~\n".to_vec(),
+    ));
+    let bad = work.path().join("bad.whl");
+    support::cudnn_zip::write_zip(&bad, &files, false);
+    let out = cli(
+        &[
+            "cudnn",
+            "install",
+            "--archive",
+            bad.to_str().unwrap(),
+            "--cuda-dir",
+            tk.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        text(&out).contains("nvidia/cudnn/bin/evil.sh"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(snapshot(), before, "nothing changed");
+    // The same wheel without it goes in, and uninstall restores the folder.
+    let ok = cli(
+        &[
+            "cudnn",
+            "install",
+            "--archive",
+            good.to_str().unwrap(),
+            "--cuda-dir",
+            tk.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
+    assert!(tk.join("lib64/libcudnn_graph.so.9").is_file());
+    assert!(
+        tk.join(".cuda-setup/cudnn-License.txt").is_file(),
+        "the licence is kept"
+    );
+    let un = cli(
+        &["cudnn", "uninstall", "--cuda-dir", tk.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(un.status.code(), Some(0), "{}", text(&un));
+    assert!(!tk.join("lib64/libcudnn_graph.so.9").exists());
 }

@@ -16,7 +16,8 @@ pub struct Args {
 pub enum Action {
     /// Validate a cuDNN zip and copy bin/include/lib into a CUDA toolkit, as a transaction
     Install {
-        /// NVIDIA's cuDNN zip (cudnn-windows-x86_64-<version>_cuda<major>-archive.zip)
+        /// NVIDIA's cuDNN zip (cudnn-windows-x86_64-<version>_cuda<major>-archive.zip) or
+        /// NVIDIA's wheel (nvidia_cudnn_cu<major>-<version>-py3-none-<platform>.whl)
         #[arg(long)]
         archive: PathBuf,
         /// The CUDA toolkit folder

@@ -1,5 +1,8 @@
 //! Reading a cuDNN zip as hostile input: every entry name, type and size is checked, and
-//! the layout must be one NVIDIA ships, before a single byte is extracted.
+//! the layout must be one NVIDIA ships, before a single byte is extracted. Two layouts:
+//! NVIDIA's redist zip (one `cudnn-windows-x86_64-…-archive/` folder), and NVIDIA's PyPI
+//! wheel `nvidia-cudnn-cuNN` (`nvidia/cudnn/{bin,include,lib}` + `*.dist-info/`), which
+//! is also how cuDNN reaches Linux (its redist archives are .tar.xz).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -46,7 +49,7 @@ pub enum Refusal {
     #[error("entry \"{name}\" is damaged: {detail}")]
     Corrupt { name: String, detail: String },
     #[error(
-        "unexpected layout: {found}. Expected NVIDIA's cuDNN zip: one folder cudnn-windows-x86_64-<version>_cuda<major>-archive holding bin/ (bin/x64/ from 9.18), include/ and lib/x64/"
+        "unexpected layout: {found}. Expected NVIDIA's cuDNN zip (one folder cudnn-windows-x86_64-<version>_cuda<major>-archive holding bin/ (bin/x64/ from 9.18), include/ and lib/x64/) or NVIDIA's nvidia-cudnn-cu<major> wheel"
     )]
     Layout { found: String },
     #[error("no include/cudnn_version.h (or cudnn.h) with the version in the archive")]
@@ -67,6 +70,8 @@ pub enum Refusal {
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Dll,
+    /// A Linux shared library (`libcudnn_ops.so.9`, from the wheel).
+    SharedLib,
     Header,
     ImportLib,
     License,
@@ -157,6 +162,42 @@ fn classify(inner: &str) -> Option<Kind> {
     }
 }
 
+/// `nvidia_cudnn_cu13-9.27.0.42.dist-info` → (9.27.0.42, 13).
+pub fn parse_wheel_dist_info(top: &str) -> Option<(Version, u32)> {
+    let rest = top
+        .strip_prefix("nvidia_cudnn_cu")?
+        .strip_suffix(".dist-info")?;
+    let (cuda, ver) = rest.split_once('-')?;
+    Some((ver.parse().ok()?, cuda.parse().ok()?))
+}
+
+/// A wheel entry's kind and path under `nvidia/cudnn/`; Ok(None) for what stays out
+/// (package metadata, `__init__.py`).
+fn classify_wheel(name: &str) -> Result<Option<(Kind, String)>, ()> {
+    let (first, rest) = name.split_once('/').ok_or(())?;
+    if first.ends_with(".dist-info") && first.starts_with("nvidia_cudnn_cu") {
+        return Ok(rest
+            .strip_prefix("licenses/")
+            .filter(|f| !f.contains('/'))
+            .map(|f| (Kind::License, f.to_string())));
+    }
+    if name == "nvidia/__init__.py" || name == "nvidia/cudnn/__init__.py" {
+        return Ok(None);
+    }
+    let inner = name.strip_prefix("nvidia/cudnn/").ok_or(())?;
+    let lower = inner.to_ascii_lowercase();
+    let (dir, file) = lower.rsplit_once('/').ok_or(())?;
+    let kind = match dir {
+        "bin" | "bin/x64" if file.ends_with(".dll") => Kind::Dll,
+        "include" if file.ends_with(".h") => Kind::Header,
+        "lib" if file.starts_with("libcudnn") && file.contains(".so") => Kind::SharedLib,
+        "lib" | "lib/x64" if file.ends_with(".lib") => Kind::ImportLib,
+        _ if dir.ends_with("__pycache__") || file == "__init__.py" => return Ok(None),
+        _ => return Err(()),
+    };
+    Ok(Some((kind, inner.to_string())))
+}
+
 /// Opens and validates `path`. Reads the central directory and the version header only.
 pub fn open(path: &Path) -> Result<Plan, Refusal> {
     open_with(path, &Limits::default())
@@ -213,6 +254,9 @@ pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
         files.push((i, name, size));
     }
 
+    if let Some(plan) = wheel_plan(path, &mut zip, &files, total)? {
+        return Ok(plan);
+    }
     // One top folder: NVIDIA's archive folder, or `cuda/` in old cuDNN 8 zips.
     let tops: Vec<&str> = files
         .iter()
@@ -280,6 +324,65 @@ pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
         entries,
         total_bytes: total,
     })
+}
+
+/// The wheel layout, when the archive has a `nvidia_cudnn_cuNN-*.dist-info/` folder.
+fn wheel_plan(
+    path: &Path,
+    zip: &mut zip::ZipArchive<File>,
+    files: &[(usize, String, u64)],
+    total: u64,
+) -> Result<Option<Plan>, Refusal> {
+    let Some(named) = files.iter().find_map(|(_, n, _)| {
+        n.split_once('/')
+            .and_then(|(top, _)| parse_wheel_dist_info(top))
+    }) else {
+        return Ok(None);
+    };
+    let mut entries = Vec::new();
+    for (index, name, size) in files {
+        let Ok(kind) = classify_wheel(name) else {
+            return Err(Refusal::Layout {
+                found: format!("unexpected file \"{name}\""),
+            });
+        };
+        if let Some((kind, inner)) = kind {
+            entries.push(Entry {
+                index: *index,
+                name: name.clone(),
+                inner,
+                kind,
+                size: *size,
+            });
+        }
+    }
+    if !entries.iter().any(|e| {
+        let f = e.inner.to_ascii_lowercase();
+        (e.kind == Kind::Dll && f.contains("cudnn64_"))
+            || (e.kind == Kind::SharedLib && f.starts_with("lib/libcudnn.so"))
+    }) {
+        return Err(Refusal::Layout {
+            found: "a cuDNN wheel without cudnn64_*.dll or libcudnn.so.*".into(),
+        });
+    }
+    let version = read_version(zip, &entries)?;
+    if named.0.major_minor() != version.major_minor() {
+        return Err(Refusal::Layout {
+            found: format!(
+                "wheel says cuDNN {}, cudnn_version.h says {version}",
+                named.0
+            ),
+        });
+    }
+    Ok(Some(Plan {
+        path: path.to_path_buf(),
+        top: "nvidia/cudnn".into(),
+        version,
+        cuda_major: Some(named.1),
+        full_version: Some(named.0),
+        entries,
+        total_bytes: total,
+    }))
 }
 
 fn read_version(zip: &mut zip::ZipArchive<File>, entries: &[Entry]) -> Result<Version, Refusal> {

@@ -142,6 +142,7 @@ fn dest_rel(e: &archive::Entry, toolkit_major: u32) -> String {
     let file = e.inner.rsplit('/').next().unwrap_or(&e.inner);
     match e.kind {
         archive::Kind::Dll => format!("{}/{file}", dll_dir(toolkit_major)),
+        archive::Kind::SharedLib => format!("lib64/{file}"),
         archive::Kind::Header => format!("include/{file}"),
         archive::Kind::ImportLib => format!("lib/x64/{file}"),
         archive::Kind::License => format!("{}/cudnn-{file}", txn::META),
@@ -177,10 +178,14 @@ pub fn install(
         && major != toolkit.major()
     {
         let v = plan.full_version.as_ref().unwrap_or(&plan.version);
-        let suggestion = format!(
-            "cudnn-windows-x86_64-{v}_cuda{}-archive.zip",
-            toolkit.major()
-        );
+        let suggestion = if plan.top == "nvidia/cudnn" {
+            format!("the wheel nvidia-cudnn-cu{}=={v}", toolkit.major())
+        } else {
+            format!(
+                "cudnn-windows-x86_64-{v}_cuda{}-archive.zip",
+                toolkit.major()
+            )
+        };
         return Err(CudnnError::Refused {
             archive: archive.to_path_buf(),
             refusal: Refusal::CudaMismatch {

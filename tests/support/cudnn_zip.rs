@@ -207,3 +207,87 @@ pub fn toolkit(root: &Path, version: &str) -> std::path::PathBuf {
     std::fs::write(dir.join("lib/x64/cudart.lib"), b"cudart.lib").unwrap();
     dir
 }
+
+/// The libraries of NVIDIA's `nvidia-cudnn-cu13` 9.27.0.42 wheels (read from PyPI's files).
+pub const WHEEL_DLLS: &[&str] = &[
+    "cudnn64_9.dll",
+    "cudnn_adv64_9.dll",
+    "cudnn_cnn64_9.dll",
+    "cudnn_engines_precompiled64_9.dll",
+    "cudnn_engines_runtime_compiled64_9.dll",
+    "cudnn_engines_tensor_ir64_9.dll",
+    "cudnn_ext64_9.dll",
+    "cudnn_graph64_9.dll",
+    "cudnn_heuristic64_9.dll",
+    "cudnn_ops64_9.dll",
+];
+pub const WHEEL_SOS: &[&str] = &[
+    "libcudnn.so.9",
+    "libcudnn_adv.so.9",
+    "libcudnn_cnn.so.9",
+    "libcudnn_engines_precompiled.so.9",
+    "libcudnn_engines_runtime_compiled.so.9",
+    "libcudnn_engines_tensor_ir.so.9",
+    "libcudnn_ext.so.9",
+    "libcudnn_graph.so.9",
+    "libcudnn_heuristic.so.9",
+    "libcudnn_ops.so.9",
+];
+
+/// A `nvidia-cudnn-cuNN` wheel with NVIDIA's layout: `nvidia/cudnn/bin/*.dll` (Windows)
+/// or `nvidia/cudnn/lib/*.so.9` (Linux), `nvidia/cudnn/include/`, and the dist-info.
+/// Returns the file name pip would give it.
+pub fn write_cudnn_wheel(dir: &Path, version: &str, cuda_major: u32, windows: bool) -> String {
+    let p: Vec<u32> = version.split('.').map(|s| s.parse().unwrap()).collect();
+    let dist = format!("nvidia_cudnn_cu{cuda_major}-{version}");
+    let tag = if windows {
+        "win_amd64"
+    } else {
+        "manylinux_2_27_x86_64"
+    };
+    let name = format!("{dist}-py3-none-{tag}.whl");
+    let mut files = Vec::new();
+    if windows {
+        for (i, d) in WHEEL_DLLS.iter().enumerate() {
+            files.push((
+                format!("nvidia/cudnn/bin/{d}"),
+                dll_bytes(64 << 10, i as u64),
+            ));
+        }
+    } else {
+        for (i, so) in WHEEL_SOS.iter().enumerate() {
+            files.push((
+                format!("nvidia/cudnn/lib/{so}"),
+                dll_bytes(64 << 10, 50 + i as u64),
+            ));
+        }
+    }
+    for h in HEADERS_9 {
+        files.push((
+            format!("nvidia/cudnn/include/{h}"),
+            format!("/* {h} {version} */\n#pragma once\n").into_bytes(),
+        ));
+    }
+    files.push((
+        "nvidia/cudnn/include/cudnn_version.h".into(),
+        version_header(p[0], p[1], p[2]).into_bytes(),
+    ));
+    let info = format!("{dist}.dist-info");
+    files.push((
+        format!("{info}/licenses/License.txt"),
+        b"NVIDIA Software License Agreement (stand-in text)\n".to_vec(),
+    ));
+    files.push((
+        format!("{info}/METADATA"),
+        format!("Metadata-Version: 2.4\nName: nvidia-cudnn-cu{cuda_major}\nVersion: {version}\n")
+            .into_bytes(),
+    ));
+    files.push((
+        format!("{info}/WHEEL"),
+        b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\n".to_vec(),
+    ));
+    files.push((format!("{info}/top_level.txt"), b"nvidia\n".to_vec()));
+    files.push((format!("{info}/RECORD"), b"".to_vec()));
+    write_zip(&dir.join(&name), &files, false);
+    name
+}

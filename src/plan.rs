@@ -161,7 +161,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 .as_ref()
                 .ok_or_else(|| PlanError::Other("no toolkit in the recommendation".into()))?;
             let (dir, cudnn_wheel) = if choices.method == Method::Wheels {
-                wheel_steps(target, rec, choices, &mut steps, &bundle_dirs)?
+                wheel_steps(target, rec, choices, &mut steps, &mut notes, &bundle_dirs)?
             } else {
                 let inst = tk.installer.as_ref().ok_or_else(|| {
                     PlanError::Other(format!(
@@ -352,6 +352,7 @@ fn wheel_steps(
     rec: &Recommendation,
     choices: &Choices,
     steps: &mut Vec<Step>,
+    notes: &mut Vec<String>,
     bundle_dirs: &[PathBuf],
 ) -> Result<(PathBuf, Option<PathBuf>), PlanError> {
     let tk = rec
@@ -372,17 +373,16 @@ fn wheel_steps(
             _ => None,
         },
     };
-    let resolved = match crate::wheels::resolve(&req, &download::Options::default(), &downloads) {
-        Ok(r) => r,
-        // Offline with a bundle: the resolution `bundle` saved.
-        Err(e) => match bundle_dirs
-            .iter()
-            .find_map(|d| crate::wheels::read_resolution(d, &tk.version, target.os))
-        {
-            Some(r) => r,
-            None => return Err(PlanError::Wheels(e)),
-        },
+    // An offline bundle carries the resolution it was made with: use it as is, no index.
+    let saved = bundle_dirs
+        .iter()
+        .find_map(|d| crate::wheels::read_resolution(d, &tk.version, target.os));
+    let resolved = match saved {
+        Some(r) => r,
+        None => crate::wheels::resolve(&req, &download::Options::default(), &downloads)
+            .map_err(PlanError::Wheels)?,
     };
+    notes.extend(resolved.notes.iter().cloned());
     let dir = target.user_toolkit_dir(&tk.version);
     let total: u64 = resolved
         .wheels

@@ -482,3 +482,84 @@ fn a_hostile_cudnn_wheel_is_refused_and_the_toolkit_is_unchanged() {
     assert_eq!(un.status.code(), Some(0), "{}", text(&un));
     assert!(!tk.join("lib64/libcudnn_graph.so.9").exists());
 }
+
+#[test]
+fn a_wheels_bundle_installs_with_the_index_gone() {
+    let wheels = tempfile::tempdir().unwrap();
+    let server = serve(&with_cudnn_wheel(Platform::Linux, wheels.path()));
+    let bundle = tempfile::tempdir().unwrap();
+    let b = bundle.path().to_str().unwrap();
+    let index = server.url("/simple");
+    let out = cli(
+        &[
+            "bundle",
+            "--out",
+            b,
+            "--method",
+            "wheels",
+            "--pypi-mirror",
+            &index,
+            "--components",
+            COMPONENTS,
+            "--cuda",
+            "13.5",
+            "--os",
+            "linux",
+            "--driver",
+            "600.00",
+            "--gpu-cc",
+            "8.6",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let m: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kinds: Vec<&str> = m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "toolkit_wheel").count(),
+        5,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "cudnn_wheel").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert!(bundle.path().join("wheels-13.5.0-linux.json").is_file());
+    drop(server); // the index is gone
+
+    let root = tempfile::tempdir().unwrap();
+    let mut args = install_args_with_cudnn(&index, root.path().to_str().unwrap(), "linux");
+    args.extend(["--bundle", b]);
+    let out = cli(&args, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dir = root.path().join("usr/local/cuda-13.5");
+    assert!(dir.join("bin/nvcc").is_file() && dir.join("lib64/libcudnn.so.9").is_file());
+}
+
+#[test]
+fn a_cudnn_wheel_the_index_lacks_is_left_out_with_a_note() {
+    // The toolkit's wheels only: no nvidia-cudnn-cu13 on this index.
+    let server = serve(&linux_files());
+    let root = tempfile::tempdir().unwrap();
+    let mut args = install_args_with_cudnn(
+        &server.url("/simple"),
+        root.path().to_str().unwrap(),
+        "linux",
+    );
+    args.push("--dry-run");
+    let out = cli(&args, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let t = text(&out);
+    assert!(t.contains("note: cuDNN is left out: package index"), "{t}");
+    assert!(
+        t.contains("assemble_toolkit") && !t.contains("install_cudnn"),
+        "{t}"
+    );
+}

@@ -9,7 +9,8 @@ use crate::compat::{Os, Tables};
 use crate::download::{self, Cancel, DownloadError, Expected, Options, Request, published};
 use crate::i18n::{self, Lang};
 use crate::platform::{self, Host};
-use crate::recommend::{Goal, Request as RecRequest};
+use crate::recommend::{Goal, Method, Request as RecRequest};
+use crate::verify::doctor::PypiMirror;
 use crate::version::{ComputeCapability, Version};
 
 #[derive(Debug, clap::Args)]
@@ -49,6 +50,16 @@ pub struct Args {
     /// Print the manifest as JSON
     #[arg(long)]
     pub json: bool,
+    /// Bundle NVIDIA's installer, or NVIDIA's component wheels (for `install --method
+    /// wheels --bundle DIR`)
+    #[arg(long, value_enum, default_value_t = Method::Installer)]
+    pub method: Method,
+    /// The PyPI index the wheels come from: tsinghua, aliyun, ustc or a URL (default: pypi.org)
+    #[arg(long, value_name = "MIRROR")]
+    pub pypi_mirror: Option<PypiMirror>,
+    /// cuda-toolkit components for --method wheels, comma-separated
+    #[arg(long, value_delimiter = ',', value_name = "NAME,…")]
+    pub components: Vec<String>,
 }
 
 pub use crate::bundle::{BundleFile, MANIFEST, Manifest};
@@ -62,6 +73,8 @@ struct Item {
 }
 
 enum Published {
+    /// The package index gave the SHA-256 (wheels).
+    Index,
     ToolkitMd5,
     CudnnManifest(Os, u32),
 }
@@ -90,7 +103,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         &RecRequest {
             goal: Goal::Developer,
             cuda: args.cuda.clone(),
-            method: crate::recommend::Method::Installer,
+            method: args.method,
         },
     );
     if !rec.fits() {
@@ -103,45 +116,50 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         .toolkit
         .as_ref()
         .expect("a fitting developer recommendation has a toolkit");
-    let inst = tk
-        .installer
-        .as_ref()
-        .expect("the installer method's recommendation has an installer");
-    let mut items = vec![Item {
-        kind: "toolkit_installer",
-        version: tk.version.clone(),
-        url: inst.url.clone(),
-        expected: Expected {
-            sha256: inst.sha256.clone(),
-            md5: inst.md5.clone(),
-            size: inst.size,
-        },
-        published: Published::ToolkitMd5,
-    }];
-    if !args.no_cudnn {
-        let major = tk.version.major();
-        let pick = match &args.cudnn {
-            Some(v) => Some(super::install::cudnn_by_version(tables, os, major, v)?),
-            None => rec.cudnn.clone(),
-        }
-        .map(|c| {
-            let e = Expected {
-                sha256: c.archive.sha256.clone(),
-                md5: c.archive.md5.clone(),
-                size: c.archive.size,
-            };
-            (c.version, c.archive_url, e)
-        });
-        if let Some((version, url, expected)) = pick {
-            items.push(Item {
-                kind: "cudnn_archive",
-                version,
-                url,
-                expected,
-                published: Published::CudnnManifest(os, major),
+    let items = if args.method == Method::Wheels {
+        wheel_items(tables, args, os, tk, rec.cudnn.as_ref())?
+    } else {
+        let inst = tk
+            .installer
+            .as_ref()
+            .expect("the installer method's recommendation has an installer");
+        let mut items = vec![Item {
+            kind: "toolkit_installer",
+            version: tk.version.clone(),
+            url: inst.url.clone(),
+            expected: Expected {
+                sha256: inst.sha256.clone(),
+                md5: inst.md5.clone(),
+                size: inst.size,
+            },
+            published: Published::ToolkitMd5,
+        }];
+        if !args.no_cudnn {
+            let major = tk.version.major();
+            let pick = match &args.cudnn {
+                Some(v) => Some(super::install::cudnn_by_version(tables, os, major, v)?),
+                None => rec.cudnn.clone(),
+            }
+            .map(|c| {
+                let e = Expected {
+                    sha256: c.archive.sha256.clone(),
+                    md5: c.archive.md5.clone(),
+                    size: c.archive.size,
+                };
+                (c.version, c.archive_url, e)
             });
+            if let Some((version, url, expected)) = pick {
+                items.push(Item {
+                    kind: "cudnn_archive",
+                    version,
+                    url,
+                    expected,
+                    published: Published::CudnnManifest(os, major),
+                });
+            }
         }
-    }
+        items
+    };
 
     std::fs::create_dir_all(&args.out).map_err(|e| {
         CliError::Download(DownloadError::Io {
@@ -158,6 +176,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         if item.expected.sha256.is_none() && item.expected.md5.is_none() {
             // Not in the tables: take the hash NVIDIA publishes beside the file.
             match item.published {
+                Published::Index => {}
                 Published::ToolkitMd5 => {
                     item.expected.md5 =
                         published::toolkit_md5(&item.version, &file, &args.mirror, &opts, None)?
@@ -220,6 +239,67 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         println!("bundle ready: {}", args.out.join(MANIFEST).display());
     }
     Ok(exit::OK)
+}
+
+/// The wheels an install with `--method wheels` takes, resolved on the index now; the
+/// resolution is saved in the bundle so the install needs no index.
+fn wheel_items(
+    tables: &Tables,
+    args: &Args,
+    os: Os,
+    tk: &crate::recommend::ToolkitPick,
+    cudnn: Option<&crate::recommend::CudnnPick>,
+) -> Result<Vec<Item>, CliError> {
+    let cudnn = match (&args.cudnn, args.no_cudnn) {
+        (_, true) => None,
+        (Some(v), _) => Some(
+            super::install::cudnn_by_version(tables, os, tk.version.major(), v)?
+                .version
+                .clone(),
+        ),
+        (None, _) => cudnn.map(|c| c.version.clone()),
+    };
+    let req = crate::wheels::Request {
+        index: args
+            .pypi_mirror
+            .as_ref()
+            .map_or_else(|| crate::wheels::index::PYPI.to_string(), |m| m.url.clone()),
+        toolkit: tk.version.clone(),
+        os,
+        components: (!args.components.is_empty()).then(|| args.components.clone()),
+        cudnn,
+    };
+    let wheels_err = |e: crate::wheels::WheelError| CliError::Failed {
+        hint: e.hint().into(),
+        message: e.to_string(),
+        code: exit::ERROR,
+    };
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        CliError::Download(DownloadError::Io {
+            path: args.out.clone(),
+            detail: e.to_string(),
+        })
+    })?;
+    let resolved =
+        crate::wheels::resolve(&req, &Options::default(), &args.out).map_err(wheels_err)?;
+    crate::wheels::save_resolution(&args.out, &resolved, os).map_err(wheels_err)?;
+    let item = |w: &crate::wheels::Wheel, kind: &'static str| Item {
+        kind,
+        version: tk.version.clone(),
+        url: w.url.clone(),
+        expected: Expected {
+            sha256: Some(w.sha256.clone()),
+            md5: None,
+            size: w.size,
+        },
+        published: Published::Index,
+    };
+    Ok(resolved
+        .wheels
+        .iter()
+        .map(|w| item(w, "toolkit_wheel"))
+        .chain(resolved.cudnn.iter().map(|w| item(w, "cudnn_wheel")))
+        .collect())
 }
 
 fn write_manifest(dir: &Path, m: &Manifest) -> Result<(), CliError> {

@@ -828,3 +828,64 @@ fn invariants_hold_across_the_whole_table() {
     }
     assert!(n > 500, "swept {n}");
 }
+
+#[test]
+fn method_advice_prefers_the_installer_unless_it_cannot_work() {
+    let advice = |elevated, pypi_mirror, installer_download_failed| {
+        let (m, why) = method_advice(&MethodFacts {
+            elevated,
+            pypi_mirror,
+            installer_download_failed,
+        });
+        (m, why.key)
+    };
+    assert_eq!(
+        advice(true, false, false),
+        (Method::Installer, "method_installer_default")
+    );
+    assert_eq!(
+        advice(false, false, false),
+        (Method::Wheels, "method_wheels_no_admin")
+    );
+    assert_eq!(
+        advice(true, true, false),
+        (Method::Wheels, "method_wheels_mirror")
+    );
+    assert_eq!(
+        advice(true, false, true),
+        (Method::Wheels, "method_wheels_download_failed")
+    );
+}
+
+#[test]
+fn the_wheels_method_may_pick_a_release_the_tables_know_no_installer_for() {
+    let tables = Tables::embedded().unwrap();
+    let facts = Facts {
+        os: Linux,
+        gpus: vec![GpuFact {
+            name: Some("RTX 3090".into()),
+            compute_capability: "8.6".parse().unwrap(),
+        }],
+        driver: Some("600.00".parse().unwrap()),
+        driver_cuda: None,
+        python: None,
+        installed_toolkits: vec![],
+        unidentified_gpus: vec![],
+        notes: vec![],
+    };
+    let req = |method| Request {
+        goal: Goal::Developer,
+        cuda: Some("13.5".parse().unwrap()),
+        method,
+    };
+    // 13.5.0's installers are not in the tables (UNCONFIRMED): only the wheels can give it.
+    assert!(
+        recommend(&tables, &facts, &req(Method::Installer))
+            .toolkit
+            .is_none()
+    );
+    let w = recommend(&tables, &facts, &req(Method::Wheels));
+    let tk = w.toolkit.expect("13.5 through the wheels");
+    assert_eq!(tk.version.to_string(), "13.5.0");
+    assert!(tk.installer.is_none());
+}

@@ -52,6 +52,9 @@ pub struct Resolved {
     pub components: Vec<String>,
     pub wheels: Vec<Wheel>,
     pub cudnn: Option<Wheel>,
+    /// What the user should know (a cuDNN wheel the index lacks).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -323,17 +326,26 @@ pub fn resolve(req: &Request, opts: &Options, work: &Path) -> Result<Resolved, W
         let w = pick_all(&files, project, specs, req.os, &index)?;
         wheels.push(w);
     }
+    // cuDNN is optional: an index without it leaves it out, with a note, not the toolkit.
+    let mut notes = Vec::new();
     let cudnn = match &req.cudnn {
         Some(v) => {
             let project = format!("nvidia-cudnn-cu{}", req.toolkit.major());
-            let files = index::fetch_project(&index, &project, opts)?;
             let spec: Specifier = format!("=={v}.*")
                 .parse()
                 .map_err(|d| WheelError::Metadata {
                     file: project.clone(),
                     detail: d,
                 })?;
-            Some(pick(&files, &project, &spec, req.os, &index)?)
+            match index::fetch_project(&index, &project, opts)
+                .and_then(|files| pick(&files, &project, &spec, req.os, &index))
+            {
+                Ok(w) => Some(w),
+                Err(e) => {
+                    notes.push(format!("cuDNN is left out: {e}"));
+                    None
+                }
+            }
         }
         None => None,
     };
@@ -343,6 +355,7 @@ pub fn resolve(req: &Request, opts: &Options, work: &Path) -> Result<Resolved, W
         components,
         wheels,
         cudnn,
+        notes,
     })
 }
 

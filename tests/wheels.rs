@@ -548,11 +548,8 @@ fn a_cudnn_wheel_the_index_lacks_is_left_out_with_a_note() {
     // The toolkit's wheels only: no nvidia-cudnn-cu13 on this index.
     let server = serve(&linux_files());
     let root = tempfile::tempdir().unwrap();
-    let mut args = install_args_with_cudnn(
-        &server.url("/simple"),
-        root.path().to_str().unwrap(),
-        "linux",
-    );
+    let index = server.url("/simple");
+    let mut args = install_args_with_cudnn(&index, root.path().to_str().unwrap(), "linux");
     args.push("--dry-run");
     let out = cli(&args, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

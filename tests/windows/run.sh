@@ -3,8 +3,10 @@
 #   detect --json; install --unattended into the prefix's Program Files with a stand-in
 #   NVIDIA installer (.exe built here) from a loopback server and a real-layout cuDNN zip,
 #   checked in the files and the registry (wine reg query); repair clean, then a deleted
-#   cuDNN DLL found and fixed; the GUI under Xvfb with a screenshot whose pixels are
-#   checked; a user folder with Chinese characters.
+#   cuDNN DLL found and fixed; install --method wheels with NVIDIA's real Windows wheels
+#   from a loopback PEP 503 index (files and registry checked, the real nvcc.exe run); the
+#   GUI under Xvfb with a screenshot whose pixels are checked; a user folder with Chinese
+#   characters.
 # Needs: wine wine64 xvfb xauth imagemagick gcc-mingw-w64-x86-64 (.ci/run installs them).
 # Usage: tests/windows/run.sh [cuda-setup.exe]
 set -uo pipefail
@@ -88,7 +90,31 @@ if [ $rc = 3 ] && grep -q repair_cudnn_damaged "$work/repair2.json"; then ok "re
 W repair --fix --json > "$work/repair3.json" 2>/dev/null; rc=$?
 if [ $rc = 0 ] && [ -f "$tk/bin/cudnn_ops64_9.dll" ]; then ok "repair --fix: the DLL is back, audit clean"; else bad "repair --fix (exit $rc)"; head -60 "$work/repair3.json"; fi
 
-# 4. The GUI: a real window, pixels checked.
+# 4. The wheels method: NVIDIA's real Windows wheels (pip, cached like cargo test's) from a
+#    static PEP 503 index on loopback, into the folder the user owns or Program Files.
+wheels="target/tmp/wheels/win"
+if [ "$(ls "$wheels"/*.whl 2>/dev/null | wc -l)" -lt 6 ]; then
+    mkdir -p "$wheels"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --platform win_amd64 --python-version 3.11 -d "$wheels" \
+        cuda-toolkit==13.5.0 nvidia-cuda-nvcc==13.5.37 nvidia-nvvm==13.5.37 nvidia-cuda-crt==13.5.37 \
+        nvidia-cuda-runtime==13.5.37 nvidia-cuda-cccl==13.3.5.0.6
+fi
+python3 tests/windows/make_pypi_index.py "$work/www/pypi" tests/fixtures/detect/cudnn_version-9.27.h "$wheels"/*.whl
+W install --unattended --method wheels --pypi-mirror "http://127.0.0.1:$port/pypi/simple" --components nvcc,cudart,cccl \
+    --cuda 13.5 --gpu-cc 8.6 --driver 600.00 > "$work/wheels.out" 2>"$work/wheels.err"; rc=$?
+cuda13=$(reg CUDA_PATH_V13_5 | sed -n 's/.*REG_[A-Z_]*SZ *//p' | head -1)
+tk13=$( [ -n "$cuda13" ] && winepath -u "$cuda13" 2>/dev/null | tr -d '\r')
+if [ $rc = 0 ] && [ -n "$tk13" ] && [ -f "$tk13/bin/nvcc.exe" ] && [ -f "$tk13/bin/x64/cudart64_13.dll" ] && [ -f "$tk13/bin/x64/cudnn64_9.dll" ]; then
+    ok "install --method wheels: nvcc.exe, cudart64_13.dll and cuDNN where CUDA_PATH_V13_5 points ($cuda13)"
+else
+    bad "install --method wheels (exit $rc, CUDA_PATH_V13_5=$cuda13)"; tail -20 "$work/wheels.err"
+fi
+path=$(reg PATH)
+if grep -qi 'CUDA\\v13.5\\bin\\x64' <<<"$path"; then ok "registry: PATH has the wheels tree's bin\\x64"; else bad "PATH lacks v13.5\\bin\\x64"; echo "$path"; fi
+nv=$(wine "$tk13/bin/nvcc.exe" --version 2>/dev/null | tr -d '\r')
+if grep -q 'release 13.5, V13.5.37' <<<"$nv"; then ok "the real nvcc.exe from the wheel runs under Wine: release 13.5"; else bad "nvcc.exe --version under Wine: $nv"; fi
+
+# 5. The GUI: a real window, pixels checked.
 if W --help 2>/dev/null | grep -q -- '--no-gui\|gui'; then :; fi
 wine "$exe" > "$work/gui.log" 2>&1 & gui=$!
 sleep 15

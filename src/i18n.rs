@@ -1500,6 +1500,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "不是有效的镜像名称或网址：将使用 pypi.org。",
     ),
     (
+        "ui_use_wheels",
+        "Use NVIDIA's wheels from PyPI instead",
+        "改用 PyPI 上的 NVIDIA 组件包",
+    ),
+    (
         "ui_step_assemble_toolkit",
         "Unpack the toolkit wheels",
         "解压工具包组件",

@@ -586,3 +586,84 @@ fn wizard_flags_with_a_subcommand_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("hint:"));
 }
+
+/// The wheels method chosen in the wizard: NVIDIA's real Windows wheels (pip, cached)
+/// from a loopback PyPI index, through Choose → Prepare → Install.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
+    use support::wheels::{Platform, cached, files, serve};
+    let index = serve(&files(&[&cached(Platform::Windows)]));
+    let m = Machine::new(windows_installer(0));
+    let mut o = m.options(Lang::En);
+    o.cuda = Some("13.5".parse().unwrap());
+    o.overrides.driver = Some(Some("600.00".parse().unwrap()));
+    o.method = cuda_setup::recommend::Method::Wheels;
+    o.pypi_mirror = Some(index.url("/simple"));
+    let mut h = harness(App::new(o));
+    h.step();
+    click(&mut h, "Next");
+    wait(&mut h, "detection", |a| a.system.report.is_some());
+    click(&mut h, "Next");
+
+    // Choose: the method with its one-sentence difference; 13.5 only exists as wheels.
+    click(&mut h, "Developer");
+    settle(&mut h);
+    assert!(has(&h, "How to install the toolkit"));
+    assert!(has(&h, "the wheels are the same NVIDIA files from PyPI"));
+    assert!(has(&h, "CUDA 13.5 GA"), "the wheels-only release is offered");
+    click(&mut h, "Next");
+
+    // Prepare resolves the wheels on the index: no administrator rights needed.
+    wait(&mut h, "prepare", |a| !a.prepare.running);
+    settle(&mut h);
+    assert!(
+        h.state().prepare.ready(),
+        "{:?}",
+        h.state().prepare.result.as_ref().map(|r| r.as_ref().err())
+    );
+    click(&mut h, "Start installing");
+    wait(&mut h, "install", |a| !a.install.run.running());
+    settle(&mut h);
+    let r = h.state().install.run.report.clone().unwrap();
+    assert!(r.ok(), "{:?}", r.failure);
+    let names: Vec<&str> = h.state().install.run.steps.iter().map(|s| s.name).collect();
+    assert!(names.contains(&"assemble_toolkit"), "{names:?}");
+    assert!(has(&h, "Unpack the toolkit wheels"));
+    let tk = m
+        .root()
+        .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v13.5");
+    assert!(tk.join("bin/nvcc.exe").is_file() && tk.join("bin/x64/cudart64_13.dll").is_file());
+}
+
+/// NVIDIA's server fails: the Install page offers the wheels, and one click makes them
+/// the method.
+#[test]
+fn a_failed_nvidia_download_offers_the_wheels() {
+    let m = Machine::new(windows_installer(0));
+    m.server.set_fault(
+        INSTALLER,
+        Fault {
+            status: Some((404, 1000)),
+            ..Fault::default()
+        },
+    );
+    let mut h = harness(App::new(m.options(Lang::En)));
+    h.step();
+    click(&mut h, "Next");
+    wait(&mut h, "detection", |a| a.system.report.is_some());
+    click(&mut h, "Next");
+    click(&mut h, "Developer");
+    click(&mut h, "Next");
+    wait(&mut h, "prepare", |a| !a.prepare.running);
+    assert!(h.state().prepare.ready());
+    click(&mut h, "Start installing");
+    wait(&mut h, "install", |a| !a.install.run.running());
+    settle(&mut h);
+    let r = h.state().install.run.report.clone().unwrap();
+    assert_eq!(r.failure.as_ref().map(|f| f.step), Some("download_toolkit"));
+    assert!(has(&h, "Downloading from NVIDIA failed"));
+    click(&mut h, "Use NVIDIA's wheels from PyPI instead");
+    assert_eq!(h.state().page, Page::Choose);
+    assert_eq!(h.state().choose.method, cuda_setup::recommend::Method::Wheels);
+}

@@ -7,7 +7,9 @@ use egui::Ui;
 use crate::download::Cancel;
 use crate::ui::app::App;
 use crate::ui::progress::RunView;
-use crate::ui::text::t;
+use crate::recommend::{Method, MethodFacts, method_advice};
+use crate::ui::app::Page;
+use crate::ui::text::{msg, t};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::{Command, Job};
 
@@ -59,5 +61,32 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     });
     if app.install.run.succeeded() {
         widgets::note(ui, Tone::Ok, &t(lang, "ui_install_done"));
+    }
+    offer_wheels(app, ui);
+}
+
+/// NVIDIA's server failed us: offer the same toolkit as NVIDIA's wheels from PyPI.
+fn offer_wheels(app: &mut App, ui: &mut Ui) {
+    let failed_download = app
+        .install
+        .run
+        .report
+        .as_ref()
+        .and_then(|r| r.failure.as_ref())
+        .is_some_and(|f| f.step == "download_toolkit");
+    if !failed_download || app.choose.method == Method::Wheels {
+        return;
+    }
+    let (method, why) = method_advice(&MethodFacts {
+        installer_download_failed: true,
+        ..Default::default()
+    });
+    widgets::note(ui, Tone::Info, &msg(app.lang, &why));
+    if method == Method::Wheels && ui.button(t(app.lang, "ui_use_wheels")).clicked() {
+        app.choose.method = Method::Wheels;
+        app.choose.cache = None;
+        app.prepare = Default::default();
+        app.install = Default::default();
+        app.go(Page::Choose);
     }
 }

@@ -163,7 +163,7 @@ pub fn main() -> i32 {
             Some(Command::Smoke(args)) => verify::run_smoke(&tables, &args, lang),
             Some(Command::Doctor(args)) => verify::run_doctor(&tables, &args, lang),
             // No subcommand: the wizard (or, with no display, a pointer to the CLI).
-            None => Ok(crate::ui::launch(&tables, &cli.gui, cli.lang)),
+            None => Ok(crate::ui::launch(&base, &tables, &cli.gui, cli.lang)),
         });
     match result {
         Ok(code) => code,

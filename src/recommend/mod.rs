@@ -326,7 +326,7 @@ fn provenance(tables: &Tables, rec: &mut Recommendation) {
             .find(|r| r.version == t.version.major_minor())
     {
         picks.push((format!("PyTorch {}", t.version), &r.origin));
-        if !tables.live.wheels.is_empty() {
+        if tables.live.wheels.contains_key(&t.variant) {
             picks.push((
                 format!("PyTorch wheel list ({})", t.variant),
                 &tables.live.wheels_origin,

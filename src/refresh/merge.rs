@@ -106,7 +106,7 @@ fn toolkits(t: &mut Tables, s: &Section<super::LiveToolkit>) {
             .map_or(String::new(), |d| format!(" The runfile bundles driver {d} (not a minimum)."));
         t.toolkits.releases.push(ToolkitRelease {
             version: v.clone(),
-            label: format!("{}.{} ({})", v.major(), v.minor(), v),
+            label: format!("{}.{} from NVIDIA's manifest", v.major(), v.minor()),
             driver_linux: None,
             driver_windows: None,
             driver_confirmed: false,

@@ -183,6 +183,9 @@ pub struct Options {
     pub file_dialogs: bool,
     /// Walk through the pages by itself up to this one (screenshots).
     pub autopilot: Option<Page>,
+    /// Look for new releases in the background at start (None: never; tests and
+    /// sandboxes leave it off so they touch no network).
+    pub refresh: Option<super::worker::Refresh>,
 }
 
 impl Options {
@@ -204,6 +207,7 @@ impl Options {
             fonts: FontSource::SystemThenEmbedded,
             file_dialogs: true,
             autopilot: None,
+            refresh: None,
         }
     }
 
@@ -244,6 +248,10 @@ pub struct App {
     pub torch: pages::pytorch::State,
     pub done: pages::done::State,
     pub repair: pages::repair::State,
+    /// Where the tables' facts come from, shown under the reasons; `refreshing` while
+    /// the background refresh runs.
+    pub tables_line: crate::message::Message,
+    pub refreshing: bool,
     /// The language the window title was last set in.
     titled: Option<Lang>,
     /// The autopilot showed its target page's work (screenshots).
@@ -253,6 +261,7 @@ pub struct App {
 impl App {
     pub fn new(opts: Options) -> App {
         let existing = super::disk::scan(&opts.target);
+        let tables_line = crate::refresh::tables_message(&opts.tables);
         let (worker, events) = Worker::new(Env {
             tables: opts.tables.clone(),
             host: opts.host.clone(),
@@ -284,11 +293,17 @@ impl App {
             verify: Default::default(),
             done: Default::default(),
             repair: Default::default(),
+            tables_line,
+            refreshing: false,
             titled: None,
             arrived: false,
         };
         // Detection starts at once, so the System page is ready when the user is.
         pages::system::start(&mut app);
+        if let Some(r) = app.opts.refresh.clone() {
+            app.refreshing = true;
+            app.submit(Command::Refresh(Box::new(r)));
+        }
         app
     }
 
@@ -629,6 +644,21 @@ impl App {
                 self.repair.fixing = false;
                 self.repair.findings = Some(r.after.clone());
                 self.repair.fixed = Some(r);
+            }
+            Event::Refreshed(r) => {
+                self.refreshing = false;
+                match r {
+                    Ok(o) => {
+                        self.tables_line = crate::refresh::outcome_message(&o);
+                        self.worker.set_tables(o.tables.clone());
+                        self.opts.tables = o.tables;
+                        // The recommendation is recomputed from the new tables.
+                        self.choose.cache = None;
+                    }
+                    Err(e) => {
+                        self.tables_line = crate::msg!("refresh_rejected", error = e);
+                    }
+                }
             }
         }
     }

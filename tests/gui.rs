@@ -599,7 +599,11 @@ fn a_background_refresh_brings_new_releases_without_blocking() {
     });
     let mut h = harness(App::new(o));
     h.step();
-    assert_eq!(h.state().page, Page::Welcome, "nothing waits for the refresh");
+    assert_eq!(
+        h.state().page,
+        Page::Welcome,
+        "nothing waits for the refresh"
+    );
     wait(&mut h, "the refresh", |a| !a.refreshing);
     let v: cuda_setup::version::Version = "13.6.0".parse().unwrap();
     assert!(h.state().opts.tables.toolkit(&v).is_some());

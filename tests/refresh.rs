@@ -27,7 +27,8 @@ const PYPI_CUDNN13: &str = r#"{"meta":{"api-version":"1.1"},"name":"nvidia-cudnn
 const PYPI_CUDNN12: &str = r#"<!DOCTYPE html><html><body>
 <a href="x/nvidia_cudnn_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl#sha256=00">nvidia_cudnn_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl</a>
 </body></html>"#;
-const PYPI_NVCC: &str = r#"{"meta":{"api-version":"1.1"},"name":"nvidia-cuda-nvcc","versions":["13.5.37"],"files":[]}"#;
+const PYPI_NVCC: &str =
+    r#"{"meta":{"api-version":"1.1"},"name":"nvidia-cuda-nvcc","versions":["13.5.37"],"files":[]}"#;
 
 /// Every source, as NVIDIA, PyTorch and PyPI lay them out.
 fn sources() -> Server {
@@ -167,7 +168,10 @@ fn a_new_cuda_release_is_learned_cached_and_recommended_when_it_fits() {
     assert!(new.contains(&"CUDA 13.6.0"), "{new:?}");
     assert!(new.contains(&"cuDNN 9.28.0.1"), "{new:?}");
     // 12.4.1 and 13.4.2 are in the tables already: not new, not refetched.
-    assert!(!new.iter().any(|n| n.contains("13.4.2") || n.contains("12.4.1")));
+    assert!(
+        !new.iter()
+            .any(|n| n.contains("13.4.2") || n.contains("12.4.1"))
+    );
     assert_eq!(j["newest"]["toolkit"], "13.6.0");
     assert_eq!(j["pypi"]["nvidia-cudnn-cu13"], "9.27.0.42");
     assert_eq!(j["pypi"]["nvidia-cuda-nvcc"], "13.5.37");
@@ -180,8 +184,18 @@ fn a_new_cuda_release_is_learned_cached_and_recommended_when_it_fits() {
 
     // Later, offline: the recommender uses it. NVML says the driver runs CUDA 13.6.
     let args = [
-        "recommend", "--json", "--goal", "developer", "--os", "linux", "--gpu-cc", "8.6",
-        "--driver", "620.00", "--python", "3.12",
+        "recommend",
+        "--json",
+        "--goal",
+        "developer",
+        "--os",
+        "linux",
+        "--gpu-cc",
+        "8.6",
+        "--driver",
+        "620.00",
+        "--python",
+        "3.12",
     ];
     let mut with_nvml = args.to_vec();
     with_nvml.extend(["--driver-cuda", "13.6"]);
@@ -197,7 +211,10 @@ fn a_new_cuda_release_is_learned_cached_and_recommended_when_it_fits() {
     let src = reason(&r, "fact_from_cache");
     assert!(
         src["text"].as_str().unwrap().contains("CUDA 13.6.0")
-            && src["text"].as_str().unwrap().contains("redistrib_13.6.0.json"),
+            && src["text"]
+                .as_str()
+                .unwrap()
+                .contains("redistrib_13.6.0.json"),
         "{src}"
     );
     assert!(
@@ -222,8 +239,16 @@ fn a_new_cuda_release_is_learned_cached_and_recommended_when_it_fits() {
 fn a_torch_variant_without_a_wheel_for_this_python_on_windows_is_not_recommended() {
     let home = tempfile::tempdir().unwrap();
     let args = [
-        "recommend", "--json", "--os", "windows", "--gpu-cc", "8.6", "--driver", "600.00",
-        "--python", "3.14",
+        "recommend",
+        "--json",
+        "--os",
+        "windows",
+        "--gpu-cc",
+        "8.6",
+        "--driver",
+        "600.00",
+        "--python",
+        "3.14",
     ];
     // The tables alone: cu132 (the newest CUDA of torch 2.13).
     let before = json(&run(home.path(), None, &args));

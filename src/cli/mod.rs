@@ -143,9 +143,9 @@ pub fn main() -> i32 {
     let cache_file = crate::refresh::default_cache_file();
     let result = Tables::load(cli.compat_dir.as_deref())
         .map_err(CliError::from)
-        .and_then(|base| {
+        .map(|base| {
             let tables = crate::refresh::with_cache(base.clone(), cache_file.as_deref());
-            Ok((base, tables))
+            (base, tables)
         })
         .and_then(|(base, tables)| match cli.command {
             Some(_) if cli.gui.any() => Err(CliError::Usage {

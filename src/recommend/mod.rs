@@ -314,7 +314,11 @@ fn provenance(tables: &Tables, rec: &mut Recommendation) {
         picks.push((format!("CUDA {}", tk.version), &r.origin));
     }
     if let Some(c) = &rec.cudnn
-        && let Some(r) = tables.cudnn.releases.iter().find(|r| r.version == c.version)
+        && let Some(r) = tables
+            .cudnn
+            .releases
+            .iter()
+            .find(|r| r.version == c.version)
     {
         picks.push((format!("cuDNN {}", c.version), &r.origin));
     }
@@ -334,19 +338,34 @@ fn provenance(tables: &Tables, rec: &mut Recommendation) {
         }
     }
     for (what, origin) in picks {
-        rec.reasons.push(source_reason(&what, origin, &tables.source));
+        rec.reasons
+            .push(source_reason(&what, origin, &tables.source));
     }
 }
 
 fn source_reason(what: &str, origin: &Origin, source: &TableSource) -> Message {
     match (origin, source) {
-        (Origin::Fetched { file, fetched_at, live: true }, _) => msg!(
+        (
+            Origin::Fetched {
+                file,
+                fetched_at,
+                live: true,
+            },
+            _,
+        ) => msg!(
             "fact_from_live",
             what = what,
             file = file,
             at = crate::compat::utc(*fetched_at)
         ),
-        (Origin::Fetched { file, fetched_at, live: false }, _) => msg!(
+        (
+            Origin::Fetched {
+                file,
+                fetched_at,
+                live: false,
+            },
+            _,
+        ) => msg!(
             "fact_from_cache",
             what = what,
             file = file,

@@ -100,10 +100,9 @@ fn toolkits(t: &mut Tables, s: &Section<super::LiveToolkit>) {
             Some(d) => format!("cuda_{v}_{d}_linux.run"),
             None => format!("cuda_{v}_linux.run"),
         };
-        let bundled = live
-            .bundled_driver
-            .as_ref()
-            .map_or(String::new(), |d| format!(" The runfile bundles driver {d} (not a minimum)."));
+        let bundled = live.bundled_driver.as_ref().map_or(String::new(), |d| {
+            format!(" The runfile bundles driver {d} (not a minimum).")
+        });
         t.toolkits.releases.push(ToolkitRelease {
             version: v.clone(),
             label: format!("{}.{} from NVIDIA's manifest", v.major(), v.minor()),
@@ -128,7 +127,9 @@ fn toolkits(t: &mut Tables, s: &Section<super::LiveToolkit>) {
             origin: origin(s, &live.manifest),
         });
     }
-    t.toolkits.releases.sort_by(|a, b| a.version.cmp(&b.version));
+    t.toolkits
+        .releases
+        .sort_by(|a, b| a.version.cmp(&b.version));
 }
 
 fn cudnn(t: &mut Tables, s: &Section<super::LiveCudnn>) {
@@ -195,6 +196,9 @@ fn cudnn(t: &mut Tables, s: &Section<super::LiveCudnn>) {
     t.cudnn.releases.sort_by(|a, b| a.version.cmp(&b.version));
 }
 
+/// One torch line as the index shows it: variants with wheels, patches, Pythons.
+type Line = (Vec<String>, Vec<Version>, Vec<Version>);
+
 fn torch(t: &mut Tables, s: &Section<super::LiveVariant>) {
     let known: Vec<String> = t.pytorch.variants.iter().map(|v| v.name.clone()).collect();
     for v in &s.items {
@@ -204,14 +208,16 @@ fn torch(t: &mut Tables, s: &Section<super::LiveVariant>) {
     }
     t.live.wheels_origin = origin(s, &s.url);
     // Per torch line: the variants with wheels of it, its patches and Pythons.
-    let mut lines: BTreeMap<Version, (Vec<String>, Vec<Version>, Vec<Version>)> = BTreeMap::new();
+    let mut lines: BTreeMap<Version, Line> = BTreeMap::new();
     for name in &known {
         for w in t.live.wheels.get(name).into_iter().flatten() {
             let e = lines.entry(w.version.major_minor()).or_default();
             if !e.0.contains(name) {
                 e.0.push(name.clone());
             }
-            e.1.push(Version::new(&w.version.parts()[..3.min(w.version.parts().len())]));
+            e.1.push(Version::new(
+                &w.version.parts()[..3.min(w.version.parts().len())],
+            ));
             if !w.freethreaded {
                 e.2.push(w.python.clone());
             }
@@ -251,7 +257,9 @@ fn torch(t: &mut Tables, s: &Section<super::LiveVariant>) {
             index_style: IndexStyle::IndexUrl,
             // Which GPUs the wheels build for is not in the index.
             confirmed: false,
-            note: Some("Learned from the PyTorch wheel index; torchvision and the SM list unknown.".into()),
+            note: Some(
+                "Learned from the PyTorch wheel index; torchvision and the SM list unknown.".into(),
+            ),
             origin: origin(s, &file),
         });
     }
@@ -277,4 +285,135 @@ pub fn new_rows(base: &Tables, merged: &Tables) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{LiveToolkit, LiveVariant, Snapshot};
+    use super::*;
+    use crate::compat::Wheel;
+
+    fn v(s: &str) -> Version {
+        s.parse().unwrap()
+    }
+
+    fn section<T>(items: Vec<T>, live: bool) -> Option<Section<T>> {
+        Some(Section {
+            url: "https://example.invalid/".into(),
+            fetched_at: 1_796_220_180,
+            items,
+            live,
+        })
+    }
+
+    fn toolkit(version: &str, driver: Option<&str>) -> LiveToolkit {
+        LiveToolkit {
+            version: v(version),
+            release_date: None,
+            manifest: format!("redistrib_{version}.json"),
+            bundled_driver: driver.map(v),
+            windows: true,
+            linux: true,
+        }
+    }
+
+    #[test]
+    fn tables_win_and_nothing_is_inferred() {
+        let base = Tables::embedded().unwrap();
+        let known = base.toolkit(&v("12.4.1")).unwrap().clone();
+        let snap = Snapshot {
+            format: 1,
+            fetched_at: 1_796_220_180,
+            cuda: section(
+                vec![
+                    // Known: the table's row stays as it is.
+                    toolkit("12.4.1", Some("999.1")),
+                    toolkit("13.6.0", None),
+                    toolkit("13.6.1", Some("620.10.01")),
+                    // A major with no line (no driver floor): not used.
+                    toolkit("14.0.0", None),
+                ],
+                true,
+            ),
+            ..Default::default()
+        };
+        let t = apply(&base, &snap).unwrap();
+        let r = t.toolkit(&v("12.4.1")).unwrap();
+        assert_eq!(r.driver_linux, known.driver_linux);
+        assert_eq!(r.origin, Origin::Table);
+        assert!(t.toolkit(&v("14.0.0")).is_none());
+
+        let new = t.toolkit(&v("13.6.0")).unwrap();
+        assert_eq!(
+            (new.driver_linux.as_ref(), new.driver_windows.as_ref()),
+            (None, None)
+        );
+        assert!(!new.driver_confirmed);
+        assert_eq!(
+            new.windows_local.as_ref().unwrap().file,
+            "cuda_13.6.0_windows_x86_64.exe"
+        );
+        assert_eq!(
+            new.linux_runfile.as_ref().unwrap().file,
+            "cuda_13.6.0_linux.run"
+        );
+        assert!(matches!(new.origin, Origin::Fetched { live: true, .. }));
+        // The bundled driver names the runfile but is no minimum.
+        let bundled = t.toolkit(&v("13.6.1")).unwrap();
+        assert_eq!(
+            bundled.linux_runfile.as_ref().unwrap().file,
+            "cuda_13.6.1_620.10.01_linux.run"
+        );
+        assert_eq!(bundled.driver_linux, None);
+        assert_eq!(t.toolkits.releases.last().unwrap().version, v("13.6.1"));
+        assert_eq!(new_rows(&base, &t), vec!["CUDA 13.6.0", "CUDA 13.6.1"]);
+        assert_eq!(
+            t.live.refreshed.as_ref().unwrap().at,
+            "2026-12-02 14:03 UTC"
+        );
+    }
+
+    #[test]
+    fn the_index_fills_a_torch_line_without_variants_and_learns_a_new_one() {
+        let base = Tables::embedded().unwrap();
+        let wheel = |ver: &str, py: &str, platform: &str| Wheel {
+            version: v(ver),
+            python: v(py),
+            freethreaded: false,
+            platform: platform.into(),
+        };
+        let snap = Snapshot {
+            format: 1,
+            torch: section(
+                vec![LiveVariant {
+                    name: "cu130".into(),
+                    wheels: vec![
+                        wheel("2.15.0", "3.11", "win_amd64"),
+                        wheel("2.16.0", "3.11", "win_amd64"),
+                        wheel("2.16.1", "3.15", "manylinux_2_28_x86_64"),
+                    ],
+                }],
+                false,
+            ),
+            ..Default::default()
+        };
+        let t = apply(&base, &snap).unwrap();
+        let r215 = t
+            .pytorch
+            .releases
+            .iter()
+            .find(|r| r.version == v("2.15"))
+            .unwrap();
+        assert_eq!(r215.variants, vec!["cu130"]);
+        let r216 = t.pytorch.releases.last().unwrap();
+        assert_eq!(r216.version, v("2.16"));
+        assert_eq!(r216.patches, vec![v("2.16.0"), v("2.16.1")]);
+        assert_eq!(
+            (r216.python_min.clone(), r216.python_max.clone()),
+            (v("3.11"), v("3.15"))
+        );
+        assert!(!r216.confirmed && r216.torchvision.is_none());
+        assert!(matches!(r216.origin, Origin::Fetched { live: false, .. }));
+        assert_eq!(t.live.wheels["cu130"].len(), 3);
+    }
 }

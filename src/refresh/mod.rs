@@ -116,7 +116,9 @@ impl RefreshError {
     pub fn is_transport(&self) -> bool {
         matches!(
             self,
-            RefreshError::Network { .. } | RefreshError::Http { .. } | RefreshError::NotFound { .. }
+            RefreshError::Network { .. }
+                | RefreshError::Http { .. }
+                | RefreshError::NotFound { .. }
         )
     }
 
@@ -128,7 +130,9 @@ impl RefreshError {
             RefreshError::Cache { .. } => {
                 "check that the cache folder is writable (XDG_CACHE_HOME or ~/.cache on Linux, %LOCALAPPDATA% on Windows)"
             }
-            _ => "check the network (and HTTPS_PROXY); the cached or built-in tables are used meanwhile",
+            _ => {
+                "check the network (and HTTPS_PROXY); the cached or built-in tables are used meanwhile"
+            }
         }
     }
 }
@@ -216,8 +220,14 @@ pub enum Status {
 pub enum Using {
     /// The built-in (or `--compat-dir`) tables alone.
     Tables,
-    Cache { fetched_at: u64, at: String },
-    Live { fetched_at: u64, at: String },
+    Cache {
+        fetched_at: u64,
+        at: String,
+    },
+    Live {
+        fetched_at: u64,
+        at: String,
+    },
 }
 
 impl Using {
@@ -283,14 +293,31 @@ pub fn refresh(
     let at = now();
     let mut errors = Vec::new();
 
-    let cuda = section(fetch_cuda(&fetcher, base, sources, &mut errors), at, &mut errors)?;
-    let cudnn = section(fetch_cudnn(&fetcher, base, sources, &mut errors), at, &mut errors)?;
-    let torch = section(fetch_torch(&fetcher, base, sources, &mut errors), at, &mut errors)?;
+    let cuda = section(
+        fetch_cuda(&fetcher, base, sources, &mut errors),
+        at,
+        &mut errors,
+    )?;
+    let cudnn = section(
+        fetch_cudnn(&fetcher, base, sources, &mut errors),
+        at,
+        &mut errors,
+    )?;
+    let torch = section(
+        fetch_torch(&fetcher, base, sources, &mut errors),
+        at,
+        &mut errors,
+    )?;
     let pypi = section(fetch_pypi(&fetcher, sources), at, &mut errors)?;
-    let failed = [cuda.is_none(), cudnn.is_none(), torch.is_none(), pypi.is_none()]
-        .iter()
-        .filter(|f| **f)
-        .count();
+    let failed = [
+        cuda.is_none(),
+        cudnn.is_none(),
+        torch.is_none(),
+        pypi.is_none(),
+    ]
+    .iter()
+    .filter(|f| **f)
+    .count();
 
     let old = previous.clone().unwrap_or_default();
     let mut snap = Snapshot {
@@ -499,10 +526,7 @@ fn fetch_torch(
     }
 }
 
-fn fetch_pypi(
-    f: &fetch::Fetcher,
-    s: &Sources,
-) -> Result<(Vec<LivePackage>, String), RefreshError> {
+fn fetch_pypi(f: &fetch::Fetcher, s: &Sources) -> Result<(Vec<LivePackage>, String), RefreshError> {
     let mut items = Vec::new();
     for (i, name) in pypi::PACKAGES.iter().enumerate() {
         let url = s.pypi_page(name);

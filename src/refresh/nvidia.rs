@@ -84,7 +84,11 @@ fn top(text: &str, version: &Version, product: &str) -> Result<Value, String> {
     }
     match v["release_product"].as_str() {
         Some(p) if p == product => {}
-        Some(p) => return Err(format!("release_product is \"{p}\", expected \"{product}\"")),
+        Some(p) => {
+            return Err(format!(
+                "release_product is \"{p}\", expected \"{product}\""
+            ));
+        }
         None => return Err("release_product is missing".into()),
     }
     let label = v["release_label"]
@@ -118,7 +122,10 @@ fn is_date(s: &str) -> bool {
 
 /// One file entry's fields, checked: relative_path, sha256 (64 hex), md5 (32 hex, if
 /// any), size (a string of digits, or a number).
-fn file_entry(e: &Value, at: &str) -> Result<(String, String, Option<String>, Option<u64>), String> {
+fn file_entry(
+    e: &Value,
+    at: &str,
+) -> Result<(String, String, Option<String>, Option<u64>), String> {
     let rel = e["relative_path"]
         .as_str()
         .filter(|p| !p.is_empty() && !p.contains("..") && !p.starts_with('/'))
@@ -140,7 +147,10 @@ fn file_entry(e: &Value, at: &str) -> Result<(String, String, Option<String>, Op
             s.parse::<u64>()
                 .map_err(|_| format!("{at}: size \"{s}\" is not a number"))?,
         ),
-        Value::Number(n) => Some(n.as_u64().ok_or_else(|| format!("{at}: size {n} is not a byte count"))?),
+        Value::Number(n) => Some(
+            n.as_u64()
+                .ok_or_else(|| format!("{at}: size {n} is not a byte count"))?,
+        ),
         other => return Err(format!("{at}: size {other} is not a number")),
     };
     Ok((rel.to_string(), sha.to_ascii_lowercase(), md5, size))
@@ -268,7 +278,10 @@ mod tests {
     #[test]
     fn listing_names_every_manifest_once() {
         let got = listing(&fixture("cuda-redist-index.html"));
-        assert!(got.contains(&v("12.4.1")) && got.contains(&v("13.6.0")), "{got:?}");
+        assert!(
+            got.contains(&v("12.4.1")) && got.contains(&v("13.6.0")),
+            "{got:?}"
+        );
         assert!(got.windows(2).all(|w| w[0] < w[1]));
         assert!(listing("<a href=\"redistrib_x.json\">").is_empty());
     }
@@ -294,13 +307,21 @@ mod tests {
                 "6a1c",
                 "sha256",
             ),
-            ("\"release_product\": \"cuda\"", "\"release_product\": \"cudnn\"", "release_product"),
+            (
+                "\"release_product\": \"cuda\"",
+                "\"release_product\": \"cudnn\"",
+                "release_product",
+            ),
         ] {
             assert!(good.contains(from), "{from}");
             let e = cuda_manifest(&good.replacen(from, to, 1), &v("12.4.1")).unwrap_err();
             assert!(e.contains(want), "{e}");
         }
-        assert!(cuda_manifest("{\"release_label\": ", &v("12.4.1")).unwrap_err().contains("JSON"));
+        assert!(
+            cuda_manifest("{\"release_label\": ", &v("12.4.1"))
+                .unwrap_err()
+                .contains("JSON")
+        );
     }
 
     #[test]

@@ -70,14 +70,20 @@ mod tests {
           "files":[{"filename":"nvidia_cudnn_cu13-9.27.0.42-py3-none-win_amd64.whl","url":"x","hashes":{}},
                    {"filename":"nvidia_cudnn_cu13-9.26.0.51-py3-none-manylinux_2_27_x86_64.whl","url":"x","hashes":{}}]}"#;
         assert_eq!(
-            newest(json, "nvidia-cudnn-cu13").unwrap().unwrap().to_string(),
+            newest(json, "nvidia-cudnn-cu13")
+                .unwrap()
+                .unwrap()
+                .to_string(),
             "9.27.0.42"
         );
         let html = r#"<html><body><a href="https://x/nvidia_cudnn_cu13-9.26.0.51-py3-none-win_amd64.whl#sha256=1">nvidia_cudnn_cu13-9.26.0.51-py3-none-win_amd64.whl</a>
 <a href="https://x/nvidia_cudnn_cu13-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl#sha256=2">x</a>
 <a href="https://x/nvidia_cudnn_cu13-9.28.0.1rc1-py3-none-win_amd64.whl">rc</a></body></html>"#;
         assert_eq!(
-            newest(html, "nvidia-cudnn-cu13").unwrap().unwrap().to_string(),
+            newest(html, "nvidia-cudnn-cu13")
+                .unwrap()
+                .unwrap()
+                .to_string(),
             "9.27.0.42"
         );
         assert!(newest("garbage", "nvidia-cudnn-cu13").is_err());

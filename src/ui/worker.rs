@@ -147,7 +147,10 @@ pub enum Event {
     CudnnValidated(Result<Box<ArchiveCheck>, Box<Refused>>),
     CudnnDownload(download::Progress),
     CudnnDownloaded(Result<PathBuf, String>),
-    CudnnExtracted { bytes: u64, total: u64 },
+    CudnnExtracted {
+        bytes: u64,
+        total: u64,
+    },
     CudnnInstalled(Result<Box<cudnn::Manifest>, String>),
     Sample(Sample),
     MonitorUnavailable(String),
@@ -369,7 +372,9 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                 r.cache.as_deref(),
                 &crate::refresh::Options::default(),
             );
-            out.send(Event::Refreshed(got.map(Box::new).map_err(|e| e.to_string())));
+            out.send(Event::Refreshed(
+                got.map(Box::new).map_err(|e| e.to_string()),
+            ));
         }
         Command::Fix {
             overrides,

@@ -765,6 +765,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "没有任何来源给出 CUDA {version} 的最低驱动版本，我们也不做推测：选择它是因为你的驱动自己报告支持 CUDA {cuda}。",
     ),
     (
+        "toolkit_runs_on_driver_reported",
+        "CUDA {version} is the newest toolkit your driver runs fully.",
+        "CUDA {version} 是你的驱动能完整支持的最新工具包。",
+    ),
+    (
         "toolkit_newer_minimum_unknown",
         "CUDA {version} is newer, but its minimum driver for this system is not published (unknown, not inferred), so CUDA {chosen}, whose minimum is known, is preferred.",
         "CUDA {version} 更新，但它在本系统上的最低驱动版本没有公布（未知，不做推测），所以优先选择最低驱动已知的 CUDA {chosen}。",

@@ -111,6 +111,8 @@ pub(super) fn pick(
         gpus = gpus.join(", ")
     ));
     let key = match best.fit {
+        // No published minimum to quote: the driver's own CUDA figure decided it.
+        DriverFit::Yes if r.driver_min(facts.os).is_none() => "toolkit_runs_on_driver_reported",
         DriverFit::Yes => "toolkit_runs_on_driver",
         DriverFit::MinorCompat => "toolkit_minor_compat",
         DriverFit::No => "toolkit_needs_driver",

@@ -355,3 +355,61 @@ fn offline_falls_back_to_the_cache_or_the_built_in_tables_and_says_so() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("离线"));
 }
+
+#[test]
+fn a_partial_refresh_keeps_the_cached_parts_of_the_sources_that_failed() {
+    let home = tempfile::tempdir().unwrap();
+    let full = sources();
+    refreshed(home.path(), &full);
+
+    // Now only NVIDIA answers: the wheel lists come from the cache.
+    let nvidia_only = Server::start();
+    nvidia_only.add(
+        "/compute/cuda/redist/",
+        bytes(fixture("cuda-redist-index.html")),
+    );
+    nvidia_only.add(
+        "/compute/cuda/redist/redistrib_13.6.0.json",
+        bytes(fixture("redistrib_13.6.0.json")),
+    );
+    nvidia_only.add(
+        "/compute/cudnn/redist/",
+        bytes(fixture("cudnn-redist-index.html")),
+    );
+    let out = run(
+        home.path(),
+        Some(&nvidia_only.url("")),
+        &["tables", "--refresh", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let j = json(&out);
+    assert_eq!(j["refresh"]["status"], "partial");
+    assert_eq!(j["using"]["kind"], "live");
+    assert_eq!(
+        j["pypi"]["nvidia-cudnn-cu13"], "9.27.0.42",
+        "PyPI part from the cache"
+    );
+    let cache: Value =
+        serde_json::from_slice(&std::fs::read(cache_file(home.path())).unwrap()).unwrap();
+    assert_eq!(cache["torch"]["items"].as_array().unwrap().len(), 3);
+    // The cuDNN 9.28 manifest was not served this time: what was read of it stays.
+    assert_eq!(cache["cudnn"]["items"][0]["version"], "9.28.0.1");
+
+    let after = json(&run(
+        home.path(),
+        None,
+        &[
+            "recommend",
+            "--json",
+            "--os",
+            "windows",
+            "--gpu-cc",
+            "8.6",
+            "--driver",
+            "600.00",
+            "--python",
+            "3.14",
+        ],
+    ));
+    assert_eq!(after["torch"]["variant"], "cu130");
+}

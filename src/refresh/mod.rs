@@ -293,13 +293,14 @@ pub fn refresh(
     let at = now();
     let mut errors = Vec::new();
 
+    let old = previous.clone().unwrap_or_default();
     let cuda = section(
-        fetch_cuda(&fetcher, base, sources, &mut errors),
+        fetch_cuda(&fetcher, base, sources, old.cuda.as_ref(), &mut errors),
         at,
         &mut errors,
     )?;
     let cudnn = section(
-        fetch_cudnn(&fetcher, base, sources, &mut errors),
+        fetch_cudnn(&fetcher, base, sources, old.cudnn.as_ref(), &mut errors),
         at,
         &mut errors,
     )?;
@@ -319,7 +320,6 @@ pub fn refresh(
     .filter(|f| **f)
     .count();
 
-    let old = previous.clone().unwrap_or_default();
     let mut snap = Snapshot {
         format: FORMAT,
         fetched_at: 0,
@@ -396,6 +396,7 @@ fn fetch_cuda(
     f: &fetch::Fetcher,
     base: &Tables,
     s: &Sources,
+    cached: Option<&Section<LiveToolkit>>,
     notes: &mut Vec<String>,
 ) -> Result<(Vec<LiveToolkit>, String), RefreshError> {
     let index = s.cuda_redist();
@@ -415,7 +416,17 @@ fn fetch_cuda(
                 nvidia::cuda_manifest(&text, v)
                     .map_err(|problem| RefreshError::Malformed { url, problem })?,
             ),
-            Err(e) if e.is_transport() => notes.push(e.to_string()),
+            // Not readable now: what an earlier refresh read of it stays.
+            Err(e) if e.is_transport() => {
+                notes.push(e.to_string());
+                items.extend(
+                    cached
+                        .into_iter()
+                        .flat_map(|c| &c.items)
+                        .filter(|t| t.version == *v)
+                        .cloned(),
+                );
+            }
             Err(e) => return Err(e),
         }
     }
@@ -426,6 +437,7 @@ fn fetch_cudnn(
     f: &fetch::Fetcher,
     base: &Tables,
     s: &Sources,
+    cached: Option<&Section<LiveCudnn>>,
     notes: &mut Vec<String>,
 ) -> Result<(Vec<LiveCudnn>, String), RefreshError> {
     let index = s.cudnn_redist();
@@ -451,7 +463,16 @@ fn fetch_cudnn(
                 nvidia::cudnn_manifest(&text, v)
                     .map_err(|problem| RefreshError::Malformed { url, problem })?,
             ),
-            Err(e) if e.is_transport() => notes.push(e.to_string()),
+            Err(e) if e.is_transport() => {
+                notes.push(e.to_string());
+                items.extend(
+                    cached
+                        .into_iter()
+                        .flat_map(|c| &c.items)
+                        .filter(|c| c.version.parts().starts_with(v.parts()))
+                        .cloned(),
+                );
+            }
             Err(e) => return Err(e),
         }
     }
@@ -522,6 +543,10 @@ fn fetch_torch(
     }
     match first_error {
         Some(e) if !reached => Err(e),
+        // Every page missing: this index does not carry them (a mirror?); keep the cache.
+        _ if items.is_empty() => Err(RefreshError::NotFound {
+            url: s.torch_page("<variant>"),
+        }),
         _ => Ok((items, s.torch_index.clone())),
     }
 }

@@ -295,7 +295,17 @@ fn a_malformed_manifest_is_rejected_with_a_clear_error_and_the_old_data_stays() 
     assert!(err.contains("redistrib_13.6.0.json"), "{err}");
     assert!(err.contains("malformed") && err.contains("size"), "{err}");
     assert!(err.contains("hint:"), "{err}");
-    assert!(out.stdout.is_empty());
+    // stdout still says what is used instead: the cache of the first refresh.
+    let j = json(&out);
+    assert_eq!(j["refresh"]["status"], "rejected");
+    assert!(
+        j["refresh"]["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("redistrib_13.6.0.json")
+    );
+    assert_eq!(j["using"]["kind"], "cache");
+    assert_eq!(j["newest"]["toolkit"], "13.6.0");
     assert_eq!(std::fs::read(cache_file(home.path())).unwrap(), before);
 
     // Not JSON at all: the same.

@@ -154,6 +154,7 @@ pub fn run(
     lang: Lang,
 ) -> Result<i32, CliError> {
     let mut outcome = None;
+    let mut rejected = None;
     if args.refresh {
         let mut sources = Sources::from_env();
         if let Some(u) = &args.nvidia_base {
@@ -165,13 +166,16 @@ pub fn run(
         if let Some(m) = &args.pypi_mirror {
             sources.pypi = m.url.clone();
         }
-        let o = refresh::refresh(
+        match refresh::refresh(
             base,
             &sources,
             cache_file.as_deref(),
             &refresh::Options::default(),
-        )?;
-        outcome = Some(o);
+        ) {
+            Ok(o) => outcome = Some(o),
+            // Refused data: the summary still shows what is used instead, then the error.
+            Err(e) => rejected = Some(e),
+        }
     }
     let t = outcome.as_ref().map_or(tables, |o| &o.tables);
     let mut s = summary(t, cache_file.as_deref());
@@ -183,12 +187,27 @@ pub fn run(
             text: render(&refresh::outcome_message(o), lang),
         });
     }
+    if let Some(e) = &rejected {
+        s.refresh = Some(RefreshSummary {
+            status: Status::Rejected,
+            errors: vec![e.to_string()],
+            new: Vec::new(),
+            text: render(
+                &crate::msg!("refresh_rejected", error = e.to_string()),
+                lang,
+            ),
+        });
+    }
+    let done = |rejected: Option<refresh::RefreshError>| match rejected {
+        Some(e) => Err(CliError::Refresh(e)),
+        None => Ok(exit::OK),
+    };
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&s).expect("serialisable")
         );
-        return Ok(exit::OK);
+        return done(rejected);
     }
     if let Some(r) = &s.refresh {
         println!("{}", r.text);
@@ -240,5 +259,5 @@ pub fn run(
             println!("    source: {src}");
         }
     }
-    Ok(exit::OK)
+    done(rejected)
 }

@@ -212,6 +212,8 @@ pub enum Status {
     Partial,
     /// None answered: the cached (or built-in) tables are used.
     Offline,
+    /// A source sent data that was refused: nothing was merged or cached.
+    Rejected,
 }
 
 /// What the tables in use rest on.
@@ -587,6 +589,7 @@ pub fn outcome_message(o: &Outcome) -> crate::message::Message {
         }
         (Status::Offline, Using::Tables) => crate::msg!("refresh_offline_tables"),
         (Status::Partial, _) => crate::msg!("refresh_partial"),
+        (Status::Rejected, _) => crate::msg!("refresh_rejected", error = o.errors.join("; ")),
         (Status::Refreshed, _) => tables_message(&o.tables),
     }
 }

@@ -738,6 +738,102 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "Run cuda-setup smoke to test the GPU on its own; undo any overclocking.",
         "请运行 cuda-setup smoke 单独测试显卡；如有超频请恢复默认。",
     ),
+    // ---- refresh (src/refresh): facts learned at run time, and where facts came from ----
+    (
+        "fact_from_tables",
+        "{what}: from the built-in tables.",
+        "{what}：来自内置数据表。",
+    ),
+    (
+        "fact_from_dir",
+        "{what}: from the tables in {dir}.",
+        "{what}：来自 {dir} 中的数据表。",
+    ),
+    (
+        "fact_from_live",
+        "{what}: learned just now from {file} (fetched {at}).",
+        "{what}：刚刚从 {file} 获取（{at}）。",
+    ),
+    (
+        "fact_from_cache",
+        "{what}: from the cached copy of {file} (fetched {at}).",
+        "{what}：来自 {file} 的缓存（获取于 {at}）。",
+    ),
+    (
+        "toolkit_minimum_unknown",
+        "No source states the minimum driver of CUDA {version}, and none is inferred: it is chosen because your driver itself reports that it runs CUDA {cuda}.",
+        "没有任何来源给出 CUDA {version} 的最低驱动版本，我们也不做推测：选择它是因为你的驱动自己报告支持 CUDA {cuda}。",
+    ),
+    (
+        "toolkit_runs_on_driver_reported",
+        "CUDA {version} is the newest toolkit your driver runs fully.",
+        "CUDA {version} 是你的驱动能完整支持的最新工具包。",
+    ),
+    (
+        "toolkit_newer_minimum_unknown",
+        "CUDA {version} is newer, but its minimum driver for this system is not published (unknown, not inferred), so CUDA {chosen}, whose minimum is known, is preferred.",
+        "CUDA {version} 更新，但它在本系统上的最低驱动版本没有公布（未知，不做推测），所以优先选择最低驱动已知的 CUDA {chosen}。",
+    ),
+    (
+        "torch_no_wheel_in_index",
+        "The PyTorch index lists no {variant} wheel of torch {torch} for Python {python} on {platform}, so it is not recommended.",
+        "PyTorch 下载源中没有适用于 Python {python}、{platform} 的 torch {torch} {variant} 安装包，所以不推荐它。",
+    ),
+    (
+        "torch_wheel_in_index",
+        "The PyTorch index lists a {variant} wheel of torch {torch} for Python {python} on {platform}.",
+        "PyTorch 下载源中有适用于 Python {python}、{platform} 的 torch {torch} {variant} 安装包。",
+    ),
+    (
+        "no_torch_wheel_in_index",
+        "The PyTorch index lists no CUDA wheel that fits these GPUs for Python {python} on {platform}. Use a Python version that PyTorch publishes wheels for.",
+        "PyTorch 下载源中没有适用于 Python {python}、{platform} 且支持这些显卡的 CUDA 安装包。请换用 PyTorch 提供安装包的 Python 版本。",
+    ),
+    (
+        "tables_status_tables",
+        "Tables: built-in only.",
+        "数据表：仅内置。",
+    ),
+    (
+        "tables_status_live",
+        "Tables: built-in + live data fetched {at}.",
+        "数据表：内置 + 在线数据（获取于 {at}）。",
+    ),
+    (
+        "tables_status_cache",
+        "Tables: built-in + cache of {at}.",
+        "数据表：内置 + 缓存（获取于 {at}）。",
+    ),
+    (
+        "refresh_running",
+        "Checking NVIDIA and PyTorch for new releases…",
+        "正在从 NVIDIA 和 PyTorch 查找新版本……",
+    ),
+    (
+        "refresh_offline_cache",
+        "Offline: the sources could not be reached; using the cache of {at}.",
+        "离线：无法连接数据来源；使用获取于 {at} 的缓存。",
+    ),
+    (
+        "refresh_offline_tables",
+        "Offline: the sources could not be reached; using the built-in tables.",
+        "离线：无法连接数据来源；使用内置数据表。",
+    ),
+    (
+        "refresh_partial",
+        "Some sources could not be reached; their data comes from the cache or the built-in tables.",
+        "部分数据来源无法连接；这些数据来自缓存或内置数据表。",
+    ),
+    (
+        "refresh_rejected",
+        "A source sent data that was refused ({error}); the previous tables are kept.",
+        "某个数据来源发送的数据无效，已拒绝（{error}）；继续使用原来的数据表。",
+    ),
+    (
+        "refresh_new",
+        "New since the built-in tables: {releases}.",
+        "内置数据表之后的新版本：{releases}。",
+    ),
     // ---- the wizard (src/ui): its own words; core messages above are reused ----
     ("ui_page_repair", "Repair", "修复"),
     ("ui_wait_repair", "Checking…", "正在检查……"),

@@ -14,6 +14,7 @@ pub mod message;
 pub mod plan;
 pub mod platform;
 pub mod recommend;
+pub mod refresh;
 pub mod repair;
 pub mod run;
 pub mod steps;

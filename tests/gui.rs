@@ -264,6 +264,10 @@ fn first_time_developer_setup_through_every_page() {
     assert!(has(&h, "CUDA 11.8 GA"), "the toolkit pick");
     assert!(has(&h, "cuDNN 9."), "the cuDNN pick");
     assert!(has(&h, "CUDA 11.8.0 builds code for"), "a reason, rendered");
+    // Tests never refresh in the background: the tables alone, and said so.
+    assert!(h.state().opts.refresh.is_none() && !h.state().refreshing);
+    assert!(has(&h, "CUDA 11.8.0: from the built-in tables."));
+    assert!(has(&h, "Tables: built-in only."));
     click(&mut h, "Next");
 
     // Prepare: the plan (hash from the mirror's md5sum.txt) and the pre-flight checks.
@@ -548,6 +552,75 @@ fn the_chinese_ui_renders_every_glyph() {
     assert!(has(&h, "开始安装"));
 }
 
+/// At start the worker reads NVIDIA's manifests and the PyTorch index (here the loopback
+/// server, in their recorded formats) without holding up the pages; the new tables are
+/// used from then on and the Choose page says where its facts come from.
+#[test]
+fn a_background_refresh_brings_new_releases_without_blocking() {
+    let m = Machine::new(windows_installer(0));
+    let fixture = |name: &str| {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/refresh")
+            .join(name);
+        Body::Bytes(Arc::new(std::fs::read(p).unwrap()))
+    };
+    let s = &m.server;
+    s.add("/compute/cuda/redist/", fixture("cuda-redist-index.html"));
+    s.add(
+        "/compute/cuda/redist/redistrib_13.6.0.json",
+        fixture("redistrib_13.6.0.json"),
+    );
+    s.add("/compute/cudnn/redist/", fixture("cudnn-redist-index.html"));
+    for v in ["cu126", "cu130", "cu132"] {
+        s.add(
+            &format!("/whl/{v}/torch/"),
+            fixture(&format!("torch-{v}.html")),
+        );
+    }
+    for p in ["nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-cuda-nvcc"] {
+        let page = format!(
+            r#"{{"meta":{{"api-version":"1.1"}},"name":"{p}","versions":["9.27.0.42"],"files":[]}}"#
+        );
+        s.add(
+            &format!("/simple/{p}/"),
+            Body::Bytes(Arc::new(page.into_bytes())),
+        );
+    }
+    let base = format!("http://{}", s.addr);
+    let mut o = m.options(Lang::En);
+    o.refresh = Some(cuda_setup::ui::worker::Refresh {
+        base: Tables::embedded().unwrap(),
+        sources: cuda_setup::refresh::Sources {
+            nvidia: format!("{base}/compute"),
+            torch_index: format!("{base}/whl"),
+            pypi: format!("{base}/simple"),
+        },
+        cache: Some(m.work.path().join("cache").join("refresh.json")),
+    });
+    let mut h = harness(App::new(o));
+    h.step();
+    assert_eq!(
+        h.state().page,
+        Page::Welcome,
+        "nothing waits for the refresh"
+    );
+    wait(&mut h, "the refresh", |a| !a.refreshing);
+    let v: cuda_setup::version::Version = "13.6.0".parse().unwrap();
+    assert!(h.state().opts.tables.toolkit(&v).is_some());
+    assert!(m.work.path().join("cache/refresh.json").exists());
+
+    click(&mut h, "Next");
+    wait(&mut h, "detection", |a| a.system.report.is_some());
+    click(&mut h, "Next");
+    assert_eq!(h.state().page, Page::Choose);
+    settle(&mut h);
+    assert!(
+        has(&h, "Tables: built-in + live data fetched"),
+        "{:?}",
+        h.state().tables_line
+    );
+}
+
 #[test]
 fn without_a_display_it_points_to_the_cli() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
@@ -611,7 +684,10 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
     settle(&mut h);
     assert!(has(&h, "How to install the toolkit"));
     assert!(has(&h, "the wheels are the same NVIDIA files from PyPI"));
-    assert!(has(&h, "CUDA 13.5 GA"), "the wheels-only release is offered");
+    assert!(
+        has(&h, "CUDA 13.5 GA"),
+        "the wheels-only release is offered"
+    );
     click(&mut h, "Next");
 
     // Prepare resolves the wheels on the index: no administrator rights needed.
@@ -665,5 +741,8 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     assert!(has(&h, "Downloading from NVIDIA failed"));
     click(&mut h, "Use NVIDIA's wheels from PyPI instead");
     assert_eq!(h.state().page, Page::Choose);
-    assert_eq!(h.state().choose.method, cuda_setup::recommend::Method::Wheels);
+    assert_eq!(
+        h.state().choose.method,
+        cuda_setup::recommend::Method::Wheels
+    );
 }

@@ -66,7 +66,7 @@ pub enum Command {
     Download(download::Args),
     /// Recommend a CUDA toolkit, cuDNN and PyTorch build for this machine (or a what-if)
     Recommend(Box<recommend::Args>),
-    /// Show what the built-in (or --compat-dir) tables know
+    /// Show what the tables know (built-in or --compat-dir, plus what --refresh learned)
     Tables(tables::Args),
     /// Test the GPU: cuBLAS matmul vs the CPU, copy bandwidth, cuDNN, nvcc (exit 4: skipped, 5: failed)
     Smoke(verify::SmokeArgs),
@@ -85,6 +85,8 @@ pub enum CliError {
     Download(#[from] crate::download::DownloadError),
     #[error("cuDNN: {0}")]
     Cudnn(#[from] crate::cudnn::CudnnError),
+    #[error("refresh: {0}")]
+    Refresh(#[from] crate::refresh::RefreshError),
     /// A command's own failure with its own exit code (install: 1603).
     #[error("{message}")]
     Failed {
@@ -107,13 +109,14 @@ impl CliError {
             CliError::Usage { hint, .. } => Some(hint.clone()),
             CliError::Download(e) => Some(e.hint().into()),
             CliError::Cudnn(e) => Some(e.hint().into()),
+            CliError::Refresh(e) => Some(e.hint().into()),
             CliError::Failed { hint, .. } => Some(hint.clone()),
         }
     }
 
     fn code(&self) -> i32 {
         match self {
-            CliError::Tables(_) | CliError::Download(_) => exit::ERROR,
+            CliError::Tables(_) | CliError::Download(_) | CliError::Refresh(_) => exit::ERROR,
             CliError::Usage { .. } => exit::USAGE,
             CliError::Cudnn(e) => cudnn::code(e),
             CliError::Failed { code, .. } => *code,
@@ -136,9 +139,15 @@ fn language(flag: Option<Lang>) -> Lang {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     let lang = language(cli.lang);
+    // What an earlier `tables --refresh` learned is merged in, so an offline start knows it.
+    let cache_file = crate::refresh::default_cache_file();
     let result = Tables::load(cli.compat_dir.as_deref())
         .map_err(CliError::from)
-        .and_then(|tables| match cli.command {
+        .map(|base| {
+            let tables = crate::refresh::with_cache(base.clone(), cache_file.as_deref());
+            (base, tables)
+        })
+        .and_then(|(base, tables)| match cli.command {
             Some(_) if cli.gui.any() => Err(CliError::Usage {
                 message: "these options belong to a subcommand, or to the wizard alone".into(),
                 hint: "put them after the subcommand (cuda-setup install --root DIR ...), or give no subcommand to open the wizard".into(),
@@ -150,11 +159,11 @@ pub fn main() -> i32 {
             Some(Command::Cudnn(args)) => cudnn::run(&args),
             Some(Command::Bundle(args)) => bundle::run(&tables, &args, lang),
             Some(Command::Recommend(args)) => recommend::run(&tables, &args, lang),
-            Some(Command::Tables(args)) => tables::run(&tables, &args),
+            Some(Command::Tables(args)) => tables::run(&base, &tables, cache_file, &args, lang),
             Some(Command::Smoke(args)) => verify::run_smoke(&tables, &args, lang),
             Some(Command::Doctor(args)) => verify::run_doctor(&tables, &args, lang),
             // No subcommand: the wizard (or, with no display, a pointer to the CLI).
-            None => Ok(crate::ui::launch(&tables, &cli.gui, cli.lang)),
+            None => Ok(crate::ui::launch(&base, &tables, &cli.gui, cli.lang)),
         });
     match result {
         Ok(code) => code,

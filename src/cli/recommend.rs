@@ -62,6 +62,10 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         );
     } else {
         print!("{}", human(&rec, lang));
+        println!(
+            "\n{}",
+            i18n::render(&crate::refresh::tables_message(tables), lang)
+        );
     }
     Ok(if rec.fits() { exit::OK } else { exit::BLOCKED })
 }

@@ -1,9 +1,16 @@
-//! `cuda-setup tables`: what the tables know.
+//! `cuda-setup tables`: what the tables know; `--refresh` first reads the sources of
+//! truth (NVIDIA's manifests, the PyTorch index, PyPI) and caches what is new.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::{CliError, exit};
 use crate::compat::{Meta, TableSource, Tables};
+use crate::i18n::{Lang, render};
+use crate::refresh::{self, Sources, Status, Using};
+use crate::verify::doctor::PypiMirror;
 use crate::version::Version;
 
 #[derive(Debug, clap::Args)]
@@ -11,15 +18,47 @@ pub struct Args {
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
+    /// Read NVIDIA's redist manifests, the PyTorch wheel index and PyPI now, and cache
+    /// what is new (offline: the cached or built-in tables are used, and said so)
+    #[arg(long)]
+    pub refresh: bool,
+    /// Base URL holding cuda/redist/ and cudnn/redist/ (default NVIDIA's; env CUDA_SETUP_NVIDIA_BASE)
+    #[arg(long, value_name = "URL", requires = "refresh")]
+    pub nvidia_base: Option<String>,
+    /// Base URL of the PyTorch wheel index (default https://download.pytorch.org/whl; env CUDA_SETUP_TORCH_INDEX)
+    #[arg(long, value_name = "URL", requires = "refresh")]
+    pub torch_index: Option<String>,
+    /// A PyPI mirror for the nvidia-* packages: tsinghua, aliyun, ustc, or a simple-index URL (env CUDA_SETUP_PYPI)
+    #[arg(long, value_name = "NAME|URL", requires = "refresh")]
+    pub pypi_mirror: Option<PypiMirror>,
 }
 
 #[derive(Serialize)]
 struct Summary<'t> {
     source: &'t TableSource,
+    /// What the tables in use rest on: the tables alone, a cache of date X, or live data.
+    using: Using,
     newest: Newest,
     newest_confirmed: Newest,
     counts: Counts,
     files: Vec<FileSummary<'t>>,
+    /// Newest release per PyPI project read by the last refresh.
+    pypi: &'t BTreeMap<String, Version>,
+    cache_file: Option<&'t Path>,
+    /// Present with --refresh.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refresh: Option<RefreshSummary>,
+}
+
+#[derive(Serialize)]
+struct RefreshSummary {
+    status: Status,
+    /// What could not be read (`url: why`).
+    errors: Vec<String>,
+    /// Releases the sources know that the built-in tables do not.
+    new: Vec<String>,
+    /// The status as a sentence in --lang.
+    text: String,
 }
 
 #[derive(Serialize)]
@@ -46,7 +85,7 @@ struct FileSummary<'t> {
     sources: &'t [String],
 }
 
-fn summary(t: &Tables) -> Summary<'_> {
+fn summary<'t>(t: &'t Tables, cache_file: Option<&'t Path>) -> Summary<'t> {
     let (tk, cudnn, torch) = t.newest();
     let metas: [&Meta; 4] = [
         &t.toolkits.meta,
@@ -56,6 +95,10 @@ fn summary(t: &Tables) -> Summary<'_> {
     ];
     Summary {
         source: &t.source,
+        using: Using::of(t),
+        pypi: &t.live.packages,
+        cache_file,
+        refresh: None,
         newest: Newest {
             toolkit: tk.map(|r| r.version.clone()),
             cudnn: cudnn.map(|r| r.version.clone()),
@@ -101,14 +144,88 @@ fn summary(t: &Tables) -> Summary<'_> {
     }
 }
 
-pub fn run(tables: &Tables, args: &Args) -> Result<i32, CliError> {
-    let s = summary(tables);
+/// `tables`: the tables in use (built-in or --compat-dir, plus the refresh cache);
+/// `base`: the same without the cache, which a refresh merges onto.
+pub fn run(
+    base: &Tables,
+    tables: &Tables,
+    cache_file: Option<PathBuf>,
+    args: &Args,
+    lang: Lang,
+) -> Result<i32, CliError> {
+    let mut outcome = None;
+    let mut rejected = None;
+    if args.refresh {
+        let mut sources = Sources::from_env();
+        if let Some(u) = &args.nvidia_base {
+            sources.nvidia = u.clone();
+        }
+        if let Some(u) = &args.torch_index {
+            sources.torch_index = u.clone();
+        }
+        if let Some(m) = &args.pypi_mirror {
+            sources.pypi = m.url.clone();
+        }
+        match refresh::refresh(
+            base,
+            &sources,
+            cache_file.as_deref(),
+            &refresh::Options::default(),
+        ) {
+            Ok(o) => outcome = Some(o),
+            // Refused data: the summary still shows what is used instead, then the error.
+            Err(e) => rejected = Some(e),
+        }
+    }
+    let t = outcome.as_ref().map_or(tables, |o| &o.tables);
+    let mut s = summary(t, cache_file.as_deref());
+    if let Some(o) = &outcome {
+        s.refresh = Some(RefreshSummary {
+            status: o.status,
+            errors: o.errors.clone(),
+            new: o.new.clone(),
+            text: render(&refresh::outcome_message(o), lang),
+        });
+    }
+    if let Some(e) = &rejected {
+        s.refresh = Some(RefreshSummary {
+            status: Status::Rejected,
+            errors: vec![e.to_string()],
+            new: Vec::new(),
+            text: render(
+                &crate::msg!("refresh_rejected", error = e.to_string()),
+                lang,
+            ),
+        });
+    }
+    let done = |rejected: Option<refresh::RefreshError>| match rejected {
+        Some(e) => Err(CliError::Refresh(e)),
+        None => Ok(exit::OK),
+    };
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&s).expect("serialisable")
         );
-        return Ok(exit::OK);
+        return done(rejected);
+    }
+    if let Some(r) = &s.refresh {
+        println!("{}", r.text);
+        for e in &r.errors {
+            println!("  not read: {e}");
+        }
+        if !r.new.is_empty() {
+            println!(
+                "{}",
+                render(
+                    &crate::msg!("refresh_new", releases = r.new.join(", ")),
+                    lang
+                )
+            );
+        }
+        println!();
+    } else {
+        println!("{}", render(&refresh::tables_message(t), lang));
     }
     let show = |v: &Option<Version>| v.as_ref().map_or("-".to_string(), ToString::to_string);
     let src = match &s.source {
@@ -133,11 +250,14 @@ pub fn run(tables: &Tables, args: &Args) -> Result<i32, CliError> {
         "  {} toolkit releases, {} cuDNN releases, {} PyTorch lines ({} CUDA variants), {} GPUs ({} PCI ids)",
         c.toolkits, c.cudnn, c.torch, c.torch_variants, c.gpus, c.gpu_pci_ids
     );
+    for (name, v) in s.pypi {
+        println!("  PyPI: {name} {v}");
+    }
     for f in &s.files {
         println!("\n  {} — {}", f.file, f.subject);
         for src in f.sources {
             println!("    source: {src}");
         }
     }
-    Ok(exit::OK)
+    done(rejected)
 }

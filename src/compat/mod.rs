@@ -1,6 +1,7 @@
 //! The compatibility tables: loading (embedded or from `--compat-dir`), validation, and
 //! the look-ups the recommender and detection need. Pure data, no network.
 
+mod live;
 pub mod schema;
 mod validate;
 
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::version::{ComputeCapability, Version};
+pub use live::{Live, Origin, Refreshed, Wheel, utc};
 pub use schema::*;
 
 /// The four file names, in load order.
@@ -61,6 +63,8 @@ pub struct Tables {
     pub cudnn: CudnnFile,
     pub pytorch: PytorchFile,
     pub gpus: GpusFile,
+    /// What `refresh` added (nothing for tables read from files alone).
+    pub live: Live,
 }
 
 /// Which installer of a toolkit release.
@@ -108,9 +112,15 @@ impl Tables {
             cudnn: parse(FILES[1], texts[1])?,
             pytorch: parse(FILES[2], texts[2])?,
             gpus: parse(FILES[3], texts[3])?,
+            live: Live::default(),
         };
         validate::all(&tables)?;
         Ok(tables)
+    }
+
+    /// Checks tables assembled in code (the refresh merge) as loading checks files.
+    pub fn validate(&self) -> Result<(), TableError> {
+        validate::all(self)
     }
 
     pub fn toolkit_line(&self, major: u32) -> Option<&ToolkitLine> {

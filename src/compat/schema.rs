@@ -56,6 +56,9 @@ pub struct ToolkitRelease {
     pub windows_local: Option<Installer>,
     pub windows_network: Option<Installer>,
     pub linux_runfile: Option<Installer>,
+    /// Not in the files: set for rows learned by `refresh`.
+    #[serde(skip)]
+    pub origin: super::Origin,
 }
 
 /// A downloadable file. `url` is derived from the file name when absent.
@@ -92,6 +95,8 @@ pub struct CudnnRelease {
     pub cuda: Vec<CudnnCuda>,
     #[serde(rename = "archive", default)]
     pub archives: Vec<CudnnArchive>,
+    #[serde(skip)]
+    pub origin: super::Origin,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -170,6 +175,8 @@ pub struct TorchRelease {
     #[serde(default = "yes")]
     pub confirmed: bool,
     pub note: Option<String>,
+    #[serde(skip)]
+    pub origin: super::Origin,
 }
 
 /// How the pip command names the PyTorch index.

@@ -12,7 +12,7 @@ mod torch;
 
 use serde::Serialize;
 
-use crate::compat::{Os, TableSource, Tables};
+use crate::compat::{Origin, Os, TableSource, Tables};
 use crate::message::Message;
 use crate::msg;
 use crate::version::{ComputeCapability, Version};
@@ -88,6 +88,8 @@ pub struct Recommendation {
     pub reasons: Vec<Message>,
     pub blockers: Vec<Message>,
     pub tables: TableSource,
+    /// When fetched data (`refresh`) is merged in: when it was fetched, and whether live.
+    pub refreshed: Option<crate::compat::Refreshed>,
 }
 
 impl Recommendation {
@@ -210,6 +212,7 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
         reasons: Vec::new(),
         blockers: Vec::new(),
         tables: tables.source.clone(),
+        refreshed: tables.live.refreshed.clone(),
     };
 
     rec.reasons.extend(facts.notes.iter().cloned());
@@ -300,7 +303,82 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
     if rec.blockers.is_empty() {
         driver::advise(tables, facts, request, &needs, &mut rec);
     }
+    provenance(tables, &mut rec);
     rec
+}
+
+/// One reason per pick saying where its facts came from: the tables, a live source, or
+/// the cache of an earlier refresh (with its date).
+fn provenance(tables: &Tables, rec: &mut Recommendation) {
+    let mut picks: Vec<(String, &Origin)> = Vec::new();
+    if let Some(tk) = &rec.toolkit
+        && let Some(r) = tables.toolkit(&tk.version)
+    {
+        picks.push((format!("CUDA {}", tk.version), &r.origin));
+    }
+    if let Some(c) = &rec.cudnn
+        && let Some(r) = tables
+            .cudnn
+            .releases
+            .iter()
+            .find(|r| r.version == c.version)
+    {
+        picks.push((format!("cuDNN {}", c.version), &r.origin));
+    }
+    if let Some(t) = &rec.torch
+        && let Some(r) = tables
+            .pytorch
+            .releases
+            .iter()
+            .find(|r| r.version == t.version.major_minor())
+    {
+        picks.push((format!("PyTorch {}", t.version), &r.origin));
+        if tables.live.wheels.contains_key(&t.variant) {
+            picks.push((
+                format!("PyTorch wheel list ({})", t.variant),
+                &tables.live.wheels_origin,
+            ));
+        }
+    }
+    for (what, origin) in picks {
+        rec.reasons
+            .push(source_reason(&what, origin, &tables.source));
+    }
+}
+
+fn source_reason(what: &str, origin: &Origin, source: &TableSource) -> Message {
+    match (origin, source) {
+        (
+            Origin::Fetched {
+                file,
+                fetched_at,
+                live: true,
+            },
+            _,
+        ) => msg!(
+            "fact_from_live",
+            what = what,
+            file = file,
+            at = crate::compat::utc(*fetched_at)
+        ),
+        (
+            Origin::Fetched {
+                file,
+                fetched_at,
+                live: false,
+            },
+            _,
+        ) => msg!(
+            "fact_from_cache",
+            what = what,
+            file = file,
+            at = crate::compat::utc(*fetched_at)
+        ),
+        (Origin::Table, TableSource::Embedded) => msg!("fact_from_tables", what = what),
+        (Origin::Table, TableSource::Dir(d)) => {
+            msg!("fact_from_dir", what = what, dir = d.display())
+        }
+    }
 }
 
 fn describe_driver(rec: &mut Recommendation, facts: &Facts) {

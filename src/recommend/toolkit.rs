@@ -111,6 +111,8 @@ pub(super) fn pick(
         gpus = gpus.join(", ")
     ));
     let key = match best.fit {
+        // No published minimum to quote: the driver's own CUDA figure decided it.
+        DriverFit::Yes if r.driver_min(facts.os).is_none() => "toolkit_runs_on_driver_reported",
         DriverFit::Yes => "toolkit_runs_on_driver",
         DriverFit::MinorCompat => "toolkit_minor_compat",
         DriverFit::No => "toolkit_needs_driver",
@@ -129,6 +131,30 @@ pub(super) fn pick(
             version = &r.version,
             minimum = &best.minimum,
             major = r.version.major()
+        ));
+    }
+    // Nothing is inferred for a release whose minimum driver no source states: say when
+    // that decided the choice.
+    if r.driver_min(facts.os).is_none()
+        && best.fit == DriverFit::Yes
+        && let Some(cuda) = &facts.driver_cuda
+    {
+        reasons.push(msg!(
+            "toolkit_minimum_unknown",
+            version = &r.version,
+            cuda = cuda
+        ));
+    }
+    if let Some(skipped) = candidates
+        .iter()
+        .filter(|c| c.release.version > r.version && c.fit == DriverFit::MinorCompat)
+        .filter(|c| c.release.driver_min(facts.os).is_none())
+        .max_by_key(|c| c.release.version.clone())
+    {
+        reasons.push(msg!(
+            "toolkit_newer_minimum_unknown",
+            version = &skipped.release.version,
+            chosen = &r.version
         ));
     }
     if let Some(newest) = tables.toolkits.releases.iter().rfind(|c| !c.preview)

@@ -16,6 +16,9 @@ struct Candidate<'t> {
     /// The SM list is first-hand for this release (not inferred from the toolkit range).
     arch_known: bool,
     confirmed: bool,
+    /// What the live wheel index says: Some(false) means no wheel for this Python and
+    /// OS is listed (the candidate is dropped); None: the index was not read.
+    in_index: Option<bool>,
 }
 
 impl Candidate<'_> {
@@ -100,14 +103,38 @@ pub(super) fn pick(
                 minimum,
                 arch_known,
                 confirmed: release.confirmed && release.variants_confirmed && arch_known,
+                in_index: in_index(tables, facts, release, variant),
             });
         }
     }
+    let (candidates, missing): (Vec<Candidate>, Vec<Candidate>) = candidates
+        .into_iter()
+        .partition(|c| c.in_index != Some(false));
     let Some(best) = candidates.iter().max_by_key(|c| c.rank()) else {
-        let gpus: Vec<String> = facts.gpus.iter().map(|g| g.label()).collect();
-        blockers.push(msg!("no_torch_for_gpus", gpus = gpus.join(", ")));
+        if missing.is_empty() {
+            let gpus: Vec<String> = facts.gpus.iter().map(|g| g.label()).collect();
+            blockers.push(msg!("no_torch_for_gpus", gpus = gpus.join(", ")));
+        } else {
+            blockers.push(msg!(
+                "no_torch_wheel_in_index",
+                python = python_label(facts),
+                platform = platform_label(facts.os)
+            ));
+        }
         return None;
     };
+    // The wheels the index lacks that would otherwise have been chosen.
+    let mut dropped: Vec<&Candidate> = missing.iter().filter(|c| c.rank() > best.rank()).collect();
+    dropped.sort_by_key(|c| std::cmp::Reverse(c.rank()));
+    for c in dropped.iter().take(2) {
+        reasons.push(msg!(
+            "torch_no_wheel_in_index",
+            torch = &c.release.version,
+            variant = &c.variant.name,
+            python = python_label(facts),
+            platform = platform_label(facts.os)
+        ));
+    }
 
     // What a newer driver would add: the best candidate the current driver cannot run.
     if best.fit == DriverFit::Yes
@@ -144,6 +171,41 @@ pub(super) fn pick(
             fit: best.fit,
         },
     ))
+}
+
+/// Whether the wheel index (when it was read for this variant) lists a wheel of
+/// `release` for this OS and Python. Free-threaded builds do not count: a plain Python
+/// cannot install them.
+fn in_index(
+    tables: &Tables,
+    facts: &Facts,
+    release: &TorchRelease,
+    variant: &TorchVariant,
+) -> Option<bool> {
+    let wheels = tables.live.wheels.get(&variant.name)?;
+    Some(wheels.iter().any(|w| {
+        w.version.major_minor() == release.version
+            && w.for_os(facts.os)
+            && !w.freethreaded
+            && facts
+                .python
+                .as_ref()
+                .is_none_or(|py| w.python == py.major_minor())
+    }))
+}
+
+fn python_label(facts: &Facts) -> String {
+    facts
+        .python
+        .as_ref()
+        .map_or("?".to_string(), |p| p.major_minor().to_string())
+}
+
+fn platform_label(os: Os) -> &'static str {
+    match os {
+        Os::Windows => "Windows (win_amd64)",
+        Os::Linux => "Linux (x86_64)",
+    }
 }
 
 /// Whether `variant` of `release` runs on every GPU. Some(true): by the variant's own SM
@@ -270,6 +332,15 @@ fn explain(tables: &Tables, facts: &Facts, best: &Candidate, reasons: &mut Vec<M
     }
     if !best.arch_known {
         reasons.push(msg!("torch_verify_after_install"));
+    }
+    if best.in_index == Some(true) {
+        reasons.push(msg!(
+            "torch_wheel_in_index",
+            torch = &best.release.version,
+            variant = &v.name,
+            python = python_label(facts),
+            platform = platform_label(facts.os)
+        ));
     }
     reasons.push(msg!("torch_wheel_bundles_runtime"));
     if facts.os == Os::Windows && best.release.windows_pypi_default.as_deref() == Some("cpu") {

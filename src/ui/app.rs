@@ -187,6 +187,9 @@ pub struct Options {
     pub method: crate::recommend::Method,
     /// The PyPI mirror for the wheels method.
     pub pypi_mirror: Option<String>,
+    /// Look for new releases in the background at start (None: never; tests and
+    /// sandboxes leave it off so they touch no network).
+    pub refresh: Option<super::worker::Refresh>,
 }
 
 impl Options {
@@ -216,6 +219,7 @@ impl Options {
             fonts: FontSource::SystemThenEmbedded,
             file_dialogs: true,
             autopilot: None,
+            refresh: None,
         }
     }
 
@@ -258,6 +262,10 @@ pub struct App {
     pub torch: pages::pytorch::State,
     pub done: pages::done::State,
     pub repair: pages::repair::State,
+    /// Where the tables' facts come from, shown under the reasons; `refreshing` while
+    /// the background refresh runs.
+    pub tables_line: crate::message::Message,
+    pub refreshing: bool,
     /// The language the window title was last set in.
     titled: Option<Lang>,
     /// The autopilot showed its target page's work (screenshots).
@@ -267,6 +275,7 @@ pub struct App {
 impl App {
     pub fn new(opts: Options) -> App {
         let existing = super::disk::scan(&opts.target);
+        let tables_line = crate::refresh::tables_message(&opts.tables);
         let (worker, events) = Worker::new(Env {
             tables: opts.tables.clone(),
             host: opts.host.clone(),
@@ -298,11 +307,17 @@ impl App {
             verify: Default::default(),
             done: Default::default(),
             repair: Default::default(),
+            tables_line,
+            refreshing: false,
             titled: None,
             arrived: false,
         };
         // Detection starts at once, so the System page is ready when the user is.
         pages::system::start(&mut app);
+        if let Some(r) = app.opts.refresh.clone() {
+            app.refreshing = true;
+            app.submit(Command::Refresh(Box::new(r)));
+        }
         app
     }
 
@@ -644,6 +659,21 @@ impl App {
                 self.repair.fixing = false;
                 self.repair.findings = Some(r.after.clone());
                 self.repair.fixed = Some(r);
+            }
+            Event::Refreshed(r) => {
+                self.refreshing = false;
+                match r {
+                    Ok(o) => {
+                        self.tables_line = crate::refresh::outcome_message(&o);
+                        self.worker.set_tables(o.tables.clone());
+                        self.opts.tables = o.tables;
+                        // The recommendation is recomputed from the new tables.
+                        self.choose.cache = None;
+                    }
+                    Err(e) => {
+                        self.tables_line = crate::msg!("refresh_rejected", error = e);
+                    }
+                }
             }
         }
     }

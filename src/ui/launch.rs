@@ -52,6 +52,10 @@ pub struct Args {
     /// install, cudnn, verify, pytorch, done)
     #[arg(long, value_name = "PAGE", hide = true)]
     pub page: Option<String>,
+    /// Do not look for new releases in the background (also CUDA_SETUP_NO_REFRESH=1;
+    /// off with --root, so sandboxed runs touch no network)
+    #[arg(long, hide = true)]
+    pub no_refresh: bool,
 }
 
 impl Args {
@@ -71,6 +75,7 @@ impl Args {
             || self.goal.is_some()
             || self.cudnn_archive.is_some()
             || self.page.is_some()
+            || self.no_refresh
     }
 }
 
@@ -213,17 +218,29 @@ impl eframe::App for Window {
 }
 
 /// Opens the wizard; returns the exit code.
-pub fn launch(tables: &Tables, args: &Args, lang: Option<Lang>) -> i32 {
+/// `base`: the tables without the refresh cache (what a background refresh merges onto);
+/// `tables`: with it (what the wizard starts with).
+pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -> i32 {
     let start = Instant::now();
     #[cfg(windows)]
     detach_own_console();
-    let opts = match options(tables, args, lang) {
+    let mut opts = match options(tables, args, lang) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("error: {e}");
             return crate::cli::exit::USAGE;
         }
     };
+    let disabled = args.no_refresh
+        || args.root.is_some()
+        || std::env::var_os("CUDA_SETUP_NO_REFRESH").is_some_and(|v| !v.is_empty() && v != "0");
+    if !disabled {
+        opts.refresh = Some(super::worker::Refresh {
+            base: base.clone(),
+            sources: crate::refresh::Sources::from_env(),
+            cache: crate::refresh::default_cache_file(),
+        });
+    }
     let msg_lang = opts.lang.unwrap_or_else(system_lang);
     if !display_available() {
         eprintln!(

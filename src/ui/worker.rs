@@ -77,6 +77,18 @@ pub enum Command {
         overrides: crate::repair::Overrides,
         findings: Vec<crate::repair::Finding>,
     },
+    /// Read NVIDIA's manifests and the PyTorch index for new releases (in the background,
+    /// at start; nothing waits for it).
+    Refresh(Box<Refresh>),
+}
+
+/// What a background refresh needs: the tables without any cache merged in, where to
+/// read, and the cache file.
+#[derive(Debug, Clone)]
+pub struct Refresh {
+    pub base: Tables,
+    pub sources: crate::refresh::Sources,
+    pub cache: Option<PathBuf>,
 }
 
 /// Which run a [`RunEvent`] belongs to.
@@ -135,7 +147,10 @@ pub enum Event {
     CudnnValidated(Result<Box<ArchiveCheck>, Box<Refused>>),
     CudnnDownload(download::Progress),
     CudnnDownloaded(Result<PathBuf, String>),
-    CudnnExtracted { bytes: u64, total: u64 },
+    CudnnExtracted {
+        bytes: u64,
+        total: u64,
+    },
     CudnnInstalled(Result<Box<cudnn::Manifest>, String>),
     Sample(Sample),
     MonitorUnavailable(String),
@@ -144,6 +159,8 @@ pub enum Event {
     Saved(Result<PathBuf, String>),
     Audited(Vec<crate::repair::Finding>),
     Fixed(Box<crate::repair::FixResult>),
+    /// The refresh's outcome, or why a source's data was refused.
+    Refreshed(Result<Box<crate::refresh::Outcome>, String>),
 }
 
 /// What the worker works on: the same sandbox knobs as the CLI.
@@ -200,6 +217,14 @@ impl Worker {
 
     pub fn env(&self) -> &Env {
         &self.env
+    }
+
+    /// Later commands use these tables (a refresh brought new releases); running ones
+    /// keep the tables they started with.
+    pub fn set_tables(&mut self, tables: Tables) {
+        let mut env = (*self.env).clone();
+        env.tables = tables;
+        self.env = Arc::new(env);
     }
 
     /// Runs `cmd` on a thread of its own: a long install never holds up a file dialog.
@@ -339,6 +364,17 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
         Command::Audit { overrides } => {
             let found = crate::repair::audit(&env.target, &env.tables, &overrides);
             out.send(Event::Audited(found));
+        }
+        Command::Refresh(r) => {
+            let got = crate::refresh::refresh(
+                &r.base,
+                &r.sources,
+                r.cache.as_deref(),
+                &crate::refresh::Options::default(),
+            );
+            out.send(Event::Refreshed(
+                got.map(Box::new).map_err(|e| e.to_string()),
+            ));
         }
         Command::Fix {
             overrides,

@@ -202,6 +202,14 @@ pub fn show(app: &mut App, ui: &mut Ui) {
             ui.label(msg(lang, r));
         });
     }
+    // Where the facts come from: the built-in tables, a cache of date X, or live data.
+    ui.horizontal_wrapped(|ui| {
+        if app.refreshing {
+            ui.spinner();
+            ui.label(RichText::new(msg(lang, &crate::msg!("refresh_running"))).weak());
+        }
+        ui.label(RichText::new(msg(lang, &app.tables_line)).weak());
+    });
 
     if goal == Goal::Developer {
         method(app, ui);

@@ -5,10 +5,10 @@
 use egui::Ui;
 
 use crate::download::Cancel;
-use crate::ui::app::App;
-use crate::ui::progress::RunView;
 use crate::recommend::{Method, MethodFacts, method_advice};
+use crate::ui::app::App;
 use crate::ui::app::Page;
+use crate::ui::progress::RunView;
 use crate::ui::text::{msg, t};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::{Command, Job};

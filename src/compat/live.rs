@@ -1,0 +1,108 @@
+//! Facts learned at run time (`refresh`), carried beside the tables: where a release came
+//! from, and which PyTorch wheels the index lists. Empty for tables read from files.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::version::Version;
+
+/// Where one release row came from. Rows of the table files are `Table`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Origin {
+    #[default]
+    Table,
+    /// Read from a source of truth (`file`: the manifest or index page) at `fetched_at`
+    /// (Unix seconds); `live`: in this run, else from the refresh cache.
+    Fetched {
+        file: String,
+        fetched_at: u64,
+        live: bool,
+    },
+}
+
+/// One wheel the PyTorch index lists (`torch-2.13.0+cu130-cp312-cp312-win_amd64.whl`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Wheel {
+    pub version: Version,
+    /// `MAJOR.MINOR` of CPython (`cp312` → 3.12).
+    pub python: Version,
+    /// A free-threaded build (`cp313t`).
+    #[serde(default)]
+    pub freethreaded: bool,
+    /// The platform tag (`win_amd64`, `manylinux_2_28_x86_64`).
+    pub platform: String,
+}
+
+impl Wheel {
+    /// Whether this wheel installs on `os` x86-64.
+    pub fn for_os(&self, os: super::Os) -> bool {
+        match os {
+            super::Os::Windows => self.platform == "win_amd64",
+            super::Os::Linux => {
+                (self.platform.starts_with("manylinux") || self.platform.starts_with("linux"))
+                    && self.platform.ends_with("x86_64")
+            }
+        }
+    }
+}
+
+/// The refresh data merged into a set of tables.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Live {
+    /// When the data was fetched and whether in this run; None: tables only.
+    pub refreshed: Option<Refreshed>,
+    /// Per PyTorch variant (`cu130`), the wheels its index lists; a variant absent here
+    /// was not read, so nothing is known about its wheels.
+    #[serde(skip)]
+    pub wheels: BTreeMap<String, Vec<Wheel>>,
+    /// Where the wheel lists came from.
+    #[serde(skip)]
+    pub wheels_origin: Origin,
+    /// The newest release of each PyPI project read (`nvidia-cudnn-cu13` → 9.27.0.42).
+    pub packages: BTreeMap<String, Version>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Refreshed {
+    /// Unix seconds.
+    pub fetched_at: u64,
+    /// The same, as `2026-12-02 14:03 UTC`.
+    pub at: String,
+    /// Fetched by this run (false: read from the cache).
+    pub live: bool,
+}
+
+/// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM UTC`.
+pub fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        rem / 3600,
+        (rem % 3600) / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(1_796_220_180), "2026-12-02 14:03 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
+    }
+}

@@ -1,0 +1,419 @@
+//! Merging a snapshot into the tables. Rows of the tables always win: a source only adds
+//! releases the tables lack (and variants for a torch line that names none). Added rows
+//! carry their origin and state no fact their source does not give.
+
+use std::collections::BTreeMap;
+
+use super::{Section, Snapshot};
+use crate::compat::{
+    CudnnArchive, CudnnCuda, CudnnRelease, IndexStyle, Installer, Origin, Os, Refreshed,
+    TableError, Tables, ToolkitRelease, TorchRelease, utc,
+};
+use crate::version::Version;
+
+fn origin<T>(s: &Section<T>, file: &str) -> Origin {
+    Origin::Fetched {
+        file: file.to_string(),
+        fetched_at: s.fetched_at,
+        live: s.live,
+    }
+}
+
+/// `base` plus what `snap` knows that it does not, validated like a table file.
+pub fn apply(base: &Tables, snap: &Snapshot) -> Result<Tables, TableError> {
+    let mut t = base.clone();
+    if let Some(s) = &snap.cuda {
+        toolkits(&mut t, s);
+    }
+    if let Some(s) = &snap.cudnn {
+        cudnn(&mut t, s);
+    }
+    if let Some(s) = &snap.torch {
+        torch(&mut t, s);
+    }
+    if let Some(s) = &snap.pypi {
+        t.live.packages = s
+            .items
+            .iter()
+            .filter_map(|p| Some((p.name.clone(), p.newest.clone()?)))
+            .collect();
+    }
+    let sections = [
+        snap.cuda.as_ref().map(|s| (s.fetched_at, s.live)),
+        snap.cudnn.as_ref().map(|s| (s.fetched_at, s.live)),
+        snap.torch.as_ref().map(|s| (s.fetched_at, s.live)),
+        snap.pypi.as_ref().map(|s| (s.fetched_at, s.live)),
+    ];
+    if let Some((fetched_at, _)) = sections.iter().flatten().max_by_key(|(at, _)| *at) {
+        t.live.refreshed = Some(Refreshed {
+            fetched_at: *fetched_at,
+            at: utc(*fetched_at),
+            live: sections.iter().flatten().any(|(_, live)| *live),
+        });
+    }
+    t.validate()?;
+    Ok(t)
+}
+
+/// The Windows local installer's name by NVIDIA's pattern: 13.0 – 13.3 `cuda_V_windows.exe`,
+/// 13.4 on `cuda_V_windows_x86_64.exe`. Before 13 the name holds a driver number no
+/// manifest gives, so there is none. The MD5 comes from NVIDIA's md5sum.txt at download.
+fn windows_installer(v: &Version) -> Option<String> {
+    if v.major() < 13 {
+        return None;
+    }
+    Some(if v.major_minor() >= Version::new(&[13, 4]) {
+        format!("cuda_{v}_windows_x86_64.exe")
+    } else {
+        format!("cuda_{v}_windows.exe")
+    })
+}
+
+fn installer(file: String) -> Installer {
+    Installer {
+        file,
+        size: None,
+        md5: None,
+        sha256: None,
+        url: None,
+    }
+}
+
+fn toolkits(t: &mut Tables, s: &Section<super::LiveToolkit>) {
+    for live in &s.items {
+        if t.toolkit(&live.version).is_some() || t.toolkit_line(live.version.major()).is_none() {
+            continue;
+        }
+        // nvcc's SM range changes only with a major line (dossier §4.1): the newest known
+        // release of the same line lends its range.
+        let Some(like) = t
+            .toolkits
+            .releases
+            .iter()
+            .rfind(|r| r.version.major() == live.version.major() && !r.preview)
+            .cloned()
+        else {
+            continue;
+        };
+        let v = &live.version;
+        let runfile = match &live.bundled_driver {
+            Some(d) => format!("cuda_{v}_{d}_linux.run"),
+            None => format!("cuda_{v}_linux.run"),
+        };
+        let bundled = live.bundled_driver.as_ref().map_or(String::new(), |d| {
+            format!(" The runfile bundles driver {d} (not a minimum).")
+        });
+        t.toolkits.releases.push(ToolkitRelease {
+            version: v.clone(),
+            label: format!("{}.{} from NVIDIA's manifest", v.major(), v.minor()),
+            driver_linux: None,
+            driver_windows: None,
+            driver_confirmed: false,
+            sm_min: like.sm_min,
+            sm_max: like.sm_max,
+            confirmed: true,
+            preview: false,
+            note: Some(format!(
+                "Learned from NVIDIA's {} (released {}). Minimum driver not published there: unknown. SM range as CUDA {}.{bundled}",
+                live.manifest,
+                live.release_date.as_deref().unwrap_or("?"),
+                like.version
+            )),
+            windows_local: windows_installer(v)
+                .filter(|_| live.windows)
+                .map(installer),
+            windows_network: None,
+            linux_runfile: live.linux.then(|| installer(runfile)),
+            origin: origin(s, &live.manifest),
+        });
+    }
+    t.toolkits
+        .releases
+        .sort_by(|a, b| a.version.cmp(&b.version));
+}
+
+fn cudnn(t: &mut Tables, s: &Section<super::LiveCudnn>) {
+    for live in &s.items {
+        if t.cudnn.releases.iter().any(|r| r.version == live.version) {
+            continue;
+        }
+        let mut archives = Vec::new();
+        let mut majors: Vec<u32> = Vec::new();
+        for a in &live.archives {
+            if t.toolkit_line(a.cuda_major).is_none() {
+                continue;
+            }
+            let platform = match a.os {
+                Os::Windows => "windows-x86_64",
+                Os::Linux => "linux-x86_64",
+            };
+            let file = a.relative_path.rsplit('/').next().unwrap_or_default();
+            // Only the public layout, so the URL derived from the file name is the one
+            // the manifest means.
+            if a.relative_path != format!("cudnn/{platform}/{file}") {
+                continue;
+            }
+            archives.push(CudnnArchive {
+                os: a.os,
+                cuda_major: a.cuda_major,
+                file: file.to_string(),
+                sha256: Some(a.sha256.clone()),
+                md5: a.md5.clone(),
+                size: a.size,
+                url: None,
+            });
+            majors.push(a.cuda_major);
+        }
+        majors.sort();
+        majors.dedup();
+        if majors.is_empty() {
+            continue;
+        }
+        t.cudnn.releases.push(CudnnRelease {
+            version: live.version.clone(),
+            confirmed: true,
+            sm_min: None,
+            sm_max: None,
+            // The zip layout changed at 9.18 (dossier §5.3); the installer checks it anyway.
+            windows_dll_dir: if live.version >= Version::new(&[9, 18]) {
+                "bin/x64".into()
+            } else {
+                "bin".into()
+            },
+            note: Some(format!("Learned from NVIDIA's cuDNN {}.", live.manifest)),
+            cuda: majors
+                .into_iter()
+                .map(|major| CudnnCuda {
+                    major,
+                    toolkit_min: None,
+                    toolkit_max: None,
+                })
+                .collect(),
+            archives,
+            origin: origin(s, &live.manifest),
+        });
+    }
+    t.cudnn.releases.sort_by(|a, b| a.version.cmp(&b.version));
+}
+
+/// One torch line as the index shows it: variants with wheels, patches, Pythons.
+type Line = (Vec<String>, Vec<Version>, Vec<Version>);
+
+fn torch(t: &mut Tables, s: &Section<super::LiveVariant>) {
+    let known: Vec<String> = t.pytorch.variants.iter().map(|v| v.name.clone()).collect();
+    for v in &s.items {
+        if known.contains(&v.name) {
+            t.live.wheels.insert(v.name.clone(), v.wheels.clone());
+        }
+    }
+    t.live.wheels_origin = origin(s, &s.url);
+    // Per torch line: the variants with wheels of it, its patches and Pythons.
+    let mut lines: BTreeMap<Version, Line> = BTreeMap::new();
+    for name in &known {
+        for w in t.live.wheels.get(name).into_iter().flatten() {
+            let e = lines.entry(w.version.major_minor()).or_default();
+            if !e.0.contains(name) {
+                e.0.push(name.clone());
+            }
+            e.1.push(Version::new(
+                &w.version.parts()[..3.min(w.version.parts().len())],
+            ));
+            if !w.freethreaded {
+                e.2.push(w.python.clone());
+            }
+        }
+    }
+    let newest = t.pytorch.releases.iter().map(|r| r.version.clone()).max();
+    for (line, (variants, mut patches, pythons)) in lines {
+        patches.sort();
+        patches.dedup();
+        let (Some(py_min), Some(py_max)) = (pythons.iter().min(), pythons.iter().max()) else {
+            continue;
+        };
+        let file = format!("{}/<variant>/torch/", s.url.trim_end_matches('/'));
+        if let Some(r) = t.pytorch.releases.iter_mut().find(|r| r.version == line) {
+            // A line the tables know without its variants: the index says which exist.
+            if r.variants.is_empty() {
+                r.variants = variants;
+                r.variants_confirmed = true;
+                r.origin = origin(s, &file);
+            }
+            continue;
+        }
+        if newest.as_ref().is_some_and(|n| line < *n) {
+            continue;
+        }
+        t.pytorch.releases.push(TorchRelease {
+            version: line.clone(),
+            patches,
+            python_min: py_min.clone(),
+            python_max: py_max.clone(),
+            variants,
+            variants_confirmed: true,
+            linux_pypi_default: None,
+            windows_pypi_default: None,
+            torchvision: None,
+            torchvision_confirmed: false,
+            index_style: IndexStyle::IndexUrl,
+            // Which GPUs the wheels build for is not in the index.
+            confirmed: false,
+            note: Some(
+                "Learned from the PyTorch wheel index; torchvision and the SM list unknown.".into(),
+            ),
+            origin: origin(s, &file),
+        });
+    }
+    t.pytorch.releases.sort_by(|a, b| a.version.cmp(&b.version));
+}
+
+/// Releases in `merged` that `base` lacks (`CUDA 13.6.0`, `cuDNN 9.28.0.1`, `torch 2.16`).
+pub fn new_rows(base: &Tables, merged: &Tables) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &merged.toolkits.releases {
+        if base.toolkit(&r.version).is_none() {
+            out.push(format!("CUDA {}", r.version));
+        }
+    }
+    for r in &merged.cudnn.releases {
+        if !base.cudnn.releases.iter().any(|b| b.version == r.version) {
+            out.push(format!("cuDNN {}", r.version));
+        }
+    }
+    for r in &merged.pytorch.releases {
+        if !base.pytorch.releases.iter().any(|b| b.version == r.version) {
+            out.push(format!("torch {}", r.version));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{LiveToolkit, LiveVariant, Snapshot};
+    use super::*;
+    use crate::compat::Wheel;
+
+    fn v(s: &str) -> Version {
+        s.parse().unwrap()
+    }
+
+    fn section<T>(items: Vec<T>, live: bool) -> Option<Section<T>> {
+        Some(Section {
+            url: "https://example.invalid/".into(),
+            fetched_at: 1_796_220_180,
+            items,
+            live,
+        })
+    }
+
+    fn toolkit(version: &str, driver: Option<&str>) -> LiveToolkit {
+        LiveToolkit {
+            version: v(version),
+            release_date: None,
+            manifest: format!("redistrib_{version}.json"),
+            bundled_driver: driver.map(v),
+            windows: true,
+            linux: true,
+        }
+    }
+
+    #[test]
+    fn tables_win_and_nothing_is_inferred() {
+        let base = Tables::embedded().unwrap();
+        let known = base.toolkit(&v("12.4.1")).unwrap().clone();
+        let snap = Snapshot {
+            format: 1,
+            fetched_at: 1_796_220_180,
+            cuda: section(
+                vec![
+                    // Known: the table's row stays as it is.
+                    toolkit("12.4.1", Some("999.1")),
+                    toolkit("13.6.0", None),
+                    toolkit("13.6.1", Some("620.10.01")),
+                    // A major with no line (no driver floor): not used.
+                    toolkit("14.0.0", None),
+                ],
+                true,
+            ),
+            ..Default::default()
+        };
+        let t = apply(&base, &snap).unwrap();
+        let r = t.toolkit(&v("12.4.1")).unwrap();
+        assert_eq!(r.driver_linux, known.driver_linux);
+        assert_eq!(r.origin, Origin::Table);
+        assert!(t.toolkit(&v("14.0.0")).is_none());
+
+        let new = t.toolkit(&v("13.6.0")).unwrap();
+        assert_eq!(
+            (new.driver_linux.as_ref(), new.driver_windows.as_ref()),
+            (None, None)
+        );
+        assert!(!new.driver_confirmed);
+        assert_eq!(
+            new.windows_local.as_ref().unwrap().file,
+            "cuda_13.6.0_windows_x86_64.exe"
+        );
+        assert_eq!(
+            new.linux_runfile.as_ref().unwrap().file,
+            "cuda_13.6.0_linux.run"
+        );
+        assert!(matches!(new.origin, Origin::Fetched { live: true, .. }));
+        // The bundled driver names the runfile but is no minimum.
+        let bundled = t.toolkit(&v("13.6.1")).unwrap();
+        assert_eq!(
+            bundled.linux_runfile.as_ref().unwrap().file,
+            "cuda_13.6.1_620.10.01_linux.run"
+        );
+        assert_eq!(bundled.driver_linux, None);
+        assert_eq!(t.toolkits.releases.last().unwrap().version, v("13.6.1"));
+        assert_eq!(new_rows(&base, &t), vec!["CUDA 13.6.0", "CUDA 13.6.1"]);
+        assert_eq!(
+            t.live.refreshed.as_ref().unwrap().at,
+            "2026-12-02 14:03 UTC"
+        );
+    }
+
+    #[test]
+    fn the_index_fills_a_torch_line_without_variants_and_learns_a_new_one() {
+        let base = Tables::embedded().unwrap();
+        let wheel = |ver: &str, py: &str, platform: &str| Wheel {
+            version: v(ver),
+            python: v(py),
+            freethreaded: false,
+            platform: platform.into(),
+        };
+        let snap = Snapshot {
+            format: 1,
+            torch: section(
+                vec![LiveVariant {
+                    name: "cu130".into(),
+                    wheels: vec![
+                        wheel("2.15.0", "3.11", "win_amd64"),
+                        wheel("2.16.0", "3.11", "win_amd64"),
+                        wheel("2.16.1", "3.15", "manylinux_2_28_x86_64"),
+                    ],
+                }],
+                false,
+            ),
+            ..Default::default()
+        };
+        let t = apply(&base, &snap).unwrap();
+        let r215 = t
+            .pytorch
+            .releases
+            .iter()
+            .find(|r| r.version == v("2.15"))
+            .unwrap();
+        assert_eq!(r215.variants, vec!["cu130"]);
+        let r216 = t.pytorch.releases.last().unwrap();
+        assert_eq!(r216.version, v("2.16"));
+        assert_eq!(r216.patches, vec![v("2.16.0"), v("2.16.1")]);
+        assert_eq!(
+            (r216.python_min.clone(), r216.python_max.clone()),
+            (v("3.11"), v("3.15"))
+        );
+        assert!(!r216.confirmed && r216.torchvision.is_none());
+        assert!(matches!(r216.origin, Origin::Fetched { live: false, .. }));
+        assert_eq!(t.live.wheels["cu130"].len(), 3);
+    }
+}

@@ -673,6 +673,13 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
     o.overrides.driver = Some(Some("600.00".parse().unwrap()));
     o.method = cuda_setup::recommend::Method::Wheels;
     o.pypi_mirror = Some(index.url("/simple"));
+    // The wheels pip fetched for the tests (the default set adds cuBLAS, 400 MB).
+    o.components = Some(
+        support::wheels::COMPONENTS
+            .split(',')
+            .map(str::to_string)
+            .collect(),
+    );
     let mut h = harness(App::new(o));
     h.step();
     click(&mut h, "Next");

@@ -187,6 +187,8 @@ pub struct Options {
     pub method: crate::recommend::Method,
     /// The PyPI mirror for the wheels method.
     pub pypi_mirror: Option<String>,
+    /// The wheels method's components (None: the developer set).
+    pub components: Option<Vec<String>>,
     /// Look for new releases in the background at start (None: never; tests and
     /// sandboxes leave it off so they touch no network).
     pub refresh: Option<super::worker::Refresh>,
@@ -204,6 +206,7 @@ impl Options {
         Options {
             method,
             pypi_mirror: None,
+            components: None,
             lang: None,
             tables,
             target,

@@ -69,7 +69,7 @@ pub fn choices(app: &App) -> Choices {
     Choices {
         method: app.choose.method,
         pypi_index: app.choose.pypi_index(),
-        components: None,
+        components: app.opts.components.clone(),
         cudnn: CudnnChoice::Skip,
         mirrors: app.choose.mirrors(),
         bundle: None,

@@ -17,47 +17,28 @@ pub struct LivePackage {
     pub newest: Option<Version>,
 }
 
-/// The newest version among a project page's files (or its PEP 700 `versions`).
+/// The newest final release among a project page's wheels. The page is read by the
+/// wheels method's index client (PEP 691 JSON or PEP 503 HTML).
 pub fn newest(body: &str, project: &str) -> Result<Option<Version>, String> {
-    let trimmed = body.trim_start();
-    let mut versions: Vec<Version> = Vec::new();
-    if trimmed.starts_with('{') {
-        let v: serde_json::Value =
-            serde_json::from_str(trimmed).map_err(|e| format!("not JSON: {e}"))?;
-        if let Some(list) = v["versions"].as_array() {
-            versions.extend(list.iter().filter_map(|x| x.as_str()?.parse().ok()));
-        }
-        let files = v["files"].as_array().ok_or("no \"files\" list")?;
-        versions.extend(
-            files
-                .iter()
-                .filter_map(|f| version_of(f["filename"].as_str()?, project)),
-        );
-    } else {
-        if !trimmed.to_ascii_lowercase().contains("<a") {
-            return Err("neither a JSON nor an HTML simple-index page".into());
-        }
-        versions.extend(
-            body.split(['"', '\'', '<', '>', '/', '#'])
-                .filter_map(|t| version_of(t, project)),
-        );
-    }
-    Ok(versions.into_iter().max())
-}
-
-/// `nvidia_cudnn_cu13-9.27.0.42-py3-none-win_amd64.whl` → 9.27.0.42 (for this project).
-fn version_of(file: &str, project: &str) -> Option<Version> {
-    let norm = project.replace('-', "_");
-    let rest = file
-        .strip_prefix(&norm)
-        .or_else(|| file.strip_prefix(project))?
-        .strip_prefix('-')?;
-    let v = if file.ends_with(".whl") {
-        rest.split('-').next()?
-    } else {
-        rest.strip_suffix(".tar.gz")?
-    };
-    v.parse().ok()
+    let files = crate::wheels::index::parse_page("http://index.invalid/", "", body)?;
+    let want = crate::wheels::index::normalize(project);
+    // PEP 700's `versions` list names releases even when `files` is trimmed.
+    let listed: Vec<String> = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v["versions"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|x| x.as_str().map(str::to_string))
+        .collect();
+    Ok(files
+        .iter()
+        .filter_map(|f| crate::wheels::index::WheelName::parse(&f.filename))
+        .filter(|w| w.dist == want)
+        .map(|w| w.version.to_string())
+        .chain(listed)
+        // Pre-releases and versions past four parts are not ours to recommend.
+        .filter_map(|v| v.parse::<Version>().ok())
+        .max())
 }
 
 #[cfg(test)]

@@ -163,6 +163,13 @@ fn parse_html(base: &str, text: &str) -> Result<Vec<DistFile>, String> {
         let sha256 = fragment
             .strip_prefix("sha256=")
             .map(|h| h.to_ascii_lowercase());
+        // PEP 503: the text is the file name; careless pages put other text there, so
+        // the link's last path segment stands in for it.
+        let filename = if filename.contains('.') && !filename.contains(' ') {
+            filename
+        } else {
+            link.rsplit('/').next().unwrap_or("").replace("%2B", "+")
+        };
         out.push(DistFile {
             url: resolve(base, link)?,
             sha256,

@@ -93,23 +93,6 @@ pub struct IndexFile {
     pub size: u64,
 }
 
-fn normalize(name: &str) -> String {
-    let mut out = String::new();
-    let mut sep = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            sep = true;
-        } else {
-            if sep && !out.is_empty() {
-                out.push('-');
-            }
-            sep = false;
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
-}
-
 pub fn sha256_file(p: &Path) -> String {
     let mut h = Sha256::new();
     let mut f = std::fs::File::open(p).unwrap();
@@ -135,7 +118,7 @@ pub fn files(dirs: &[&Path]) -> Vec<IndexFile> {
             }
             let path = e.path();
             out.push(IndexFile {
-                project: normalize(filename.split('-').next().unwrap()),
+                project: cuda_setup::wheels::index::normalize(filename.split('-').next().unwrap()),
                 sha256: sha256_file(&path),
                 size: std::fs::metadata(&path).unwrap().len(),
                 filename,

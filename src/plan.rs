@@ -77,6 +77,7 @@ impl PlanError {
 /// The installer is this much smaller than what it needs on disk (download + unpacked + installed).
 const SPACE_FACTOR: f64 = 2.5;
 const UNKNOWN_INSTALLER_BYTES: u64 = 3_500_000_000;
+const SIZE_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Finds the hash for `file`: the tables', the bundle manifest's, or NVIDIA's published one.
 fn expected_for(
@@ -196,11 +197,26 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                     },
                 )?;
                 let installer = downloads.join(&file);
+                // The tables rarely give the installer's size: take it from a copy already
+                // here, else ask the server the download will use first (not when the
+                // toolkit is installed: then nothing is fetched). Only when neither tells
+                // is the need a guess.
+                let installed = crate::steps::toolkit_missing(target, &dir, &tk.version).is_empty();
+                let size = expected
+                    .size
+                    .or_else(|| std::fs::metadata(&installer).ok().map(|m| m.len()))
+                    .or_else(|| {
+                        let first = download::source_urls(&inst.url, &choices.mirrors);
+                        (!installed)
+                            .then(|| download::remote_size(&first[0], SIZE_PROBE_TIMEOUT))
+                            .flatten()
+                    });
                 steps.push(Step::Preflight(preflight::Inputs {
                     toolkit_dir: Some(dir.clone()),
                     toolkit_version: Some(tk.version.clone()),
-                    needed_bytes: (expected.size.unwrap_or(UNKNOWN_INSTALLER_BYTES) as f64
-                        * SPACE_FACTOR) as u64,
+                    needed_bytes: (size.unwrap_or(UNKNOWN_INSTALLER_BYTES) as f64 * SPACE_FACTOR)
+                        as u64,
+                    needed_is_estimate: size.is_none(),
                     work_dir: downloads.clone(),
                     needs_admin: true,
                     developer: true,
@@ -316,6 +332,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 toolkit_dir: None,
                 toolkit_version: None,
                 needed_bytes: 6_000_000_000,
+                needed_is_estimate: true,
                 work_dir: target.state_dir(),
                 needs_admin: false,
                 developer: false,
@@ -395,6 +412,7 @@ fn wheel_steps(
         toolkit_version: Some(tk.version.clone()),
         // Wheels, the unpacked tree and its staging copy.
         needed_bytes: total.saturating_mul(4),
+        needed_is_estimate: false,
         work_dir: downloads.clone(),
         needs_admin: false,
         developer: true,

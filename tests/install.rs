@@ -432,6 +432,13 @@ fn dry_run_prints_a_plan_that_runs_later() {
     let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(plan["toolkit"], "11.8.0");
     assert_eq!(plan["steps"][1]["step"], "download");
+    // The tables give no size: the server told it, so the disk check needs 2.5 × that,
+    // not a 3.5 GB guess (which would fail on a nearly full test machine).
+    let pre = &plan["steps"][0];
+    assert_eq!(pre["step"], "preflight", "{pre}");
+    let size = windows_installer(0).len() as f64;
+    assert_eq!(pre["needed_bytes"], (size * 2.5) as u64, "{pre}");
+    assert_eq!(pre["needed_is_estimate"], false, "{pre}");
     assert!(!m.toolkit().exists(), "a dry run changed the machine");
     let file = m.work.path().join("plan.json");
     std::fs::write(&file, &out.stdout).unwrap();

@@ -836,3 +836,27 @@ pub fn get_page(
     }
     Err(DownloadError::AllSourcesFailed(failures))
 }
+
+/// The size of the file at `url` (a one-byte ranged GET, which servers answer where a
+/// HEAD is refused), or None when the server does not tell within `timeout`. Used only to
+/// size the pre-flight disk check; the download itself checks again.
+pub fn remote_size(url: &str, timeout: Duration) -> Option<u64> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .user_agent(concat!("cuda-setup/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .build()
+        .ok()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    rt.block_on(async {
+        match probe(&client, url).await.ok()? {
+            Probe::Ranged(total) => Some(total),
+            // A 200 to a ranged request: its length, without reading the body.
+            Probe::Whole(resp) => resp.content_length(),
+        }
+    })
+}

@@ -7,7 +7,7 @@
 //! `DEST.part` is renamed to `DEST` only after the hash matches.
 
 mod engine;
-pub use engine::{Page, get_page};
+pub use engine::{Page, get_page, remote_size};
 mod hash;
 pub mod published;
 mod store;
@@ -266,13 +266,17 @@ impl DownloadError {
 
 /// The sources in the order they are tried: mirrors first, then the canonical URL.
 pub fn sources(req: &Request) -> Vec<String> {
-    let path = url_path(&req.url);
-    let mut out: Vec<String> = req
-        .mirrors
+    source_urls(&req.url, &req.mirrors)
+}
+
+/// `url` on each mirror, then `url` itself.
+pub fn source_urls(url: &str, mirrors: &[String]) -> Vec<String> {
+    let path = url_path(url);
+    let mut out: Vec<String> = mirrors
         .iter()
         .map(|m| format!("{}{path}", m.trim_end_matches('/')))
         .collect();
-    out.push(req.url.clone());
+    out.push(url.to_string());
     out.dedup();
     out
 }

@@ -16,6 +16,10 @@ pub struct Inputs {
     pub toolkit_version: Option<Version>,
     /// Installer size × 2.5 (download, unpacking, installed files).
     pub needed_bytes: u64,
+    /// `needed_bytes` is a guess (the download's size is not known): too little room then
+    /// warns instead of failing, since the download itself stops cleanly on a full disk.
+    #[serde(default)]
+    pub needed_is_estimate: bool,
     /// Where downloads and staging go.
     pub work_dir: PathBuf,
     /// The install needs administrator rights (NVIDIA's installer, /usr/local).
@@ -72,6 +76,20 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
     ] {
         let Some(dir) = dir else { continue };
         match crate::platform::free_space(&dir) {
+            Some(free) if free < inputs.needed_bytes && inputs.needed_is_estimate => {
+                out.push(check(
+                    id,
+                    Status::Warn,
+                    format!(
+                        "{:.1} GB free on the drive of {}; about {:.1} GB may be needed",
+                        free as f64 / 1e9,
+                        dir.display(),
+                        inputs.needed_bytes as f64 / 1e9
+                    ),
+                    "the download's size is not known yet, so this is an estimate; the download stops cleanly if the drive fills",
+                    "free some space (Disk Cleanup, empty the recycle bin), or choose another drive",
+                ))
+            }
             Some(free) if free < inputs.needed_bytes => out.push(check(
                 id,
                 Status::Fail,
@@ -210,4 +228,46 @@ pub fn run(inputs: &Inputs, ctx: &Ctx) -> Result<StepOutcome, StepError> {
         detail: format!("{} checks, {warns} warnings", all.len()),
         reboot_required: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::download::Cancel;
+    use crate::target::Target;
+
+    fn disk_checks(needed_bytes: u64, needed_is_estimate: bool) -> Vec<Check> {
+        let root = tempfile::tempdir().unwrap();
+        let target = Target::rooted(Os::Linux, root.path());
+        let ctx = Ctx {
+            target: &target,
+            cancel: &Cancel::default(),
+            emit: &|_| {},
+        };
+        let inputs = Inputs {
+            toolkit_dir: None,
+            toolkit_version: None,
+            needed_bytes,
+            needed_is_estimate,
+            work_dir: root.path().to_path_buf(),
+            needs_admin: false,
+            developer: false,
+        };
+        checks(&inputs, &ctx)
+            .into_iter()
+            .filter(|c| c.id.starts_with("disk_"))
+            .collect()
+    }
+
+    #[test]
+    fn too_little_room_fails_when_the_size_is_known_and_warns_when_it_is_a_guess() {
+        // No drive here has an exabyte free.
+        let known = disk_checks(u64::MAX / 2, false);
+        assert_eq!(known.len(), 1);
+        assert_eq!(known[0].status, Status::Fail, "{known:?}");
+        let guess = disk_checks(u64::MAX / 2, true);
+        assert_eq!(guess[0].status, Status::Warn, "{guess:?}");
+        assert!(guess[0].what.contains("may be needed"));
+        assert_eq!(disk_checks(1, false)[0].status, Status::Pass);
+    }
 }

@@ -28,45 +28,9 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use support::cudnn_zip::Spec;
 use support::server::{Body, Fault, Server};
+use support::standin::{md5_of, windows_installer};
 
-const NVCC_118: &str = "Cuda compilation tools, release 11.8, V11.8.89";
 const INSTALLER: &str = "/compute/cuda/11.8.0/local_installers/cuda_11.8.0_522.06_windows.exe";
-
-/// The Windows installer stand-in (as in tests/install.rs): a shell program named like
-/// NVIDIA's .exe that honours -s and the sub-package names. `pad` bytes of comment make
-/// it as large as a download needs to be to cancel it halfway.
-fn windows_installer(pad: usize) -> Vec<u8> {
-    let mut s = format!(
-        r#"#!/bin/sh
-# Stand-in for cuda_11.8.0_522.06_windows.exe
-log="$ProgramFiles/../../installer-args.log"
-mkdir -p "$(dirname "$log")"; echo "$@" >> "$log"
-silent=0; pkgs=" "
-for a in "$@"; do case "$a" in -s) silent=1;; -n|-loglevel:*|-log:*) ;; *) pkgs="$pkgs$a ";; esac; done
-[ $silent = 1 ] || {{ echo "not silent" >&2; exit 2; }}
-d="$ProgramFiles/NVIDIA GPU Computing Toolkit/CUDA/v11.8"
-mkdir -p "$d/bin" "$d/include" "$d/lib/x64"
-echo '{{"cuda":{{"name":"CUDA SDK","version":"11.8.0"}}}}' > "$d/version.json"
-printf '#!/bin/sh\necho "{NVCC_118}"\n' > "$d/bin/nvcc.exe"; chmod +x "$d/bin/nvcc.exe"
-echo MZ > "$d/bin/cudart64_110.dll"; echo '/* runtime */' > "$d/include/cuda_runtime.h"
-echo MZ > "$d/bin/cublas64_11.dll"
-echo "installed: $pkgs"
-exit 0
-"#
-    );
-    let line = format!("# {}\n", "x".repeat(98));
-    while s.len() < pad {
-        s.push_str(&line);
-    }
-    s.into_bytes()
-}
-
-fn md5_of(bytes: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("f");
-    std::fs::write(&p, bytes).unwrap();
-    cuda_setup::download::hash_file(&p).unwrap().0.md5
-}
 
 /// A Python stand-in: `-m pip …` logs its arguments, `-c <doctor probe> N` prints what
 /// the doctor's probe prints for a working CUDA build of torch.
@@ -236,7 +200,7 @@ impl egui::DroppedFile for Dropped {
 
 #[test]
 fn first_time_developer_setup_through_every_page() {
-    let m = Machine::new(windows_installer(0));
+    let m = Machine::new(windows_installer(0, 0));
     let mut h = harness(App::new(m.options(Lang::En)));
     h.step();
 
@@ -404,7 +368,7 @@ fn first_time_developer_setup_through_every_page() {
 
 #[test]
 fn an_existing_install_starts_in_repair_mode() {
-    let m = Machine::new(windows_installer(0));
+    let m = Machine::new(windows_installer(0, 0));
     let parent = m
         .root()
         .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA");
@@ -476,7 +440,7 @@ fn an_existing_install_starts_in_repair_mode() {
 #[test]
 fn cancel_mid_download_then_resume() {
     // 3 MB at 300 KB/s: ten seconds of download to cancel in.
-    let m = Machine::new(windows_installer(3_000_000));
+    let m = Machine::new(windows_installer(0, 3_000_000));
     m.server.set_fault(
         INSTALLER,
         Fault {
@@ -523,7 +487,7 @@ fn cancel_mid_download_then_resume() {
 #[test]
 fn the_chinese_ui_renders_every_glyph() {
     // The harness panics on a glyph the font lacks: only the embedded subset is loaded.
-    let m = Machine::new(windows_installer(0));
+    let m = Machine::new(windows_installer(0, 0));
     let mut o = m.options(Lang::Zh);
     o.goal = Some(Goal::Developer);
     let mut h = harness(App::new(o));
@@ -557,7 +521,7 @@ fn the_chinese_ui_renders_every_glyph() {
 /// used from then on and the Choose page says where its facts come from.
 #[test]
 fn a_background_refresh_brings_new_releases_without_blocking() {
-    let m = Machine::new(windows_installer(0));
+    let m = Machine::new(windows_installer(0, 0));
     let fixture = |name: &str| {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/refresh")
@@ -667,7 +631,7 @@ fn wizard_flags_with_a_subcommand_are_refused() {
 fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
     use support::wheels::{Platform, cached, files, serve};
     let index = serve(&files(&[&cached(Platform::Windows)]));
-    let m = Machine::new(windows_installer(0));
+    let m = Machine::new(windows_installer(0, 0));
     let mut o = m.options(Lang::En);
     o.cuda = Some("13.5".parse().unwrap());
     o.overrides.driver = Some(Some("600.00".parse().unwrap()));
@@ -723,7 +687,7 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
 /// the method.
 #[test]
 fn a_failed_nvidia_download_offers_the_wheels() {
-    let m = Machine::new(windows_installer(0));
+    let m = Machine::new(windows_installer(0, 0));
     m.server.set_fault(
         INSTALLER,
         Fault {

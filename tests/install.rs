@@ -16,57 +16,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use support::cudnn_zip::Spec;
 use support::server::{Body, Server};
-
-const NVCC_118: &str = "nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2022 NVIDIA Corporation\nBuilt on Wed_Sep_21_10:41:10_Pacific_Daylight_Time_2022\nCuda compilation tools, release 11.8, V11.8.89\nBuild cuda_11.8.r11.8/compiler.31833905_0\n";
-
-/// The Windows installer stand-in: a shell program named like NVIDIA's .exe.
-fn windows_installer(exit_code: i32) -> Vec<u8> {
-    format!(
-        r#"#!/bin/sh
-# Stand-in for cuda_11.8.0_522.06_windows.exe: installs what -s names, under $ProgramFiles.
-log="$ProgramFiles/../../installer-args.log"
-mkdir -p "$(dirname "$log")"; echo "$@" >> "$log"
-silent=0; pkgs=" "
-for a in "$@"; do case "$a" in -s) silent=1;; -n|-loglevel:*|-log:*) ;; *) pkgs="$pkgs$a ";; esac; done
-[ $silent = 1 ] || {{ echo "not silent: a window would open" >&2; exit 2; }}
-sleep "${{STANDIN_SLEEP:-0}}"
-[ {exit_code} = 0 ] || exit {exit_code}
-d="$ProgramFiles/NVIDIA GPU Computing Toolkit/CUDA/v11.8"
-has() {{ [ "$pkgs" = " " ] || case "$pkgs" in *" $1 "*) return 0;; *) return 1;; esac; }}
-mkdir -p "$d/bin" "$d/include" "$d/lib/x64" "$d/libnvvp"
-echo '{{"cuda":{{"name":"CUDA SDK","version":"11.8.0"}}}}' > "$d/version.json"
-if has nvcc_11.8; then printf '#!/bin/sh\nprintf "%s"\n' '{NVCC_118}' > "$d/bin/nvcc.exe"; chmod +x "$d/bin/nvcc.exe"; fi
-if has cudart_11.8; then echo MZ > "$d/bin/cudart64_110.dll"; echo '/* runtime */' > "$d/include/cuda_runtime.h"; echo lib > "$d/lib/x64/cudart.lib"; fi
-if has cublas_11.8; then echo MZ > "$d/bin/cublas64_11.dll"; fi
-echo "installed: $pkgs"
-exit 0
-"#
-    )
-    .into_bytes()
-}
-
-/// The Linux runfile stand-in: `--silent --toolkit --toolkitpath=DIR`.
-fn linux_runfile() -> Vec<u8> {
-    br#"#!/bin/sh
-# Stand-in for cuda_11.4.4_470.82.01_linux.run
-path=""; silent=0; toolkit=0
-for a in "$@"; do case "$a" in --silent) silent=1;; --toolkit) toolkit=1;; --toolkitpath=*) path="${a#--toolkitpath=}";; esac; done
-[ $silent = 1 ] && [ $toolkit = 1 ] && [ -n "$path" ] || { echo "usage error" >&2; exit 1; }
-mkdir -p "$path/bin" "$path/lib64" "$path/include"
-echo '{"cuda":{"name":"CUDA SDK","version":"11.4.4"}}' > "$path/version.json"
-printf '#!/bin/sh\necho "Cuda compilation tools, release 11.4, V11.4.152"\n' > "$path/bin/nvcc"; chmod +x "$path/bin/nvcc"
-echo ELF > "$path/lib64/libcudart.so.11.0"
-echo "Toolkit:  Installed in $path"
-"#
-    .to_vec()
-}
-
-fn md5_of(bytes: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("f");
-    std::fs::write(&p, bytes).unwrap();
-    cuda_setup::download::hash_file(&p).unwrap().0.md5
-}
+use support::standin::{linux_runfile, md5_of, windows_installer};
 
 struct Machine {
     server: Server,
@@ -199,7 +149,7 @@ fn statuses(r: &Value) -> Vec<(String, String, bool)> {
 
 #[test]
 fn windows_install_in_a_root_then_again_changes_nothing() {
-    let m = Machine::new(windows_installer(0));
+    let m = Machine::new(windows_installer(0, 0));
     let out = cli(&m.windows_args(), &[]);
     assert_eq!(
         out.status.code(),
@@ -295,7 +245,7 @@ fn windows_install_in_a_root_then_again_changes_nothing() {
 
 #[test]
 fn a_killed_install_completes_when_run_again() {
-    let m = Machine::new(windows_installer(0));
+    let m = Machine::new(windows_installer(0, 0));
     let mut child = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
         .args(m.windows_args())
         .env("STANDIN_SLEEP", "2")
@@ -337,7 +287,7 @@ fn a_killed_install_completes_when_run_again() {
 
 #[test]
 fn a_failing_installer_exits_1603_and_names_what_is_missing() {
-    let m = Machine::new(windows_installer(1));
+    let m = Machine::new(windows_installer(1, 0));
     let out = cli(&m.windows_args(), &[]);
     assert_eq!(
         out.status.code(),
@@ -360,7 +310,7 @@ fn a_failing_installer_exits_1603_and_names_what_is_missing() {
 
 #[test]
 fn linux_runfile_and_profile_script() {
-    let m = Machine::new(windows_installer(0));
+    let m = Machine::new(windows_installer(0, 0));
     let root = m.root();
     let args: Vec<String> = [
         "install",
@@ -419,7 +369,7 @@ fn linux_runfile_and_profile_script() {
 
 #[test]
 fn dry_run_prints_a_plan_that_runs_later() {
-    let m = Machine::new(windows_installer(0));
+    let m = Machine::new(windows_installer(0, 0));
     let mut args = m.windows_args();
     args.push("--dry-run".into());
     let out = cli(&args, &[]);
@@ -436,7 +386,7 @@ fn dry_run_prints_a_plan_that_runs_later() {
     // not a 3.5 GB guess (which would fail on a nearly full test machine).
     let pre = &plan["steps"][0];
     assert_eq!(pre["step"], "preflight", "{pre}");
-    let size = windows_installer(0).len() as f64;
+    let size = windows_installer(0, 0).len() as f64;
     assert_eq!(pre["needed_bytes"], (size * 2.5) as u64, "{pre}");
     assert_eq!(pre["needed_is_estimate"], false, "{pre}");
     assert!(!m.toolkit().exists(), "a dry run changed the machine");
@@ -466,7 +416,7 @@ fn dry_run_prints_a_plan_that_runs_later() {
 
 #[test]
 fn pytorch_goal_runs_pip_in_the_chosen_python() {
-    let m = Machine::new(windows_installer(0));
+    let m = Machine::new(windows_installer(0, 0));
     let py = m.work.path().join("python3");
     let log = m.work.path().join("pip-args.log");
     std::fs::write(

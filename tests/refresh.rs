@@ -235,21 +235,24 @@ fn a_new_cuda_release_is_learned_cached_and_recommended_when_it_fits() {
     assert!(keys(&r).contains(&"fact_from_tables".to_string()));
 }
 
+/// An Ampere card on Windows with a new driver and Python 3.14.
+const RECOMMEND_WINDOWS_PY314: [&str; 10] = [
+    "recommend",
+    "--json",
+    "--os",
+    "windows",
+    "--gpu-cc",
+    "8.6",
+    "--driver",
+    "600.00",
+    "--python",
+    "3.14",
+];
+
 #[test]
 fn a_torch_variant_without_a_wheel_for_this_python_on_windows_is_not_recommended() {
     let home = tempfile::tempdir().unwrap();
-    let args = [
-        "recommend",
-        "--json",
-        "--os",
-        "windows",
-        "--gpu-cc",
-        "8.6",
-        "--driver",
-        "600.00",
-        "--python",
-        "3.14",
-    ];
+    let args = RECOMMEND_WINDOWS_PY314;
     // The tables alone: cu132 (the newest CUDA of torch 2.13).
     let before = json(&run(home.path(), None, &args));
     assert_eq!(before["torch"]["variant"], "cu132");
@@ -405,21 +408,6 @@ fn a_partial_refresh_keeps_the_cached_parts_of_the_sources_that_failed() {
     // The cuDNN 9.28 manifest was not served this time: what was read of it stays.
     assert_eq!(cache["cudnn"]["items"][0]["version"], "9.28.0.1");
 
-    let after = json(&run(
-        home.path(),
-        None,
-        &[
-            "recommend",
-            "--json",
-            "--os",
-            "windows",
-            "--gpu-cc",
-            "8.6",
-            "--driver",
-            "600.00",
-            "--python",
-            "3.14",
-        ],
-    ));
+    let after = json(&run(home.path(), None, &RECOMMEND_WINDOWS_PY314));
     assert_eq!(after["torch"]["variant"], "cu130");
 }

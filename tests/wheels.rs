@@ -41,6 +41,16 @@ fn install_args<'a>(index: &'a str, root: &'a str, os: &'a str) -> Vec<&'a str> 
     a
 }
 
+/// `install --method wheels` for Linux from `index` into a new temp root.
+fn install_linux(index: &str) -> (tempfile::TempDir, Output) {
+    let root = tempfile::tempdir().unwrap();
+    let out = cli(
+        &install_args(index, root.path().to_str().unwrap(), "linux"),
+        &[],
+    );
+    (root, out)
+}
+
 /// The same, cuDNN included (the recommended 9.27.0.42, as `nvidia-cudnn-cu13`).
 fn install_args_with_cudnn<'a>(index: &'a str, root: &'a str, os: &'a str) -> Vec<&'a str> {
     vec![
@@ -285,15 +295,7 @@ fn a_wrong_hash_on_the_index_stops_before_anything_is_installed() {
         .unwrap();
     rt.sha256 = "0".repeat(64);
     let server = serve(&f);
-    let root = tempfile::tempdir().unwrap();
-    let out = cli(
-        &install_args(
-            &server.url("/simple"),
-            root.path().to_str().unwrap(),
-            "linux",
-        ),
-        &[],
-    );
+    let (root, out) = install_linux(&server.url("/simple"));
     // 1603 (MSI's "fatal error"); Unix keeps the low 8 bits.
     assert_eq!(out.status.code(), Some(1603 % 256), "{}", text(&out));
     let t = text(&out);
@@ -329,15 +331,7 @@ fn a_wheel_missing_for_the_platform_is_named() {
         .filename
         .replace("manylinux2014_x86_64.manylinux_2_17_x86_64", "win_amd64");
     let server = serve(&f);
-    let root = tempfile::tempdir().unwrap();
-    let out = cli(
-        &install_args(
-            &server.url("/simple"),
-            root.path().to_str().unwrap(),
-            "linux",
-        ),
-        &[],
-    );
+    let (root, out) = install_linux(&server.url("/simple"));
     assert_eq!(out.status.code(), Some(1603 % 256), "{}", text(&out));
     let t = text(&out);
     assert!(
@@ -355,11 +349,7 @@ fn a_mirror_that_is_down_is_reported_with_a_hint() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}/simple", l.local_addr().unwrap())
     };
-    let root = tempfile::tempdir().unwrap();
-    let out = cli(
-        &install_args(&dead, root.path().to_str().unwrap(), "linux"),
-        &[],
-    );
+    let (root, out) = install_linux(&dead);
     assert_eq!(out.status.code(), Some(1603 % 256), "{}", text(&out));
     let t = text(&out);
     assert!(

@@ -10,7 +10,6 @@ use crate::download::{self, Cancel, DownloadError, Expected, Options, Request, p
 use crate::i18n::{self, Lang};
 use crate::platform::{self, Host};
 use crate::recommend::{Goal, Method, Request as RecRequest};
-use crate::verify::doctor::PypiMirror;
 use crate::version::{ComputeCapability, Version};
 
 #[derive(Debug, clap::Args)]
@@ -50,16 +49,10 @@ pub struct Args {
     /// Print the manifest as JSON
     #[arg(long)]
     pub json: bool,
-    /// Bundle NVIDIA's installer, or NVIDIA's component wheels (for `install --method
-    /// wheels --bundle DIR`)
-    #[arg(long, value_enum, default_value_t = Method::Installer)]
-    pub method: Method,
-    /// The PyPI index the wheels come from: tsinghua, aliyun, ustc or a URL (default: pypi.org)
-    #[arg(long, value_name = "MIRROR")]
-    pub pypi_mirror: Option<PypiMirror>,
-    /// cuda-toolkit components for --method wheels, comma-separated
-    #[arg(long, value_delimiter = ',', value_name = "NAME,…")]
-    pub components: Vec<String>,
+    /// The installer or the wheels go into the bundle (for `install --method wheels
+    /// --bundle DIR`)
+    #[command(flatten)]
+    pub how: super::install::MethodArgs,
 }
 
 pub use crate::bundle::{BundleFile, MANIFEST, Manifest};
@@ -103,7 +96,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         &RecRequest {
             goal: Goal::Developer,
             cuda: args.cuda.clone(),
-            method: args.method,
+            method: args.how.method,
         },
     );
     if !rec.fits() {
@@ -116,7 +109,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         .toolkit
         .as_ref()
         .expect("a fitting developer recommendation has a toolkit");
-    let items = if args.method == Method::Wheels {
+    let items = if args.how.method == Method::Wheels {
         wheel_items(tables, args, os, tk, rec.cudnn.as_ref())?
     } else {
         let inst = tk
@@ -261,12 +254,12 @@ fn wheel_items(
     };
     let req = crate::wheels::Request {
         index: args
-            .pypi_mirror
-            .as_ref()
-            .map_or_else(|| crate::wheels::index::PYPI.to_string(), |m| m.url.clone()),
+            .how
+            .index()
+            .unwrap_or_else(|| crate::wheels::index::PYPI.to_string()),
         toolkit: tk.version.clone(),
         os,
-        components: (!args.components.is_empty()).then(|| args.components.clone()),
+        components: args.how.components(),
         cudnn,
     };
     let wheels_err = |e: crate::wheels::WheelError| CliError::Failed {

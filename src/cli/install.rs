@@ -83,6 +83,13 @@ pub struct Args {
     pub python_exe: Option<PathBuf>,
     #[arg(long, default_value_t = 8)]
     pub connections: usize,
+    #[command(flatten)]
+    pub how: MethodArgs,
+}
+
+/// How the toolkit is fetched (`install` and `bundle` share these).
+#[derive(Debug, Default, clap::Args)]
+pub struct MethodArgs {
     /// How the toolkit is installed: NVIDIA's installer (administrator), or NVIDIA's
     /// component wheels from a PyPI index into a folder you own (no administrator)
     #[arg(long, value_enum, default_value_t = Method::Installer)]
@@ -95,6 +102,18 @@ pub struct Args {
     /// cudart, nvrtc, cublas, cufft, curand, cusolver, cusparse, nvtx, cccl, profiler)
     #[arg(long, value_delimiter = ',', value_name = "NAME,…")]
     pub components: Vec<String>,
+}
+
+impl MethodArgs {
+    /// The PyPI index URL the user chose (None: pypi.org).
+    pub fn index(&self) -> Option<String> {
+        self.pypi_mirror.as_ref().map(|m| m.url.clone())
+    }
+
+    /// The components the user named (None: the default set).
+    pub fn components(&self) -> Option<Vec<String>> {
+        (!self.components.is_empty()).then(|| self.components.clone())
+    }
 }
 
 /// The cuDNN release `v` (a prefix) for a toolkit major, as a pick.
@@ -163,7 +182,7 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
         &Request {
             goal,
             cuda: args.cuda.clone(),
-            method: args.method,
+            method: args.how.method,
         },
     );
     if !rec.fits() {
@@ -196,9 +215,9 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     #[cfg(not(windows))]
     let visual_studio = false;
     let choices = Choices {
-        method: args.method,
-        pypi_index: args.pypi_mirror.as_ref().map(|m| m.url.clone()),
-        components: (!args.components.is_empty()).then(|| args.components.clone()),
+        method: args.how.method,
+        pypi_index: args.how.index(),
+        components: args.how.components(),
         cudnn: match (&args.cudnn_archive, args.no_cudnn) {
             (_, true) => CudnnChoice::Skip,
             (Some(z), _) => CudnnChoice::Archive(z.clone()),

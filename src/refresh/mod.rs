@@ -393,7 +393,6 @@ fn section<T>(
     }
 }
 
-/// A transport failure on a listing ends the section; a missing single page is a note.
 fn fetch_cuda(
     f: &fetch::Fetcher,
     base: &Tables,
@@ -401,38 +400,16 @@ fn fetch_cuda(
     cached: Option<&Section<LiveToolkit>>,
     notes: &mut Vec<String>,
 ) -> Result<(Vec<LiveToolkit>, String), RefreshError> {
-    let index = s.cuda_redist();
-    let listing = nvidia::listing(&f.get(&index, None)?);
-    if listing.is_empty() {
-        return Err(RefreshError::Malformed {
-            url: index,
-            problem: "the listing names no redistrib_<version>.json".into(),
-        });
-    }
     let newest = base.toolkits.releases.iter().map(|r| &r.version).max();
-    let mut items = Vec::new();
-    for v in newer(&listing, newest) {
-        let url = format!("{index}{}", nvidia::manifest_name(v));
-        match f.get(&url, None) {
-            Ok(text) => items.push(
-                nvidia::cuda_manifest(&text, v)
-                    .map_err(|problem| RefreshError::Malformed { url, problem })?,
-            ),
-            // Not readable now: what an earlier refresh read of it stays.
-            Err(e) if e.is_transport() => {
-                notes.push(e.to_string());
-                items.extend(
-                    cached
-                        .into_iter()
-                        .flat_map(|c| &c.items)
-                        .filter(|t| t.version == *v)
-                        .cloned(),
-                );
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok((items, index))
+    fetch_manifests(
+        f,
+        s.cuda_redist(),
+        newest,
+        cached,
+        notes,
+        nvidia::cuda_manifest,
+        |t: &LiveToolkit, v| t.version == *v,
+    )
 }
 
 fn fetch_cudnn(
@@ -442,14 +419,6 @@ fn fetch_cudnn(
     cached: Option<&Section<LiveCudnn>>,
     notes: &mut Vec<String>,
 ) -> Result<(Vec<LiveCudnn>, String), RefreshError> {
-    let index = s.cudnn_redist();
-    let listing = nvidia::listing(&f.get(&index, None)?);
-    if listing.is_empty() {
-        return Err(RefreshError::Malformed {
-            url: index,
-            problem: "the listing names no redistrib_<version>.json".into(),
-        });
-    }
     // Manifests are labelled with three parts (9.27.0), releases with four.
     let newest = base
         .cudnn
@@ -457,21 +426,49 @@ fn fetch_cudnn(
         .iter()
         .map(|r| Version::new(&r.version.parts()[..3.min(r.version.parts().len())]))
         .max();
+    fetch_manifests(
+        f,
+        s.cudnn_redist(),
+        newest.as_ref(),
+        cached,
+        notes,
+        nvidia::cudnn_manifest,
+        |c: &LiveCudnn, v| c.version.parts().starts_with(v.parts()),
+    )
+}
+
+/// Reads the redist listing at `index`, then each manifest newer than `newest`. A
+/// transport failure on the listing ends the section; a manifest that cannot be read
+/// now is a note, and what an earlier refresh read of it (`is_of`) stays.
+fn fetch_manifests<T: Clone>(
+    f: &fetch::Fetcher,
+    index: String,
+    newest: Option<&Version>,
+    cached: Option<&Section<T>>,
+    notes: &mut Vec<String>,
+    parse: impl Fn(&str, &Version) -> Result<T, String>,
+    is_of: impl Fn(&T, &Version) -> bool,
+) -> Result<(Vec<T>, String), RefreshError> {
+    let listing = nvidia::listing(&f.get(&index, None)?);
+    if listing.is_empty() {
+        return Err(RefreshError::Malformed {
+            url: index,
+            problem: "the listing names no redistrib_<version>.json".into(),
+        });
+    }
     let mut items = Vec::new();
-    for v in newer(&listing, newest.as_ref()) {
+    for v in newer(&listing, newest) {
         let url = format!("{index}{}", nvidia::manifest_name(v));
         match f.get(&url, None) {
-            Ok(text) => items.push(
-                nvidia::cudnn_manifest(&text, v)
-                    .map_err(|problem| RefreshError::Malformed { url, problem })?,
-            ),
+            Ok(text) => items
+                .push(parse(&text, v).map_err(|problem| RefreshError::Malformed { url, problem })?),
             Err(e) if e.is_transport() => {
                 notes.push(e.to_string());
                 items.extend(
                     cached
                         .into_iter()
                         .flat_map(|c| &c.items)
-                        .filter(|c| c.version.parts().starts_with(v.parts()))
+                        .filter(|t| is_of(t, v))
                         .cloned(),
                 );
             }

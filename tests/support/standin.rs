@@ -1,0 +1,62 @@
+//! Stand-ins for NVIDIA's installers (real programs that honour the real flags and lay
+//! out a realistic tree) and the hash NVIDIA's md5sum.txt gives for them.
+
+#![allow(dead_code)]
+
+pub const NVCC_118: &str = "nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2022 NVIDIA Corporation\nBuilt on Wed_Sep_21_10:41:10_Pacific_Daylight_Time_2022\nCuda compilation tools, release 11.8, V11.8.89\nBuild cuda_11.8.r11.8/compiler.31833905_0\n";
+
+/// The Windows installer stand-in: a shell program named like NVIDIA's .exe that honours
+/// -s and the sub-package names and exits with `exit_code`. `pad` bytes of comment make
+/// it as large as a download needs to be to cancel it halfway.
+pub fn windows_installer(exit_code: i32, pad: usize) -> Vec<u8> {
+    let mut s = format!(
+        r#"#!/bin/sh
+# Stand-in for cuda_11.8.0_522.06_windows.exe: installs what -s names, under $ProgramFiles.
+log="$ProgramFiles/../../installer-args.log"
+mkdir -p "$(dirname "$log")"; echo "$@" >> "$log"
+silent=0; pkgs=" "
+for a in "$@"; do case "$a" in -s) silent=1;; -n|-loglevel:*|-log:*) ;; *) pkgs="$pkgs$a ";; esac; done
+[ $silent = 1 ] || {{ echo "not silent: a window would open" >&2; exit 2; }}
+sleep "${{STANDIN_SLEEP:-0}}"
+[ {exit_code} = 0 ] || exit {exit_code}
+d="$ProgramFiles/NVIDIA GPU Computing Toolkit/CUDA/v11.8"
+has() {{ [ "$pkgs" = " " ] || case "$pkgs" in *" $1 "*) return 0;; *) return 1;; esac; }}
+mkdir -p "$d/bin" "$d/include" "$d/lib/x64" "$d/libnvvp"
+echo '{{"cuda":{{"name":"CUDA SDK","version":"11.8.0"}}}}' > "$d/version.json"
+if has nvcc_11.8; then printf '#!/bin/sh\nprintf "%s"\n' '{NVCC_118}' > "$d/bin/nvcc.exe"; chmod +x "$d/bin/nvcc.exe"; fi
+if has cudart_11.8; then echo MZ > "$d/bin/cudart64_110.dll"; echo '/* runtime */' > "$d/include/cuda_runtime.h"; echo lib > "$d/lib/x64/cudart.lib"; fi
+if has cublas_11.8; then echo MZ > "$d/bin/cublas64_11.dll"; fi
+echo "installed: $pkgs"
+exit 0
+"#
+    );
+    let line = format!("# {}\n", "x".repeat(98));
+    while s.len() < pad {
+        s.push_str(&line);
+    }
+    s.into_bytes()
+}
+
+/// The Linux runfile stand-in: `--silent --toolkit --toolkitpath=DIR`.
+pub fn linux_runfile() -> Vec<u8> {
+    br#"#!/bin/sh
+# Stand-in for cuda_11.4.4_470.82.01_linux.run
+path=""; silent=0; toolkit=0
+for a in "$@"; do case "$a" in --silent) silent=1;; --toolkit) toolkit=1;; --toolkitpath=*) path="${a#--toolkitpath=}";; esac; done
+[ $silent = 1 ] && [ $toolkit = 1 ] && [ -n "$path" ] || { echo "usage error" >&2; exit 1; }
+mkdir -p "$path/bin" "$path/lib64" "$path/include"
+echo '{"cuda":{"name":"CUDA SDK","version":"11.4.4"}}' > "$path/version.json"
+printf '#!/bin/sh\necho "Cuda compilation tools, release 11.4, V11.4.152"\n' > "$path/bin/nvcc"; chmod +x "$path/bin/nvcc"
+echo ELF > "$path/lib64/libcudart.so.11.0"
+echo "Toolkit:  Installed in $path"
+"#
+    .to_vec()
+}
+
+/// The md5 NVIDIA's md5sum.txt would list for `bytes`.
+pub fn md5_of(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    std::fs::write(&p, bytes).unwrap();
+    cuda_setup::download::hash_file(&p).unwrap().0.md5
+}

@@ -1155,6 +1155,16 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "{dir} 所在磁盘只有 {free} 可用空间，需要 {needed}",
     ),
     (
+        "ui_check_disk_estimate",
+        "{free} free on the drive of {dir}; about {needed} may be needed",
+        "{dir} 所在磁盘有 {free} 可用空间，可能需要约 {needed}",
+    ),
+    (
+        "ui_check_disk_estimate_why",
+        "The download's size is not known yet, so this is an estimate. If the drive fills up, the download stops and nothing is installed.",
+        "下载文件的大小暂时未知，这只是估算。如果磁盘写满，下载会停止，不会装上半截的东西。",
+    ),
+    (
         "ui_check_disk_why",
         "The installer, its unpacked files and the installed toolkit all need room at the same time.",
         "安装程序、解压后的文件和安装好的工具包需要同时占用空间。",

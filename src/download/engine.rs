@@ -137,6 +137,16 @@ enum Probe {
     Whole(reqwest::Response),
 }
 
+impl Probe {
+    /// The size the server told (a 200's length, without reading its body).
+    fn size(&self) -> Option<u64> {
+        match self {
+            Probe::Ranged(total) => Some(*total),
+            Probe::Whole(resp) => resp.content_length(),
+        }
+    }
+}
+
 async fn from_source(
     client: &reqwest::Client,
     url: &str,
@@ -146,32 +156,19 @@ async fn from_source(
     cancel: &Cancel,
 ) -> Result<(Digests, u64, u64), DownloadError> {
     let probe = retrying(url, opts, reporter, cancel, || probe(client, url)).await?;
+    // The server's size against the expected one, before a byte is written.
+    if let (Some(want), Some(got)) = (req.expected.size, probe.size())
+        && want != got
+    {
+        return Err(DownloadError::SizeMismatch {
+            url: url.into(),
+            expected: want,
+            actual: got,
+        });
+    }
     match probe {
-        Probe::Ranged(size) => {
-            if let Some(want) = req.expected.size
-                && want != size
-            {
-                return Err(DownloadError::SizeMismatch {
-                    url: url.into(),
-                    expected: want,
-                    actual: size,
-                });
-            }
-            ranged(client, url, size, req, opts, reporter, cancel).await
-        }
-        Probe::Whole(resp) => {
-            let size = resp.content_length();
-            if let (Some(want), Some(got)) = (req.expected.size, size)
-                && want != got
-            {
-                return Err(DownloadError::SizeMismatch {
-                    url: url.into(),
-                    expected: want,
-                    actual: got,
-                });
-            }
-            whole(client, url, resp, req, opts, reporter, cancel).await
-        }
+        Probe::Ranged(size) => ranged(client, url, size, req, opts, reporter, cancel).await,
+        Probe::Whole(resp) => whole(client, url, resp, req, opts, reporter, cancel).await,
     }
 }
 
@@ -852,11 +849,5 @@ pub fn remote_size(url: &str, timeout: Duration) -> Option<u64> {
         .enable_all()
         .build()
         .ok()?;
-    rt.block_on(async {
-        match probe(&client, url).await.ok()? {
-            Probe::Ranged(total) => Some(total),
-            // A 200 to a ranged request: its length, without reading the body.
-            Probe::Whole(resp) => resp.content_length(),
-        }
-    })
+    rt.block_on(async { probe(&client, url).await.ok()?.size() })
 }

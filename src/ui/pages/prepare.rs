@@ -186,6 +186,20 @@ fn describe(lang: Lang, c: &Check, p: &Prepared) -> (String, String, String) {
                     t(lang, "ui_check_disk_why"),
                     t(lang, "ui_check_disk_fix"),
                 )
+            } else if c.status == Status::Warn {
+                (
+                    tf(
+                        lang,
+                        "ui_check_disk_estimate",
+                        &[
+                            ("free", &free),
+                            ("needed", &text::bytes(needed)),
+                            ("dir", &dir),
+                        ],
+                    ),
+                    t(lang, "ui_check_disk_estimate_why"),
+                    t(lang, "ui_check_disk_fix"),
+                )
             } else {
                 (
                     tf(

@@ -1291,6 +1291,173 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
     ("ui_state_cancelled", "Cancelled", "已取消"),
     ("ui_step_failed", "{step} failed.", "“{step}”失败了。"),
     (
+        "ui_failure_details",
+        "Details: {error} ({hint})",
+        "详细信息：{error}（{hint}）",
+    ),
+    (
+        "fail_preflight",
+        "A check before installing did not pass.",
+        "安装前的检查没有通过。",
+    ),
+    (
+        "fix_preflight",
+        "go back to “Prepare” to see which check failed and how to fix it.",
+        "回到“安装前检查”页面，看看哪一项没通过以及怎么解决。",
+    ),
+    (
+        "fail_download_network",
+        "The download could not reach the server, or the connection stopped sending data.",
+        "下载时连不上服务器，或者连接中断了。",
+    ),
+    (
+        "fix_download_network",
+        "check the internet connection, then click “Try again”: the download continues where it stopped. If NVIDIA's server is slow from here, add a mirror under “Advanced”, or choose “Wheels from PyPI” to download from a PyPI mirror.",
+        "检查网络连接后点击“重试”，下载会从中断处继续。如果连 NVIDIA 服务器很慢，可以在“高级选项”里添加镜像，或者选择“PyPI 组件包”从 PyPI 镜像下载。",
+    ),
+    (
+        "fail_download_missing",
+        "The server does not have this file.",
+        "服务器上没有这个文件。",
+    ),
+    (
+        "fix_download_missing",
+        "check the mirror address under “Advanced” (or remove it to use NVIDIA's server), then click “Try again”.",
+        "检查“高级选项”里的镜像地址（或删掉它，直接用 NVIDIA 的服务器），然后点击“重试”。",
+    ),
+    (
+        "fail_download_corrupt",
+        "The downloaded file was damaged or not the expected file, so it was deleted and not used.",
+        "下载的文件已损坏或不是应有的文件，已删除，没有使用。",
+    ),
+    (
+        "fix_download_corrupt",
+        "click “Try again” to download it again. If it happens again, the mirror serves a different file: remove the mirror under “Advanced”.",
+        "点击“重试”重新下载。如果再次出现，说明镜像提供的文件不对：请在“高级选项”里删掉这个镜像。",
+    ),
+    (
+        "fail_download_other",
+        "The download could not be started.",
+        "无法开始下载。",
+    ),
+    (
+        "fix_download_other",
+        "read the details below; save the report from the last page if you ask someone for help.",
+        "请看下面的详细信息；向别人求助时，可以在最后一页保存报告一起发过去。",
+    ),
+    ("fail_disk_full", "The drive is full.", "磁盘空间不足。"),
+    (
+        "fix_disk_full",
+        "free some space (Disk Cleanup, empty the Recycle Bin), then click “Try again”.",
+        "清理磁盘空间（磁盘清理、清空回收站），然后点击“重试”。",
+    ),
+    (
+        "fail_installer_failed",
+        "NVIDIA's installer reported an error.",
+        "NVIDIA 安装程序报告了错误。",
+    ),
+    (
+        "fix_installer_failed",
+        "restart the computer and try again; antivirus software can also block the installer. The installer's log is named in the details below.",
+        "重启电脑后再试一次；杀毒软件也可能拦截安装程序。安装程序的日志位置在下面的详细信息里。",
+    ),
+    (
+        "fail_installer_timeout",
+        "NVIDIA's installer did not finish in time and was stopped.",
+        "NVIDIA 安装程序长时间没有完成，已被停止。",
+    ),
+    (
+        "fix_installer_timeout",
+        "make sure no other installer (Windows Update, another CUDA setup) is running, then click “Try again”.",
+        "确认没有其他安装程序（Windows 更新、另一个 CUDA 安装）在运行，然后点击“重试”。",
+    ),
+    (
+        "fail_needs_admin",
+        "This step needs administrator rights.",
+        "这一步需要管理员权限。",
+    ),
+    (
+        "fix_needs_admin",
+        "restart cuda-setup as administrator, or choose “Wheels from PyPI” to install into your own folder.",
+        "以管理员身份重新打开 cuda-setup，或者选择“PyPI 组件包”安装到你自己的文件夹。",
+    ),
+    (
+        "fail_file_in_use",
+        "A file is in use by another program, so nothing was changed.",
+        "有文件正被其他程序使用，所以没有做任何改动。",
+    ),
+    (
+        "fix_file_in_use",
+        "close Python, Jupyter and any IDE running your scripts, then click “Try again”.",
+        "关闭 Python、Jupyter 以及正在运行你的脚本的编辑器，然后点击“重试”。",
+    ),
+    (
+        "fail_cudnn",
+        "The cuDNN archive was refused or could not be copied; the toolkit folder was left as it was.",
+        "cuDNN 压缩包被拒绝或无法复制；CUDA 文件夹保持原样，没有改动。",
+    ),
+    (
+        "fix_cudnn",
+        "use the cuDNN archive for your CUDA version from NVIDIA's download page, unchanged (the details below say which).",
+        "请使用 NVIDIA 下载页上与你的 CUDA 版本对应的 cuDNN 压缩包，不要重新打包（下面的详细信息会说明是哪一个）。",
+    ),
+    (
+        "fail_wheels",
+        "NVIDIA's toolkit wheels could not be fetched or laid out.",
+        "无法获取或组装 NVIDIA 的工具包组件。",
+    ),
+    (
+        "fix_wheels",
+        "check the PyPI mirror address (or try another mirror), then click “Try again”.",
+        "检查 PyPI 镜像地址（或换一个镜像），然后点击“重试”。",
+    ),
+    (
+        "fail_env",
+        "The environment variables (CUDA_PATH, PATH) could not be set.",
+        "无法设置环境变量（CUDA_PATH、PATH）。",
+    ),
+    (
+        "fix_env",
+        "restart cuda-setup as administrator, or set CUDA_PATH and PATH by hand (the details below say to what).",
+        "以管理员身份重新打开 cuda-setup，或者手动设置 CUDA_PATH 和 PATH（下面的详细信息会说明设成什么）。",
+    ),
+    (
+        "fail_pip",
+        "pip could not install PyTorch.",
+        "pip 没能装好 PyTorch。",
+    ),
+    (
+        "fix_pip",
+        "read pip's output in the log below. On a slow link, choose a PyPI mirror and click “Try again”.",
+        "请看下面日志里 pip 的输出。如果网络慢，选择一个 PyPI 镜像后点击“重试”。",
+    ),
+    (
+        "fail_verify",
+        "The installed files did not pass the check.",
+        "安装好的文件没有通过检查。",
+    ),
+    (
+        "fix_verify",
+        "run “Repair an existing install” from the first page to see and fix what is missing.",
+        "在第一页选择“修复已有的安装”，查看并修复缺少的部分。",
+    ),
+    (
+        "fail_io",
+        "A file or folder could not be written.",
+        "无法写入某个文件或文件夹。",
+    ),
+    (
+        "fix_io",
+        "check free space, and that the folder is not open in another program, then click “Try again”.",
+        "检查磁盘空间，并确认该文件夹没有被其他程序占用，然后点击“重试”。",
+    ),
+    ("fail_cancelled", "Stopped.", "已停止。"),
+    (
+        "fix_cancelled",
+        "click “Try again”: finished steps are not repeated.",
+        "点击“重试”，已完成的步骤不会重复。",
+    ),
+    (
         "ui_run_cancelled",
         "Cancelled. Nothing is left half-done: click “Try again” to continue where it stopped.",
         "已取消。不会留下只完成一半的内容：点击“重试”可从中断处继续。",

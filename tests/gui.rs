@@ -709,7 +709,19 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     settle(&mut h);
     let r = h.state().install.run.report.clone().unwrap();
     assert_eq!(r.failure.as_ref().map(|f| f.step), Some("download_toolkit"));
+    // The mirror has no such file and NVIDIA's server cannot be reached from a test.
+    assert_eq!(r.failure.as_ref().map(|f| f.kind), Some("download_network"));
+    assert!(has(&h, "The download could not reach the server"));
+    assert!(has(&h, "the download continues where it stopped"));
+    assert!(
+        has(&h, "HTTP 404"),
+        "the exact error stays, under the plain words"
+    );
     assert!(has(&h, "Downloading from NVIDIA failed"));
+    // The same page in Chinese: the plain words are translated.
+    click(&mut h, "中文");
+    assert!(has(&h, "下载时连不上服务器，或者连接中断了。"));
+    click(&mut h, "English");
     click(&mut h, "Use NVIDIA's wheels from PyPI instead");
     assert_eq!(h.state().page, Page::Choose);
     assert_eq!(

@@ -296,6 +296,7 @@ fn a_failing_installer_exits_1603_and_names_what_is_missing() {
     );
     let r = report(&out);
     assert_eq!(r["failure"]["step"], "install_toolkit");
+    assert_eq!(r["failure"]["kind"], "installer_failed");
     let e = r["failure"]["error"].as_str().unwrap();
     assert!(
         e.contains("nvcc.exe") && e.contains("cudart64_110.dll") && e.contains("Some(1)"),

@@ -230,6 +230,39 @@ pub enum DownloadError {
 }
 
 impl DownloadError {
+    /// What went wrong, in one word a user-facing text and a fleet's script can key on:
+    /// `network`, `missing`, `corrupt`, `disk_full`, `cancelled` or `other`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DownloadError::Network { .. } | DownloadError::Stalled { .. } => "network",
+            DownloadError::Http {
+                status: 403 | 404 | 410,
+                ..
+            } => "missing",
+            DownloadError::Http { .. } => "network",
+            DownloadError::HashMismatch { .. } | DownloadError::SizeMismatch { .. } => "corrupt",
+            DownloadError::DiskFull { .. } => "disk_full",
+            DownloadError::Cancelled => "cancelled",
+            // Several sources: bad bytes anywhere, or every one missing the file, say more
+            // than the network failures beside them.
+            DownloadError::AllSourcesFailed(all) => {
+                let kinds: Vec<&str> = all.iter().map(|e| e.kind()).collect();
+                if kinds.contains(&"corrupt") {
+                    "corrupt"
+                } else if kinds.contains(&"disk_full") {
+                    "disk_full"
+                } else if !kinds.is_empty() && kinds.iter().all(|k| *k == "missing") {
+                    "missing"
+                } else {
+                    "network"
+                }
+            }
+            DownloadError::NoHash
+            | DownloadError::InsecureUrl { .. }
+            | DownloadError::Io { .. } => "other",
+        }
+    }
+
     /// Worth retrying on the same source.
     fn transient(&self) -> bool {
         match self {

@@ -35,6 +35,7 @@ pub enum RunEvent {
     Failed {
         index: usize,
         name: &'static str,
+        kind: &'static str,
         error: String,
         hint: String,
     },
@@ -77,6 +78,8 @@ pub struct RunReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct Failure {
     pub step: &'static str,
+    /// `StepError::kind`: what went wrong, as a stable word.
+    pub kind: &'static str,
     pub error: String,
     pub hint: String,
 }
@@ -285,12 +288,14 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                 r.detail = error.clone();
                 report.failure = Some(Failure {
                     step: name,
+                    kind: e.kind(),
                     error: error.clone(),
                     hint: hint.clone(),
                 });
                 let _ = tx.send(RunEvent::Failed {
                     index,
                     name,
+                    kind: e.kind(),
                     error,
                     hint,
                 });

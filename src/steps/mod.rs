@@ -147,6 +147,55 @@ impl StepError {
         }
     }
 
+    /// Every value `kind` returns.
+    pub const KINDS: &'static [&'static str] = &[
+        "preflight",
+        "download_network",
+        "download_missing",
+        "download_corrupt",
+        "download_other",
+        "disk_full",
+        "installer_failed",
+        "installer_timeout",
+        "needs_admin",
+        "file_in_use",
+        "cudnn",
+        "wheels",
+        "env",
+        "pip",
+        "verify",
+        "io",
+        "cancelled",
+    ];
+
+    /// The failure's class, stable for scripts (`--json` reports it) and the key of the
+    /// plain-words text the wizard shows in the user's language (`fail_<kind>`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StepError::Preflight { .. } => "preflight",
+            StepError::Download(e) => match e.kind() {
+                "network" => "download_network",
+                "missing" => "download_missing",
+                "corrupt" => "download_corrupt",
+                "disk_full" => "disk_full",
+                "cancelled" => "cancelled",
+                _ => "download_other",
+            },
+            StepError::Installer { .. } => "installer_failed",
+            StepError::InstallerTimeout { .. } => "installer_timeout",
+            StepError::NeedsAdmin { .. } => "needs_admin",
+            StepError::Cudnn(crate::cudnn::CudnnError::InUse { .. }) => "file_in_use",
+            StepError::Cudnn(crate::cudnn::CudnnError::DiskFull { .. }) => "disk_full",
+            StepError::Cudnn(_) => "cudnn",
+            StepError::Wheels(_) => "wheels",
+            StepError::Env { .. } => "env",
+            StepError::Pip { .. } => "pip",
+            StepError::Verify { .. } => "verify",
+            StepError::Io { .. } => "io",
+            StepError::Cancelled => "cancelled",
+        }
+    }
+
     pub fn hint(&self) -> String {
         match self {
             StepError::Preflight { failed } => failed.iter().map(|c| c.fix.clone()).collect::<Vec<_>>().join("; "),
@@ -478,5 +527,88 @@ fn verify(ctx: &Ctx, dir: &Path, version: &Version, cudnn: bool) -> Result<StepO
 impl From<crate::cudnn::CudnnError> for StepError {
     fn from(e: crate::cudnn::CudnnError) -> Self {
         StepError::Cudnn(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::download::DownloadError;
+
+    fn net(url: &str) -> DownloadError {
+        DownloadError::Network {
+            url: url.into(),
+            detail: "connection refused".into(),
+        }
+    }
+
+    fn http(status: u16) -> DownloadError {
+        DownloadError::Http {
+            url: "http://mirror/f".into(),
+            status,
+        }
+    }
+
+    #[test]
+    fn every_failure_kind_has_plain_words_in_both_languages() {
+        for kind in StepError::KINDS {
+            for prefix in ["fail_", "fix_"] {
+                let key = format!("{prefix}{kind}");
+                let row = crate::i18n::CATALOG.iter().find(|c| c.0 == key);
+                assert!(
+                    row.is_some_and(|(_, en, zh)| !en.is_empty() && !zh.is_empty()),
+                    "{key}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn failures_are_classed_by_what_the_user_can_do() {
+        let dl = |e| StepError::Download(e).kind();
+        assert_eq!(dl(net("a")), "download_network");
+        assert_eq!(dl(http(503)), "download_network");
+        assert_eq!(dl(http(404)), "download_missing");
+        // Every source missing the file: missing; one of them down: the network.
+        assert_eq!(
+            dl(DownloadError::AllSourcesFailed(vec![http(404), http(404)])),
+            "download_missing"
+        );
+        assert_eq!(
+            dl(DownloadError::AllSourcesFailed(vec![http(404), net("b")])),
+            "download_network"
+        );
+        // Bad bytes anywhere outweigh the rest.
+        let bad = DownloadError::HashMismatch {
+            url: "u".into(),
+            algorithm: "sha256".into(),
+            expected: "a".into(),
+            actual: "b".into(),
+        };
+        assert_eq!(
+            dl(DownloadError::AllSourcesFailed(vec![net("a"), bad])),
+            "download_corrupt"
+        );
+        assert_eq!(
+            dl(DownloadError::DiskFull {
+                path: "x".into(),
+                needed: 2,
+                free: 1
+            }),
+            "disk_full"
+        );
+        for e in [
+            StepError::Installer {
+                code: Some(1),
+                missing: vec![],
+                log: None,
+            },
+            StepError::NeedsAdmin { what: "x".into() },
+            StepError::Pip { code: Some(1) },
+            StepError::Cancelled,
+            StepError::Download(DownloadError::NoHash),
+        ] {
+            assert!(StepError::KINDS.contains(&e.kind()), "{e}: {}", e.kind());
+        }
     }
 }

@@ -137,6 +137,7 @@ impl RunView {
                 name,
                 error,
                 hint,
+                ..
             } => {
                 if let Some(s) = self.steps.get_mut(index) {
                     s.state = StepState::Failed;
@@ -203,8 +204,27 @@ impl RunView {
                         ))
                         .strong(),
                     );
-                    ui.label(&f.error);
-                    ui.label(tf(lang, "ui_what_to_do", &[("hint", &f.hint)]));
+                    match failure_text(lang, f.kind) {
+                        // Plain words in the user's language first; the core's exact
+                        // error (English, for searching and for support) under it.
+                        Some((what, fix)) => {
+                            ui.label(what);
+                            ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
+                            ui.label(
+                                RichText::new(tf(
+                                    lang,
+                                    "ui_failure_details",
+                                    &[("error", &f.error), ("hint", &f.hint)],
+                                ))
+                                .weak()
+                                .small(),
+                            );
+                        }
+                        None => {
+                            ui.label(&f.error);
+                            ui.label(tf(lang, "ui_what_to_do", &[("hint", &f.hint)]));
+                        }
+                    }
                 });
             } else if r.cancelled {
                 widgets::note(ui, Tone::Warn, &t(lang, "ui_run_cancelled"));
@@ -228,4 +248,17 @@ impl RunView {
                 });
         }
     }
+}
+
+/// The plain-words sentence and fix for a failure kind (`StepError::kind`), from the
+/// catalog's `fail_<kind>` / `fix_<kind>`.
+pub fn failure_text(lang: Lang, kind: &str) -> Option<(String, String)> {
+    let key = |prefix: &str| {
+        let want = format!("{prefix}{kind}");
+        crate::i18n::CATALOG
+            .iter()
+            .map(|c| c.0)
+            .find(|k| *k == want)
+    };
+    Some((t(lang, key("fail_")?), t(lang, key("fix_")?)))
 }

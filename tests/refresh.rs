@@ -45,6 +45,10 @@ fn sources() -> Server {
         );
     }
     s.add(
+        "/compute/cuda/13.6.0/docs/sidebar/md5sum.txt",
+        bytes(fixture("md5sum-13.6.0.txt")),
+    );
+    s.add(
         "/compute/cudnn/redist/",
         bytes(fixture("cudnn-redist-index.html")),
     );
@@ -204,6 +208,29 @@ fn a_new_cuda_release_is_learned_cached_and_recommended_when_it_fits() {
     let r = json(&out);
     assert_eq!(r["toolkit"]["version"], "13.6.0", "{:?}", keys(&r));
     assert_eq!(r["toolkit"]["installer"]["file"], "cuda_13.6.0_linux.run");
+    // Name and hash from NVIDIA's md5sum.txt for the release.
+    assert_eq!(
+        r["toolkit"]["installer"]["md5"],
+        "6a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d"
+    );
+    // On Windows: the local installer and the network one, both listed with hashes.
+    let mut windows = with_nvml.clone();
+    let os = windows.iter().position(|a| *a == "linux").unwrap();
+    windows[os] = "windows";
+    let w = json(&run(home.path(), None, &windows));
+    assert_eq!(w["toolkit"]["version"], "13.6.0");
+    assert_eq!(
+        w["toolkit"]["installer"]["file"],
+        "cuda_13.6.0_windows_x86_64.exe"
+    );
+    assert_eq!(
+        w["toolkit"]["installer"]["md5"],
+        "8c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f"
+    );
+    assert_eq!(
+        w["toolkit"]["network_installer"]["url"],
+        "https://developer.download.nvidia.com/compute/cuda/13.6.0/network_installers/cuda_13.6.0_windows_x86_64_network.exe"
+    );
     assert_eq!(r["cudnn"]["version"], "9.28.0.1");
     assert_eq!(r["refreshed"]["live"], false);
     // Its minimum driver is unknown, and the reasons say so and where it came from.

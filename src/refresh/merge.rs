@@ -79,6 +79,14 @@ fn installer(file: String) -> Installer {
     }
 }
 
+/// An installer as NVIDIA's md5sum.txt lists it.
+fn listed(f: &super::nvidia::LiveFile) -> Installer {
+    Installer {
+        md5: Some(f.md5.clone()),
+        ..installer(f.file.clone())
+    }
+}
+
 fn toolkits(t: &mut Tables, s: &Section<super::LiveToolkit>) {
     for live in &s.items {
         if t.toolkit(&live.version).is_some() || t.toolkit_line(live.version.major()).is_none() {
@@ -119,11 +127,22 @@ fn toolkits(t: &mut Tables, s: &Section<super::LiveToolkit>) {
                 live.release_date.as_deref().unwrap_or("?"),
                 like.version
             )),
-            windows_local: windows_installer(v)
-                .filter(|_| live.windows)
-                .map(installer),
-            windows_network: None,
-            linux_runfile: live.linux.then(|| installer(runfile)),
+            // NVIDIA's md5sum.txt names them, with hashes; else NVIDIA's pattern.
+            windows_local: match &live.installers {
+                Some(i) => i.windows_local.as_ref().map(listed),
+                None => windows_installer(v)
+                    .filter(|_| live.windows)
+                    .map(installer),
+            },
+            windows_network: live
+                .installers
+                .as_ref()
+                .and_then(|i| i.windows_network.as_ref())
+                .map(listed),
+            linux_runfile: match &live.installers {
+                Some(i) => i.linux_runfile.as_ref().map(listed),
+                None => live.linux.then(|| installer(runfile)),
+            },
             origin: origin(s, &live.manifest),
         });
     }
@@ -314,7 +333,53 @@ mod tests {
             bundled_driver: driver.map(v),
             windows: true,
             linux: true,
+            installers: None,
         }
+    }
+
+    #[test]
+    fn installers_named_by_the_md5_list_win_over_the_pattern() {
+        let base = Tables::embedded().unwrap();
+        let list = "\
+0123456789abcdef0123456789ABCDEF  local_installers/cuda_13.6.0_windows_x86_64_v2.exe
+11111111111111111111111111111111  local_installers/cuda_13.6.0_windows_arm64.exe
+22222222222222222222222222222222  network_installers/cuda_13.6.0_windows_x86_64_network.exe
+33333333333333333333333333333333  local_installers/cuda_13.6.0_linux.run
+44444444444444444444444444444444  local_installers/cuda_13.6.0_linux_sbsa.run
+55555555555555555555555555555555  local_installers/cuda_13.5.0_linux.run
+not-a-hash  local_installers/cuda_13.6.0_windows.exe
+";
+        let found = super::super::nvidia::installers_from_md5sum(list, &v("13.6.0"));
+        let mut tk = toolkit("13.6.0", None);
+        tk.installers = Some(found);
+        let snap = Snapshot {
+            format: 1,
+            cuda: section(vec![tk], true),
+            ..Default::default()
+        };
+        let t = apply(&base, &snap).unwrap();
+        let r = t.toolkit(&v("13.6.0")).unwrap();
+        let local = r.windows_local.as_ref().unwrap();
+        assert_eq!(local.file, "cuda_13.6.0_windows_x86_64_v2.exe");
+        assert_eq!(
+            local.md5.as_deref(),
+            Some("0123456789abcdef0123456789abcdef")
+        );
+        let net = r.windows_network.as_ref().unwrap();
+        assert_eq!(net.file, "cuda_13.6.0_windows_x86_64_network.exe");
+        assert_eq!(
+            r.installer_url(crate::compat::InstallerKind::WindowsNetwork)
+                .unwrap(),
+            "https://developer.download.nvidia.com/compute/cuda/13.6.0/network_installers/cuda_13.6.0_windows_x86_64_network.exe"
+        );
+        let run = r.linux_runfile.as_ref().unwrap();
+        assert_eq!(
+            (run.file.as_str(), run.md5.as_deref()),
+            (
+                "cuda_13.6.0_linux.run",
+                Some("33333333333333333333333333333333")
+            )
+        );
     }
 
     #[test]

@@ -76,6 +76,11 @@ impl Sources {
         Self::join(&self.nvidia, "cuda/redist/")
     }
 
+    /// NVIDIA's list of a CUDA release's files with their MD5s.
+    pub fn cuda_md5sum(&self, v: &Version) -> String {
+        Self::join(&self.nvidia, &format!("cuda/{v}/docs/sidebar/md5sum.txt"))
+    }
+
     pub fn cudnn_redist(&self) -> String {
         Self::join(&self.nvidia, "cudnn/redist/")
     }
@@ -401,7 +406,7 @@ fn fetch_cuda(
     notes: &mut Vec<String>,
 ) -> Result<(Vec<LiveToolkit>, String), RefreshError> {
     let newest = base.toolkits.releases.iter().map(|r| &r.version).max();
-    fetch_manifests(
+    let (mut items, index) = fetch_manifests(
         f,
         s.cuda_redist(),
         newest,
@@ -409,7 +414,38 @@ fn fetch_cuda(
         notes,
         nvidia::cuda_manifest,
         |t: &LiveToolkit, v| t.version == *v,
-    )
+    )?;
+    // The installers' real names and MD5s, from the list NVIDIA publishes per release
+    // (read once: a cached release keeps what was read). Without it the names follow
+    // NVIDIA's pattern; a list that cannot be read is a note, never a failed refresh.
+    for t in items.iter_mut() {
+        t.installers = t.installers.take().or_else(|| {
+            cached
+                .into_iter()
+                .flat_map(|c| &c.items)
+                .find(|c| c.version == t.version)
+                .and_then(|c| c.installers.clone())
+        });
+        if t.installers.is_some() {
+            continue;
+        }
+        match f.get(&s.cuda_md5sum(&t.version), None) {
+            Ok(text) => {
+                let found = nvidia::installers_from_md5sum(&text, &t.version);
+                if found == nvidia::LiveInstallers::default() {
+                    notes.push(format!(
+                        "{}: names no installer of CUDA {}",
+                        s.cuda_md5sum(&t.version),
+                        t.version
+                    ));
+                } else {
+                    t.installers = Some(found);
+                }
+            }
+            Err(e) => notes.push(e.to_string()),
+        }
+    }
+    Ok((items, index))
 }
 
 fn fetch_cudnn(

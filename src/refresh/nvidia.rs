@@ -21,6 +21,67 @@ pub struct LiveToolkit {
     /// Components ship for windows-x86_64 / linux-x86_64.
     pub windows: bool,
     pub linux: bool,
+    /// The installers NVIDIA's md5sum.txt for this release names, with their MD5s; None
+    /// when the list was not read (the names then follow NVIDIA's pattern, unhashed).
+    #[serde(default)]
+    pub installers: Option<LiveInstallers>,
+}
+
+/// The x86-64 installers of one release, as its md5sum.txt names them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiveInstallers {
+    pub windows_local: Option<LiveFile>,
+    pub windows_network: Option<LiveFile>,
+    pub linux_runfile: Option<LiveFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiveFile {
+    pub file: String,
+    pub md5: String,
+}
+
+/// The installers in NVIDIA's `compute/cuda/<v>/docs/sidebar/md5sum.txt` (lines `MD5
+/// path`). Only names for release `v`, x86-64 (no arm64, sbsa or aarch64), and a hash
+/// of 32 hex digits count; anything else in the list is ignored.
+pub fn installers_from_md5sum(text: &str, v: &Version) -> LiveInstallers {
+    let prefix = format!("cuda_{v}_");
+    let mut out = LiveInstallers::default();
+    for line in text.lines() {
+        let mut w = line.split_whitespace();
+        let (Some(md5), Some(path)) = (w.next(), w.next()) else {
+            continue;
+        };
+        let file = path
+            .trim_start_matches('*')
+            .rsplit(['/', '\\'])
+            .next()
+            .unwrap_or("");
+        let lower = file.to_ascii_lowercase();
+        if !lower.starts_with(&prefix)
+            || md5.len() != 32
+            || !md5.bytes().all(|b| b.is_ascii_hexdigit())
+            || ["arm64", "sbsa", "aarch64"]
+                .iter()
+                .any(|a| lower.contains(a))
+        {
+            continue;
+        }
+        let slot = if lower.ends_with(".exe") && lower.contains("network") {
+            &mut out.windows_network
+        } else if lower.ends_with(".exe") {
+            &mut out.windows_local
+        } else if lower.ends_with("_linux.run") {
+            &mut out.linux_runfile
+        } else {
+            continue;
+        };
+        slot.get_or_insert(LiveFile {
+            file: file.to_string(),
+            md5: md5.to_ascii_lowercase(),
+        });
+    }
+    out
 }
 
 /// A cuDNN release as its manifest describes it.
@@ -203,6 +264,7 @@ pub fn cuda_manifest(text: &str, version: &Version) -> Result<LiveToolkit, Strin
         bundled_driver,
         windows,
         linux,
+        installers: None,
     })
 }
 

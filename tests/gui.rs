@@ -695,7 +695,19 @@ fn a_failed_nvidia_download_offers_the_wheels() {
             ..Fault::default()
         },
     );
-    let mut h = harness(App::new(m.options(Lang::En)));
+    // NVIDIA's own URL behind the mirror: a loopback port nothing listens on, so the
+    // test never reaches the real server even on a machine that could.
+    let mut o = m.options(Lang::En);
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    for r in &mut o.tables.toolkits.releases {
+        if let Some(i) = r.windows_local.as_mut() {
+            i.url = Some(format!("http://{dead}{INSTALLER}"));
+        }
+    }
+    let mut h = harness(App::new(o));
     h.step();
     click(&mut h, "Next");
     wait(&mut h, "detection", |a| a.system.report.is_some());
@@ -709,7 +721,7 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     settle(&mut h);
     let r = h.state().install.run.report.clone().unwrap();
     assert_eq!(r.failure.as_ref().map(|f| f.step), Some("download_toolkit"));
-    // The mirror has no such file and NVIDIA's server cannot be reached from a test.
+    // The mirror has no such file and NVIDIA's server cannot be reached.
     assert_eq!(r.failure.as_ref().map(|f| f.kind), Some("download_network"));
     assert!(has(&h, "The download could not reach the server"));
     assert!(has(&h, "the download continues where it stopped"));

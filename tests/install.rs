@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use support::cudnn_zip::Spec;
 use support::server::{Body, Server};
-use support::standin::{linux_runfile, md5_of, windows_installer};
+use support::standin::{linux_runfile, md5_of, sha256_of, windows_installer};
 
 struct Machine {
     server: Server,
@@ -462,4 +462,148 @@ fn pytorch_goal_runs_pip_in_the_chosen_python() {
         pip.trim(),
         "-m pip install torch==2.13.0 torchvision --index-url https://download.pytorch.org/whl/cu126"
     );
+}
+
+/// A Python that is this machine's real one (so `pip debug` gives its real tags and torch
+/// is not installed) except for `pip install`, which logs its arguments.
+fn python_with_real_tags(dir: &Path) -> (PathBuf, PathBuf) {
+    let py = dir.join("python3");
+    let log = dir.join("pip-install.log");
+    std::fs::write(
+        &py,
+        format!(
+            "#!/bin/sh\nif [ \"$1 $2 $3\" != \"-m pip install\" ]; then exec python3 \"$@\"; fi\necho \"$@\" > '{}'\necho Successfully installed torch\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (py, log)
+}
+
+/// This machine's CPython tag (`cp311`).
+fn cpython_tag() -> String {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')",
+        ])
+        .output()
+        .expect("python3 (the wheels tests need it too)");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// PyTorch's index layout on loopback: `/whl/cu126/torch/` lists torch 2.13.0 for several
+/// Pythons and platforms (each file distinct), with `#sha256=` fragments; `lie` lists a
+/// wrong hash for this machine's wheel.
+fn torch_index(server: &Server, lie: bool) -> (String, Vec<u8>) {
+    let here = cpython_tag();
+    let mut links = String::new();
+    let mut mine = (String::new(), Vec::new());
+    for py in ["cp310", "cp311", "cp312", "cp313", "cp314"] {
+        for plat in ["win_amd64", "manylinux_2_28_x86_64"] {
+            let name = format!("torch-2.13.0+cu126-{py}-{py}-{plat}.whl");
+            let bytes: Vec<u8> = (0..3_000_000u32)
+                .map(|i| {
+                    (i.wrapping_mul(2_654_435_761) >> 24) as u8
+                        ^ name.len() as u8
+                        ^ py.as_bytes()[3]
+                })
+                .collect();
+            let mut sha = sha256_of(&bytes);
+            if py == here && plat.starts_with("manylinux") {
+                if lie {
+                    sha = "0".repeat(64);
+                }
+                mine = (name.clone(), bytes.clone());
+            }
+            links += &format!("<a href=\"/whl/cu126/{name}#sha256={sha}\">{name}</a><br>\n");
+            server.add(&format!("/whl/cu126/{name}"), Body::Bytes(Arc::new(bytes)));
+        }
+    }
+    server.add(
+        "/whl/cu126/torch/",
+        Body::Bytes(Arc::new(
+            format!("<!DOCTYPE html><html><body>\n{links}</body></html>\n").into_bytes(),
+        )),
+    );
+    assert!(!mine.0.is_empty(), "no wheel for {here}");
+    mine
+}
+
+fn pytorch_args(m: &Machine, py: &Path) -> Vec<String> {
+    [
+        "install",
+        "--goal",
+        "pytorch",
+        "--unattended",
+        "--os",
+        "linux",
+        "--gpu-cc",
+        "8.6",
+        "--driver",
+        "551.78",
+        "--json",
+        "--torch-index",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        m.server.url("/whl"),
+        "--python-exe".into(),
+        py.display().to_string(),
+        "--root".into(),
+        m.root().display().to_string(),
+    ])
+    .collect()
+}
+
+#[test]
+fn the_torch_wheel_comes_through_the_engine_verified_then_pip_installs_the_file() {
+    let m = Machine::new(windows_installer(0, 0));
+    let (name, bytes) = torch_index(&m.server, false);
+    let (py, log) = python_with_real_tags(m.work.path());
+    let out = cli(&pytorch_args(&m, &py), &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The wheel this machine's pip accepts, byte for byte, where downloads go.
+    let file = m.root().join(".cuda-setup/downloads").join(&name);
+    assert_eq!(std::fs::read(&file).unwrap(), bytes);
+    // pip got the file in place of `torch==2.13.0`; the rest still comes from the index.
+    let pip = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        pip.trim(),
+        format!(
+            "-m pip install {} torchvision --index-url {}/cu126",
+            file.display(),
+            m.server.url("/whl")
+        )
+    );
+    let r = report(&out);
+    assert_eq!(
+        r["plan"]["torch_command"],
+        format!(
+            "pip install torch==2.13.0 torchvision --index-url {}/cu126",
+            m.server.url("/whl")
+        )
+    );
+}
+
+#[test]
+fn a_torch_wheel_with_the_wrong_hash_is_deleted_and_pip_never_runs() {
+    let m = Machine::new(windows_installer(0, 0));
+    let (name, _) = torch_index(&m.server, true);
+    let (py, log) = python_with_real_tags(m.work.path());
+    let out = cli(&pytorch_args(&m, &py), &[]);
+    assert_eq!(out.status.code(), Some(1603 % 256));
+    let r = report(&out);
+    assert_eq!(r["failure"]["step"], "install_torch", "{r}");
+    assert_eq!(r["failure"]["kind"], "download_corrupt", "{r}");
+    assert!(!log.exists(), "pip ran with a wheel that failed its hash");
+    let dl = m.root().join(".cuda-setup/downloads");
+    assert!(!dl.join(&name).exists() && !dl.join(format!("{name}.part")).exists());
 }

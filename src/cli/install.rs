@@ -81,6 +81,10 @@ pub struct Args {
     /// The Python interpreter PyTorch goes into (default: the first on PATH)
     #[arg(long, value_name = "PATH")]
     pub python_exe: Option<PathBuf>,
+    /// A mirror of PyTorch's wheel index with the same layout (default
+    /// https://download.pytorch.org/whl); the variant folder (cu126 …) is appended
+    #[arg(long, value_name = "URL")]
+    pub torch_index: Option<String>,
     #[arg(long, default_value_t = 8)]
     pub connections: usize,
     #[command(flatten)]
@@ -198,6 +202,9 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     }
     if let (Some(v), Some(tk)) = (&args.cudnn, &rec.toolkit) {
         rec.cudnn = Some(cudnn_by_version(tables, target.os, tk.version.major(), v)?);
+    }
+    if let (Some(base), Some(t)) = (&args.torch_index, rec.torch.as_mut()) {
+        t.use_index(base);
     }
     let python = args.python_exe.clone().or_else(|| {
         (goal == Goal::Pytorch)

@@ -167,6 +167,17 @@ pub struct TorchPick {
     pub confirmed: bool,
 }
 
+impl TorchPick {
+    /// The same wheels from a mirror of PyTorch's index (`https://mirror/whl`): the
+    /// index URL and the command change, nothing else.
+    pub fn use_index(&mut self, base: &str) {
+        let base = base.trim_end_matches('/');
+        let default = crate::compat::TORCH_INDEX_BASE;
+        self.command = self.command.replace(default, base);
+        self.index_url = self.index_url.replace(default, base);
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DriverAction {

@@ -4,6 +4,7 @@
 pub mod env;
 pub mod preflight;
 pub mod toolkit;
+pub mod torch_wheel;
 
 use std::path::{Path, PathBuf};
 
@@ -291,27 +292,7 @@ fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome, StepError
                 .url
                 .starts_with("https://developer.download.nvidia.com"),
     };
-    let reporter = |e: download::Event| match e {
-        download::Event::Progress(p) => (ctx.emit)(StepEvent::Progress {
-            done: p.done,
-            total: p.total,
-            bytes_per_sec: p.bytes_per_sec,
-            eta_secs: p.eta_secs,
-        }),
-        download::Event::Trying { url } => (ctx.emit)(StepEvent::Log {
-            line: format!("downloading {url}"),
-        }),
-        download::Event::Retry { error, attempt, .. } => (ctx.emit)(StepEvent::Log {
-            line: format!("retry {attempt}: {error}"),
-        }),
-        download::Event::SourceFailed { url, error } => (ctx.emit)(StepEvent::Log {
-            line: format!("{url}: {error}"),
-        }),
-        download::Event::InsecureUrl { url } => (ctx.emit)(StepEvent::Log {
-            line: format!("warning: plain http: {url}"),
-        }),
-        _ => {}
-    };
+    let reporter = download_reporter(ctx);
     let o = download::download(&req, &download::Options::default(), &reporter, ctx.cancel)
         .map_err(|e| match e {
             DownloadError::Cancelled => StepError::Cancelled,
@@ -331,6 +312,31 @@ fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome, StepError
         ),
         reboot_required: false,
     })
+}
+
+/// The download engine's events as step events: progress, and a log line per source.
+fn download_reporter<'a>(ctx: &'a Ctx<'a>) -> impl Fn(download::Event) + Send + Sync + 'a {
+    move |e: download::Event| match e {
+        download::Event::Progress(p) => (ctx.emit)(StepEvent::Progress {
+            done: p.done,
+            total: p.total,
+            bytes_per_sec: p.bytes_per_sec,
+            eta_secs: p.eta_secs,
+        }),
+        download::Event::Trying { url } => (ctx.emit)(StepEvent::Log {
+            line: format!("downloading {url}"),
+        }),
+        download::Event::Retry { error, attempt, .. } => (ctx.emit)(StepEvent::Log {
+            line: format!("retry {attempt}: {error}"),
+        }),
+        download::Event::SourceFailed { url, error } => (ctx.emit)(StepEvent::Log {
+            line: format!("{url}: {error}"),
+        }),
+        download::Event::InsecureUrl { url } => (ctx.emit)(StepEvent::Log {
+            line: format!("warning: plain http: {url}"),
+        }),
+        _ => {}
+    }
 }
 
 fn assemble_toolkit(
@@ -438,6 +444,8 @@ fn record_env_changes(target: &Target, changes: &[env::EnvChange]) -> Result<(),
 }
 
 fn install_torch(python: &Path, args: &[String], ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    let fetched = torch_wheel::prefetch(python, args, ctx)?;
+    let args = fetched.as_deref().unwrap_or(args);
     let mut cmd = std::process::Command::new(python);
     cmd.args(["-m", "pip", "install"]).args(args);
     let emit = ctx.emit;

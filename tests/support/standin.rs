@@ -60,3 +60,11 @@ pub fn md5_of(bytes: &[u8]) -> String {
     std::fs::write(&p, bytes).unwrap();
     cuda_setup::download::hash_file(&p).unwrap().0.md5
 }
+
+/// The SHA-256 a package index would list for `bytes`.
+pub fn sha256_of(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    std::fs::write(&p, bytes).unwrap();
+    cuda_setup::download::hash_file(&p).unwrap().0.sha256
+}

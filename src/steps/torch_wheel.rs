@@ -1,0 +1,284 @@
+//! The torch wheel (2–3 GB for a CUDA build) through our download engine instead of pip's:
+//! resumable after a dropped link, over several connections, verified against the index's
+//! SHA-256 — the slowest step for users far from download.pytorch.org. pip then installs
+//! the local file and fetches the small rest as before.
+//!
+//! Which wheel: the one whose tags the interpreter's own pip accepts first (`pip debug
+//! --verbose` lists them in preference order), so the pick is exactly pip's: Python
+//! version, free-threading, Windows or the manylinux level glibc allows.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::{Ctx, StepError, StepEvent};
+use crate::download::{self, DownloadError, Expected};
+use crate::wheels::index::{self, DistFile};
+
+/// `pip debug` starts pip once: well under this.
+const TAGS_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What pip's arguments ask for: `torch==V` from `--index-url U`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TorchArgs {
+    /// Position of `torch==V` in the arguments.
+    pub at: usize,
+    pub version: String,
+    pub index: String,
+}
+
+impl TorchArgs {
+    pub fn find(args: &[String]) -> Option<TorchArgs> {
+        let at = args.iter().position(|a| a.starts_with("torch=="))?;
+        let version = args[at].strip_prefix("torch==")?.to_string();
+        let index = args
+            .iter()
+            .position(|a| a == "--index-url")
+            .and_then(|i| args.get(i + 1))?
+            .clone();
+        Some(TorchArgs { at, version, index })
+    }
+}
+
+/// The tags `pip debug --verbose` prints under "Compatible tags", in pip's order.
+pub fn parse_tags(pip_debug: &str) -> Vec<String> {
+    pip_debug
+        .lines()
+        .skip_while(|l| !l.starts_with("Compatible tags"))
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .map(|l| l.trim().to_string())
+        .filter(|t| t.split('-').count() == 3)
+        .collect()
+}
+
+/// The tags a wheel name carries (`cp311-cp311-manylinux_2_28_x86_64.manylinux2014_x86_64`
+/// expands to one tag per platform).
+fn wheel_tags(filename: &str) -> Vec<String> {
+    let Some(stem) = filename.strip_suffix(".whl") else {
+        return Vec::new();
+    };
+    let parts: Vec<&str> = stem.split('-').collect();
+    if !(5..=6).contains(&parts.len()) {
+        return Vec::new();
+    }
+    let n = parts.len();
+    let mut out = Vec::new();
+    for py in parts[n - 3].split('.') {
+        for abi in parts[n - 2].split('.') {
+            for plat in parts[n - 1].split('.') {
+                out.push(format!("{py}-{abi}-{plat}"));
+            }
+        }
+    }
+    out
+}
+
+/// The torch `version` wheel the interpreter prefers among `files` (a local label such
+/// as `+cu126` is allowed; yanked files and files without a SHA-256 are not).
+pub fn pick<'a>(files: &'a [DistFile], version: &str, tags: &[String]) -> Option<&'a DistFile> {
+    let candidates: Vec<(&DistFile, Vec<String>)> = files
+        .iter()
+        .filter(|f| !f.yanked && f.sha256.is_some())
+        .filter(|f| {
+            let mut parts = f.filename.splitn(3, '-');
+            parts.next().is_some_and(|d| index::normalize(d) == "torch")
+                && parts
+                    .next()
+                    .is_some_and(|v| v.split('+').next() == Some(version))
+        })
+        .map(|f| (f, wheel_tags(&f.filename)))
+        .collect();
+    tags.iter().find_map(|t| {
+        candidates
+            .iter()
+            .find(|(_, wt)| wt.contains(t))
+            .map(|(f, _)| *f)
+    })
+}
+
+/// Runs the interpreter with `args` and returns what it printed (nothing on failure).
+fn ask(python: &Path, args: &[&str], ctx: &Ctx) -> String {
+    let mut cmd = std::process::Command::new(python);
+    cmd.args(args);
+    let mut out = String::new();
+    let _ = crate::platform::run_long(cmd, TAGS_TIMEOUT, &|| ctx.cancel.is_cancelled(), &mut |l| {
+        out.push_str(&l);
+        out.push('\n');
+    });
+    out
+}
+
+/// The torch version installed in the interpreter (`2.13.0+cu126`), if any.
+fn installed_torch(python: &Path, ctx: &Ctx) -> Option<String> {
+    let out = ask(
+        python,
+        &[
+            "-c",
+            "import importlib.metadata as m; print('CUDA_SETUP_TORCH', m.version('torch'))",
+        ],
+        ctx,
+    );
+    out.lines()
+        .find_map(|l| l.strip_prefix("CUDA_SETUP_TORCH "))
+        .map(|v| v.trim().to_string())
+}
+
+/// Whether `installed` is torch `version` of the index's variant (`…/whl/cu126` → `+cu126`).
+fn is_wanted(installed: &str, want: &TorchArgs) -> bool {
+    let variant = want
+        .index
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or("");
+    installed == format!("{}+{variant}", want.version)
+}
+
+/// Downloads the torch wheel `args` ask for and returns the arguments with the local file
+/// in place of `torch==V`. Ok(None): pip fetches it itself, as before (no pinned torch, a
+/// pip that lists no tags, an index that cannot be read or gives no hash) — said in the
+/// log. A download that fails is an error: pip would fail the same way, and ours resumes.
+pub fn prefetch(
+    python: &Path,
+    args: &[String],
+    ctx: &Ctx,
+) -> Result<Option<Vec<String>>, StepError> {
+    let Some(want) = TorchArgs::find(args) else {
+        return Ok(None);
+    };
+    let log = |line: String| (ctx.emit)(StepEvent::Log { line });
+    if let Some(v) = installed_torch(python, ctx).filter(|v| is_wanted(v, &want)) {
+        log(format!("torch {v} is installed already"));
+        return Ok(None);
+    }
+    let tags = parse_tags(&ask(python, &["-m", "pip", "debug", "--verbose"], ctx));
+    if tags.is_empty() {
+        log("pip lists no compatible tags: pip downloads torch itself".into());
+        return Ok(None);
+    }
+    let files = match index::fetch_project(&want.index, "torch", &download::Options::default()) {
+        Ok(f) => f,
+        Err(e) => {
+            log(format!("{e}: pip downloads torch itself"));
+            return Ok(None);
+        }
+    };
+    let Some(file) = pick(&files, &want.version, &tags) else {
+        log(format!(
+            "{}: no torch {} wheel with a SHA-256 for this Python ({}): pip downloads it itself",
+            index::project_url(&want.index, "torch"),
+            want.version,
+            tags[0]
+        ));
+        return Ok(None);
+    };
+    let dest = ctx.target.downloads_dir().join(&file.filename);
+    let req = download::Request {
+        url: file.url.clone(),
+        mirrors: Vec::new(),
+        expected: Expected {
+            sha256: file.sha256.clone(),
+            md5: None,
+            size: file.size,
+        },
+        dest: dest.clone(),
+        connections: 8,
+        cache_dir: crate::platform::cache_dir(&ctx.target.host)
+            .filter(|_| ctx.target.root.is_none()),
+        bundle_dirs: Vec::new(),
+        allow_http: !file.url.starts_with("https://"),
+    };
+    let reporter = super::download_reporter(ctx);
+    download::download(&req, &download::Options::default(), &reporter, ctx.cancel).map_err(
+        |e| match e {
+            DownloadError::Cancelled => StepError::Cancelled,
+            e => StepError::Download(e),
+        },
+    )?;
+    log(format!("torch wheel verified: {}", dest.display()));
+    let mut out = args.to_vec();
+    // pip takes a wheel by its path.
+    out[want.at] = dest.display().to_string();
+    Ok(Some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, sha: bool) -> DistFile {
+        DistFile {
+            filename: name.into(),
+            url: format!("https://download.pytorch.org/whl/cu126/{name}"),
+            sha256: sha.then(|| "ab".repeat(32)),
+            size: None,
+            yanked: false,
+        }
+    }
+
+    #[test]
+    fn the_first_tag_pip_accepts_wins() {
+        let files = vec![
+            file("torch-2.13.0+cu126-cp311-cp311-win_amd64.whl", true),
+            file(
+                "torch-2.13.0+cu126-cp311-cp311-manylinux_2_28_x86_64.whl",
+                true,
+            ),
+            file(
+                "torch-2.13.0+cu126-cp312-cp312-manylinux_2_28_x86_64.whl",
+                true,
+            ),
+            file(
+                "torch-2.12.0+cu126-cp311-cp311-manylinux_2_28_x86_64.whl",
+                true,
+            ),
+        ];
+        let debug = "pip version: 25\nCompatible tags: 3\n  cp311-cp311-manylinux_2_36_x86_64\n  cp311-cp311-manylinux_2_28_x86_64\n  py3-none-any\nother: x\n";
+        let tags = parse_tags(debug);
+        assert_eq!(tags.len(), 3);
+        let f = pick(&files, "2.13.0", &tags).unwrap();
+        assert_eq!(
+            f.filename,
+            "torch-2.13.0+cu126-cp311-cp311-manylinux_2_28_x86_64.whl"
+        );
+        let win = vec!["cp311-cp311-win_amd64".to_string()];
+        assert!(
+            pick(&files, "2.13.0", &win)
+                .unwrap()
+                .filename
+                .ends_with("win_amd64.whl")
+        );
+        // A Python with no wheel, or a wheel without a hash, is left to pip.
+        assert!(pick(&files, "2.13.0", &["cp39-cp39-win_amd64".to_string()]).is_none());
+        let unhashed = vec![file("torch-2.13.0+cu126-cp311-cp311-win_amd64.whl", false)];
+        assert!(pick(&unhashed, "2.13.0", &win).is_none());
+    }
+
+    #[test]
+    fn an_installed_torch_of_the_same_variant_is_not_fetched_again() {
+        let want = TorchArgs {
+            at: 0,
+            version: "2.13.0".into(),
+            index: "https://download.pytorch.org/whl/cu126/".into(),
+        };
+        assert!(is_wanted("2.13.0+cu126", &want));
+        assert!(!is_wanted("2.13.0+cu130", &want));
+        assert!(!is_wanted("2.13.0", &want), "the CPU build from PyPI");
+        assert!(!is_wanted("2.12.1+cu126", &want));
+    }
+
+    #[test]
+    fn only_a_pinned_torch_from_an_index_is_fetched() {
+        let args = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        let a = TorchArgs::find(&args(
+            "torch==2.13.0 torchvision --index-url https://download.pytorch.org/whl/cu126",
+        ))
+        .unwrap();
+        assert_eq!(
+            (a.at, a.version.as_str(), a.index.as_str()),
+            (0, "2.13.0", "https://download.pytorch.org/whl/cu126")
+        );
+        assert!(TorchArgs::find(&args("torch torchvision --index-url https://x/cpu")).is_none());
+        assert!(TorchArgs::find(&args("torch==2.13.0")).is_none());
+    }
+}

@@ -1680,6 +1680,16 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
     ),
     ("ui_choose_python", "Choose…", "选择……"),
     (
+        "ui_torch_index",
+        "PyTorch download source (a mirror, optional)",
+        "PyTorch 下载源（镜像，可不填）",
+    ),
+    (
+        "ui_torch_download_note",
+        "The large torch file is downloaded by cuda-setup: it continues where it stopped if the connection drops, and is checked before pip installs it.",
+        "体积很大的 torch 文件由 cuda-setup 下载：断线后会从中断处继续，安装前会先校验文件。",
+    ),
+    (
         "ui_pypi_mirror",
         "PyPI mirror for the other packages",
         "其他依赖包的 PyPI 镜像",

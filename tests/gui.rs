@@ -320,6 +320,15 @@ fn first_time_developer_setup_through_every_page() {
         &h,
         "--index-url https://download.pytorch.org/whl/cu118"
     ));
+    // A mirror of PyTorch's index changes the command; cleared, PyTorch's comes back.
+    let field = "PyTorch download source (a mirror, optional)";
+    h.get_by_label(field).focus();
+    h.get_by_label(field)
+        .type_text("https://mirror.example/whl");
+    settle(&mut h);
+    assert!(has(&h, "--index-url https://mirror.example/whl/cu118"));
+    h.state_mut().torch.torch_index.clear();
+    settle(&mut h);
     click(&mut h, "Run it in this Python");
     wait(&mut h, "pip and the doctor", |a| {
         !a.torch.run.running() && a.torch.doctor.is_some()

@@ -30,6 +30,8 @@ pub struct State {
     pub python: String,
     /// Index into [`MIRRORS`].
     pub mirror: usize,
+    /// A mirror of PyTorch's wheel index (`https://…/whl`), as typed; empty: PyTorch's.
+    pub torch_index: String,
     pub run: RunView,
     pub doctor_running: bool,
     pub doctor: Option<Box<DoctorReport>>,
@@ -44,6 +46,7 @@ impl State {
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
             mirror: 0,
+            torch_index: String::new(),
             run: RunView::default(),
             doctor_running: false,
             doctor: None,
@@ -68,7 +71,12 @@ impl State {
 /// The wheel for this goal: the pytorch goal's pick, or (developer) the one built with
 /// the toolkit's CUDA major.
 fn pick(app: &mut App) -> Option<TorchPick> {
-    app.recommendation().and_then(|r| r.torch.clone())
+    let index = app.torch.torch_index.trim().to_string();
+    let mut t = app.recommendation().and_then(|r| r.torch.clone())?;
+    if index.starts_with("https://") || index.starts_with("http://") {
+        t.use_index(&index);
+    }
+    Some(t)
 }
 
 /// pip's arguments after `install`, with the mirror as an extra index.
@@ -177,6 +185,17 @@ pub fn show(app: &mut App, ui: &mut Ui) {
                 }
             });
     });
+
+    ui.horizontal(|ui| {
+        let l = ui.label(t(lang, "ui_torch_index"));
+        ui.add(
+            TextEdit::singleline(&mut app.torch.torch_index)
+                .hint_text(crate::compat::TORCH_INDEX_BASE)
+                .desired_width(380.0),
+        )
+        .labelled_by(l.id);
+    });
+    ui.label(RichText::new(t(lang, "ui_torch_download_note")).weak());
 
     widgets::section(ui, &t(lang, "ui_the_command"));
     let python = app

@@ -6,8 +6,12 @@
 //!    cuda-setup with 8 connections vs curl vs `aria2c -x8 -s8`. Goal: ≥ 5× curl,
 //!    ≥ 0.9× aria2c.
 //!
-//! Run: `cargo bench --bench download` (aria2c: `apt-get install aria2`).
-//! Sizes can be changed with BENCH_BIG_MB and BENCH_THROTTLED_MB.
+//! 3. A torch wheel on a PyTorch-style index, throttled the same way: the PyTorch
+//!    goal's own path (tags from `pip debug`, index, engine, verified) vs `pip download`.
+//!
+//! Run: `cargo bench --bench download` (aria2c: `apt-get install aria2`); only the third:
+//! `BENCH_ONLY=torch cargo bench --bench download`.
+//! Sizes can be changed with BENCH_BIG_MB, BENCH_THROTTLED_MB and BENCH_TORCH_MB.
 
 #[path = "../tests/support/server.rs"]
 mod server;
@@ -85,10 +89,14 @@ fn mbps(bytes: u64, d: Duration) -> f64 {
 }
 
 fn row(name: &str, bytes: u64, d: Option<Duration>, base: Option<Duration>) {
+    row_vs(name, bytes, d, base, "curl")
+}
+
+fn row_vs(name: &str, bytes: u64, d: Option<Duration>, base: Option<Duration>, base_name: &str) {
     match d {
         Some(d) => {
             let rel = base
-                .map(|b| format!("   {:.2}× curl", b.as_secs_f64() / d.as_secs_f64()))
+                .map(|b| format!("   {:.2}× {base_name}", b.as_secs_f64() / d.as_secs_f64()))
                 .unwrap_or_default();
             println!(
                 "  {name:<34} {:7.2} s  {:8.1} MB/s{rel}",
@@ -106,6 +114,10 @@ fn main() {
     )
     .unwrap();
     let server = Server::start();
+    if std::env::var("BENCH_ONLY").as_deref() == Ok("torch") {
+        torch_wheel(&server, dir.path());
+        return;
+    }
 
     // ---- 1. unthrottled ----
     let big_mb = env_mb("BENCH_BIG_MB", 2048);
@@ -189,4 +201,150 @@ fn main() {
             a.as_secs_f64() / o8.as_secs_f64()
         );
     }
+    torch_wheel(&server, dir.path());
+}
+
+/// A wheel pip accepts (pip opens the zip and reads its metadata): one stored, `mb` MiB
+/// member plus the dist-info.
+fn make_wheel(path: &Path, py: &str, mb: u64) -> (u64, String) {
+    use std::io::Write;
+    use zip::write::SimpleFileOptions;
+    let mut z = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let stored = SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored)
+        .large_file(true);
+    z.start_file("torch/blob.bin", stored).unwrap();
+    let block = pattern(1 << 20, 5);
+    for i in 0..mb {
+        let mut b = block.clone();
+        b[..8].copy_from_slice(&i.to_le_bytes());
+        z.write_all(&b).unwrap();
+    }
+    let info = "torch-2.13.0+cu126.dist-info";
+    for (file, text) in [
+        (
+            "METADATA",
+            "Metadata-Version: 2.1\nName: torch\nVersion: 2.13.0+cu126\n".to_string(),
+        ),
+        (
+            "WHEEL",
+            format!(
+                "Wheel-Version: 1.0\nGenerator: bench\nRoot-Is-Purelib: false\nTag: {py}-{py}-manylinux_2_28_x86_64\n"
+            ),
+        ),
+        ("RECORD", String::new()),
+    ] {
+        z.start_file(format!("{info}/{file}"), stored).unwrap();
+        z.write_all(text.as_bytes()).unwrap();
+    }
+    z.finish().unwrap();
+    let (d, n) = download::hash_file(path).unwrap();
+    (n, d.sha256)
+}
+
+/// Part 3, the PyTorch goal's big file: a torch wheel on a PyTorch-style index, each
+/// connection throttled to 20 MB/s. `pip download torch==V --no-deps` (what `pip install`
+/// does for it) vs the install step's own path: this interpreter's tags from `pip debug`,
+/// the index page read, the wheel picked and fetched by the engine, verified.
+fn torch_wheel(server: &Server, dir: &Path) {
+    let py = Command::new("python3")
+        .args([
+            "-c",
+            "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')",
+        ])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|t| t.starts_with("cp"));
+    let Some(py) = py else {
+        println!(
+            "
+torch wheel: no python3 here, skipped"
+        );
+        return;
+    };
+    let mb = env_mb("BENCH_TORCH_MB", 400);
+    let name = format!("torch-2.13.0+cu126-{py}-{py}-manylinux_2_28_x86_64.whl");
+    let src = dir.join(&name);
+    let (size, sha) = make_wheel(&src, &py, mb);
+    // pip asks for `%2B` where the name has `+`; this server does not decode paths.
+    for path in [name.clone(), name.replace('+', "%2B")] {
+        server.add_with(
+            &format!("/whl/cu126/{path}"),
+            Body::File(src.clone(), size),
+            Fault {
+                throttle: Some(20_000_000),
+                ..Fault::default()
+            },
+        );
+    }
+    server.add_typed(
+        "/whl/cu126/torch/",
+        Body::Bytes(std::sync::Arc::new(
+            format!(
+                "<html><body><a href=\"/whl/cu126/{name}#sha256={sha}\">{name}</a></body></html>"
+            )
+            .into_bytes(),
+        )),
+        "text/html",
+    );
+    let index = server.url("/whl/cu126");
+    println!(
+        "
+torch wheel ({py}), each connection throttled to 20 MB/s, {mb} MiB"
+    );
+    let out = dir.join("pip-out");
+    let pip = tool(
+        Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-cache-dir",
+                "-d",
+            ])
+            .arg(&out)
+            .args(["torch==2.13.0", "--index-url", &index]),
+        &out.join(&name),
+    );
+    let dest = dir.join("ours").join(&name);
+    let t = Instant::now();
+    let debug = Command::new("python3")
+        .args(["-m", "pip", "debug", "--verbose"])
+        .output()
+        .expect("pip debug");
+    let tags = cuda_setup::steps::torch_wheel::parse_tags(&String::from_utf8_lossy(&debug.stdout));
+    let files =
+        cuda_setup::wheels::index::fetch_project(&index, "torch", &Options::default()).unwrap();
+    let f = cuda_setup::steps::torch_wheel::pick(&files, "2.13.0", &tags).expect("a wheel");
+    let _ = std::fs::remove_file(&dest);
+    let req = Request {
+        url: f.url.clone(),
+        mirrors: vec![],
+        expected: Expected {
+            sha256: f.sha256.clone(),
+            md5: None,
+            size: f.size,
+        },
+        dest: dest.clone(),
+        connections: 8,
+        cache_dir: None,
+        bundle_dirs: vec![],
+        allow_http: true,
+    };
+    download::download(&req, &Options::default(), &(), &Cancel::default()).expect("download");
+    let ours = t.elapsed();
+    row_vs("pip download --no-deps", size, pip, pip, "pip");
+    row_vs(
+        "cuda-setup (tags + index + 8 conn.)",
+        size,
+        Some(ours),
+        pip,
+        "pip",
+    );
+    std::fs::remove_file(&src).ok();
+    std::fs::remove_dir_all(&out).ok();
+    std::fs::remove_file(&dest).ok();
 }

@@ -147,7 +147,8 @@ pub fn prefetch(
         return Ok(None);
     };
     let log = |line: String| (ctx.emit)(StepEvent::Log { line });
-    if let Some(v) = installed_torch(python, ctx).filter(|v| is_wanted(v, &want)) {
+    let forced = args.iter().any(|a| a == "--force-reinstall");
+    if let Some(v) = installed_torch(python, ctx).filter(|v| !forced && is_wanted(v, &want)) {
         log(format!("torch {v} is installed already"));
         return Ok(None);
     }

@@ -500,7 +500,14 @@ fn torch_index(server: &Server, lie: bool) -> (String, Vec<u8>) {
     let here = cpython_tag();
     let mut links = String::new();
     let mut mine = (String::new(), Vec::new());
-    for py in ["cp310", "cp311", "cp312", "cp313", "cp314"] {
+    let mut pythons: Vec<String> = ["cp310", "cp311", "cp312", "cp313", "cp314"]
+        .map(String::from)
+        .to_vec();
+    if !pythons.contains(&here) {
+        pythons.push(here.clone());
+    }
+    for py in &pythons {
+        let py = py.as_str();
         for plat in ["win_amd64", "manylinux_2_28_x86_64"] {
             let name = format!("torch-2.13.0+cu126-{py}-{py}-{plat}.whl");
             let bytes: Vec<u8> = (0..3_000_000u32)

@@ -195,37 +195,7 @@ impl RunView {
         if let Some(r) = &self.report {
             widgets::gap(ui);
             if let Some(f) = &r.failure {
-                widgets::callout(ui, Tone::Bad, |ui| {
-                    ui.label(
-                        RichText::new(tf(
-                            lang,
-                            "ui_step_failed",
-                            &[("step", &step_title(lang, f.step))],
-                        ))
-                        .strong(),
-                    );
-                    match failure_text(lang, f.kind) {
-                        // Plain words in the user's language first; the core's exact
-                        // error (English, for searching and for support) under it.
-                        Some((what, fix)) => {
-                            ui.label(what);
-                            ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
-                            ui.label(
-                                RichText::new(tf(
-                                    lang,
-                                    "ui_failure_details",
-                                    &[("error", &f.error), ("hint", &f.hint)],
-                                ))
-                                .weak()
-                                .small(),
-                            );
-                        }
-                        None => {
-                            ui.label(&f.error);
-                            ui.label(tf(lang, "ui_what_to_do", &[("hint", &f.hint)]));
-                        }
-                    }
-                });
+                failure_callout(ui, lang, f);
             } else if r.cancelled {
                 widgets::note(ui, Tone::Warn, &t(lang, "ui_run_cancelled"));
             } else if r.reboot_required {
@@ -261,4 +231,38 @@ pub fn failure_text(lang: Lang, kind: &str) -> Option<(String, String)> {
             .find(|k| *k == want)
     };
     Some((t(lang, key("fail_")?), t(lang, key("fix_")?)))
+}
+
+/// A failed step: which, in plain words with what to do, and the core's exact error
+/// (English, for searching and for support) under it.
+pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &crate::run::Failure) {
+    widgets::callout(ui, Tone::Bad, |ui| {
+        ui.label(
+            RichText::new(tf(
+                lang,
+                "ui_step_failed",
+                &[("step", &step_title(lang, f.step))],
+            ))
+            .strong(),
+        );
+        match failure_text(lang, f.kind) {
+            Some((what, fix)) => {
+                ui.label(what);
+                ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
+                ui.label(
+                    RichText::new(tf(
+                        lang,
+                        "ui_failure_details",
+                        &[("error", &f.error), ("hint", &f.hint)],
+                    ))
+                    .weak()
+                    .small(),
+                );
+            }
+            None => {
+                ui.label(&f.error);
+                ui.label(tf(lang, "ui_what_to_do", &[("hint", &f.hint)]));
+            }
+        }
+    });
 }

@@ -134,6 +134,12 @@ pub fn show(app: &mut App, ui: &mut Ui) {
             ),
         );
     }
+    // A fix that failed says why, as an install does.
+    if let Some(fixed) = &app.repair.fixed {
+        for f in fixed.runs.iter().filter_map(|r| r.failure.as_ref()) {
+            crate::ui::progress::failure_callout(ui, lang, f);
+        }
+    }
     if let Some(findings) = app.repair.findings.clone() {
         widgets::section(ui, &t(lang, "ui_findings"));
         for f in &findings {

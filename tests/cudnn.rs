@@ -951,6 +951,72 @@ mod linux_tarball {
         assert!(cudnn::verify(&dir).unwrap().problems.is_empty());
     }
 
+    /// Kill -9 during a tarball install (links and a replaced link among the moves): after
+    /// recovery the folder is exactly the old state or exactly the new one, links included.
+    #[test]
+    fn kill_9_during_a_tarball_install_never_leaves_a_mix_of_links() {
+        let w = tempfile::tempdir().unwrap();
+        let tarball = w.path().join(SPEC.file_name());
+        SPEC.write(&tarball);
+        let old_link = |dir: &Path| {
+            std::fs::write(dir.join("lib64/libcudnn.so.8"), b"old cudnn 8").unwrap();
+            std::os::unix::fs::symlink("libcudnn.so.8", dir.join("lib64/libcudnn.so")).unwrap();
+        };
+        let reference = linux_toolkit(&w.path().join("ref"), "12.4.1");
+        old_link(&reference);
+        cudnn::install(&tarball, &reference, &|_| {}).unwrap();
+        let new_state = tree_links(&reference);
+        let spawn = |dir: &Path| {
+            Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+                .args([
+                    "cudnn",
+                    "install",
+                    "--archive",
+                    p(&tarball),
+                    "--cuda-dir",
+                    p(dir),
+                ])
+                .env("CUDA_SETUP_TEST_SLOW_MS", "8")
+                .stderr(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let timing = linux_toolkit(&w.path().join("timing"), "12.4.1");
+        let t0 = std::time::Instant::now();
+        assert!(spawn(&timing).wait().unwrap().success());
+        let span = t0.elapsed().as_millis() as u64;
+        let mut rolled_back = 0;
+        let mut seed = 0x9E3779B97F4A7C15u64;
+        for i in 0..12 {
+            let dir = linux_toolkit(&w.path().join(format!("t{i}")), "12.4.1");
+            old_link(&dir);
+            let old_state = tree_links(&dir);
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let delay = std::time::Duration::from_millis(seed % (span + 1));
+            let mut child = spawn(&dir);
+            std::thread::sleep(delay);
+            let _ = child.kill();
+            let _ = child.wait();
+            if cudnn::recover(&dir).unwrap() == Some(cudnn::Recovered::RolledBack) {
+                rolled_back += 1;
+            }
+            let now = tree_links(&dir);
+            assert!(
+                now == old_state || now == new_state,
+                "try {i} (killed after {delay:?}) left a mix"
+            );
+            no_staging(&dir);
+            cudnn::install(&tarball, &dir, &|_| {}).unwrap();
+            assert_eq!(tree_links(&dir), new_state, "try {i}: rerun");
+            cudnn::uninstall(&dir).unwrap();
+            assert_eq!(tree_links(&dir), old_state, "try {i}: uninstall");
+        }
+        eprintln!("tarball install takes {span} ms; {rolled_back} of 12 kills rolled back");
+    }
+
     /// A record written before links existed (no `link` field) still reads.
     #[test]
     fn an_old_manifest_without_links_still_reads() {

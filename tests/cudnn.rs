@@ -907,6 +907,46 @@ mod linux_tarball {
         std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
         refuse("truncated", &cut, |r| matches!(r, Refusal::Corrupt { .. }));
 
+        // A GNU long-name record far longer than any name (the tar crate would read it
+        // whole into memory).
+        let mut huge = good.clone();
+        huge.push(Item::LongNameRecord(4 << 20));
+        huge.push(Item::File(lib("libcudnn_x.so"), b"x".to_vec()));
+        let file = w.path().join("long-name-record.tar.xz");
+        write_tar_xz(&file, &huge);
+        refuse("huge long-name record", &file, |r| {
+            matches!(r, Refusal::Corrupt { .. })
+        });
+        // A hostile name hidden in a long-name record is checked like any other.
+        let mut hidden = good.clone();
+        hidden.push(Item::File(
+            format!("{top}/lib/{}/../../../../evil.so", "d".repeat(100)),
+            b"x".to_vec(),
+        ));
+        let file = w.path().join("hidden.tar.xz");
+        write_tar_xz(&file, &hidden);
+        refuse("traversal in a long name", &file, |r| {
+            matches!(r, Refusal::Traversal { .. })
+        });
+
+        // The same in a PAX path record, and a PAX link target pointing out.
+        let mut pax = good.clone();
+        pax.push(Item::Pax("path".into(), "../../evil.so".into()));
+        pax.push(Item::File(lib("libcudnn_p.so"), b"x".to_vec()));
+        let file = w.path().join("pax.tar.xz");
+        write_tar_xz(&file, &pax);
+        refuse("traversal in a PAX path", &file, |r| {
+            matches!(r, Refusal::Traversal { .. })
+        });
+        let mut pax = good.clone();
+        pax.push(Item::Pax("linkpath".into(), "/etc/passwd".into()));
+        pax.push(Item::Symlink(lib("libcudnn_p.so"), "libcudnn.so".into()));
+        let file = w.path().join("pax-link.tar.xz");
+        write_tar_xz(&file, &pax);
+        refuse("absolute PAX link target", &file, |r| {
+            matches!(r, Refusal::BadLink { .. })
+        });
+
         // A bomb: 24 MiB of zeros packed into kilobytes. The decoder stops at 200:1
         // without inflating the rest.
         let mut bomb: Vec<Item> = good
@@ -1015,6 +1055,27 @@ mod linux_tarball {
             assert_eq!(tree_links(&dir), old_state, "try {i}: uninstall");
         }
         eprintln!("tarball install takes {span} ms; {rolled_back} of 12 kills rolled back");
+    }
+
+    /// Names over 100 bytes come in GNU long-name records, as GNU tar writes them.
+    #[test]
+    fn a_long_name_from_its_gnu_record_is_installed() {
+        let w = tempfile::tempdir().unwrap();
+        let dir = linux_toolkit(w.path(), "12.4.1");
+        let long = format!("cudnn_{}.h", "x".repeat(90));
+        let mut items = SPEC.items();
+        items.push(Item::File(
+            format!("{}/include/{long}", SPEC.top()),
+            b"/* long */".to_vec(),
+        ));
+        let file = w.path().join(SPEC.file_name());
+        write_tar_xz(&file, &items);
+        cudnn::install(&file, &dir, &|_| {}).unwrap();
+        assert_eq!(
+            std::fs::read(dir.join("include").join(&long)).unwrap(),
+            b"/* long */"
+        );
+        assert!(cudnn::verify(&dir).unwrap().problems.is_empty());
     }
 
     /// A record written before links existed (no `link` field) still reads.

@@ -21,6 +21,8 @@ use crate::version::Version;
 const XZ_MAGIC: &[u8] = &[0xFD, b'7', b'z', b'X', b'Z', 0];
 /// A version header is a few kB; a larger one is not NVIDIA's.
 const MAX_HEADER_BYTES: u64 = 1 << 20;
+/// A GNU long-name or PAX record: a few hundred bytes in a real archive.
+const MAX_EXTENSION_BYTES: u64 = 64 << 10;
 /// xz -9 uses a 64 MiB dictionary; a header asking for more than 1 GiB is not NVIDIA's.
 const MAX_DICT_KIB: u32 = 1 << 20;
 /// Symlink chains in a real archive are two long (`.so` → `.so.9` → `.so.9.10.2`).
@@ -162,8 +164,73 @@ enum What {
     Link(String),
 }
 
-fn header<R: Read>(e: &tar::Entry<'_, R>) -> Result<Header, Refusal> {
-    let raw = String::from_utf8_lossy(&e.path_bytes()).into_owned();
+/// Long names and links from the extension records before an entry (GNU `L`/`K`, PAX
+/// `path`/`linkpath`).
+#[derive(Default)]
+struct Pending {
+    name: Option<String>,
+    link: Option<String>,
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .trim_end_matches('\0')
+        .to_string()
+}
+
+/// Reads an extension record into `pending`; Ok(false) when `e` is not one. The entries
+/// are read raw, so each record is bounded here: the tar crate would read one whole,
+/// whatever size its header claims.
+fn extension<R: Read>(
+    e: &mut tar::Entry<'_, R>,
+    pending: &mut Pending,
+    g: &Guard,
+) -> Result<bool, Refusal> {
+    use tar::EntryType as T;
+    let kind = e.header().entry_type();
+    if !matches!(
+        kind,
+        T::GNULongName | T::GNULongLink | T::XHeader | T::XGlobalHeader
+    ) {
+        return Ok(false);
+    }
+    let corrupt = |detail: String| Refusal::Corrupt {
+        name: g.archive.clone(),
+        detail,
+    };
+    if e.size() > MAX_EXTENSION_BYTES {
+        return Err(corrupt(format!(
+            "a {}-byte {kind:?} record; names are far shorter",
+            e.size()
+        )));
+    }
+    let mut bytes = Vec::new();
+    e.read_to_end(&mut bytes)
+        .map_err(|err| g.refusal("", err))?;
+    match kind {
+        T::GNULongName => pending.name = Some(text(&bytes)),
+        T::GNULongLink => pending.link = Some(text(&bytes)),
+        T::XHeader => {
+            for x in tar::PaxExtensions::new(&bytes) {
+                let x = x.map_err(|err| corrupt(format!("PAX record: {err}")))?;
+                match x.key_bytes() {
+                    b"path" => pending.name = Some(text(x.value_bytes())),
+                    b"linkpath" => pending.link = Some(text(x.value_bytes())),
+                    // Raw entries skip by the header's size: another size would desync.
+                    b"size" => return Err(corrupt("a PAX size record (a file over 8 GiB)".into())),
+                    _ => {}
+                }
+            }
+        }
+        // A global record carries no names or sizes of ours.
+        _ => {}
+    }
+    Ok(true)
+}
+
+fn header<R: Read>(e: &tar::Entry<'_, R>, pending: &mut Pending) -> Result<Header, Refusal> {
+    let raw = pending.name.take().unwrap_or_else(|| text(&e.path_bytes()));
+    let link = pending.link.take();
     // GNU tar writes `./` before every name when run as `tar -C dir .`.
     let name = raw.strip_prefix("./").unwrap_or(&raw).to_string();
     check_name(&name)?;
@@ -171,10 +238,8 @@ fn header<R: Read>(e: &tar::Entry<'_, R>) -> Result<Header, Refusal> {
         tar::EntryType::Directory => None,
         tar::EntryType::Regular | tar::EntryType::Continuous => Some(What::File),
         tar::EntryType::Symlink => {
-            let target = e
-                .link_name_bytes()
-                .map(|t| String::from_utf8_lossy(&t).into_owned())
-                .unwrap_or_default();
+            let target =
+                link.unwrap_or_else(|| e.link_name_bytes().map(|t| text(&t)).unwrap_or_default());
             Some(What::Link(target))
         }
         tar::EntryType::Link => return Err(Refusal::HardLink { name }),
@@ -246,7 +311,8 @@ pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
     let mut files: Vec<(usize, Header)> = Vec::new();
     let mut headers: HashMap<String, String> = HashMap::new();
     let mut total = 0u64;
-    let entries = tar.entries().map_err(|e| g.refusal("", e))?;
+    let mut pending = Pending::default();
+    let entries = tar.entries().map_err(|e| g.refusal("", e))?.raw(true);
     for (i, e) in entries.enumerate() {
         if i >= limits.entries {
             return Err(Refusal::TooManyEntries {
@@ -255,7 +321,10 @@ pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
             });
         }
         let mut e = e.map_err(|err| g.refusal("", err))?;
-        let h = header(&e)?;
+        if extension(&mut e, &mut pending, &g)? {
+            continue;
+        }
+        let h = header(&e, &mut pending)?;
         let folded = h.name.trim_end_matches('/').to_lowercase();
         if let Some(prev) = seen.insert(folded, h.name.clone()) {
             return Err(Refusal::CaseCollision { a: prev, b: h.name });
@@ -399,10 +468,17 @@ pub fn extract(
     let mut out = Vec::with_capacity(plan.entries.len());
     let mut bytes = 0u64;
     let mut buf = vec![0u8; 256 << 10];
-    let entries = tar.entries().map_err(|e| refused(g.refusal("", e)))?;
+    let mut pending = Pending::default();
+    let entries = tar
+        .entries()
+        .map_err(|e| refused(g.refusal("", e)))?
+        .raw(true);
     for (i, e) in entries.enumerate() {
         let mut e = e.map_err(|err| refused(g.refusal("", err)))?;
-        let h = header(&e).map_err(refused)?;
+        if extension(&mut e, &mut pending, &g).map_err(refused)? {
+            continue;
+        }
+        let h = header(&e, &mut pending).map_err(refused)?;
         let Some(entry) = wanted.get(&i) else {
             if h.what.is_some() {
                 return Err(refused(changed(&h.name)));

@@ -30,6 +30,10 @@ pub enum Item {
     HardLink(String, String),
     Fifo(String),
     CharDevice(String),
+    /// A GNU long-name record of this many bytes (for the next entry).
+    LongNameRecord(usize),
+    /// A PAX record `key=value` (for the next entry).
+    Pax(String, String),
 }
 
 impl Item {
@@ -41,6 +45,7 @@ impl Item {
             | Item::HardLink(n, _)
             | Item::Fifo(n)
             | Item::CharDevice(n) => n,
+            Item::LongNameRecord(_) | Item::Pax(..) => "",
         }
     }
 }
@@ -138,7 +143,39 @@ pub fn write_tar_xz(path: &Path, items: &[Item]) {
 /// `tar` crate's own setters refuse `..` and absolute paths, which the tests need).
 pub fn tar_bytes(items: &[Item]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
+    let long_name = |b: &mut tar::Builder<Vec<u8>>, name: &[u8]| {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::GNULongName);
+        h.as_old_mut().name[..13].copy_from_slice(b"././@LongLink");
+        h.set_mode(0o644);
+        h.set_size(name.len() as u64 + 1);
+        h.set_cksum();
+        let mut data = name.to_vec();
+        data.push(0);
+        b.append(&h, &data[..]).unwrap();
+    };
     for item in items {
+        if let Item::LongNameRecord(n) = item {
+            long_name(&mut b, &vec![b'a'; *n]);
+            continue;
+        }
+        if let Item::Pax(k, v) = item {
+            // `<length> <key>=<value>\n`, the length counting itself.
+            let body = format!(" {k}={v}\n");
+            let mut len = body.len() + 1;
+            while len.to_string().len() + body.len() != len {
+                len += 1;
+            }
+            let record = format!("{len}{body}");
+            let mut h = tar::Header::new_ustar();
+            h.set_entry_type(tar::EntryType::XHeader);
+            h.as_old_mut().name[..9].copy_from_slice(b"PaxHeader");
+            h.set_mode(0o644);
+            h.set_size(record.len() as u64);
+            h.set_cksum();
+            b.append(&h, record.as_bytes()).unwrap();
+            continue;
+        }
         let mut h = tar::Header::new_gnu();
         let (kind, link, data): (tar::EntryType, Option<&str>, &[u8]) = match item {
             Item::Dir(_) => (tar::EntryType::Directory, None, &[]),
@@ -147,6 +184,7 @@ pub fn tar_bytes(items: &[Item]) -> Vec<u8> {
             Item::HardLink(_, t) => (tar::EntryType::Link, Some(t), &[]),
             Item::Fifo(_) => (tar::EntryType::Fifo, None, &[]),
             Item::CharDevice(_) => (tar::EntryType::Char, None, &[]),
+            Item::LongNameRecord(_) | Item::Pax(..) => unreachable!(),
         };
         h.set_entry_type(kind);
         h.set_mode(match kind {
@@ -157,8 +195,12 @@ pub fn tar_bytes(items: &[Item]) -> Vec<u8> {
         h.set_size(data.len() as u64);
         h.set_mtime(1_750_000_000);
         let name = item.name().as_bytes();
-        assert!(name.len() <= 100, "name too long for the test writer");
-        h.as_old_mut().name[..name.len()].copy_from_slice(name);
+        if name.len() > 100 {
+            // As GNU tar does: the whole name in a record before, the header's cut short.
+            long_name(&mut b, name);
+        }
+        let short = &name[..name.len().min(100)];
+        h.as_old_mut().name[..short.len()].copy_from_slice(short);
         if let Some(t) = link {
             h.as_old_mut().linkname[..t.len()].copy_from_slice(t.as_bytes());
         }

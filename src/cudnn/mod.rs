@@ -52,6 +52,10 @@ impl CudnnError {
                 refusal: Refusal::CudaMismatch { .. },
                 ..
             } => "download the archive named above from NVIDIA's cuDNN archive page",
+            CudnnError::Refused {
+                refusal: Refusal::LinuxArchive,
+                ..
+            } => "on Windows, download NVIDIA's Windows zip of the same cuDNN instead",
             CudnnError::Refused { .. } => {
                 "download the archive again from NVIDIA (https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/) and do not repack it"
             }

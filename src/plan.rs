@@ -263,6 +263,13 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                     notes.push("no cuDNN release fits this toolkit; it is left out".into());
                     None
                 }
+                // The wheels method on Linux takes cuDNN from the index only (the resolver's
+                // note says why it is left out), as before the tarball was handled.
+                (CudnnChoice::Recommended, _)
+                    if choices.method == Method::Wheels && target.os == Os::Linux =>
+                {
+                    None
+                }
                 // NVIDIA's redist archive for this OS (Windows zip, Linux tar.xz), its
                 // hash from the tables or NVIDIA's redist manifest.
                 (CudnnChoice::Recommended, Some(c)) => {

@@ -1482,8 +1482,8 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
     ),
     (
         "ui_cudnn_linux",
-        "On Linux, cuDNN archives (.tar.xz) are not handled yet. PyTorch's wheels bring their own cuDNN; to compile against it, use the nvidia-cudnn wheel or your distribution's package.",
-        "Linux 上的 cuDNN 压缩包（.tar.xz）暂不支持。PyTorch 安装包自带 cuDNN；如果需要编译，请使用 nvidia-cudnn 安装包或发行版自带的软件包。",
+        "On Linux, this window leaves cuDNN out. PyTorch's wheels bring their own cuDNN; to compile against it, install NVIDIA's .tar.xz archive with `cuda-setup cudnn install --archive FILE --cuda-dir DIR` (checked, undoable), or use the nvidia-cudnn wheel.",
+        "在 Linux 上，本窗口不安装 cuDNN。PyTorch 安装包自带 cuDNN；如果需要编译，请用 `cuda-setup cudnn install --archive 文件 --cuda-dir 目录` 安装 NVIDIA 的 .tar.xz 压缩包（会先检查，可撤销），或使用 nvidia-cudnn 安装包。",
     ),
     (
         "ui_cudnn_no_toolkit",

@@ -259,14 +259,19 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                     plan.cudnn = Some(c.version.clone());
                     cudnn_wheel
                 }
-                (CudnnChoice::Recommended, _) if target.os == Os::Linux => {
-                    notes.push("cuDNN is left out: Linux cuDNN archives (.tar.xz) are not handled yet; use the nvidia-cudnn wheel or your distribution's package".into());
-                    None
-                }
                 (CudnnChoice::Recommended, None) => {
                     notes.push("no cuDNN release fits this toolkit; it is left out".into());
                     None
                 }
+                // The wheels method on Linux takes cuDNN from the index only (the resolver's
+                // note says why it is left out), as before the tarball was handled.
+                (CudnnChoice::Recommended, _)
+                    if choices.method == Method::Wheels && target.os == Os::Linux =>
+                {
+                    None
+                }
+                // NVIDIA's redist archive for this OS (Windows zip, Linux tar.xz), its
+                // hash from the tables or NVIDIA's redist manifest.
                 (CudnnChoice::Recommended, Some(c)) => {
                     let file = c.archive.file.clone();
                     let e = expected_for(

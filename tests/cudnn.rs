@@ -498,3 +498,594 @@ fn kill_9_at_random_points_never_leaves_a_mix() {
         "no kill landed inside the transaction: {seen:?}"
     );
 }
+
+// NVIDIA's Linux tarball: the same pipeline, with symbolic links.
+
+#[cfg(unix)]
+mod linux_tarball {
+    use super::*;
+    use support::cudnn_tar::{Item, LIBS_9, LinuxSpec, linux_toolkit, write_tar_xz};
+
+    const SPEC: LinuxSpec = LinuxSpec {
+        version: "9.10.2.21",
+        cuda_major: 12,
+        lib_size: 120_000,
+    };
+
+    /// Every entry under `dir` but our records, links as `-> target` (never followed).
+    fn tree_links(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+        fn walk(base: &Path, d: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+            for e in std::fs::read_dir(d).unwrap().flatten() {
+                let p = e.path();
+                if e.file_name() == ".cuda-setup" {
+                    continue;
+                }
+                let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+                let ft = e.file_type().unwrap();
+                if ft.is_symlink() {
+                    let t = std::fs::read_link(&p).unwrap();
+                    out.insert(rel, format!("-> {}", t.display()).into_bytes());
+                } else if ft.is_dir() {
+                    walk(base, &p, out);
+                } else {
+                    out.insert(rel, std::fs::read(&p).unwrap());
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(dir, dir, &mut out);
+        out
+    }
+
+    /// Where each archive entry lands: include → include, lib → lib64, LICENSE stays out.
+    fn dest(name: &str) -> Option<String> {
+        let inner = name.split_once('/').unwrap().1;
+        let file = inner.rsplit('/').next().unwrap();
+        match inner.split('/').next().unwrap() {
+            "include" => Some(format!("include/{file}")),
+            "lib" => Some(format!("lib64/{file}")),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn the_linux_tarball_lands_with_its_links_and_uninstall_restores_the_old_ones() {
+        let w = tempfile::tempdir().unwrap();
+        let dir = linux_toolkit(w.path(), "12.4.1");
+        // A cuDNN 8 someone copied in by hand: its link is replaced (and backed up as a
+        // link), its real file stays.
+        std::fs::write(dir.join("lib64/libcudnn.so.8"), b"old cudnn 8").unwrap();
+        std::os::unix::fs::symlink("libcudnn.so.8", dir.join("lib64/libcudnn.so")).unwrap();
+        std::fs::write(dir.join("include/cudnn.h"), b"/* old header */").unwrap();
+        let before = tree_links(&dir);
+        let tarball = w.path().join(SPEC.file_name());
+        SPEC.write(&tarball);
+
+        let out = cli(
+            &[
+                "cudnn",
+                "install",
+                "--json",
+                "--archive",
+                p(&tarball),
+                "--cuda-dir",
+                p(&dir),
+            ],
+            &[],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let m: cudnn::Manifest = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(m.cudnn_version.to_string(), "9.10.2");
+        assert_eq!(m.cuda_major, Some(12));
+
+        let after = tree_links(&dir);
+        let mut links = 0;
+        for item in SPEC.items() {
+            match item {
+                Item::File(name, bytes) => {
+                    if let Some(d) = dest(&name) {
+                        assert_eq!(after.get(&d), Some(&bytes), "{d}");
+                        assert!(!dir.join(&d).symlink_metadata().unwrap().is_symlink());
+                    }
+                }
+                Item::Symlink(name, target) => {
+                    let d = dest(&name).unwrap();
+                    assert!(d.starts_with("lib64/"), "{d}");
+                    assert_eq!(
+                        std::fs::read_link(dir.join(&d)).unwrap(),
+                        Path::new(&target),
+                        "{d}"
+                    );
+                    let f = m.files.iter().find(|f| f.path == d).expect("in manifest");
+                    assert_eq!(f.link.as_deref(), Some(target.as_str()));
+                    links += 1;
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(links, LIBS_9.len() * 2 + 1);
+        // The links resolve: `libcudnn.so` reads the real library's bytes.
+        let real = std::fs::read(dir.join("lib64/libcudnn.so.9.10.2")).unwrap();
+        assert_eq!(std::fs::read(dir.join("lib64/libcudnn.so")).unwrap(), real);
+        let replaced: Vec<&str> = m
+            .files
+            .iter()
+            .filter(|f| f.replaced)
+            .map(|f| f.path.as_str())
+            .collect();
+        assert_eq!(replaced, ["include/cudnn.h", "lib64/libcudnn.so"]);
+        assert!(dir.join(".cuda-setup/cudnn-LICENSE").is_file());
+        for (k, v) in &before {
+            if !replaced.contains(&k.as_str()) {
+                assert_eq!(after.get(k), Some(v), "{k} changed");
+            }
+        }
+        no_staging(&dir);
+        // The manifest on disk records the links; verify is clean.
+        let on_disk = cudnn::txn::read_manifest(&dir).unwrap().unwrap();
+        assert_eq!(on_disk, m);
+        assert_eq!(
+            cli(&["cudnn", "verify", "--cuda-dir", p(&dir)], &[])
+                .status
+                .code(),
+            Some(0)
+        );
+
+        // A link pointed elsewhere is altered; a link removed is missing; a link turned
+        // into a copy of its file is altered too.
+        let ops = dir.join("lib64/libcudnn_ops.so");
+        std::fs::remove_file(&ops).unwrap();
+        std::os::unix::fs::symlink("libcudnn.so.8", &ops).unwrap();
+        std::fs::remove_file(dir.join("lib64/libcudnn_cnn.so.9")).unwrap();
+        let adv = dir.join("lib64/libcudnn_adv.so");
+        let bytes = std::fs::read(&adv).unwrap();
+        std::fs::remove_file(&adv).unwrap();
+        std::fs::write(&adv, bytes).unwrap();
+        let r = cudnn::verify(&dir).unwrap();
+        let problems: Vec<(&str, &str)> = r
+            .problems
+            .iter()
+            .map(|x| (x.path.as_str(), x.problem))
+            .collect();
+        let mut problems = problems;
+        problems.sort();
+        assert_eq!(
+            problems,
+            [
+                ("lib64/libcudnn_adv.so", "altered"),
+                ("lib64/libcudnn_cnn.so.9", "missing"),
+                ("lib64/libcudnn_ops.so", "altered"),
+            ]
+        );
+
+        let out = cli(&["cudnn", "uninstall", "--cuda-dir", p(&dir)], &[]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            tree_links(&dir),
+            before,
+            "uninstall must restore the pre-install files and links"
+        );
+    }
+
+    #[test]
+    fn a_reinstall_over_our_own_links_then_uninstall_returns_to_the_original() {
+        let w = tempfile::tempdir().unwrap();
+        let dir = linux_toolkit(w.path(), "12.9.1");
+        let before = tree_links(&dir);
+        let tarball = w.path().join(SPEC.file_name());
+        SPEC.write(&tarball);
+        cudnn::install(&tarball, &dir, &|_| {}).unwrap();
+        let first = tree_links(&dir);
+        let m = cudnn::install(&tarball, &dir, &|_| {}).unwrap();
+        assert!(
+            m.files.iter().all(|f| !f.replaced),
+            "ours was uninstalled first"
+        );
+        assert_eq!(tree_links(&dir), first);
+        assert!(cudnn::verify(&dir).unwrap().problems.is_empty());
+        cudnn::uninstall(&dir).unwrap();
+        assert_eq!(tree_links(&dir), before);
+    }
+
+    #[test]
+    fn a_linux_tarball_for_another_cuda_is_refused_naming_the_right_one() {
+        let w = tempfile::tempdir().unwrap();
+        let dir = linux_toolkit(w.path(), "13.0.2");
+        let tarball = w.path().join(SPEC.file_name());
+        SPEC.write(&tarball);
+        let before = tree_links(&dir);
+        let out = cli(
+            &[
+                "cudnn",
+                "install",
+                "--archive",
+                p(&tarball),
+                "--cuda-dir",
+                p(&dir),
+            ],
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(3));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("cudnn-linux-x86_64-9.10.2.21_cuda13-archive.tar.xz"),
+            "{err}"
+        );
+        assert!(err.contains("CUDA 12") && err.contains("13.0.2"), "{err}");
+        assert_eq!(tree_links(&dir), before);
+        no_staging(&dir);
+    }
+
+    /// One tarball per rule, refused with a cuDNN of ours already installed: the toolkit
+    /// (files, links and the installed cuDNN) is exactly as before, nothing is written
+    /// outside, no staging is left.
+    #[test]
+    fn the_hostile_tarball_corpus_is_refused() {
+        let w = tempfile::tempdir().unwrap();
+        let dir = linux_toolkit(w.path(), "12.4.1");
+        let good_file = w.path().join(SPEC.file_name());
+        SPEC.write(&good_file);
+        cudnn::install(&good_file, &dir, &|_| {}).unwrap();
+        let top = SPEC.top();
+        let good = SPEC.items();
+        let with = |extra: Item| {
+            let mut v = good.clone();
+            v.push(extra);
+            v
+        };
+        let lib = |f: &str| format!("{top}/lib/{f}");
+        type Case = (&'static str, Vec<Item>, fn(&Refusal) -> bool);
+        let cases: Vec<Case> = vec![
+            (
+                "traversal",
+                with(Item::File(
+                    format!("{top}/lib/../../../evil.so"),
+                    b"x".to_vec(),
+                )),
+                |r| matches!(r, Refusal::Traversal { .. }),
+            ),
+            (
+                "absolute",
+                with(Item::File("/tmp/evil.so".into(), b"x".to_vec())),
+                |r| matches!(r, Refusal::Absolute { .. }),
+            ),
+            (
+                "backslash",
+                with(Item::File(format!("{top}\\lib\\evil.so"), b"x".to_vec())),
+                |r| matches!(r, Refusal::Backslash { .. }),
+            ),
+            (
+                "hard link",
+                with(Item::HardLink(lib("libcudnn_h.so"), "/etc/passwd".into())),
+                |r| matches!(r, Refusal::HardLink { .. }),
+            ),
+            ("fifo", with(Item::Fifo(lib("libcudnn_fifo.so"))), |r| {
+                matches!(r, Refusal::Special { .. })
+            }),
+            (
+                "character device",
+                with(Item::CharDevice(lib("libcudnn_dev.so"))),
+                |r| matches!(r, Refusal::Special { .. }),
+            ),
+            (
+                "link outside lib/",
+                with(Item::Symlink(
+                    format!("{top}/include/cudnn_x.h"),
+                    "cudnn.h".into(),
+                )),
+                |r| matches!(r, Refusal::BadLink { .. }),
+            ),
+            (
+                "link to an absolute path",
+                with(Item::Symlink(lib("libcudnn_x.so"), "/etc/passwd".into())),
+                |r| matches!(r, Refusal::BadLink { .. }),
+            ),
+            (
+                "link out of its folder",
+                with(Item::Symlink(
+                    lib("libcudnn_x.so"),
+                    "../include/cudnn.h".into(),
+                )),
+                |r| matches!(r, Refusal::BadLink { .. }),
+            ),
+            (
+                "link to ..",
+                with(Item::Symlink(lib("libcudnn_x.so"), "..".into())),
+                |r| matches!(r, Refusal::BadLink { .. }),
+            ),
+            (
+                "link to nothing in the archive",
+                with(Item::Symlink(
+                    lib("libcudnn_x.so"),
+                    "libcudnn_x.so.9".into(),
+                )),
+                |r| matches!(r, Refusal::BadLink { .. }),
+            ),
+            (
+                "link loop",
+                with(Item::Symlink(lib("libcudnn_x.so"), "libcudnn_x.so".into())),
+                |r| matches!(r, Refusal::BadLink { .. }),
+            ),
+            (
+                "case twin",
+                with(Item::File(format!("{top}/include/CUDNN.H"), b"x".to_vec())),
+                |r| matches!(r, Refusal::CaseCollision { .. }),
+            ),
+            (
+                "two top folders",
+                with(Item::File(
+                    "other-folder/lib/libcudnn.so".into(),
+                    b"x".to_vec(),
+                )),
+                |r| matches!(r, Refusal::Layout { .. }),
+            ),
+            (
+                "unknown file",
+                with(Item::File(format!("{top}/bin/setup"), b"ELF".to_vec())),
+                |r| matches!(r, Refusal::Layout { .. }),
+            ),
+            (
+                "unknown library",
+                with(Item::File(lib("libevil.so"), b"ELF".to_vec())),
+                |r| matches!(r, Refusal::Layout { .. }),
+            ),
+            (
+                "windows folder name",
+                SPEC.items()
+                    .into_iter()
+                    .map(|i| match i {
+                        Item::File(n, b) => {
+                            Item::File(n.replace("cudnn-linux-x86_64", "cudnn-windows-x86_64"), b)
+                        }
+                        Item::Symlink(n, t) => Item::Symlink(
+                            n.replace("cudnn-linux-x86_64", "cudnn-windows-x86_64"),
+                            t,
+                        ),
+                        Item::Dir(n) => {
+                            Item::Dir(n.replace("cudnn-linux-x86_64", "cudnn-windows-x86_64"))
+                        }
+                        other => other,
+                    })
+                    .collect(),
+                |r| matches!(r, Refusal::Layout { .. }),
+            ),
+            (
+                "no version header",
+                good.iter()
+                    .filter(|i| {
+                        !i.name().ends_with("cudnn_version.h") && !i.name().ends_with("/cudnn.h")
+                    })
+                    .cloned()
+                    .collect(),
+                |r| matches!(r, Refusal::NoVersion),
+            ),
+        ];
+        let before = tree_links(&dir);
+        let outside = w.path().join("evil.so");
+        let refuse = |name: &str, file: &Path, want: fn(&Refusal) -> bool| {
+            match cudnn::install(file, &dir, &|_| {}) {
+                Err(CudnnError::Refused { refusal, .. }) => {
+                    assert!(want(&refusal), "{name}: {refusal}")
+                }
+                other => panic!("{name}: {other:?}"),
+            }
+            assert_eq!(tree_links(&dir), before, "{name} changed the toolkit");
+            assert!(
+                !outside.exists() && !Path::new("/tmp/evil.so").exists(),
+                "{name} wrote outside"
+            );
+            no_staging(&dir);
+        };
+        for (name, items, want) in cases {
+            let file = w
+                .path()
+                .join(format!("{}.tar.xz", name.replace(['/', ' '], "_")));
+            write_tar_xz(&file, &items);
+            refuse(name, &file, want);
+        }
+
+        // Damage: a byte flipped in the compressed data, and a file cut short.
+        let bytes = std::fs::read(&good_file).unwrap();
+        let mut flipped = bytes.clone();
+        flipped[bytes.len() / 2] ^= 0xff;
+        let bad = w.path().join("flipped.tar.xz");
+        std::fs::write(&bad, &flipped).unwrap();
+        refuse("flipped byte", &bad, |r| {
+            matches!(r, Refusal::Corrupt { .. })
+        });
+        let cut = w.path().join("cut.tar.xz");
+        std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+        refuse("truncated", &cut, |r| matches!(r, Refusal::Corrupt { .. }));
+
+        // A GNU long-name record far longer than any name (the tar crate would read it
+        // whole into memory).
+        let mut huge = good.clone();
+        huge.push(Item::LongNameRecord(4 << 20));
+        huge.push(Item::File(lib("libcudnn_x.so"), b"x".to_vec()));
+        let file = w.path().join("long-name-record.tar.xz");
+        write_tar_xz(&file, &huge);
+        refuse("huge long-name record", &file, |r| {
+            matches!(r, Refusal::Corrupt { .. })
+        });
+        // A hostile name hidden in a long-name record is checked like any other.
+        let mut hidden = good.clone();
+        hidden.push(Item::File(
+            format!("{top}/lib/{}/../../../../evil.so", "d".repeat(100)),
+            b"x".to_vec(),
+        ));
+        let file = w.path().join("hidden.tar.xz");
+        write_tar_xz(&file, &hidden);
+        refuse("traversal in a long name", &file, |r| {
+            matches!(r, Refusal::Traversal { .. })
+        });
+
+        // The same in a PAX path record, and a PAX link target pointing out.
+        let mut pax = good.clone();
+        pax.push(Item::Pax("path".into(), "../../evil.so".into()));
+        pax.push(Item::File(lib("libcudnn_p.so"), b"x".to_vec()));
+        let file = w.path().join("pax.tar.xz");
+        write_tar_xz(&file, &pax);
+        refuse("traversal in a PAX path", &file, |r| {
+            matches!(r, Refusal::Traversal { .. })
+        });
+        let mut pax = good.clone();
+        pax.push(Item::Pax("linkpath".into(), "/etc/passwd".into()));
+        pax.push(Item::Symlink(lib("libcudnn_p.so"), "libcudnn.so".into()));
+        let file = w.path().join("pax-link.tar.xz");
+        write_tar_xz(&file, &pax);
+        refuse("absolute PAX link target", &file, |r| {
+            matches!(r, Refusal::BadLink { .. })
+        });
+
+        // A bomb: 24 MiB of zeros packed into kilobytes. The decoder stops at 200:1
+        // without inflating the rest.
+        let mut bomb: Vec<Item> = good
+            .iter()
+            .filter(|i| i.name().contains("/include/") || i.name().ends_with('/'))
+            .cloned()
+            .collect();
+        bomb.push(Item::File(lib("libcudnn.so.9.10.2"), vec![0u8; 24 << 20]));
+        let file = w.path().join("bomb.tar.xz");
+        write_tar_xz(&file, &bomb);
+        assert!(std::fs::metadata(&file).unwrap().len() < 200_000);
+        refuse("bomb", &file, |r| matches!(r, Refusal::Ratio { .. }));
+
+        // Limits (lowered: the real bounds need gigabytes to trip).
+        for (limits, want) in [
+            (
+                archive::Limits {
+                    entries: 10,
+                    ..Default::default()
+                },
+                (|r: &Refusal| matches!(r, Refusal::TooManyEntries { .. })) as fn(&Refusal) -> bool,
+            ),
+            (
+                archive::Limits {
+                    total_bytes: 100_000,
+                    ..Default::default()
+                },
+                |r| matches!(r, Refusal::TooLarge { .. }),
+            ),
+            (
+                archive::Limits {
+                    ratio: 0,
+                    ..Default::default()
+                },
+                |r| matches!(r, Refusal::Ratio { .. }),
+            ),
+        ] {
+            let r = archive::open_with(&good_file, &limits).unwrap_err();
+            assert!(want(&r), "{limits:?}: {r}");
+        }
+        // Still the good install, intact.
+        assert!(cudnn::verify(&dir).unwrap().problems.is_empty());
+    }
+
+    /// Kill -9 during a tarball install (links and a replaced link among the moves): after
+    /// recovery the folder is exactly the old state or exactly the new one, links included.
+    #[test]
+    fn kill_9_during_a_tarball_install_never_leaves_a_mix_of_links() {
+        let w = tempfile::tempdir().unwrap();
+        let tarball = w.path().join(SPEC.file_name());
+        SPEC.write(&tarball);
+        let old_link = |dir: &Path| {
+            std::fs::write(dir.join("lib64/libcudnn.so.8"), b"old cudnn 8").unwrap();
+            std::os::unix::fs::symlink("libcudnn.so.8", dir.join("lib64/libcudnn.so")).unwrap();
+        };
+        let reference = linux_toolkit(&w.path().join("ref"), "12.4.1");
+        old_link(&reference);
+        cudnn::install(&tarball, &reference, &|_| {}).unwrap();
+        let new_state = tree_links(&reference);
+        let spawn = |dir: &Path| {
+            Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+                .args([
+                    "cudnn",
+                    "install",
+                    "--archive",
+                    p(&tarball),
+                    "--cuda-dir",
+                    p(dir),
+                ])
+                .env("CUDA_SETUP_TEST_SLOW_MS", "8")
+                .stderr(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let timing = linux_toolkit(&w.path().join("timing"), "12.4.1");
+        let t0 = std::time::Instant::now();
+        assert!(spawn(&timing).wait().unwrap().success());
+        let span = t0.elapsed().as_millis() as u64;
+        let mut rolled_back = 0;
+        let mut seed = 0x9E3779B97F4A7C15u64;
+        for i in 0..12 {
+            let dir = linux_toolkit(&w.path().join(format!("t{i}")), "12.4.1");
+            old_link(&dir);
+            let old_state = tree_links(&dir);
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let delay = std::time::Duration::from_millis(seed % (span + 1));
+            let mut child = spawn(&dir);
+            std::thread::sleep(delay);
+            let _ = child.kill();
+            let _ = child.wait();
+            if cudnn::recover(&dir).unwrap() == Some(cudnn::Recovered::RolledBack) {
+                rolled_back += 1;
+            }
+            let now = tree_links(&dir);
+            assert!(
+                now == old_state || now == new_state,
+                "try {i} (killed after {delay:?}) left a mix"
+            );
+            no_staging(&dir);
+            cudnn::install(&tarball, &dir, &|_| {}).unwrap();
+            assert_eq!(tree_links(&dir), new_state, "try {i}: rerun");
+            cudnn::uninstall(&dir).unwrap();
+            assert_eq!(tree_links(&dir), old_state, "try {i}: uninstall");
+        }
+        eprintln!("tarball install takes {span} ms; {rolled_back} of 12 kills rolled back");
+    }
+
+    /// Names over 100 bytes come in GNU long-name records, as GNU tar writes them.
+    #[test]
+    fn a_long_name_from_its_gnu_record_is_installed() {
+        let w = tempfile::tempdir().unwrap();
+        let dir = linux_toolkit(w.path(), "12.4.1");
+        let long = format!("cudnn_{}.h", "x".repeat(90));
+        let mut items = SPEC.items();
+        items.push(Item::File(
+            format!("{}/include/{long}", SPEC.top()),
+            b"/* long */".to_vec(),
+        ));
+        let file = w.path().join(SPEC.file_name());
+        write_tar_xz(&file, &items);
+        cudnn::install(&file, &dir, &|_| {}).unwrap();
+        assert_eq!(
+            std::fs::read(dir.join("include").join(&long)).unwrap(),
+            b"/* long */"
+        );
+        assert!(cudnn::verify(&dir).unwrap().problems.is_empty());
+    }
+
+    /// A record written before links existed (no `link` field) still reads.
+    #[test]
+    fn an_old_manifest_without_links_still_reads() {
+        let text = r#"{"format":1,"cudnn_version":"9.10.2","cuda_major":12,"toolkit_version":"12.4.1",
+            "archive":"a.zip","files":[{"path":"bin/cudnn64_9.dll","sha256":"00","size":1,"replaced":false}]}"#;
+        let m: cudnn::Manifest = serde_json::from_str(text).unwrap();
+        assert_eq!(m.files[0].link, None);
+        let back = serde_json::to_string(&m).unwrap();
+        assert!(!back.contains("link"), "{back}");
+    }
+}

@@ -14,6 +14,7 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 
 use serde_json::Value;
+use support::cudnn_tar::LinuxSpec;
 use support::cudnn_zip::Spec;
 use support::server::{Body, Server};
 use support::standin::{linux_runfile, md5_of, sha256_of, windows_installer};
@@ -366,6 +367,104 @@ fn linux_runfile_and_profile_script() {
             && text.contains(&format!("{}/lib64", tk.display())),
         "{text}"
     );
+}
+
+/// The Linux developer plan downloads NVIDIA's cuDNN tarball from the mirror, checks it
+/// against the hash in NVIDIA's redist manifest, and installs it into the toolkit with
+/// its links; a second run fetches nothing and changes nothing.
+#[test]
+fn linux_developer_install_brings_the_cudnn_tarball() {
+    let m = Machine::new(windows_installer(0, 0));
+    // What the tables recommend for CUDA 11.4 on Linux: cuDNN 9.1.0.70's cuda11 archive.
+    let spec = LinuxSpec {
+        version: "9.1.0.70",
+        cuda_major: 11,
+        lib_size: 40_000,
+    };
+    let tarball = m.work.path().join(spec.file_name());
+    spec.write(&tarball);
+    let bytes = std::fs::read(&tarball).unwrap();
+    let manifest = format!(
+        r#"{{"release_label":"9.1.0","cudnn":{{"name":"NVIDIA CUDA Deep Neural Network library","version":"9.1.0.70",
+          "linux-x86_64":{{"cuda11":{{"relative_path":"cudnn/linux-x86_64/{file}","sha256":"{sha}","md5":"{md5}","size":"{size}"}}}}}}}}"#,
+        file = spec.file_name(),
+        sha = sha256_of(&bytes),
+        md5 = md5_of(&bytes),
+        size = bytes.len()
+    );
+    m.server.add(
+        &format!(
+            "/compute/cudnn/redist/cudnn/linux-x86_64/{}",
+            spec.file_name()
+        ),
+        Body::Bytes(Arc::new(bytes)),
+    );
+    m.server.add(
+        "/compute/cudnn/redist/redistrib_9.1.0.json",
+        Body::Bytes(Arc::new(manifest.into_bytes())),
+    );
+    let root = m.root();
+    let args: Vec<String> = [
+        "install",
+        "--unattended",
+        "--json",
+        "--os",
+        "linux",
+        "--cuda",
+        "11.4",
+        "--gpu-cc",
+        "8.6",
+        "--driver",
+        "470.82.01",
+        "--mirror",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        format!("http://{}", m.server.addr),
+        "--root".into(),
+        root.display().to_string(),
+    ])
+    .collect();
+    let out = cli(&args, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&out);
+    let names: Vec<String> = statuses(&r).into_iter().map(|s| s.0).collect();
+    assert!(
+        names.contains(&"download_cudnn".to_string())
+            && names.contains(&"install_cudnn".to_string()),
+        "{names:?}"
+    );
+    assert!(statuses(&r).iter().all(|s| s.1 == "done"), "{r}");
+    let tk = root.join("usr/local/cuda-11.4");
+    assert!(tk.join("include/cudnn_version.h").is_file());
+    assert!(tk.join("lib64/libcudnn.so.9.1.0").is_file());
+    assert_eq!(
+        std::fs::read_link(tk.join("lib64/libcudnn.so")).unwrap(),
+        Path::new("libcudnn.so.9")
+    );
+    assert_eq!(
+        std::fs::read_link(tk.join("lib64/libcudnn_ops.so.9")).unwrap(),
+        Path::new("libcudnn_ops.so.9.1.0")
+    );
+    assert!(tk.join("lib64/libcudart.so.11.0").is_file());
+
+    // Again: nothing downloaded, nothing changed.
+    let requests = m.server.requests();
+    let out = cli(&args, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(report(&out)["changed"], false);
+    assert_eq!(m.server.requests(), requests, "the second run downloaded");
 }
 
 #[test]

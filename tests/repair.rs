@@ -635,3 +635,55 @@ fn a_torch_without_the_gpus_architecture() {
     );
     assert!(t.contains("sm_120"), "{t}");
 }
+
+/// Linux root: cuDNN from NVIDIA's tarball, one of its links removed and another pointed
+/// elsewhere; repair finds the damage and reinstalls from the recorded tarball, links and all.
+#[test]
+fn damaged_cudnn_links_are_reinstalled_from_the_linux_tarball() {
+    use support::cudnn_tar::{LinuxSpec, linux_toolkit};
+    let work = tempfile::tempdir().unwrap();
+    let root = root_of(&work);
+    let target = Target::rooted(Os::Linux, &root);
+    let tk = linux_toolkit(&root.join("usr/local"), "12.4.1");
+    let spec = LinuxSpec {
+        version: "9.10.2.21",
+        cuda_major: 12,
+        lib_size: 30_000,
+    };
+    let tarball = work.path().join(spec.file_name());
+    spec.write(&tarball);
+    cuda_setup::cudnn::install(&tarball, &tk, &|_| {}).unwrap();
+    let damaged = |t: &Target| {
+        repair::audit(t, &tables(), &Overrides::default())
+            .iter()
+            .any(|f| f.id == "repair_cudnn_damaged")
+    };
+    assert!(!damaged(&target));
+    std::fs::remove_file(tk.join("lib64/libcudnn.so")).unwrap();
+    let ops = tk.join("lib64/libcudnn_ops.so.9");
+    std::fs::remove_file(&ops).unwrap();
+    std::os::unix::fs::symlink("libcudnn.so.9.10.2", &ops).unwrap();
+    assert!(damaged(&target));
+    let findings = repair::audit(&target, &tables(), &Overrides::default());
+    let r = repair::fix(
+        &target,
+        &tables(),
+        &Overrides::default(),
+        &findings,
+        &mut |_| {},
+    );
+    assert!(
+        !r.after.iter().any(|f| f.id == "repair_cudnn_damaged"),
+        "runs: {:?}",
+        r.runs.iter().map(|x| &x.failure).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        std::fs::read_link(tk.join("lib64/libcudnn.so")).unwrap(),
+        Path::new("libcudnn.so.9")
+    );
+    assert_eq!(
+        std::fs::read_link(&ops).unwrap(),
+        Path::new("libcudnn_ops.so.9.10.2")
+    );
+    assert!(cuda_setup::cudnn::verify(&tk).unwrap().problems.is_empty());
+}

@@ -14,9 +14,10 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Action {
-    /// Validate a cuDNN zip and copy bin/include/lib into a CUDA toolkit, as a transaction
+    /// Validate a cuDNN archive and copy bin/include/lib into a CUDA toolkit, as a transaction
     Install {
-        /// NVIDIA's cuDNN zip (cudnn-windows-x86_64-<version>_cuda<major>-archive.zip) or
+        /// NVIDIA's cuDNN zip (cudnn-windows-x86_64-<version>_cuda<major>-archive.zip),
+        /// NVIDIA's Linux tarball (cudnn-linux-x86_64-<version>_cuda<major>-archive.tar.xz) or
         /// NVIDIA's wheel (nvidia_cudnn_cu<major>-<version>-py3-none-<platform>.whl)
         #[arg(long)]
         archive: PathBuf,

@@ -34,8 +34,8 @@ pub struct Args {
     /// cuDNN version (default: the recommended one)
     #[arg(long, value_name = "VER", conflicts_with_all = ["cudnn_archive", "no_cudnn"])]
     pub cudnn: Option<Version>,
-    /// A cuDNN zip you already have
-    #[arg(long, value_name = "ZIP", conflicts_with = "no_cudnn")]
+    /// A cuDNN archive you already have (NVIDIA's zip, its Linux .tar.xz, or the nvidia-cudnn wheel)
+    #[arg(long, value_name = "ARCHIVE", conflicts_with = "no_cudnn")]
     pub cudnn_archive: Option<PathBuf>,
     #[arg(long)]
     pub no_cudnn: bool,

@@ -1,8 +1,8 @@
 //! Reading a cuDNN zip as hostile input: every entry name, type and size is checked, and
 //! the layout must be one NVIDIA ships, before a single byte is extracted. Two layouts:
 //! NVIDIA's redist zip (one `cudnn-windows-x86_64-…-archive/` folder), and NVIDIA's PyPI
-//! wheel `nvidia-cudnn-cuNN` (`nvidia/cudnn/{bin,include,lib}` + `*.dist-info/`), which
-//! is also how cuDNN reaches Linux (its redist archives are .tar.xz).
+//! wheel `nvidia-cudnn-cuNN` (`nvidia/cudnn/{bin,include,lib}` + `*.dist-info/`). NVIDIA's
+//! Linux redist archive (`.tar.xz`) is read by `tarball`, with the same limits and rules.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -32,6 +32,20 @@ pub enum Refusal {
     Backslash { name: String },
     #[error("entry \"{name}\" is a symbolic link; cuDNN archives have none")]
     Symlink { name: String },
+    #[error("entry \"{name}\" is a hard link; NVIDIA's archives have none")]
+    HardLink { name: String },
+    #[error("entry \"{name}\" is a {kind}, not a file; NVIDIA's archives have none")]
+    Special { name: String, kind: String },
+    #[error("symbolic link \"{name}\" -> \"{target}\" is refused: {why}")]
+    BadLink {
+        name: String,
+        target: String,
+        why: String,
+    },
+    #[error(
+        "this is NVIDIA's Linux cuDNN archive (.tar.xz); on Windows use cudnn-windows-x86_64-<version>_cuda<major>-archive.zip"
+    )]
+    LinuxArchive,
     #[error(
         "entries \"{a}\" and \"{b}\" differ only in letter case and would overwrite each other on Windows"
     )]
@@ -49,7 +63,7 @@ pub enum Refusal {
     #[error("entry \"{name}\" is damaged: {detail}")]
     Corrupt { name: String, detail: String },
     #[error(
-        "unexpected layout: {found}. Expected NVIDIA's cuDNN zip (one folder cudnn-windows-x86_64-<version>_cuda<major>-archive holding bin/ (bin/x64/ from 9.18), include/ and lib/x64/) or NVIDIA's nvidia-cudnn-cu<major> wheel"
+        "unexpected layout: {found}. Expected NVIDIA's cuDNN zip (one folder cudnn-windows-x86_64-<version>_cuda<major>-archive holding bin/ (bin/x64/ from 9.18), include/ and lib/x64/), NVIDIA's Linux tarball (one folder cudnn-linux-x86_64-<version>_cuda<major>-archive holding include/ and lib/) or NVIDIA's nvidia-cudnn-cu<major> wheel"
     )]
     Layout { found: String },
     #[error("no include/cudnn_version.h (or cudnn.h) with the version in the archive")]
@@ -70,8 +84,10 @@ pub enum Refusal {
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Dll,
-    /// A Linux shared library (`libcudnn_ops.so.9`, from the wheel).
+    /// A Linux shared library (`libcudnn_ops.so.9`, from the wheel or the tarball).
     SharedLib,
+    /// A Linux static library (`libcudnn_adv_static.a`, from the tarball).
+    StaticLib,
     Header,
     ImportLib,
     License,
@@ -85,13 +101,25 @@ pub struct Entry {
     /// The path under the archive's top folder (`bin/x64/cudnn64_9.dll`).
     pub inner: String,
     pub kind: Kind,
+    /// 0 for a symbolic link.
     pub size: u64,
+    /// A symbolic link's target: a file name in the same folder (tarball only).
+    pub link: Option<String>,
+}
+
+/// The archive's container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    Zip,
+    TarXz,
 }
 
 /// A validated archive, ready to extract.
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub path: PathBuf,
+    pub format: Format,
     pub top: String,
     pub version: Version,
     /// From the folder name (`_cuda12-archive`); None for the old `cuda/` layout.
@@ -121,7 +149,7 @@ impl Default for Limits {
 }
 
 /// Checks every name before anything else reads the archive.
-fn check_name(name: &str) -> Result<(), Refusal> {
+pub(super) fn check_name(name: &str) -> Result<(), Refusal> {
     let n = || name.to_string();
     if name.contains('\\') {
         return Err(Refusal::Backslash { name: n() });
@@ -204,6 +232,9 @@ pub fn open(path: &Path) -> Result<Plan, Refusal> {
 }
 
 pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
+    if super::tarball::is_xz(path) {
+        return super::tarball::open_with(path, limits);
+    }
     let file = File::open(path).map_err(|e| Refusal::NotZip {
         detail: e.to_string(),
     })?;
@@ -297,6 +328,7 @@ pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
             inner,
             kind,
             size,
+            link: None,
         });
     }
     if !entries
@@ -317,6 +349,7 @@ pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
     }
     Ok(Plan {
         path: path.to_path_buf(),
+        format: Format::Zip,
         top,
         version,
         cuda_major: named.as_ref().map(|(_, c)| *c),
@@ -353,6 +386,7 @@ fn wheel_plan(
                 inner,
                 kind,
                 size: *size,
+                link: None,
             });
         }
     }
@@ -376,6 +410,7 @@ fn wheel_plan(
     }
     Ok(Some(Plan {
         path: path.to_path_buf(),
+        format: Format::Zip,
         top: "nvidia/cudnn".into(),
         version,
         cuda_major: Some(named.1),

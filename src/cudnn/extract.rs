@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use super::archive::{Entry, Plan, Refusal};
+use super::archive::{Entry, Format, Plan, Refusal};
 use super::{CudnnError, Event};
 use crate::download::Hasher;
 
-/// An extracted file in staging.
+/// An extracted file (or symbolic link, with an empty hash) in staging.
 #[derive(Debug, Clone)]
 pub struct Staged {
     pub entry: Entry,
@@ -26,6 +26,9 @@ pub fn extract(
     staging: &Path,
     report: &(dyn Fn(Event) + Sync),
 ) -> Result<Vec<Staged>, CudnnError> {
+    if plan.format == Format::TarXz {
+        return super::tarball::extract(plan, staging, report);
+    }
     // Largest first, so the big DLLs start at once and the workers finish together.
     let mut order: Vec<&Entry> = plan.entries.iter().collect();
     order.sort_by_key(|e| std::cmp::Reverse(e.size));

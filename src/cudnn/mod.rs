@@ -3,6 +3,7 @@
 
 pub mod archive;
 mod extract;
+mod tarball;
 pub mod txn;
 
 use std::path::{Path, PathBuf};
@@ -51,6 +52,10 @@ impl CudnnError {
                 refusal: Refusal::CudaMismatch { .. },
                 ..
             } => "download the archive named above from NVIDIA's cuDNN archive page",
+            CudnnError::Refused {
+                refusal: Refusal::LinuxArchive,
+                ..
+            } => "on Windows, download NVIDIA's Windows zip of the same cuDNN instead",
             CudnnError::Refused { .. } => {
                 "download the archive again from NVIDIA (https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/) and do not repack it"
             }
@@ -67,7 +72,7 @@ impl CudnnError {
                 "check that you may write to the toolkit folder (run as administrator for Program Files), then run the same command again"
             }
             CudnnError::NotInstalled { .. } => {
-                "install cuDNN with `cuda-setup cudnn install --archive ZIP --cuda-dir DIR`"
+                "install cuDNN with `cuda-setup cudnn install --archive ARCHIVE --cuda-dir DIR`"
             }
         }
     }
@@ -113,6 +118,10 @@ pub struct ManifestFile {
     pub sha256: String,
     pub size: u64,
     pub replaced: bool,
+    /// A symbolic link's target (Linux tarball; hash and size are empty then). Records
+    /// written before links existed have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -142,7 +151,7 @@ fn dest_rel(e: &archive::Entry, toolkit_major: u32) -> String {
     let file = e.inner.rsplit('/').next().unwrap_or(&e.inner);
     match e.kind {
         archive::Kind::Dll => format!("{}/{file}", dll_dir(toolkit_major)),
-        archive::Kind::SharedLib => format!("lib64/{file}"),
+        archive::Kind::SharedLib | archive::Kind::StaticLib => format!("lib64/{file}"),
         archive::Kind::Header => format!("include/{file}"),
         archive::Kind::ImportLib => format!("lib/x64/{file}"),
         archive::Kind::License => format!("{}/cudnn-{file}", txn::META),
@@ -180,6 +189,11 @@ pub fn install(
         let v = plan.full_version.as_ref().unwrap_or(&plan.version);
         let suggestion = if plan.top == "nvidia/cudnn" {
             format!("the wheel nvidia-cudnn-cu{}=={v}", toolkit.major())
+        } else if plan.format == archive::Format::TarXz {
+            format!(
+                "cudnn-linux-x86_64-{v}_cuda{}-archive.tar.xz",
+                toolkit.major()
+            )
         } else {
             format!(
                 "cudnn-windows-x86_64-{v}_cuda{}-archive.zip",
@@ -230,10 +244,11 @@ pub fn install(
         .map(|s| {
             let path = dest_rel(&s.entry, toolkit.major());
             ManifestFile {
-                replaced: dir.join(&path).exists(),
+                replaced: txn::present(&dir.join(&path)),
                 path,
                 sha256: s.sha256.clone(),
                 size: s.entry.size,
+                link: s.entry.link.clone(),
             }
         })
         .collect();
@@ -267,6 +282,15 @@ pub fn uninstall(dir: &Path) -> Result<Manifest, CudnnError> {
     txn::uninstall(dir, m)
 }
 
+/// A link we installed: still a link, to the same name.
+fn link_problem(p: &Path, target: &str) -> Option<&'static str> {
+    match std::fs::symlink_metadata(p) {
+        Err(_) => Some("missing"),
+        Ok(m) if !m.file_type().is_symlink() => Some("altered"),
+        Ok(_) => (std::fs::read_link(p).ok()? != Path::new(target)).then_some("altered"),
+    }
+}
+
 /// Checks every file we installed is there with the bytes we put.
 pub fn verify(dir: &Path) -> Result<VerifyReport, CudnnError> {
     recover(dir)?;
@@ -276,10 +300,13 @@ pub fn verify(dir: &Path) -> Result<VerifyReport, CudnnError> {
     let mut problems = Vec::new();
     for f in &m.files {
         let p = dir.join(&f.path);
-        let problem = match crate::download::hash_file(&p) {
-            Err(_) => Some("missing"),
-            Ok((d, n)) if n != f.size || d.sha256 != f.sha256 => Some("altered"),
-            Ok(_) => None,
+        let problem = match &f.link {
+            Some(target) => link_problem(&p, target),
+            None => match crate::download::hash_file(&p) {
+                Err(_) => Some("missing"),
+                Ok((d, n)) if n != f.size || d.sha256 != f.sha256 => Some("altered"),
+                Ok(_) => None,
+            },
         };
         if let Some(problem) = problem {
             problems.push(Problem {

@@ -5,7 +5,8 @@
 //! 2. The journal (`.cuda-setup/cudnn-journal.json`, state `applying`) records every file
 //!    and whether it existed, before the first change.
 //! 3. Per file: an existing file is renamed into `.cuda-setup/cudnn-backup/`, then the
-//!    staged file is renamed into place (same volume: atomic).
+//!    staged file is renamed into place (same volume: atomic). A symbolic link (Linux
+//!    tarball) is renamed as the link itself, never what it points to.
 //! 4. The journal turns `committed`, the manifest is written, the journal is removed.
 //!
 //! Recovery reads the journal: `applying` rolls back (restore every backup, delete every
@@ -112,6 +113,12 @@ fn test_hooks(rel: &str) -> Result<(), CudnnError> {
     Ok(())
 }
 
+/// Whether `p` exists itself: a symbolic link counts even when its target does not
+/// (a backed-up link points at a name beside it that is not in the backup folder).
+pub fn present(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok()
+}
+
 /// `rename`, classifying a file held open by another program.
 fn mv(from: &Path, to: &Path) -> Result<(), CudnnError> {
     if let Some(d) = to.parent() {
@@ -177,9 +184,9 @@ fn rollback(dir: &Path, j: &Journal) -> Result<(), CudnnError> {
     for f in j.manifest.files.iter().rev() {
         let dest = dir.join(&f.path);
         let backup = backup_path(dir, &f.path);
-        if backup.exists() {
+        if present(&backup) {
             mv(&backup, &dest)?;
-        } else if !f.replaced && dest.exists() {
+        } else if !f.replaced && present(&dest) {
             std::fs::remove_file(&dest).map_err(|e| CudnnError::io(&dest, e))?;
         }
     }
@@ -239,10 +246,10 @@ fn undo_files(dir: &Path, j: &Journal) -> Result<(), CudnnError> {
         let dest = dir.join(&f.path);
         let backup = backup_path(dir, &f.path);
         if f.replaced {
-            if backup.exists() {
+            if present(&backup) {
                 mv(&backup, &dest)?;
             }
-        } else if dest.exists() {
+        } else if present(&dest) {
             std::fs::remove_file(&dest).map_err(|e| CudnnError::io(&dest, e))?;
         }
     }

@@ -486,11 +486,17 @@ fn refusal_rule(r: &cudnn::Refusal) -> &'static str {
     use cudnn::Refusal::*;
     match r {
         NotZip { .. } => "not_zip",
-        Traversal { .. } | Absolute { .. } | Backslash { .. } | Symlink { .. } => "unsafe_name",
+        Traversal { .. }
+        | Absolute { .. }
+        | Backslash { .. }
+        | Symlink { .. }
+        | HardLink { .. }
+        | Special { .. }
+        | BadLink { .. } => "unsafe_name",
         CaseCollision { .. } => "case_collision",
         TooManyEntries { .. } | TooLarge { .. } | Ratio { .. } => "too_large",
         Corrupt { .. } => "corrupt",
-        Layout { .. } => "layout",
+        Layout { .. } | LinuxArchive => "layout",
         NoVersion => "no_version",
         CudaMismatch { .. } => "cuda_mismatch",
     }

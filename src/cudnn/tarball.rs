@@ -1,0 +1,599 @@
+//! NVIDIA's Linux cuDNN archive (`cudnn-linux-x86_64-<version>_cuda<major>-archive.tar.xz`)
+//! as hostile input. A tar has no central directory, so the stream is read twice: the
+//! first pass checks every header (and reads the version header) without writing a
+//! byte, to the end of the xz stream so its checksums are verified; the second extracts
+//! into staging and refuses any entry that differs from what the first pass checked.
+//! Decompression (pure Rust, streaming) is bounded, so a bomb stops at the limit.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use super::archive::{Entry, Format, Kind, Limits, Plan, Refusal, check_name};
+use super::extract::Staged;
+use super::{CudnnError, Event};
+use crate::download::Hasher;
+use crate::version::Version;
+
+/// The xz stream's magic bytes.
+const XZ_MAGIC: &[u8] = &[0xFD, b'7', b'z', b'X', b'Z', 0];
+/// A version header is a few kB; a larger one is not NVIDIA's.
+const MAX_HEADER_BYTES: u64 = 1 << 20;
+/// A GNU long-name or PAX record: a few hundred bytes in a real archive.
+const MAX_EXTENSION_BYTES: u64 = 64 << 10;
+/// xz -9 uses a 64 MiB dictionary; a header asking for more than 1 GiB is not NVIDIA's.
+const MAX_DICT_KIB: u32 = 1 << 20;
+/// Symlink chains in a real archive are two long (`.so` → `.so.9` → `.so.9.10.2`).
+const MAX_LINK_HOPS: usize = 8;
+
+/// Whether `path` starts like an xz file.
+pub fn is_xz(path: &Path) -> bool {
+    let mut head = [0u8; 6];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|_| head == XZ_MAGIC)
+}
+
+/// `cudnn-linux-x86_64-9.10.2.21_cuda12-archive` → (9.10.2.21, 12).
+pub fn parse_linux_top(top: &str) -> Option<(Version, u32)> {
+    let rest = top
+        .strip_prefix("cudnn-linux-x86_64-")?
+        .strip_suffix("-archive")?;
+    let (ver, cuda) = rest.split_once("_cuda")?;
+    Some((ver.parse().ok()?, cuda.parse().ok()?))
+}
+
+/// Where a file under the top folder goes; None: not part of NVIDIA's layout.
+fn classify(inner: &str) -> Option<Kind> {
+    let lower = inner.to_ascii_lowercase();
+    let (dir, file) = lower.rsplit_once('/').unwrap_or(("", &lower));
+    match dir {
+        "include" if file.ends_with(".h") => Some(Kind::Header),
+        "lib" if file.starts_with("libcudnn") && file.contains(".so") => Some(Kind::SharedLib),
+        "lib" if file.starts_with("libcudnn") && file.ends_with(".a") => Some(Kind::StaticLib),
+        "" if file.starts_with("license") => Some(Kind::License),
+        _ => None,
+    }
+}
+
+/// The decompressed stream, stopped once it has produced more than any real archive
+/// holds (the xz decoder streams: memory stays its dictionary, whatever the size).
+struct Bounded {
+    inner: lzma_rust2::XzReader<BufReader<File>>,
+    produced: u64,
+    cap: u64,
+    over: Arc<Mutex<Option<Refusal>>>,
+    limit: Refusal,
+}
+
+impl Read for Bounded {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(out)?;
+        self.produced += n as u64;
+        if self.produced > self.cap {
+            self.over.lock().unwrap().get_or_insert(self.limit.clone());
+            return Err(std::io::Error::other("decompression limit reached"));
+        }
+        Ok(n)
+    }
+}
+
+/// What explains a read error: the limit that stopped the decoder, else damage.
+struct Guard {
+    over: Arc<Mutex<Option<Refusal>>>,
+    archive: String,
+}
+
+impl Guard {
+    fn refusal(&self, name: &str, e: std::io::Error) -> Refusal {
+        self.over
+            .lock()
+            .unwrap()
+            .clone()
+            .unwrap_or(Refusal::Corrupt {
+                name: if name.is_empty() {
+                    self.archive.clone()
+                } else {
+                    name.to_string()
+                },
+                detail: e.to_string(),
+            })
+    }
+}
+
+/// One pass over the archive, its decompression bounded by `limits`.
+fn stream(path: &Path, limits: &Limits) -> Result<(tar::Archive<Bounded>, Guard), Refusal> {
+    let packed = std::fs::metadata(path).map_or(0, |m| m.len()).max(1);
+    let over = Arc::new(Mutex::new(None));
+    let archive = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    // Tar headers and padding add at most 1.5 kB an entry to the files' bytes.
+    let slack = limits.entries as u64 * 1536 + (1 << 20);
+    let by_size = limits.total_bytes.saturating_add(slack);
+    let by_ratio = packed.saturating_mul(limits.ratio).saturating_add(slack);
+    let (cap, limit) = if by_ratio < by_size {
+        let limit = Refusal::Ratio {
+            name: archive.clone(),
+            ratio: by_ratio / packed,
+            limit: limits.ratio,
+        };
+        (by_ratio, limit)
+    } else {
+        let limit = Refusal::TooLarge {
+            total: by_size,
+            limit: limits.total_bytes,
+        };
+        (by_size, limit)
+    };
+    let file = File::open(path).map_err(|e| Refusal::Corrupt {
+        name: archive.clone(),
+        detail: e.to_string(),
+    })?;
+    let reader = Bounded {
+        inner: lzma_rust2::XzReader::new_mem_limit(BufReader::new(file), true, MAX_DICT_KIB),
+        produced: 0,
+        cap,
+        over: over.clone(),
+        limit,
+    };
+    Ok((tar::Archive::new(reader), Guard { over, archive }))
+}
+
+/// Reads what follows the tar's end so the decoder checks the whole stream (the xz
+/// checksums come after the data they cover).
+fn drain(tar: tar::Archive<Bounded>, g: &Guard) -> Result<(), Refusal> {
+    std::io::copy(&mut tar.into_inner(), &mut std::io::sink())
+        .map(|_| ())
+        .map_err(|e| g.refusal("", e))
+}
+
+/// What one tar header says, checked on its own.
+struct Header {
+    name: String,
+    size: u64,
+    /// None for a directory.
+    what: Option<What>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum What {
+    File,
+    Link(String),
+}
+
+/// Long names and links from the extension records before an entry (GNU `L`/`K`, PAX
+/// `path`/`linkpath`).
+#[derive(Default)]
+struct Pending {
+    name: Option<String>,
+    link: Option<String>,
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .trim_end_matches('\0')
+        .to_string()
+}
+
+/// Reads an extension record into `pending`; Ok(false) when `e` is not one. The entries
+/// are read raw, so each record is bounded here: the tar crate would read one whole,
+/// whatever size its header claims.
+fn extension<R: Read>(
+    e: &mut tar::Entry<'_, R>,
+    pending: &mut Pending,
+    g: &Guard,
+) -> Result<bool, Refusal> {
+    use tar::EntryType as T;
+    let kind = e.header().entry_type();
+    if !matches!(
+        kind,
+        T::GNULongName | T::GNULongLink | T::XHeader | T::XGlobalHeader
+    ) {
+        return Ok(false);
+    }
+    let corrupt = |detail: String| Refusal::Corrupt {
+        name: g.archive.clone(),
+        detail,
+    };
+    if e.size() > MAX_EXTENSION_BYTES {
+        return Err(corrupt(format!(
+            "a {}-byte {kind:?} record; names are far shorter",
+            e.size()
+        )));
+    }
+    let mut bytes = Vec::new();
+    e.read_to_end(&mut bytes)
+        .map_err(|err| g.refusal("", err))?;
+    match kind {
+        T::GNULongName => pending.name = Some(text(&bytes)),
+        T::GNULongLink => pending.link = Some(text(&bytes)),
+        T::XHeader => {
+            for x in tar::PaxExtensions::new(&bytes) {
+                let x = x.map_err(|err| corrupt(format!("PAX record: {err}")))?;
+                match x.key_bytes() {
+                    b"path" => pending.name = Some(text(x.value_bytes())),
+                    b"linkpath" => pending.link = Some(text(x.value_bytes())),
+                    // Raw entries skip by the header's size: another size would desync.
+                    b"size" => return Err(corrupt("a PAX size record (a file over 8 GiB)".into())),
+                    _ => {}
+                }
+            }
+        }
+        // A global record carries no names or sizes of ours.
+        _ => {}
+    }
+    Ok(true)
+}
+
+fn header<R: Read>(e: &tar::Entry<'_, R>, pending: &mut Pending) -> Result<Header, Refusal> {
+    let raw = pending.name.take().unwrap_or_else(|| text(&e.path_bytes()));
+    let link = pending.link.take();
+    // GNU tar writes `./` before every name when run as `tar -C dir .`.
+    let name = raw.strip_prefix("./").unwrap_or(&raw).to_string();
+    check_name(&name)?;
+    let what = match e.header().entry_type() {
+        tar::EntryType::Directory => None,
+        tar::EntryType::Regular | tar::EntryType::Continuous => Some(What::File),
+        tar::EntryType::Symlink => {
+            let target =
+                link.unwrap_or_else(|| e.link_name_bytes().map(|t| text(&t)).unwrap_or_default());
+            Some(What::Link(target))
+        }
+        tar::EntryType::Link => return Err(Refusal::HardLink { name }),
+        other => {
+            return Err(Refusal::Special {
+                name,
+                kind: format!("{other:?}").to_lowercase(),
+            });
+        }
+    };
+    Ok(Header {
+        name,
+        size: e.size(),
+        what,
+    })
+}
+
+/// A link target must be a sibling's plain file name.
+fn check_link_target(name: &str, target: &str) -> Result<(), Refusal> {
+    let why = if target.is_empty() {
+        "it points nowhere"
+    } else if target.starts_with('/') || target.contains(':') {
+        "its target is an absolute path"
+    } else if target.contains('/') || target.contains('\\') || target == ".." || target == "." {
+        "its target is not a file in the same folder"
+    } else if target.contains('\0') {
+        "its target has a NUL"
+    } else {
+        return Ok(());
+    };
+    Err(Refusal::BadLink {
+        name: name.into(),
+        target: target.into(),
+        why: why.into(),
+    })
+}
+
+/// Every link leads, within a few hops in its own folder, to a regular file.
+fn check_link_chains(entries: &[Entry]) -> Result<(), Refusal> {
+    let by_inner: HashMap<&str, &Entry> = entries.iter().map(|e| (e.inner.as_str(), e)).collect();
+    for e in entries.iter().filter(|e| e.link.is_some()) {
+        let mut at = e;
+        for hop in 0.. {
+            let Some(target) = &at.link else { break };
+            let dir = at.inner.rsplit_once('/').map_or("", |(d, _)| d);
+            let bad = |why: &str| Refusal::BadLink {
+                name: e.name.clone(),
+                target: e.link.clone().unwrap_or_default(),
+                why: why.into(),
+            };
+            if hop == MAX_LINK_HOPS {
+                return Err(bad("its chain of links loops or is too long"));
+            }
+            at = by_inner
+                .get(format!("{dir}/{target}").as_str())
+                .ok_or_else(|| bad("its target is not a file of the archive"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Validates the tarball at `path` without writing anything.
+pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
+    if cfg!(windows) {
+        return Err(Refusal::LinuxArchive);
+    }
+    let (mut tar, g) = stream(path, limits)?;
+    let mut seen: HashMap<String, String> = HashMap::new();
+    let mut files: Vec<(usize, Header)> = Vec::new();
+    let mut headers: HashMap<String, String> = HashMap::new();
+    let mut total = 0u64;
+    let mut pending = Pending::default();
+    let entries = tar.entries().map_err(|e| g.refusal("", e))?.raw(true);
+    for (i, e) in entries.enumerate() {
+        if i >= limits.entries {
+            return Err(Refusal::TooManyEntries {
+                count: i + 1,
+                limit: limits.entries,
+            });
+        }
+        let mut e = e.map_err(|err| g.refusal("", err))?;
+        if extension(&mut e, &mut pending, &g)? {
+            continue;
+        }
+        let h = header(&e, &mut pending)?;
+        let folded = h.name.trim_end_matches('/').to_lowercase();
+        if let Some(prev) = seen.insert(folded, h.name.clone()) {
+            return Err(Refusal::CaseCollision { a: prev, b: h.name });
+        }
+        if h.what.is_none() {
+            continue;
+        }
+        total = total.saturating_add(h.size);
+        if total > limits.total_bytes {
+            return Err(Refusal::TooLarge {
+                total,
+                limit: limits.total_bytes,
+            });
+        }
+        let file = h.name.rsplit('/').next().unwrap_or("");
+        if h.what == Some(What::File)
+            && matches!(file, "cudnn_version.h" | "cudnn.h")
+            && h.size <= MAX_HEADER_BYTES
+        {
+            let mut text = String::new();
+            e.read_to_string(&mut text)
+                .map_err(|err| g.refusal(&h.name, err))?;
+            headers.insert(h.name.clone(), text);
+        }
+        files.push((i, h));
+    }
+    drain(tar, &g)?;
+    let packed = std::fs::metadata(path).map_or(0, |m| m.len()).max(1);
+    if total / packed > limits.ratio {
+        return Err(Refusal::Ratio {
+            name: g.archive.clone(),
+            ratio: total / packed,
+            limit: limits.ratio,
+        });
+    }
+    plan(path, files, headers, total)
+}
+
+/// The layout check, once every header has been read.
+fn plan(
+    path: &Path,
+    files: Vec<(usize, Header)>,
+    headers: HashMap<String, String>,
+    total: u64,
+) -> Result<Plan, Refusal> {
+    let mut tops: Vec<&str> = files
+        .iter()
+        .map(|(_, h)| h.name.split('/').next().unwrap_or(""))
+        .collect();
+    tops.sort();
+    tops.dedup();
+    let top = match tops.as_slice() {
+        [t] if files.iter().all(|(_, h)| h.name.contains('/')) => t.to_string(),
+        _ => {
+            return Err(Refusal::Layout {
+                found: format!(
+                    "top-level entries {:?}",
+                    tops.iter().take(5).collect::<Vec<_>>()
+                ),
+            });
+        }
+    };
+    let (full_version, cuda_major) = parse_linux_top(&top).ok_or_else(|| Refusal::Layout {
+        found: format!("top folder \"{top}\""),
+    })?;
+    let mut entries = Vec::new();
+    for (index, h) in files {
+        let inner = h.name[top.len() + 1..].to_string();
+        let kind = classify(&inner).ok_or_else(|| Refusal::Layout {
+            found: format!("unexpected file \"{}\"", h.name),
+        })?;
+        let link = match h.what {
+            Some(What::Link(target)) => {
+                if !matches!(kind, Kind::SharedLib | Kind::StaticLib) {
+                    return Err(Refusal::BadLink {
+                        name: h.name,
+                        target,
+                        why: "only lib/ holds links".into(),
+                    });
+                }
+                check_link_target(&h.name, &target)?;
+                Some(target)
+            }
+            _ => None,
+        };
+        entries.push(Entry {
+            index,
+            name: h.name,
+            inner,
+            kind,
+            size: if link.is_some() { 0 } else { h.size },
+            link,
+        });
+    }
+    check_link_chains(&entries)?;
+    if !entries
+        .iter()
+        .any(|e| e.kind == Kind::SharedLib && e.inner.starts_with("lib/libcudnn.so"))
+    {
+        return Err(Refusal::Layout {
+            found: "no lib/libcudnn.so*".into(),
+        });
+    }
+    let version = ["include/cudnn_version.h", "include/cudnn.h"]
+        .iter()
+        .find_map(|h| {
+            headers
+                .get(&format!("{top}/{h}"))
+                .and_then(|t| crate::detect::cudnn::parse_cudnn_header(t))
+        })
+        .ok_or(Refusal::NoVersion)?;
+    if full_version.major_minor() != version.major_minor() {
+        return Err(Refusal::Layout {
+            found: format!("folder says cuDNN {full_version}, cudnn_version.h says {version}"),
+        });
+    }
+    Ok(Plan {
+        path: path.to_path_buf(),
+        format: Format::TarXz,
+        top,
+        version,
+        cuda_major: Some(cuda_major),
+        full_version: Some(full_version),
+        entries,
+        total_bytes: total,
+    })
+}
+
+/// Extracts the entries of a validated `plan` under `staging/<inner path>`, in one pass.
+pub fn extract(
+    plan: &Plan,
+    staging: &Path,
+    report: &(dyn Fn(Event) + Sync),
+) -> Result<Vec<Staged>, CudnnError> {
+    let refused = |refusal| CudnnError::Refused {
+        archive: plan.path.clone(),
+        refusal,
+    };
+    let wanted: HashMap<usize, &Entry> = plan.entries.iter().map(|e| (e.index, e)).collect();
+    let (mut tar, g) = stream(&plan.path, &Limits::default()).map_err(refused)?;
+    let mut out = Vec::with_capacity(plan.entries.len());
+    let mut bytes = 0u64;
+    let mut buf = vec![0u8; 256 << 10];
+    let mut pending = Pending::default();
+    let entries = tar
+        .entries()
+        .map_err(|e| refused(g.refusal("", e)))?
+        .raw(true);
+    for (i, e) in entries.enumerate() {
+        let mut e = e.map_err(|err| refused(g.refusal("", err)))?;
+        if extension(&mut e, &mut pending, &g).map_err(refused)? {
+            continue;
+        }
+        let h = header(&e, &mut pending).map_err(refused)?;
+        let Some(entry) = wanted.get(&i) else {
+            if h.what.is_some() {
+                return Err(refused(changed(&h.name)));
+            }
+            continue;
+        };
+        let same = h.name == entry.name
+            && match (&h.what, &entry.link) {
+                (Some(What::File), None) => h.size == entry.size,
+                (Some(What::Link(t)), Some(l)) => t == l,
+                _ => false,
+            };
+        if !same {
+            return Err(refused(changed(&h.name)));
+        }
+        let path = staging.join(&entry.inner);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|err| CudnnError::io(dir, err))?;
+        }
+        let sha256 = match &entry.link {
+            Some(target) => {
+                symlink(target, &path)?;
+                String::new()
+            }
+            None => {
+                let mut f = File::create(&path).map_err(|err| CudnnError::io(&path, err))?;
+                let mut hasher = Hasher::new(false);
+                loop {
+                    let n = e
+                        .read(&mut buf)
+                        .map_err(|err| refused(g.refusal(&entry.name, err)))?;
+                    if n == 0 {
+                        break;
+                    }
+                    hasher.update(&buf[..n]);
+                    f.write_all(&buf[..n])
+                        .map_err(|err| CudnnError::io(&path, err))?;
+                    bytes += n as u64;
+                }
+                hasher.finish().sha256
+            }
+        };
+        out.push(Staged {
+            entry: (*entry).clone(),
+            path,
+            sha256,
+        });
+        report(Event::Extracted {
+            entries: out.len(),
+            total_entries: plan.entries.len(),
+            bytes,
+            total_bytes: plan.total_bytes,
+        });
+    }
+    drain(tar, &g).map_err(refused)?;
+    if out.len() != plan.entries.len() {
+        return Err(refused(Refusal::Corrupt {
+            name: g.archive.clone(),
+            detail: format!(
+                "{} of {} files: truncated since it was checked",
+                out.len(),
+                plan.entries.len()
+            ),
+        }));
+    }
+    Ok(out)
+}
+
+fn changed(name: &str) -> Refusal {
+    Refusal::Corrupt {
+        name: name.into(),
+        detail: "the archive changed since it was checked".into(),
+    }
+}
+
+#[cfg(unix)]
+fn symlink(target: &str, path: &Path) -> Result<(), CudnnError> {
+    std::os::unix::fs::symlink(target, path).map_err(|e| CudnnError::io(path, e))
+}
+
+#[cfg(not(unix))]
+fn symlink(_target: &str, path: &Path) -> Result<(), CudnnError> {
+    // Unreachable: `open_with` refuses the Linux archive on Windows.
+    Err(CudnnError::Refused {
+        archive: path.to_path_buf(),
+        refusal: Refusal::LinuxArchive,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linux_layout() {
+        let (v, c) = parse_linux_top("cudnn-linux-x86_64-9.10.2.21_cuda12-archive").unwrap();
+        assert_eq!((v.to_string().as_str(), c), ("9.10.2.21", 12));
+        assert!(parse_linux_top("cudnn-windows-x86_64-9.10.2.21_cuda12-archive").is_none());
+        assert_eq!(classify("lib/libcudnn.so.9.10.2"), Some(Kind::SharedLib));
+        assert_eq!(classify("lib/libcudnn_ops.so"), Some(Kind::SharedLib));
+        assert_eq!(classify("lib/libcudnn_adv_static.a"), Some(Kind::StaticLib));
+        assert_eq!(classify("include/cudnn_version.h"), Some(Kind::Header));
+        assert_eq!(classify("LICENSE"), Some(Kind::License));
+        assert_eq!(classify("lib/libevil.so"), None);
+        assert_eq!(classify("bin/cudnn64_9.dll"), None);
+    }
+
+    #[test]
+    fn link_targets() {
+        assert!(check_link_target("x", "libcudnn.so.9").is_ok());
+        for bad in ["", "/etc/passwd", "../x", "..", ".", "sub/x", "a\\b", "C:x"] {
+            assert!(
+                matches!(check_link_target("x", bad), Err(Refusal::BadLink { .. })),
+                "{bad}"
+            );
+        }
+    }
+}

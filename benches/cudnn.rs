@@ -2,14 +2,20 @@
 //! include and lib into the toolkit), in the same run: wall time and peak RSS.
 //! Goal: ≤ 0.5× their time, peak RSS ≤ 64 MiB.
 //!
-//! Run: `cargo bench --bench cudnn` (BENCH_CUDNN_MB sets the archive's unpacked size,
-//! default 1024; BENCH_DIR the scratch folder).
+//! The same for NVIDIA's Linux .tar.xz against `tar -xJf` + `cp -a`.
+//!
+//! Run: `cargo bench --bench cudnn` (BENCH_CUDNN_MB sets the zip's unpacked size,
+//! default 1024, BENCH_CUDNN_TAR_MB the tarball's, default 512; BENCH_DIR the scratch
+//! folder).
 
 #[path = "../tests/support/server.rs"]
 mod server;
 
 #[path = "../tests/support/cudnn_zip.rs"]
 mod cudnn_zip;
+
+#[path = "../tests/support/cudnn_tar.rs"]
+mod cudnn_tar;
 
 use std::path::Path;
 use std::process::Command;
@@ -88,23 +94,34 @@ fn main() {
                 .arg(&tk),
         )
     };
-    // Alternate, twice each, keep the best: the page cache warms on the first run.
+    compare(dir.path(), "unzip -q + cp -r", &by_hand, &ours);
+    linux_tarball(dir.path());
+}
+
+/// Alternates the two, twice each, keeping the best (the page cache warms on the first
+/// run), and prints wall time and peak RSS.
+fn compare(
+    dir: &Path,
+    hand_name: &str,
+    by_hand: &dyn Fn(&Path) -> (f64, u64),
+    ours: &dyn Fn(&Path) -> (f64, u64),
+) {
     let mut hand = (f64::MAX, 0);
     let mut us = (f64::MAX, 0);
     for i in 0..2 {
-        let h = by_hand(&dir.path().join(format!("hand{i}")));
-        let o = ours(&dir.path().join(format!("ours{i}")));
+        let h = by_hand(&dir.join(format!("hand{i}")));
+        let o = ours(&dir.join(format!("ours{i}")));
         if h.0 < hand.0 {
             hand = h;
         }
         if o.0 < us.0 {
             us = o;
         }
-        let _ = std::fs::remove_dir_all(dir.path().join(format!("hand{i}")));
-        let _ = std::fs::remove_dir_all(dir.path().join(format!("ours{i}")));
+        let _ = std::fs::remove_dir_all(dir.join(format!("hand{i}")));
+        let _ = std::fs::remove_dir_all(dir.join(format!("ours{i}")));
     }
     println!(
-        "  unzip -q + cp -r             {:6.2} s   peak RSS {:6.1} MiB",
+        "  {hand_name:<28} {:6.2} s   peak RSS {:6.1} MiB",
         hand.0,
         hand.1 as f64 / 1024.0
     );
@@ -114,4 +131,53 @@ fn main() {
         us.1 as f64 / 1024.0,
         us.0 / hand.0
     );
+}
+
+/// NVIDIA's Linux .tar.xz (BENCH_CUDNN_TAR_MB unpacked, default 512) against `tar -xJf`
+/// then `cp -a` of include and lib into the toolkit (links kept), as users do by hand.
+/// Ours reads the archive twice (check, then extract): the price of validating a stream.
+fn linux_tarball(dir: &Path) {
+    let mb: usize = std::env::var("BENCH_CUDNN_TAR_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(512);
+    let spec = cudnn_tar::LinuxSpec {
+        version: "9.27.0.42",
+        cuda_major: 12,
+        lib_size: (mb << 20) / 8,
+    };
+    let tarball = dir.join(spec.file_name());
+    let t = std::time::Instant::now();
+    spec.write(&tarball);
+    println!(
+        "\nLinux tarball: {} MiB unpacked, {} MiB packed, built in {:.1} s",
+        mb,
+        std::fs::metadata(&tarball).unwrap().len() >> 20,
+        t.elapsed().as_secs_f64()
+    );
+    let by_hand = |d: &Path| {
+        let tk = cudnn_tar::linux_toolkit(d, "12.9.1");
+        let tmp = d.join("untarred");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let top = tmp.join(spec.top());
+        let script = format!(
+            "tar -xJf '{a}' -C '{t}' && cp -a '{top}/include/.' '{tk}/include/' && cp -a '{top}/lib/.' '{tk}/lib64/'",
+            a = tarball.display(),
+            t = tmp.display(),
+            top = top.display(),
+            tk = tk.display()
+        );
+        measure(Command::new("sh").args(["-c", &script]))
+    };
+    let ours = |d: &Path| {
+        let tk = cudnn_tar::linux_toolkit(d, "12.9.1");
+        measure(
+            Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+                .args(["cudnn", "install", "--archive"])
+                .arg(&tarball)
+                .arg("--cuda-dir")
+                .arg(&tk),
+        )
+    };
+    compare(dir, "tar -xJf + cp -a", &by_hand, &ours);
 }

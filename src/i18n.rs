@@ -1482,8 +1482,8 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
     ),
     (
         "ui_cudnn_linux",
-        "On Linux, this window leaves cuDNN out. PyTorch's wheels bring their own cuDNN; to compile against it, install NVIDIA's .tar.xz archive with `cuda-setup cudnn install --archive FILE --cuda-dir DIR` (checked, undoable), or use the nvidia-cudnn wheel.",
-        "在 Linux 上，本窗口不安装 cuDNN。PyTorch 安装包自带 cuDNN；如果需要编译，请用 `cuda-setup cudnn install --archive 文件 --cuda-dir 目录` 安装 NVIDIA 的 .tar.xz 压缩包（会先检查，可撤销），或使用 nvidia-cudnn 安装包。",
+        "On Linux, NVIDIA's cuDNN comes as a .tar.xz archive: drop it here, choose it, or download it. It is checked before anything is copied, and its library links are kept. (PyTorch's wheels bring their own cuDNN: this is for compiling.)",
+        "在 Linux 上，NVIDIA 的 cuDNN 是 .tar.xz 压缩包：拖放到这里、选择文件或直接下载。复制前会先检查，库文件的链接会保留。（PyTorch 安装包自带 cuDNN，这里是为了编译用。）",
     ),
     (
         "ui_cudnn_no_toolkit",
@@ -1499,6 +1499,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "ui_cudnn_recommended",
         "Recommended: cuDNN {version} for CUDA {major} ({file}).",
         "推荐：适用于 CUDA {major} 的 cuDNN {version}（{file}）。",
+    ),
+    (
+        "ui_drop_tarball",
+        "Drop the cuDNN .tar.xz here",
+        "把 cuDNN 的 .tar.xz 文件拖放到这里",
     ),
     (
         "ui_drop_zip",

@@ -750,3 +750,71 @@ fn a_failed_nvidia_download_offers_the_wheels() {
         cuda_setup::recommend::Method::Wheels
     );
 }
+
+/// Linux: NVIDIA's cuDNN .tar.xz dropped on the cuDNN page is checked, then installed into
+/// the toolkit's lib64 with its library links kept as links.
+#[test]
+fn on_linux_the_cudnn_tarball_is_checked_then_installed_with_its_links() {
+    use support::cudnn_tar::{LinuxSpec, linux_toolkit};
+    let m = Machine::new(windows_installer(0, 0));
+    let mut o = m.options(Lang::En);
+    let linux = Options::sandbox(o.tables.clone(), Os::Linux, &m.root());
+    o.target = linux.target;
+    o.host = Host::sandbox(
+        Os::Linux,
+        &m.root(),
+        [("PATH".to_string(), m.bin().display().to_string())]
+            .into_iter()
+            .collect(),
+    );
+    o.overrides.driver = Some(Some("580.65.06".parse().unwrap()));
+    o.cuda = Some("12.9".parse().unwrap());
+    o.goal = Some(Goal::Developer);
+    let spec = LinuxSpec {
+        version: "9.10.2.21",
+        cuda_major: 12,
+        lib_size: 4096,
+    };
+    let tarball = m.work.path().join(spec.file_name());
+    spec.write(&tarball);
+    let mut h = harness(App::new(o));
+    h.step();
+    click(&mut h, "Next");
+    wait(&mut h, "detection", |a| a.system.report.is_some());
+    click(&mut h, "Next");
+    settle(&mut h);
+    // The toolkit the recommendation names, as its installer would have left it.
+    let dir = h
+        .state()
+        .toolkit_dir()
+        .expect("a toolkit in the recommendation");
+    assert!(dir.ends_with("usr/local/cuda-12.9"), "{}", dir.display());
+    let tk = linux_toolkit(dir.parent().unwrap(), "12.9.1");
+    assert_eq!(tk, dir);
+
+    h.state_mut().go(Page::Cudnn);
+    settle(&mut h);
+    assert!(has(&h, "NVIDIA's cuDNN comes as a .tar.xz archive"));
+    assert!(has(&h, "Drop the cuDNN .tar.xz here"));
+    h.input_mut()
+        .dropped_files
+        .push(Arc::new(Dropped(tarball.clone())));
+    wait(&mut h, "validation", |a| a.cudnn.check.is_some());
+    settle(&mut h);
+    assert!(has(&h, "NVIDIA's layout:"), "layout result");
+    assert!(has(&h, "Nothing has been copied yet."));
+    assert!(
+        !tk.join("lib64/libcudnn.so").exists(),
+        "copied before install"
+    );
+    click(&mut h, "Install cuDNN");
+    wait(&mut h, "cuDNN install", |a| a.cudnn.installed.is_some());
+    settle(&mut h);
+    assert!(has(&h, "cuDNN 9.10.2 is installed"));
+    assert_eq!(
+        std::fs::read_link(tk.join("lib64/libcudnn.so")).unwrap(),
+        Path::new("libcudnn.so.9")
+    );
+    assert!(tk.join("lib64/libcudnn.so.9.10.2").is_file());
+    assert!(tk.join("include/cudnn_version.h").is_file());
+}

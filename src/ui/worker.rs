@@ -257,7 +257,9 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             let picked = if env.file_dialogs {
                 let d = rfd::FileDialog::new();
                 match purpose {
-                    Pick::CudnnArchive => d.add_filter("cuDNN (.zip)", &["zip"]).pick_file(),
+                    Pick::CudnnArchive => d
+                        .add_filter("cuDNN (.zip, .tar.xz)", &["zip", "xz"])
+                        .pick_file(),
                     Pick::Python => d.pick_file(),
                 }
             } else {

@@ -88,10 +88,6 @@ pub fn autopilot(app: &mut App) {
     if app.cudnn.busy() {
         return;
     }
-    if app.opts.target.os == Os::Linux {
-        app.cudnn.skipped = true;
-        return;
-    }
     match (&app.cudnn.archive, &app.cudnn.check, &app.cudnn.installed) {
         (None, _, _) => match app.opts.cudnn_archive.clone() {
             Some(z) => use_archive(app, z),
@@ -107,12 +103,6 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     ui.label(t(lang, "ui_cudnn_intro"));
     if app.opts.target.os == Os::Linux {
         widgets::note(ui, Tone::Info, &t(lang, "ui_cudnn_linux"));
-        widgets::gap(ui);
-        if ui.button(t(lang, "ui_skip_cudnn")).clicked() {
-            app.cudnn.skipped = true;
-            app.next();
-        }
-        return;
     }
     let Some(dir) = app.toolkit_dir() else {
         widgets::note(ui, Tone::Warn, &t(lang, "ui_cudnn_no_toolkit"));
@@ -153,7 +143,12 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     widgets::callout(ui, if hovering { Tone::Ok } else { Tone::Pending }, |ui| {
         ui.vertical_centered(|ui| {
             ui.add_space(8.0);
-            ui.label(RichText::new(t(lang, "ui_drop_zip")).size(16.0));
+            let drop = if app.opts.target.os == Os::Linux {
+                "ui_drop_tarball"
+            } else {
+                "ui_drop_zip"
+            };
+            ui.label(RichText::new(t(lang, drop)).size(16.0));
             ui.add_space(8.0);
         });
     });

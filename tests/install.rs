@@ -60,6 +60,33 @@ impl Machine {
         self.work.path().join("root")
     }
 
+    /// `install` of CUDA 11.4 for Linux (Ampere, driver 470.82.01) from the mirror into
+    /// the root, unattended, with the JSON report.
+    fn linux_args(&self) -> Vec<String> {
+        [
+            "install",
+            "--unattended",
+            "--json",
+            "--os",
+            "linux",
+            "--cuda",
+            "11.4",
+            "--gpu-cc",
+            "8.6",
+            "--driver",
+            "470.82.01",
+            "--mirror",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            format!("http://{}", self.server.addr),
+            "--root".into(),
+            self.root().display().to_string(),
+        ])
+        .collect()
+    }
+
     fn cudnn_zip(&self) -> PathBuf {
         let z = self
             .work
@@ -314,29 +341,8 @@ fn a_failing_installer_exits_1603_and_names_what_is_missing() {
 fn linux_runfile_and_profile_script() {
     let m = Machine::new(windows_installer(0, 0));
     let root = m.root();
-    let args: Vec<String> = [
-        "install",
-        "--unattended",
-        "--json",
-        "--os",
-        "linux",
-        "--cuda",
-        "11.4",
-        "--gpu-cc",
-        "8.6",
-        "--driver",
-        "470.82.01",
-        "--no-cudnn",
-        "--mirror",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([
-        format!("http://{}", m.server.addr),
-        "--root".into(),
-        root.display().to_string(),
-    ])
-    .collect();
+    let mut args = m.linux_args();
+    args.push("--no-cudnn".into());
     let out = cli(&args, &[]);
     assert_eq!(
         out.status.code(),
@@ -404,28 +410,7 @@ fn linux_developer_install_brings_the_cudnn_tarball() {
         Body::Bytes(Arc::new(manifest.into_bytes())),
     );
     let root = m.root();
-    let args: Vec<String> = [
-        "install",
-        "--unattended",
-        "--json",
-        "--os",
-        "linux",
-        "--cuda",
-        "11.4",
-        "--gpu-cc",
-        "8.6",
-        "--driver",
-        "470.82.01",
-        "--mirror",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([
-        format!("http://{}", m.server.addr),
-        "--root".into(),
-        root.display().to_string(),
-    ])
-    .collect();
+    let args = m.linux_args();
     let out = cli(&args, &[]);
     assert_eq!(
         out.status.code(),

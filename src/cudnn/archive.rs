@@ -171,8 +171,15 @@ pub(super) fn check_name(name: &str) -> Result<(), Refusal> {
 
 /// `cudnn-windows-x86_64-9.10.2.21_cuda12-archive` → (9.10.2.21, 12).
 pub fn parse_top(top: &str) -> Option<(Version, u32)> {
+    parse_top_for(top, "windows-x86_64")
+}
+
+/// NVIDIA's archive folder `cudnn-<platform>-<version>_cuda<major>-archive`.
+pub(super) fn parse_top_for(top: &str, platform: &str) -> Option<(Version, u32)> {
     let rest = top
-        .strip_prefix("cudnn-windows-x86_64-")?
+        .strip_prefix("cudnn-")?
+        .strip_prefix(platform)?
+        .strip_prefix('-')?
         .strip_suffix("-archive")?;
     let (ver, cuda) = rest.split_once("_cuda")?;
     Some((ver.parse().ok()?, cuda.parse().ok()?))

@@ -38,11 +38,7 @@ pub fn is_xz(path: &Path) -> bool {
 
 /// `cudnn-linux-x86_64-9.10.2.21_cuda12-archive` → (9.10.2.21, 12).
 pub fn parse_linux_top(top: &str) -> Option<(Version, u32)> {
-    let rest = top
-        .strip_prefix("cudnn-linux-x86_64-")?
-        .strip_suffix("-archive")?;
-    let (ver, cuda) = rest.split_once("_cuda")?;
-    Some((ver.parse().ok()?, cuda.parse().ok()?))
+    super::archive::parse_top_for(top, "linux-x86_64")
 }
 
 /// Where a file under the top folder goes; None: not part of NVIDIA's layout.

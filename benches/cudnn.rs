@@ -135,7 +135,7 @@ fn compare(
 
 /// NVIDIA's Linux .tar.xz (BENCH_CUDNN_TAR_MB unpacked, default 512) against `tar -xJf`
 /// then `cp -a` of include and lib into the toolkit (links kept), as users do by hand.
-/// Ours reads the archive twice (check, then extract): the price of validating a stream.
+/// Ours checks and extracts in one pass of the stream, as `tar` does.
 fn linux_tarball(dir: &Path) {
     let mb: usize = std::env::var("BENCH_CUDNN_TAR_MB")
         .ok()

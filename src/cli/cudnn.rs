@@ -80,14 +80,17 @@ pub fn run(args: &Args) -> Result<i32, CliError> {
                 }
                 Event::Extracted {
                     entries,
-                    total_entries,
+                    bytes,
+                    total_bytes,
                     ..
                 } => {
                     let mut l = last.lock().unwrap();
-                    // A line per quarter is enough on a console.
-                    if entries * 4 / total_entries > *l || entries == total_entries {
-                        *l = entries * 4 / total_entries;
-                        eprintln!("  extracted {entries}/{total_entries}");
+                    // A line per quarter of the bytes is enough on a console (a tarball's
+                    // entry count is known only at its end).
+                    let quarter = (bytes * 4 / total_bytes.max(1)) as usize;
+                    if quarter > *l {
+                        *l = quarter;
+                        eprintln!("  extracted {entries} files, {}%", quarter * 25);
                     }
                 }
                 Event::Applying => eprintln!("  copying into {}", cuda_dir.display()),

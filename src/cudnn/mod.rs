@@ -179,10 +179,39 @@ pub fn install(
             dir: dir.to_path_buf(),
             detail: "no version.json, version.txt or bin/nvcc".into(),
         })?;
-    let plan = archive::open(archive).map_err(|refusal| CudnnError::Refused {
-        archive: archive.to_path_buf(),
-        refusal,
-    })?;
+    let meta = txn::meta(dir);
+    let meta_existed = meta.exists();
+    let staging = meta.join(format!("staging-{}", std::process::id()));
+    // NVIDIA's Linux tarball is checked and extracted in one pass of its stream, into
+    // staging only (a tar has no index: a check-only pass would decode it twice); a zip
+    // is checked first, then extracted. Either way the toolkit is untouched until the
+    // transaction, and a refusal leaves no trace.
+    let (plan, staged) = if tarball::is_xz(archive) {
+        std::fs::create_dir_all(&meta).map_err(|e| CudnnError::io(&meta, e))?;
+        let _ = std::fs::remove_dir_all(&staging);
+        match tarball::open_and_extract(archive, &archive::Limits::default(), &staging, report) {
+            Ok((p, s)) => (p, Some(s)),
+            Err(e) => {
+                if !meta_existed {
+                    let _ = std::fs::remove_dir_all(&meta);
+                }
+                return Err(e);
+            }
+        }
+    } else {
+        let plan = archive::open(archive).map_err(|refusal| CudnnError::Refused {
+            archive: archive.to_path_buf(),
+            refusal,
+        })?;
+        (plan, None)
+    };
+    let give_up = |e: CudnnError| {
+        let _ = std::fs::remove_dir_all(&staging);
+        if !meta_existed {
+            let _ = std::fs::remove_dir_all(&meta);
+        }
+        e
+    };
     if let Some(major) = plan.cuda_major
         && major != toolkit.major()
     {
@@ -200,7 +229,7 @@ pub fn install(
                 toolkit.major()
             )
         };
-        return Err(CudnnError::Refused {
+        return Err(give_up(CudnnError::Refused {
             archive: archive.to_path_buf(),
             refusal: Refusal::CudaMismatch {
                 archive: major,
@@ -208,14 +237,16 @@ pub fn install(
                 toolkit_dir: dir.to_path_buf(),
                 suggestion,
             },
-        });
+        }));
     }
     report(Event::Validated {
         version: plan.version.clone(),
         entries: plan.entries.len(),
         total_bytes: plan.total_bytes,
     });
-    if let Some(free) = crate::platform::free_space(dir)
+    // (A tarball is already in staging: a full drive stopped it there.)
+    if staged.is_none()
+        && let Some(free) = crate::platform::free_space(dir)
         && free < plan.total_bytes * 2
     {
         return Err(CudnnError::DiskFull {
@@ -224,19 +255,16 @@ pub fn install(
             free,
         });
     }
-    if let Some(old) = txn::read_manifest(dir)? {
-        txn::uninstall(dir, old)?;
+    if let Some(old) = txn::read_manifest(dir).map_err(give_up)? {
+        txn::uninstall(dir, old).map_err(give_up)?;
     }
 
-    let meta = txn::meta(dir);
-    std::fs::create_dir_all(&meta).map_err(|e| CudnnError::io(&meta, e))?;
-    let staging = meta.join(format!("staging-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
-    let staged = match extract::extract(&plan, &staging, report) {
-        Ok(s) => s,
-        Err(e) => {
+    let staged = match staged {
+        Some(s) => s,
+        None => {
+            std::fs::create_dir_all(&meta).map_err(|e| CudnnError::io(&meta, e))?;
             let _ = std::fs::remove_dir_all(&staging);
-            return Err(e);
+            extract::extract(&plan, &staging, report).map_err(give_up)?
         }
     };
     let files: Vec<ManifestFile> = staged

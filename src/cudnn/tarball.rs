@@ -1,14 +1,20 @@
 //! NVIDIA's Linux cuDNN archive (`cudnn-linux-x86_64-<version>_cuda<major>-archive.tar.xz`)
-//! as hostile input. A tar has no central directory, so the stream is read twice: the
-//! first pass checks every header (and reads the version header) without writing a
-//! byte, to the end of the xz stream so its checksums are verified; the second extracts
-//! into staging and refuses any entry that differs from what the first pass checked.
+//! as hostile input. A tar has no central directory, so an archive is judged only at the
+//! end of its stream (the xz checksums come last). A check (`open_with`) reads it once
+//! and writes nothing. An install (`open_and_extract`) reads it once too: each entry is
+//! checked on its own before it is written into staging (one top folder, a place in
+//! NVIDIA's layout, a link only in lib/ and only to a sibling's name, so nothing
+//! resolves outside staging); the whole-archive checks run at the end, before any
+//! transaction, and a refusal removes staging. (`extract` after `open_with` is a second
+//! pass that refuses any entry that differs from what the first one checked.)
 //! Decompression (pure Rust, streaming) is bounded, so a bomb stops at the limit.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::path::Path;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::archive::{Entry, Format, Kind, Limits, Plan, Refusal, check_name};
@@ -57,7 +63,7 @@ fn classify(inner: &str) -> Option<Kind> {
 /// The decompressed stream, stopped once it has produced more than any real archive
 /// holds (the xz decoder streams: memory stays its dictionary, whatever the size).
 struct Bounded {
-    inner: lzma_rust2::XzReader<BufReader<File>>,
+    inner: lzma_rust2::XzReader<BufReader<Counting>>,
     produced: u64,
     cap: u64,
     over: Arc<Mutex<Option<Refusal>>>,
@@ -76,10 +82,26 @@ impl Read for Bounded {
     }
 }
 
+/// The archive file, counting the compressed bytes read (progress of a single pass).
+struct Counting {
+    file: File,
+    read: Arc<AtomicU64>,
+}
+
+impl Read for Counting {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read(out)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
 /// What explains a read error: the limit that stopped the decoder, else damage.
 struct Guard {
     over: Arc<Mutex<Option<Refusal>>>,
     archive: String,
+    /// Compressed bytes read so far.
+    read: Arc<AtomicU64>,
 }
 
 impl Guard {
@@ -128,14 +150,26 @@ fn stream(path: &Path, limits: &Limits) -> Result<(tar::Archive<Bounded>, Guard)
         name: archive.clone(),
         detail: e.to_string(),
     })?;
+    let read = Arc::new(AtomicU64::new(0));
+    let counting = Counting {
+        file,
+        read: read.clone(),
+    };
     let reader = Bounded {
-        inner: lzma_rust2::XzReader::new_mem_limit(BufReader::new(file), true, MAX_DICT_KIB),
+        inner: lzma_rust2::XzReader::new_mem_limit(BufReader::new(counting), true, MAX_DICT_KIB),
         produced: 0,
         cap,
         over: over.clone(),
         limit,
     };
-    Ok((tar::Archive::new(reader), Guard { over, archive }))
+    Ok((
+        tar::Archive::new(reader),
+        Guard {
+            over,
+            archive,
+            read,
+        },
+    ))
 }
 
 /// Reads what follows the tar's end so the decoder checks the whole stream (the xz
@@ -299,64 +333,227 @@ fn check_link_chains(entries: &[Entry]) -> Result<(), Refusal> {
 
 /// Validates the tarball at `path` without writing anything.
 pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
-    if cfg!(windows) {
-        return Err(Refusal::LinuxArchive);
+    let refusal = |e: CudnnError| match e {
+        CudnnError::Refused { refusal, .. } => refusal,
+        other => Refusal::Corrupt {
+            name: path.display().to_string(),
+            detail: other.to_string(),
+        },
+    };
+    let scan = scan(path, limits, None).map_err(refusal)?;
+    plan(path, scan.files, scan.headers, scan.total)
+}
+
+/// Validates and extracts in ONE pass of the stream, for an install: the xz decode is
+/// the cost, and `open_with` + `extract` pay it twice. Everything is written only below
+/// `staging` (links only to a sibling, so nothing resolves outside it); the
+/// whole-archive checks (one top folder, layout, link chains, version, ratio, the xz
+/// checksums at the end) all pass before this returns, so the caller's transaction
+/// never sees a refused archive. On any error `staging` is removed.
+pub fn open_and_extract(
+    path: &Path,
+    limits: &Limits,
+    staging: &Path,
+    report: &(dyn Fn(Event) + Sync),
+) -> Result<(Plan, Vec<Staged>), CudnnError> {
+    let run = || -> Result<(Plan, Vec<Staged>), CudnnError> {
+        let scan = scan(path, limits, Some((staging, report)))?;
+        let mut written = scan.written;
+        let plan = plan(path, scan.files, scan.headers, scan.total).map_err(|refusal| {
+            CudnnError::Refused {
+                archive: path.to_path_buf(),
+                refusal,
+            }
+        })?;
+        let staged = plan
+            .entries
+            .iter()
+            .map(|e| {
+                let (path, sha256) = written.remove(&e.index).expect("every entry was written");
+                Staged {
+                    entry: e.clone(),
+                    path,
+                    sha256,
+                }
+            })
+            .collect();
+        Ok((plan, staged))
+    };
+    let r = run();
+    if r.is_err() {
+        let _ = std::fs::remove_dir_all(staging);
     }
-    let (mut tar, g) = stream(path, limits)?;
+    r
+}
+
+/// What one pass collected.
+struct Scan {
+    files: Vec<(usize, Header)>,
+    headers: HashMap<String, String>,
+    total: u64,
+    /// With staging: each written entry's path and SHA-256 (empty for a link), by index.
+    written: HashMap<usize, (PathBuf, String)>,
+}
+
+/// One pass over the stream, to its end (so the xz checksums are verified): every
+/// header checked; with `staging`, every file and link also written there, below its
+/// top folder, once the entry's own checks (one top folder, a known place, a link's
+/// target) have passed.
+fn scan(
+    path: &Path,
+    limits: &Limits,
+    staging: Option<(&Path, &(dyn Fn(Event) + Sync))>,
+) -> Result<Scan, CudnnError> {
+    let refused = |refusal| CudnnError::Refused {
+        archive: path.to_path_buf(),
+        refusal,
+    };
+    if cfg!(windows) {
+        return Err(refused(Refusal::LinuxArchive));
+    }
+    let (mut tar, g) = stream(path, limits).map_err(refused)?;
+    let packed = std::fs::metadata(path).map_or(0, |m| m.len()).max(1);
     let mut seen: HashMap<String, String> = HashMap::new();
     let mut files: Vec<(usize, Header)> = Vec::new();
     let mut headers: HashMap<String, String> = HashMap::new();
+    let mut written: HashMap<usize, (PathBuf, String)> = HashMap::new();
+    let mut first_top: Option<String> = None;
     let mut total = 0u64;
+    let mut buf = vec![0u8; 256 << 10];
     let mut pending = Pending::default();
-    let entries = tar.entries().map_err(|e| g.refusal("", e))?.raw(true);
+    let entries = tar
+        .entries()
+        .map_err(|e| refused(g.refusal("", e)))?
+        .raw(true);
     for (i, e) in entries.enumerate() {
         if i >= limits.entries {
-            return Err(Refusal::TooManyEntries {
+            return Err(refused(Refusal::TooManyEntries {
                 count: i + 1,
                 limit: limits.entries,
-            });
+            }));
         }
-        let mut e = e.map_err(|err| g.refusal("", err))?;
-        if extension(&mut e, &mut pending, &g)? {
+        let mut e = e.map_err(|err| refused(g.refusal("", err)))?;
+        if extension(&mut e, &mut pending, &g).map_err(refused)? {
             continue;
         }
-        let h = header(&e, &mut pending)?;
+        let h = header(&e, &mut pending).map_err(refused)?;
         let folded = h.name.trim_end_matches('/').to_lowercase();
         if let Some(prev) = seen.insert(folded, h.name.clone()) {
-            return Err(Refusal::CaseCollision { a: prev, b: h.name });
+            return Err(refused(Refusal::CaseCollision { a: prev, b: h.name }));
         }
-        if h.what.is_none() {
+        let Some(what) = h.what.clone() else {
             continue;
-        }
+        };
         total = total.saturating_add(h.size);
         if total > limits.total_bytes {
-            return Err(Refusal::TooLarge {
+            return Err(refused(Refusal::TooLarge {
                 total,
                 limit: limits.total_bytes,
-            });
+            }));
         }
         let file = h.name.rsplit('/').next().unwrap_or("");
-        if h.what == Some(What::File)
+        let version_header = what == What::File
             && matches!(file, "cudnn_version.h" | "cudnn.h")
-            && h.size <= MAX_HEADER_BYTES
-        {
-            let mut text = String::new();
-            e.read_to_string(&mut text)
-                .map_err(|err| g.refusal(&h.name, err))?;
-            headers.insert(h.name.clone(), text);
+            && h.size <= MAX_HEADER_BYTES;
+        let mut bytes = Vec::new();
+        if version_header {
+            e.read_to_end(&mut bytes)
+                .map_err(|err| refused(g.refusal(&h.name, err)))?;
+            headers.insert(h.name.clone(), String::from_utf8_lossy(&bytes).into_owned());
+        }
+        if let Some((staging, report)) = staging {
+            let inner = entry_place(&h, &what, &mut first_top).map_err(refused)?;
+            let dest = staging.join(inner);
+            if let Some(dir) = dest.parent() {
+                std::fs::create_dir_all(dir).map_err(|err| CudnnError::io(dir, err))?;
+            }
+            let sha256 = match &what {
+                What::Link(target) => {
+                    symlink(target, &dest)?;
+                    String::new()
+                }
+                What::File => {
+                    let mut f = File::create(&dest).map_err(|err| CudnnError::io(&dest, err))?;
+                    let mut hasher = Hasher::new(false);
+                    if version_header {
+                        hasher.update(&bytes);
+                        f.write_all(&bytes)
+                            .map_err(|err| CudnnError::io(&dest, err))?;
+                    }
+                    loop {
+                        let n = e
+                            .read(&mut buf)
+                            .map_err(|err| refused(g.refusal(&h.name, err)))?;
+                        if n == 0 {
+                            break;
+                        }
+                        hasher.update(&buf[..n]);
+                        f.write_all(&buf[..n])
+                            .map_err(|err| CudnnError::io(&dest, err))?;
+                    }
+                    hasher.finish().sha256
+                }
+            };
+            written.insert(i, (dest, sha256));
+            // Entries and sizes are known only at the end: progress is the compressed
+            // bytes read.
+            report(Event::Extracted {
+                entries: written.len(),
+                total_entries: written.len(),
+                bytes: g.read.load(Ordering::Relaxed).min(packed),
+                total_bytes: packed,
+            });
         }
         files.push((i, h));
     }
-    drain(tar, &g)?;
-    let packed = std::fs::metadata(path).map_or(0, |m| m.len()).max(1);
+    drain(tar, &g).map_err(refused)?;
     if total / packed > limits.ratio {
-        return Err(Refusal::Ratio {
+        return Err(refused(Refusal::Ratio {
             name: g.archive.clone(),
             ratio: total / packed,
             limit: limits.ratio,
+        }));
+    }
+    Ok(Scan {
+        files,
+        headers,
+        total,
+        written,
+    })
+}
+
+/// Where an entry goes below staging (its path under the top folder), checked before a
+/// byte of it is written: the same top folder as the first entry, a place NVIDIA's
+/// layout has, and for a link: in lib/, to a sibling's plain name. (`plan` checks the
+/// same again, with the rest, once everything is read.)
+fn entry_place<'a>(
+    h: &'a Header,
+    what: &What,
+    first_top: &mut Option<String>,
+) -> Result<&'a str, Refusal> {
+    let (top, inner) = h.name.split_once('/').ok_or_else(|| Refusal::Layout {
+        found: format!("top-level entries [{:?}]", h.name),
+    })?;
+    let first = first_top.get_or_insert_with(|| top.to_string());
+    if top != first.as_str() {
+        return Err(Refusal::Layout {
+            found: format!("top-level entries [{first:?}, {top:?}]"),
         });
     }
-    plan(path, files, headers, total)
+    let kind = classify(inner).ok_or_else(|| Refusal::Layout {
+        found: format!("unexpected file \"{}\"", h.name),
+    })?;
+    if let What::Link(target) = what {
+        if !matches!(kind, Kind::SharedLib | Kind::StaticLib) {
+            return Err(Refusal::BadLink {
+                name: h.name.clone(),
+                target: target.clone(),
+                why: "only lib/ holds links".into(),
+            });
+        }
+        check_link_target(&h.name, target)?;
+    }
+    Ok(inner)
 }
 
 /// The layout check, once every header has been read.

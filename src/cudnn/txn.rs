@@ -213,10 +213,13 @@ fn cleanup(dir: &Path, j: &Journal) {
     if let Some(s) = &j.staging {
         let _ = std::fs::remove_dir_all(dir.join(s));
     }
-    // Staging folders of runs killed before their journal was written.
+    // Staging folders of runs killed before their journal was written — not this run's
+    // own (an install stages a tarball before it uninstalls the previous cuDNN).
+    let ours = format!("staging-{}", std::process::id());
     if let Ok(rd) = std::fs::read_dir(meta(dir)) {
         for e in rd.flatten() {
-            if e.file_name().to_string_lossy().starts_with("staging-") {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("staging-") && name != ours {
                 let _ = std::fs::remove_dir_all(e.path());
             }
         }

@@ -724,6 +724,9 @@ mod linux_tarball {
         assert!(err.contains("CUDA 12") && err.contains("13.0.2"), "{err}");
         assert_eq!(tree_links(&dir), before);
         no_staging(&dir);
+        // The one pass extracted into staging before the mismatch was known: nothing of
+        // it (not even our own folder) is left in a toolkit we never installed into.
+        assert!(!dir.join(".cuda-setup").exists());
     }
 
     /// One tarball per rule, refused with a cuDNN of ours already installed: the toolkit

@@ -5,8 +5,7 @@
 //! checked on its own before it is written into staging (one top folder, a place in
 //! NVIDIA's layout, a link only in lib/ and only to a sibling's name, so nothing
 //! resolves outside staging); the whole-archive checks run at the end, before any
-//! transaction, and a refusal removes staging. (`extract` after `open_with` is a second
-//! pass that refuses any entry that differs from what the first one checked.)
+//! transaction, and a refusal removes staging.
 //! Decompression (pure Rust, streaming) is bounded, so a bomb stops at the limit.
 
 use std::collections::HashMap;
@@ -345,7 +344,7 @@ pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
 }
 
 /// Validates and extracts in ONE pass of the stream, for an install: the xz decode is
-/// the cost, and `open_with` + `extract` pay it twice. Everything is written only below
+/// the cost, and a check-then-extract would pay it twice. Everything is written only below
 /// `staging` (links only to a sibling, so nothing resolves outside it); the
 /// whole-archive checks (one top folder, layout, link chains, version, ratio, the xz
 /// checksums at the end) all pass before this returns, so the caller's transaction
@@ -644,107 +643,6 @@ fn plan(
         entries,
         total_bytes: total,
     })
-}
-
-/// Extracts the entries of a validated `plan` under `staging/<inner path>`, in one pass.
-pub fn extract(
-    plan: &Plan,
-    staging: &Path,
-    report: &(dyn Fn(Event) + Sync),
-) -> Result<Vec<Staged>, CudnnError> {
-    let refused = |refusal| CudnnError::Refused {
-        archive: plan.path.clone(),
-        refusal,
-    };
-    let wanted: HashMap<usize, &Entry> = plan.entries.iter().map(|e| (e.index, e)).collect();
-    let (mut tar, g) = stream(&plan.path, &Limits::default()).map_err(refused)?;
-    let mut out = Vec::with_capacity(plan.entries.len());
-    let mut bytes = 0u64;
-    let mut buf = vec![0u8; 256 << 10];
-    let mut pending = Pending::default();
-    let entries = tar
-        .entries()
-        .map_err(|e| refused(g.refusal("", e)))?
-        .raw(true);
-    for (i, e) in entries.enumerate() {
-        let mut e = e.map_err(|err| refused(g.refusal("", err)))?;
-        if extension(&mut e, &mut pending, &g).map_err(refused)? {
-            continue;
-        }
-        let h = header(&e, &mut pending).map_err(refused)?;
-        let Some(entry) = wanted.get(&i) else {
-            if h.what.is_some() {
-                return Err(refused(changed(&h.name)));
-            }
-            continue;
-        };
-        let same = h.name == entry.name
-            && match (&h.what, &entry.link) {
-                (Some(What::File), None) => h.size == entry.size,
-                (Some(What::Link(t)), Some(l)) => t == l,
-                _ => false,
-            };
-        if !same {
-            return Err(refused(changed(&h.name)));
-        }
-        let path = staging.join(&entry.inner);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|err| CudnnError::io(dir, err))?;
-        }
-        let sha256 = match &entry.link {
-            Some(target) => {
-                symlink(target, &path)?;
-                String::new()
-            }
-            None => {
-                let mut f = File::create(&path).map_err(|err| CudnnError::io(&path, err))?;
-                let mut hasher = Hasher::new(false);
-                loop {
-                    let n = e
-                        .read(&mut buf)
-                        .map_err(|err| refused(g.refusal(&entry.name, err)))?;
-                    if n == 0 {
-                        break;
-                    }
-                    hasher.update(&buf[..n]);
-                    f.write_all(&buf[..n])
-                        .map_err(|err| CudnnError::io(&path, err))?;
-                    bytes += n as u64;
-                }
-                hasher.finish().sha256
-            }
-        };
-        out.push(Staged {
-            entry: (*entry).clone(),
-            path,
-            sha256,
-        });
-        report(Event::Extracted {
-            entries: out.len(),
-            total_entries: plan.entries.len(),
-            bytes,
-            total_bytes: plan.total_bytes,
-        });
-    }
-    drain(tar, &g).map_err(refused)?;
-    if out.len() != plan.entries.len() {
-        return Err(refused(Refusal::Corrupt {
-            name: g.archive.clone(),
-            detail: format!(
-                "{} of {} files: truncated since it was checked",
-                out.len(),
-                plan.entries.len()
-            ),
-        }));
-    }
-    Ok(out)
-}
-
-fn changed(name: &str) -> Refusal {
-    Refusal::Corrupt {
-        name: name.into(),
-        detail: "the archive changed since it was checked".into(),
-    }
 }
 
 #[cfg(unix)]

@@ -14,8 +14,8 @@ use super::{Ctx, StepError, StepEvent};
 use crate::download::{self, DownloadError, Expected};
 use crate::wheels::index::{self, DistFile};
 
-/// `pip debug` starts pip once: well under this.
-const TAGS_TIMEOUT: Duration = Duration::from_secs(30);
+/// One short question to the interpreter (`pip debug` starts pip once): well under this.
+const ASK_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What pip's arguments ask for: `torch==V` from `--index-url U`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,7 +101,7 @@ fn ask(python: &Path, args: &[&str], ctx: &Ctx) -> String {
     let mut cmd = std::process::Command::new(python);
     cmd.args(args);
     let mut out = String::new();
-    let _ = crate::platform::run_long(cmd, TAGS_TIMEOUT, &|| ctx.cancel.is_cancelled(), &mut |l| {
+    let _ = crate::platform::run_long(cmd, ASK_TIMEOUT, &|| ctx.cancel.is_cancelled(), &mut |l| {
         out.push_str(&l);
         out.push('\n');
     });

@@ -17,6 +17,7 @@ pub mod recommend;
 pub mod refresh;
 pub mod repair;
 pub mod run;
+pub mod safe_path;
 pub mod steps;
 pub mod target;
 pub mod ui;

@@ -1,0 +1,288 @@
+//! Names and paths that come from outside (a package index, a URL, a server header, a
+//! manifest, our own state files on disk) are input, never paths we trust. This module is
+//! the one checker: a *name* must be one file-name component that is the same file on
+//! Windows and Linux; a *relative path* is made of such components; a path *inside* a
+//! root must not leave it, also not through a symbolic link already on disk.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Why a name or path from outside was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[serde(tag = "why", rename_all = "snake_case")]
+pub enum Unsafe {
+    #[error("{name:?} is empty")]
+    Empty { name: String },
+    #[error("{name:?} is longer than {max} bytes")]
+    TooLong { name: String, max: usize },
+    #[error("{name:?} contains a path separator")]
+    Separator { name: String },
+    #[error("{name:?} is `.` or `..`")]
+    Dots { name: String },
+    #[error("{name:?} names a drive or a Windows device path")]
+    Drive { name: String },
+    #[error("{name:?} contains a character Windows does not allow in file names")]
+    BadChar { name: String },
+    #[error("{name:?} is a name Windows reserves for a device")]
+    Reserved { name: String },
+    #[error("{name:?} ends with a dot or a space, which Windows drops")]
+    TrailingDot { name: String },
+    #[error("{path:?} is absolute")]
+    Absolute { path: String },
+    #[error("{path:?} leaves {root:?}")]
+    Outside { path: String, root: String },
+    #[error("{path:?} passes through a symbolic link ({link:?})")]
+    Link { path: String, link: String },
+}
+
+/// The longest file-name component we accept (NTFS and ext4 allow 255).
+pub const MAX_NAME: usize = 255;
+
+/// Windows' reserved device names, refused with any extension (`CON.txt`, `nul.whl`).
+const RESERVED: &[&str] = &[
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
+    "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9", "CONIN$",
+    "CONOUT$",
+];
+
+/// `name` as one safe file-name component, or why not. Checked as both Windows and Linux
+/// would read it, so a name accepted on Linux is the same single file on Windows.
+pub fn file_name(name: &str) -> Result<&str, Unsafe> {
+    let n = || name.to_string();
+    if name.is_empty() {
+        return Err(Unsafe::Empty { name: n() });
+    }
+    if name.len() > MAX_NAME {
+        return Err(Unsafe::TooLong {
+            name: n(),
+            max: MAX_NAME,
+        });
+    }
+    if name == "." || name == ".." {
+        return Err(Unsafe::Dots { name: n() });
+    }
+    if name.contains(['/', '\\']) {
+        return Err(Unsafe::Separator { name: n() });
+    }
+    if name.contains(':') {
+        return Err(Unsafe::Drive { name: n() });
+    }
+    if name
+        .chars()
+        .any(|c| c.is_control() || matches!(c, '<' | '>' | '"' | '|' | '?' | '*'))
+    {
+        return Err(Unsafe::BadChar { name: n() });
+    }
+    if name.ends_with('.') || name.ends_with(' ') {
+        return Err(Unsafe::TrailingDot { name: n() });
+    }
+    let stem = name.split('.').next().unwrap_or(name).trim_end();
+    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem)) {
+        return Err(Unsafe::Reserved { name: n() });
+    }
+    Ok(name)
+}
+
+/// The last segment of a URL's path (query and fragment dropped, percent-decoding
+/// applied), checked with [`file_name`].
+pub fn file_name_from_url(url: &str) -> Result<String, Unsafe> {
+    let no_frag = url.split('#').next().unwrap_or(url);
+    let no_query = no_frag.split('?').next().unwrap_or(no_frag);
+    let last = no_query.rsplit('/').next().unwrap_or("");
+    let decoded = percent_decode(last);
+    file_name(&decoded)?;
+    Ok(decoded)
+}
+
+/// `%XX` decoded; anything malformed is kept as it is (and then judged as a name).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
+            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A relative path (separators `/` or `\`) whose every component is a safe name.
+pub fn relative(path: &str) -> Result<PathBuf, Unsafe> {
+    if path.starts_with(['/', '\\']) || Path::new(path).is_absolute() {
+        return Err(Unsafe::Absolute {
+            path: path.to_string(),
+        });
+    }
+    let mut out = PathBuf::new();
+    for part in path.split(['/', '\\']) {
+        if part.is_empty() {
+            continue; // `a//b`, a trailing slash
+        }
+        out.push(file_name(part)?);
+    }
+    if out.as_os_str().is_empty() {
+        return Err(Unsafe::Empty {
+            name: path.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// `root` joined with `rel`, refused if `rel` is absolute, climbs out with `..`, or passes
+/// through a symbolic link that exists on disk (a link could lead anywhere). The final
+/// component may itself be a link (our cuDNN manifest records links as links); only the
+/// folders on the way must be real folders.
+pub fn inside(root: &Path, rel: &Path) -> Result<PathBuf, Unsafe> {
+    let shown = || rel.display().to_string();
+    let mut out = root.to_path_buf();
+    let comps: Vec<Component> = rel.components().collect();
+    if comps.is_empty() {
+        return Err(Unsafe::Empty { name: shown() });
+    }
+    for (i, c) in comps.iter().enumerate() {
+        match c {
+            Component::Normal(part) => {
+                let s = part.to_string_lossy();
+                file_name(&s)?;
+                out.push(part);
+                let last = i + 1 == comps.len();
+                if !last
+                    && std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink())
+                {
+                    return Err(Unsafe::Link {
+                        path: shown(),
+                        link: out.display().to_string(),
+                    });
+                }
+            }
+            Component::CurDir => {}
+            Component::ParentDir => {
+                return Err(Unsafe::Outside {
+                    path: shown(),
+                    root: root.display().to_string(),
+                });
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(Unsafe::Absolute { path: shown() });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Like [`inside`] for a path stored as text (`a/b\c`), as our state files keep them.
+pub fn inside_str(root: &Path, rel: &str) -> Result<PathBuf, Unsafe> {
+    let r = relative(rel)?;
+    inside(root, &r)
+}
+
+/// An absolute path read from a state file must lie under `root` (checked by components,
+/// not by string prefix, so `/a/bc` is not inside `/a/b`), with no `..` on the way.
+pub fn under(root: &Path, path: &Path) -> Result<PathBuf, Unsafe> {
+    let outside = || Unsafe::Outside {
+        path: path.display().to_string(),
+        root: root.display().to_string(),
+    };
+    if path.components().any(|c| c == Component::ParentDir) {
+        return Err(outside());
+    }
+    let rel = path.strip_prefix(root).map_err(|_| outside())?;
+    inside(root, rel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for ok in [
+            "cuda_toolkit-13.5.0-py3-none-any.whl",
+            "cudnn_ops64_9.dll",
+            "libcudnn.so.9",
+            "张三.txt",
+            ".part.json",
+            "console.log",
+        ] {
+            assert_eq!(file_name(ok), Ok(ok), "{ok}");
+        }
+        for bad in [
+            "", ".", "..", "a/b", "..\\x", "C:x", "x\0y", "nul", "CON.txt", "com1.whl", "lpt9",
+            "name.", "name ", "a|b", "a*b", "a?b",
+        ] {
+            assert!(file_name(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(file_name(&"a".repeat(256)).is_err());
+    }
+
+    #[test]
+    fn url_names() {
+        assert_eq!(
+            file_name_from_url("https://x/y/cuda_12.4.1_551.78_windows.exe?token=1#f").unwrap(),
+            "cuda_12.4.1_551.78_windows.exe"
+        );
+        assert!(file_name_from_url("https://x/a/..%2F..%2Fevil.whl").is_err());
+        assert!(file_name_from_url("https://x/a/%2e%2e").is_err());
+        assert!(file_name_from_url("https://x/dir/").is_err());
+        assert_eq!(
+            file_name_from_url("https://x/a%20b.zip").unwrap(),
+            "a b.zip"
+        );
+    }
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(
+            relative("bin/x64/a.dll").unwrap(),
+            Path::new("bin/x64/a.dll")
+        );
+        assert_eq!(
+            relative("lib\\x64\\a.lib").unwrap(),
+            Path::new("lib/x64/a.lib")
+        );
+        for bad in [
+            "../victim.txt",
+            "/etc/passwd",
+            "\\x",
+            "a/../../b",
+            "C:/x",
+            "a/CON/b",
+            "",
+        ] {
+            assert!(relative(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn inside_a_root() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("root");
+        std::fs::create_dir_all(root.join("lib")).unwrap();
+        assert_eq!(
+            inside(&root, Path::new("lib/a.so")).unwrap(),
+            root.join("lib/a.so")
+        );
+        assert!(inside(&root, Path::new("../x")).is_err());
+        assert!(inside(&root, Path::new("/x")).is_err());
+        assert!(under(&root, &root.join("lib/a")).is_ok());
+        assert!(under(&root, &d.path().join("rootx/a")).is_err());
+        assert!(under(&root, &root.join("lib/../../x")).is_err());
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(d.path(), root.join("out")).unwrap();
+            assert!(matches!(
+                inside(&root, Path::new("out/victim")),
+                Err(Unsafe::Link { .. })
+            ));
+            // A link as the last component is the file itself (cuDNN's lib links).
+            assert!(inside(&root, Path::new("out")).is_ok());
+        }
+    }
+}

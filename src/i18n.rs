@@ -1592,6 +1592,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "有两个文件名只有大小写不同，在 Windows 上会互相覆盖。",
     ),
     (
+        "ui_refused_same_destination",
+        "Two entries would be installed as the same file (for example bin/ and bin/x64/, or lib/ and lib/x64/): one would overwrite the other and the toolkit's own file.",
+        "有两个文件会被安装成同一个文件（例如 bin/ 与 bin/x64/，或 lib/ 与 lib/x64/）：一个会覆盖另一个以及工具包原有的文件。",
+    ),
+    (
         "ui_refused_too_large",
         "The archive is far larger than any cuDNN (a zip bomb?).",
         "压缩包远大于任何 cuDNN（可能是压缩炸弹）。",

@@ -123,6 +123,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "一次安装被中断了；将继续完成它。",
     ),
     (
+        "repair_install_journal_rejected",
+        "The record of an interrupted install ({file}) was not used: {why}. Nothing in it was run; it was set aside as {moved}.",
+        "中断安装的记录（{file}）未被使用：{why}。其中的内容都没有执行；该文件已移到 {moved}。",
+    ),
+    (
         "repair_torch_cpu",
         "{python} has PyTorch {torch}, a CPU-only build: training runs on the CPU and the GPU idles.",
         "{python} 中的 PyTorch {torch} 是仅支持 CPU 的版本：训练只用 CPU，显卡闲置。",
@@ -156,6 +161,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "repair_fix_path_profile",
         "Remove those folders from PATH / LD_LIBRARY_PATH in your shell profile (~/.bashrc, ~/.profile).",
         "请在 shell 配置文件（~/.bashrc、~/.profile）中把这些文件夹从 PATH / LD_LIBRARY_PATH 里删除。",
+    ),
+    (
+        "repair_fix_rerun_install",
+        "Run the install again (cuda-setup install, or the wizard); what is already in place is not redone.",
+        "请重新运行安装（cuda-setup install 或向导）；已经完成的部分不会重做。",
     ),
     (
         "repair_fix_cudnn_archive",

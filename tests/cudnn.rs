@@ -1208,7 +1208,10 @@ fn a_colliding_archive_no_longer_loses_the_toolkits_own_file() {
     let before = tree(&dir);
     let top = SPEC_910_12.top();
     let mut files = SPEC_910_12.files();
-    files.push((format!("{top}/bin/x64/cudnn64_9.dll"), b"MZ second copy".to_vec()));
+    files.push((
+        format!("{top}/bin/x64/cudnn64_9.dll"),
+        b"MZ second copy".to_vec(),
+    ));
     let zip = w.path().join("twice.zip");
     write_zip(&zip, &files, true);
     let out = cli(
@@ -1233,7 +1236,10 @@ fn a_colliding_archive_no_longer_loses_the_toolkits_own_file() {
     assert_eq!(tree(&dir), before);
     let out = cli(&["cudnn", "uninstall", "--cuda-dir", p(&dir)], &[]);
     assert_eq!(out.status.code(), Some(4));
-    assert_eq!(std::fs::read(dir.join("bin/cudnn64_9.dll")).unwrap(), original);
+    assert_eq!(
+        std::fs::read(dir.join("bin/cudnn64_9.dll")).unwrap(),
+        original
+    );
     assert_eq!(tree(&dir), before);
 }
 

@@ -203,7 +203,11 @@ fn classify(inner: &str) -> Option<Kind> {
 
 /// Where the DLLs go: beside the toolkit's own runtime DLLs (`bin`, `bin/x64` for 13.x).
 fn dll_dir(toolkit_major: u32) -> &'static str {
-    if toolkit_major >= 13 { "bin/x64" } else { "bin" }
+    if toolkit_major >= 13 {
+        "bin/x64"
+    } else {
+        "bin"
+    }
 }
 
 /// Where an entry is installed, relative to the toolkit folder, with `/`. The layouts'
@@ -280,7 +284,9 @@ impl Destinations {
 
     pub(super) fn check(entries: &[Entry]) -> Result<(), Refusal> {
         let mut d = Destinations::default();
-        entries.iter().try_for_each(|e| d.add(&e.name, e.kind, &e.inner))
+        entries
+            .iter()
+            .try_for_each(|e| d.add(&e.name, e.kind, &e.inner))
     }
 }
 

@@ -582,13 +582,25 @@ fn interrupted(i: &Input, out: &mut Vec<Finding>) {
             ));
         }
     }
-    if crate::run::interrupted_plan(i.target).is_some() {
-        out.push(finding(
+    match crate::run::check_interrupted(i.target) {
+        Ok(Some(_)) => out.push(finding(
             "repair_install_interrupted",
             Severity::Error,
             msg!("repair_install_interrupted"),
             Fix::ResumeInstall,
-        ));
+        )),
+        Ok(None) => {}
+        Err(r) => out.push(finding(
+            "repair_install_journal_rejected",
+            Severity::Warning,
+            msg!(
+                "repair_install_journal_rejected",
+                file = show(&r.file),
+                why = &r.why,
+                moved = r.moved_to.as_deref().map_or_else(|| "-".into(), show)
+            ),
+            manual("repair_fix_rerun_install"),
+        )),
     }
 }
 

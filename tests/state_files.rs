@@ -93,7 +93,6 @@ fn refused_saying(out: &Output, what: &[&str]) {
 #[test]
 fn a_manifest_entry_outside_the_toolkit_deletes_nothing() {
     let w = tempfile::tempdir().unwrap();
-    let victim = w.path().join("victim.txt");
     let outside = w.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("x"), b"not the toolkit's").unwrap();
@@ -106,10 +105,12 @@ fn a_manifest_entry_outside_the_toolkit_deletes_nothing() {
         ("backslashes", entry("..\\victim.txt", false)),
     ];
     for (i, (name, bad)) in cases.into_iter().enumerate() {
-        std::fs::write(&victim, b"victim").unwrap();
         std::fs::write(&abs, b"victim").unwrap();
         let root = w.path().join(format!("case{i}"));
         let dir = installed(&root);
+        // `../victim.txt` from the toolkit folder.
+        let victim = root.join("victim.txt");
+        std::fs::write(&victim, b"victim").unwrap();
         std::os::unix::fs::symlink(&outside, dir.join("evil")).unwrap();
         let manifest = meta(&dir).join("cudnn-manifest.json");
         edit_json(&manifest, |m| {
@@ -174,8 +175,8 @@ fn verify_reports_a_bad_manifest_without_reading_outside() {
 #[test]
 fn a_journal_pointing_outside_deletes_nothing() {
     let w = tempfile::tempdir().unwrap();
-    let keep = w.path().join("victim-dir");
-    let victim = w.path().join("victim.txt");
+    // Beside every case's toolkit folder: `../victim-dir`, `../victim.txt`.
+    let keep = |root: &Path| root.join("victim-dir");
     let manifest = |files: Vec<Value>| {
         json!({"format":1,"cudnn_version":"9.10.2","cuda_major":12,"toolkit_version":"12.4.1",
                "archive":"a.zip","files":files})
@@ -188,7 +189,7 @@ fn a_journal_pointing_outside_deletes_nothing() {
         ),
         (
             "staging absolute",
-            json!({"op":"install","state":"applying","staging":p(&keep),"manifest":manifest(vec![])}),
+            json!({"op":"install","state":"applying","staging":p(&keep(&w.path().join("case1"))),"manifest":manifest(vec![])}),
             "verify",
         ),
         (
@@ -217,11 +218,13 @@ fn a_journal_pointing_outside_deletes_nothing() {
         ("torn", json!("{\"op\":\"install\",\"sta"), "verify"),
     ];
     for (i, (name, journal, cmd)) in cases.into_iter().enumerate() {
-        std::fs::create_dir_all(&keep).unwrap();
-        std::fs::write(keep.join("keep.txt"), b"keep").unwrap();
-        std::fs::write(&victim, b"victim").unwrap();
         let root = w.path().join(format!("case{i}"));
         let dir = toolkit(&root, "12.4.1");
+        let keep = keep(&root);
+        std::fs::create_dir_all(&keep).unwrap();
+        std::fs::write(keep.join("keep.txt"), b"keep").unwrap();
+        let victim = root.join("victim.txt");
+        std::fs::write(&victim, b"victim").unwrap();
         std::fs::write(dir.join("bin/cudnn64_9.dll"), b"MZ toolkit's own").unwrap();
         std::fs::create_dir_all(meta(&dir)).unwrap();
         let text = match &journal {

@@ -118,6 +118,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "向 {dir} 安装 cuDNN 的过程被中断了；将回滚或完成它。",
     ),
     (
+        "repair_cudnn_record_rejected",
+        "cuda-setup's record of the cuDNN in {dir} ({file}) was not used: {why}. Nothing was deleted or restored on its strength; it was set aside as {moved}, and cuda-setup no longer tracks that cuDNN.",
+        "cuda-setup 对 {dir} 中 cuDNN 的记录（{file}）未被使用：{why}。没有据此删除或恢复任何文件；该记录已移到 {moved}，cuda-setup 不再跟踪这个 cuDNN。",
+    ),
+    (
         "repair_install_interrupted",
         "An install was interrupted; it will be finished.",
         "一次安装被中断了；将继续完成它。",

@@ -495,3 +495,31 @@ fn an_install_journal_aimed_outside_the_root_runs_nothing() {
         assert_eq!(now, was, "{name} touched a file outside the root");
     }
 }
+
+#[test]
+fn repair_says_when_it_sets_a_cudnn_record_aside() {
+    let w = tempfile::tempdir().unwrap();
+    let root = w.path().join("root");
+    let target = Target::rooted(Os::Windows, &root);
+    let base = root.join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA");
+    let dir = installed(&base);
+    let victim = base.join("victim.txt");
+    std::fs::write(&victim, b"victim").unwrap();
+    edit_json(&meta(&dir).join("cudnn-manifest.json"), |m| {
+        m["files"]
+            .as_array_mut()
+            .unwrap()
+            .push(entry("../victim.txt", false))
+    });
+    let tables = Tables::embedded().unwrap();
+    let findings = repair::audit(&target, &tables, &Overrides::default());
+    let f = findings
+        .iter()
+        .find(|f| f.id == "repair_cudnn_record_rejected")
+        .unwrap_or_else(|| panic!("{:?}", findings.iter().map(|f| f.id).collect::<Vec<_>>()));
+    let zh = cuda_setup::i18n::render(&f.message, cuda_setup::i18n::Lang::Zh);
+    assert!(zh.contains("../victim.txt") && zh.contains("不再跟踪"), "{zh}");
+    repair::fix(&target, &tables, &Overrides::default(), &findings, &mut |_| {});
+    assert_eq!(std::fs::read(&victim).unwrap(), b"victim");
+    assert_eq!(named(&meta(&dir), "cudnn-manifest.json.rejected-").len(), 1);
+}

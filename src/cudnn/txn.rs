@@ -155,13 +155,19 @@ pub fn load_manifest(dir: &Path) -> Result<Option<Manifest>, CudnnError> {
     read_manifest(dir).map_err(|e| reject(dir, e))
 }
 
-/// Sets a rejected record (and our backup folder) aside.
+/// Sets a rejected record aside, and with it the rest of what tracks the install (the
+/// journal, the manifest, the backup folder, which may hold the toolkit's own files): one
+/// bad record makes the others unreliable, and a later install must not write over the
+/// backups. If `.cuda-setup` itself is what was rejected, only it moves.
 fn reject(dir: &Path, e: CudnnError) -> CudnnError {
     let CudnnError::BadState(r) = e else { return e };
     let r = r.set_aside();
-    let backup = meta(dir).join(BACKUP);
-    if r.file != backup && std::fs::symlink_metadata(&backup).is_ok() {
-        state_file::set_aside(&backup);
+    if r.file != meta(dir) {
+        for rest in [JOURNAL, MANIFEST, BACKUP].map(|n| meta(dir).join(n)) {
+            if rest != r.file && std::fs::symlink_metadata(&rest).is_ok() {
+                state_file::set_aside(&rest);
+            }
+        }
     }
     CudnnError::BadState(r)
 }

@@ -518,8 +518,17 @@ fn repair_says_when_it_sets_a_cudnn_record_aside() {
         .find(|f| f.id == "repair_cudnn_record_rejected")
         .unwrap_or_else(|| panic!("{:?}", findings.iter().map(|f| f.id).collect::<Vec<_>>()));
     let zh = cuda_setup::i18n::render(&f.message, cuda_setup::i18n::Lang::Zh);
-    assert!(zh.contains("../victim.txt") && zh.contains("不再跟踪"), "{zh}");
-    repair::fix(&target, &tables, &Overrides::default(), &findings, &mut |_| {});
+    assert!(
+        zh.contains("../victim.txt") && zh.contains("不再跟踪"),
+        "{zh}"
+    );
+    repair::fix(
+        &target,
+        &tables,
+        &Overrides::default(),
+        &findings,
+        &mut |_| {},
+    );
     assert_eq!(std::fs::read(&victim).unwrap(), b"victim");
     assert_eq!(named(&meta(&dir), "cudnn-manifest.json.rejected-").len(), 1);
 }

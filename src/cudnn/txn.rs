@@ -106,16 +106,19 @@ fn check_manifest(dir: &Path, m: &Manifest) -> Result<(), String> {
     let backup = meta(dir).join(BACKUP);
     let mut seen = std::collections::HashSet::new();
     for f in &m.files {
-        let entry = |why: String| format!("entry \"{}\": {why}", f.path);
-        safe_path::resolves_inside(dir, &f.path).map_err(|e| entry(e.to_string()))?;
+        let entry = |why: String| format!("entry \"{}\" {why}", f.path);
+        safe_path::resolves_inside(dir, &f.path)
+            .map_err(|e| entry(format!("leads outside the toolkit folder ({e})")))?;
         safe_path::resolves_inside(&backup, &f.path)
-            .map_err(|e| entry(format!("its backup: {e}")))?;
+            .map_err(|e| entry(format!("has its backup outside {META}/{BACKUP} ({e})")))?;
         if let Some(t) = &f.link {
-            safe_path::file_name(t).map_err(|e| entry(format!("link target: {e}")))?;
+            safe_path::file_name(t).map_err(|e| entry(format!("links to a path ({e})")))?;
         }
         let rel = safe_path::relative(&f.path).map_err(|e| entry(e.to_string()))?;
         if !seen.insert(super::archive::fold(&rel.to_string_lossy())) {
-            return Err(entry("appears twice".into()));
+            return Err(entry(
+                "appears twice (one record would undo the other)".into(),
+            ));
         }
     }
     Ok(())
@@ -123,11 +126,12 @@ fn check_manifest(dir: &Path, m: &Manifest) -> Result<(), String> {
 
 /// An install's staging folder is `.cuda-setup/staging-*`, nothing else.
 fn check_staging(dir: &Path, staging: &str) -> Result<(), String> {
-    let bad = |why: &str| format!("staging \"{staging}\": {why}");
+    let bad =
+        |why: &str| format!("staging \"{staging}\" is not a staging folder inside {META} ({why})");
     let rel = safe_path::relative(staging).map_err(|e| bad(&e.to_string()))?;
     let parts: Vec<_> = rel.iter().map(|c| c.to_string_lossy()).collect();
     if !(parts.len() == 2 && parts[0] == META && parts[1].starts_with("staging-")) {
-        return Err(bad("not a staging folder of cuda-setup's"));
+        return Err(bad("cuda-setup stages only in .cuda-setup/staging-*"));
     }
     safe_path::resolves_inside(dir, staging).map_err(|e| bad(&e.to_string()))?;
     Ok(())

@@ -69,6 +69,27 @@ pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Rejected> {
     Ok(Some(bytes))
 }
 
+/// Writes `bytes` to `path` so that a reader sees the old or the new content, never a
+/// torn file: into `<path>.tmp`, synced, then renamed over `path`. Whatever is at the
+/// temporary name is removed first and the file is created new, so a link planted there
+/// is never written through; the rename replaces a link at `path` itself.
+pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    let tmp = path.with_file_name(name);
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?;
+    std::io::Write::write_all(&mut f, bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
 /// Renames `path` (the file, or a link itself: a rename never follows one) to
 /// `<name>.rejected-<unix seconds>` beside it. None when it could not be moved.
 pub fn set_aside(path: &Path) -> Option<PathBuf> {
@@ -118,6 +139,17 @@ mod tests {
             let moved = set_aside(&l).unwrap();
             assert!(moved.symlink_metadata().unwrap().file_type().is_symlink());
             assert!(f.is_file(), "the link's target stays where it was");
+        }
+        #[cfg(unix)]
+        {
+            // A link planted at the temporary name is replaced, not written through.
+            let victim = d.path().join("victim");
+            std::fs::write(&victim, b"victim").unwrap();
+            let w = d.path().join("w.json");
+            std::os::unix::fs::symlink(&victim, d.path().join("w.json.tmp")).unwrap();
+            write(&w, b"{}").unwrap();
+            assert_eq!(std::fs::read(&victim).unwrap(), b"victim");
+            assert_eq!(std::fs::read(&w).unwrap(), b"{}");
         }
         let moved = set_aside(&f).unwrap();
         assert!(!f.exists() && moved.is_file());

@@ -67,15 +67,8 @@ fn backup_path(dir: &Path, rel: &str) -> PathBuf {
 
 /// Writes JSON so that a reader sees the old or the new content, never a torn file.
 pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), CudnnError> {
-    let tmp = path.with_extension("json.tmp");
     let bytes = serde_json::to_vec_pretty(value).expect("serialisable");
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        std::io::Write::write_all(&mut f, &bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| CudnnError::io(path, e))
+    state_file::write(path, &bytes).map_err(|e| CudnnError::io(path, e))
 }
 
 /// A state file of ours, read bounded and parsed; None when there is none.

@@ -226,15 +226,14 @@ fn load_journal(target: &Target, plan_json: &str) -> (Vec<usize>, Option<Rejecte
 }
 
 fn save_journal(target: &Target, plan_json: &str, done: &[usize]) {
-    let path = journal_path(target);
-    let tmp = path.with_extension("json.tmp");
     let j = Journal {
         plan: plan_json.to_string(),
         done: done.to_vec(),
     };
-    if std::fs::write(&tmp, serde_json::to_vec(&j).unwrap_or_default()).is_ok() {
-        let _ = std::fs::rename(&tmp, &path);
-    }
+    let _ = state_file::write(
+        &journal_path(target),
+        &serde_json::to_vec(&j).unwrap_or_default(),
+    );
 }
 
 /// A log file per run, named in every error.

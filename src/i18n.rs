@@ -118,9 +118,19 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "向 {dir} 安装 cuDNN 的过程被中断了；将回滚或完成它。",
     ),
     (
+        "repair_cudnn_record_rejected",
+        "cuda-setup's record of the cuDNN in {dir} ({file}) was not used: {why}. Nothing was deleted or restored on its strength; it was set aside as {moved}, and cuda-setup no longer tracks that cuDNN.",
+        "cuda-setup 对 {dir} 中 cuDNN 的记录（{file}）未被使用：{why}。没有据此删除或恢复任何文件；该记录已移到 {moved}，cuda-setup 不再跟踪这个 cuDNN。",
+    ),
+    (
         "repair_install_interrupted",
         "An install was interrupted; it will be finished.",
         "一次安装被中断了；将继续完成它。",
+    ),
+    (
+        "repair_install_journal_rejected",
+        "The record of an interrupted install ({file}) was not used: {why}. Nothing in it was run; it was set aside as {moved}.",
+        "中断安装的记录（{file}）未被使用：{why}。其中的内容都没有执行；该文件已移到 {moved}。",
     ),
     (
         "repair_torch_cpu",
@@ -156,6 +166,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "repair_fix_path_profile",
         "Remove those folders from PATH / LD_LIBRARY_PATH in your shell profile (~/.bashrc, ~/.profile).",
         "请在 shell 配置文件（~/.bashrc、~/.profile）中把这些文件夹从 PATH / LD_LIBRARY_PATH 里删除。",
+    ),
+    (
+        "repair_fix_rerun_install",
+        "Run the install again (cuda-setup install, or the wizard); what is already in place is not redone.",
+        "请重新运行安装（cuda-setup install 或向导）；已经完成的部分不会重做。",
     ),
     (
         "repair_fix_cudnn_archive",
@@ -1590,6 +1605,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "ui_refused_case_collision",
         "Two entries differ only in letter case and would overwrite each other on Windows.",
         "有两个文件名只有大小写不同，在 Windows 上会互相覆盖。",
+    ),
+    (
+        "ui_refused_same_destination",
+        "Two entries would be installed as the same file (for example bin/ and bin/x64/, or lib/ and lib/x64/): one would overwrite the other and the toolkit's own file.",
+        "有两个文件会被安装成同一个文件（例如 bin/ 与 bin/x64/，或 lib/ 与 lib/x64/）：一个会覆盖另一个以及工具包原有的文件。",
     ),
     (
         "ui_refused_too_large",

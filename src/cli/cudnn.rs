@@ -145,7 +145,9 @@ pub fn run(args: &Args) -> Result<i32, CliError> {
 /// The exit code for a cuDNN error.
 pub fn code(e: &CudnnError) -> i32 {
     match e {
-        CudnnError::Refused { .. } | CudnnError::NotAToolkit { .. } => REFUSED,
+        CudnnError::Refused { .. } | CudnnError::NotAToolkit { .. } | CudnnError::BadState(_) => {
+            REFUSED
+        }
         CudnnError::NotInstalled { .. } => PROBLEMS,
         _ => exit::ERROR,
     }

@@ -36,6 +36,10 @@ pub enum CudnnError {
     Io { path: PathBuf, detail: String },
     #[error("no cuDNN installed by cuda-setup in {dir}")]
     NotInstalled { dir: PathBuf },
+    #[error(
+        "cuda-setup's own record {0}; nothing was deleted or restored on its strength, and cuda-setup no longer tracks the cuDNN install in this toolkit"
+    )]
+    BadState(crate::state_file::Rejected),
 }
 
 impl CudnnError {
@@ -73,6 +77,9 @@ impl CudnnError {
             }
             CudnnError::NotInstalled { .. } => {
                 "install cuDNN with `cuda-setup cudnn install --archive ARCHIVE --cuda-dir DIR`"
+            }
+            CudnnError::BadState(_) => {
+                "install cuDNN again (`cuda-setup cudnn install --archive ARCHIVE --cuda-dir DIR`, or `cuda-setup repair --fix`) to have it tracked; files it had replaced are kept in .cuda-setup/cudnn-backup.rejected-*"
             }
         }
     }
@@ -136,26 +143,6 @@ pub struct VerifyReport {
     pub cudnn_version: Version,
     pub files: usize,
     pub problems: Vec<Problem>,
-}
-
-/// Where the DLLs go: beside the toolkit's own runtime DLLs (`bin`, `bin/x64` for 13.x).
-fn dll_dir(toolkit_major: u32) -> &'static str {
-    if toolkit_major >= 13 {
-        "bin/x64"
-    } else {
-        "bin"
-    }
-}
-
-fn dest_rel(e: &archive::Entry, toolkit_major: u32) -> String {
-    let file = e.inner.rsplit('/').next().unwrap_or(&e.inner);
-    match e.kind {
-        archive::Kind::Dll => format!("{}/{file}", dll_dir(toolkit_major)),
-        archive::Kind::SharedLib | archive::Kind::StaticLib => format!("lib64/{file}"),
-        archive::Kind::Header => format!("include/{file}"),
-        archive::Kind::ImportLib => format!("lib/x64/{file}"),
-        archive::Kind::License => format!("{}/cudnn-{file}", txn::META),
-    }
 }
 
 /// Finishes or undoes whatever a killed run left in `dir`.
@@ -255,7 +242,7 @@ pub fn install(
             free,
         });
     }
-    if let Some(old) = txn::read_manifest(dir).map_err(give_up)? {
+    if let Some(old) = txn::load_manifest(dir).map_err(give_up)? {
         txn::uninstall(dir, old).map_err(give_up)?;
     }
 
@@ -270,7 +257,7 @@ pub fn install(
     let files: Vec<ManifestFile> = staged
         .iter()
         .map(|s| {
-            let path = dest_rel(&s.entry, toolkit.major());
+            let path = archive::dest_rel(&s.entry, toolkit.major());
             ManifestFile {
                 replaced: txn::present(&dir.join(&path)),
                 path,
@@ -304,7 +291,7 @@ pub fn install(
 /// Restores the toolkit folder to what it was before our install.
 pub fn uninstall(dir: &Path) -> Result<Manifest, CudnnError> {
     recover(dir)?;
-    let m = txn::read_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
+    let m = txn::load_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
         dir: dir.to_path_buf(),
     })?;
     txn::uninstall(dir, m)
@@ -322,7 +309,7 @@ fn link_problem(p: &Path, target: &str) -> Option<&'static str> {
 /// Checks every file we installed is there with the bytes we put.
 pub fn verify(dir: &Path) -> Result<VerifyReport, CudnnError> {
     recover(dir)?;
-    let m = txn::read_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
+    let m = txn::load_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
         dir: dir.to_path_buf(),
     })?;
     let mut problems = Vec::new();

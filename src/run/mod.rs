@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::download::Cancel;
 use crate::plan::Plan;
+use crate::state_file::{self, Rejected};
 use crate::steps::{self, Ctx, StepEvent, StepOutcome};
 use crate::target::Target;
 
@@ -101,31 +102,138 @@ fn journal_path(target: &Target) -> PathBuf {
     target.state_dir().join("install-journal.json")
 }
 
-/// The plan of an install that a kill interrupted, if its journal is still there.
+/// The plan of an install that a kill interrupted, if its journal is still there and
+/// passes [`check_interrupted`] (a rejected one is set aside).
 pub fn interrupted_plan(target: &Target) -> Option<Plan> {
-    let j: Journal = serde_json::from_slice(&std::fs::read(journal_path(target)).ok()?).ok()?;
-    serde_json::from_str(&j.plan).ok()
+    check_interrupted(target).ok().flatten()
 }
 
-fn load_journal(target: &Target, plan_json: &str) -> Vec<usize> {
-    std::fs::read(journal_path(target))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Journal>(&b).ok())
-        .filter(|j| j.plan == plan_json)
-        .map(|j| j.done)
-        .unwrap_or_default()
+/// The journal of an interrupted install, judged whole before a step of it is resumed:
+/// bounded, parsed, and the plan in it one this target's `plan::build` could have made.
+/// A rejected journal is set aside (`install-journal.json.rejected-<time>`), and nothing
+/// of it runs.
+pub fn check_interrupted(target: &Target) -> Result<Option<Plan>, Rejected> {
+    read_journal(target).map(|j| j.map(|(_, plan)| plan))
+}
+
+fn read_journal(target: &Target) -> Result<Option<(Journal, Plan)>, Rejected> {
+    let path = journal_path(target);
+    let judge = || -> Result<Option<(Journal, Plan)>, Rejected> {
+        let Some(bytes) = state_file::read(&path)? else {
+            return Ok(None);
+        };
+        let bad = |why: String| Rejected::new(&path, why);
+        let j: Journal = serde_json::from_slice(&bytes)
+            .map_err(|e| bad(format!("not a record cuda-setup wrote: {e}")))?;
+        let plan: Plan = serde_json::from_str(&j.plan)
+            .map_err(|e| bad(format!("its plan is not one cuda-setup wrote: {e}")))?;
+        check_plan(target, &plan, &j.done).map_err(bad)?;
+        Ok(Some((j, plan)))
+    };
+    judge().map_err(Rejected::set_aside)
+}
+
+/// What holds for every plan `plan::build` (and repair) makes for `target`, so a journal
+/// that breaks it was not written by us: the same target; downloads only into our
+/// downloads folder (and the download cache); an installer or wheel run only if the plan
+/// downloads (and so verifies) it; in a `--root` sandbox every folder written under the
+/// root; elsewhere absolute, with no `..`.
+fn check_plan(target: &Target, plan: &Plan, done: &[usize]) -> Result<(), String> {
+    use crate::safe_path::under;
+    use crate::steps::Step;
+    if plan.root != target.root || plan.os != target.os {
+        return Err("its plan is for another machine or --root".into());
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(i) = done
+        .iter()
+        .find(|&&i| i >= plan.steps.len() || !seen.insert(i))
+    {
+        return Err(format!(
+            "step {i} is not a step of its plan, or listed twice"
+        ));
+    }
+    let downloads: Vec<&Path> = plan
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Download(d) => Some(d.dest.as_path()),
+            _ => None,
+        })
+        .collect();
+    let folder = |p: &Path| -> Result<(), String> {
+        let ok = match &target.root {
+            Some(root) => under(root, p).map(|_| ()).map_err(|e| e.to_string()),
+            None if !p.is_absolute() => Err(format!("{} is not absolute", p.display())),
+            None if p.components().any(|c| c == std::path::Component::ParentDir) => {
+                Err(format!("{} climbs with ..", p.display()))
+            }
+            None => Ok(()),
+        };
+        ok.map_err(|why| format!("{}: {why}", p.display()))
+    };
+    let downloaded = |p: &Path| {
+        if downloads.contains(&p) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} would run without being downloaded and verified",
+                p.display()
+            ))
+        }
+    };
+    for (i, step) in plan.steps.iter().enumerate() {
+        let r = match step {
+            Step::Download(d) => under(&target.downloads_dir(), &d.dest)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+                .and_then(|()| {
+                    let cache =
+                        crate::platform::cache_dir(&target.host).filter(|_| target.root.is_none());
+                    match &d.cache_dir {
+                        Some(c) if Some(c) != cache.as_ref() => {
+                            Err(format!("{} is not the download cache", c.display()))
+                        }
+                        _ => Ok(()),
+                    }
+                }),
+            Step::InstallToolkit(t) => downloaded(&t.installer).and_then(|()| folder(&t.dir)),
+            Step::AssembleToolkit(a) => a
+                .wheels
+                .iter()
+                .try_for_each(|w| downloaded(w))
+                .and_then(|()| folder(&a.dir)),
+            Step::InstallCudnn { cuda_dir, .. }
+            | Step::ConfigureEnv { cuda_dir, .. }
+            | Step::RecoverCudnn { cuda_dir }
+            | Step::Verify { cuda_dir, .. } => folder(cuda_dir),
+            Step::Preflight(_) | Step::InstallTorch { .. } | Step::SetEnv { .. } => Ok(()),
+        };
+        r.map_err(|why| format!("step {i} ({}): {why}", step.name()))?;
+    }
+    Ok(())
+}
+
+/// The steps of `plan_json` a killed run finished; none when the journal is another
+/// plan's, or was rejected (then set aside, and the run starts from the first step —
+/// steps are idempotent, so that only costs time).
+fn load_journal(target: &Target, plan_json: &str) -> (Vec<usize>, Option<Rejected>) {
+    match read_journal(target) {
+        Ok(Some((j, _))) if j.plan == plan_json => (j.done, None),
+        Ok(_) => (Vec::new(), None),
+        Err(r) => (Vec::new(), Some(r)),
+    }
 }
 
 fn save_journal(target: &Target, plan_json: &str, done: &[usize]) {
-    let path = journal_path(target);
-    let tmp = path.with_extension("json.tmp");
     let j = Journal {
         plan: plan_json.to_string(),
         done: done.to_vec(),
     };
-    if std::fs::write(&tmp, serde_json::to_vec(&j).unwrap_or_default()).is_ok() {
-        let _ = std::fs::rename(&tmp, &path);
-    }
+    let _ = state_file::write(
+        &journal_path(target),
+        &serde_json::to_vec(&j).unwrap_or_default(),
+    );
 }
 
 /// A log file per run, named in every error.
@@ -186,9 +294,14 @@ pub fn run_blocking(
 fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>) -> RunReport {
     let start = Instant::now();
     let plan_json = serde_json::to_string(plan).expect("serialisable");
-    let mut done = load_journal(target, &plan_json);
+    let (mut done, rejected) = load_journal(target, &plan_json);
     let (log, log_file) = Log::open(&target.logs_dir());
     log.line(&format!("plan: {plan_json}"));
+    if let Some(r) = rejected {
+        log.line(&format!(
+            "the journal of an interrupted run was not used: {r}; starting from the first step"
+        ));
+    }
     if !done.is_empty() {
         log.line(&format!(
             "resuming an interrupted run; steps already done: {done:?}"

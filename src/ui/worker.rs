@@ -496,6 +496,7 @@ fn refusal_rule(r: &cudnn::Refusal) -> &'static str {
         | Special { .. }
         | BadLink { .. } => "unsafe_name",
         CaseCollision { .. } => "case_collision",
+        SameDestination { .. } => "same_destination",
         TooManyEntries { .. } | TooLarge { .. } | Ratio { .. } => "too_large",
         Corrupt { .. } => "corrupt",
         Layout { .. } | LinuxArchive => "layout",

@@ -307,6 +307,7 @@ fn refused(ui: &mut Ui, lang: Lang, r: &Refused) {
         "not_zip" => "ui_refused_not_zip",
         "unsafe_name" => "ui_refused_unsafe_name",
         "case_collision" => "ui_refused_case_collision",
+        "same_destination" => "ui_refused_same_destination",
         "too_large" => "ui_refused_too_large",
         "corrupt" => "ui_refused_corrupt",
         "layout" => "ui_refused_layout",

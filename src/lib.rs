@@ -12,6 +12,7 @@ pub mod download;
 pub mod i18n;
 pub mod message;
 pub mod plan;
+pub mod panics;
 pub mod platform;
 pub mod recommend;
 pub mod refresh;

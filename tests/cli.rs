@@ -196,3 +196,73 @@ fn tables_json_summarises() {
             .all(|f| !f["sources"].as_array().unwrap().is_empty())
     );
 }
+
+/// `cuda-setup … | head -1`: the reader is gone before we write. The pipe is made here
+/// and its reading end closed before the child starts, so every write fails for real
+/// (EPIPE; Windows: ERROR_NO_DATA) — no race with the child's output.
+fn run_with_closed_stdout(args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(args)
+        .env("LANG", "C")
+        .env_remove("RUST_BACKTRACE")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().to_str().unwrap();
+    for args in [
+        &["tables", "--json"][..],
+        &["tables"],
+        &[
+            "recommend",
+            "--gpu-cc",
+            "8.6",
+            "--driver",
+            "550.54.15",
+            "--os",
+            "linux",
+        ],
+        &[
+            "install",
+            "--dry-run",
+            "--os",
+            "linux",
+            "--root",
+            root,
+            "--gpu-cc",
+            "8.6",
+            "--driver",
+            "550.54.15",
+            "--no-cudnn",
+        ],
+    ] {
+        let out = run_with_closed_stdout(args);
+        let err = stderr(&out);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
+
+/// Output that cannot be written for another reason is an error, not a silent success.
+#[cfg(target_os = "linux")]
+#[test]
+fn output_to_a_full_device_is_an_error() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(["tables", "--json"])
+        .env_remove("RUST_BACKTRACE")
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("could not be written") && !err.contains("panicked"), "{err}");
+}

@@ -1,6 +1,10 @@
 //! The command line: a thin front end over the core. Errors are typed inside and
 //! rendered once here, with a `hint:` line saying what to do next.
 
+// First: its print macros replace std's in every module below (see out.rs).
+#[macro_use]
+mod out;
+
 mod bundle;
 mod cudnn;
 mod detect;
@@ -135,8 +139,36 @@ fn language(flag: Option<Lang>) -> Lang {
     })
 }
 
-/// Parses the process arguments, runs the command, returns the exit code.
+/// Parses the process arguments, runs the command, returns the exit code. A panic
+/// anywhere in it is reported in words (exit 1), never as a backtrace; output lost to a
+/// closed stdout ends the command quietly.
 pub fn main() -> i32 {
+    crate::panics::install_hook();
+    let code = crate::panics::catch(|| {
+        crate::panics::test_hook("cli");
+        run()
+    })
+    .unwrap_or_else(|p| {
+        eprintln!("error: internal error: {}", p.message);
+        if let Some(at) = p.location {
+            eprintln!("  (at {at})");
+        }
+        eprintln!(
+            "hint: this is a bug in cuda-setup: please report it with the command you ran and this message"
+        );
+        exit::ERROR
+    });
+    match out::finish() {
+        Some(e) if code == exit::OK => {
+            eprintln!("error: the output could not be written: {e}");
+            eprintln!("hint: check the file or device standard output goes to (a full disk?)");
+            exit::ERROR
+        }
+        _ => code,
+    }
+}
+
+fn run() -> i32 {
     let cli = Cli::parse();
     let lang = language(cli.lang);
     // What an earlier `tables --refresh` learned is merged in, so an offline start knows it.

@@ -715,7 +715,7 @@ async fn whole(
 /// Refuses early when the target volume cannot hold the file.
 fn check_space(dest: &Path, needed: u64) -> Result<(), DownloadError> {
     match crate::platform::free_space(dest.parent().unwrap_or(Path::new("."))) {
-        Some(free) if free < needed => Err(DownloadError::DiskFull {
+        Ok(free) if free < needed => Err(DownloadError::DiskFull {
             path: dest.to_path_buf(),
             needed,
             free,

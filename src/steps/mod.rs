@@ -136,15 +136,59 @@ pub enum StepError {
     Verify { detail: String },
     #[error("{path}: {detail}")]
     Io { path: PathBuf, detail: String },
+    /// The drive filled up while writing `path` (ENOSPC, ERROR_DISK_FULL).
+    #[error("{}: the drive is full ({})", .path.display(), space(*.needed, *.free))]
+    DiskFull {
+        path: PathBuf,
+        needed: Option<u64>,
+        free: Option<u64>,
+    },
+    /// A bug of ours: a panic inside the step, caught by the executor.
+    #[error("internal error: {message}")]
+    Internal { message: String },
     #[error("cancelled")]
     Cancelled,
 }
 
+/// "1.2 GB free, 3.0 GB needed" with what is known.
+fn space(needed: Option<u64>, free: Option<u64>) -> String {
+    let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
+    match (free, needed) {
+        (Some(f), Some(n)) => format!("{} free, {} needed", gb(f), gb(n)),
+        (Some(f), None) => format!("{} free", gb(f)),
+        (None, Some(n)) => format!("{} needed", gb(n)),
+        (None, None) => "no space left".into(),
+    }
+}
+
 impl StepError {
+    /// An I/O error on `path`; a full drive is told apart (kind `disk_full`).
     pub fn io(path: &Path, e: std::io::Error) -> Self {
+        if crate::platform::is_disk_full(&e) {
+            return StepError::DiskFull {
+                path: path.to_path_buf(),
+                needed: None,
+                free: crate::platform::free_space(path).ok(),
+            };
+        }
         StepError::Io {
             path: path.to_path_buf(),
             detail: e.to_string(),
+        }
+    }
+
+    /// The parameters of the plain-words text (`fail_<kind>`, `fix_<kind>`): for a full
+    /// drive the folder, what is free and what is needed (`needed` None: not known here;
+    /// the executor fills it in from the plan's pre-flight figure).
+    pub fn params(&self) -> Option<(PathBuf, Option<u64>, Option<u64>)> {
+        use crate::cudnn::CudnnError;
+        match self {
+            StepError::DiskFull { path, needed, free } => Some((path.clone(), *needed, *free)),
+            StepError::Cudnn(CudnnError::DiskFull { dir, needed, free }) => {
+                Some((dir.clone(), (*needed > 0).then_some(*needed), Some(*free)))
+            }
+            StepError::Download(e) => download_disk_full(e),
+            _ => None,
         }
     }
 
@@ -166,6 +210,7 @@ impl StepError {
         "pip",
         "verify",
         "io",
+        "internal",
         "cancelled",
     ];
 
@@ -193,6 +238,8 @@ impl StepError {
             StepError::Pip { .. } => "pip",
             StepError::Verify { .. } => "verify",
             StepError::Io { .. } => "io",
+            StepError::DiskFull { .. } => "disk_full",
+            StepError::Internal { .. } => "internal",
             StepError::Cancelled => "cancelled",
         }
     }
@@ -210,8 +257,24 @@ impl StepError {
             StepError::Pip { .. } => "read pip's output above; with a slow link choose a PyPI mirror (--pypi-mirror)".into(),
             StepError::Verify { .. } => "run `cuda-setup repair` to see what is missing".into(),
             StepError::Io { .. } => "check free space and permissions on that folder".into(),
+            StepError::DiskFull { path, .. } => format!(
+                "free space on the drive holding {} (delete files you no longer need, empty the trash), or choose a folder on another drive, then run the same command again",
+                path.display()
+            ),
+            StepError::Internal { .. } => "this is a bug in cuda-setup: please report it, with the log file named below; running the same command again is safe".into(),
             StepError::Cancelled => "run the same command again: finished steps are not repeated".into(),
         }
+    }
+}
+
+/// The full drive a download failed on, also among the sources that were tried.
+fn download_disk_full(e: &DownloadError) -> Option<(PathBuf, Option<u64>, Option<u64>)> {
+    match e {
+        DownloadError::DiskFull { path, needed, free } => {
+            Some((path.clone(), Some(*needed), Some(*free)))
+        }
+        DownloadError::AllSourcesFailed(all) => all.iter().find_map(download_disk_full),
+        _ => None,
     }
 }
 

@@ -421,9 +421,9 @@ fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Pre
                 "disk_toolkit",
                 i.toolkit_dir
                     .as_deref()
-                    .and_then(crate::platform::free_space),
+                    .and_then(|d| crate::platform::free_space(d).ok()),
             ),
-            ("disk_work", crate::platform::free_space(&i.work_dir)),
+            ("disk_work", crate::platform::free_space(&i.work_dir).ok()),
         ],
         None => Vec::new(),
     };

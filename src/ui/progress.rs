@@ -155,6 +155,14 @@ impl RunView {
                         row.state = StepState::Cancelled;
                     }
                 }
+                // The executor died mid-step (its report has no row for it): failed.
+                if r.failure.is_some() {
+                    for row in &mut self.steps {
+                        if row.state == StepState::Running {
+                            row.state = StepState::Failed;
+                        }
+                    }
+                }
                 self.report = Some(r);
             }
         }

@@ -266,3 +266,64 @@ fn output_to_a_full_device_is_an_error() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("could not be written") && !err.contains("panicked"), "{err}");
 }
+
+/// Options that cannot mean anything are refused before anything runs (exit 2), naming
+/// the option and the value.
+#[test]
+fn nonsense_options_are_usage_errors() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().to_str().unwrap();
+    let install = |extra: &[&'static str]| -> Vec<String> {
+        ["install", "--dry-run", "--os", "linux", "--root", root, "--gpu-cc", "8.6"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (install(&["--connections", "0"]), "--connections"),
+        (install(&["--connections", "99"]), "--connections"),
+        (install(&["--mirror", "mirror.example.com"]), "not an http(s) URL"),
+        (install(&["--mirror", "ftp://mirror.example.com"]), "not an http(s) URL"),
+        (install(&["--mirror", "http://"]), "not an http(s) URL"),
+        (install(&["--torch-index", "download.pytorch.org/whl"]), "--torch-index"),
+        (
+            ["tables", "--refresh", "--nvidia-base", "file:///etc"]
+                .map(String::from)
+                .to_vec(),
+            "--nvidia-base",
+        ),
+        (
+            ["tables", "--refresh", "--torch-index", "nonsense"]
+                .map(String::from)
+                .to_vec(),
+            "not an http(s) URL",
+        ),
+        (
+            ["bundle", "--out", root, "--mirror", "c:\\mirror"]
+                .map(String::from)
+                .to_vec(),
+            "--mirror",
+        ),
+        (
+            ["download", "--url", "https://h/f", "--md5", "0123456789abcdef0123456789abcdef", "--out", "f", "--connections", "0"]
+                .map(String::from)
+                .to_vec(),
+            "--connections",
+        ),
+    ];
+    for (args, want) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(&args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    }
+    // A good URL still passes.
+    let out = run(&install(&["--mirror", "http://127.0.0.1:9/m", "--connections", "16"])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

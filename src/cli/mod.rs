@@ -128,6 +128,19 @@ impl CliError {
     }
 }
 
+/// A base URL argument (`--mirror`, `--torch-index`, `--nvidia-base`): http(s) with a
+/// host, refused at parse time (exit 2) rather than failing later as "no such file".
+pub fn http_url(s: &str) -> Result<String, String> {
+    match reqwest::Url::parse(s) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| !h.is_empty()) => {
+            Ok(s.to_string())
+        }
+        _ => Err(format!(
+            "`{s}` is not an http(s) URL: give a full address, like https://mirror.example.com/path"
+        )),
+    }
+}
+
 /// The language for human output: `--lang`, else the `LANG`/`LC_ALL` locale.
 fn language(flag: Option<Lang>) -> Lang {
     flag.unwrap_or_else(|| {

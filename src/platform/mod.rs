@@ -465,6 +465,56 @@ pub fn is_elevated() -> bool {
 mod tests {
     use super::*;
 
+    /// `df`'s figure for the file system holding `p` (bytes available).
+    #[cfg(target_os = "linux")]
+    fn df_avail(p: &Path) -> u64 {
+        let out = Command::new("df")
+            .args(["-B1", "--output=avail"])
+            .arg(p)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// Free space is the file system's own figure, for a folder not made yet too; and a
+    /// tmpfs mounted below a disk (where we may mount) reports its own size, not the
+    /// disk's whose mount point is the longest prefix in a list.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn free_space_is_that_of_the_file_system_holding_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let margin = 512 << 20; // other processes write meanwhile
+        let ours = free_space(&dir.path().join("not/yet/made")).unwrap();
+        assert!(ours.abs_diff(df_avail(dir.path())) < margin, "{ours}");
+        let mnt = dir.path().join("small");
+        std::fs::create_dir(&mnt).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(&mnt)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if mounted {
+            let got = free_space(&mnt.join("cuda-12.4/bin"));
+            let _ = Command::new("umount").arg(&mnt).status();
+            assert_eq!(got.unwrap(), 1 << 20);
+        } else {
+            eprintln!("(no tmpfs: mount is not allowed here)");
+        }
+        // /dev/shm, where it is a file system of its own.
+        let shm = Path::new("/dev/shm");
+        if shm.is_dir() && df_avail(shm).abs_diff(df_avail(dir.path())) > 2 * margin {
+            let got = free_space(&shm.join("nothing/here")).unwrap();
+            assert!(got.abs_diff(df_avail(shm)) < margin, "{got}");
+        }
+    }
+
     #[test]
     fn system_paths_map_under_the_root() {
         let h = Host::sandbox(Os::Windows, Path::new("/tmp/r"), BTreeMap::new());

@@ -682,4 +682,73 @@ mod tests {
             assert!(StepError::KINDS.contains(&e.kind()), "{e}: {}", e.kind());
         }
     }
+
+    /// A write that really hits a full drive (Linux's /dev/full answers every write with
+    /// ENOSPC): the profile script's temporary file is a link to it. The step fails as
+    /// `disk_full`, not as "an I/O error, check permissions", and the plain words name
+    /// the folder and what to free, in both languages.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_write_on_a_full_drive_is_disk_full_naming_the_folder() {
+        let root = tempfile::tempdir().unwrap();
+        let target = Target::rooted(crate::compat::Os::Linux, root.path());
+        let profile_d = root.path().join("etc/profile.d");
+        std::fs::create_dir_all(&profile_d).unwrap();
+        std::os::unix::fs::symlink("/dev/full", profile_d.join("cuda-setup.cuda-setup.tmp"))
+            .unwrap();
+        let plan = crate::plan::Plan {
+            format: 1,
+            goal: crate::recommend::Goal::Developer,
+            os: crate::compat::Os::Linux,
+            root: Some(root.path().to_path_buf()),
+            toolkit: None,
+            cudnn: None,
+            torch_command: None,
+            notes: vec![],
+            steps: vec![Step::ConfigureEnv {
+                cuda_dir: root.path().join("usr/local/cuda-12.4"),
+                version: "12.4.1".parse().unwrap(),
+            }],
+        };
+        let r = crate::run::run_blocking(&plan, &target, &Cancel::default(), &mut |_| {});
+        let f = r.failure.unwrap();
+        assert_eq!(f.kind, "disk_full", "{}", f.error);
+        assert!(f.error.contains("the drive is full"), "{}", f.error);
+        assert_eq!(f.params["folder"], profile_d.display().to_string());
+        assert_eq!(f.params["needed"], "1.0 GB", "no pre-flight figure: at least 1 GB");
+        let text = |lang, key: &'static str| {
+            let mut m = crate::message::Message::new(key);
+            for (k, v) in &f.params {
+                m = m.with(k, v);
+            }
+            crate::i18n::render(&m, lang)
+        };
+        let en = text(crate::i18n::Lang::En, "fail_disk_full");
+        assert!(en.starts_with(&format!("The drive holding {} is full", profile_d.display())), "{en}");
+        let fix = text(crate::i18n::Lang::En, "fix_disk_full");
+        assert!(fix.starts_with("free at least 1.0 GB on that drive"), "{fix}");
+        let zh = text(crate::i18n::Lang::Zh, "fix_disk_full");
+        assert!(zh.contains("至少腾出 1.0 GB"), "{zh}");
+    }
+
+    /// The same classification on every path that builds an I/O error.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn enospc_is_disk_full_for_steps_and_cudnn() {
+        let e = std::fs::write("/dev/full", b"x").unwrap_err();
+        assert_eq!(StepError::io(Path::new("/dev/full"), e).kind(), "disk_full");
+        let e = std::fs::write("/dev/full", b"x").unwrap_err();
+        let c = crate::cudnn::CudnnError::io(Path::new("/dev/full"), e);
+        assert!(c.to_string().contains("the drive is full"), "{c}");
+        assert_eq!(StepError::Cudnn(c).kind(), "disk_full");
+        let other = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(StepError::io(Path::new("/x"), other).kind(), "io");
+        // Windows' codes, as raw values (ERROR_DISK_FULL, ERROR_HANDLE_DISK_FULL).
+        #[cfg(windows)]
+        for code in [112, 39] {
+            let e = std::io::Error::from_raw_os_error(code);
+            assert_eq!(StepError::io(Path::new("x"), e).kind(), "disk_full");
+        }
+    }
 }
+

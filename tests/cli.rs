@@ -255,7 +255,10 @@ fn a_closed_stdout_ends_the_command_quietly() {
 #[cfg(target_os = "linux")]
 #[test]
 fn output_to_a_full_device_is_an_error() {
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
         .args(["tables", "--json"])
         .env_remove("RUST_BACKTRACE")
@@ -264,7 +267,10 @@ fn output_to_a_full_device_is_an_error() {
         .unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("could not be written") && !err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("could not be written") && !err.contains("panicked"),
+        "{err}"
+    );
 }
 
 /// Options that cannot mean anything are refused before anything runs (exit 2), naming
@@ -274,19 +280,37 @@ fn nonsense_options_are_usage_errors() {
     let root = tempfile::tempdir().unwrap();
     let root = root.path().to_str().unwrap();
     let install = |extra: &[&'static str]| -> Vec<String> {
-        ["install", "--dry-run", "--os", "linux", "--root", root, "--gpu-cc", "8.6"]
-            .iter()
-            .chain(extra)
-            .map(|s| s.to_string())
-            .collect()
+        [
+            "install",
+            "--dry-run",
+            "--os",
+            "linux",
+            "--root",
+            root,
+            "--gpu-cc",
+            "8.6",
+        ]
+        .iter()
+        .chain(extra)
+        .map(|s| s.to_string())
+        .collect()
     };
     let cases: Vec<(Vec<String>, &str)> = vec![
         (install(&["--connections", "0"]), "--connections"),
         (install(&["--connections", "99"]), "--connections"),
-        (install(&["--mirror", "mirror.example.com"]), "not an http(s) URL"),
-        (install(&["--mirror", "ftp://mirror.example.com"]), "not an http(s) URL"),
+        (
+            install(&["--mirror", "mirror.example.com"]),
+            "not an http(s) URL",
+        ),
+        (
+            install(&["--mirror", "ftp://mirror.example.com"]),
+            "not an http(s) URL",
+        ),
         (install(&["--mirror", "http://"]), "not an http(s) URL"),
-        (install(&["--torch-index", "download.pytorch.org/whl"]), "--torch-index"),
+        (
+            install(&["--torch-index", "download.pytorch.org/whl"]),
+            "--torch-index",
+        ),
         (
             ["tables", "--refresh", "--nvidia-base", "file:///etc"]
                 .map(String::from)
@@ -306,9 +330,19 @@ fn nonsense_options_are_usage_errors() {
             "--mirror",
         ),
         (
-            ["download", "--url", "https://h/f", "--md5", "0123456789abcdef0123456789abcdef", "--out", "f", "--connections", "0"]
-                .map(String::from)
-                .to_vec(),
+            [
+                "download",
+                "--url",
+                "https://h/f",
+                "--md5",
+                "0123456789abcdef0123456789abcdef",
+                "--out",
+                "f",
+                "--connections",
+                "0",
+            ]
+            .map(String::from)
+            .to_vec(),
             "--connections",
         ),
     ];
@@ -321,9 +355,11 @@ fn nonsense_options_are_usage_errors() {
         assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
     }
     // A good URL still passes.
-    let out = run(&install(&["--mirror", "http://127.0.0.1:9/m", "--connections", "16"])
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>());
+    let out = run(
+        &install(&["--mirror", "http://127.0.0.1:9/m", "--connections", "16"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }

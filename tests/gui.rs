@@ -868,9 +868,15 @@ fn a_panic_in_a_step_shows_the_failure_and_back_works() {
     let r = h.state().install.run.report.clone().unwrap();
     let f = r.failure.as_ref().unwrap();
     assert_eq!((f.step, f.kind), ("download_toolkit", "internal"));
-    assert!(has(&h, "cuda-setup ran into a bug of its own, so this step stopped."));
+    assert!(has(
+        &h,
+        "cuda-setup ran into a bug of its own, so this step stopped."
+    ));
     assert!(has(&h, "please report it, with the log file"));
-    assert!(has(&h, "test panic in download_toolkit"), "the message, as details");
+    assert!(
+        has(&h, "test panic in download_toolkit"),
+        "the message, as details"
+    );
     assert!(
         h.state()
             .install
@@ -906,7 +912,10 @@ fn a_dead_worker_is_shown_and_back_works() {
     wait(&mut h, "prepare", |a| !a.prepare.running);
     settle(&mut h);
     assert!(!h.state().prepare.ready());
-    assert!(has(&h, "cuda-setup ran into a bug of its own while working on this page"));
+    assert!(has(
+        &h,
+        "cuda-setup ran into a bug of its own while working on this page"
+    ));
     assert!(has(&h, "test panic in worker_prepare"));
     click(&mut h, "Back");
     assert_eq!(h.state().page, Page::Choose);

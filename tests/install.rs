@@ -356,7 +356,10 @@ fn a_panic_in_a_step_is_an_internal_failure_then_a_rerun_completes() {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1603 % 256), "{err}");
     assert!(!err.contains("panicked"), "{err}");
-    assert!(err.contains("internal error: test panic in download_toolkit"), "{err}");
+    assert!(
+        err.contains("internal error: test panic in download_toolkit"),
+        "{err}"
+    );
     let r = report(&out);
     assert_eq!(r["failure"]["step"], "download_toolkit");
     assert_eq!(r["failure"]["kind"], "internal");
@@ -374,7 +377,12 @@ fn a_panic_in_a_step_is_an_internal_failure_then_a_rerun_completes() {
     assert!(log.contains("download_toolkit: panicked at src/"), "{log}");
     // The machine is as a failed download leaves it: a plain rerun completes.
     let again = cli(&args, &[]);
-    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
 }
 
 #[test]

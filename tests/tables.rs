@@ -177,7 +177,12 @@ fn broken_tables_are_refused_with_file_and_key() {
             "cudnn.toml",
             "sm_min = \"5.0\"\nsm_max = \"9.0\"",
             "sm_min = \"9.0\"\nsm_max = \"5.0\"",
-            &["cudnn.toml", "release \"9.1.0.70\"", "sm_min", "above sm_max"],
+            &[
+                "cudnn.toml",
+                "release \"9.1.0.70\"",
+                "sm_min",
+                "above sm_max",
+            ],
         ),
         (
             "toolkits.toml",
@@ -261,7 +266,11 @@ fn a_fifo_or_a_device_is_not_a_table() {
     let load = |dir: PathBuf| {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = tx.send(Tables::from_dir(&dir).map(|_| ()).map_err(|e| e.to_string()));
+            let _ = tx.send(
+                Tables::from_dir(&dir)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()),
+            );
         });
         rx.recv_timeout(std::time::Duration::from_secs(10))
             .expect("loading the tables hung")
@@ -272,18 +281,28 @@ fn a_fifo_or_a_device_is_not_a_table() {
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let err = load(dir.path().to_path_buf()).unwrap_err();
-    assert!(err.contains("toolkits.toml") && err.contains("not a regular file"), "{err}");
+    assert!(
+        err.contains("toolkits.toml") && err.contains("not a regular file"),
+        "{err}"
+    );
 
     let dir = copy();
     std::fs::remove_file(dir.path().join("gpus.toml")).unwrap();
     std::os::unix::fs::symlink("/dev/zero", dir.path().join("gpus.toml")).unwrap();
     let err = load(dir.path().to_path_buf()).unwrap_err();
-    assert!(err.contains("gpus.toml") && err.contains("not a regular file"), "{err}");
+    assert!(
+        err.contains("gpus.toml") && err.contains("not a regular file"),
+        "{err}"
+    );
 
     // A table file larger than any table is refused without reading it all.
     let dir = copy();
     let big = std::fs::File::create(dir.path().join("cudnn.toml")).unwrap();
-    big.set_len(cuda_setup::compat::MAX_TABLE_BYTES + 1).unwrap();
+    big.set_len(cuda_setup::compat::MAX_TABLE_BYTES + 1)
+        .unwrap();
     let err = load(dir.path().to_path_buf()).unwrap_err();
-    assert!(err.contains("cudnn.toml") && err.contains("more than a table"), "{err}");
+    assert!(
+        err.contains("cudnn.toml") && err.contains("more than a table"),
+        "{err}"
+    );
 }

@@ -132,7 +132,10 @@ impl CliError {
 /// host, refused at parse time (exit 2) rather than failing later as "no such file".
 pub fn http_url(s: &str) -> Result<String, String> {
     match reqwest::Url::parse(s) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| !h.is_empty()) => {
+        Ok(u)
+            if matches!(u.scheme(), "http" | "https")
+                && u.host_str().is_some_and(|h| !h.is_empty()) =>
+        {
             Ok(s.to_string())
         }
         _ => Err(format!(

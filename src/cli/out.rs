@@ -35,7 +35,8 @@ pub fn finish() -> Option<io::Error> {
     {
         *lost = Some(e);
     }
-    lost.take().filter(|e| e.kind() != io::ErrorKind::BrokenPipe)
+    lost.take()
+        .filter(|e| e.kind() != io::ErrorKind::BrokenPipe)
 }
 
 macro_rules! println {

@@ -350,13 +350,19 @@ fn read_table(file: &Path) -> std::io::Result<String> {
     if meta.len() > MAX_TABLE_BYTES {
         return Err(Error::new(
             ErrorKind::InvalidData,
-            format!("{} bytes, more than a table can be ({MAX_TABLE_BYTES})", meta.len()),
+            format!(
+                "{} bytes, more than a table can be ({MAX_TABLE_BYTES})",
+                meta.len()
+            ),
         ));
     }
     let mut text = String::new();
     f.take(MAX_TABLE_BYTES + 1).read_to_string(&mut text)?;
     if text.len() as u64 > MAX_TABLE_BYTES {
-        return Err(Error::new(ErrorKind::InvalidData, "grew past the size a table can be"));
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            "grew past the size a table can be",
+        ));
     }
     Ok(text)
 }

@@ -400,7 +400,9 @@ fn failure_params(plan: &Plan, e: &steps::StepError) -> BTreeMap<&'static str, S
         let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
         // What to free: the shortfall, at least 1 GB (files grow while they are written).
         let free_now = free.unwrap_or(0);
-        let to_free = needed.map_or(1_000_000_000, |n| n.saturating_sub(free_now).max(1_000_000_000));
+        let to_free = needed.map_or(1_000_000_000, |n| {
+            n.saturating_sub(free_now).max(1_000_000_000)
+        });
         p.insert("folder", folder);
         p.insert("free", gb(free_now));
         p.insert("needed", gb(to_free));

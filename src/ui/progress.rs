@@ -243,7 +243,10 @@ pub fn failure_text(lang: Lang, f: &crate::run::Failure) -> Option<(String, Stri
         .iter()
         .map(|(k, v)| (*k, v as &dyn std::fmt::Display))
         .collect();
-    Some((tf(lang, key("fail_")?, &params), tf(lang, key("fix_")?, &params)))
+    Some((
+        tf(lang, key("fail_")?, &params),
+        tf(lang, key("fix_")?, &params),
+    ))
 }
 
 /// A failed step: which, in plain words with what to do, and the core's exact error

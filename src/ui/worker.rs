@@ -163,7 +163,10 @@ pub enum Event {
     Refreshed(Result<Box<crate::refresh::Outcome>, String>),
     /// A bug of ours: the thread running `what` panicked (the message). The page
     /// waiting for it stops waiting and says so.
-    Crashed { what: Crashed, message: String },
+    Crashed {
+        what: Crashed,
+        message: String,
+    },
 }
 
 /// Which command a worker thread died on (what the UI stops waiting for).
@@ -316,7 +319,8 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             }
             // The executor's thread died without its report: the run failed.
             if !done {
-                let r = run::RunReport::crashed(&plan, "the install worker stopped without a report");
+                let r =
+                    run::RunReport::crashed(&plan, "the install worker stopped without a report");
                 out.send(Event::Run(job, RunEvent::Done(Box::new(r))));
             }
         }

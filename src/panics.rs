@@ -54,8 +54,9 @@ pub fn message(payload: &(dyn Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".into())
 }
 
-/// Debug builds only: panics when `CUDA_SETUP_TEST_PANIC_IN` names `point` (a step's
-/// name, or another named place), so tests can prove a panic there is reported.
+/// Debug builds only: panics when `CUDA_SETUP_TEST_PANIC_IN` names `point`, so tests can
+/// prove a panic there is reported. Points: a step's name (`download_toolkit`), the
+/// wizard's worker commands (`worker_prepare`, `worker_audit`, …), the command line (`cli`).
 pub fn test_hook(point: &str) {
     #[cfg(debug_assertions)]
     if std::env::var("CUDA_SETUP_TEST_PANIC_IN").is_ok_and(|v| v == point) {

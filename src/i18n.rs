@@ -1360,11 +1360,15 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "read the details below; save the report from the last page if you ask someone for help.",
         "请看下面的详细信息；向别人求助时，可以在最后一页保存报告一起发过去。",
     ),
-    ("fail_disk_full", "The drive is full.", "磁盘空间不足。"),
+    (
+        "fail_disk_full",
+        "The drive holding {folder} is full ({free} free), so files could not be written there.",
+        "{folder} 所在的磁盘已满（剩余 {free}），文件无法写入。",
+    ),
     (
         "fix_disk_full",
-        "free some space (Disk Cleanup, empty the Recycle Bin), then click “Try again”.",
-        "清理磁盘空间（磁盘清理、清空回收站），然后点击“重试”。",
+        "free at least {needed} on that drive (delete files you no longer need, empty the Recycle Bin, Disk Cleanup), or choose a folder on another drive, then click “Try again”.",
+        "请在该磁盘上至少腾出 {needed}（删除不再需要的文件、清空回收站、磁盘清理），或改用其他磁盘上的文件夹，然后点击“重试”。",
     ),
     (
         "fail_installer_failed",
@@ -1465,6 +1469,21 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "fix_io",
         "check free space, and that the folder is not open in another program, then click “Try again”.",
         "检查磁盘空间，并确认该文件夹没有被其他程序占用，然后点击“重试”。",
+    ),
+    (
+        "fail_internal",
+        "cuda-setup ran into a bug of its own, so this step stopped.",
+        "cuda-setup 自身出现了程序错误，此步骤已停止。",
+    ),
+    (
+        "fix_internal",
+        "please report it, with the log file (“Open log”) and the details below. Running it again is safe: finished steps are not repeated.",
+        "请报告这个问题，并附上日志文件（“打开日志”）和下面的详细信息。再次运行是安全的：已完成的步骤不会重复。",
+    ),
+    (
+        "ui_worker_crashed",
+        "cuda-setup ran into a bug of its own while working on this page ({error}). Please report it; you can go back and try again.",
+        "cuda-setup 在处理此页面时出现了程序错误（{error}）。请报告这个问题；你可以返回上一步再试一次。",
     ),
     ("fail_cancelled", "Stopped.", "已停止。"),
     (

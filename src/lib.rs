@@ -11,6 +11,7 @@ pub mod detect;
 pub mod download;
 pub mod i18n;
 pub mod message;
+pub mod panics;
 pub mod plan;
 pub mod platform;
 pub mod recommend;

@@ -26,7 +26,8 @@ pub enum CudnnError {
     NotAToolkit { dir: PathBuf, detail: String },
     #[error("{file} is in use by another program ({detail}); nothing was changed")]
     InUse { file: PathBuf, detail: String },
-    #[error("not enough free space in {dir}: {needed} bytes needed, {free} free")]
+    /// `needed` 0: the drive filled up while writing (how much more is not known).
+    #[error("not enough free space in {dir}: {}", if *.needed > 0 { format!("{needed} bytes needed, {free} free") } else { format!("the drive is full ({free} bytes free)") })]
     DiskFull {
         dir: PathBuf,
         needed: u64,
@@ -44,6 +45,14 @@ pub enum CudnnError {
 
 impl CudnnError {
     pub fn io(path: &Path, e: std::io::Error) -> Self {
+        // A full drive is its own failure (kind `disk_full`), not "check your rights".
+        if crate::platform::is_disk_full(&e) {
+            return CudnnError::DiskFull {
+                dir: path.to_path_buf(),
+                needed: 0,
+                free: crate::platform::free_space(path).unwrap_or(0),
+            };
+        }
         CudnnError::Io {
             path: path.to_path_buf(),
             detail: e.to_string(),
@@ -233,7 +242,7 @@ pub fn install(
     });
     // (A tarball is already in staging: a full drive stopped it there.)
     if staged.is_none()
-        && let Some(free) = crate::platform::free_space(dir)
+        && let Ok(free) = crate::platform::free_space(dir)
         && free < plan.total_bytes * 2
     {
         return Err(CudnnError::DiskFull {

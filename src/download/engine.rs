@@ -950,7 +950,7 @@ fn free_space(dest: &Path) -> Option<u64> {
     {
         return Some(n);
     }
-    crate::platform::free_space(dest.parent().unwrap_or(Path::new(".")))
+    crate::platform::free_space(dest.parent().unwrap_or(Path::new("."))).ok()
 }
 
 /// Refuses early when the target volume cannot hold the file.
@@ -966,7 +966,7 @@ fn check_space(dest: &Path, needed: u64) -> Result<(), DownloadError> {
 }
 
 fn disk_err(path: &Path, e: std::io::Error, needed: u64) -> DownloadError {
-    if e.kind() == std::io::ErrorKind::StorageFull {
+    if crate::platform::is_disk_full(&e) {
         DownloadError::DiskFull {
             path: path.to_path_buf(),
             needed,

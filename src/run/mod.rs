@@ -2,6 +2,7 @@
 //! (the GUI draws from them, the CLI prints them), honours cancel, journals each
 //! finished step so a rerun after a kill skips it, and writes a log file per run.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -83,11 +84,54 @@ pub struct Failure {
     pub kind: &'static str,
     pub error: String,
     pub hint: String,
+    /// The parameters of the kind's plain words (`disk_full`: `folder`, `free`, `needed`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<&'static str, String>,
+}
+
+impl Failure {
+    /// A failure of the executor itself (a panic outside any step, a worker gone).
+    pub fn internal(message: &str) -> Failure {
+        let e = steps::StepError::Internal {
+            message: message.to_string(),
+        };
+        Failure {
+            step: "run",
+            kind: e.kind(),
+            error: e.to_string(),
+            hint: e.hint(),
+            params: BTreeMap::new(),
+        }
+    }
 }
 
 impl RunReport {
     pub fn ok(&self) -> bool {
         self.failure.is_none() && !self.cancelled
+    }
+
+    /// The report of a run whose executor died (`message` says how): nothing known done.
+    pub fn crashed(plan: &Plan, message: &str) -> RunReport {
+        RunReport {
+            plan: plan.clone(),
+            steps: plan
+                .steps
+                .iter()
+                .map(|s| StepReport {
+                    name: s.name(),
+                    status: StepStatus::NotRun,
+                    changed: false,
+                    detail: String::new(),
+                    elapsed_ms: 0,
+                })
+                .collect(),
+            changed: false,
+            reboot_required: false,
+            cancelled: false,
+            failure: Some(Failure::internal(message)),
+            log_file: None,
+            elapsed_ms: 0,
+        }
     }
 }
 
@@ -267,7 +311,9 @@ impl Log {
 pub fn spawn(plan: Plan, target: Target, cancel: Cancel) -> Receiver<RunEvent> {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
-        let report = execute(&plan, &target, &cancel, &tx);
+        // Steps are caught one by one; this catches the executor's own bookkeeping.
+        let report = crate::panics::catch(|| execute(&plan, &target, &cancel, &tx))
+            .unwrap_or_else(|p| RunReport::crashed(&plan, &p.message));
         let _ = tx.send(RunEvent::Done(Box::new(report)));
     });
     rx
@@ -288,7 +334,12 @@ pub fn run_blocking(
         }
         on_event(e);
     }
-    report.expect("the worker always ends with Done")
+    // The worker always ends with Done, unless the thread itself died.
+    report.unwrap_or_else(|| {
+        let r = RunReport::crashed(plan, "the install worker stopped without a report");
+        on_event(RunEvent::Done(Box::new(r.clone())));
+        r
+    })
 }
 
 fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>) -> RunReport {
@@ -363,7 +414,18 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             cancel,
             emit: &emit,
         };
-        let result = steps::run(step, &ctx);
+        let result = crate::panics::catch(|| {
+            crate::panics::test_hook(name);
+            steps::run(step, &ctx)
+        })
+        .unwrap_or_else(|p| {
+            log.line(&format!(
+                "step {index} {name}: panicked at {}: {}",
+                p.location.as_deref().unwrap_or("?"),
+                p.message
+            ));
+            Err(steps::StepError::Internal { message: p.message })
+        });
         let r = &mut report.steps[index];
         r.elapsed_ms = t0.elapsed().as_millis() as u64;
         match result {
@@ -404,6 +466,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                     kind: e.kind(),
                     error: error.clone(),
                     hint: hint.clone(),
+                    params: failure_params(plan, &e),
                 });
                 let _ = tx.send(RunEvent::Failed {
                     index,
@@ -428,4 +491,34 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         report.reboot_required
     ));
     report
+}
+
+/// The plain words' parameters of a failure: for a full drive the folder, what is free
+/// and what to free (when the step does not know, the plan's pre-flight figure).
+fn failure_params(plan: &Plan, e: &steps::StepError) -> BTreeMap<&'static str, String> {
+    let mut p = BTreeMap::new();
+    if let Some((path, needed, free)) = e.params() {
+        let folder = path
+            .ancestors()
+            .find(|a| a.is_dir())
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        let needed = needed.or_else(|| {
+            plan.steps.iter().find_map(|s| match s {
+                steps::Step::Preflight(i) => Some(i.needed_bytes),
+                _ => None,
+            })
+        });
+        let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
+        // What to free: the shortfall, at least 1 GB (files grow while they are written).
+        let free_now = free.unwrap_or(0);
+        let to_free = needed.map_or(1_000_000_000, |n| {
+            n.saturating_sub(free_now).max(1_000_000_000)
+        });
+        p.insert("folder", folder);
+        p.insert("free", gb(free_now));
+        p.insert("needed", gb(to_free));
+    }
+    p
 }

@@ -398,6 +398,12 @@ fn download_reporter<'a>(ctx: &'a Ctx<'a>) -> impl Fn(download::Event) + Send + 
         download::Event::InsecureUrl { url } => (ctx.emit)(StepEvent::Log {
             line: format!("warning: plain http: {url}"),
         }),
+        download::Event::PartDiscarded { path, reason } => (ctx.emit)(StepEvent::Log {
+            line: format!(
+                "{} was discarded ({reason}); the download starts over",
+                path.display()
+            ),
+        }),
         _ => {}
     }
 }

@@ -36,6 +36,8 @@ pub enum CudnnError {
     Io { path: PathBuf, detail: String },
     #[error("no cuDNN installed by cuda-setup in {dir}")]
     NotInstalled { dir: PathBuf },
+    #[error(transparent)]
+    Busy(crate::lock::Busy),
 }
 
 impl CudnnError {
@@ -73,6 +75,9 @@ impl CudnnError {
             }
             CudnnError::NotInstalled { .. } => {
                 "install cuDNN with `cuda-setup cudnn install --archive ARCHIVE --cuda-dir DIR`"
+            }
+            CudnnError::Busy(_) => {
+                "wait for it to finish, or close it, then run the same command again (or add --wait to wait for it)"
             }
         }
     }
@@ -158,8 +163,27 @@ fn dest_rel(e: &archive::Entry, toolkit_major: u32) -> String {
     }
 }
 
+/// The toolkit folder's lock, held for a whole cuDNN command: two runs on one toolkit
+/// must never interleave (a second run's recovery would take the first one's live
+/// transaction for a killed one's). None: no such folder (nothing to change there).
+fn lock(dir: &Path) -> Result<Option<crate::lock::Lock>, CudnnError> {
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    match crate::lock::acquire(dir, &txn::meta(dir).join(crate::lock::FILE)) {
+        Ok(l) => Ok(Some(l)),
+        Err(crate::lock::LockError::Busy(b)) => Err(CudnnError::Busy(b)),
+        Err(crate::lock::LockError::Io { path, detail }) => Err(CudnnError::Io { path, detail }),
+        Err(crate::lock::LockError::Cancelled) => Err(CudnnError::Io {
+            path: dir.to_path_buf(),
+            detail: "cancelled".into(),
+        }),
+    }
+}
+
 /// Finishes or undoes whatever a killed run left in `dir`.
 pub fn recover(dir: &Path) -> Result<Option<Recovered>, CudnnError> {
+    let _lock = lock(dir)?;
     txn::recover(dir)
 }
 
@@ -170,7 +194,8 @@ pub fn install(
     dir: &Path,
     report: &(dyn Fn(Event) + Sync),
 ) -> Result<Manifest, CudnnError> {
-    if let Some(r) = recover(dir)? {
+    let _lock = lock(dir)?;
+    if let Some(r) = txn::recover(dir)? {
         report(Event::Recovered(r));
     }
     let toolkit = crate::detect::toolkit::version_of(&Host::real(), dir, Duration::from_secs(20))
@@ -180,7 +205,8 @@ pub fn install(
             detail: "no version.json, version.txt or bin/nvcc".into(),
         })?;
     let meta = txn::meta(dir);
-    let meta_existed = meta.exists();
+    // (The lock lives in it: it existed unless the lock just made it.)
+    let meta_existed = meta.exists() && !_lock.as_ref().is_some_and(|l| l.created_dir());
     let staging = meta.join(format!("staging-{}", std::process::id()));
     // NVIDIA's Linux tarball is checked and extracted in one pass of its stream, into
     // staging only (a tar has no index: a check-only pass would decode it twice); a zip
@@ -303,7 +329,8 @@ pub fn install(
 
 /// Restores the toolkit folder to what it was before our install.
 pub fn uninstall(dir: &Path) -> Result<Manifest, CudnnError> {
-    recover(dir)?;
+    let _lock = lock(dir)?;
+    txn::recover(dir)?;
     let m = txn::read_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
         dir: dir.to_path_buf(),
     })?;
@@ -321,7 +348,12 @@ fn link_problem(p: &Path, target: &str) -> Option<&'static str> {
 
 /// Checks every file we installed is there with the bytes we put.
 pub fn verify(dir: &Path) -> Result<VerifyReport, CudnnError> {
-    recover(dir)?;
+    // A toolkit we may only read cannot be changed under us by a run of ours either.
+    let _lock = match lock(dir) {
+        Err(CudnnError::Io { .. }) => None,
+        l => l?,
+    };
+    txn::recover(dir)?;
     let m = txn::read_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
         dir: dir.to_path_buf(),
     })?;

@@ -82,6 +82,9 @@ pub struct Failure {
     pub kind: &'static str,
     pub error: String,
     pub hint: String,
+    /// `busy`: the process id of the other cuda-setup working on the target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
 }
 
 impl RunReport {
@@ -183,10 +186,28 @@ pub fn run_blocking(
     report.expect("the worker always ends with Done")
 }
 
+/// The target's lock, held for the whole run (install, repair's fixes, the wizard's
+/// install): one writer per target. Taken before the journal is read, so a run never
+/// takes another's live journal for an interrupted one.
+fn lock(target: &Target) -> Result<crate::lock::Lock, steps::StepError> {
+    let state = target.state_dir();
+    let folder = target.root.clone().unwrap_or_else(|| state.clone());
+    let file = state.join(crate::lock::FILE);
+    crate::lock::acquire(&folder, &file).map_err(|e| match e {
+        crate::lock::LockError::Busy(b) => steps::StepError::Busy(b),
+        crate::lock::LockError::Io { path, detail } => steps::StepError::Io { path, detail },
+        crate::lock::LockError::Cancelled => steps::StepError::Cancelled,
+    })
+}
+
 fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>) -> RunReport {
     let start = Instant::now();
     let plan_json = serde_json::to_string(plan).expect("serialisable");
-    let mut done = load_journal(target, &plan_json);
+    let held = lock(target);
+    let mut done = match &held {
+        Ok(_) => load_journal(target, &plan_json),
+        Err(_) => Vec::new(),
+    };
     let (log, log_file) = Log::open(&target.logs_dir());
     log.line(&format!("plan: {plan_json}"));
     if !done.is_empty() {
@@ -214,7 +235,31 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         log_file: log_file.clone(),
         elapsed_ms: 0,
     };
-    for (index, step) in plan.steps.iter().enumerate() {
+    if let Err(e) = &held {
+        // Nothing ran: the failure is the first step's, which could not start.
+        let name = plan.steps.first().map_or("preflight", |s| s.name());
+        log.line(&format!("not started: {e}"));
+        if let Some(r) = report.steps.first_mut() {
+            r.status = StepStatus::Failed;
+            r.detail = e.to_string();
+        }
+        report.failure = Some(Failure {
+            step: name,
+            kind: e.kind(),
+            error: e.to_string(),
+            hint: e.hint(),
+            pid: e.busy().and_then(|b| b.pid),
+        });
+        let _ = tx.send(RunEvent::Failed {
+            index: 0,
+            name,
+            kind: e.kind(),
+            error: e.to_string(),
+            hint: e.hint(),
+        });
+    }
+    let steps_to_run = if held.is_ok() { plan.steps.len() } else { 0 };
+    for (index, step) in plan.steps.iter().enumerate().take(steps_to_run) {
         let name = step.name();
         // Verification always runs; other finished steps of an interrupted run do not.
         if done.contains(&index) && !matches!(step, steps::Step::Verify { .. }) {
@@ -291,6 +336,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                     kind: e.kind(),
                     error: error.clone(),
                     hint: hint.clone(),
+                    pid: e.busy().and_then(|b| b.pid),
                 });
                 let _ = tx.send(RunEvent::Failed {
                     index,
@@ -303,6 +349,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             }
         }
     }
+    crate::lock::test_pause("run_end");
     if report.ok() {
         // Complete: the next run starts afresh (and finds everything in place).
         let _ = std::fs::remove_file(journal_path(target));

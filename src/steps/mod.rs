@@ -2,6 +2,7 @@
 //! done, it changes nothing and says so (`changed: false`).
 
 pub mod env;
+pub mod installer_process;
 pub mod preflight;
 pub mod toolkit;
 pub mod torch_wheel;
@@ -138,6 +139,8 @@ pub enum StepError {
     Io { path: PathBuf, detail: String },
     #[error("cancelled")]
     Cancelled,
+    #[error(transparent)]
+    Busy(crate::lock::Busy),
 }
 
 impl StepError {
@@ -167,6 +170,7 @@ impl StepError {
         "verify",
         "io",
         "cancelled",
+        "busy",
     ];
 
     /// The failure's class, stable for scripts (`--json` reports it) and the key of the
@@ -187,6 +191,7 @@ impl StepError {
             StepError::NeedsAdmin { .. } => "needs_admin",
             StepError::Cudnn(crate::cudnn::CudnnError::InUse { .. }) => "file_in_use",
             StepError::Cudnn(crate::cudnn::CudnnError::DiskFull { .. }) => "disk_full",
+            StepError::Cudnn(crate::cudnn::CudnnError::Busy(_)) | StepError::Busy(_) => "busy",
             StepError::Cudnn(_) => "cudnn",
             StepError::Wheels(_) => "wheels",
             StepError::Env { .. } => "env",
@@ -194,6 +199,14 @@ impl StepError {
             StepError::Verify { .. } => "verify",
             StepError::Io { .. } => "io",
             StepError::Cancelled => "cancelled",
+        }
+    }
+
+    /// The other cuda-setup's process id, when another run holds the lock (`busy`).
+    pub fn busy(&self) -> Option<&crate::lock::Busy> {
+        match self {
+            StepError::Busy(b) | StepError::Cudnn(crate::cudnn::CudnnError::Busy(b)) => Some(b),
+            _ => None,
         }
     }
 
@@ -211,6 +224,7 @@ impl StepError {
             StepError::Verify { .. } => "run `cuda-setup repair` to see what is missing".into(),
             StepError::Io { .. } => "check free space and permissions on that folder".into(),
             StepError::Cancelled => "run the same command again: finished steps are not repeated".into(),
+            StepError::Busy(_) => "wait for it to finish, or close it, then run the same command again (or add --wait to wait for it)".into(),
         }
     }
 }
@@ -334,6 +348,9 @@ fn download_reporter<'a>(ctx: &'a Ctx<'a>) -> impl Fn(download::Event) + Send + 
         }),
         download::Event::InsecureUrl { url } => (ctx.emit)(StepEvent::Log {
             line: format!("warning: plain http: {url}"),
+        }),
+        download::Event::Waiting(b) => (ctx.emit)(StepEvent::Log {
+            line: format!("waiting: {b}"),
         }),
         _ => {}
     }

@@ -25,7 +25,7 @@ pub struct State {
     pub download_error: Option<String>,
     pub installing: bool,
     pub extracted: Option<(u64, u64)>,
-    pub installed: Option<Result<Box<Manifest>, String>>,
+    pub installed: Option<Result<Box<Manifest>, crate::cudnn::CudnnError>>,
     pub skipped: bool,
 }
 
@@ -255,7 +255,17 @@ pub fn show(app: &mut App, ui: &mut Ui) {
                 ),
                 Some(Err(e)) => widgets::callout(ui, Tone::Bad, |ui| {
                     ui.label(RichText::new(t(lang, "ui_cudnn_install_failed")).strong());
-                    ui.label(e);
+                    match e {
+                        // Another cuda-setup at work on this toolkit: the same words as
+                        // the install page's.
+                        crate::cudnn::CudnnError::Busy(b) => {
+                            ui.label(crate::i18n::render(&b.message("fail_busy"), lang));
+                            ui.label(tf(lang, "ui_what_to_do", &[("hint", &t(lang, "fix_busy"))]));
+                        }
+                        e => {
+                            ui.label(format!("{e}\n{}", e.hint()));
+                        }
+                    }
                 }),
             }
         }

@@ -87,7 +87,10 @@ fn io(path: &Path, e: std::io::Error) -> LockError {
     }
 }
 
-static POLICY: OnceLock<Box<dyn Fn(&Busy) + Send + Sync>> = OnceLock::new();
+/// Tells the user a wait begins.
+type Notice = Box<dyn Fn(&Busy) + Send + Sync>;
+
+static POLICY: OnceLock<Notice> = OnceLock::new();
 
 /// The user asked (`--wait`) to wait for another cuda-setup rather than stop: every lock
 /// this process takes with [`acquire`] then waits, calling `notice` when it starts to.

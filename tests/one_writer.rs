@@ -322,7 +322,8 @@ fn a_second_install_on_the_same_target_exits_1618_or_waits() {
     assert_eq!(second.status.code(), Some(INSTALL_BUSY));
     let r: serde_json::Value = serde_json::from_slice(&second.stdout).unwrap();
     assert_eq!(r["failure"]["kind"], "busy");
-    assert_eq!(r["failure"]["pid"], first.pid());
+    assert_eq!(r["failure"]["busy"]["pid"], first.pid());
+    assert_eq!(r["failure"]["busy"]["folder"], m.root().to_str().unwrap());
     assert!(
         String::from_utf8_lossy(&second.stderr).contains(&format!(
             "Another cuda-setup (process {}) is working on this folder",
@@ -511,4 +512,98 @@ fn wait_is_offered_where_runs_change_things() {
             "{cmd:?}"
         );
     }
+}
+
+/// The wizard's install on a target another cuda-setup holds: the same words, with its
+/// process, in English and in Chinese; nothing is started.
+#[test]
+fn the_wizard_says_which_cuda_setup_holds_the_target() {
+    use cuda_setup::compat::{Os, Tables};
+    use cuda_setup::i18n::Lang;
+    use cuda_setup::platform::Host;
+    use cuda_setup::recommend::GpuFact;
+    use cuda_setup::ui::fonts::FontSource;
+    use cuda_setup::ui::{App, Options, Overrides};
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+
+    let m = Machine::new();
+    let bin = m.work.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let mut o = Options::sandbox(Tables::embedded().unwrap(), Os::Windows, &m.root());
+    let env = [("PATH".to_string(), bin.display().to_string())]
+        .into_iter()
+        .collect();
+    o.host = Host::sandbox(Os::Windows, &m.root(), env);
+    o.lang = Some(Lang::En);
+    o.overrides = Overrides {
+        gpus: vec![GpuFact {
+            name: Some("NVIDIA GeForce RTX 3060".into()),
+            compute_capability: "8.6".parse().unwrap(),
+        }],
+        driver: Some(Some("522.06".parse().unwrap())),
+        driver_cuda: None,
+        python: Some("3.11".parse().unwrap()),
+    };
+    o.mirrors = vec![format!("http://{}", m.server.addr)];
+    o.cuda = Some("11.8".parse().unwrap());
+    o.fonts = FontSource::EmbeddedOnly;
+    o.file_dialogs = false;
+    // Another cuda-setup (here: this process, through a lock of its own) holds the target.
+    let _held = cuda_setup::lock::acquire_with(
+        &m.root(),
+        &m.root().join(".cuda-setup").join(cuda_setup::lock::FILE),
+        None,
+    )
+    .unwrap();
+
+    let mut h = Harness::builder()
+        .with_size([1000.0, 1400.0])
+        .with_context_setup(|ctx| {
+            cuda_setup::ui::setup_context(ctx, FontSource::EmbeddedOnly);
+        })
+        .build_ui_state(|ui, app: &mut App| app.show(ui), App::new(o));
+    let wait = |h: &mut Harness<'_, App>, what: &str, done: &dyn Fn(&App) -> bool| {
+        let t0 = Instant::now();
+        while !done(h.state()) {
+            h.step();
+            assert!(t0.elapsed() < Duration::from_secs(90), "timed out: {what}");
+            std::thread::sleep(Duration::from_millis(15));
+        }
+        h.step();
+        h.step();
+    };
+    let click = |h: &mut Harness<'_, App>, label: &str| {
+        h.get_by_label(label).click();
+        h.step();
+        h.step();
+    };
+    let has =
+        |h: &Harness<'_, App>, text: &str| h.query_all_by_label_contains(text).next().is_some();
+    h.step();
+    click(&mut h, "Next");
+    wait(&mut h, "detection", &|a| a.system.report.is_some());
+    click(&mut h, "Next");
+    click(&mut h, "Developer");
+    click(&mut h, "Next");
+    wait(&mut h, "prepare", &|a| !a.prepare.running);
+    let asked = m.server.requests();
+    click(&mut h, "Start installing");
+    wait(&mut h, "install", &|a| !a.install.run.running());
+    let r = h.state().install.run.report.clone().unwrap();
+    let f = r.failure.unwrap();
+    assert_eq!(f.kind, "busy");
+    let pid = std::process::id();
+    assert!(has(
+        &h,
+        &format!("Another cuda-setup (process {pid}) is working on this folder.")
+    ));
+    assert!(has(&h, "wait for it to finish, or close it"));
+    click(&mut h, "中文");
+    assert!(has(
+        &h,
+        &format!("另一个 cuda-setup（进程 {pid}）正在处理这个文件夹。")
+    ));
+    assert_eq!(m.installer_runs(), 0);
+    assert_eq!(m.server.requests(), asked, "nothing was downloaded");
 }

@@ -41,15 +41,12 @@ fn wait_for_others(wait: bool, lang: Lang) {
     }
 }
 
-/// A run that found another cuda-setup at work on its target (`fail_busy` words).
+/// A run that found another cuda-setup at work on its target.
 fn print_busy(f: &crate::run::Failure, lang: Lang) {
-    let b = crate::lock::Busy {
-        folder: PathBuf::new(),
-        pid: f.pid,
-    };
+    let Some(b) = &f.busy else { return };
     eprintln!(
         "error: {}\nhint: {}",
-        crate::i18n::render(&b.message("fail_busy"), lang),
+        crate::i18n::render(&b.message("busy"), lang),
         crate::i18n::render(&crate::message::Message::new("busy_hint"), lang)
     );
 }

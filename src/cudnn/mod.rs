@@ -165,9 +165,10 @@ fn dest_rel(e: &archive::Entry, toolkit_major: u32) -> String {
 
 /// The toolkit folder's lock, held for a whole cuDNN command: two runs on one toolkit
 /// must never interleave (a second run's recovery would take the first one's live
-/// transaction for a killed one's). None: no such folder (nothing to change there).
-fn lock(dir: &Path) -> Result<Option<crate::lock::Lock>, CudnnError> {
-    if !dir.is_dir() {
+/// transaction for a killed one's). None: no such folder, or — unless `installing` — no
+/// record of ours in it (nothing to recover, verify or undo; and no trace left there).
+fn lock(dir: &Path, installing: bool) -> Result<Option<crate::lock::Lock>, CudnnError> {
+    if !dir.is_dir() || !(installing || txn::meta(dir).is_dir()) {
         return Ok(None);
     }
     match crate::lock::acquire(dir, &txn::meta(dir).join(crate::lock::FILE)) {
@@ -183,7 +184,7 @@ fn lock(dir: &Path) -> Result<Option<crate::lock::Lock>, CudnnError> {
 
 /// Finishes or undoes whatever a killed run left in `dir`.
 pub fn recover(dir: &Path) -> Result<Option<Recovered>, CudnnError> {
-    let _lock = lock(dir)?;
+    let _lock = lock(dir, false)?;
     txn::recover(dir)
 }
 
@@ -194,16 +195,17 @@ pub fn install(
     dir: &Path,
     report: &(dyn Fn(Event) + Sync),
 ) -> Result<Manifest, CudnnError> {
-    let _lock = lock(dir)?;
-    if let Some(r) = txn::recover(dir)? {
-        report(Event::Recovered(r));
-    }
+    // (Before the lock: a folder that is no toolkit gets no lock file either.)
     let toolkit = crate::detect::toolkit::version_of(&Host::real(), dir, Duration::from_secs(20))
         .filter(|_| dir.join("bin").is_dir())
         .ok_or_else(|| CudnnError::NotAToolkit {
             dir: dir.to_path_buf(),
             detail: "no version.json, version.txt or bin/nvcc".into(),
         })?;
+    let _lock = lock(dir, true)?;
+    if let Some(r) = txn::recover(dir)? {
+        report(Event::Recovered(r));
+    }
     let meta = txn::meta(dir);
     // (The lock lives in it: it existed unless the lock just made it.)
     let meta_existed = meta.exists() && !_lock.as_ref().is_some_and(|l| l.created_dir());
@@ -329,7 +331,7 @@ pub fn install(
 
 /// Restores the toolkit folder to what it was before our install.
 pub fn uninstall(dir: &Path) -> Result<Manifest, CudnnError> {
-    let _lock = lock(dir)?;
+    let _lock = lock(dir, false)?;
     txn::recover(dir)?;
     let m = txn::read_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
         dir: dir.to_path_buf(),
@@ -349,7 +351,7 @@ fn link_problem(p: &Path, target: &str) -> Option<&'static str> {
 /// Checks every file we installed is there with the bytes we put.
 pub fn verify(dir: &Path) -> Result<VerifyReport, CudnnError> {
     // A toolkit we may only read cannot be changed under us by a run of ours either.
-    let _lock = match lock(dir) {
+    let _lock = match lock(dir, false) {
         Err(CudnnError::Io { .. }) => None,
         l => l?,
     };

@@ -82,9 +82,9 @@ pub struct Failure {
     pub kind: &'static str,
     pub error: String,
     pub hint: String,
-    /// `busy`: the process id of the other cuda-setup working on the target.
+    /// `busy`: what the other cuda-setup is working on, and its process id.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pid: Option<u32>,
+    pub busy: Option<crate::lock::Busy>,
 }
 
 impl RunReport {
@@ -248,7 +248,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             kind: e.kind(),
             error: e.to_string(),
             hint: e.hint(),
-            pid: e.busy().and_then(|b| b.pid),
+            busy: e.busy().cloned(),
         });
         let _ = tx.send(RunEvent::Failed {
             index: 0,
@@ -336,7 +336,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                     kind: e.kind(),
                     error: error.clone(),
                     hint: hint.clone(),
-                    pid: e.busy().and_then(|b| b.pid),
+                    busy: e.busy().cloned(),
                 });
                 let _ = tx.send(RunEvent::Failed {
                     index,

@@ -160,11 +160,11 @@ impl Job {
     }
 }
 
-#[cfg(windows)]
 impl Drop for Job {
     fn drop(&mut self) {
         // SAFETY: our own handle, closed once. The installer has ended by now (or is
         // being stopped): closing kills whatever it left behind in the job.
+        #[cfg(windows)]
         unsafe {
             windows_sys::Win32::Foundation::CloseHandle(self.0);
         }

@@ -246,17 +246,12 @@ pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &crate::run::Failure) {
             .strong(),
         );
         match failure_text(lang, f.kind) {
-            // Another cuda-setup at work: the same words as the command line, with its pid.
-            Some((_, fix)) if f.kind == "busy" => {
-                let b = crate::lock::Busy {
-                    folder: Default::default(),
-                    pid: f.pid,
-                };
-                ui.label(crate::i18n::render(&b.message("fail_busy"), lang));
-                ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
-            }
             Some((what, fix)) => {
-                ui.label(what);
+                // Another cuda-setup at work: the words name its process.
+                match &f.busy {
+                    Some(b) => ui.label(crate::i18n::render(&b.message("fail_busy"), lang)),
+                    None => ui.label(what),
+                };
                 ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
                 ui.label(
                     RichText::new(tf(

@@ -607,3 +607,51 @@ fn the_wizard_says_which_cuda_setup_holds_the_target() {
     assert_eq!(m.installer_runs(), 0);
     assert_eq!(m.server.requests(), asked, "nothing was downloaded");
 }
+
+#[test]
+fn repair_fix_on_a_target_another_run_holds_exits_6_or_waits() {
+    let w = tempfile::tempdir().unwrap();
+    let root = w.path().join("root");
+    // A toolkit whose environment was never set: `repair --fix` has a fix to run.
+    toolkit(
+        &root.join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA"),
+        "12.4.1",
+    );
+    let env_record = root.join(".cuda-setup/windows-env.json");
+    let repair = |extra: &[&str]| {
+        let mut c = bin();
+        c.args(["repair", "--fix", "--os", "windows", "--root"])
+            .arg(&root)
+            .args(extra);
+        c
+    };
+    // Another cuda-setup (here: this process, through a lock of its own) holds the target.
+    let held = cuda_setup::lock::acquire_with(
+        &root,
+        &root.join(".cuda-setup").join(cuda_setup::lock::FILE),
+        None,
+    )
+    .unwrap();
+    let out = repair(&[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(BUSY));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "Another cuda-setup (process {}) is working on this folder",
+            std::process::id()
+        )),
+        "{err}"
+    );
+    assert!(
+        !env_record.exists(),
+        "the busy repair changed the environment"
+    );
+
+    let (waiter, lines) = spawn_watched(repair(&["--wait"]));
+    wait_for_line(&lines, "waiting for it to finish");
+    assert!(!env_record.exists());
+    drop(held);
+    let out = waiter.wait_with_output().unwrap();
+    assert_ne!(out.status.code(), Some(BUSY));
+    assert!(env_record.is_file(), "the fix ran once the target was free");
+}

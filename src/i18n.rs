@@ -118,9 +118,19 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "向 {dir} 安装 cuDNN 的过程被中断了；将回滚或完成它。",
     ),
     (
+        "repair_cudnn_record_rejected",
+        "cuda-setup's record of the cuDNN in {dir} ({file}) was not used: {why}. Nothing was deleted or restored on its strength; it was set aside as {moved}, and cuda-setup no longer tracks that cuDNN.",
+        "cuda-setup 对 {dir} 中 cuDNN 的记录（{file}）未被使用：{why}。没有据此删除或恢复任何文件；该记录已移到 {moved}，cuda-setup 不再跟踪这个 cuDNN。",
+    ),
+    (
         "repair_install_interrupted",
         "An install was interrupted; it will be finished.",
         "一次安装被中断了；将继续完成它。",
+    ),
+    (
+        "repair_install_journal_rejected",
+        "The record of an interrupted install ({file}) was not used: {why}. Nothing in it was run; it was set aside as {moved}.",
+        "中断安装的记录（{file}）未被使用：{why}。其中的内容都没有执行；该文件已移到 {moved}。",
     ),
     (
         "repair_torch_cpu",
@@ -156,6 +166,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "repair_fix_path_profile",
         "Remove those folders from PATH / LD_LIBRARY_PATH in your shell profile (~/.bashrc, ~/.profile).",
         "请在 shell 配置文件（~/.bashrc、~/.profile）中把这些文件夹从 PATH / LD_LIBRARY_PATH 里删除。",
+    ),
+    (
+        "repair_fix_rerun_install",
+        "Run the install again (cuda-setup install, or the wizard); what is already in place is not redone.",
+        "请重新运行安装（cuda-setup install 或向导）；已经完成的部分不会重做。",
     ),
     (
         "repair_fix_cudnn_archive",
@@ -1345,11 +1360,15 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "read the details below; save the report from the last page if you ask someone for help.",
         "请看下面的详细信息；向别人求助时，可以在最后一页保存报告一起发过去。",
     ),
-    ("fail_disk_full", "The drive is full.", "磁盘空间不足。"),
+    (
+        "fail_disk_full",
+        "The drive holding {folder} is full ({free} free), so files could not be written there.",
+        "{folder} 所在的磁盘已满（剩余 {free}），文件无法写入。",
+    ),
     (
         "fix_disk_full",
-        "free some space (Disk Cleanup, empty the Recycle Bin), then click “Try again”.",
-        "清理磁盘空间（磁盘清理、清空回收站），然后点击“重试”。",
+        "free at least {needed} on that drive (delete files you no longer need, empty the Recycle Bin, Disk Cleanup), or choose a folder on another drive, then click “Try again”.",
+        "请在该磁盘上至少腾出 {needed}（删除不再需要的文件、清空回收站、磁盘清理），或改用其他磁盘上的文件夹，然后点击“重试”。",
     ),
     (
         "fail_installer_failed",
@@ -1450,6 +1469,21 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "fix_io",
         "check free space, and that the folder is not open in another program, then click “Try again”.",
         "检查磁盘空间，并确认该文件夹没有被其他程序占用，然后点击“重试”。",
+    ),
+    (
+        "fail_internal",
+        "cuda-setup ran into a bug of its own, so this step stopped.",
+        "cuda-setup 自身出现了程序错误，此步骤已停止。",
+    ),
+    (
+        "fix_internal",
+        "please report it, with the log file (“Open log”) and the details below. Running it again is safe: finished steps are not repeated.",
+        "请报告这个问题，并附上日志文件（“打开日志”）和下面的详细信息。再次运行是安全的：已完成的步骤不会重复。",
+    ),
+    (
+        "ui_worker_crashed",
+        "cuda-setup ran into a bug of its own while working on this page ({error}). Please report it; you can go back and try again.",
+        "cuda-setup 在处理此页面时出现了程序错误（{error}）。请报告这个问题；你可以返回上一步再试一次。",
     ),
     ("fail_cancelled", "Stopped.", "已停止。"),
     (
@@ -1621,6 +1655,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "ui_refused_case_collision",
         "Two entries differ only in letter case and would overwrite each other on Windows.",
         "有两个文件名只有大小写不同，在 Windows 上会互相覆盖。",
+    ),
+    (
+        "ui_refused_same_destination",
+        "Two entries would be installed as the same file (for example bin/ and bin/x64/, or lib/ and lib/x64/): one would overwrite the other and the toolkit's own file.",
+        "有两个文件会被安装成同一个文件（例如 bin/ 与 bin/x64/，或 lib/ 与 lib/x64/）：一个会覆盖另一个以及工具包原有的文件。",
     ),
     (
         "ui_refused_too_large",

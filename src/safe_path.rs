@@ -183,6 +183,32 @@ pub fn inside_str(root: &Path, rel: &str) -> Result<PathBuf, Unsafe> {
     inside(root, &r)
 }
 
+/// Like [`inside_str`], but a folder on the way may be a symbolic link that resolves
+/// inside `root` (NVIDIA's Linux toolkit: `lib64 -> targets/x86_64-linux/lib`); one
+/// that leads out, or nowhere, is refused. The final component may be a link (it is
+/// moved or removed as a link, never followed).
+pub fn resolves_inside(root: &Path, rel: &str) -> Result<PathBuf, Unsafe> {
+    let out = root.join(relative(rel)?);
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    // The deepest folder on the way that exists decides: below it nothing exists, so
+    // nothing can be a link.
+    let mut at = out.parent();
+    while let Some(p) = at.filter(|p| p.starts_with(root)) {
+        if std::fs::symlink_metadata(p).is_ok() {
+            let leads_out = std::fs::canonicalize(p).map_or(true, |r| !r.starts_with(&real_root));
+            if leads_out {
+                return Err(Unsafe::Link {
+                    path: rel.to_string(),
+                    link: p.display().to_string(),
+                });
+            }
+            break;
+        }
+        at = p.parent();
+    }
+    Ok(out)
+}
+
 /// An absolute path read from a state file must lie under `root` (checked by components,
 /// not by string prefix, so `/a/bc` is not inside `/a/b`), with no `..` on the way.
 pub fn under(root: &Path, path: &Path) -> Result<PathBuf, Unsafe> {
@@ -283,6 +309,29 @@ mod tests {
             ));
             // A link as the last component is the file itself (cuDNN's lib links).
             assert!(inside(&root, Path::new("out")).is_ok());
+            // A link that stays inside (NVIDIA's lib64 -> targets/…/lib) is fine when
+            // resolved; one that leads out, or nowhere, is not.
+            std::fs::create_dir_all(root.join("targets/lib")).unwrap();
+            std::os::unix::fs::symlink("targets/lib", root.join("lib64")).unwrap();
+            assert_eq!(
+                resolves_inside(&root, "lib64/libcudnn.so.9").unwrap(),
+                root.join("lib64/libcudnn.so.9")
+            );
+            assert!(resolves_inside(&root, "lib64/new/dir/x").is_ok());
+            assert!(matches!(
+                resolves_inside(&root, "out/victim"),
+                Err(Unsafe::Link { .. })
+            ));
+            assert!(matches!(
+                resolves_inside(&root, "out/a/b"),
+                Err(Unsafe::Link { .. })
+            ));
+            std::os::unix::fs::symlink("nowhere", root.join("dangling")).unwrap();
+            assert!(resolves_inside(&root, "dangling/x").is_err());
+            assert!(resolves_inside(&root, "out").is_ok());
+            assert!(resolves_inside(&root, "../x").is_err());
+            assert!(resolves_inside(&root, "/x").is_err());
+            assert!(resolves_inside(&d.path().join("none"), "a/b").is_ok());
         }
     }
 }

@@ -196,3 +196,170 @@ fn tables_json_summarises() {
             .all(|f| !f["sources"].as_array().unwrap().is_empty())
     );
 }
+
+/// `cuda-setup … | head -1`: the reader is gone before we write. The pipe is made here
+/// and its reading end closed before the child starts, so every write fails for real
+/// (EPIPE; Windows: ERROR_NO_DATA) — no race with the child's output.
+fn run_with_closed_stdout(args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(args)
+        .env("LANG", "C")
+        .env_remove("RUST_BACKTRACE")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().to_str().unwrap();
+    for args in [
+        &["tables", "--json"][..],
+        &["tables"],
+        &[
+            "recommend",
+            "--gpu-cc",
+            "8.6",
+            "--driver",
+            "550.54.15",
+            "--os",
+            "linux",
+        ],
+        &[
+            "install",
+            "--dry-run",
+            "--os",
+            "linux",
+            "--root",
+            root,
+            "--gpu-cc",
+            "8.6",
+            "--driver",
+            "550.54.15",
+            "--no-cudnn",
+        ],
+    ] {
+        let out = run_with_closed_stdout(args);
+        let err = stderr(&out);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
+
+/// Output that cannot be written for another reason is an error, not a silent success.
+#[cfg(target_os = "linux")]
+#[test]
+fn output_to_a_full_device_is_an_error() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(["tables", "--json"])
+        .env_remove("RUST_BACKTRACE")
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("could not be written") && !err.contains("panicked"),
+        "{err}"
+    );
+}
+
+/// Options that cannot mean anything are refused before anything runs (exit 2), naming
+/// the option and the value.
+#[test]
+fn nonsense_options_are_usage_errors() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().to_str().unwrap();
+    let install = |extra: &[&'static str]| -> Vec<String> {
+        [
+            "install",
+            "--dry-run",
+            "--os",
+            "linux",
+            "--root",
+            root,
+            "--gpu-cc",
+            "8.6",
+        ]
+        .iter()
+        .chain(extra)
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (install(&["--connections", "0"]), "--connections"),
+        (install(&["--connections", "99"]), "--connections"),
+        (
+            install(&["--mirror", "mirror.example.com"]),
+            "not an http(s) URL",
+        ),
+        (
+            install(&["--mirror", "ftp://mirror.example.com"]),
+            "not an http(s) URL",
+        ),
+        (install(&["--mirror", "http://"]), "not an http(s) URL"),
+        (
+            install(&["--torch-index", "download.pytorch.org/whl"]),
+            "--torch-index",
+        ),
+        (
+            ["tables", "--refresh", "--nvidia-base", "file:///etc"]
+                .map(String::from)
+                .to_vec(),
+            "--nvidia-base",
+        ),
+        (
+            ["tables", "--refresh", "--torch-index", "nonsense"]
+                .map(String::from)
+                .to_vec(),
+            "not an http(s) URL",
+        ),
+        (
+            ["bundle", "--out", root, "--mirror", "c:\\mirror"]
+                .map(String::from)
+                .to_vec(),
+            "--mirror",
+        ),
+        (
+            [
+                "download",
+                "--url",
+                "https://h/f",
+                "--md5",
+                "0123456789abcdef0123456789abcdef",
+                "--out",
+                "f",
+                "--connections",
+                "0",
+            ]
+            .map(String::from)
+            .to_vec(),
+            "--connections",
+        ),
+    ];
+    for (args, want) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(&args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    }
+    // A good URL still passes.
+    let out = run(
+        &install(&["--mirror", "http://127.0.0.1:9/m", "--connections", "16"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

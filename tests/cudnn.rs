@@ -1092,3 +1092,186 @@ mod linux_tarball {
         assert!(!back.contains("link"), "{back}");
     }
 }
+
+// One destination, one source: entries the layout mapping (bin/ and bin/x64/, lib/ and
+// lib/x64/) or Windows' case-insensitive names put on one file are refused.
+
+/// The entries of a zip, in order.
+fn zip_files(path: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut z = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+    (0..z.len())
+        .map(|i| {
+            let mut e = z.by_index(i).unwrap();
+            let mut b = Vec::new();
+            std::io::Read::read_to_end(&mut e, &mut b).unwrap();
+            (e.name().unwrap().to_string(), b)
+        })
+        .collect()
+}
+
+#[test]
+fn entries_that_land_on_one_file_are_refused_before_anything_is_written() {
+    let w = tempfile::tempdir().unwrap();
+    let dir = toolkit(w.path(), "12.4.1");
+    let top = SPEC_910_12.top();
+    let good = SPEC_910_12.files();
+    let with = |extra: &[(&str, &[u8])]| {
+        let mut f = good.clone();
+        f.extend(extra.iter().map(|(n, b)| (n.to_string(), b.to_vec())));
+        f
+    };
+    let wheel_name = support::cudnn_zip::write_cudnn_wheel(w.path(), "9.10.2.21", 12, true);
+    let wheel = zip_files(&w.path().join(&wheel_name));
+    let wheel_with = |extra: &[(&str, &[u8])]| {
+        let mut f = wheel.clone();
+        f.extend(extra.iter().map(|(n, b)| (n.to_string(), b.to_vec())));
+        f
+    };
+    let same = |r: &Refusal| matches!(r, Refusal::SameDestination { .. });
+    let case = |r: &Refusal| matches!(r, Refusal::CaseCollision { .. });
+    type Case = (&'static str, Vec<(String, Vec<u8>)>, fn(&Refusal) -> bool);
+    let cases: Vec<Case> = vec![
+        (
+            "lib and lib/x64",
+            with(&[(&format!("{top}/lib/cudnn.lib"), b"other cudnn.lib")]),
+            same,
+        ),
+        (
+            "bin and bin/x64",
+            with(&[(&format!("{top}/bin/x64/cudnn64_9.dll"), b"MZ other")]),
+            same,
+        ),
+        (
+            "bin and bin/x64, other case",
+            with(&[(&format!("{top}/bin/x64/CUDNN64_9.dll"), b"MZ other")]),
+            same,
+        ),
+        (
+            "case twins",
+            with(&[(&format!("{top}/bin/CUDNN64_9.dll"), b"MZ other")]),
+            case,
+        ),
+        (
+            // NTFS upper-cases the long s to S: one file on Windows.
+            "long s",
+            with(&[
+                (&format!("{top}/bin/cudnn_ſub64_9.dll"), b"MZ a"),
+                (&format!("{top}/bin/cudnn_sub64_9.dll"), b"MZ b"),
+            ]),
+            case,
+        ),
+        (
+            "wheel lib and lib/x64",
+            wheel_with(&[
+                ("nvidia/cudnn/lib/cudnn.lib", b"a"),
+                ("nvidia/cudnn/lib/x64/cudnn.lib", b"b"),
+            ]),
+            same,
+        ),
+        (
+            "wheel bin and bin/x64",
+            wheel_with(&[("nvidia/cudnn/bin/x64/cudnn64_9.dll", b"MZ other")]),
+            same,
+        ),
+        (
+            "two wheel licences",
+            wheel_with(&[(
+                "nvidia_cudnn_cu12-9.10.2.22.dist-info/licenses/License.txt",
+                b"another",
+            )]),
+            same,
+        ),
+    ];
+    let before = tree(&dir);
+    for (i, (name, files, want)) in cases.into_iter().enumerate() {
+        let zip = w.path().join(format!("case{i}.zip"));
+        write_zip(&zip, &files, false);
+        match cudnn::install(&zip, &dir, &|_| {}) {
+            Err(CudnnError::Refused { refusal, .. }) => {
+                assert!(want(&refusal), "{name}: {refusal}")
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+        assert_eq!(tree(&dir), before, "{name} changed the toolkit");
+        assert!(!dir.join(".cuda-setup").exists(), "{name} left records");
+    }
+}
+
+#[test]
+fn a_colliding_archive_no_longer_loses_the_toolkits_own_file() {
+    let w = tempfile::tempdir().unwrap();
+    let dir = toolkit(w.path(), "12.4.1");
+    // Before: both DLLs went to bin/; the second backed up the first over the toolkit's
+    // own file, and uninstall "restored" the archive's copy.
+    let original = b"MZ the toolkit's own cudnn64_9.dll".to_vec();
+    std::fs::write(dir.join("bin/cudnn64_9.dll"), &original).unwrap();
+    let before = tree(&dir);
+    let top = SPEC_910_12.top();
+    let mut files = SPEC_910_12.files();
+    files.push((
+        format!("{top}/bin/x64/cudnn64_9.dll"),
+        b"MZ second copy".to_vec(),
+    ));
+    let zip = w.path().join("twice.zip");
+    write_zip(&zip, &files, true);
+    let out = cli(
+        &[
+            "cudnn",
+            "install",
+            "--archive",
+            p(&zip),
+            "--cuda-dir",
+            p(&dir),
+        ],
+        &[],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(&format!("{top}/bin/cudnn64_9.dll"))
+            && err.contains(&format!("{top}/bin/x64/cudnn64_9.dll"))
+            && err.contains("both be installed as bin/x64/cudnn64_9.dll"),
+        "{err}"
+    );
+    assert_eq!(tree(&dir), before);
+    let out = cli(&["cudnn", "uninstall", "--cuda-dir", p(&dir)], &[]);
+    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(
+        std::fs::read(dir.join("bin/cudnn64_9.dll")).unwrap(),
+        original
+    );
+    assert_eq!(tree(&dir), before);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_tarball_with_names_one_on_windows_is_refused() {
+    use support::cudnn_tar::{Item, LinuxSpec, linux_toolkit, write_tar_xz};
+    let spec = LinuxSpec {
+        version: "9.10.2.21",
+        cuda_major: 12,
+        lib_size: 10_000,
+    };
+    let w = tempfile::tempdir().unwrap();
+    let dir = linux_toolkit(w.path(), "12.4.1");
+    let before = tree(&dir);
+    let top = spec.top();
+    for (name, twin) in [
+        ("case", "lib/LIBCUDNN_OPS.so.9.10.2"),
+        ("long s", "lib/libcudnn_opſ.so.9.10.2"),
+    ] {
+        let mut items = spec.items();
+        items.push(Item::File(format!("{top}/{twin}"), b"twin".to_vec()));
+        let file = w.path().join(format!("{}.tar.xz", name.replace(' ', "-")));
+        write_tar_xz(&file, &items);
+        match cudnn::install(&file, &dir, &|_| {}) {
+            Err(CudnnError::Refused {
+                refusal: Refusal::CaseCollision { .. },
+                ..
+            }) => {}
+            other => panic!("{name}: {other:?}"),
+        }
+        assert_eq!(tree(&dir), before, "{name}");
+        assert!(!dir.join(".cuda-setup").exists(), "{name} left records");
+    }
+}

@@ -483,3 +483,311 @@ fn cli_download_prints_json_and_fails_clearly() {
     let usage = run("xyz");
     assert_eq!(usage.status.code(), Some(2));
 }
+
+// --- Downloads always end: silent, trickling and over-long sources; bad state files. ---
+
+/// Short limits, so a source that misbehaves is left within a second or two.
+fn impatient() -> Options {
+    Options {
+        retries: 3,
+        backoff: Duration::from_millis(20),
+        stall_timeout: Duration::from_millis(700),
+        connect_timeout: Duration::from_millis(500),
+        first_byte_timeout: Duration::from_millis(700),
+        min_speed: 64 << 10,
+        min_speed_window: Duration::from_secs(1),
+        ..Options::default()
+    }
+}
+
+/// Runs `f` on a thread and fails the test if it has not ended within `secs` (before the
+/// fix these hung: a hang must fail, not block the suite).
+fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(secs))
+        .unwrap_or_else(|e| panic!("the download did not end within {secs} s ({e})"))
+}
+
+/// Downloads `req` with `opts` within `secs`, with the events.
+fn download_within(
+    secs: u64,
+    req: &Request,
+    opts: Options,
+) -> (Result<download::Outcome, DownloadError>, Arc<Log>) {
+    let log = Arc::new(Log::default());
+    let (req, log2) = (req.clone(), log.clone());
+    let r = within(secs, move || {
+        download::download(&req, &opts, &*log2, &Cancel::default())
+    });
+    (r, log)
+}
+
+fn failed_sources(log: &Log) -> Vec<(String, String)> {
+    log.0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::SourceFailed { url, error } => Some((url.clone(), error.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_mirror_that_never_answers_does_not_hold_back_the_url() {
+    let f = fixture();
+    let (_listener, mute) = support::server::mute_listener();
+    let mut req = f.request();
+    req.mirrors = vec![mute.clone()];
+    let (r, log) = download_within(10, &req, impatient());
+    let o = r.unwrap();
+    assert_eq!(o.source, Source::Network(f.server.url(PATH)));
+    let failed = failed_sources(&log);
+    assert!(
+        failed.len() == 1 && failed[0].0.starts_with(&mute) && failed[0].1.contains("no data"),
+        "{failed:?}"
+    );
+    f.assert_done(&o.path);
+}
+
+#[test]
+fn a_server_that_stops_mid_headers_is_left_for_the_next_source() {
+    let f = fixture();
+    let bad = Server::start();
+    bad.add_with(
+        PATH,
+        Body::Bytes(f.bytes.clone()),
+        Fault {
+            mute_after_status: true,
+            ..Fault::default()
+        },
+    );
+    let mut req = f.request();
+    req.mirrors = vec![format!("http://{}", bad.addr)];
+    let (r, log) = download_within(10, &req, impatient());
+    let o = r.unwrap();
+    assert_eq!(o.source, Source::Network(f.server.url(PATH)));
+    let failed = failed_sources(&log);
+    assert!(
+        failed.len() == 1 && failed[0].1.contains("no data"),
+        "{failed:?}"
+    );
+    f.assert_done(&o.path);
+}
+
+#[test]
+fn a_trickle_is_called_too_slow_and_the_next_source_used() {
+    let f = fixture();
+    let slow = Server::start();
+    slow.add_with(
+        PATH,
+        Body::Bytes(f.bytes.clone()),
+        Fault {
+            // 5 bytes a second: never silent for the stall timeout, far below the floor.
+            trickle: Some(Duration::from_millis(200)),
+            ..Fault::default()
+        },
+    );
+    let mut req = f.request();
+    req.mirrors = vec![format!("http://{}", slow.addr)];
+    let (r, log) = download_within(10, &req, impatient());
+    let o = r.unwrap();
+    assert_eq!(o.source, Source::Network(f.server.url(PATH)));
+    let failed = failed_sources(&log);
+    assert!(
+        failed.len() == 1 && failed[0].1.contains("too slow"),
+        "{failed:?}"
+    );
+    f.assert_done(&o.path);
+}
+
+#[test]
+fn a_body_longer_than_the_file_is_cut_and_refused() {
+    // A stream with no length, 1000 bytes too long; and ranged answers that each carry
+    // 1000 bytes more than asked for.
+    for fault in [
+        Fault {
+            no_length: true,
+            extra: 1000,
+            ..Fault::default()
+        },
+        Fault {
+            extra: 1000,
+            ..Fault::default()
+        },
+    ] {
+        let f = fixture();
+        f.server.set_fault(PATH, fault);
+        let req = f.request();
+        let (r, _) = download_within(10, &req, impatient());
+        let err = r.unwrap_err();
+        let DownloadError::AllSourcesFailed(errs) = &err else {
+            panic!("{err}")
+        };
+        assert!(
+            matches!(&errs[..], [DownloadError::TooLong { .. }]),
+            "{err}"
+        );
+        assert!(err.to_string().contains("sent more than the"), "{err}");
+        assert_eq!(err.kind(), "corrupt");
+        assert!(
+            !req.dest.exists()
+                && !req.dest.with_file_name("f.exe.part").exists()
+                && !req.dest.with_file_name("f.exe.part.json").exists(),
+            "nothing is left but the error"
+        );
+    }
+}
+
+/// Runs the CLI and kills it if it has not ended within `secs`.
+fn cli_within(secs: u64, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("cuda-setup {args:?} did not end within {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn an_endless_body_is_cut_at_the_size_or_the_free_space() {
+    let f = fixture();
+    f.server.add_with(
+        "/endless.exe",
+        Body::Endless,
+        Fault {
+            no_length: true,
+            // Slow enough that code without a bound fills little of the disk before the
+            // deadline kills it.
+            throttle: Some(8 << 20),
+            ..Fault::default()
+        },
+    );
+    let out = f.dir.path().join("endless/f.exe");
+    let url = f.server.url("/endless.exe");
+    let size = SIZE.to_string();
+    let mut args = vec![
+        "download",
+        "--no-cache",
+        "--url",
+        &url,
+        "--sha256",
+        &f.sha256,
+        "--out",
+        out.to_str().unwrap(),
+        "--stall-timeout",
+        "2",
+    ];
+    let parts_gone = || {
+        !out.exists()
+            && !out.with_file_name("f.exe.part").exists()
+            && !out.with_file_name("f.exe.part.json").exists()
+    };
+
+    // The limits are checked like any argument.
+    let mut zero = args.clone();
+    let last = zero.len() - 1;
+    zero[last] = "0";
+    assert_eq!(cli_within(15, &zero, &[]).status.code(), Some(2));
+
+    // With --size: cut at the size.
+    let mut sized = args.clone();
+    sized.extend(["--size", &size]);
+    let o = cli_within(15, &sized, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("sent more than the {SIZE} bytes expected")) && err.contains("hint:"),
+        "{err}"
+    );
+    assert!(parts_gone());
+
+    // With no size at all: cut at what the disk can spare (a debug build's pretend disk
+    // of 2 MiB).
+    args.push("--json");
+    let o = cli_within(15, &args, &[("CUDA_SETUP_TEST_FREE_SPACE", "2097152")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("bytes free on the disk"), "{err}");
+    assert!(parts_gone());
+}
+
+#[test]
+fn a_malformed_part_state_is_discarded_and_the_download_starts_over() {
+    let key = |f: &Fixture| format!("sha256-{}", f.sha256);
+    let states: [&dyn Fn(&Fixture) -> String; 6] = [
+        // A chunk map shorter than the file.
+        &|f| {
+            format!(
+                r#"{{"key":"{}","size":{SIZE},"chunk":262144,"done":[true]}}"#,
+                key(f)
+            )
+        },
+        // Chunk size 0.
+        &|f| {
+            format!(
+                r#"{{"key":"{}","size":{SIZE},"chunk":0,"done":[{}]}}"#,
+                key(f),
+                ["false"; 12].join(",")
+            )
+        },
+        // A 4 TiB chunk.
+        &|f| {
+            format!(
+                r#"{{"key":"{}","size":{SIZE},"chunk":4398046511104,"done":[true]}}"#,
+                key(f)
+            )
+        },
+        // An absurd size.
+        &|f| {
+            format!(
+                r#"{{"key":"{}","size":4398046511104,"chunk":262144,"done":[true]}}"#,
+                key(f)
+            )
+        },
+        // Not JSON.
+        &|_| "{\"key\": [".into(),
+        // Far too big for a state file.
+        &|f| {
+            format!(
+                "{}{}",
+                " ".repeat(5 << 20),
+                format_args!(
+                    r#"{{"key":"{}","size":{SIZE},"chunk":262144,"done":[]}}"#,
+                    key(f)
+                )
+            )
+        },
+    ];
+    for (i, state) in states.iter().enumerate() {
+        let f = fixture();
+        let req = f.request();
+        std::fs::create_dir_all(req.dest.parent().unwrap()).unwrap();
+        std::fs::write(req.dest.with_file_name("f.exe.part"), vec![0u8; SIZE]).unwrap();
+        std::fs::write(req.dest.with_file_name("f.exe.part.json"), state(&f)).unwrap();
+        let (r, log) = download_within(10, &req, impatient());
+        let o = r.unwrap_or_else(|e| panic!("state {i}: {e}"));
+        f.assert_done(&o.path);
+        assert_eq!(o.resumed_bytes, 0, "state {i}");
+        assert_eq!(
+            log.count(|e| matches!(e, Event::PartDiscarded { .. })),
+            1,
+            "state {i}"
+        );
+    }
+}

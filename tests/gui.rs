@@ -818,3 +818,106 @@ fn on_linux_the_cudnn_tarball_is_checked_then_installed_with_its_links() {
     assert!(tk.join("lib64/libcudnn.so.9.10.2").is_file());
     assert!(tk.join("include/cudnn_version.h").is_file());
 }
+
+/// Runs test `name` alone in a child copy of this test binary with the debug-only panic
+/// hook set (an environment variable is process-wide: set here, it would reach the other
+/// tests running alongside).
+fn in_child_with_panic_in(name: &str, point: &str) -> bool {
+    if std::env::var_os("CUDA_SETUP_TEST_PANIC_IN").is_some() {
+        return false;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--test-threads", "1"])
+        .env("CUDA_SETUP_TEST_PANIC_IN", point)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
+}
+
+/// Through the wizard to Install, whose download step then panics (the hook).
+fn to_a_failed_install(h: &mut Harness<'_, App>) {
+    h.step();
+    click(h, "Next");
+    wait(h, "detection", |a| a.system.report.is_some());
+    click(h, "Next");
+    click(h, "Developer");
+    click(h, "Next");
+    wait(h, "prepare", |a| !a.prepare.running);
+    click(h, "Start installing");
+    wait(h, "install", |a| !a.install.run.running());
+    settle(h);
+}
+
+/// A bug in a step (a panic) is a failed step in plain words, with the message under
+/// them; the page stops running and Back works.
+#[test]
+fn a_panic_in_a_step_shows_the_failure_and_back_works() {
+    let name = "a_panic_in_a_step_shows_the_failure_and_back_works";
+    if in_child_with_panic_in(name, "download_toolkit") {
+        return;
+    }
+    let m = Machine::new(windows_installer(0, 0));
+    let mut h = harness(App::new(m.options(Lang::En)));
+    to_a_failed_install(&mut h);
+    let r = h.state().install.run.report.clone().unwrap();
+    let f = r.failure.as_ref().unwrap();
+    assert_eq!((f.step, f.kind), ("download_toolkit", "internal"));
+    assert!(has(
+        &h,
+        "cuda-setup ran into a bug of its own, so this step stopped."
+    ));
+    assert!(has(&h, "please report it, with the log file"));
+    assert!(
+        has(&h, "test panic in download_toolkit"),
+        "the message, as details"
+    );
+    assert!(
+        h.state()
+            .install
+            .run
+            .steps
+            .iter()
+            .all(|s| s.state != StepState::Running)
+    );
+    click(&mut h, "中文");
+    assert!(has(&h, "cuda-setup 自身出现了程序错误，此步骤已停止。"));
+    click(&mut h, "English");
+    click(&mut h, "Back");
+    assert_eq!(h.state().page, Page::Prepare);
+}
+
+/// The worker thread itself dies (a panic outside any step, here while preparing the
+/// plan): the page stops waiting, says so, and Back works.
+#[test]
+fn a_dead_worker_is_shown_and_back_works() {
+    let name = "a_dead_worker_is_shown_and_back_works";
+    if in_child_with_panic_in(name, "worker_prepare") {
+        return;
+    }
+    let m = Machine::new(windows_installer(0, 0));
+    let mut h = harness(App::new(m.options(Lang::En)));
+    h.step();
+    click(&mut h, "Next");
+    wait(&mut h, "detection", |a| a.system.report.is_some());
+    click(&mut h, "Next");
+    click(&mut h, "Developer");
+    click(&mut h, "Next");
+    assert_eq!(h.state().page, Page::Prepare);
+    wait(&mut h, "prepare", |a| !a.prepare.running);
+    settle(&mut h);
+    assert!(!h.state().prepare.ready());
+    assert!(has(
+        &h,
+        "cuda-setup ran into a bug of its own while working on this page"
+    ));
+    assert!(has(&h, "test panic in worker_prepare"));
+    click(&mut h, "Back");
+    assert_eq!(h.state().page, Page::Choose);
+    assert!(h.state().crash.is_none(), "the note goes with the page");
+}

@@ -337,6 +337,54 @@ fn a_failing_installer_exits_1603_and_names_what_is_missing() {
     );
 }
 
+/// A bug of ours inside a step (a panic, injected by the debug-only hook) is a failed
+/// step of kind `internal` with its message: exit 1603, the JSON report, the log file
+/// names where it happened, and no backtrace reaches the user. Rerun without the hook,
+/// the install completes from there.
+#[test]
+fn a_panic_in_a_step_is_an_internal_failure_then_a_rerun_completes() {
+    let m = Machine::new(windows_installer(0, 0));
+    let mut args = m.linux_args();
+    args.push("--no-cudnn".into());
+    let out = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(&args)
+        .env("LANG", "C")
+        .env_remove("RUST_BACKTRACE")
+        .env("CUDA_SETUP_TEST_PANIC_IN", "download_toolkit")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1603 % 256), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("internal error: test panic in download_toolkit"),
+        "{err}"
+    );
+    let r = report(&out);
+    assert_eq!(r["failure"]["step"], "download_toolkit");
+    assert_eq!(r["failure"]["kind"], "internal");
+    assert!(
+        r["failure"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("please report it"),
+        "{r}"
+    );
+    let st = statuses(&r);
+    assert_eq!((st[0].0.as_str(), st[0].1.as_str()), ("preflight", "done"));
+    assert_eq!(st[1].1, "failed");
+    let log = std::fs::read_to_string(r["log_file"].as_str().unwrap()).unwrap();
+    assert!(log.contains("download_toolkit: panicked at src/"), "{log}");
+    // The machine is as a failed download leaves it: a plain rerun completes.
+    let again = cli(&args, &[]);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}
+
 #[test]
 fn linux_runfile_and_profile_script() {
     let m = Machine::new(windows_installer(0, 0));

@@ -322,8 +322,8 @@ fn a_second_install_on_the_same_target_exits_1618_or_waits() {
     assert_eq!(second.status.code(), Some(INSTALL_BUSY));
     let r: serde_json::Value = serde_json::from_slice(&second.stdout).unwrap();
     assert_eq!(r["failure"]["kind"], "busy");
-    assert_eq!(r["failure"]["busy"]["pid"], first.pid());
-    assert_eq!(r["failure"]["busy"]["folder"], m.root().to_str().unwrap());
+    assert_eq!(r["failure"]["params"]["pid"], first.pid().to_string());
+    assert_eq!(r["failure"]["params"]["folder"], m.root().to_str().unwrap());
     assert!(
         String::from_utf8_lossy(&second.stderr).contains(&format!(
             "Another cuda-setup (process {}) is working on this folder",

@@ -169,6 +169,23 @@ fn broken_tables_are_refused_with_file_and_key() {
         ),
         (
             "toolkits.toml",
+            "sm_min = \"3.5\"\nsm_max = \"8.0\"",
+            "sm_min = \"9.0\"\nsm_max = \"8.0\"",
+            &["toolkits.toml", "release \"11.0.", "sm_min", "above sm_max"],
+        ),
+        (
+            "cudnn.toml",
+            "sm_min = \"5.0\"\nsm_max = \"9.0\"",
+            "sm_min = \"9.0\"\nsm_max = \"5.0\"",
+            &[
+                "cudnn.toml",
+                "release \"9.1.0.70\"",
+                "sm_min",
+                "above sm_max",
+            ],
+        ),
+        (
+            "toolkits.toml",
             "driver_linux = \"550.54.15\"",
             "driver_linux = \"abc\"",
             &["toolkits.toml", "abc"],
@@ -238,4 +255,54 @@ fn a_missing_file_is_named() {
     let err = Tables::from_dir(dir.path()).unwrap_err();
     assert!(matches!(err, TableError::Read { .. }));
     assert!(err.to_string().contains("gpus.toml"));
+}
+
+/// A FIFO or a device in place of a table file is refused at once: read, a FIFO would
+/// block for ever (nobody writes to it) and /dev/zero would never end. Under a deadline,
+/// so a hang fails the test instead of stalling the suite.
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_device_is_not_a_table() {
+    let load = |dir: PathBuf| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(
+                Tables::from_dir(&dir)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()),
+            );
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(10))
+            .expect("loading the tables hung")
+    };
+    let dir = copy();
+    let fifo = dir.path().join("toolkits.toml");
+    std::fs::remove_file(&fifo).unwrap();
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let err = load(dir.path().to_path_buf()).unwrap_err();
+    assert!(
+        err.contains("toolkits.toml") && err.contains("not a regular file"),
+        "{err}"
+    );
+
+    let dir = copy();
+    std::fs::remove_file(dir.path().join("gpus.toml")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("gpus.toml")).unwrap();
+    let err = load(dir.path().to_path_buf()).unwrap_err();
+    assert!(
+        err.contains("gpus.toml") && err.contains("not a regular file"),
+        "{err}"
+    );
+
+    // A table file larger than any table is refused without reading it all.
+    let dir = copy();
+    let big = std::fs::File::create(dir.path().join("cudnn.toml")).unwrap();
+    big.set_len(cuda_setup::compat::MAX_TABLE_BYTES + 1)
+        .unwrap();
+    let err = load(dir.path().to_path_buf()).unwrap_err();
+    assert!(
+        err.contains("cudnn.toml") && err.contains("more than a table"),
+        "{err}"
+    );
 }

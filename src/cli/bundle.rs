@@ -42,7 +42,7 @@ pub struct Args {
     #[arg(long, value_name = "VER")]
     pub driver: Option<Version>,
     /// A mirror base URL tried before NVIDIA (repeatable)
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = super::http_url)]
     pub mirror: Vec<String>,
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=16))]
     pub connections: u16,

@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=16))]
     pub connections: u16,
     /// A mirror base URL tried before the original (repeatable, in order)
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = super::http_url)]
     pub mirror: Vec<String>,
     /// Offline bundle folder checked before any network (repeatable)
     #[arg(long, value_name = "DIR")]
@@ -41,9 +41,49 @@ pub struct Args {
     /// Do not use the download cache
     #[arg(long)]
     pub no_cache: bool,
+    /// Seconds to wait for a connection to a source [default: 15]
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    pub connect_timeout: Option<Duration>,
+    /// Seconds without a byte (of the answer's headers or of the body) before a
+    /// connection counts as stalled and is retried, then the next source tried [default: 30]
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    pub stall_timeout: Option<Duration>,
+    /// A source averaging fewer bytes per second than this over --min-speed-window is
+    /// left for the next one (0: no floor) [default: 1024]
+    #[arg(long, value_name = "BYTES_PER_SEC")]
+    pub min_speed: Option<u64>,
+    /// The window --min-speed is averaged over, in seconds [default: 60]
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    pub min_speed_window: Option<Duration>,
     /// Print the result as one JSON object
     #[arg(long)]
     pub json: bool,
+}
+
+/// A number of seconds (fractions allowed), more than 0 and at most a day.
+fn seconds(v: &str) -> Result<Duration, String> {
+    match v.parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
+        _ => Err(format!(
+            "{v} is not a number of seconds between 0 and 86400"
+        )),
+    }
+}
+
+impl Args {
+    /// The engine's options with the flags given applied (the stall timeout bounds the
+    /// wait for an answer's headers too).
+    pub fn options(&self) -> Options {
+        let d = Options::default();
+        Options {
+            connect_timeout: self.connect_timeout.unwrap_or(d.connect_timeout),
+            stall_timeout: self.stall_timeout.unwrap_or(d.stall_timeout),
+            first_byte_timeout: self.stall_timeout.unwrap_or(d.first_byte_timeout),
+            min_speed: self.min_speed.unwrap_or(d.min_speed),
+            min_speed_window: self.min_speed_window.unwrap_or(d.min_speed_window),
+            ..d
+        }
+    }
 }
 
 fn hex_ok(h: &str, len: usize) -> bool {
@@ -103,7 +143,7 @@ pub fn run(args: &Args, lang: crate::i18n::Lang) -> Result<i32, CliError> {
         lang,
         ..StatusLine::new()
     };
-    match download::download(&req, &Options::default(), &reporter, &Cancel::default()) {
+    match download::download(&req, &args.options(), &reporter, &Cancel::default()) {
         Ok(o) => {
             reporter.finish();
             if args.json {
@@ -221,6 +261,10 @@ impl download::Reporter for StatusLine {
             Event::Waiting(b) => eprintln!(
                 "{}",
                 crate::i18n::render(&b.message("download_waiting"), self.lang)
+            ),
+            Event::PartDiscarded { path, reason } => eprintln!(
+                "\n{} was discarded ({reason}); the download starts over",
+                path.display()
             ),
             Event::Verifying | Event::Done { .. } => {}
         }

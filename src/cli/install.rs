@@ -42,7 +42,7 @@ pub struct Args {
     #[arg(long)]
     pub no_cudnn: bool,
     /// Mirror base URL tried before NVIDIA (repeatable)
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = super::http_url)]
     pub mirror: Vec<String>,
     /// Offline bundle folder (from `cuda-setup bundle`)
     #[arg(long, value_name = "DIR")]
@@ -85,10 +85,11 @@ pub struct Args {
     pub python_exe: Option<PathBuf>,
     /// A mirror of PyTorch's wheel index with the same layout (default
     /// https://download.pytorch.org/whl); the variant folder (cu126 …) is appended
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = super::http_url)]
     pub torch_index: Option<String>,
-    #[arg(long, default_value_t = 8)]
-    pub connections: usize,
+    /// Parallel connections per download (1-16)
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub connections: u16,
     /// If another cuda-setup is installing on this machine (or root), wait for it
     /// (default: exit 1618)
     #[arg(long)]
@@ -240,7 +241,7 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
         bundle: args.bundle.clone(),
         with_driver: args.with_driver,
         python,
-        connections: args.connections.clamp(1, 16),
+        connections: args.connections.clamp(1, 16) as usize,
         visual_studio,
     };
     plan::build(target, &rec, &choices).map_err(|e| failed(e.to_string(), e.hint()))

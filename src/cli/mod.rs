@@ -1,6 +1,10 @@
 //! The command line: a thin front end over the core. Errors are typed inside and
 //! rendered once here, with a `hint:` line saying what to do next.
 
+// First: its print macros replace std's in every module below (see out.rs).
+#[macro_use]
+mod out;
+
 mod bundle;
 mod cudnn;
 mod detect;
@@ -43,10 +47,13 @@ fn wait_for_others(wait: bool, lang: Lang) {
 
 /// A run that found another cuda-setup at work on its target.
 fn print_busy(f: &crate::run::Failure, lang: Lang) {
-    let Some(b) = &f.busy else { return };
+    let mut m = crate::message::Message::new("busy");
+    for k in ["pid", "folder"] {
+        m = m.with(k, f.params.get(k).map_or("?", String::as_str));
+    }
     eprintln!(
         "error: {}\nhint: {}",
-        crate::i18n::render(&b.message("busy"), lang),
+        crate::i18n::render(&m, lang),
         crate::i18n::render(&crate::message::Message::new("busy_hint"), lang)
     );
 }
@@ -153,6 +160,22 @@ impl CliError {
     }
 }
 
+/// A base URL argument (`--mirror`, `--torch-index`, `--nvidia-base`): http(s) with a
+/// host, refused at parse time (exit 2) rather than failing later as "no such file".
+pub fn http_url(s: &str) -> Result<String, String> {
+    match reqwest::Url::parse(s) {
+        Ok(u)
+            if matches!(u.scheme(), "http" | "https")
+                && u.host_str().is_some_and(|h| !h.is_empty()) =>
+        {
+            Ok(s.to_string())
+        }
+        _ => Err(format!(
+            "`{s}` is not an http(s) URL: give a full address, like https://mirror.example.com/path"
+        )),
+    }
+}
+
 /// The language for human output: `--lang`, else the `LANG`/`LC_ALL` locale.
 fn language(flag: Option<Lang>) -> Lang {
     flag.unwrap_or_else(|| {
@@ -164,8 +187,36 @@ fn language(flag: Option<Lang>) -> Lang {
     })
 }
 
-/// Parses the process arguments, runs the command, returns the exit code.
+/// Parses the process arguments, runs the command, returns the exit code. A panic
+/// anywhere in it is reported in words (exit 1), never as a backtrace; output lost to a
+/// closed stdout ends the command quietly.
 pub fn main() -> i32 {
+    crate::panics::install_hook();
+    let code = crate::panics::catch(|| {
+        crate::panics::test_hook("cli");
+        run()
+    })
+    .unwrap_or_else(|p| {
+        eprintln!("error: internal error: {}", p.message);
+        if let Some(at) = p.location {
+            eprintln!("  (at {at})");
+        }
+        eprintln!(
+            "hint: this is a bug in cuda-setup: please report it with the command you ran and this message"
+        );
+        exit::ERROR
+    });
+    match out::finish() {
+        Some(e) if code == exit::OK => {
+            eprintln!("error: the output could not be written: {e}");
+            eprintln!("hint: check the file or device standard output goes to (a full disk?)");
+            exit::ERROR
+        }
+        _ => code,
+    }
+}
+
+fn run() -> i32 {
     let cli = Cli::parse();
     let lang = language(cli.lang);
     // What an earlier `tables --refresh` learned is merged in, so an offline start knows it.

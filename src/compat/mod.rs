@@ -87,7 +87,7 @@ impl Tables {
         let mut texts = Vec::with_capacity(4);
         for name in FILES {
             let file = dir.join(name);
-            let text = std::fs::read_to_string(&file).map_err(|source| TableError::Read {
+            let text = read_table(&file).map_err(|source| TableError::Read {
                 file: file.clone(),
                 source,
             })?;
@@ -321,6 +321,50 @@ fn name_words(name: &str) -> Vec<String> {
 
 fn name_key(name: &str) -> String {
     name_words(name).concat()
+}
+
+/// The most a table file may hold (the built-in ones are well under 1 MiB).
+pub const MAX_TABLE_BYTES: u64 = 16 << 20;
+
+/// A table file's text: a regular file only — a FIFO would block the read for ever and a
+/// device (`/dev/zero`) never ends — and at most [`MAX_TABLE_BYTES`]. The file is opened
+/// without waiting for a FIFO's writer and its type checked on the open handle, so
+/// nothing can be swapped in between the check and the read.
+fn read_table(file: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = opts.open(file)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, a device or a folder cannot be a table)",
+        ));
+    }
+    if meta.len() > MAX_TABLE_BYTES {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!(
+                "{} bytes, more than a table can be ({MAX_TABLE_BYTES})",
+                meta.len()
+            ),
+        ));
+    }
+    let mut text = String::new();
+    f.take(MAX_TABLE_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_TABLE_BYTES {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            "grew past the size a table can be",
+        ));
+    }
+    Ok(text)
 }
 
 fn parse<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, TableError> {

@@ -50,6 +50,10 @@ pub enum Refusal {
         "entries \"{a}\" and \"{b}\" differ only in letter case and would overwrite each other on Windows"
     )]
     CaseCollision { a: String, b: String },
+    #[error(
+        "entries \"{a}\" and \"{b}\" would both be installed as {dest} (one would overwrite the other, and the toolkit's own file with it)"
+    )]
+    SameDestination { a: String, b: String, dest: String },
     #[error("{count} entries; a cuDNN archive has far fewer (limit {limit})")]
     TooManyEntries { count: usize, limit: usize },
     #[error("{total} bytes unpacked; over the {limit}-byte limit")]
@@ -197,6 +201,95 @@ fn classify(inner: &str) -> Option<Kind> {
     }
 }
 
+/// Where the DLLs go: beside the toolkit's own runtime DLLs (`bin`, `bin/x64` for 13.x).
+fn dll_dir(toolkit_major: u32) -> &'static str {
+    if toolkit_major >= 13 {
+        "bin/x64"
+    } else {
+        "bin"
+    }
+}
+
+/// Where an entry is installed, relative to the toolkit folder, with `/`. The layouts'
+/// two DLL folders (`bin`, `bin/x64`) and two import-library folders (`lib`, `lib/x64`)
+/// each become one folder, so two entries can land on one file: [`Destinations`].
+pub fn dest_rel(e: &Entry, toolkit_major: u32) -> String {
+    dest_of(e.kind, &e.inner, toolkit_major)
+}
+
+fn dest_of(kind: Kind, inner: &str, toolkit_major: u32) -> String {
+    let file = inner.rsplit('/').next().unwrap_or(inner);
+    match kind {
+        Kind::Dll => format!("{}/{file}", dll_dir(toolkit_major)),
+        Kind::SharedLib | Kind::StaticLib => format!("lib64/{file}"),
+        Kind::Header => format!("include/{file}"),
+        Kind::ImportLib => format!("lib/x64/{file}"),
+        Kind::License => format!("{}/cudnn-{file}", super::txn::META),
+    }
+}
+
+/// A name as Windows compares it. NTFS folds case with its upcase table, a one-to-one
+/// simple mapping; upper- then lower-casing with Rust's full Unicode mapping puts at
+/// least every pair NTFS equates in one class (`ſ`/`s`, `K`/`k` too), and a class it
+/// merges beyond NTFS only refuses a name NVIDIA never ships. Linux toolkits are
+/// folded too: a toolkit may sit on a case-insensitive file system.
+pub(super) fn fold(name: &str) -> String {
+    name.to_uppercase().to_lowercase()
+}
+
+/// One destination, one source: every entry's destination, compared as Windows would,
+/// must differ from every other's and from every folder on another's way (a file
+/// `bin/x` against `bin/x/y`). Checked before a byte is written, for the whole
+/// archive (zip) or entry by entry as the stream goes (tarball).
+#[derive(Default)]
+pub(super) struct Destinations {
+    /// Folded destination → the entry that goes there.
+    files: HashMap<String, String>,
+    /// Folded folder on some destination's way → the entry that made it.
+    dirs: HashMap<String, String>,
+}
+
+impl Destinations {
+    /// Entry `name` (of `kind`, at `inner` below the top folder).
+    pub(super) fn add(&mut self, name: &str, kind: Kind, inner: &str) -> Result<(), Refusal> {
+        // The DLL folder is one folder whatever the toolkit's major, so one mapping
+        // decides for every toolkit.
+        let dest = dest_of(kind, inner, 13);
+        let folded = fold(&dest);
+        let clash = |a: &str| Refusal::SameDestination {
+            a: a.to_string(),
+            b: name.to_string(),
+            dest: dest.clone(),
+        };
+        if let Some(a) = self.files.get(&folded) {
+            return Err(clash(a));
+        }
+        if let Some(a) = self.dirs.get(&folded) {
+            return Err(clash(a));
+        }
+        let mut at = 0;
+        while let Some(i) = folded[at..].find('/') {
+            let dir = &folded[..at + i];
+            if let Some(a) = self.files.get(dir) {
+                return Err(clash(a));
+            }
+            self.dirs
+                .entry(dir.to_string())
+                .or_insert_with(|| name.to_string());
+            at += i + 1;
+        }
+        self.files.insert(folded, name.to_string());
+        Ok(())
+    }
+
+    pub(super) fn check(entries: &[Entry]) -> Result<(), Refusal> {
+        let mut d = Destinations::default();
+        entries
+            .iter()
+            .try_for_each(|e| d.add(&e.name, e.kind, &e.inner))
+    }
+}
+
 /// `nvidia_cudnn_cu13-9.27.0.42.dist-info` → (9.27.0.42, 13).
 pub fn parse_wheel_dist_info(top: &str) -> Option<(Version, u32)> {
     let rest = top
@@ -267,7 +360,7 @@ pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
         if e.is_symlink() || e.unix_mode().is_some_and(|m| m & 0o170000 == 0o120000) {
             return Err(Refusal::Symlink { name });
         }
-        let folded = name.trim_end_matches('/').to_lowercase();
+        let folded = fold(name.trim_end_matches('/'));
         if let Some(prev) = seen.insert(folded, name.clone()) {
             return Err(Refusal::CaseCollision { a: prev, b: name });
         }
@@ -346,6 +439,7 @@ pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
             found: "no cudnn64_*.dll under bin/ or bin/x64/".into(),
         });
     }
+    Destinations::check(&entries)?;
     let version = read_version(&mut zip, &entries)?;
     if let Some((v, _)) = &named
         && v.major_minor() != version.major_minor()
@@ -406,6 +500,7 @@ fn wheel_plan(
             found: "a cuDNN wheel without cudnn64_*.dll or libcudnn.so.*".into(),
         });
     }
+    Destinations::check(&entries)?;
     let version = read_version(zip, &entries)?;
     if named.0.major_minor() != version.major_minor() {
         return Err(Refusal::Layout {

@@ -26,7 +26,8 @@ pub enum CudnnError {
     NotAToolkit { dir: PathBuf, detail: String },
     #[error("{file} is in use by another program ({detail}); nothing was changed")]
     InUse { file: PathBuf, detail: String },
-    #[error("not enough free space in {dir}: {needed} bytes needed, {free} free")]
+    /// `needed` 0: the drive filled up while writing (how much more is not known).
+    #[error("not enough free space in {dir}: {}", if *.needed > 0 { format!("{needed} bytes needed, {free} free") } else { format!("the drive is full ({free} bytes free)") })]
     DiskFull {
         dir: PathBuf,
         needed: u64,
@@ -38,10 +39,22 @@ pub enum CudnnError {
     NotInstalled { dir: PathBuf },
     #[error(transparent)]
     Busy(crate::lock::Busy),
+    #[error(
+        "cuda-setup's own record {0}; nothing was deleted or restored on its strength, and cuda-setup no longer tracks the cuDNN install in this toolkit"
+    )]
+    BadState(crate::state_file::Rejected),
 }
 
 impl CudnnError {
     pub fn io(path: &Path, e: std::io::Error) -> Self {
+        // A full drive is its own failure (kind `disk_full`), not "check your rights".
+        if crate::platform::is_disk_full(&e) {
+            return CudnnError::DiskFull {
+                dir: path.to_path_buf(),
+                needed: 0,
+                free: crate::platform::free_space(path).unwrap_or(0),
+            };
+        }
         CudnnError::Io {
             path: path.to_path_buf(),
             detail: e.to_string(),
@@ -78,6 +91,9 @@ impl CudnnError {
             }
             CudnnError::Busy(_) => {
                 "wait for it to finish, or close it, then run the same command again (or add --wait to wait for it)"
+            }
+            CudnnError::BadState(_) => {
+                "install cuDNN again (`cuda-setup cudnn install --archive ARCHIVE --cuda-dir DIR`, or `cuda-setup repair --fix`) to have it tracked; files it had replaced are kept in .cuda-setup/cudnn-backup.rejected-*"
             }
         }
     }
@@ -141,26 +157,6 @@ pub struct VerifyReport {
     pub cudnn_version: Version,
     pub files: usize,
     pub problems: Vec<Problem>,
-}
-
-/// Where the DLLs go: beside the toolkit's own runtime DLLs (`bin`, `bin/x64` for 13.x).
-fn dll_dir(toolkit_major: u32) -> &'static str {
-    if toolkit_major >= 13 {
-        "bin/x64"
-    } else {
-        "bin"
-    }
-}
-
-fn dest_rel(e: &archive::Entry, toolkit_major: u32) -> String {
-    let file = e.inner.rsplit('/').next().unwrap_or(&e.inner);
-    match e.kind {
-        archive::Kind::Dll => format!("{}/{file}", dll_dir(toolkit_major)),
-        archive::Kind::SharedLib | archive::Kind::StaticLib => format!("lib64/{file}"),
-        archive::Kind::Header => format!("include/{file}"),
-        archive::Kind::ImportLib => format!("lib/x64/{file}"),
-        archive::Kind::License => format!("{}/cudnn-{file}", txn::META),
-    }
 }
 
 /// The toolkit folder's lock, held for a whole cuDNN command: two runs on one toolkit
@@ -274,7 +270,7 @@ pub fn install(
     });
     // (A tarball is already in staging: a full drive stopped it there.)
     if staged.is_none()
-        && let Some(free) = crate::platform::free_space(dir)
+        && let Ok(free) = crate::platform::free_space(dir)
         && free < plan.total_bytes * 2
     {
         return Err(CudnnError::DiskFull {
@@ -283,7 +279,7 @@ pub fn install(
             free,
         });
     }
-    if let Some(old) = txn::read_manifest(dir).map_err(give_up)? {
+    if let Some(old) = txn::load_manifest(dir).map_err(give_up)? {
         txn::uninstall(dir, old).map_err(give_up)?;
     }
 
@@ -298,7 +294,7 @@ pub fn install(
     let files: Vec<ManifestFile> = staged
         .iter()
         .map(|s| {
-            let path = dest_rel(&s.entry, toolkit.major());
+            let path = archive::dest_rel(&s.entry, toolkit.major());
             ManifestFile {
                 replaced: txn::present(&dir.join(&path)),
                 path,
@@ -333,7 +329,7 @@ pub fn install(
 pub fn uninstall(dir: &Path) -> Result<Manifest, CudnnError> {
     let _lock = lock(dir, false)?;
     txn::recover(dir)?;
-    let m = txn::read_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
+    let m = txn::load_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
         dir: dir.to_path_buf(),
     })?;
     txn::uninstall(dir, m)
@@ -356,7 +352,7 @@ pub fn verify(dir: &Path) -> Result<VerifyReport, CudnnError> {
         l => l?,
     };
     txn::recover(dir)?;
-    let m = txn::read_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
+    let m = txn::load_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
         dir: dir.to_path_buf(),
     })?;
     let mut problems = Vec::new();

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::archive::{Entry, Format, Kind, Limits, Plan, Refusal, check_name};
+use super::archive::{Destinations, Entry, Format, Kind, Limits, Plan, Refusal, check_name, fold};
 use super::extract::Staged;
 use super::{CudnnError, Event};
 use crate::download::Hasher;
@@ -417,6 +417,7 @@ fn scan(
     let mut headers: HashMap<String, String> = HashMap::new();
     let mut written: HashMap<usize, (PathBuf, String)> = HashMap::new();
     let mut first_top: Option<String> = None;
+    let mut dests = Destinations::default();
     let mut total = 0u64;
     let mut buf = vec![0u8; 256 << 10];
     let mut pending = Pending::default();
@@ -436,7 +437,7 @@ fn scan(
             continue;
         }
         let h = header(&e, &mut pending).map_err(refused)?;
-        let folded = h.name.trim_end_matches('/').to_lowercase();
+        let folded = fold(h.name.trim_end_matches('/'));
         if let Some(prev) = seen.insert(folded, h.name.clone()) {
             return Err(refused(Refusal::CaseCollision { a: prev, b: h.name }));
         }
@@ -461,7 +462,8 @@ fn scan(
             headers.insert(h.name.clone(), String::from_utf8_lossy(&bytes).into_owned());
         }
         if let Some((staging, report)) = staging {
-            let inner = entry_place(&h, &what, &mut first_top).map_err(refused)?;
+            let (inner, kind) = entry_place(&h, &what, &mut first_top).map_err(refused)?;
+            dests.add(&h.name, kind, inner).map_err(refused)?;
             let dest = staging.join(inner);
             if let Some(dir) = dest.parent() {
                 std::fs::create_dir_all(dir).map_err(|err| CudnnError::io(dir, err))?;
@@ -529,7 +531,7 @@ fn entry_place<'a>(
     h: &'a Header,
     what: &What,
     first_top: &mut Option<String>,
-) -> Result<&'a str, Refusal> {
+) -> Result<(&'a str, Kind), Refusal> {
     let (top, inner) = h.name.split_once('/').ok_or_else(|| Refusal::Layout {
         found: format!("top-level entries [{:?}]", h.name),
     })?;
@@ -552,7 +554,7 @@ fn entry_place<'a>(
         }
         check_link_target(&h.name, target)?;
     }
-    Ok(inner)
+    Ok((inner, kind))
 }
 
 /// The layout check, once every header has been read.
@@ -612,6 +614,7 @@ fn plan(
         });
     }
     check_link_chains(&entries)?;
+    Destinations::check(&entries)?;
     if !entries
         .iter()
         .any(|e| e.kind == Kind::SharedLib && e.inner.starts_with("lib/libcudnn.so"))

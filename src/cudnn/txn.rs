@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{CudnnError, Manifest};
+use crate::safe_path;
+use crate::state_file::{self, Rejected};
 
 pub const META: &str = ".cuda-setup";
 const JOURNAL: &str = "cudnn-journal.json";
@@ -65,32 +67,125 @@ fn backup_path(dir: &Path, rel: &str) -> PathBuf {
 
 /// Writes JSON so that a reader sees the old or the new content, never a torn file.
 pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), CudnnError> {
-    let tmp = path.with_extension("json.tmp");
     let bytes = serde_json::to_vec_pretty(value).expect("serialisable");
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        std::io::Write::write_all(&mut f, &bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
+    state_file::write(path, &bytes).map_err(|e| CudnnError::io(path, e))
+}
+
+/// A state file of ours, read bounded and parsed; None when there is none.
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, Rejected> {
+    let Some(bytes) = state_file::read(path)? else {
+        return Ok(None);
     };
-    write().map_err(|e| CudnnError::io(path, e))
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| Rejected::new(path, format!("not a record cuda-setup wrote: {e}")))
 }
 
-pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, CudnnError> {
-    match std::fs::read(path) {
-        Ok(b) => serde_json::from_slice(&b)
-            .map(Some)
-            .map_err(|e| CudnnError::Io {
-                path: path.to_path_buf(),
-                detail: format!("unreadable record: {e}"),
-            }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(CudnnError::io(path, e)),
+/// Our records' folder and its backup folder are real folders: through a link, every
+/// move, clean-up and restore would act somewhere else.
+fn check_meta(dir: &Path) -> Result<(), Rejected> {
+    for p in [meta(dir), meta(dir).join(BACKUP)] {
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_dir()) {
+            return Err(Rejected::new(&p, "not a folder (a symbolic link?)"));
+        }
     }
+    Ok(())
 }
 
+/// Every path a manifest names resolves inside the toolkit folder, and its backup inside
+/// the backup folder (no `..`, nothing absolute, no link leading out); a link's target
+/// is a sibling's name; no path twice (one record would undo the other's restore).
+fn check_manifest(dir: &Path, m: &Manifest) -> Result<(), String> {
+    let backup = meta(dir).join(BACKUP);
+    let mut seen = std::collections::HashSet::new();
+    for f in &m.files {
+        let entry = |why: String| format!("entry \"{}\" {why}", f.path);
+        safe_path::resolves_inside(dir, &f.path)
+            .map_err(|e| entry(format!("leads outside the toolkit folder ({e})")))?;
+        safe_path::resolves_inside(&backup, &f.path)
+            .map_err(|e| entry(format!("has its backup outside {META}/{BACKUP} ({e})")))?;
+        if let Some(t) = &f.link {
+            safe_path::file_name(t).map_err(|e| entry(format!("links to a path ({e})")))?;
+        }
+        let rel = safe_path::relative(&f.path).map_err(|e| entry(e.to_string()))?;
+        if !seen.insert(super::archive::fold(&rel.to_string_lossy())) {
+            return Err(entry(
+                "appears twice (one record would undo the other)".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An install's staging folder is `.cuda-setup/staging-*`, nothing else.
+fn check_staging(dir: &Path, staging: &str) -> Result<(), String> {
+    let bad =
+        |why: &str| format!("staging \"{staging}\" is not a staging folder inside {META} ({why})");
+    let rel = safe_path::relative(staging).map_err(|e| bad(&e.to_string()))?;
+    let parts: Vec<_> = rel.iter().map(|c| c.to_string_lossy()).collect();
+    if !(parts.len() == 2 && parts[0] == META && parts[1].starts_with("staging-")) {
+        return Err(bad("cuda-setup stages only in .cuda-setup/staging-*"));
+    }
+    safe_path::resolves_inside(dir, staging).map_err(|e| bad(&e.to_string()))?;
+    Ok(())
+}
+
+/// The manifest of our install in `dir`, judged whole; changes nothing (for callers that
+/// only look). [`load_manifest`] also sets a rejected one aside.
 pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, CudnnError> {
-    read_json(&meta(dir).join(MANIFEST))
+    let judge = || -> Result<Option<Manifest>, Rejected> {
+        check_meta(dir)?;
+        let path = meta(dir).join(MANIFEST);
+        let Some(m) = read_json::<Manifest>(&path)? else {
+            return Ok(None);
+        };
+        check_manifest(dir, &m).map_err(|why| Rejected::new(&path, why))?;
+        Ok(Some(m))
+    };
+    judge().map_err(CudnnError::BadState)
+}
+
+/// [`read_manifest`] for a command about to act on it: a rejected manifest is set aside
+/// with the backup folder (which may hold the toolkit's own files: a later install must
+/// not write over them), and nothing is deleted or restored on its strength.
+pub fn load_manifest(dir: &Path) -> Result<Option<Manifest>, CudnnError> {
+    read_manifest(dir).map_err(|e| reject(dir, e))
+}
+
+/// Sets a rejected record aside, and with it the rest of what tracks the install (the
+/// journal, the manifest, the backup folder, which may hold the toolkit's own files): one
+/// bad record makes the others unreliable, and a later install must not write over the
+/// backups. If `.cuda-setup` itself is what was rejected, only it moves.
+fn reject(dir: &Path, e: CudnnError) -> CudnnError {
+    let CudnnError::BadState(r) = e else { return e };
+    let r = r.set_aside();
+    if r.file != meta(dir) {
+        for rest in [JOURNAL, MANIFEST, BACKUP].map(|n| meta(dir).join(n)) {
+            if rest != r.file && std::fs::symlink_metadata(&rest).is_ok() {
+                state_file::set_aside(&rest);
+            }
+        }
+    }
+    CudnnError::BadState(r)
+}
+
+/// The journal of a killed run, judged whole.
+fn read_journal(dir: &Path) -> Result<Option<Journal>, CudnnError> {
+    let judge = || -> Result<Option<Journal>, Rejected> {
+        check_meta(dir)?;
+        let path = meta(dir).join(JOURNAL);
+        let Some(j) = read_json::<Journal>(&path)? else {
+            return Ok(None);
+        };
+        let checked = check_manifest(dir, &j.manifest).and_then(|()| {
+            j.staging
+                .as_deref()
+                .map_or(Ok(()), |s| check_staging(dir, s))
+        });
+        checked.map_err(|why| Rejected::new(&path, why))?;
+        Ok(Some(j))
+    };
+    judge().map_err(CudnnError::BadState)
 }
 
 /// Test hooks, compiled into debug builds only: make one file's move fail as if the file
@@ -262,7 +357,7 @@ fn undo_files(dir: &Path, j: &Journal) -> Result<(), CudnnError> {
 
 /// Finishes or rolls back whatever a killed run left. None: nothing to do.
 pub fn recover(dir: &Path) -> Result<Option<Recovered>, CudnnError> {
-    let Some(j) = read_json::<Journal>(&meta(dir).join(JOURNAL))? else {
+    let Some(j) = read_journal(dir).map_err(|e| reject(dir, e))? else {
         // A run killed before writing its journal leaves only staging: drop it.
         if let Ok(rd) = std::fs::read_dir(meta(dir)) {
             for e in rd.flatten() {

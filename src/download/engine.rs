@@ -25,6 +25,90 @@ struct PartState {
     done: Vec<bool>,
 }
 
+/// Chunk sizes the engine uses (`chunk_size`); a state file naming another is not ours.
+const MIN_CHUNK: u64 = 256 << 10;
+const MAX_CHUNK: u64 = 8 << 20;
+/// The largest file fetched (a CUDA installer is about 4 GB): bounds what a server's or a
+/// state file's numbers can make the engine allocate or write.
+const MAX_SIZE: u64 = 1 << 40;
+/// A state file is a few hundred KiB at most (1 TiB in 8 MiB chunks: 131072 flags).
+const MAX_STATE_BYTES: u64 = 4 << 20;
+
+impl PartState {
+    /// Why this state cannot be resumed for the file `key` of `size` bytes whose part file
+    /// is `part_len` bytes long; None when it can.
+    fn problem(&self, key: &str, size: u64, part_len: Option<u64>) -> Option<String> {
+        if self.key != key {
+            return Some(format!("it belongs to another file ({})", self.key));
+        }
+        if self.size != size {
+            return Some(format!(
+                "it is for {} bytes, the server has {size}",
+                self.size
+            ));
+        }
+        if !(MIN_CHUNK..=MAX_CHUNK).contains(&self.chunk) {
+            return Some(format!(
+                "its chunk size {} is outside {MIN_CHUNK}-{MAX_CHUNK}",
+                self.chunk
+            ));
+        }
+        let chunks = size.div_ceil(self.chunk).max(1);
+        if self.done.len() as u64 != chunks {
+            return Some(format!(
+                "it lists {} chunks, {size} bytes in chunks of {} make {chunks}",
+                self.done.len(),
+                self.chunk
+            ));
+        }
+        if part_len != Some(size) {
+            return Some(match part_len {
+                None => "its part file is missing".into(),
+                Some(n) => format!("its part file is {n} bytes, not {size}"),
+            });
+        }
+        None
+    }
+}
+
+/// The saved state for `part` if it can be resumed; otherwise None, and a state file that
+/// was there (unreadable, oversized, inconsistent, another file's) is reported and deleted
+/// with the part, so the download starts over. Never panics, never allocates by its numbers.
+fn load_state(
+    state_path: &Path,
+    part: &Path,
+    key: &str,
+    size: u64,
+    reporter: &dyn Reporter,
+) -> Option<PartState> {
+    let meta = std::fs::metadata(state_path).ok()?;
+    let reason = if !meta.is_file() || meta.len() > MAX_STATE_BYTES {
+        format!("it is {} bytes, too big for a state file", meta.len())
+    } else {
+        let part_len = std::fs::metadata(part)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        match std::fs::read(state_path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice::<PartState>(&b).map_err(|e| e.to_string()))
+        {
+            Err(e) => format!("it cannot be read: {e}"),
+            Ok(s) => match s.problem(key, size, part_len) {
+                None => return Some(s),
+                Some(r) => r,
+            },
+        }
+    };
+    reporter.event(Event::PartDiscarded {
+        path: state_path.to_path_buf(),
+        reason,
+    });
+    let _ = std::fs::remove_file(state_path);
+    let _ = std::fs::remove_file(part);
+    None
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Slot {
     Todo,
@@ -114,6 +198,17 @@ pub(super) fn fetch(
                 });
             }
             Err(DownloadError::Cancelled) => return Err(DownloadError::Cancelled),
+            Err(e @ (DownloadError::TooLong { .. } | DownloadError::BeyondFreeSpace { .. })) => {
+                // A source that sends more than the file: none of its bytes are kept.
+                let (part, state) = part_paths(&req.dest);
+                let _ = std::fs::remove_file(&part);
+                let _ = std::fs::remove_file(&state);
+                reporter.event(Event::SourceFailed {
+                    url: url.clone(),
+                    error: e.to_string(),
+                });
+                failures.push(e);
+            }
             Err(e @ DownloadError::DiskFull { .. }) | Err(e @ DownloadError::Io { .. }) => {
                 return Err(e);
             }
@@ -155,7 +250,9 @@ async fn from_source(
     reporter: &dyn Reporter,
     cancel: &Cancel,
 ) -> Result<(Digests, u64, u64), DownloadError> {
-    let probe = retrying(url, opts, reporter, cancel, || probe(client, url)).await?;
+    // A source that says nothing is tried twice, not `retries` times: a dead mirror must
+    // not hold back the next source for minutes.
+    let probe = retrying(url, opts, reporter, cancel, 2, || probe(client, url, opts)).await?;
     // The server's size against the expected one, before a byte is written.
     if let (Some(want), Some(got)) = (req.expected.size, probe.size())
         && want != got
@@ -172,11 +269,12 @@ async fn from_source(
     }
 }
 
-fn http_error(url: &str, e: reqwest::Error) -> DownloadError {
+/// `timeout`: the limit reqwest was given (the connect timeout, or a page's whole time).
+fn http_error(url: &str, e: reqwest::Error, timeout: Duration) -> DownloadError {
     if e.is_timeout() {
         return DownloadError::Stalled {
             url: url.into(),
-            seconds: 0,
+            seconds: secs(timeout),
         };
     }
     let mut detail = e.to_string();
@@ -192,14 +290,35 @@ fn http_error(url: &str, e: reqwest::Error) -> DownloadError {
     }
 }
 
+fn secs(d: Duration) -> u64 {
+    d.as_secs_f64().ceil().max(1.0) as u64
+}
+
+/// Sends a request and waits for the answer's headers: DNS, connect, TLS and every header
+/// within the connect and first-byte timeouts, so a server that accepts and never answers
+/// (or stops mid-headers) is a stall like any other.
+async fn send(
+    rb: reqwest::RequestBuilder,
+    url: &str,
+    opts: &Options,
+) -> Result<reqwest::Response, DownloadError> {
+    let limit = opts.connect_timeout + opts.first_byte_timeout;
+    match tokio::time::timeout(limit, rb.send()).await {
+        Err(_) => Err(DownloadError::Stalled {
+            url: url.into(),
+            seconds: secs(limit),
+        }),
+        Ok(r) => r.map_err(|e| http_error(url, e, opts.connect_timeout)),
+    }
+}
+
 /// `Range: bytes=0-0`: a 206 tells the size and that ranges work; a 200 is the whole body.
-async fn probe(client: &reqwest::Client, url: &str) -> Result<Probe, DownloadError> {
-    let resp = client
-        .get(url)
-        .header("Range", "bytes=0-0")
-        .send()
-        .await
-        .map_err(|e| http_error(url, e))?;
+async fn probe(
+    client: &reqwest::Client,
+    url: &str,
+    opts: &Options,
+) -> Result<Probe, DownloadError> {
+    let resp = send(client.get(url).header("Range", "bytes=0-0"), url, opts).await?;
     let status = resp.status().as_u16();
     match status {
         206 => {
@@ -213,11 +332,7 @@ async fn probe(client: &reqwest::Client, url: &str) -> Result<Probe, DownloadErr
                 Some(t) => Ok(Probe::Ranged(t)),
                 // A 206 without a usable total: fetch it whole instead.
                 None => {
-                    let resp = client
-                        .get(url)
-                        .send()
-                        .await
-                        .map_err(|e| http_error(url, e))?;
+                    let resp = send(client.get(url), url, opts).await?;
                     ok_status(url, &resp)?;
                     Ok(Probe::Whole(resp))
                 }
@@ -243,12 +358,14 @@ fn ok_status(url: &str, resp: &reqwest::Response) -> Result<(), DownloadError> {
     }
 }
 
-/// Runs `attempt` until it succeeds, fails for good, or the retries are spent.
+/// Runs `attempt` until it succeeds, fails for good, or the retries are spent; at most
+/// `silent_tries` attempts end in silence (a stall or a timeout).
 async fn retrying<T, F, Fut>(
     url: &str,
     opts: &Options,
     reporter: &dyn Reporter,
     cancel: &Cancel,
+    silent_tries: u32,
     mut attempt: F,
 ) -> Result<T, DownloadError>
 where
@@ -256,14 +373,21 @@ where
     Fut: std::future::Future<Output = Result<T, DownloadError>>,
 {
     let mut n = 0;
+    let mut silent = 0;
     loop {
         if cancel.is_cancelled() {
             return Err(DownloadError::Cancelled);
         }
         match attempt().await {
             Ok(v) => return Ok(v),
+            Err(e @ DownloadError::Stalled { .. }) if silent + 1 >= silent_tries => {
+                return Err(e);
+            }
             Err(e) if e.transient() && n + 1 < opts.retries => {
                 n += 1;
+                if matches!(e, DownloadError::Stalled { .. }) {
+                    silent += 1;
+                }
                 let wait = opts.backoff * 2u32.pow(n.min(6) - 1);
                 reporter.event(Event::Retry {
                     url: url.into(),
@@ -289,17 +413,19 @@ async fn next_chunk(
             url: url.into(),
             seconds: stall.as_secs().max(1),
         }),
-        Ok(r) => r.map_err(|e| http_error(url, e)),
+        Ok(r) => r.map_err(|e| http_error(url, e, stall)),
     }
 }
 
 fn chunk_size(size: u64, connections: usize) -> u64 {
-    (size / (connections as u64 * 8)).clamp(256 << 10, 8 << 20)
+    (size / (connections as u64 * 8)).clamp(MIN_CHUNK, MAX_CHUNK)
 }
 
 /// Progress accounting shared by workers and the ticker.
 struct Meter {
     per_conn: Vec<AtomicU64>,
+    /// Every byte received in this run, never taken back (for the floor rate).
+    received: AtomicU64,
     base: u64,
     total: Option<u64>,
     started: Instant,
@@ -342,6 +468,44 @@ impl Meter {
     }
 }
 
+/// Fails the source when it averages fewer than `opts.min_speed` bytes per second over
+/// `opts.min_speed_window` (a trickle never trips the per-read stall timeout); pending
+/// for ever when the floor is off.
+async fn watchdog(meter: Arc<Meter>, url: &str, opts: &Options) -> DownloadError {
+    let window = opts.min_speed_window;
+    if opts.min_speed == 0 || window.is_zero() {
+        return std::future::pending().await;
+    }
+    let step = (window / 20).clamp(Duration::from_millis(20), Duration::from_secs(1));
+    // (when, bytes received by then): the oldest is about `window` ago.
+    let mut samples = std::collections::VecDeque::from([(
+        Instant::now(),
+        meter.received.load(Ordering::Relaxed),
+    )]);
+    loop {
+        tokio::time::sleep(step).await;
+        let now = Instant::now();
+        let got = meter.received.load(Ordering::Relaxed);
+        samples.push_back((now, got));
+        while samples.len() > 2 && now.duration_since(samples[1].0) >= window {
+            samples.pop_front();
+        }
+        let (t0, b0) = samples[0];
+        let span = now.duration_since(t0);
+        if span >= window {
+            let rate = got.saturating_sub(b0) as f64 / span.as_secs_f64();
+            if rate < opts.min_speed as f64 {
+                return DownloadError::TooSlow {
+                    url: url.into(),
+                    bytes_per_sec: rate as u64,
+                    floor: opts.min_speed,
+                    seconds: secs(span),
+                };
+            }
+        }
+    }
+}
+
 /// Emits a progress event every 250 ms until dropped.
 async fn ticker(meter: Arc<Meter>, reporter: &dyn Reporter) {
     let mut window = (Instant::now(), 0);
@@ -368,21 +532,17 @@ async fn ranged(
     let chunk = chunk_size(size, connections);
     let n_chunks = size.div_ceil(chunk).max(1) as usize;
 
-    // Resume only a part file made for the same expected bytes.
-    let saved: Option<PartState> = std::fs::read(&state_path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
-    let state = match saved {
-        Some(s)
-            if s.key == key
-                && s.size == size
-                && part.is_file()
-                && std::fs::metadata(&part).is_ok_and(|m| m.len() == size) =>
-        {
-            s
-        }
-        _ => {
+    // Resume only a part file made for the same expected bytes, by a state that adds up.
+    let state = match load_state(&state_path, &part, &key, size, reporter) {
+        Some(s) => s,
+        None => {
             check_space(&req.dest, size)?;
+            if size > MAX_SIZE {
+                return Err(DownloadError::TooLong {
+                    url: url.into(),
+                    expected: MAX_SIZE,
+                });
+            }
             let f = File::create(&part).map_err(|e| io_err(&part, e))?;
             f.set_len(size).map_err(|e| disk_err(&part, e, size))?;
             PartState {
@@ -415,6 +575,7 @@ async fn ranged(
     let state = Arc::new(Mutex::new(state));
     let meter = Arc::new(Meter {
         per_conn: (0..connections).map(|_| AtomicU64::new(0)).collect(),
+        received: AtomicU64::new(0),
         base: resumed.min(size),
         total: Some(size),
         started: Instant::now(),
@@ -446,17 +607,8 @@ async fn ranged(
                 };
                 let start = i as u64 * chunk;
                 let end = (start + chunk).min(size) - 1;
-                let got = retrying(url, opts, reporter, cancel, || {
-                    fetch_range(
-                        client,
-                        url,
-                        start,
-                        end,
-                        &file,
-                        &meter.per_conn[conn],
-                        opts.stall_timeout,
-                        cancel,
-                    )
+                let got = retrying(url, opts, reporter, cancel, opts.retries, || {
+                    fetch_range(client, url, start, end, &file, &meter, conn, opts, cancel)
                 })
                 .await;
                 if let Err(e) = got {
@@ -476,6 +628,7 @@ async fn ranged(
     let workers = futures_join_all((0..connections).map(worker).collect());
     let result = tokio::select! {
         r = workers => r,
+        e = watchdog(meter.clone(), url, opts) => Err(e),
         _ = ticker(meter.clone(), reporter) => unreachable!(),
     };
     let mut window = (Instant::now(), 0);
@@ -549,16 +702,20 @@ async fn fetch_range(
     start: u64,
     end: u64,
     file: &File,
-    counter: &AtomicU64,
-    stall: Duration,
+    meter: &Meter,
+    conn: usize,
+    opts: &Options,
     cancel: &Cancel,
 ) -> Result<(), DownloadError> {
-    let mut resp = client
-        .get(url)
-        .header("Range", format!("bytes={start}-{end}"))
-        .send()
-        .await
-        .map_err(|e| http_error(url, e))?;
+    let counter = &meter.per_conn[conn];
+    let mut resp = send(
+        client
+            .get(url)
+            .header("Range", format!("bytes={start}-{end}")),
+        url,
+        opts,
+    )
+    .await?;
     let status = resp.status().as_u16();
     if status != 206 {
         // A server that answered the probe with ranges must keep doing so.
@@ -578,16 +735,31 @@ async fn fetch_range(
             detail: format!("asked for bytes {start}-{end}, got \"{cr}\""),
         });
     }
+    let asked = end + 1 - start;
+    let too_long = || DownloadError::TooLong {
+        url: url.into(),
+        expected: asked,
+    };
+    if resp.content_length().is_some_and(|n| n > asked) {
+        return Err(too_long());
+    }
     let mut pos = start;
     let mut got = 0u64;
-    while let Some(bytes) = next_chunk(&mut resp, url, stall).await? {
+    while let Some(bytes) = next_chunk(&mut resp, url, opts.stall_timeout).await? {
         if cancel.is_cancelled() {
             counter.fetch_sub(got, Ordering::Relaxed);
             return Err(DownloadError::Cancelled);
         }
-        let n = (bytes.len() as u64).min(end + 1 - pos);
-        write_at(file, &bytes[..n as usize], pos)
-            .map_err(|e| disk_err(Path::new("part file"), e, 0))?;
+        meter
+            .received
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        // Never a byte past the range asked for: a longer answer is refused.
+        if bytes.len() as u64 > end + 1 - pos {
+            counter.fetch_sub(got, Ordering::Relaxed);
+            return Err(too_long());
+        }
+        write_at(file, &bytes, pos).map_err(|e| disk_err(Path::new("part file"), e, 0))?;
+        let n = bytes.len() as u64;
         pos += n;
         got += n;
         counter.fetch_add(n, Ordering::Relaxed);
@@ -602,6 +774,15 @@ async fn fetch_range(
             url: url.into(),
             detail: format!("connection closed at byte {pos} of {start}-{end}"),
         });
+    }
+    // With no length announced, the body must end here.
+    if resp.content_length().is_none()
+        && next_chunk(&mut resp, url, opts.stall_timeout)
+            .await?
+            .is_some_and(|b| !b.is_empty())
+    {
+        counter.fetch_sub(got, Ordering::Relaxed);
+        return Err(too_long());
     }
     Ok(())
 }
@@ -639,6 +820,43 @@ fn hash_prefix(
     Ok(h.finish())
 }
 
+/// How far a single stream may go: the file's size when known (`--size`, else the
+/// server's length), else what the disk can spare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bound {
+    Size(u64),
+    Free(u64),
+}
+
+impl Bound {
+    fn new(expected: Option<u64>, content_length: Option<u64>, free: Option<u64>) -> Bound {
+        match expected.or(content_length) {
+            Some(n) => Bound::Size(n),
+            // Leave the disk a little (1/16, at most 256 MiB) rather than fill it.
+            None => Bound::Free(free.map_or(MAX_SIZE, |f| f - (f / 16).min(256 << 20))),
+        }
+    }
+
+    fn limit(self) -> u64 {
+        match self {
+            Bound::Size(n) | Bound::Free(n) => n,
+        }
+    }
+
+    fn exceeded(self, url: &str) -> DownloadError {
+        match self {
+            Bound::Size(expected) => DownloadError::TooLong {
+                url: url.into(),
+                expected,
+            },
+            Bound::Free(free) => DownloadError::BeyondFreeSpace {
+                url: url.into(),
+                free,
+            },
+        }
+    }
+}
+
 /// The server ignores ranges: one stream from byte 0, hashed as it arrives. A retry
 /// starts over (there is nothing to resume from).
 async fn whole(
@@ -652,18 +870,24 @@ async fn whole(
 ) -> Result<(Digests, u64, u64), DownloadError> {
     let (part, state) = part_paths(&req.dest);
     let _ = std::fs::remove_file(&state);
-    let total = first.content_length();
+    let total = req.expected.size.or(first.content_length());
     if let Some(t) = total {
         check_space(&req.dest, t)?;
     }
+    let bound = Bound::new(
+        req.expected.size,
+        first.content_length(),
+        free_space(&req.dest),
+    );
     let meter = Arc::new(Meter {
         per_conn: vec![AtomicU64::new(0)],
+        received: AtomicU64::new(0),
         base: 0,
         total,
         started: Instant::now(),
     });
     let mut first = Some(first);
-    let run = retrying(url, opts, reporter, cancel, || {
+    let run = retrying(url, opts, reporter, cancel, opts.retries, || {
         let resp = first.take();
         let meter = meter.clone();
         let part = part.clone();
@@ -671,11 +895,7 @@ async fn whole(
             let mut resp = match resp {
                 Some(r) => r,
                 None => {
-                    let r = client
-                        .get(url)
-                        .send()
-                        .await
-                        .map_err(|e| http_error(url, e))?;
+                    let r = send(client.get(url), url, opts).await?;
                     ok_status(url, &r)?;
                     r
                 }
@@ -687,6 +907,13 @@ async fn whole(
             while let Some(bytes) = next_chunk(&mut resp, url, opts.stall_timeout).await? {
                 if cancel.is_cancelled() {
                     return Err(DownloadError::Cancelled);
+                }
+                meter
+                    .received
+                    .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                // Never a byte past the bound: an endless body stops here.
+                if bytes.len() as u64 > bound.limit() - n {
+                    return Err(bound.exceeded(url));
                 }
                 std::io::Write::write_all(&mut f, &bytes)
                     .map_err(|e| disk_err(&part, e, total.unwrap_or(0)))?;
@@ -707,14 +934,28 @@ async fn whole(
     });
     let (digests, n) = tokio::select! {
         r = run => r?,
+        e = watchdog(meter.clone(), url, opts) => return Err(e),
         _ = ticker(meter.clone(), reporter) => unreachable!(),
     };
     Ok((digests, n, 0))
 }
 
+/// Free bytes where `dest` goes. Debug builds let a test pretend the disk is small
+/// (`CUDA_SETUP_TEST_FREE_SPACE`, in bytes); release builds ignore it.
+fn free_space(dest: &Path) -> Option<u64> {
+    #[cfg(debug_assertions)]
+    if let Some(n) = std::env::var("CUDA_SETUP_TEST_FREE_SPACE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return Some(n);
+    }
+    crate::platform::free_space(dest.parent().unwrap_or(Path::new("."))).ok()
+}
+
 /// Refuses early when the target volume cannot hold the file.
 fn check_space(dest: &Path, needed: u64) -> Result<(), DownloadError> {
-    match crate::platform::free_space(dest.parent().unwrap_or(Path::new("."))) {
+    match free_space(dest) {
         Some(free) if free < needed => Err(DownloadError::DiskFull {
             path: dest.to_path_buf(),
             needed,
@@ -725,7 +966,7 @@ fn check_space(dest: &Path, needed: u64) -> Result<(), DownloadError> {
 }
 
 fn disk_err(path: &Path, e: std::io::Error, needed: u64) -> DownloadError {
-    if e.kind() == std::io::ErrorKind::StorageFull {
+    if crate::platform::is_disk_full(&e) {
         DownloadError::DiskFull {
             path: path.to_path_buf(),
             needed,
@@ -782,6 +1023,9 @@ pub struct Page {
     pub text: String,
 }
 
+/// The largest page read into memory (PyPI's JSON for torch is a few MiB).
+const MAX_PAGE: u64 = 64 << 20;
+
 /// Like `get_text`, with an `Accept` header and the response's URL and media type (a
 /// package index answers JSON or HTML, and relative links resolve against the final URL).
 pub fn get_page(
@@ -805,12 +1049,15 @@ pub fn get_page(
         .map_err(|e| io_err(Path::new("tokio runtime"), e))?;
     let mut failures = Vec::new();
     for url in sources {
-        let got = rt.block_on(retrying(url, opts, &(), &Cancel::default(), || async {
+        let got = rt.block_on(retrying(url, opts, &(), &Cancel::default(), 2, || async {
             let mut req = client.get(url);
             if let Some(a) = accept {
                 req = req.header(reqwest::header::ACCEPT, a);
             }
-            let resp = req.send().await.map_err(|e| http_error(url, e))?;
+            let mut resp = req
+                .send()
+                .await
+                .map_err(|e| http_error(url, e, opts.stall_timeout))?;
             ok_status(url, &resp)?;
             let final_url = resp.url().to_string();
             let content_type = resp
@@ -819,7 +1066,22 @@ pub fn get_page(
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_ascii_lowercase();
-            let text = resp.text().await.map_err(|e| http_error(url, e))?;
+            // Bounded in time by the client's timeout, and in size here.
+            let mut body = Vec::new();
+            while let Some(b) = resp
+                .chunk()
+                .await
+                .map_err(|e| http_error(url, e, opts.stall_timeout))?
+            {
+                if (body.len() + b.len()) as u64 > MAX_PAGE {
+                    return Err(DownloadError::TooLong {
+                        url: url.clone(),
+                        expected: MAX_PAGE,
+                    });
+                }
+                body.extend_from_slice(&b);
+            }
+            let text = String::from_utf8_lossy(&body).into_owned();
             Ok(Page {
                 url: final_url,
                 content_type,
@@ -849,5 +1111,117 @@ pub fn remote_size(url: &str, timeout: Duration) -> Option<u64> {
         .enable_all()
         .build()
         .ok()?;
-    rt.block_on(async { probe(&client, url).await.ok()?.size() })
+    let opts = Options {
+        connect_timeout: timeout,
+        first_byte_timeout: timeout,
+        ..Options::default()
+    };
+    rt.block_on(async { probe(&client, url, &opts).await.ok()?.size() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(size: u64, chunk: u64, chunks: usize) -> PartState {
+        PartState {
+            key: "sha256-ab".into(),
+            size,
+            chunk,
+            done: vec![false; chunks],
+        }
+    }
+
+    #[test]
+    fn only_a_state_that_adds_up_is_resumed() {
+        let size = 3 << 20;
+        let ok = state(size, 256 << 10, 12);
+        assert_eq!(ok.problem("sha256-ab", size, Some(size)), None);
+        // The last chunk may be short: 3 MiB + 1 in 256 KiB chunks is 13.
+        assert_eq!(
+            state(size + 1, 256 << 10, 13).problem("sha256-ab", size + 1, Some(size + 1)),
+            None
+        );
+        let bad = [
+            (
+                state(size, 256 << 10, 12),
+                "sha256-cd",
+                size,
+                Some(size),
+                "another file",
+            ),
+            (
+                state(size, 256 << 10, 12),
+                "sha256-ab",
+                size + 1,
+                Some(size + 1),
+                "is for",
+            ),
+            (
+                state(size, 0, 12),
+                "sha256-ab",
+                size,
+                Some(size),
+                "chunk size 0",
+            ),
+            (
+                state(size, 1 << 42, 1),
+                "sha256-ab",
+                size,
+                Some(size),
+                "chunk size",
+            ),
+            (
+                state(size, 256 << 10, 1),
+                "sha256-ab",
+                size,
+                Some(size),
+                "lists 1 chunks",
+            ),
+            (
+                state(size, 256 << 10, 13),
+                "sha256-ab",
+                size,
+                Some(size),
+                "lists 13",
+            ),
+            (
+                state(size, 256 << 10, 12),
+                "sha256-ab",
+                size,
+                None,
+                "missing",
+            ),
+            (
+                state(size, 256 << 10, 12),
+                "sha256-ab",
+                size,
+                Some(5),
+                "5 bytes",
+            ),
+        ];
+        for (s, key, size, part_len, why) in bad {
+            let p = s.problem(key, size, part_len).expect(why);
+            assert!(p.contains(why), "{p}");
+        }
+    }
+
+    #[test]
+    fn a_stream_is_bounded_by_the_size_else_the_free_space() {
+        assert_eq!(Bound::new(Some(10), None, Some(1 << 30)), Bound::Size(10));
+        assert_eq!(Bound::new(None, Some(20), None), Bound::Size(20));
+        // No size known: the free space, less a margin (1/16, at most 256 MiB).
+        assert_eq!(Bound::new(None, None, Some(1600)), Bound::Free(1500));
+        assert_eq!(
+            Bound::new(None, None, Some(100 << 30)),
+            Bound::Free((100 << 30) - (256 << 20))
+        );
+        assert_eq!(Bound::new(None, None, None), Bound::Free(MAX_SIZE));
+        assert!(
+            Bound::Size(10)
+                .exceeded("u")
+                .to_string()
+                .contains("more than the 10 bytes expected")
+        );
+    }
 }

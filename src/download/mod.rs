@@ -73,15 +73,26 @@ pub struct Request {
     pub allow_http: bool,
 }
 
-/// Tunables; the defaults suit a slow, flaky link.
+/// Tunables; the defaults suit a slow, flaky link. Every wait on the network is bounded
+/// by one of them, so a download always ends: a silent or trickling source is left for the
+/// next one.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Attempts per chunk (or per stream) on one source before trying the next.
     pub retries: u32,
     pub backoff: Duration,
-    /// No byte for this long: the connection is dropped and retried.
+    /// No byte of the body for this long: the connection is dropped and retried.
     pub stall_timeout: Duration,
     pub connect_timeout: Duration,
+    /// An answer's headers must all have arrived within the connect timeout plus this
+    /// (DNS, connect, TLS included): a server that accepts and says nothing, or stops
+    /// mid-headers, is dropped and retried like a stall. A source that never answers is
+    /// tried twice, then the next one.
+    pub first_byte_timeout: Duration,
+    /// A source averaging fewer bytes per second than this over `min_speed_window` is
+    /// left for the next one (the part file is kept, so the next source resumes). 0: off.
+    pub min_speed: u64,
+    pub min_speed_window: Duration,
     /// Hash while downloading (off only to measure what hashing costs).
     pub verify: bool,
 }
@@ -93,6 +104,9 @@ impl Default for Options {
             backoff: Duration::from_millis(500),
             stall_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(15),
+            first_byte_timeout: Duration::from_secs(30),
+            min_speed: 1024,
+            min_speed_window: Duration::from_secs(60),
             verify: true,
         }
     }
@@ -151,6 +165,12 @@ pub enum Event {
     SourceFailed {
         url: String,
         error: String,
+    },
+    /// `FILE.part.json` made no sense (hand-edited, another tool's, damaged): the part
+    /// file and its state were deleted and the download starts over.
+    PartDiscarded {
+        path: PathBuf,
+        reason: String,
     },
     Verifying,
     Done {
@@ -218,6 +238,23 @@ pub enum DownloadError {
     Network { url: String, detail: String },
     #[error("{url}: no data for {seconds} s")]
     Stalled { url: String, seconds: u64 },
+    #[error(
+        "{url}: too slow: {bytes_per_sec} bytes/s over the last {seconds} s, below the floor of {floor} bytes/s"
+    )]
+    TooSlow {
+        url: String,
+        bytes_per_sec: u64,
+        floor: u64,
+        seconds: u64,
+    },
+    #[error(
+        "{url}: sent more than the {expected} bytes expected; refused (the partial file was deleted)"
+    )]
+    TooLong { url: String, expected: u64 },
+    #[error(
+        "{url}: sent more than the {free} bytes free on the disk, with no size known; refused (the partial file was deleted)"
+    )]
+    BeyondFreeSpace { url: String, free: u64 },
     #[error("every source failed:\n{}", .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
     AllSourcesFailed(Vec<DownloadError>),
     #[error("not enough free space for {path}: {needed} bytes needed, {free} free")]
@@ -237,14 +274,18 @@ impl DownloadError {
     /// `network`, `missing`, `corrupt`, `disk_full`, `cancelled` or `other`.
     pub fn kind(&self) -> &'static str {
         match self {
-            DownloadError::Network { .. } | DownloadError::Stalled { .. } => "network",
+            DownloadError::Network { .. }
+            | DownloadError::Stalled { .. }
+            | DownloadError::TooSlow { .. } => "network",
             DownloadError::Http {
                 status: 403 | 404 | 410,
                 ..
             } => "missing",
             DownloadError::Http { .. } => "network",
-            DownloadError::HashMismatch { .. } | DownloadError::SizeMismatch { .. } => "corrupt",
-            DownloadError::DiskFull { .. } => "disk_full",
+            DownloadError::HashMismatch { .. }
+            | DownloadError::SizeMismatch { .. }
+            | DownloadError::TooLong { .. } => "corrupt",
+            DownloadError::DiskFull { .. } | DownloadError::BeyondFreeSpace { .. } => "disk_full",
             DownloadError::Cancelled => "cancelled",
             // Several sources: bad bytes anywhere, or every one missing the file, say more
             // than the network failures beside them.
@@ -293,7 +334,15 @@ impl DownloadError {
             DownloadError::AllSourcesFailed(_) => {
                 "check the network (and HTTPS_PROXY), add a --mirror closer to you, or use an offline bundle (--bundle)"
             }
-            DownloadError::DiskFull { .. } => "free some space or choose a folder on another drive",
+            DownloadError::TooLong { .. } => {
+                "the server sent more than the file's size: use another --mirror, or check --size"
+            }
+            DownloadError::TooSlow { .. } => {
+                "add a --mirror closer to you, or lower --min-speed (0 turns the floor off); the download resumes where it stopped"
+            }
+            DownloadError::DiskFull { .. } | DownloadError::BeyondFreeSpace { .. } => {
+                "free some space or choose a folder on another drive"
+            }
             DownloadError::Cancelled => "run the same command again to resume",
             _ => "run the same command again: the download resumes where it stopped",
         }

@@ -382,16 +382,76 @@ pub fn cache_dir(host: &Host) -> Option<PathBuf> {
     }
 }
 
-/// Free bytes on the volume holding `path` (or its nearest existing ancestor).
-pub fn free_space(path: &Path) -> Option<u64> {
-    let existing = path.ancestors().find(|a| a.exists()).unwrap_or(path);
-    let path = canonical(existing);
-    let disks = sysinfo::Disks::new_with_refreshed_list().ok()?;
-    disks
-        .iter()
-        .filter(|d| path.starts_with(d.mount_point()))
-        .max_by_key(|d| d.mount_point().as_os_str().len())
-        .map(|d| d.available_space())
+/// Free bytes (available to this user) on the file system that really holds `path`, or
+/// its nearest existing ancestor: asked of that file system itself (`statvfs`,
+/// `GetDiskFreeSpaceExW`), so a bind mount, a tmpfs, a mounted folder or a network share
+/// gives its own figure, not that of a disk in a list whose mount point looks closest.
+pub fn free_space(path: &Path) -> std::io::Result<u64> {
+    let dir = path
+        .ancestors()
+        .find(|a| a.is_dir())
+        .filter(|a| !a.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    volume_free(dir)
+}
+
+#[cfg(unix)]
+fn volume_free(dir: &Path) -> std::io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: `c` is a NUL-terminated path; `st` is plain data the call fills in.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+#[cfg(windows)]
+fn volume_free(dir: &Path) -> std::io::Result<u64> {
+    use std::os::windows::ffi::OsStrExt;
+    // A share's root needs its trailing backslash; any directory on a volume will do.
+    let mut wide: Vec<u16> = dir.as_os_str().encode_wide().collect();
+    if wide.last() != Some(&(b'\\' as u16)) {
+        wide.push(b'\\' as u16);
+    }
+    wide.push(0);
+    let mut avail = 0u64;
+    // SAFETY: `wide` is NUL-terminated; the out-pointers may be null except the one read.
+    let ok = unsafe {
+        windows_sys::Win32::Storage::FileSystem::GetDiskFreeSpaceExW(
+            wide.as_ptr(),
+            &mut avail,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    if ok == 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(avail)
+}
+
+/// Whether an I/O error means the drive (or the user's quota) is full: ENOSPC/EDQUOT,
+/// Windows' ERROR_DISK_FULL (112) and ERROR_HANDLE_DISK_FULL (39).
+pub fn is_disk_full(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    if matches!(e.kind(), ErrorKind::StorageFull | ErrorKind::QuotaExceeded) {
+        return true;
+    }
+    #[cfg(windows)]
+    {
+        matches!(e.raw_os_error(), Some(112) | Some(39))
+    }
+    #[cfg(unix)]
+    {
+        matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        false
+    }
 }
 
 /// Whether this process runs with administrator (Windows) or root (Linux) rights.
@@ -417,6 +477,56 @@ pub fn is_elevated() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `df`'s figure for the file system holding `p` (bytes available).
+    #[cfg(target_os = "linux")]
+    fn df_avail(p: &Path) -> u64 {
+        let out = Command::new("df")
+            .args(["-B1", "--output=avail"])
+            .arg(p)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// Free space is the file system's own figure, for a folder not made yet too; and a
+    /// tmpfs mounted below a disk (where we may mount) reports its own size, not the
+    /// disk's whose mount point is the longest prefix in a list.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn free_space_is_that_of_the_file_system_holding_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let margin = 512 << 20; // other processes write meanwhile
+        let ours = free_space(&dir.path().join("not/yet/made")).unwrap();
+        assert!(ours.abs_diff(df_avail(dir.path())) < margin, "{ours}");
+        let mnt = dir.path().join("small");
+        std::fs::create_dir(&mnt).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(&mnt)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if mounted {
+            let got = free_space(&mnt.join("cuda-12.4/bin"));
+            let _ = Command::new("umount").arg(&mnt).status();
+            assert_eq!(got.unwrap(), 1 << 20);
+        } else {
+            eprintln!("(no tmpfs: mount is not allowed here)");
+        }
+        // /dev/shm, where it is a file system of its own.
+        let shm = Path::new("/dev/shm");
+        if shm.is_dir() && df_avail(shm).abs_diff(df_avail(dir.path())) > 2 * margin {
+            let got = free_space(&shm.join("nothing/here")).unwrap();
+            assert!(got.abs_diff(df_avail(shm)) < margin, "{got}");
+        }
+    }
 
     #[test]
     fn system_paths_map_under_the_root() {

@@ -483,10 +483,31 @@ fn scope_path(target: &Target) -> String {
 fn cudnn(i: &Input, out: &mut Vec<Finding>) {
     let os = i.target.os;
     for t in &i.report.toolkits {
-        let Ok(Some(m)) = crate::cudnn::txn::read_manifest(&t.path) else {
-            continue;
+        // A record of ours that is rejected is set aside by `verify` (which says why);
+        // the user hears it here, since nothing tracks that cuDNN any more.
+        let m = match crate::cudnn::txn::read_manifest(&t.path) {
+            Ok(Some(m)) => Some(m),
+            Ok(None) => continue,
+            Err(_) => None,
         };
-        if let Ok(r) = crate::cudnn::verify(&t.path)
+        let verified = crate::cudnn::verify(&t.path);
+        if let Err(crate::cudnn::CudnnError::BadState(r)) = &verified {
+            out.push(finding(
+                "repair_cudnn_record_rejected",
+                Severity::Warning,
+                msg!(
+                    "repair_cudnn_record_rejected",
+                    dir = show(&t.path),
+                    file = show(&r.file),
+                    why = &r.why,
+                    moved = r.moved_to.as_deref().map_or_else(|| "-".into(), show)
+                ),
+                manual("repair_fix_cudnn_archive"),
+            ));
+            continue;
+        }
+        let Some(m) = m else { continue };
+        if let Ok(r) = verified
             && !r.problems.is_empty()
         {
             let files: Vec<String> = r
@@ -582,13 +603,25 @@ fn interrupted(i: &Input, out: &mut Vec<Finding>) {
             ));
         }
     }
-    if crate::run::interrupted_plan(i.target).is_some() {
-        out.push(finding(
+    match crate::run::check_interrupted(i.target) {
+        Ok(Some(_)) => out.push(finding(
             "repair_install_interrupted",
             Severity::Error,
             msg!("repair_install_interrupted"),
             Fix::ResumeInstall,
-        ));
+        )),
+        Ok(None) => {}
+        Err(r) => out.push(finding(
+            "repair_install_journal_rejected",
+            Severity::Warning,
+            msg!(
+                "repair_install_journal_rejected",
+                file = show(&r.file),
+                why = &r.why,
+                moved = r.moved_to.as_deref().map_or_else(|| "-".into(), show)
+            ),
+            manual("repair_fix_rerun_install"),
+        )),
     }
 }
 

@@ -2,6 +2,7 @@
 //! (the GUI draws from them, the CLI prints them), honours cancel, journals each
 //! finished step so a rerun after a kill skips it, and writes a log file per run.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::download::Cancel;
 use crate::plan::Plan;
+use crate::state_file::{self, Rejected};
 use crate::steps::{self, Ctx, StepEvent, StepOutcome};
 use crate::target::Target;
 
@@ -82,14 +84,54 @@ pub struct Failure {
     pub kind: &'static str,
     pub error: String,
     pub hint: String,
-    /// `busy`: what the other cuda-setup is working on, and its process id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub busy: Option<crate::lock::Busy>,
+    /// The parameters of the kind's plain words (`disk_full`: `folder`, `free`, `needed`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<&'static str, String>,
+}
+
+impl Failure {
+    /// A failure of the executor itself (a panic outside any step, a worker gone).
+    pub fn internal(message: &str) -> Failure {
+        let e = steps::StepError::Internal {
+            message: message.to_string(),
+        };
+        Failure {
+            step: "run",
+            kind: e.kind(),
+            error: e.to_string(),
+            hint: e.hint(),
+            params: BTreeMap::new(),
+        }
+    }
 }
 
 impl RunReport {
     pub fn ok(&self) -> bool {
         self.failure.is_none() && !self.cancelled
+    }
+
+    /// The report of a run whose executor died (`message` says how): nothing known done.
+    pub fn crashed(plan: &Plan, message: &str) -> RunReport {
+        RunReport {
+            plan: plan.clone(),
+            steps: plan
+                .steps
+                .iter()
+                .map(|s| StepReport {
+                    name: s.name(),
+                    status: StepStatus::NotRun,
+                    changed: false,
+                    detail: String::new(),
+                    elapsed_ms: 0,
+                })
+                .collect(),
+            changed: false,
+            reboot_required: false,
+            cancelled: false,
+            failure: Some(Failure::internal(message)),
+            log_file: None,
+            elapsed_ms: 0,
+        }
     }
 }
 
@@ -104,31 +146,138 @@ fn journal_path(target: &Target) -> PathBuf {
     target.state_dir().join("install-journal.json")
 }
 
-/// The plan of an install that a kill interrupted, if its journal is still there.
+/// The plan of an install that a kill interrupted, if its journal is still there and
+/// passes [`check_interrupted`] (a rejected one is set aside).
 pub fn interrupted_plan(target: &Target) -> Option<Plan> {
-    let j: Journal = serde_json::from_slice(&std::fs::read(journal_path(target)).ok()?).ok()?;
-    serde_json::from_str(&j.plan).ok()
+    check_interrupted(target).ok().flatten()
 }
 
-fn load_journal(target: &Target, plan_json: &str) -> Vec<usize> {
-    std::fs::read(journal_path(target))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Journal>(&b).ok())
-        .filter(|j| j.plan == plan_json)
-        .map(|j| j.done)
-        .unwrap_or_default()
+/// The journal of an interrupted install, judged whole before a step of it is resumed:
+/// bounded, parsed, and the plan in it one this target's `plan::build` could have made.
+/// A rejected journal is set aside (`install-journal.json.rejected-<time>`), and nothing
+/// of it runs.
+pub fn check_interrupted(target: &Target) -> Result<Option<Plan>, Rejected> {
+    read_journal(target).map(|j| j.map(|(_, plan)| plan))
+}
+
+fn read_journal(target: &Target) -> Result<Option<(Journal, Plan)>, Rejected> {
+    let path = journal_path(target);
+    let judge = || -> Result<Option<(Journal, Plan)>, Rejected> {
+        let Some(bytes) = state_file::read(&path)? else {
+            return Ok(None);
+        };
+        let bad = |why: String| Rejected::new(&path, why);
+        let j: Journal = serde_json::from_slice(&bytes)
+            .map_err(|e| bad(format!("not a record cuda-setup wrote: {e}")))?;
+        let plan: Plan = serde_json::from_str(&j.plan)
+            .map_err(|e| bad(format!("its plan is not one cuda-setup wrote: {e}")))?;
+        check_plan(target, &plan, &j.done).map_err(bad)?;
+        Ok(Some((j, plan)))
+    };
+    judge().map_err(Rejected::set_aside)
+}
+
+/// What holds for every plan `plan::build` (and repair) makes for `target`, so a journal
+/// that breaks it was not written by us: the same target; downloads only into our
+/// downloads folder (and the download cache); an installer or wheel run only if the plan
+/// downloads (and so verifies) it; in a `--root` sandbox every folder written under the
+/// root; elsewhere absolute, with no `..`.
+fn check_plan(target: &Target, plan: &Plan, done: &[usize]) -> Result<(), String> {
+    use crate::safe_path::under;
+    use crate::steps::Step;
+    if plan.root != target.root || plan.os != target.os {
+        return Err("its plan is for another machine or --root".into());
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(i) = done
+        .iter()
+        .find(|&&i| i >= plan.steps.len() || !seen.insert(i))
+    {
+        return Err(format!(
+            "step {i} is not a step of its plan, or listed twice"
+        ));
+    }
+    let downloads: Vec<&Path> = plan
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Download(d) => Some(d.dest.as_path()),
+            _ => None,
+        })
+        .collect();
+    let folder = |p: &Path| -> Result<(), String> {
+        let ok = match &target.root {
+            Some(root) => under(root, p).map(|_| ()).map_err(|e| e.to_string()),
+            None if !p.is_absolute() => Err(format!("{} is not absolute", p.display())),
+            None if p.components().any(|c| c == std::path::Component::ParentDir) => {
+                Err(format!("{} climbs with ..", p.display()))
+            }
+            None => Ok(()),
+        };
+        ok.map_err(|why| format!("{}: {why}", p.display()))
+    };
+    let downloaded = |p: &Path| {
+        if downloads.contains(&p) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} would run without being downloaded and verified",
+                p.display()
+            ))
+        }
+    };
+    for (i, step) in plan.steps.iter().enumerate() {
+        let r = match step {
+            Step::Download(d) => under(&target.downloads_dir(), &d.dest)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+                .and_then(|()| {
+                    let cache =
+                        crate::platform::cache_dir(&target.host).filter(|_| target.root.is_none());
+                    match &d.cache_dir {
+                        Some(c) if Some(c) != cache.as_ref() => {
+                            Err(format!("{} is not the download cache", c.display()))
+                        }
+                        _ => Ok(()),
+                    }
+                }),
+            Step::InstallToolkit(t) => downloaded(&t.installer).and_then(|()| folder(&t.dir)),
+            Step::AssembleToolkit(a) => a
+                .wheels
+                .iter()
+                .try_for_each(|w| downloaded(w))
+                .and_then(|()| folder(&a.dir)),
+            Step::InstallCudnn { cuda_dir, .. }
+            | Step::ConfigureEnv { cuda_dir, .. }
+            | Step::RecoverCudnn { cuda_dir }
+            | Step::Verify { cuda_dir, .. } => folder(cuda_dir),
+            Step::Preflight(_) | Step::InstallTorch { .. } | Step::SetEnv { .. } => Ok(()),
+        };
+        r.map_err(|why| format!("step {i} ({}): {why}", step.name()))?;
+    }
+    Ok(())
+}
+
+/// The steps of `plan_json` a killed run finished; none when the journal is another
+/// plan's, or was rejected (then set aside, and the run starts from the first step —
+/// steps are idempotent, so that only costs time).
+fn load_journal(target: &Target, plan_json: &str) -> (Vec<usize>, Option<Rejected>) {
+    match read_journal(target) {
+        Ok(Some((j, _))) if j.plan == plan_json => (j.done, None),
+        Ok(_) => (Vec::new(), None),
+        Err(r) => (Vec::new(), Some(r)),
+    }
 }
 
 fn save_journal(target: &Target, plan_json: &str, done: &[usize]) {
-    let path = journal_path(target);
-    let tmp = path.with_extension("json.tmp");
     let j = Journal {
         plan: plan_json.to_string(),
         done: done.to_vec(),
     };
-    if std::fs::write(&tmp, serde_json::to_vec(&j).unwrap_or_default()).is_ok() {
-        let _ = std::fs::rename(&tmp, &path);
-    }
+    let _ = state_file::write(
+        &journal_path(target),
+        &serde_json::to_vec(&j).unwrap_or_default(),
+    );
 }
 
 /// A log file per run, named in every error.
@@ -162,7 +311,9 @@ impl Log {
 pub fn spawn(plan: Plan, target: Target, cancel: Cancel) -> Receiver<RunEvent> {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
-        let report = execute(&plan, &target, &cancel, &tx);
+        // Steps are caught one by one; this catches the executor's own bookkeeping.
+        let report = crate::panics::catch(|| execute(&plan, &target, &cancel, &tx))
+            .unwrap_or_else(|p| RunReport::crashed(&plan, &p.message));
         let _ = tx.send(RunEvent::Done(Box::new(report)));
     });
     rx
@@ -183,7 +334,12 @@ pub fn run_blocking(
         }
         on_event(e);
     }
-    report.expect("the worker always ends with Done")
+    // The worker always ends with Done, unless the thread itself died.
+    report.unwrap_or_else(|| {
+        let r = RunReport::crashed(plan, "the install worker stopped without a report");
+        on_event(RunEvent::Done(Box::new(r.clone())));
+        r
+    })
 }
 
 /// The target's lock, held for the whole run (install, repair's fixes, the wizard's
@@ -204,12 +360,17 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
     let start = Instant::now();
     let plan_json = serde_json::to_string(plan).expect("serialisable");
     let held = lock(target);
-    let mut done = match &held {
+    let (mut done, rejected) = match &held {
         Ok(_) => load_journal(target, &plan_json),
-        Err(_) => Vec::new(),
+        Err(_) => (Vec::new(), None),
     };
     let (log, log_file) = Log::open(&target.logs_dir());
     log.line(&format!("plan: {plan_json}"));
+    if let Some(r) = rejected {
+        log.line(&format!(
+            "the journal of an interrupted run was not used: {r}; starting from the first step"
+        ));
+    }
     if !done.is_empty() {
         log.line(&format!(
             "resuming an interrupted run; steps already done: {done:?}"
@@ -248,7 +409,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             kind: e.kind(),
             error: e.to_string(),
             hint: e.hint(),
-            busy: e.busy().cloned(),
+            params: failure_params(plan, e),
         });
         let _ = tx.send(RunEvent::Failed {
             index: 0,
@@ -295,7 +456,18 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             cancel,
             emit: &emit,
         };
-        let result = steps::run(step, &ctx);
+        let result = crate::panics::catch(|| {
+            crate::panics::test_hook(name);
+            steps::run(step, &ctx)
+        })
+        .unwrap_or_else(|p| {
+            log.line(&format!(
+                "step {index} {name}: panicked at {}: {}",
+                p.location.as_deref().unwrap_or("?"),
+                p.message
+            ));
+            Err(steps::StepError::Internal { message: p.message })
+        });
         let r = &mut report.steps[index];
         r.elapsed_ms = t0.elapsed().as_millis() as u64;
         match result {
@@ -336,7 +508,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                     kind: e.kind(),
                     error: error.clone(),
                     hint: hint.clone(),
-                    busy: e.busy().cloned(),
+                    params: failure_params(plan, &e),
                 });
                 let _ = tx.send(RunEvent::Failed {
                     index,
@@ -362,4 +534,39 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         report.reboot_required
     ));
     report
+}
+
+/// The plain words' parameters of a failure: for a full drive the folder, what is free
+/// and what to free (when the step does not know, the plan's pre-flight figure).
+fn failure_params(plan: &Plan, e: &steps::StepError) -> BTreeMap<&'static str, String> {
+    let mut p = BTreeMap::new();
+    // `busy`: which cuda-setup holds what.
+    if let Some(b) = e.busy() {
+        p.insert("pid", crate::lock::pid_text(b.pid));
+        p.insert("folder", b.folder.display().to_string());
+    }
+    if let Some((path, needed, free)) = e.params() {
+        let folder = path
+            .ancestors()
+            .find(|a| a.is_dir())
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        let needed = needed.or_else(|| {
+            plan.steps.iter().find_map(|s| match s {
+                steps::Step::Preflight(i) => Some(i.needed_bytes),
+                _ => None,
+            })
+        });
+        let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
+        // What to free: the shortfall, at least 1 GB (files grow while they are written).
+        let free_now = free.unwrap_or(0);
+        let to_free = needed.map_or(1_000_000_000, |n| {
+            n.saturating_sub(free_now).max(1_000_000_000)
+        });
+        p.insert("folder", folder);
+        p.insert("free", gb(free_now));
+        p.insert("needed", gb(to_free));
+    }
+    p
 }

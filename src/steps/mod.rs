@@ -137,17 +137,61 @@ pub enum StepError {
     Verify { detail: String },
     #[error("{path}: {detail}")]
     Io { path: PathBuf, detail: String },
+    /// The drive filled up while writing `path` (ENOSPC, ERROR_DISK_FULL).
+    #[error("{}: the drive is full ({})", .path.display(), space(*.needed, *.free))]
+    DiskFull {
+        path: PathBuf,
+        needed: Option<u64>,
+        free: Option<u64>,
+    },
+    /// A bug of ours: a panic inside the step, caught by the executor.
+    #[error("internal error: {message}")]
+    Internal { message: String },
     #[error("cancelled")]
     Cancelled,
     #[error(transparent)]
     Busy(crate::lock::Busy),
 }
 
+/// "1.2 GB free, 3.0 GB needed" with what is known.
+fn space(needed: Option<u64>, free: Option<u64>) -> String {
+    let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
+    match (free, needed) {
+        (Some(f), Some(n)) => format!("{} free, {} needed", gb(f), gb(n)),
+        (Some(f), None) => format!("{} free", gb(f)),
+        (None, Some(n)) => format!("{} needed", gb(n)),
+        (None, None) => "no space left".into(),
+    }
+}
+
 impl StepError {
+    /// An I/O error on `path`; a full drive is told apart (kind `disk_full`).
     pub fn io(path: &Path, e: std::io::Error) -> Self {
+        if crate::platform::is_disk_full(&e) {
+            return StepError::DiskFull {
+                path: path.to_path_buf(),
+                needed: None,
+                free: crate::platform::free_space(path).ok(),
+            };
+        }
         StepError::Io {
             path: path.to_path_buf(),
             detail: e.to_string(),
+        }
+    }
+
+    /// The parameters of the plain-words text (`fail_<kind>`, `fix_<kind>`): for a full
+    /// drive the folder, what is free and what is needed (`needed` None: not known here;
+    /// the executor fills it in from the plan's pre-flight figure).
+    pub fn params(&self) -> Option<(PathBuf, Option<u64>, Option<u64>)> {
+        use crate::cudnn::CudnnError;
+        match self {
+            StepError::DiskFull { path, needed, free } => Some((path.clone(), *needed, *free)),
+            StepError::Cudnn(CudnnError::DiskFull { dir, needed, free }) => {
+                Some((dir.clone(), (*needed > 0).then_some(*needed), Some(*free)))
+            }
+            StepError::Download(e) => download_disk_full(e),
+            _ => None,
         }
     }
 
@@ -169,6 +213,7 @@ impl StepError {
         "pip",
         "verify",
         "io",
+        "internal",
         "cancelled",
         "busy",
     ];
@@ -198,6 +243,8 @@ impl StepError {
             StepError::Pip { .. } => "pip",
             StepError::Verify { .. } => "verify",
             StepError::Io { .. } => "io",
+            StepError::DiskFull { .. } => "disk_full",
+            StepError::Internal { .. } => "internal",
             StepError::Cancelled => "cancelled",
         }
     }
@@ -223,9 +270,25 @@ impl StepError {
             StepError::Pip { .. } => "read pip's output above; with a slow link choose a PyPI mirror (--pypi-mirror)".into(),
             StepError::Verify { .. } => "run `cuda-setup repair` to see what is missing".into(),
             StepError::Io { .. } => "check free space and permissions on that folder".into(),
+            StepError::DiskFull { path, .. } => format!(
+                "free space on the drive holding {} (delete files you no longer need, empty the trash), or choose a folder on another drive, then run the same command again",
+                path.display()
+            ),
+            StepError::Internal { .. } => "this is a bug in cuda-setup: please report it, with the log file named below; running the same command again is safe".into(),
             StepError::Cancelled => "run the same command again: finished steps are not repeated".into(),
             StepError::Busy(_) => "wait for it to finish, or close it, then run the same command again (or add --wait to wait for it)".into(),
         }
+    }
+}
+
+/// The full drive a download failed on, also among the sources that were tried.
+fn download_disk_full(e: &DownloadError) -> Option<(PathBuf, Option<u64>, Option<u64>)> {
+    match e {
+        DownloadError::DiskFull { path, needed, free } => {
+            Some((path.clone(), Some(*needed), Some(*free)))
+        }
+        DownloadError::AllSourcesFailed(all) => all.iter().find_map(download_disk_full),
+        _ => None,
     }
 }
 
@@ -635,5 +698,79 @@ mod tests {
         ] {
             assert!(StepError::KINDS.contains(&e.kind()), "{e}: {}", e.kind());
         }
+    }
+
+    /// A write that really hits a full drive (Linux's /dev/full answers every write with
+    /// ENOSPC): the profile script's temporary file is a link to it. The step fails as
+    /// `disk_full`, not as "an I/O error, check permissions", and the plain words name
+    /// the folder and what to free, in both languages.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_write_on_a_full_drive_is_disk_full_naming_the_folder() {
+        let root = tempfile::tempdir().unwrap();
+        let target = Target::rooted(crate::compat::Os::Linux, root.path());
+        let profile_d = root.path().join("etc/profile.d");
+        std::fs::create_dir_all(&profile_d).unwrap();
+        std::os::unix::fs::symlink("/dev/full", profile_d.join("cuda-setup.cuda-setup.tmp"))
+            .unwrap();
+        let plan = crate::plan::Plan {
+            format: 1,
+            goal: crate::recommend::Goal::Developer,
+            os: crate::compat::Os::Linux,
+            root: Some(root.path().to_path_buf()),
+            toolkit: None,
+            cudnn: None,
+            torch_command: None,
+            notes: vec![],
+            steps: vec![Step::ConfigureEnv {
+                cuda_dir: root.path().join("usr/local/cuda-12.4"),
+                version: "12.4.1".parse().unwrap(),
+            }],
+        };
+        let r = crate::run::run_blocking(&plan, &target, &Cancel::default(), &mut |_| {});
+        let f = r.failure.unwrap();
+        assert_eq!(f.kind, "disk_full", "{}", f.error);
+        assert!(f.error.contains("the drive is full"), "{}", f.error);
+        assert_eq!(f.params["folder"], profile_d.display().to_string());
+        assert_eq!(
+            f.params["needed"], "1.0 GB",
+            "no pre-flight figure: at least 1 GB"
+        );
+        let text = |lang, key: &'static str| {
+            let mut m = crate::message::Message::new(key);
+            for (k, v) in &f.params {
+                m = m.with(k, v);
+            }
+            crate::i18n::render(&m, lang)
+        };
+        let en = text(crate::i18n::Lang::En, "fail_disk_full");
+        assert!(
+            en.starts_with(&format!(
+                "The drive holding {} is full",
+                profile_d.display()
+            )),
+            "{en}"
+        );
+        let fix = text(crate::i18n::Lang::En, "fix_disk_full");
+        assert!(
+            fix.starts_with("free at least 1.0 GB on that drive"),
+            "{fix}"
+        );
+        let zh = text(crate::i18n::Lang::Zh, "fix_disk_full");
+        assert!(zh.contains("至少腾出 1.0 GB"), "{zh}");
+    }
+
+    /// The same classification on every path that builds an I/O error.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn enospc_is_disk_full_for_steps_and_cudnn() {
+        let e = std::fs::write("/dev/full", b"x").unwrap_err();
+        assert_eq!(StepError::io(Path::new("/dev/full"), e).kind(), "disk_full");
+        let e = std::fs::write("/dev/full", b"x").unwrap_err();
+        let c = crate::cudnn::CudnnError::io(Path::new("/dev/full"), e);
+        assert!(c.to_string().contains("the drive is full"), "{c}");
+        assert_eq!(StepError::Cudnn(c).kind(), "disk_full");
+        let other = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(StepError::io(Path::new("/x"), other).kind(), "io");
     }
 }

@@ -75,7 +75,7 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
         ("disk_work", Some(inputs.work_dir.clone())),
     ] {
         let Some(dir) = dir else { continue };
-        match crate::platform::free_space(&dir) {
+        match crate::platform::free_space(&dir).ok() {
             Some(free) if free < inputs.needed_bytes && inputs.needed_is_estimate => {
                 out.push(check(
                     id,

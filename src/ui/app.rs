@@ -18,8 +18,9 @@ use crate::version::Version;
 
 use super::fonts::FontSource;
 use super::pages;
-use super::text::t;
-use super::worker::{Command, Env, Event, Job, Worker};
+use super::text::{t, tf};
+use super::widgets;
+use super::worker::{Command, Crashed, Env, Event, Job, Worker};
 
 /// The wizard's pages, in the order a first-time setup visits them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,6 +274,8 @@ pub struct App {
     titled: Option<Lang>,
     /// The autopilot showed its target page's work (screenshots).
     arrived: bool,
+    /// A worker thread's panic message, shown until the user moves to another page.
+    pub crash: Option<String>,
 }
 
 impl App {
@@ -314,6 +317,7 @@ impl App {
             refreshing: false,
             titled: None,
             arrived: false,
+            crash: None,
         };
         // Detection starts at once, so the System page is ready when the user is.
         pages::system::start(&mut app);
@@ -357,6 +361,14 @@ impl App {
                     ui.add_space(6.0);
                     ui.heading(t(self.lang, self.page.title_key()));
                     ui.add_space(4.0);
+                    if let Some(m) = &self.crash {
+                        widgets::note(
+                            ui,
+                            widgets::Tone::Bad,
+                            &tf(self.lang, "ui_worker_crashed", &[("error", m)]),
+                        );
+                        ui.add_space(4.0);
+                    }
                     match self.page {
                         Page::Welcome => pages::welcome::show(self, ui),
                         Page::Repair => pages::repair::show(self, ui),
@@ -499,6 +511,7 @@ impl App {
     }
 
     pub fn back(&mut self) {
+        self.crash = None;
         let steps = flow(self.mode, self.goal);
         let here = steps.iter().position(|p| *p == self.page).unwrap_or(0);
         if here > 0 {
@@ -508,6 +521,7 @@ impl App {
 
     /// Goes to `page`, starting the work that page shows.
     pub fn go(&mut self, page: Page) {
+        self.crash = None;
         self.page = page;
         match page {
             Page::System if self.system.report.is_none() && !self.system.running => {
@@ -640,7 +654,16 @@ impl App {
             Event::CudnnExtracted { bytes, total } => self.cudnn.extracted = Some((bytes, total)),
             Event::CudnnInstalled(r) => {
                 self.cudnn.installing = false;
-                self.cudnn.installed = Some(r);
+                let lang = self.lang;
+                self.cudnn.installed = Some(r.map_err(|e| match e {
+                    // Another cuda-setup at work on this toolkit: the install page's words.
+                    crate::cudnn::CudnnError::Busy(b) => format!(
+                        "{}\n{}",
+                        crate::i18n::render(&b.message("fail_busy"), lang),
+                        crate::i18n::render(&crate::message::Message::new("fix_busy"), lang)
+                    ),
+                    e => format!("{e}\n{}", e.hint()),
+                }));
             }
             Event::Sample(s) => self.verify.samples.push(s),
             Event::MonitorUnavailable(why) => self.verify.monitor_error = Some(why),
@@ -663,6 +686,7 @@ impl App {
                 self.repair.findings = Some(r.after.clone());
                 self.repair.fixed = Some(r);
             }
+            Event::Crashed { what, message } => self.crashed(what, message),
             Event::Refreshed(r) => {
                 self.refreshing = false;
                 match r {
@@ -679,6 +703,37 @@ impl App {
                 }
             }
         }
+    }
+
+    /// A worker thread died (a bug of ours): whatever waited for it stops waiting, shows
+    /// the failure, and Back works again.
+    fn crashed(&mut self, what: Crashed, message: String) {
+        match what {
+            Crashed::Detect => self.system.running = false,
+            Crashed::Prepare => {
+                self.prepare.running = false;
+                self.prepare.result = Some(Err(message.clone()));
+            }
+            // The worker sent the run's failed report before this.
+            Crashed::Run(Job::Install | Job::Pip) => {}
+            Crashed::Run(Job::Repair) | Crashed::Fix => self.repair.fixing = false,
+            Crashed::ValidateCudnn => self.cudnn.validating = false,
+            Crashed::DownloadCudnn => {
+                self.cudnn.downloading = None;
+                self.cudnn.download_error = Some(message.clone());
+            }
+            Crashed::InstallCudnn => {
+                self.cudnn.installing = false;
+                self.cudnn.installed = Some(Err(message.clone()));
+            }
+            Crashed::Smoke => self.verify.running = false,
+            Crashed::Doctor => self.torch.doctor_running = false,
+            Crashed::Save => self.done.saved = Some(Err(message.clone())),
+            Crashed::Audit => self.repair.auditing = false,
+            Crashed::Refresh => self.refreshing = false,
+            Crashed::Other => {}
+        }
+        self.crash = Some(message);
     }
 
     /// At the autopilot's page: start what the page shows, as a user would (the cuDNN

@@ -40,7 +40,7 @@ pub struct Args {
     /// The interpreter PyTorch goes into
     #[arg(long, value_name = "PATH", hide = true)]
     pub python_exe: Option<PathBuf>,
-    #[arg(long, value_name = "URL", hide = true)]
+    #[arg(long, value_name = "URL", hide = true, value_parser = crate::cli::http_url)]
     pub mirror: Vec<String>,
     #[arg(long, value_name = "VER", hide = true)]
     pub cuda: Option<Version>,

@@ -155,6 +155,14 @@ impl RunView {
                         row.state = StepState::Cancelled;
                     }
                 }
+                // The executor died mid-step (its report has no row for it): failed.
+                if r.failure.is_some() {
+                    for row in &mut self.steps {
+                        if row.state == StepState::Running {
+                            row.state = StepState::Failed;
+                        }
+                    }
+                }
                 self.report = Some(r);
             }
         }
@@ -222,15 +230,23 @@ impl RunView {
 
 /// The plain-words sentence and fix for a failure kind (`StepError::kind`), from the
 /// catalog's `fail_<kind>` / `fix_<kind>`.
-pub fn failure_text(lang: Lang, kind: &str) -> Option<(String, String)> {
+pub fn failure_text(lang: Lang, f: &crate::run::Failure) -> Option<(String, String)> {
     let key = |prefix: &str| {
-        let want = format!("{prefix}{kind}");
+        let want = format!("{prefix}{}", f.kind);
         crate::i18n::CATALOG
             .iter()
             .map(|c| c.0)
             .find(|k| *k == want)
     };
-    Some((t(lang, key("fail_")?), t(lang, key("fix_")?)))
+    let params: Vec<(&'static str, &dyn std::fmt::Display)> = f
+        .params
+        .iter()
+        .map(|(k, v)| (*k, v as &dyn std::fmt::Display))
+        .collect();
+    Some((
+        tf(lang, key("fail_")?, &params),
+        tf(lang, key("fix_")?, &params),
+    ))
 }
 
 /// A failed step: which, in plain words with what to do, and the core's exact error
@@ -245,13 +261,9 @@ pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &crate::run::Failure) {
             ))
             .strong(),
         );
-        match failure_text(lang, f.kind) {
+        match failure_text(lang, f) {
             Some((what, fix)) => {
-                // Another cuda-setup at work: the words name its process.
-                match &f.busy {
-                    Some(b) => ui.label(crate::i18n::render(&b.message("fail_busy"), lang)),
-                    None => ui.label(what),
-                };
+                ui.label(what);
                 ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
                 ui.label(
                     RichText::new(tf(

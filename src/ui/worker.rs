@@ -161,6 +161,51 @@ pub enum Event {
     Fixed(Box<crate::repair::FixResult>),
     /// The refresh's outcome, or why a source's data was refused.
     Refreshed(Result<Box<crate::refresh::Outcome>, String>),
+    /// A bug of ours: the thread running `what` panicked (the message). The page
+    /// waiting for it stops waiting and says so.
+    Crashed {
+        what: Crashed,
+        message: String,
+    },
+}
+
+/// Which command a worker thread died on (what the UI stops waiting for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Crashed {
+    Detect,
+    Prepare,
+    Run(Job),
+    ValidateCudnn,
+    DownloadCudnn,
+    InstallCudnn,
+    Smoke,
+    Doctor,
+    Save,
+    Audit,
+    Fix,
+    Refresh,
+    /// A command nothing waits for (a file dialog, opening the log).
+    Other,
+}
+
+impl Command {
+    fn crashed(&self) -> Crashed {
+        match self {
+            Command::Detect => Crashed::Detect,
+            Command::Prepare { .. } => Crashed::Prepare,
+            Command::Run { job, .. } => Crashed::Run(*job),
+            Command::ValidateCudnn { .. } => Crashed::ValidateCudnn,
+            Command::DownloadCudnn { .. } => Crashed::DownloadCudnn,
+            Command::InstallCudnn { .. } => Crashed::InstallCudnn,
+            Command::Smoke { .. } => Crashed::Smoke,
+            Command::Doctor { .. } => Crashed::Doctor,
+            Command::Save { .. } => Crashed::Save,
+            Command::Audit { .. } => Crashed::Audit,
+            Command::Fix { .. } => Crashed::Fix,
+            Command::Refresh(_) => Crashed::Refresh,
+            Command::PickFile { .. } | Command::Open(_) => Crashed::Other,
+        }
+    }
 }
 
 /// What the worker works on: the same sandbox knobs as the CLI.
@@ -232,7 +277,24 @@ impl Worker {
         let (out, env) = (self.out.clone(), self.env.clone());
         let spawned = std::thread::Builder::new()
             .name("cuda-setup-worker".into())
-            .spawn(move || execute(cmd, &env, &out));
+            .spawn(move || {
+                let what = cmd.crashed();
+                let plan = match &cmd {
+                    Command::Run { plan, .. } => Some(plan.clone()),
+                    _ => None,
+                };
+                if let Err(p) = crate::panics::catch(|| execute(cmd, &env, &out)) {
+                    // A run's view ends with its report, failed.
+                    if let (Crashed::Run(job), Some(plan)) = (what, plan) {
+                        let r = run::RunReport::crashed(&plan, &p.message);
+                        out.send(Event::Run(job, RunEvent::Done(Box::new(r))));
+                    }
+                    out.send(Event::Crashed {
+                        what,
+                        message: p.message,
+                    });
+                }
+            });
         if let Err(e) = spawned {
             eprintln!("cuda-setup: could not start a worker thread: {e}");
         }
@@ -240,6 +302,7 @@ impl Worker {
 }
 
 fn execute(cmd: Command, env: &Env, out: &Outbox) {
+    crate::panics::test_hook(&format!("worker_{:?}", cmd.crashed()).to_lowercase());
     match cmd {
         Command::Detect => {
             let r = detect::detect(&env.host, &env.tables, env.deadlines);
@@ -249,8 +312,16 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             out.send(Event::Prepared(prepare(env, &rec, &choices)))
         }
         Command::Run { job, plan, cancel } => {
-            for e in run::spawn(*plan, env.target.clone(), cancel) {
+            let mut done = false;
+            for e in run::spawn((*plan).clone(), env.target.clone(), cancel) {
+                done |= matches!(e, RunEvent::Done(_));
                 out.send(Event::Run(job, e));
+            }
+            // The executor's thread died without its report: the run failed.
+            if !done {
+                let r =
+                    run::RunReport::crashed(&plan, "the install worker stopped without a report");
+                out.send(Event::Run(job, RunEvent::Done(Box::new(r))));
             }
         }
         Command::PickFile { purpose } => {
@@ -419,9 +490,9 @@ fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Pre
                 "disk_toolkit",
                 i.toolkit_dir
                     .as_deref()
-                    .and_then(crate::platform::free_space),
+                    .and_then(|d| crate::platform::free_space(d).ok()),
             ),
-            ("disk_work", crate::platform::free_space(&i.work_dir)),
+            ("disk_work", crate::platform::free_space(&i.work_dir).ok()),
         ],
         None => Vec::new(),
     };
@@ -494,6 +565,7 @@ fn refusal_rule(r: &cudnn::Refusal) -> &'static str {
         | Special { .. }
         | BadLink { .. } => "unsafe_name",
         CaseCollision { .. } => "case_collision",
+        SameDestination { .. } => "same_destination",
         TooManyEntries { .. } | TooLarge { .. } | Ratio { .. } => "too_large",
         Corrupt { .. } => "corrupt",
         Layout { .. } | LinuxArchive => "layout",

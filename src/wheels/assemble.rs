@@ -245,7 +245,7 @@ fn build(
         }
         zips.push((name, z));
     }
-    if let Some(free) = crate::platform::free_space(out.parent().unwrap_or(out))
+    if let Ok(free) = crate::platform::free_space(out.parent().unwrap_or(out))
         && free < total
     {
         return Err(io(out, format!("{total} bytes needed, {free} free")));

@@ -1,6 +1,7 @@
 //! A real HTTP/1.1 server on 127.0.0.1 for tests and benchmarks, serving bytes with
 //! faults on demand: dropped connections, wrong bytes, error statuses, stalls, ignored
-//! Range headers, redirects, per-connection throttling. Threads and std only.
+//! Range headers, redirects, per-connection throttling, silence mid-headers, a trickle,
+//! bodies longer than announced or endless. Threads and std only.
 
 #![allow(dead_code)]
 
@@ -20,6 +21,8 @@ pub enum Body {
     File(PathBuf, u64),
     /// This many zero bytes, never held in memory (a file too big for the disk).
     Zeros(u64),
+    /// Zeros without end (serve it with `no_length`).
+    Endless,
 }
 
 impl Body {
@@ -27,6 +30,7 @@ impl Body {
         match self {
             Body::Bytes(b) => b.len() as u64,
             Body::File(_, n) | Body::Zeros(n) => *n,
+            Body::Endless => u64::MAX,
         }
     }
 }
@@ -48,6 +52,24 @@ pub struct Fault {
     pub redirect_to: Option<String>,
     /// Bytes per second per connection.
     pub throttle: Option<u64>,
+    /// Send the status line, then nothing more (the headers never end).
+    pub mute_after_status: bool,
+    /// One body byte per this interval: never silent long enough to stall.
+    pub trickle: Option<Duration>,
+    /// Answer 200 with no Content-Length (the body ends when the connection closes),
+    /// whatever the Range.
+    pub no_length: bool,
+    /// Send this many bytes more than the body (a 206 or a 200 with a length announces
+    /// them too).
+    pub extra: u64,
+}
+
+/// An address that accepts TCP connections (the kernel completes them) and never answers
+/// a byte: keep the listener alive as long as the address is used.
+pub fn mute_listener() -> (TcpListener, String) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    (l, url)
 }
 
 struct Route {
@@ -231,6 +253,18 @@ fn serve(
             write!(out, "HTTP/1.1 {code} Fault\r\nContent-Length: 0\r\n\r\n")?;
             continue;
         }
+        if fault.mute_after_status {
+            write!(out, "HTTP/1.1 200 OK\r\n")?;
+            out.flush()?;
+            std::thread::sleep(Duration::from_secs(30));
+            return Ok(());
+        }
+        if fault.no_length {
+            write!(out, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")?;
+            let len = route.body.len().saturating_add(fault.extra);
+            let _ = send_body(&mut out, &route.body, 0, len, &fault, None, None);
+            return Ok(());
+        }
         let total = route.body.len();
         let (start, end, partial) = match range {
             Some((a, b)) if !fault.ignore_range && a < total => {
@@ -247,7 +281,7 @@ fn serve(
             }
             _ => (0, total.saturating_sub(1), false),
         };
-        let len = if total == 0 { 0 } else { end - start + 1 };
+        let len = if total == 0 { 0 } else { end - start + 1 } + fault.extra;
         if partial {
             write!(
                 out,
@@ -314,21 +348,30 @@ fn send_body(
             std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(start))?;
             Some(f)
         }
-        Body::Bytes(_) | Body::Zeros(_) => None,
+        Body::Bytes(_) | Body::Zeros(_) | Body::Endless => None,
     };
     let mut buf = vec![0u8; 256 * 1024];
     let mut sent = 0u64;
     let t0 = Instant::now();
     while sent < len {
         let want = (len - sent).min(buf.len() as u64) as usize;
+        let want = if let Some(every) = fault.trickle {
+            std::thread::sleep(every);
+            1
+        } else {
+            want
+        };
         let chunk = &mut buf[..want];
         match (&mut file, body) {
             (Some(f), _) => f.read_exact(chunk)?,
             (None, Body::Bytes(b)) => {
-                let s = (start + sent) as usize;
-                chunk.copy_from_slice(&b[s..s + want]);
+                // Past the end (`extra`): filler.
+                let s = ((start + sent) as usize).min(b.len());
+                let k = want.min(b.len() - s);
+                chunk[..k].copy_from_slice(&b[s..s + k]);
+                chunk[k..].fill(0xaa);
             }
-            (None, Body::Zeros(_)) => chunk.fill(0),
+            (None, Body::Zeros(_) | Body::Endless) => chunk.fill(0),
             _ => unreachable!(),
         }
         if let Some(at) = fault.corrupt_at {

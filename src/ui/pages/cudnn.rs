@@ -25,7 +25,7 @@ pub struct State {
     pub download_error: Option<String>,
     pub installing: bool,
     pub extracted: Option<(u64, u64)>,
-    pub installed: Option<Result<Box<Manifest>, crate::cudnn::CudnnError>>,
+    pub installed: Option<Result<Box<Manifest>, String>>,
     pub skipped: bool,
 }
 
@@ -255,17 +255,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
                 ),
                 Some(Err(e)) => widgets::callout(ui, Tone::Bad, |ui| {
                     ui.label(RichText::new(t(lang, "ui_cudnn_install_failed")).strong());
-                    match e {
-                        // Another cuda-setup at work on this toolkit: the same words as
-                        // the install page's.
-                        crate::cudnn::CudnnError::Busy(b) => {
-                            ui.label(crate::i18n::render(&b.message("fail_busy"), lang));
-                            ui.label(tf(lang, "ui_what_to_do", &[("hint", &t(lang, "fix_busy"))]));
-                        }
-                        e => {
-                            ui.label(format!("{e}\n{}", e.hint()));
-                        }
-                    }
+                    ui.label(e);
                 }),
             }
         }
@@ -317,6 +307,7 @@ fn refused(ui: &mut Ui, lang: Lang, r: &Refused) {
         "not_zip" => "ui_refused_not_zip",
         "unsafe_name" => "ui_refused_unsafe_name",
         "case_collision" => "ui_refused_case_collision",
+        "same_destination" => "ui_refused_same_destination",
         "too_large" => "ui_refused_too_large",
         "corrupt" => "ui_refused_corrupt",
         "layout" => "ui_refused_layout",

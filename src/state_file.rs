@@ -1,0 +1,164 @@
+//! Our own state files (the cuDNN manifest and journal, the install journal) are input
+//! too: anyone who can write the folder can write them, and a kill can leave anything.
+//! Each is read bounded, never through a symbolic link, and judged whole before one
+//! record of it is acted on. A rejected file is set aside (renamed, never deleted), so
+//! the next run starts clean and the evidence stays for the user to look at.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// No state file of ours comes near this (a cuDNN manifest is ~10 kB).
+pub const MAX_BYTES: u64 = 16 << 20;
+
+/// A state file that was not acted on, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[error("{}: rejected: {why}{}", file.display(), moved_to.as_ref().map_or_else(String::new, |p| format!(" (set aside as {})", p.display())))]
+pub struct Rejected {
+    pub file: PathBuf,
+    pub why: String,
+    /// Where the file was moved; None while it was not (yet) moved.
+    pub moved_to: Option<PathBuf>,
+}
+
+impl Rejected {
+    pub fn new(file: &Path, why: impl Into<String>) -> Self {
+        Rejected {
+            file: file.to_path_buf(),
+            why: why.into(),
+            moved_to: None,
+        }
+    }
+
+    /// Sets the file aside and records where it went.
+    pub fn set_aside(mut self) -> Self {
+        self.moved_to = set_aside(&self.file);
+        self
+    }
+}
+
+/// The bytes of the state file at `path`; None when there is none. Refused: a
+/// symbolic link (ours are plain files: a link could make us read, and then rename or
+/// rewrite, something elsewhere), anything but a file, more than [`MAX_BYTES`].
+pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Rejected> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Rejected::new(path, format!("unreadable: {e}"))),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(Rejected::new(path, "it is a symbolic link"));
+    }
+    if !meta.is_file() {
+        return Err(Rejected::new(path, "it is not a file"));
+    }
+    if meta.len() > MAX_BYTES {
+        return Err(Rejected::new(
+            path,
+            format!("{} bytes; over the {MAX_BYTES}-byte limit", meta.len()),
+        ));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| Rejected::new(path, format!("unreadable: {e}")))?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(Rejected::new(path, "grew over the limit while read"));
+    }
+    Ok(Some(bytes))
+}
+
+/// Writes `bytes` to `path` so that a reader sees the old or the new content, never a
+/// torn file: into `<path>.tmp`, synced, then renamed over `path`. Whatever is at the
+/// temporary name is removed first and the file is created new, so a link planted there
+/// is never written through; the rename replaces a link at `path` itself.
+pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    let tmp = path.with_file_name(name);
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?;
+    std::io::Write::write_all(&mut f, bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Renames `path` (the file, or a link itself: a rename never follows one) to
+/// `<name>.rejected-<unix seconds>` beside it. None when it could not be moved.
+pub fn set_aside(path: &Path) -> Option<PathBuf> {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let to = (0..100).map(|n| {
+        let suffix = if n == 0 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        path.with_file_name(format!("{name}.rejected-{secs}{suffix}"))
+    });
+    for to in to {
+        if std::fs::symlink_metadata(&to).is_ok() {
+            continue;
+        }
+        return std::fs::rename(path, &to).is_ok().then_some(to);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_plain_files_only() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("a.json");
+        assert_eq!(read(&f), Ok(None));
+        std::fs::write(&f, b"{}").unwrap();
+        assert_eq!(read(&f).unwrap().unwrap(), b"{}");
+        std::fs::File::create(&f)
+            .unwrap()
+            .set_len(MAX_BYTES + 1)
+            .unwrap();
+        assert!(read(&f).is_err());
+        assert!(read(d.path()).is_err());
+        #[cfg(unix)]
+        {
+            let l = d.path().join("l.json");
+            std::os::unix::fs::symlink(&f, &l).unwrap();
+            assert!(read(&l).unwrap_err().why.contains("symbolic link"));
+            let moved = set_aside(&l).unwrap();
+            assert!(moved.symlink_metadata().unwrap().file_type().is_symlink());
+            assert!(f.is_file(), "the link's target stays where it was");
+        }
+        #[cfg(unix)]
+        {
+            // A link planted at the temporary name is replaced, not written through.
+            let victim = d.path().join("victim");
+            std::fs::write(&victim, b"victim").unwrap();
+            let w = d.path().join("w.json");
+            std::os::unix::fs::symlink(&victim, d.path().join("w.json.tmp")).unwrap();
+            write(&w, b"{}").unwrap();
+            assert_eq!(std::fs::read(&victim).unwrap(), b"victim");
+            assert_eq!(std::fs::read(&w).unwrap(), b"{}");
+        }
+        let moved = set_aside(&f).unwrap();
+        assert!(!f.exists() && moved.is_file());
+        assert!(
+            moved
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("a.json.rejected-")
+        );
+    }
+}

@@ -11,7 +11,6 @@
 //! then a download's destination, then its cache entry — so two runs never deadlock.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -128,13 +127,7 @@ pub fn acquire_with(
             std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
             created_dir = Some(dir.to_path_buf());
         }
-        let file = match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(lock_file)
-        {
+        let file = match open(lock_file, true) {
             Ok(f) => f,
             // The previous holder removed the folder it had created as it let go.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 100 => {
@@ -144,7 +137,7 @@ pub fn acquire_with(
             // A folder we may only read (Program Files without administrator rights): a
             // read-only handle locks as well, if the file is there.
             Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                File::open(lock_file).map_err(|_| io(lock_file, e))?
+                open(lock_file, false).map_err(|_| io(lock_file, e))?
             }
             Err(e) => return Err(io(lock_file, e)),
         };
@@ -201,15 +194,25 @@ fn still_at(file: &File, path: &Path) -> bool {
     }
 }
 
-fn write_pid(lock_file: &Path) {
-    let p = pid_path(lock_file);
-    let tmp = pid_path(&p);
-    let written = File::create(&tmp)
-        .and_then(|mut f| f.write_all(std::process::id().to_string().as_bytes()))
-        .and_then(|_| std::fs::rename(&tmp, &p));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+/// Opens the lock file (read-write, created if missing; or only for reading), never
+/// through a symbolic link: the folder may be hostile, and a link planted at its name
+/// must not make us create a file elsewhere.
+fn open(lock_file: &Path, write: bool) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true);
+    if write {
+        o.write(true).create(true).truncate(false);
     }
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW);
+    o.open(lock_file)
+}
+
+fn write_pid(lock_file: &Path) {
+    let _ = crate::state_file::write(
+        &pid_path(lock_file),
+        std::process::id().to_string().as_bytes(),
+    );
 }
 
 /// The holder's pid; it writes it just after locking, so a loser that looks in that
@@ -217,9 +220,10 @@ fn write_pid(lock_file: &Path) {
 fn read_pid(lock_file: &Path) -> Option<u32> {
     let p = pid_path(lock_file);
     for _ in 0..10 {
-        if let Some(pid) = std::fs::read_to_string(&p)
+        if let Some(pid) = crate::state_file::read(&p)
             .ok()
-            .and_then(|s| s.trim().parse().ok())
+            .flatten()
+            .and_then(|b| String::from_utf8(b).ok()?.trim().parse().ok())
         {
             return Some(pid);
         }
@@ -300,6 +304,28 @@ mod tests {
         // Released: the folder the lock created is gone again, and the lock is free.
         assert!(!d.path().join("state").exists() || cfg!(windows));
         acquire_with(d.path(), &f, None).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_at_the_lock_is_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = d.path().join("outside");
+        let f = d.path().join(FILE);
+        std::os::unix::fs::symlink(&outside, &f).unwrap();
+        assert!(matches!(
+            acquire_with(d.path(), &f, None),
+            Err(LockError::Io { .. })
+        ));
+        assert!(!outside.exists(), "a file was created through the link");
+        // Nor is the pid file written through one.
+        std::fs::remove_file(&f).unwrap();
+        let tmp = d.path().join(format!("{FILE}.pid.tmp"));
+        std::os::unix::fs::symlink(&outside, &tmp).unwrap();
+        let held = acquire_with(d.path(), &f, None).unwrap();
+        assert!(!outside.exists());
+        assert_eq!(read_pid(&f), Some(std::process::id()));
+        drop(held);
     }
 
     #[test]

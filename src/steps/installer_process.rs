@@ -38,12 +38,11 @@ pub fn record(state: &Path, pid: u32, installer: &Path) {
         started: start_time(pid).unwrap_or(0),
         installer: installer.to_path_buf(),
     };
-    let path = state.join(RECORD);
-    let tmp = state.join(format!("{RECORD}.tmp"));
     let _ = std::fs::create_dir_all(state);
-    if std::fs::write(&tmp, serde_json::to_vec(&r).unwrap_or_default()).is_ok() {
-        let _ = std::fs::rename(&tmp, &path);
-    }
+    let _ = crate::state_file::write(
+        &state.join(RECORD),
+        &serde_json::to_vec(&r).unwrap_or_default(),
+    );
 }
 
 /// The installer has ended: forget it.
@@ -53,7 +52,9 @@ pub fn clear(state: &Path) {
 
 /// The pid of the installer an earlier run recorded, while that very process still runs.
 pub fn running(state: &Path) -> Option<u32> {
-    let r: Record = serde_json::from_slice(&std::fs::read(state.join(RECORD)).ok()?).ok()?;
+    // (Read as the input it is: bounded, never through a link.)
+    let r: Record =
+        serde_json::from_slice(&crate::state_file::read(&state.join(RECORD)).ok()??).ok()?;
     let now = start_time(r.pid)?;
     // The same process: the same start (a second either way: the OS rounds it).
     (r.started == 0 || now.abs_diff(r.started) <= 1).then_some(r.pid)

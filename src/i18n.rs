@@ -1491,6 +1491,37 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "click “Try again”: finished steps are not repeated.",
         "点击“重试”，已完成的步骤不会重复。",
     ),
+    // One writer per target (src/lock.rs): another cuda-setup holds the folder's lock.
+    (
+        "fail_busy",
+        "Another cuda-setup (process {pid}) is working on this folder.",
+        "另一个 cuda-setup（进程 {pid}）正在处理这个文件夹。",
+    ),
+    (
+        "fix_busy",
+        "wait for it to finish, or close it, then click “Try again”.",
+        "请等它完成，或者把它关掉，然后点击“重试”。",
+    ),
+    (
+        "busy",
+        "Another cuda-setup (process {pid}) is working on this folder ({folder}). Wait for it to finish, or close it, then try again.",
+        "另一个 cuda-setup（进程 {pid}）正在处理这个文件夹（{folder}）。请等它完成，或者把它关掉，然后再试一次。",
+    ),
+    (
+        "busy_hint",
+        "add --wait to wait for it instead.",
+        "也可以加上 --wait，等它完成后自动继续。",
+    ),
+    (
+        "busy_waiting",
+        "Another cuda-setup (process {pid}) is working on this folder ({folder}); waiting for it to finish…",
+        "另一个 cuda-setup（进程 {pid}）正在处理这个文件夹（{folder}），正在等它完成……",
+    ),
+    (
+        "download_waiting",
+        "Another cuda-setup (process {pid}) is downloading this file ({folder}); waiting for it to finish…",
+        "另一个 cuda-setup（进程 {pid}）正在下载这个文件（{folder}），正在等它完成……",
+    ),
     (
         "ui_run_cancelled",
         "Cancelled. Nothing is left half-done: click “Try again” to continue where it stopped.",

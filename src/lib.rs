@@ -10,6 +10,7 @@ pub mod cudnn;
 pub mod detect;
 pub mod download;
 pub mod i18n;
+pub mod lock;
 pub mod message;
 pub mod panics;
 pub mod plan;

@@ -5,6 +5,7 @@ use std::sync::Mutex;
 
 use super::{CliError, exit};
 use crate::cudnn::{self, CudnnError, Event};
+use crate::i18n::Lang;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -26,6 +27,9 @@ pub enum Action {
         cuda_dir: PathBuf,
         #[arg(long)]
         json: bool,
+        /// If another cuda-setup is working on that folder, wait for it (default: exit 6)
+        #[arg(long)]
+        wait: bool,
     },
     /// Check that what we installed is intact
     Verify {
@@ -33,6 +37,9 @@ pub enum Action {
         cuda_dir: PathBuf,
         #[arg(long)]
         json: bool,
+        /// If another cuda-setup is working on that folder, wait for it (default: exit 6)
+        #[arg(long)]
+        wait: bool,
     },
     /// Restore the toolkit folder to what it was before the install
     Uninstall {
@@ -40,6 +47,9 @@ pub enum Action {
         cuda_dir: PathBuf,
         #[arg(long)]
         json: bool,
+        /// If another cuda-setup is working on that folder, wait for it (default: exit 6)
+        #[arg(long)]
+        wait: bool,
     },
 }
 
@@ -58,12 +68,17 @@ fn print<T: serde::Serialize>(json: bool, value: &T, text: impl FnOnce()) {
     }
 }
 
-pub fn run(args: &Args) -> Result<i32, CliError> {
+pub fn run(args: &Args, lang: Lang) -> Result<i32, CliError> {
+    let (Action::Install { wait, .. }
+    | Action::Verify { wait, .. }
+    | Action::Uninstall { wait, .. }) = &args.action;
+    super::wait_for_others(*wait, lang);
     match &args.action {
         Action::Install {
             archive,
             cuda_dir,
             json,
+            ..
         } => {
             let last = Mutex::new(0usize);
             let report = |e: Event| match e {
@@ -107,7 +122,7 @@ pub fn run(args: &Args) -> Result<i32, CliError> {
             });
             Ok(exit::OK)
         }
-        Action::Verify { cuda_dir, json } => {
+        Action::Verify { cuda_dir, json, .. } => {
             let r = cudnn::verify(cuda_dir)?;
             print(*json, &r, || {
                 if r.problems.is_empty() {
@@ -128,7 +143,7 @@ pub fn run(args: &Args) -> Result<i32, CliError> {
                 PROBLEMS
             })
         }
-        Action::Uninstall { cuda_dir, json } => {
+        Action::Uninstall { cuda_dir, json, .. } => {
             let m = cudnn::uninstall(cuda_dir)?;
             print(*json, &m, || {
                 println!(
@@ -149,6 +164,7 @@ pub fn code(e: &CudnnError) -> i32 {
             REFUSED
         }
         CudnnError::NotInstalled { .. } => PROBLEMS,
+        CudnnError::Busy(_) => exit::BUSY,
         _ => exit::ERROR,
     }
 }

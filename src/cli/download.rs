@@ -90,7 +90,7 @@ fn hex_ok(h: &str, len: usize) -> bool {
     h.len() == len && h.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-pub fn run(args: &Args) -> Result<i32, CliError> {
+pub fn run(args: &Args, lang: crate::i18n::Lang) -> Result<i32, CliError> {
     let usage = |message: String, hint: &str| CliError::Usage {
         message,
         hint: hint.into(),
@@ -139,7 +139,10 @@ pub fn run(args: &Args) -> Result<i32, CliError> {
         // Everything here came from the user: http is theirs to choose.
         allow_http: true,
     };
-    let reporter = StatusLine::new();
+    let reporter = StatusLine {
+        lang,
+        ..StatusLine::new()
+    };
     match download::download(&req, &args.options(), &reporter, &Cancel::default()) {
         Ok(o) => {
             reporter.finish();
@@ -169,6 +172,7 @@ pub fn run(args: &Args) -> Result<i32, CliError> {
 pub struct StatusLine {
     tty: bool,
     last: Mutex<Option<Instant>>,
+    lang: crate::i18n::Lang,
 }
 
 impl StatusLine {
@@ -176,6 +180,7 @@ impl StatusLine {
         StatusLine {
             tty: std::io::stderr().is_terminal(),
             last: Mutex::new(None),
+            lang: crate::i18n::Lang::En,
         }
     }
 
@@ -253,6 +258,10 @@ impl download::Reporter for StatusLine {
                 wait_ms as f64 / 1000.0
             ),
             Event::SourceFailed { url: _, error } => eprintln!("\n{error}; trying the next source"),
+            Event::Waiting(b) => eprintln!(
+                "{}",
+                crate::i18n::render(&b.message("download_waiting"), self.lang)
+            ),
             Event::PartDiscarded { path, reason } => eprintln!(
                 "\n{} was discarded ({reason}); the download starts over",
                 path.display()

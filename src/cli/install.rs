@@ -23,6 +23,8 @@ pub const SUCCESS: i32 = 0;
 pub const REBOOT_REQUIRED: i32 = 3010;
 pub const CANCELLED: i32 = 1602;
 pub const FAILED: i32 = 1603;
+/// ERROR_INSTALL_ALREADY_RUNNING: another cuda-setup is working on this target.
+pub const ALREADY_RUNNING: i32 = 1618;
 
 #[derive(Debug, Default, clap::Args)]
 pub struct Args {
@@ -88,6 +90,10 @@ pub struct Args {
     /// Parallel connections per download (1-16)
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=16))]
     pub connections: u16,
+    /// If another cuda-setup is installing on this machine (or root), wait for it
+    /// (default: exit 1618)
+    #[arg(long)]
+    pub wait: bool,
     #[command(flatten)]
     pub how: MethodArgs,
 }
@@ -299,6 +305,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             return Ok(CANCELLED);
         }
     }
+    super::wait_for_others(args.wait, lang);
     let total = plan.steps.len();
     let mut last_progress = std::time::Instant::now() - std::time::Duration::from_secs(10);
     let report = run::run_blocking(&plan, &target, &Cancel::default(), &mut |e| match e {
@@ -344,11 +351,16 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             };
             eprintln!("      {name}: {how} — {}", outcome.detail);
         }
+        // Another cuda-setup at work: said once, below, in the user's language.
+        RunEvent::Failed { kind: "busy", .. } => {}
         RunEvent::Failed {
             name, error, hint, ..
         } => eprintln!("      {name} FAILED: {error}\n      hint: {hint}"),
         RunEvent::Done(_) => {}
     });
+    if let Some(f) = report.failure.as_ref().filter(|f| f.kind == "busy") {
+        super::print_busy(f, lang);
+    }
     if let Some(file) = &args.report {
         write_report(file, &report)?;
     }
@@ -393,6 +405,8 @@ fn write_report(file: &std::path::Path, report: &RunReport) -> Result<(), CliErr
 pub fn code(r: &RunReport) -> i32 {
     if r.cancelled {
         CANCELLED
+    } else if r.failure.as_ref().is_some_and(|f| f.kind == "busy") {
+        ALREADY_RUNNING
     } else if r.failure.is_some() {
         FAILED
     } else if r.reboot_required {

@@ -32,6 +32,30 @@ pub mod exit {
     pub const USAGE: i32 = 2;
     /// Blocked: nothing fits this machine (the blockers say why).
     pub const BLOCKED: i32 = 3;
+    /// Another cuda-setup is working on the same folder (`install`: MSI's 1618).
+    pub const BUSY: i32 = 6;
+}
+
+/// `--wait`: wait for another cuda-setup working on the same folder instead of stopping.
+fn wait_for_others(wait: bool, lang: Lang) {
+    if wait {
+        crate::lock::wait_when_busy(move |b| {
+            eprintln!("{}", crate::i18n::render(&b.message("busy_waiting"), lang))
+        });
+    }
+}
+
+/// A run that found another cuda-setup at work on its target.
+fn print_busy(f: &crate::run::Failure, lang: Lang) {
+    let mut m = crate::message::Message::new("busy");
+    for k in ["pid", "folder"] {
+        m = m.with(k, f.params.get(k).map_or("?", String::as_str));
+    }
+    eprintln!(
+        "error: {}\nhint: {}",
+        crate::i18n::render(&m, lang),
+        crate::i18n::render(&crate::message::Message::new("busy_hint"), lang)
+    );
 }
 
 #[derive(Debug, Parser)]
@@ -118,6 +142,14 @@ impl CliError {
         }
     }
 
+    /// Another cuda-setup holds the lock: said in the user's language.
+    fn busy(&self) -> Option<&crate::lock::Busy> {
+        match self {
+            CliError::Cudnn(crate::cudnn::CudnnError::Busy(b)) => Some(b),
+            _ => None,
+        }
+    }
+
     fn code(&self) -> i32 {
         match self {
             CliError::Tables(_) | CliError::Download(_) | CliError::Refresh(_) => exit::ERROR,
@@ -201,10 +233,10 @@ fn run() -> i32 {
                 hint: "put them after the subcommand (cuda-setup install --root DIR ...), or give no subcommand to open the wizard".into(),
             }),
             Some(Command::Detect(args)) => detect::run(&tables, &args, lang),
-            Some(Command::Download(args)) => download::run(&args),
+            Some(Command::Download(args)) => download::run(&args, lang),
             Some(Command::Repair(args)) => repair::run(&tables, &args, lang),
             Some(Command::Install(args)) => install::run(&tables, &args, lang),
-            Some(Command::Cudnn(args)) => cudnn::run(&args),
+            Some(Command::Cudnn(args)) => cudnn::run(&args, lang),
             Some(Command::Bundle(args)) => bundle::run(&tables, &args, lang),
             Some(Command::Recommend(args)) => recommend::run(&tables, &args, lang),
             Some(Command::Tables(args)) => tables::run(&base, &tables, cache_file, &args, lang),
@@ -215,6 +247,15 @@ fn run() -> i32 {
         });
     match result {
         Ok(code) => code,
+        Err(e) if e.busy().is_some() => {
+            let b = e.busy().expect("busy");
+            eprintln!("error: {}", crate::i18n::render(&b.message("busy"), lang));
+            eprintln!(
+                "hint: {}",
+                crate::i18n::render(&crate::message::Message::new("busy_hint"), lang)
+            );
+            e.code()
+        }
         Err(e) => {
             eprintln!("error: {e}");
             if let Some(h) = e.hint() {

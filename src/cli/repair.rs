@@ -34,6 +34,10 @@ pub struct Args {
     /// The driver version (instead of NVML)
     #[arg(long, value_name = "VER")]
     pub driver: Option<Version>,
+    /// With --fix: if another cuda-setup is working on this machine (or root), wait for
+    /// it (default: exit 6)
+    #[arg(long)]
+    pub wait: bool,
 }
 
 fn finding_json(f: &Finding, lang: Lang) -> Value {
@@ -103,8 +107,10 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             PROBLEMS
         });
     }
+    super::wait_for_others(args.wait, lang);
     let result = repair::fix(&target, tables, &overrides, &findings, &mut |e| match e {
         RunEvent::Started { name, .. } if !args.json => eprintln!("fixing: {name}"),
+        RunEvent::Failed { kind: "busy", .. } => {}
         RunEvent::Failed { error, hint, .. } => eprintln!("failed: {error}\nhint: {hint}"),
         _ => {}
     });
@@ -123,7 +129,16 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         println!("After repair:");
         print_findings(&result.after, lang);
     }
-    Ok(if repair::problems(&result.after) == 0 {
+    let busy = result
+        .runs
+        .iter()
+        .find_map(|r| r.failure.as_ref().filter(|f| f.kind == "busy"));
+    if let Some(f) = busy {
+        super::print_busy(f, lang);
+    }
+    Ok(if busy.is_some() {
+        exit::BUSY
+    } else if repair::problems(&result.after) == 0 {
         exit::OK
     } else {
         PROBLEMS

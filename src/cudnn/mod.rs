@@ -37,6 +37,8 @@ pub enum CudnnError {
     Io { path: PathBuf, detail: String },
     #[error("no cuDNN installed by cuda-setup in {dir}")]
     NotInstalled { dir: PathBuf },
+    #[error(transparent)]
+    Busy(crate::lock::Busy),
     #[error(
         "cuda-setup's own record {0}; nothing was deleted or restored on its strength, and cuda-setup no longer tracks the cuDNN install in this toolkit"
     )]
@@ -86,6 +88,9 @@ impl CudnnError {
             }
             CudnnError::NotInstalled { .. } => {
                 "install cuDNN with `cuda-setup cudnn install --archive ARCHIVE --cuda-dir DIR`"
+            }
+            CudnnError::Busy(_) => {
+                "wait for it to finish, or close it, then run the same command again (or add --wait to wait for it)"
             }
             CudnnError::BadState(_) => {
                 "install cuDNN again (`cuda-setup cudnn install --archive ARCHIVE --cuda-dir DIR`, or `cuda-setup repair --fix`) to have it tracked; files it had replaced are kept in .cuda-setup/cudnn-backup.rejected-*"
@@ -154,8 +159,28 @@ pub struct VerifyReport {
     pub problems: Vec<Problem>,
 }
 
+/// The toolkit folder's lock, held for a whole cuDNN command: two runs on one toolkit
+/// must never interleave (a second run's recovery would take the first one's live
+/// transaction for a killed one's). None: no such folder, or — unless `installing` — no
+/// record of ours in it (nothing to recover, verify or undo; and no trace left there).
+fn lock(dir: &Path, installing: bool) -> Result<Option<crate::lock::Lock>, CudnnError> {
+    if !dir.is_dir() || !(installing || txn::meta(dir).is_dir()) {
+        return Ok(None);
+    }
+    match crate::lock::acquire(dir, &txn::meta(dir).join(crate::lock::FILE)) {
+        Ok(l) => Ok(Some(l)),
+        Err(crate::lock::LockError::Busy(b)) => Err(CudnnError::Busy(b)),
+        Err(crate::lock::LockError::Io { path, detail }) => Err(CudnnError::Io { path, detail }),
+        Err(crate::lock::LockError::Cancelled) => Err(CudnnError::Io {
+            path: dir.to_path_buf(),
+            detail: "cancelled".into(),
+        }),
+    }
+}
+
 /// Finishes or undoes whatever a killed run left in `dir`.
 pub fn recover(dir: &Path) -> Result<Option<Recovered>, CudnnError> {
+    let _lock = lock(dir, false)?;
     txn::recover(dir)
 }
 
@@ -166,17 +191,20 @@ pub fn install(
     dir: &Path,
     report: &(dyn Fn(Event) + Sync),
 ) -> Result<Manifest, CudnnError> {
-    if let Some(r) = recover(dir)? {
-        report(Event::Recovered(r));
-    }
+    // (Before the lock: a folder that is no toolkit gets no lock file either.)
     let toolkit = crate::detect::toolkit::version_of(&Host::real(), dir, Duration::from_secs(20))
         .filter(|_| dir.join("bin").is_dir())
         .ok_or_else(|| CudnnError::NotAToolkit {
             dir: dir.to_path_buf(),
             detail: "no version.json, version.txt or bin/nvcc".into(),
         })?;
+    let _lock = lock(dir, true)?;
+    if let Some(r) = txn::recover(dir)? {
+        report(Event::Recovered(r));
+    }
     let meta = txn::meta(dir);
-    let meta_existed = meta.exists();
+    // (The lock lives in it: it existed unless the lock just made it.)
+    let meta_existed = meta.exists() && !_lock.as_ref().is_some_and(|l| l.created_dir());
     let staging = meta.join(format!("staging-{}", std::process::id()));
     // NVIDIA's Linux tarball is checked and extracted in one pass of its stream, into
     // staging only (a tar has no index: a check-only pass would decode it twice); a zip
@@ -299,7 +327,8 @@ pub fn install(
 
 /// Restores the toolkit folder to what it was before our install.
 pub fn uninstall(dir: &Path) -> Result<Manifest, CudnnError> {
-    recover(dir)?;
+    let _lock = lock(dir, false)?;
+    txn::recover(dir)?;
     let m = txn::load_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
         dir: dir.to_path_buf(),
     })?;
@@ -317,7 +346,12 @@ fn link_problem(p: &Path, target: &str) -> Option<&'static str> {
 
 /// Checks every file we installed is there with the bytes we put.
 pub fn verify(dir: &Path) -> Result<VerifyReport, CudnnError> {
-    recover(dir)?;
+    // A toolkit we may only read cannot be changed under us by a run of ours either.
+    let _lock = match lock(dir, false) {
+        Err(CudnnError::Io { .. }) => None,
+        l => l?,
+    };
+    txn::recover(dir)?;
     let m = txn::load_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
         dir: dir.to_path_buf(),
     })?;

@@ -193,6 +193,7 @@ fn read_journal(dir: &Path) -> Result<Option<Journal>, CudnnError> {
 /// a test can kill the process mid-transaction.
 fn test_hooks(rel: &str) -> Result<(), CudnnError> {
     if cfg!(debug_assertions) {
+        crate::lock::test_pause("cudnn_move");
         if let Ok(ms) = std::env::var("CUDA_SETUP_TEST_SLOW_MS")
             && let Ok(ms) = ms.parse()
         {

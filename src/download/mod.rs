@@ -176,6 +176,9 @@ pub enum Event {
     Done {
         source: Source,
     },
+    /// Another cuda-setup is downloading the same file (or cache entry): this one waits
+    /// for it, then uses its verified file.
+    Waiting(crate::lock::Busy),
 }
 
 /// Receives events (from worker threads: must be Send + Sync).
@@ -397,6 +400,15 @@ pub fn download(
             return Err(DownloadError::InsecureUrl { url: url.clone() });
         }
     }
+    // One writer per file: a second download of the same destination (or the same cache
+    // entry) waits for the first, then finds its verified file. Destination, then cache:
+    // always in that order.
+    let _dest = lock_file(&req.dest, &req.dest, reporter, cancel)?;
+    let _cache = match store::cache_path(req) {
+        Some(c) => Some(lock_file(&c, &req.dest, reporter, cancel)?),
+        None => None,
+    };
+    crate::lock::test_pause("download_locked");
     if let Some(found) = store::find_local(req, reporter)? {
         return Ok(Outcome {
             elapsed_ms: started.elapsed().as_millis() as u64,
@@ -410,6 +422,32 @@ pub fn download(
         source: outcome.source.clone(),
     });
     Ok(outcome)
+}
+
+/// Locks `path` (a destination or a cache entry) through `.NAME.lock` beside it — hidden,
+/// and named so no look-up for a file of ours takes it for one.
+fn lock_file(
+    path: &Path,
+    dest: &Path,
+    reporter: &dyn Reporter,
+    cancel: &Cancel,
+) -> Result<crate::lock::Lock, DownloadError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = path.with_file_name(format!(".{name}.lock"));
+    let waiting = crate::lock::Waiting {
+        cancelled: &|| cancel.is_cancelled(),
+        notice: &|b| reporter.event(Event::Waiting(b.clone())),
+    };
+    crate::lock::acquire_with(dest, &file, Some(&waiting)).map_err(|e| match e {
+        crate::lock::LockError::Cancelled => DownloadError::Cancelled,
+        e => DownloadError::Io {
+            path: file.clone(),
+            detail: e.to_string(),
+        },
+    })
 }
 
 /// `DEST.part` and `DEST.part.json`.

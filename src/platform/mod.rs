@@ -246,10 +246,22 @@ pub enum Finished {
 /// Runs `cmd`, forwarding each output line to `on_line`; stops the child and everything
 /// it started when `cancelled()` turns true or `timeout` passes.
 pub fn run_long(
+    cmd: Command,
+    timeout: Duration,
+    cancelled: &dyn Fn() -> bool,
+    on_line: &mut dyn FnMut(String),
+) -> Result<Finished, RunError> {
+    run_long_with(cmd, timeout, cancelled, on_line, &mut |_| {})
+}
+
+/// [`run_long`], with `on_spawn` called as soon as the child exists (the installer step
+/// records it and ties its lifetime to ours).
+pub fn run_long_with(
     mut cmd: Command,
     timeout: Duration,
     cancelled: &dyn Fn() -> bool,
     on_line: &mut dyn FnMut(String),
+    on_spawn: &mut dyn FnMut(&std::process::Child),
 ) -> Result<Finished, RunError> {
     use std::io::BufRead;
     let name = format!("{:?}", cmd.get_program());
@@ -263,6 +275,7 @@ pub fn run_long(
         program: name.clone(),
         reason: e.to_string(),
     })?;
+    on_spawn(&child);
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let mut readers = Vec::new();
     for r in [

@@ -342,10 +342,28 @@ pub fn run_blocking(
     })
 }
 
+/// The target's lock, held for the whole run (install, repair's fixes, the wizard's
+/// install): one writer per target. Taken before the journal is read, so a run never
+/// takes another's live journal for an interrupted one.
+fn lock(target: &Target) -> Result<crate::lock::Lock, steps::StepError> {
+    let state = target.state_dir();
+    let folder = target.root.clone().unwrap_or_else(|| state.clone());
+    let file = state.join(crate::lock::FILE);
+    crate::lock::acquire(&folder, &file).map_err(|e| match e {
+        crate::lock::LockError::Busy(b) => steps::StepError::Busy(b),
+        crate::lock::LockError::Io { path, detail } => steps::StepError::Io { path, detail },
+        crate::lock::LockError::Cancelled => steps::StepError::Cancelled,
+    })
+}
+
 fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>) -> RunReport {
     let start = Instant::now();
     let plan_json = serde_json::to_string(plan).expect("serialisable");
-    let (mut done, rejected) = load_journal(target, &plan_json);
+    let held = lock(target);
+    let (mut done, rejected) = match &held {
+        Ok(_) => load_journal(target, &plan_json),
+        Err(_) => (Vec::new(), None),
+    };
     let (log, log_file) = Log::open(&target.logs_dir());
     log.line(&format!("plan: {plan_json}"));
     if let Some(r) = rejected {
@@ -378,7 +396,31 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         log_file: log_file.clone(),
         elapsed_ms: 0,
     };
-    for (index, step) in plan.steps.iter().enumerate() {
+    if let Err(e) = &held {
+        // Nothing ran: the failure is the first step's, which could not start.
+        let name = plan.steps.first().map_or("preflight", |s| s.name());
+        log.line(&format!("not started: {e}"));
+        if let Some(r) = report.steps.first_mut() {
+            r.status = StepStatus::Failed;
+            r.detail = e.to_string();
+        }
+        report.failure = Some(Failure {
+            step: name,
+            kind: e.kind(),
+            error: e.to_string(),
+            hint: e.hint(),
+            params: failure_params(plan, e),
+        });
+        let _ = tx.send(RunEvent::Failed {
+            index: 0,
+            name,
+            kind: e.kind(),
+            error: e.to_string(),
+            hint: e.hint(),
+        });
+    }
+    let steps_to_run = if held.is_ok() { plan.steps.len() } else { 0 };
+    for (index, step) in plan.steps.iter().enumerate().take(steps_to_run) {
         let name = step.name();
         // Verification always runs; other finished steps of an interrupted run do not.
         if done.contains(&index) && !matches!(step, steps::Step::Verify { .. }) {
@@ -479,6 +521,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             }
         }
     }
+    crate::lock::test_pause("run_end");
     if report.ok() {
         // Complete: the next run starts afresh (and finds everything in place).
         let _ = std::fs::remove_file(journal_path(target));
@@ -497,6 +540,11 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
 /// and what to free (when the step does not know, the plan's pre-flight figure).
 fn failure_params(plan: &Plan, e: &steps::StepError) -> BTreeMap<&'static str, String> {
     let mut p = BTreeMap::new();
+    // `busy`: which cuda-setup holds what.
+    if let Some(b) = e.busy() {
+        p.insert("pid", crate::lock::pid_text(b.pid));
+        p.insert("folder", b.folder.display().to_string());
+    }
     if let Some((path, needed, free)) = e.params() {
         let folder = path
             .ancestors()

@@ -2,6 +2,7 @@
 //! done, it changes nothing and says so (`changed: false`).
 
 pub mod env;
+pub mod installer_process;
 pub mod preflight;
 pub mod toolkit;
 pub mod torch_wheel;
@@ -148,6 +149,8 @@ pub enum StepError {
     Internal { message: String },
     #[error("cancelled")]
     Cancelled,
+    #[error(transparent)]
+    Busy(crate::lock::Busy),
 }
 
 /// "1.2 GB free, 3.0 GB needed" with what is known.
@@ -212,6 +215,7 @@ impl StepError {
         "io",
         "internal",
         "cancelled",
+        "busy",
     ];
 
     /// The failure's class, stable for scripts (`--json` reports it) and the key of the
@@ -232,6 +236,7 @@ impl StepError {
             StepError::NeedsAdmin { .. } => "needs_admin",
             StepError::Cudnn(crate::cudnn::CudnnError::InUse { .. }) => "file_in_use",
             StepError::Cudnn(crate::cudnn::CudnnError::DiskFull { .. }) => "disk_full",
+            StepError::Cudnn(crate::cudnn::CudnnError::Busy(_)) | StepError::Busy(_) => "busy",
             StepError::Cudnn(_) => "cudnn",
             StepError::Wheels(_) => "wheels",
             StepError::Env { .. } => "env",
@@ -241,6 +246,14 @@ impl StepError {
             StepError::DiskFull { .. } => "disk_full",
             StepError::Internal { .. } => "internal",
             StepError::Cancelled => "cancelled",
+        }
+    }
+
+    /// The other cuda-setup's process id, when another run holds the lock (`busy`).
+    pub fn busy(&self) -> Option<&crate::lock::Busy> {
+        match self {
+            StepError::Busy(b) | StepError::Cudnn(crate::cudnn::CudnnError::Busy(b)) => Some(b),
+            _ => None,
         }
     }
 
@@ -263,6 +276,7 @@ impl StepError {
             ),
             StepError::Internal { .. } => "this is a bug in cuda-setup: please report it, with the log file named below; running the same command again is safe".into(),
             StepError::Cancelled => "run the same command again: finished steps are not repeated".into(),
+            StepError::Busy(_) => "wait for it to finish, or close it, then run the same command again (or add --wait to wait for it)".into(),
         }
     }
 }
@@ -403,6 +417,9 @@ fn download_reporter<'a>(ctx: &'a Ctx<'a>) -> impl Fn(download::Event) + Send + 
                 "{} was discarded ({reason}); the download starts over",
                 path.display()
             ),
+        }),
+        download::Event::Waiting(b) => (ctx.emit)(StepEvent::Log {
+            line: format!("waiting: {b}"),
         }),
         _ => {}
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Ctx, StepError, StepEvent, StepOutcome, toolkit_missing};
+use super::{Ctx, StepError, StepEvent, StepOutcome, installer_process, toolkit_missing};
 use crate::compat::Os;
 use crate::platform::Finished;
 use crate::version::Version;
@@ -76,6 +76,31 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
             reboot_required: false,
         });
     }
+    // An installer an earlier run started may still be at work in that folder: never a
+    // second one beside it.
+    let state = t.state_dir();
+    let waited = std::cell::Cell::new(false);
+    if !installer_process::wait_for_earlier(&state, &|| ctx.cancel.is_cancelled(), &|pid| {
+        waited.set(true);
+        (ctx.emit)(StepEvent::Log {
+            line: format!(
+                "NVIDIA's installer started by an earlier run (process {pid}) is still running; waiting for it to finish"
+            ),
+        })
+    }) {
+        return Err(StepError::Cancelled);
+    }
+    if waited.get() && toolkit_missing(t, &spec.dir, &spec.version).is_empty() {
+        return Ok(StepOutcome {
+            changed: true,
+            detail: format!(
+                "CUDA {} installed at {} by the installer an earlier run started",
+                spec.version,
+                spec.dir.display()
+            ),
+            reboot_required: false,
+        });
+    }
     if !t.elevated {
         return Err(StepError::NeedsAdmin {
             what: format!("installing CUDA into {}", spec.dir.display()),
@@ -119,6 +144,7 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
         }
     };
     cmd.current_dir(&log_dir);
+    let cmd = installer_process::guarded(cmd);
     (ctx.emit)(StepEvent::Log {
         line: format!(
             "running {:?} {:?}",
@@ -127,13 +153,20 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
         ),
     });
     let emit = ctx.emit;
-    let finished = crate::platform::run_long(
+    let mut job = None;
+    let finished = crate::platform::run_long_with(
         cmd,
         Duration::from_secs(spec.timeout_minutes * 60),
         &|| ctx.cancel.is_cancelled(),
         &mut |line| emit(StepEvent::Log { line }),
-    )
-    .map_err(|e| StepError::Io {
+        &mut |child| {
+            installer_process::record(&state, child.id(), &spec.installer);
+            job = installer_process::Job::tie(child);
+        },
+    );
+    installer_process::clear(&state);
+    drop(job);
+    let finished = finished.map_err(|e| StepError::Io {
         path: spec.installer.clone(),
         detail: e.to_string(),
     })?;

@@ -654,7 +654,16 @@ impl App {
             Event::CudnnExtracted { bytes, total } => self.cudnn.extracted = Some((bytes, total)),
             Event::CudnnInstalled(r) => {
                 self.cudnn.installing = false;
-                self.cudnn.installed = Some(r);
+                let lang = self.lang;
+                self.cudnn.installed = Some(r.map_err(|e| match e {
+                    // Another cuda-setup at work on this toolkit: the install page's words.
+                    crate::cudnn::CudnnError::Busy(b) => format!(
+                        "{}\n{}",
+                        crate::i18n::render(&b.message("fail_busy"), lang),
+                        crate::i18n::render(&crate::message::Message::new("fix_busy"), lang)
+                    ),
+                    e => format!("{e}\n{}", e.hint()),
+                }));
             }
             Event::Sample(s) => self.verify.samples.push(s),
             Event::MonitorUnavailable(why) => self.verify.monitor_error = Some(why),

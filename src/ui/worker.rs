@@ -151,7 +151,7 @@ pub enum Event {
         bytes: u64,
         total: u64,
     },
-    CudnnInstalled(Result<Box<cudnn::Manifest>, String>),
+    CudnnInstalled(Result<Box<cudnn::Manifest>, cudnn::CudnnError>),
     Sample(Sample),
     MonitorUnavailable(String),
     Smoke(Box<SmokeReport>),
@@ -369,9 +369,7 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                     });
                 }
             };
-            let r = cudnn::install(&archive, &toolkit_dir, &report)
-                .map(Box::new)
-                .map_err(|e| format!("{e}\n{}", e.hint()));
+            let r = cudnn::install(&archive, &toolkit_dir, &report).map(Box::new);
             out.send(Event::CudnnInstalled(r));
         }
         Command::Smoke { cuda_dir } => {

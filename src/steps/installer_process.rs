@@ -1,0 +1,201 @@
+//! NVIDIA's installer lives no longer than we do: on Linux it runs under a guard shell
+//! that the kernel signals when we die (`PR_SET_PDEATHSIG`) and that then kills the
+//! installer's whole process group; on Windows it is put in a job object that closes, and
+//! kills it, when our process ends. Its pid (with its start time, so a reused pid is not
+//! taken for it) is recorded in our state folder while it runs, and a rerun that finds it
+//! still running waits for it instead of starting a second installer into the same folder.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// `<state>/installer.json` while an installer of ours runs.
+const RECORD: &str = "installer.json";
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    pid: u32,
+    /// The process's start time (Unix seconds), as the OS reports it.
+    started: u64,
+    installer: PathBuf,
+}
+
+/// The process's start time, while it runs (a zombie has ended).
+fn start_time(pid: u32) -> Option<u64> {
+    let mut sys = sysinfo::System::new().ok()?;
+    let p = sysinfo::Pid::from_u32(pid);
+    sys.refresh_processes(sysinfo::ProcessesToUpdate::Some(&[p]), true);
+    let proc = sys.process(p)?;
+    (proc.status() != sysinfo::ProcessStatus::Zombie).then(|| proc.start_time())
+}
+
+/// Records `pid`, an installer we just started, in the state folder `state`.
+pub fn record(state: &Path, pid: u32, installer: &Path) {
+    let r = Record {
+        pid,
+        started: start_time(pid).unwrap_or(0),
+        installer: installer.to_path_buf(),
+    };
+    let _ = std::fs::create_dir_all(state);
+    let _ = crate::state_file::write(
+        &state.join(RECORD),
+        &serde_json::to_vec(&r).unwrap_or_default(),
+    );
+}
+
+/// The installer has ended: forget it.
+pub fn clear(state: &Path) {
+    let _ = std::fs::remove_file(state.join(RECORD));
+}
+
+/// The pid of the installer an earlier run recorded, while that very process still runs.
+pub fn running(state: &Path) -> Option<u32> {
+    // (Read as the input it is: bounded, never through a link.)
+    let r: Record =
+        serde_json::from_slice(&crate::state_file::read(&state.join(RECORD)).ok()??).ok()?;
+    let now = start_time(r.pid)?;
+    // The same process: the same start (a second either way: the OS rounds it).
+    (r.started == 0 || now.abs_diff(r.started) <= 1).then_some(r.pid)
+}
+
+/// Waits while an installer an earlier run started still runs (`notice` is told its pid
+/// once). False: cancelled while waiting.
+pub fn wait_for_earlier(state: &Path, cancelled: &dyn Fn() -> bool, notice: &dyn Fn(u32)) -> bool {
+    let mut told = false;
+    while let Some(pid) = running(state) {
+        if !told {
+            notice(pid);
+            told = true;
+        }
+        if cancelled() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    clear(state);
+    true
+}
+
+/// Linux: `cmd` under a guard shell that runs it in the background and, when the kernel
+/// tells it we died (SIGTERM, `PR_SET_PDEATHSIG`), kills its process group — the
+/// installer and every helper it started (`run_long` makes the guard the group's leader).
+/// The guard's exit status is the installer's.
+#[cfg(target_os = "linux")]
+pub fn guarded(cmd: Command) -> Command {
+    use std::os::unix::process::CommandExt;
+    const GUARD: &str = r#"trap 'trap "" TERM; kill -KILL 0' TERM; "$0" "$@" & wait $!"#;
+    let mut g = Command::new("sh");
+    g.arg("-c")
+        .arg(GUARD)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => g.env(k, v),
+            None => g.env_remove(k),
+        };
+    }
+    if let Some(d) = cmd.get_current_dir() {
+        g.current_dir(d);
+    }
+    let parent = std::process::id();
+    // SAFETY: only async-signal-safe calls (prctl, getppid) between fork and exec.
+    unsafe {
+        g.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // We died before the line above: nobody will send the signal.
+            if libc::getppid() as u32 != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+    g
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn guarded(cmd: Command) -> Command {
+    cmd
+}
+
+/// Windows: a job object that kills the installer (and what it starts) when its last
+/// handle closes — ours, when we exit or are killed. Elsewhere: nothing.
+pub struct Job(#[cfg(windows)] windows_sys::Win32::Foundation::HANDLE);
+
+impl Job {
+    #[cfg(windows)]
+    pub fn tie(child: &std::process::Child) -> Option<Job> {
+        use std::os::windows::io::AsRawHandle;
+        use windows_sys::Win32::System::JobObjects::{
+            AssignProcessToJobObject, CreateJobObjectW, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+            JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JobObjectExtendedLimitInformation,
+            SetInformationJobObject,
+        };
+        // SAFETY: plain Win32 calls on a handle we own and the child's live handle.
+        unsafe {
+            let job = CreateJobObjectW(std::ptr::null(), std::ptr::null());
+            if job.is_null() {
+                return None;
+            }
+            let job = Job(job);
+            let mut info = JOBOBJECT_EXTENDED_LIMIT_INFORMATION::default();
+            info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+            let set = SetInformationJobObject(
+                job.0,
+                JobObjectExtendedLimitInformation,
+                &info as *const _ as *const core::ffi::c_void,
+                std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+            );
+            (set != 0 && AssignProcessToJobObject(job.0, child.as_raw_handle() as _) != 0)
+                .then_some(job)
+        }
+    }
+
+    #[cfg(not(windows))]
+    pub fn tie(_child: &std::process::Child) -> Option<Job> {
+        None
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        // SAFETY: our own handle, closed once. The installer has ended by now (or is
+        // being stopped): closing kills whatever it left behind in the job.
+        #[cfg(windows)]
+        unsafe {
+            windows_sys::Win32::Foundation::CloseHandle(self.0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorded_installer_counts_while_that_very_process_runs() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(running(d.path()), None);
+        // This test's own process stands in for a running installer.
+        record(d.path(), std::process::id(), Path::new("x"));
+        assert_eq!(running(d.path()), Some(std::process::id()));
+        // The same pid with another start time: a reused pid, not our installer.
+        std::fs::write(
+            d.path().join(RECORD),
+            format!(
+                r#"{{"pid":{},"started":1,"installer":"x"}}"#,
+                std::process::id()
+            ),
+        )
+        .unwrap();
+        assert_eq!(running(d.path()), None);
+        assert!(wait_for_earlier(d.path(), &|| false, &|_| panic!(
+            "no wait"
+        )));
+        assert!(!d.path().join(RECORD).exists());
+    }
+}

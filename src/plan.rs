@@ -220,6 +220,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                     work_dir: downloads.clone(),
                     needs_admin: true,
                     developer: true,
+                    from_wheels: false,
                 }));
                 steps.push(Step::Download(DownloadSpec {
                     what: "toolkit_installer".into(),
@@ -341,6 +342,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 work_dir: target.state_dir(),
                 needs_admin: false,
                 developer: false,
+                from_wheels: false,
             }));
             match &choices.python {
                 Some(py) => {
@@ -396,13 +398,21 @@ fn wheel_steps(
         },
     };
     // An offline bundle carries the resolution it was made with: use it as is, no index.
-    let saved = bundle_dirs
-        .iter()
-        .find_map(|d| crate::wheels::read_resolution(d, &tk.version, target.os));
-    let resolved = match saved {
+    let saved = bundle_dirs.iter().find_map(|d| {
+        crate::wheels::read_resolution(d, &tk.version, target.os).map(|r| {
+            let file = d.join(crate::wheels::resolution_file(&tk.version, target.os));
+            (r, file.display().to_string())
+        })
+    });
+    // Where the wheels' names came from, for an error about one of them.
+    let (resolved, origin) = match saved {
         Some(r) => r,
-        None => crate::wheels::resolve(&req, &download::Options::default(), &downloads)
-            .map_err(PlanError::Wheels)?,
+        None => {
+            let r = crate::wheels::resolve(&req, &download::Options::default(), &downloads)
+                .map_err(PlanError::Wheels)?;
+            let index = r.index.clone();
+            (r, index)
+        }
     };
     notes.extend(resolved.notes.iter().cloned());
     let dir = target.user_toolkit_dir(&tk.version);
@@ -421,9 +431,10 @@ fn wheel_steps(
         work_dir: downloads.clone(),
         needs_admin: false,
         developer: true,
+        from_wheels: true,
     }));
-    let fetch = |w: &crate::wheels::Wheel, what: &str| {
-        let dest = downloads.join(&w.filename);
+    let fetch = |w: &crate::wheels::Wheel, what: &str| -> Result<(Step, PathBuf), PlanError> {
+        let dest = downloads.join(w.file_name(&origin).map_err(PlanError::Wheels)?);
         let step = Step::Download(DownloadSpec {
             what: what.into(),
             url: w.url.clone(),
@@ -436,11 +447,11 @@ fn wheel_steps(
             cache_dir: crate::platform::cache_dir(&target.host).filter(|_| target.root.is_none()),
             connections: choices.connections,
         });
-        (step, dest)
+        Ok((step, dest))
     };
     let mut paths = Vec::new();
     for w in &resolved.wheels {
-        let (step, dest) = fetch(w, "toolkit_wheel");
+        let (step, dest) = fetch(w, "toolkit_wheel")?;
         steps.push(step);
         paths.push(dest);
     }
@@ -449,11 +460,14 @@ fn wheel_steps(
         wheels: paths,
         dir: dir.clone(),
     }));
-    let cudnn = resolved.cudnn.as_ref().map(|w| {
-        let (step, dest) = fetch(w, "cudnn_archive");
-        steps.push(step);
-        dest
-    });
+    let cudnn = match &resolved.cudnn {
+        Some(w) => {
+            let (step, dest) = fetch(w, "cudnn_archive")?;
+            steps.push(step);
+            Some(dest)
+        }
+        None => None,
+    };
     Ok((dir, cudnn))
 }
 

@@ -439,7 +439,10 @@ fn assemble_toolkit(
         if missing.is_empty() {
             Ok(())
         } else {
-            Err(crate::wheels::WheelError::Incomplete { missing })
+            Err(crate::wheels::WheelError::Incomplete {
+                missing,
+                restored: false,
+            })
         }
     };
     let o = crate::wheels::assemble(
@@ -451,10 +454,15 @@ fn assemble_toolkit(
     )
     .map_err(|e| match e {
         _ if ctx.cancel.is_cancelled() => StepError::Cancelled,
-        crate::wheels::WheelError::Incomplete { missing } => StepError::Verify {
+        crate::wheels::WheelError::Incomplete { missing, restored } => StepError::Verify {
             detail: format!(
-                "the wheels did not give {} (choose the nvcc and cudart components)",
-                missing.join(", ")
+                "the wheels did not give {} (choose the nvcc and cudart components){}",
+                missing.join(", "),
+                if restored {
+                    "; the previous toolkit was put back as it was"
+                } else {
+                    ""
+                }
             ),
         },
         e => StepError::Wheels(e),

@@ -128,8 +128,8 @@ pub enum WheelError {
     NotOurs { dir: String },
     #[error("{path}: this record of a wheel-built toolkit cannot be trusted ({detail}); the folder is left as it is")]
     BadRecord { path: String, detail: String },
-    #[error("the toolkit built from these wheels lacks {}", .missing.join(", "))]
-    Incomplete { missing: Vec<String> },
+    #[error("the toolkit built from these wheels lacks {}{}", .missing.join(", "), if *.restored { "; the previous toolkit was put back as it was" } else { "" })]
+    Incomplete { missing: Vec<String>, restored: bool },
 }
 
 impl WheelError {

@@ -190,7 +190,13 @@ pub fn swap_in(
         rename(dir, staging)?;
         rename(&old, dir)?;
         let _ = std::fs::remove_dir_all(staging);
-        return Err(e);
+        return Err(match e {
+            WheelError::Incomplete { missing, .. } => WheelError::Incomplete {
+                missing,
+                restored: true,
+            },
+            e => e,
+        });
     }
     // Committed: the old tree becomes a staging leftover in one rename, then goes.
     rename(&old, staging)?;

@@ -643,13 +643,13 @@ fn a_hostile_file_name_on_the_index_writes_nothing_outside_the_root() {
     args.push("--dry-run");
     let out = cli(&args, &[]);
     let t = text(&out);
+    assert!(!tmp.path().join("x").exists(), "a file was written outside --root");
     assert_ne!(out.status.code(), Some(0), "{t}");
     assert!(
         t.contains("names a file that cannot be used") && t.contains("path separator"),
         "{t}"
     );
     assert!(t.contains("hint: ") && t.contains("nothing was written"), "{t}");
-    assert!(!tmp.path().join("x").exists(), "a file was written outside --root");
     let outside: Vec<String> = std::fs::read_dir(tmp.path())
         .unwrap()
         .flatten()

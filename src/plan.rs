@@ -61,6 +61,13 @@ pub enum PlanError {
     NoHash { file: String, detail: String },
     #[error("{0}")]
     Wheels(crate::wheels::WheelError),
+    /// A file name from the tables (or what refresh merged into them) that is not one
+    /// plain file-name component.
+    #[error("the tables name the {what} file in a way that cannot be used: {why}")]
+    UnsafeName {
+        what: &'static str,
+        why: crate::safe_path::Unsafe,
+    },
     #[error("{0}")]
     Other(String),
 }
@@ -69,6 +76,9 @@ impl PlanError {
     pub fn hint(&self) -> &'static str {
         match self {
             PlanError::Wheels(e) => e.hint(),
+            PlanError::UnsafeName { .. } => {
+                "nothing was written; check the tables given with --compat-dir, or run `cuda-setup tables --refresh` again"
+            }
             _ => "check the network or use --bundle; `--dry-run` shows the plan",
         }
     }
@@ -171,7 +181,12 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                     ))
                 })?;
                 let dir = target.toolkit_dir(&tk.version);
-                let file = inst.file.clone();
+                let file = crate::safe_path::file_name(&inst.file)
+                    .map_err(|why| PlanError::UnsafeName {
+                        what: "installer",
+                        why,
+                    })?
+                    .to_string();
                 let expected = expected_for(
                     &file,
                     download::Expected {
@@ -274,7 +289,12 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 // NVIDIA's redist archive for this OS (Windows zip, Linux tar.xz), its
                 // hash from the tables or NVIDIA's redist manifest.
                 (CudnnChoice::Recommended, Some(c)) => {
-                    let file = c.archive.file.clone();
+                    let file = crate::safe_path::file_name(&c.archive.file)
+                        .map_err(|why| PlanError::UnsafeName {
+                            what: "cuDNN archive",
+                            why,
+                        })?
+                        .to_string();
                     let e = expected_for(
                         &file,
                         download::Expected {

@@ -643,13 +643,19 @@ fn a_hostile_file_name_on_the_index_writes_nothing_outside_the_root() {
     args.push("--dry-run");
     let out = cli(&args, &[]);
     let t = text(&out);
-    assert!(!tmp.path().join("x").exists(), "a file was written outside --root");
+    assert!(
+        !tmp.path().join("x").exists(),
+        "a file was written outside --root"
+    );
     assert_ne!(out.status.code(), Some(0), "{t}");
     assert!(
         t.contains("names a file that cannot be used") && t.contains("path separator"),
         "{t}"
     );
-    assert!(t.contains("hint: ") && t.contains("nothing was written"), "{t}");
+    assert!(
+        t.contains("hint: ") && t.contains("nothing was written"),
+        "{t}"
+    );
     let outside: Vec<String> = std::fs::read_dir(tmp.path())
         .unwrap()
         .flatten()
@@ -676,7 +682,11 @@ fn an_installer_made_toolkit_at_the_destination_is_kept_not_replaced() {
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert!(t.contains("it will be kept"), "pre-flight says so: {t}");
     assert!(t.contains("not built from wheels"), "{t}");
-    assert_eq!(snapshot(&dir), before, "the installer's toolkit was changed");
+    assert_eq!(
+        snapshot(&dir),
+        before,
+        "the installer's toolkit was changed"
+    );
     assert!(leftovers(&root.join("usr/local")).is_empty());
 }
 
@@ -773,7 +783,11 @@ fn a_rebuild_whose_check_fails_puts_the_previous_tree_back() {
     assert_ne!(out.status.code(), Some(0), "{t}");
     assert!(t.contains("libcudart.so.13"), "{t}");
     assert!(t.contains("the previous toolkit was put back"), "{t}");
-    assert_eq!(snapshot(&dir), built, "the previous tree is back, unchanged");
+    assert_eq!(
+        snapshot(&dir),
+        built,
+        "the previous tree is back, unchanged"
+    );
     assert!(leftovers(&root.join("usr/local")).is_empty());
 }
 
@@ -866,8 +880,9 @@ fn kill_at(
         }
         "wheels_staged" => assert_eq!(here.as_ref(), Some(old), "{point}"),
         _ => assert!(
-            here.as_ref().is_some_and(|t| t.contains_key("bin/nvcc")
-                && t.contains_key("lib64/libcudart.so.13")),
+            here.as_ref().is_some_and(
+                |t| t.contains_key("bin/nvcc") && t.contains_key("lib64/libcudart.so.13")
+            ),
             "{point}"
         ),
     }
@@ -882,7 +897,11 @@ fn kill_at(
     // The next run restores and cleans first, then finishes with the new wheels.
     let out = standin_install(index, &root, &[]);
     assert_eq!(out.status.code(), Some(0), "{point}: {}", text(&out));
-    assert!(leftovers(&local).is_empty(), "{point}: {:?}", leftovers(&local));
+    assert!(
+        leftovers(&local).is_empty(),
+        "{point}: {:?}",
+        leftovers(&local)
+    );
     assert_eq!(
         snapshot(&dir)
             .get("lib64/libcudart.so.13")
@@ -910,7 +929,10 @@ fn repair_fix_puts_back_a_tree_a_killed_swap_left_aside() {
     std::fs::rename(&dir, local.join(".cuda-13.5.old-4242")).unwrap();
     std::fs::create_dir_all(local.join(".cuda-13.5.staging-4242/bin")).unwrap();
     let r = root.to_str().unwrap();
-    let rep = cli(&["repair", "--root", r, "--os", "linux", "--fix", "--json"], &[]);
+    let rep = cli(
+        &["repair", "--root", r, "--os", "linux", "--fix", "--json"],
+        &[],
+    );
     let t = text(&rep);
     assert!(t.contains("recover_toolkit"), "{t}");
     assert_eq!(snapshot(&dir), old);

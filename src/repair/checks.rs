@@ -630,14 +630,11 @@ fn interrupted(i: &Input, out: &mut Vec<Finding>) {
 /// each a full toolkit): in the folders toolkits go to and beside every toolkit found.
 fn wheels_leftovers(i: &Input, out: &mut Vec<Finding>) {
     let any: Version = "13.0".parse().expect("a version");
-    let mut parents: Vec<PathBuf> = [
-        i.target.toolkit_dir(&any),
-        i.target.user_toolkit_dir(&any),
-    ]
-    .into_iter()
-    .chain(i.report.toolkits.iter().map(|t| t.path.clone()))
-    .filter_map(|p| p.parent().map(Path::to_path_buf))
-    .collect();
+    let mut parents: Vec<PathBuf> = [i.target.toolkit_dir(&any), i.target.user_toolkit_dir(&any)]
+        .into_iter()
+        .chain(i.report.toolkits.iter().map(|t| t.path.clone()))
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
     parents.sort();
     parents.dedup();
     let mut by_dest: BTreeMap<PathBuf, Vec<crate::wheels::swap::Leftover>> = BTreeMap::new();

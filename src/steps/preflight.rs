@@ -224,7 +224,13 @@ fn wheels_destination(t: &crate::target::Target, dir: &Path, v: &Version) -> Che
             "",
             "",
         ),
-        Err(e) => check("install_path_not_ours", Status::Fail, e.to_string(), WHY, FIX),
+        Err(e) => check(
+            "install_path_not_ours",
+            Status::Fail,
+            e.to_string(),
+            WHY,
+            FIX,
+        ),
         Ok(None) if super::toolkit_missing(t, dir, v).is_empty() => check(
             "already_installed",
             Status::Pass,

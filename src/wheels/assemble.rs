@@ -164,7 +164,10 @@ enum Dest {
     KeptForeign,
 }
 
-fn destination(dir: &Path, check: &dyn Fn(&Path) -> Result<(), WheelError>) -> Result<Dest, WheelError> {
+fn destination(
+    dir: &Path,
+    check: &dyn Fn(&Path) -> Result<(), WheelError>,
+) -> Result<Dest, WheelError> {
     if std::fs::symlink_metadata(dir).is_err() {
         return Ok(Dest::Empty);
     }

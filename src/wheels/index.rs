@@ -86,11 +86,12 @@ pub fn fetch_project(
             detail: e.to_string(),
         }
     })?;
-    let files =
-        parse_page(&page.url, &page.content_type, &page.text).map_err(|detail| WheelError::Index {
+    let files = parse_page(&page.url, &page.content_type, &page.text).map_err(|detail| {
+        WheelError::Index {
             url: url.clone(),
             detail,
-        })?;
+        }
+    })?;
     // A listed name becomes a file in our downloads folder: one plain name, or the whole
     // page is refused (a mirror that lists `../x` is not one to take anything from).
     for f in &files {

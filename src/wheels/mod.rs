@@ -124,12 +124,19 @@ pub enum WheelError {
         origin: String,
         why: crate::safe_path::Unsafe,
     },
-    #[error("{dir} holds files that cuda-setup did not build from wheels and is not a complete CUDA toolkit; it is left as it is")]
+    #[error(
+        "{dir} holds files that cuda-setup did not build from wheels and is not a complete CUDA toolkit; it is left as it is"
+    )]
     NotOurs { dir: String },
-    #[error("{path}: this record of a wheel-built toolkit cannot be trusted ({detail}); the folder is left as it is")]
+    #[error(
+        "{path}: this record of a wheel-built toolkit cannot be trusted ({detail}); the folder is left as it is"
+    )]
     BadRecord { path: String, detail: String },
     #[error("the toolkit built from these wheels lacks {}{}", .missing.join(", "), if *.restored { "; the previous toolkit was put back as it was" } else { "" })]
-    Incomplete { missing: Vec<String>, restored: bool },
+    Incomplete {
+        missing: Vec<String>,
+        restored: bool,
+    },
 }
 
 impl WheelError {

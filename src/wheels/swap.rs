@@ -224,7 +224,13 @@ mod tests {
             Some(("cuda-13.5", Kind::Staging))
         );
         assert_eq!(parse(".v13.5.old-7"), Some(("v13.5", Kind::Old)));
-        for no in ["cuda-13.5", ".cuda.old-", ".old-12", ".cuda.old-x1", ".bashrc"] {
+        for no in [
+            "cuda-13.5",
+            ".cuda.old-",
+            ".old-12",
+            ".cuda.old-x1",
+            ".bashrc",
+        ] {
             assert_eq!(parse(no), None, "{no}");
         }
     }

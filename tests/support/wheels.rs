@@ -195,8 +195,11 @@ pub fn write_wheel(path: &Path, metadata: &str, files: &[(&str, &[u8], bool)]) {
         parts.next().unwrap()
     );
     for (name, bytes, exec) in files {
-        z.start_file(*name, opts.unix_permissions(if *exec { 0o755 } else { 0o644 }))
-            .unwrap();
+        z.start_file(
+            *name,
+            opts.unix_permissions(if *exec { 0o755 } else { 0o644 }),
+        )
+        .unwrap();
         z.write_all(bytes).unwrap();
     }
     z.start_file(format!("{info}/METADATA"), opts).unwrap();

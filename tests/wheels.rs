@@ -938,3 +938,64 @@ fn repair_fix_puts_back_a_tree_a_killed_swap_left_aside() {
     assert_eq!(snapshot(&dir), old);
     assert!(leftovers(&local).is_empty(), "{:?}", leftovers(&local));
 }
+
+#[test]
+fn a_bundle_whose_saved_resolution_names_a_path_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = serve(&support::wheels::standin(
+        &tmp.path().join("wheels"),
+        "13.5.37",
+        true,
+    ));
+    let bundle = tmp.path().join("bundle");
+    let b = bundle.to_str().unwrap();
+    let index = server.url("/simple");
+    let out = cli(
+        &[
+            "bundle",
+            "--out",
+            b,
+            "--method",
+            "wheels",
+            "--pypi-mirror",
+            &index,
+            "--components",
+            "nvcc,cudart",
+            "--cuda",
+            "13.5",
+            "--os",
+            "linux",
+            "--driver",
+            "600.00",
+            "--gpu-cc",
+            "8.6",
+            "--no-cudnn",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The saved resolution is input too: one wheel's name now climbs out of downloads.
+    let saved = bundle.join("wheels-13.5.0-linux.json");
+    let mut r: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    r["wheels"][0]["filename"] = "../../../evil.whl".into();
+    std::fs::write(&saved, serde_json::to_vec(&r).unwrap()).unwrap();
+    drop(server);
+
+    let root = tmp.path().join("root");
+    let mut args = install_args(&index, root.to_str().unwrap(), "linux");
+    let at = args.iter().position(|x| *x == COMPONENTS).unwrap();
+    args[at] = "nvcc,cudart";
+    args.extend(["--bundle", b]);
+    let out = cli(&args, &[]);
+    let t = text(&out);
+    assert!(
+        !tmp.path().join("evil.whl").exists(),
+        "written outside --root"
+    );
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("wheels-13.5.0-linux.json names a file that cannot be used"),
+        "{t}"
+    );
+    assert!(!root.join("usr/local/cuda-13.5").exists());
+}

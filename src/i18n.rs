@@ -133,6 +133,11 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "中断安装的记录（{file}）未被使用：{why}。其中的内容都没有执行；该文件已移到 {moved}。",
     ),
     (
+        "repair_wheels_leftover",
+        "Building the toolkit {dir} from wheels was interrupted; full copies of a toolkit were left beside it: {leftovers}. Repair puts the previous toolkit back if it is missing, then removes the copies.",
+        "从组件包构建工具包 {dir} 的过程被中断了，旁边留下了完整的工具包副本：{leftovers}。修复会在原工具包缺失时把它放回，然后删除这些副本。",
+    ),
+    (
         "repair_torch_cpu",
         "{python} has PyTorch {torch}, a CPU-only build: training runs on the CPU and the GPU idles.",
         "{python} 中的 PyTorch {torch} 是仅支持 CPU 的版本：训练只用 CPU，显卡闲置。",
@@ -1263,6 +1268,26 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
         "ui_check_already",
         "CUDA {version} is already installed here; it is kept",
         "CUDA {version} 已经安装在这里，将保留",
+    ),
+    (
+        "ui_check_wheels_ours",
+        "CUDA {version} here was built by cuda-setup from wheels: it is rebuilt only if the wheels differ, and put back if the new one fails its check",
+        "这里的 CUDA {version} 是 cuda-setup 用组件包构建的：只有组件包不同时才会重建，新的检查不通过时会恢复原来的",
+    ),
+    (
+        "ui_check_not_ours",
+        "{path} holds files cuda-setup did not build and is not a complete CUDA toolkit",
+        "{path} 中有不是 cuda-setup 构建的文件，而且不是完整的 CUDA 工具包",
+    ),
+    (
+        "ui_check_not_ours_why",
+        "cuda-setup never replaces or deletes a folder it did not build.",
+        "cuda-setup 从不替换或删除不是它自己构建的文件夹。",
+    ),
+    (
+        "ui_check_not_ours_fix",
+        "move that folder elsewhere yourself (or finish it with NVIDIA's installer), then try again.",
+        "请自己把这个文件夹移到别处（或用 NVIDIA 安装程序把它装完整），然后重试。",
     ),
     (
         "ui_nothing_to_install",

@@ -61,6 +61,13 @@ pub enum PlanError {
     NoHash { file: String, detail: String },
     #[error("{0}")]
     Wheels(crate::wheels::WheelError),
+    /// A file name from the tables (or what refresh merged into them) that is not one
+    /// plain file-name component.
+    #[error("the tables name the {what} file in a way that cannot be used: {why}")]
+    UnsafeName {
+        what: &'static str,
+        why: crate::safe_path::Unsafe,
+    },
     #[error("{0}")]
     Other(String),
 }
@@ -69,6 +76,9 @@ impl PlanError {
     pub fn hint(&self) -> &'static str {
         match self {
             PlanError::Wheels(e) => e.hint(),
+            PlanError::UnsafeName { .. } => {
+                "nothing was written; check the tables given with --compat-dir, or run `cuda-setup tables --refresh` again"
+            }
             _ => "check the network or use --bundle; `--dry-run` shows the plan",
         }
     }
@@ -171,7 +181,12 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                     ))
                 })?;
                 let dir = target.toolkit_dir(&tk.version);
-                let file = inst.file.clone();
+                let file = crate::safe_path::file_name(&inst.file)
+                    .map_err(|why| PlanError::UnsafeName {
+                        what: "installer",
+                        why,
+                    })?
+                    .to_string();
                 let expected = expected_for(
                     &file,
                     download::Expected {
@@ -220,6 +235,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                     work_dir: downloads.clone(),
                     needs_admin: true,
                     developer: true,
+                    from_wheels: false,
                 }));
                 steps.push(Step::Download(DownloadSpec {
                     what: "toolkit_installer".into(),
@@ -273,7 +289,12 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 // NVIDIA's redist archive for this OS (Windows zip, Linux tar.xz), its
                 // hash from the tables or NVIDIA's redist manifest.
                 (CudnnChoice::Recommended, Some(c)) => {
-                    let file = c.archive.file.clone();
+                    let file = crate::safe_path::file_name(&c.archive.file)
+                        .map_err(|why| PlanError::UnsafeName {
+                            what: "cuDNN archive",
+                            why,
+                        })?
+                        .to_string();
                     let e = expected_for(
                         &file,
                         download::Expected {
@@ -341,6 +362,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 work_dir: target.state_dir(),
                 needs_admin: false,
                 developer: false,
+                from_wheels: false,
             }));
             match &choices.python {
                 Some(py) => {
@@ -396,13 +418,21 @@ fn wheel_steps(
         },
     };
     // An offline bundle carries the resolution it was made with: use it as is, no index.
-    let saved = bundle_dirs
-        .iter()
-        .find_map(|d| crate::wheels::read_resolution(d, &tk.version, target.os));
-    let resolved = match saved {
+    let saved = bundle_dirs.iter().find_map(|d| {
+        crate::wheels::read_resolution(d, &tk.version, target.os).map(|r| {
+            let file = d.join(crate::wheels::resolution_file(&tk.version, target.os));
+            (r, file.display().to_string())
+        })
+    });
+    // Where the wheels' names came from, for an error about one of them.
+    let (resolved, origin) = match saved {
         Some(r) => r,
-        None => crate::wheels::resolve(&req, &download::Options::default(), &downloads)
-            .map_err(PlanError::Wheels)?,
+        None => {
+            let r = crate::wheels::resolve(&req, &download::Options::default(), &downloads)
+                .map_err(PlanError::Wheels)?;
+            let index = r.index.clone();
+            (r, index)
+        }
     };
     notes.extend(resolved.notes.iter().cloned());
     let dir = target.user_toolkit_dir(&tk.version);
@@ -421,9 +451,10 @@ fn wheel_steps(
         work_dir: downloads.clone(),
         needs_admin: false,
         developer: true,
+        from_wheels: true,
     }));
-    let fetch = |w: &crate::wheels::Wheel, what: &str| {
-        let dest = downloads.join(&w.filename);
+    let fetch = |w: &crate::wheels::Wheel, what: &str| -> Result<(Step, PathBuf), PlanError> {
+        let dest = downloads.join(w.file_name(&origin).map_err(PlanError::Wheels)?);
         let step = Step::Download(DownloadSpec {
             what: what.into(),
             url: w.url.clone(),
@@ -436,11 +467,11 @@ fn wheel_steps(
             cache_dir: crate::platform::cache_dir(&target.host).filter(|_| target.root.is_none()),
             connections: choices.connections,
         });
-        (step, dest)
+        Ok((step, dest))
     };
     let mut paths = Vec::new();
     for w in &resolved.wheels {
-        let (step, dest) = fetch(w, "toolkit_wheel");
+        let (step, dest) = fetch(w, "toolkit_wheel")?;
         steps.push(step);
         paths.push(dest);
     }
@@ -449,11 +480,14 @@ fn wheel_steps(
         wheels: paths,
         dir: dir.clone(),
     }));
-    let cudnn = resolved.cudnn.as_ref().map(|w| {
-        let (step, dest) = fetch(w, "cudnn_archive");
-        steps.push(step);
-        dest
-    });
+    let cudnn = match &resolved.cudnn {
+        Some(w) => {
+            let (step, dest) = fetch(w, "cudnn_archive")?;
+            steps.push(step);
+            Some(dest)
+        }
+        None => None,
+    };
     Ok((dir, cudnn))
 }
 

@@ -746,3 +746,43 @@ fn a_torch_wheel_with_the_wrong_hash_is_deleted_and_pip_never_runs() {
     let dl = m.root().join(".cuda-setup/downloads");
     assert!(!dl.join(&name).exists() && !dl.join(format!("{name}.part")).exists());
 }
+
+#[test]
+fn a_torch_wheel_name_that_climbs_out_of_downloads_is_refused_and_pip_never_runs() {
+    let m = Machine::new(windows_installer(0, 0));
+    let py_tag = cpython_tag();
+    // From <root>/.cuda-setup/downloads/<first part>, four `..` reach the folder above the
+    // root: the file would land beside it.
+    let landing = "evil.manylinux_2_28_x86_64.whl";
+    let name = format!("torch-2.13.0+cu126-{py_tag}-{py_tag}-x/../../../../{landing}");
+    let bytes = b"a file that must not be written".to_vec();
+    let sha = sha256_of(&bytes);
+    m.server
+        .add("/whl/cu126/evil.whl", Body::Bytes(Arc::new(bytes)));
+    m.server.add(
+        "/whl/cu126/torch/",
+        Body::Bytes(Arc::new(
+            format!(
+                "<!DOCTYPE html><html><body>\n<a href=\"/whl/cu126/evil.whl#sha256={sha}\">{name}</a><br>\n</body></html>\n"
+            )
+            .into_bytes(),
+        )),
+    );
+    let (py, log) = python_with_real_tags(m.work.path());
+    let out = cli(&pytorch_args(&m, &py), &[]);
+    assert!(
+        !m.work.path().join(landing).exists(),
+        "a file was written outside --root"
+    );
+    assert_eq!(out.status.code(), Some(1603 % 256));
+    let r = report(&out);
+    assert_eq!(r["failure"]["step"], "install_torch", "{r}");
+    assert_eq!(r["failure"]["kind"], "wheels", "{r}");
+    assert!(
+        r["failure"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("names a file that cannot be used")),
+        "{r}"
+    );
+    assert!(!log.exists(), "pip ran with an index that lists a path");
+}

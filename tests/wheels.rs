@@ -550,3 +550,452 @@ fn a_cudnn_wheel_the_index_lacks_is_left_out_with_a_note() {
         "{t}"
     );
 }
+
+// ---- Never delete what we did not create; names from outside (issue #16). These use
+// small stand-in wheels built here, so they need no network.
+
+/// `install --method wheels` for Linux CUDA 13.5 (nvcc and the runtime) into `root`.
+fn standin_install(index: &str, root: &Path, env: &[(&str, &str)]) -> Output {
+    let r = root.to_str().unwrap();
+    let mut a = install_args(index, r, "linux");
+    let at = a.iter().position(|x| *x == COMPONENTS).unwrap();
+    a[at] = "nvcc,cudart";
+    cli(&a, env)
+}
+
+/// Every file under `dir` with its bytes (links as `-> target`).
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(dir).unwrap().display().to_string();
+            let t = e.file_type().unwrap();
+            if t.is_symlink() {
+                let to = std::fs::read_link(&p).unwrap();
+                out.insert(rel, format!("-> {}", to.display()).into_bytes());
+            } else if t.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The names in `dir` that start with a dot and name a staging or old copy.
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(".staging-") || n.contains(".old-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// An installer-made toolkit (no record of ours) with a file of the user's in it.
+fn installer_toolkit(dir: &Path, complete: bool) {
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    std::fs::create_dir_all(dir.join("lib64")).unwrap();
+    std::fs::write(dir.join("bin/nvcc"), "#!/bin/sh\necho installer nvcc\n").unwrap();
+    if complete {
+        std::fs::write(dir.join("lib64/libcudart.so.13"), "installer cudart").unwrap();
+    }
+    std::fs::write(
+        dir.join("version.json"),
+        r#"{"cuda":{"name":"CUDA SDK","version":"13.5.0"}}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("my-notes.txt"), "the user's own file").unwrap();
+}
+
+#[test]
+fn a_hostile_file_name_on_the_index_writes_nothing_outside_the_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = support::wheels::standin(&tmp.path().join("wheels"), "13.5.37", true);
+    let meta = good.iter().find(|f| f.project == "cuda-toolkit").unwrap();
+    // Four `..` from downloads/<first part> climb out of <root>/.cuda-setup/downloads.
+    let evil = "cuda_toolkit-13.5.0-py3/../../../../x/evil-none-any.whl";
+    let server = support::server::Server::start();
+    let page = serde_json::json!({
+        "meta": {"api-version": "1.1"},
+        "name": "cuda-toolkit",
+        "files": [{"filename": evil, "url": "../../files/meta.whl",
+                   "hashes": {"sha256": meta.sha256}, "size": meta.size}],
+    });
+    server.add_typed(
+        "/simple/cuda-toolkit/",
+        support::server::Body::Bytes(std::sync::Arc::new(serde_json::to_vec(&page).unwrap())),
+        "application/vnd.pypi.simple.v1+json",
+    );
+    server.add(
+        "/files/meta.whl",
+        support::server::Body::File(meta.path.clone(), meta.size),
+    );
+    let root = tmp.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let index = server.url("/simple");
+    let mut args = install_args(&index, root.to_str().unwrap(), "linux");
+    args.push("--dry-run");
+    let out = cli(&args, &[]);
+    let t = text(&out);
+    assert!(
+        !tmp.path().join("x").exists(),
+        "a file was written outside --root"
+    );
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("names a file that cannot be used") && t.contains("path separator"),
+        "{t}"
+    );
+    assert!(
+        t.contains("hint: ") && t.contains("nothing was written"),
+        "{t}"
+    );
+    let outside: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "root" && n != "wheels")
+        .collect();
+    assert!(outside.is_empty(), "{outside:?}");
+}
+
+#[test]
+fn an_installer_made_toolkit_at_the_destination_is_kept_not_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = serve(&support::wheels::standin(
+        &tmp.path().join("wheels"),
+        "13.5.37",
+        true,
+    ));
+    let root = tmp.path().join("root");
+    let dir = root.join("usr/local/cuda-13.5");
+    installer_toolkit(&dir, true);
+    let before = snapshot(&dir);
+    let out = standin_install(&server.url("/simple"), &root, &[]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("it will be kept"), "pre-flight says so: {t}");
+    assert!(t.contains("not built from wheels"), "{t}");
+    assert_eq!(
+        snapshot(&dir),
+        before,
+        "the installer's toolkit was changed"
+    );
+    assert!(leftovers(&root.join("usr/local")).is_empty());
+}
+
+#[test]
+fn a_folder_we_did_not_build_and_that_is_no_toolkit_is_refused_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = serve(&support::wheels::standin(
+        &tmp.path().join("wheels"),
+        "13.5.37",
+        true,
+    ));
+    let root = tmp.path().join("root");
+    let dir = root.join("usr/local/cuda-13.5");
+    installer_toolkit(&dir, false); // nvcc without its runtime: half an installer run
+    let before = snapshot(&dir);
+    let out = standin_install(&server.url("/simple"), &root, &[]);
+    let t = text(&out);
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("holds files cuda-setup did not build")
+            && t.contains("never replaces or deletes a folder it did not build"),
+        "{t}"
+    );
+    assert_eq!(snapshot(&dir), before);
+    assert!(leftovers(&root.join("usr/local")).is_empty());
+}
+
+#[test]
+fn a_record_that_points_outside_its_folder_is_not_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = serve(&support::wheels::standin(
+        &tmp.path().join("wheels"),
+        "13.5.37",
+        true,
+    ));
+    let root = tmp.path().join("root");
+    let dir = root.join("usr/local/cuda-13.5");
+    // A record naming a wheel `../../victim`: not ours, whatever else it says.
+    installer_toolkit(&dir, false);
+    std::fs::create_dir_all(dir.join(".cuda-setup")).unwrap();
+    std::fs::write(
+        dir.join(".cuda-setup/toolkit-wheels.json"),
+        r#"{"version":"13.5.0","wheels":["../../victim"],"files":1}"#,
+    )
+    .unwrap();
+    let before = snapshot(&dir);
+    let out = standin_install(&server.url("/simple"), &root, &[]);
+    let t = text(&out);
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("cannot be trusted"), "{t}");
+    assert_eq!(snapshot(&dir), before);
+
+    // A `.cuda-setup` that is a link to a record elsewhere: the same.
+    let dir2 = tmp.path().join("other/usr/local/cuda-13.5");
+    installer_toolkit(&dir2, false);
+    let real = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::write(
+        real.join("toolkit-wheels.json"),
+        r#"{"version":"13.5.0","wheels":[],"files":0}"#,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&real, dir2.join(".cuda-setup")).unwrap();
+    let before = snapshot(&dir2);
+    let out = standin_install(&server.url("/simple"), &tmp.path().join("other"), &[]);
+    let t = text(&out);
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("symbolic link"), "{t}");
+    assert_eq!(snapshot(&dir2), before);
+}
+
+#[test]
+fn a_rebuild_whose_check_fails_puts_the_previous_tree_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let dir = root.join("usr/local/cuda-13.5");
+    let a = serve(&support::wheels::standin(
+        &tmp.path().join("a"),
+        "13.5.37",
+        true,
+    ));
+    let out = standin_install(&a.url("/simple"), &root, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let built = snapshot(&dir);
+    assert!(built.contains_key(".cuda-setup/toolkit-wheels.json"));
+    // A newer runtime wheel that lacks libcudart: the new tree fails its check.
+    let b = serve(&support::wheels::standin(
+        &tmp.path().join("b"),
+        "13.5.38",
+        false,
+    ));
+    let out = standin_install(&b.url("/simple"), &root, &[]);
+    let t = text(&out);
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("libcudart.so.13"), "{t}");
+    assert!(t.contains("the previous toolkit was put back"), "{t}");
+    assert_eq!(
+        snapshot(&dir),
+        built,
+        "the previous tree is back, unchanged"
+    );
+    assert!(leftovers(&root.join("usr/local")).is_empty());
+}
+
+/// Kill -9 at each point of a swap: the toolkit is there (old or new) or comes back; repair
+/// names what was left; the next run restores, cleans and finishes. The points run side by
+/// side, each in a copy of one root where the first tree was built.
+#[test]
+fn kill_9_at_each_point_of_a_swap_never_leaves_no_toolkit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = serve(&support::wheels::standin(
+        &tmp.path().join("a"),
+        "13.5.37",
+        true,
+    ));
+    let b = serve(&support::wheels::standin(
+        &tmp.path().join("b"),
+        "13.5.38",
+        true,
+    ));
+    let template = tmp.path().join("template");
+    let out = standin_install(&a.url("/simple"), &template, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let old = snapshot(&template.join("usr/local/cuda-13.5"));
+    let index = b.url("/simple");
+    std::thread::scope(|s| {
+        for point in [
+            "wheels_staged",
+            "wheels_old_out",
+            "wheels_new_in",
+            "wheels_committed",
+        ] {
+            let (tmp, template, old, index) = (tmp.path(), &template, &old, &index);
+            s.spawn(move || kill_at(tmp, template, old, index, point));
+        }
+    });
+}
+
+fn kill_at(
+    tmp: &Path,
+    template: &Path,
+    old: &std::collections::BTreeMap<String, Vec<u8>>,
+    index: &str,
+    point: &str,
+) {
+    let root = tmp.join(point);
+    let cp = Command::new("cp")
+        .arg("-a")
+        .arg(template)
+        .arg(&root)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let local = root.join("usr/local");
+    let dir = local.join("cuda-13.5");
+    let flag = tmp.join(format!("{point}.paused"));
+    let r = root.to_str().unwrap().to_string();
+    let mut args = install_args(index, &r, "linux");
+    let at = args.iter().position(|x| *x == COMPONENTS).unwrap();
+    args[at] = "nvcc,cudart";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(&args)
+        .env("LANG", "C")
+        .env("CUDA_SETUP_TEST_PAUSE_AT", point)
+        .env("CUDA_SETUP_TEST_PAUSED", &flag)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !flag.exists() {
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("never reached {point}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    // Old or new in place, or the old one beside it to be put back: never neither.
+    let olds: Vec<String> = leftovers(&local)
+        .into_iter()
+        .filter(|n| n.contains(".old-"))
+        .collect();
+    let here = dir.exists().then(|| snapshot(&dir));
+    match point {
+        "wheels_old_out" => {
+            assert!(here.is_none() && olds.len() == 1, "{point}: {olds:?}");
+            assert_eq!(&snapshot(&local.join(&olds[0])), old, "{point}");
+        }
+        "wheels_staged" => assert_eq!(here.as_ref(), Some(old), "{point}"),
+        _ => assert!(
+            here.as_ref().is_some_and(
+                |t| t.contains_key("bin/nvcc") && t.contains_key("lib64/libcudart.so.13")
+            ),
+            "{point}"
+        ),
+    }
+    assert!(!leftovers(&local).is_empty(), "{point}: nothing left over?");
+
+    // Repair names the leftovers, with a fix.
+    let rep = cli(&["repair", "--root", &r, "--os", "linux", "--json"], &[]);
+    let rt = text(&rep);
+    assert!(rt.contains("repair_wheels_leftover"), "{point}: {rt}");
+    assert!(rt.contains("recover_toolkit"), "{point}: {rt}");
+
+    // The next run restores and cleans first, then finishes with the new wheels.
+    let out = standin_install(index, &root, &[]);
+    assert_eq!(out.status.code(), Some(0), "{point}: {}", text(&out));
+    assert!(
+        leftovers(&local).is_empty(),
+        "{point}: {:?}",
+        leftovers(&local)
+    );
+    assert_eq!(
+        snapshot(&dir)
+            .get("lib64/libcudart.so.13")
+            .map(Vec::as_slice),
+        Some(&b"libcudart 13.5.38\n"[..]),
+        "{point}"
+    );
+}
+
+#[test]
+fn repair_fix_puts_back_a_tree_a_killed_swap_left_aside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = serve(&support::wheels::standin(
+        &tmp.path().join("a"),
+        "13.5.37",
+        true,
+    ));
+    let root = tmp.path().join("root");
+    let local = root.join("usr/local");
+    let dir = local.join("cuda-13.5");
+    let out = standin_install(&a.url("/simple"), &root, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let old = snapshot(&dir);
+    // What a kill between the two renames leaves: the tree aside, a staging copy.
+    std::fs::rename(&dir, local.join(".cuda-13.5.old-4242")).unwrap();
+    std::fs::create_dir_all(local.join(".cuda-13.5.staging-4242/bin")).unwrap();
+    let r = root.to_str().unwrap();
+    let rep = cli(
+        &["repair", "--root", r, "--os", "linux", "--fix", "--json"],
+        &[],
+    );
+    let t = text(&rep);
+    assert!(t.contains("recover_toolkit"), "{t}");
+    assert_eq!(snapshot(&dir), old);
+    assert!(leftovers(&local).is_empty(), "{:?}", leftovers(&local));
+}
+
+#[test]
+fn a_bundle_whose_saved_resolution_names_a_path_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = serve(&support::wheels::standin(
+        &tmp.path().join("wheels"),
+        "13.5.37",
+        true,
+    ));
+    let bundle = tmp.path().join("bundle");
+    let b = bundle.to_str().unwrap();
+    let index = server.url("/simple");
+    let out = cli(
+        &[
+            "bundle",
+            "--out",
+            b,
+            "--method",
+            "wheels",
+            "--pypi-mirror",
+            &index,
+            "--components",
+            "nvcc,cudart",
+            "--cuda",
+            "13.5",
+            "--os",
+            "linux",
+            "--driver",
+            "600.00",
+            "--gpu-cc",
+            "8.6",
+            "--no-cudnn",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The saved resolution is input too: one wheel's name now climbs out of downloads.
+    let saved = bundle.join("wheels-13.5.0-linux.json");
+    let mut r: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    r["wheels"][0]["filename"] = "../../../evil.whl".into();
+    std::fs::write(&saved, serde_json::to_vec(&r).unwrap()).unwrap();
+    drop(server);
+
+    let root = tmp.path().join("root");
+    let mut args = install_args(&index, root.to_str().unwrap(), "linux");
+    let at = args.iter().position(|x| *x == COMPONENTS).unwrap();
+    args[at] = "nvcc,cudart";
+    args.extend(["--bundle", b]);
+    let out = cli(&args, &[]);
+    let t = text(&out);
+    assert!(
+        !tmp.path().join("evil.whl").exists(),
+        "written outside --root"
+    );
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("wheels-13.5.0-linux.json names a file that cannot be used"),
+        "{t}"
+    );
+    assert!(!root.join("usr/local/cuda-13.5").exists());
+}

@@ -165,7 +165,15 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     let reporter = StatusLine::new();
     let mut files = Vec::new();
     for mut item in items {
-        let file = download::file_name_of(&item.url).to_string();
+        // The bundle keeps each file under its address's last segment (as an install
+        // from the bundle looks it up): one plain name, or nothing is written.
+        let file = crate::safe_path::file_name(download::file_name_of(&item.url))
+            .map_err(|why| CliError::Failed {
+                message: format!("{}: this address names a file that cannot be used: {why}", item.url),
+                hint: "nothing was written for it; the address comes from the tables or the package index: check --compat-dir, or use another mirror".into(),
+                code: exit::ERROR,
+            })?
+            .to_string();
         if item.expected.sha256.is_none() && item.expected.md5.is_none() {
             // Not in the tables: take the hash NVIDIA publishes beside the file.
             match item.published {

@@ -189,8 +189,10 @@ fn file_entry(
 ) -> Result<(String, String, Option<String>, Option<u64>), String> {
     let rel = e["relative_path"]
         .as_str()
-        .filter(|p| !p.is_empty() && !p.contains("..") && !p.starts_with('/'))
-        .ok_or_else(|| format!("{at}: relative_path is missing or not a relative path"))?;
+        .ok_or_else(|| format!("{at}: relative_path is missing"))?;
+    // Its last part becomes a file name in our downloads: every part a plain name.
+    crate::safe_path::relative(rel)
+        .map_err(|why| format!("{at}: relative_path cannot be used: {why}"))?;
     let sha = e["sha256"]
         .as_str()
         .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -384,6 +386,24 @@ mod tests {
                 .unwrap_err()
                 .contains("JSON")
         );
+    }
+
+    #[test]
+    fn a_relative_path_that_is_not_plain_names_is_refused() {
+        let good = fixture("cudnn-redistrib_9.27.0.json");
+        let from = "cudnn/windows-x86_64/cudnn-windows-x86_64-9.27.0.42_cuda12-archive.zip";
+        assert!(good.contains(from));
+        for bad in [
+            "C:/Windows/evil.zip",
+            "\\\\server\\share\\evil.zip",
+            "cudnn/windows-x86_64/nul.zip",
+            "cudnn/../../evil.zip",
+            "/etc/evil.zip",
+        ] {
+            let json = bad.replace('\\', "\\\\"); // as JSON writes a backslash
+            let e = cudnn_manifest(&good.replacen(from, &json, 1), &v("9.27.0")).unwrap_err();
+            assert!(e.contains("relative_path cannot be used"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -45,6 +45,10 @@ pub enum Step {
     RecoverCudnn {
         cuda_dir: PathBuf,
     },
+    /// Put back or clean what a killed wheels build left beside a toolkit folder (repair).
+    RecoverToolkit {
+        dir: PathBuf,
+    },
     Verify {
         cuda_dir: PathBuf,
         version: Version,
@@ -66,6 +70,7 @@ impl Step {
             Step::InstallTorch { .. } => "install_torch",
             Step::SetEnv { .. } => "set_env",
             Step::RecoverCudnn { .. } => "recover_cudnn",
+            Step::RecoverToolkit { .. } => "recover_toolkit",
             Step::Verify { .. } => "verify",
         }
     }
@@ -343,6 +348,20 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
                 reboot_required: false,
             })
         }
+        Step::RecoverToolkit { dir } => {
+            let r = crate::wheels::swap::recover(dir, &crate::wheels::assemble::is_ours)
+                .map_err(StepError::Wheels)?;
+            Ok(StepOutcome {
+                changed: r.restored || r.removed > 0,
+                detail: format!(
+                    "{}: previous tree put back: {}; leftover copies removed: {}",
+                    dir.display(),
+                    if r.restored { "yes" } else { "no" },
+                    r.removed
+                ),
+                reboot_required: false,
+            })
+        }
         Step::Verify {
             cuda_dir,
             version,
@@ -437,25 +456,40 @@ fn assemble_toolkit(
             eta_secs: None,
         })
     };
-    let o = crate::wheels::assemble(spec, ctx.target.os, &progress, &|| {
-        ctx.cancel.is_cancelled()
-    })
-    .map_err(|e| {
-        if ctx.cancel.is_cancelled() {
-            StepError::Cancelled
+    // A usable toolkit: nvcc and the runtime where detection looks for them.
+    let check = |dir: &Path| {
+        let missing = toolkit_missing(ctx.target, dir, &spec.version);
+        if missing.is_empty() {
+            Ok(())
         } else {
-            StepError::Wheels(e)
+            Err(crate::wheels::WheelError::Incomplete {
+                missing,
+                restored: false,
+            })
         }
-    })?;
-    let missing = toolkit_missing(ctx.target, &spec.dir, &spec.version);
-    if !missing.is_empty() {
-        return Err(StepError::Verify {
+    };
+    let o = crate::wheels::assemble(
+        spec,
+        ctx.target.os,
+        &progress,
+        &|| ctx.cancel.is_cancelled(),
+        &check,
+    )
+    .map_err(|e| match e {
+        _ if ctx.cancel.is_cancelled() => StepError::Cancelled,
+        crate::wheels::WheelError::Incomplete { missing, restored } => StepError::Verify {
             detail: format!(
-                "the wheels did not give {} (choose the nvcc and cudart components)",
-                missing.join(", ")
+                "the wheels did not give {} (choose the nvcc and cudart components){}",
+                missing.join(", "),
+                if restored {
+                    "; the previous toolkit was put back as it was"
+                } else {
+                    ""
+                }
             ),
-        });
-    }
+        },
+        e => StepError::Wheels(e),
+    })?;
     Ok(StepOutcome {
         changed: o.changed,
         detail: if o.changed {
@@ -465,6 +499,12 @@ fn assemble_toolkit(
                 spec.wheels.len(),
                 spec.dir.display(),
                 o.files
+            )
+        } else if o.kept_foreign {
+            format!(
+                "CUDA {} is already installed at {} (not built from wheels): it is kept as it is",
+                spec.version.major_minor(),
+                spec.dir.display()
             )
         } else {
             format!("CUDA {} already built from these wheels", spec.version)

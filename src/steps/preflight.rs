@@ -25,6 +25,10 @@ pub struct Inputs {
     /// The install needs administrator rights (NVIDIA's installer, /usr/local).
     pub needs_admin: bool,
     pub developer: bool,
+    /// The toolkit is built from wheels: a folder at `toolkit_dir` that we did not build
+    /// is kept when it is a complete toolkit and refused otherwise, never replaced.
+    #[serde(default)]
+    pub from_wheels: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -180,6 +184,11 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
         });
     }
     if let (Some(dir), Some(v)) = (&inputs.toolkit_dir, &inputs.toolkit_version)
+        && inputs.from_wheels
+        && std::fs::symlink_metadata(dir).is_ok()
+    {
+        out.push(wheels_destination(t, dir, v));
+    } else if let (Some(dir), Some(v)) = (&inputs.toolkit_dir, &inputs.toolkit_version)
         && super::toolkit_missing(t, dir, v).is_empty()
     {
         out.push(check(
@@ -195,6 +204,56 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
         ));
     }
     out
+}
+
+/// What the wheels method will do with the folder already at its destination (what
+/// `wheels::assemble` does: ours is rebuilt safely, a complete foreign toolkit is kept,
+/// anything else is refused).
+fn wheels_destination(t: &crate::target::Target, dir: &Path, v: &Version) -> Check {
+    const WHY: &str = "cuda-setup never replaces or deletes a folder it did not build";
+    const FIX: &str = "move that folder elsewhere yourself (or finish it with NVIDIA's installer), then run again";
+    match crate::wheels::assemble::read_record(dir) {
+        Ok(Some(_)) => check(
+            "wheels_ours",
+            Status::Pass,
+            format!(
+                "CUDA {} at {} was built by cuda-setup from wheels: it is rebuilt only if the wheels differ, and put back if the new one fails its check",
+                v.major_minor(),
+                dir.display()
+            ),
+            "",
+            "",
+        ),
+        Err(e) => check(
+            "install_path_not_ours",
+            Status::Fail,
+            e.to_string(),
+            WHY,
+            FIX,
+        ),
+        Ok(None) if super::toolkit_missing(t, dir, v).is_empty() => check(
+            "already_installed",
+            Status::Pass,
+            format!(
+                "CUDA {} is already installed at {}; it will be kept",
+                v.major_minor(),
+                dir.display()
+            ),
+            "",
+            "",
+        ),
+        Ok(None) => check(
+            "install_path_not_ours",
+            Status::Fail,
+            format!(
+                "{} holds files cuda-setup did not build and is not a complete CUDA {}",
+                dir.display(),
+                v.major_minor()
+            ),
+            WHY,
+            FIX,
+        ),
+    }
 }
 
 pub fn run(inputs: &Inputs, ctx: &Ctx) -> Result<StepOutcome, StepError> {
@@ -252,6 +311,7 @@ mod tests {
             work_dir: root.path().to_path_buf(),
             needs_admin: false,
             developer: false,
+            from_wheels: false,
         };
         checks(&inputs, &ctx)
             .into_iter()

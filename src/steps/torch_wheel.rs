@@ -159,6 +159,10 @@ pub fn prefetch(
     }
     let files = match index::fetch_project(&want.index, "torch", &download::Options::default()) {
         Ok(f) => f,
+        // A hostile listing is no index to hand pip either.
+        Err(e @ crate::wheels::WheelError::UnsafeName { .. }) => {
+            return Err(StepError::Wheels(e));
+        }
         Err(e) => {
             log(format!("{e}: pip downloads torch itself"));
             return Ok(None);
@@ -173,7 +177,13 @@ pub fn prefetch(
         ));
         return Ok(None);
     };
-    let dest = ctx.target.downloads_dir().join(&file.filename);
+    let name = crate::safe_path::file_name(&file.filename).map_err(|why| {
+        StepError::Wheels(crate::wheels::WheelError::UnsafeName {
+            origin: index::project_url(&want.index, "torch"),
+            why,
+        })
+    })?;
+    let dest = ctx.target.downloads_dir().join(name);
     let req = download::Request {
         url: file.url.clone(),
         mirrors: Vec::new(),

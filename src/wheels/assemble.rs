@@ -11,14 +11,15 @@
 //! | `include/`, `nvvm/`                           | as is              | as is            |
 //!
 //! The tree is built in a staging folder beside the destination and renamed into place,
-//! so the destination is either the old tree or the complete new one, never half of each.
+//! so the destination is either the old tree or the complete new one, never half of each
+//! (`swap.rs`); a folder we did not build is never replaced.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::WheelError;
+use super::{WheelError, swap};
 use crate::compat::Os;
 use crate::version::Version;
 
@@ -43,6 +44,8 @@ pub struct Record {
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub changed: bool,
+    /// A complete toolkit we did not build was at the destination and is kept.
+    pub kept_foreign: bool,
     pub files: usize,
     pub bytes: u64,
 }
@@ -119,9 +122,58 @@ fn record_path(dir: &Path) -> PathBuf {
     dir.join(crate::cudnn::txn::META).join(RECORD)
 }
 
-pub fn read_record(dir: &Path) -> Option<Record> {
-    let b = std::fs::read(record_path(dir)).ok()?;
-    serde_json::from_slice(&b).ok()
+/// Our record of the tree at `dir`: Ok(None) when there is none. A record is input like
+/// any file on disk: it must be reached without leaving `dir` (no symbolic link on the
+/// way), parse, and name only plain wheel file names; else the folder is not taken for
+/// ours (so it is never replaced) and the error says why.
+pub fn read_record(dir: &Path) -> Result<Option<Record>, WheelError> {
+    let rel = Path::new(crate::cudnn::txn::META).join(RECORD);
+    let bad = |detail: String| WheelError::BadRecord {
+        path: record_path(dir).display().to_string(),
+        detail,
+    };
+    let p = crate::safe_path::inside(dir, &rel).map_err(|e| bad(e.to_string()))?;
+    // Bounded, never through a link; not set aside: the folder is not taken for ours, so
+    // nothing in it is touched.
+    let Some(b) = crate::state_file::read(&p).map_err(|r| bad(r.why))? else {
+        return Ok(None);
+    };
+    let r: Record = serde_json::from_slice(&b).map_err(|e| bad(e.to_string()))?;
+    for w in &r.wheels {
+        crate::safe_path::file_name(w).map_err(|e| bad(e.to_string()))?;
+    }
+    Ok(Some(r))
+}
+
+/// Whether `dir` holds a tree we built (a valid record of ours).
+pub fn is_ours(dir: &Path) -> bool {
+    matches!(read_record(dir), Ok(Some(_)))
+}
+
+/// Who the destination belongs to, decided before anything is built.
+enum Dest {
+    /// Nothing there: the new tree goes in.
+    Empty,
+    /// Ours: replaced through [`swap::swap_in`] (the old tree comes back if the new fails).
+    Ours(Record),
+    /// Someone else's complete toolkit: kept as it is, nothing built.
+    KeptForeign,
+}
+
+fn destination(
+    dir: &Path,
+    check: &dyn Fn(&Path) -> Result<(), WheelError>,
+) -> Result<Dest, WheelError> {
+    if std::fs::symlink_metadata(dir).is_err() {
+        return Ok(Dest::Empty);
+    }
+    match read_record(dir)? {
+        Some(r) => Ok(Dest::Ours(r)),
+        None if check(dir).is_ok() => Ok(Dest::KeptForeign),
+        None => Err(WheelError::NotOurs {
+            dir: dir.display().to_string(),
+        }),
+    }
 }
 
 fn wheel_names(spec: &AssembleSpec) -> Vec<String> {
@@ -139,36 +191,53 @@ fn wheel_names(spec: &AssembleSpec) -> Vec<String> {
 }
 
 /// Builds the tree. `progress(done, total)` in unpacked bytes; `cancelled()` is polled
-/// between entries (a cancelled build leaves the destination untouched).
+/// between entries (a cancelled build leaves the destination untouched); `check(dir)`
+/// says whether a tree at `dir` is a usable toolkit (nvcc, the runtime).
+///
+/// A folder at the destination that we did not build is never moved or deleted: a
+/// complete toolkit there is kept (nothing is built), anything else is refused
+/// ([`WheelError::NotOurs`]). A tree of ours is replaced only once the new one passes
+/// `check` in its place; else the old one is put back. What a killed run left beside the
+/// destination is restored or cleaned first ([`swap::recover`]).
 pub fn assemble(
     spec: &AssembleSpec,
     os: Os,
     progress: &dyn Fn(u64, u64),
     cancelled: &dyn Fn() -> bool,
+    check: &dyn Fn(&Path) -> Result<(), WheelError>,
 ) -> Result<Outcome, WheelError> {
+    swap::recover(&spec.dir, &is_ours)?;
     let names = wheel_names(spec);
-    if let Some(r) = read_record(&spec.dir)
-        && r.wheels == names
-        && r.version == spec.version
-        && spec.dir.join("version.json").is_file()
-    {
-        return Ok(Outcome {
-            changed: false,
-            files: r.files,
-            bytes: 0,
-        });
+    match destination(&spec.dir, check)? {
+        Dest::KeptForeign => {
+            return Ok(Outcome {
+                changed: false,
+                kept_foreign: true,
+                files: 0,
+                bytes: 0,
+            });
+        }
+        Dest::Ours(r)
+            if r.wheels == names
+                && r.version == spec.version
+                && spec.dir.join("version.json").is_file() =>
+        {
+            check(&spec.dir)?;
+            return Ok(Outcome {
+                changed: false,
+                kept_foreign: false,
+                files: r.files,
+                bytes: 0,
+            });
+        }
+        Dest::Ours(_) | Dest::Empty => {}
     }
     let parent = spec
         .dir
         .parent()
         .ok_or_else(|| io(&spec.dir, "has no parent folder"))?;
     std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-    let leaf = spec
-        .dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "cuda".into());
-    let staging = parent.join(format!(".{leaf}.staging-{}", std::process::id()));
+    let staging = swap::staging_path(&spec.dir);
     let _ = std::fs::remove_dir_all(&staging);
     let result = build(spec, os, &staging, progress, cancelled).and_then(|(files, bytes)| {
         let record = Record {
@@ -183,9 +252,10 @@ pub fn assemble(
             serde_json::to_vec_pretty(&record).expect("serialisable"),
         )
         .map_err(|e| io(&rp, e))?;
-        swap_in(&staging, &spec.dir)?;
+        swap::swap_in(&staging, &spec.dir, check)?;
         Ok(Outcome {
             changed: true,
+            kept_foreign: false,
             files,
             bytes,
         })
@@ -194,29 +264,6 @@ pub fn assemble(
         let _ = std::fs::remove_dir_all(&staging);
     }
     result
-}
-
-/// Renames `staging` to `dir`; an existing `dir` is moved aside first and removed after.
-fn swap_in(staging: &Path, dir: &Path) -> Result<(), WheelError> {
-    if dir.exists() {
-        let old = dir.with_file_name(format!(
-            ".{}.old-{}",
-            dir.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default(),
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&old);
-        std::fs::rename(dir, &old).map_err(|e| io(dir, e))?;
-        if let Err(e) = std::fs::rename(staging, dir) {
-            let _ = std::fs::rename(&old, dir);
-            return Err(io(dir, e));
-        }
-        let _ = std::fs::remove_dir_all(&old);
-    } else {
-        std::fs::rename(staging, dir).map_err(|e| io(dir, e))?;
-    }
-    Ok(())
 }
 
 fn build(

@@ -86,10 +86,21 @@ pub fn fetch_project(
             detail: e.to_string(),
         }
     })?;
-    parse_page(&page.url, &page.content_type, &page.text).map_err(|detail| WheelError::Index {
-        url: url.clone(),
-        detail,
-    })
+    let files = parse_page(&page.url, &page.content_type, &page.text).map_err(|detail| {
+        WheelError::Index {
+            url: url.clone(),
+            detail,
+        }
+    })?;
+    // A listed name becomes a file in our downloads folder: one plain name, or the whole
+    // page is refused (a mirror that lists `../x` is not one to take anything from).
+    for f in &files {
+        crate::safe_path::file_name(&f.filename).map_err(|why| WheelError::UnsafeName {
+            origin: url.clone(),
+            why,
+        })?;
+    }
+    Ok(files)
 }
 
 /// Parses a project page by its media type (a JSON body is recognised even when a
@@ -168,7 +179,8 @@ fn parse_html(base: &str, text: &str) -> Result<Vec<DistFile>, String> {
         let filename = if filename.contains('.') && !filename.contains(' ') {
             filename
         } else {
-            link.rsplit('/').next().unwrap_or("").replace("%2B", "+")
+            crate::safe_path::file_name_from_url(link)
+                .unwrap_or_else(|_| link.rsplit('/').next().unwrap_or("").to_string())
         };
         out.push(DistFile {
             url: resolve(base, link)?,

@@ -9,6 +9,7 @@
 pub mod assemble;
 pub mod index;
 pub mod metadata;
+pub mod swap;
 pub mod version;
 
 use std::io::Read;
@@ -43,6 +44,17 @@ pub struct Wheel {
     pub url: String,
     pub sha256: String,
     pub size: Option<u64>,
+}
+
+impl Wheel {
+    /// The wheel's file name as a path component, refused unless it is one plain name
+    /// (`origin` names where it came from for the error).
+    pub fn file_name(&self, origin: &str) -> Result<&str, WheelError> {
+        crate::safe_path::file_name(&self.filename).map_err(|why| WheelError::UnsafeName {
+            origin: origin.to_string(),
+            why,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -105,6 +117,26 @@ pub enum WheelError {
     Layout { wheel: String, detail: String },
     #[error("{path}: {detail}")]
     Io { path: String, detail: String },
+    /// A file name from outside (an index entry, a saved resolution) that is not one
+    /// plain file-name component; refused before anything is written.
+    #[error("{origin} names a file that cannot be used: {why}")]
+    UnsafeName {
+        origin: String,
+        why: crate::safe_path::Unsafe,
+    },
+    #[error(
+        "{dir} holds files that cuda-setup did not build from wheels and is not a complete CUDA toolkit; it is left as it is"
+    )]
+    NotOurs { dir: String },
+    #[error(
+        "{path}: this record of a wheel-built toolkit cannot be trusted ({detail}); the folder is left as it is"
+    )]
+    BadRecord { path: String, detail: String },
+    #[error("the toolkit built from these wheels lacks {}{}", .missing.join(", "), if *.restored { "; the previous toolkit was put back as it was" } else { "" })]
+    Incomplete {
+        missing: Vec<String>,
+        restored: bool,
+    },
 }
 
 impl WheelError {
@@ -125,6 +157,15 @@ impl WheelError {
             WheelError::UnknownComponent { .. } => "choose components from the list above",
             WheelError::Download(e) => e.hint(),
             WheelError::Io { .. } => "check free space and permissions on that folder",
+            WheelError::UnsafeName { .. } => {
+                "nothing was written; the index (or bundle) is damaged or hostile: use another mirror (--pypi-mirror) or the official index"
+            }
+            WheelError::NotOurs { .. } | WheelError::BadRecord { .. } => {
+                "cuda-setup replaces only a toolkit folder it built: move that folder elsewhere yourself (or finish it with NVIDIA's installer), then run again"
+            }
+            WheelError::Incomplete { .. } => {
+                "choose the nvcc and cudart components (--components nvcc,cudart,...)"
+            }
         }
     }
 }
@@ -224,7 +265,7 @@ fn fetch_small(w: &Wheel, dir: &Path) -> Result<std::path::PathBuf, WheelError> 
             md5: None,
             size: w.size,
         },
-        dest: dir.join(&w.filename),
+        dest: dir.join(w.file_name(&w.url)?),
         connections: 1,
         cache_dir: None,
         bundle_dirs: vec![],

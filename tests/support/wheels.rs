@@ -180,3 +180,73 @@ pub fn serve(files: &[IndexFile]) -> Server {
     }
     server
 }
+
+/// A small wheel: `files` as (name, bytes, executable), plus a dist-info METADATA.
+pub fn write_wheel(path: &Path, metadata: &str, files: &[(&str, &[u8], bool)]) {
+    use std::io::Write;
+    use zip::write::SimpleFileOptions;
+    let mut z = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let opts = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    let stem = path.file_name().unwrap().to_string_lossy();
+    let mut parts = stem.split('-');
+    let info = format!(
+        "{}-{}.dist-info",
+        parts.next().unwrap(),
+        parts.next().unwrap()
+    );
+    for (name, bytes, exec) in files {
+        z.start_file(
+            *name,
+            opts.unix_permissions(if *exec { 0o755 } else { 0o644 }),
+        )
+        .unwrap();
+        z.write_all(bytes).unwrap();
+    }
+    z.start_file(format!("{info}/METADATA"), opts).unwrap();
+    z.write_all(metadata.as_bytes()).unwrap();
+    z.finish().unwrap();
+}
+
+/// Stand-ins for NVIDIA's 13.5 wheels, small and built here (no network): the
+/// `cuda-toolkit` metapackage pinning nvcc and the runtime for Linux, an nvcc wheel, and
+/// a runtime wheel of version `runtime` (without `libcudart.so.13` unless `cudart`).
+/// `nvcc` names the build in its output, so a test can tell one tree from another.
+pub fn standin(dir: &Path, runtime: &str, cudart: bool) -> Vec<IndexFile> {
+    std::fs::create_dir_all(dir).unwrap();
+    let tag = "py3-none-manylinux_2_17_x86_64.whl";
+    write_wheel(
+        &dir.join(format!("cuda_toolkit-{TOOLKIT}-py3-none-any.whl")),
+        &format!(
+            "Metadata-Version: 2.4\nName: cuda-toolkit\nVersion: {TOOLKIT}\n\
+             Provides-Extra: nvcc\nProvides-Extra: cudart\n\
+             Requires-Dist: nvidia-cuda-nvcc==13.5.*; extra == 'nvcc'\n\
+             Requires-Dist: nvidia-cuda-runtime==13.5.*; extra == 'cudart'\n"
+        ),
+        &[],
+    );
+    write_wheel(
+        &dir.join(format!("nvidia_cuda_nvcc-13.5.37-{tag}")),
+        "Metadata-Version: 2.4\nName: nvidia-cuda-nvcc\nVersion: 13.5.37\n",
+        &[(
+            "nvidia/cu13/bin/nvcc",
+            format!("#!/bin/sh\necho 'Cuda compilation tools, release 13.5, V13.5.37 (runtime {runtime})'\n")
+                .as_bytes(),
+            true,
+        )],
+    );
+    let lib = format!("libcudart {runtime}\n");
+    let mut files: Vec<(&str, &[u8], bool)> = vec![(
+        "nvidia/cu13/include/cuda_runtime.h",
+        b"#pragma once\n",
+        false,
+    )];
+    if cudart {
+        files.push(("nvidia/cu13/lib/libcudart.so.13", lib.as_bytes(), false));
+    }
+    write_wheel(
+        &dir.join(format!("nvidia_cuda_runtime-{runtime}-{tag}")),
+        &format!("Metadata-Version: 2.4\nName: nvidia-cuda-runtime\nVersion: {runtime}\n"),
+        &files,
+    );
+    self::files(&[dir])
+}

@@ -258,6 +258,37 @@ fn describe(lang: Lang, c: &Check, p: &Prepared) -> (String, String, String) {
             String::new(),
             String::new(),
         ),
+        "wheels_ours" => (
+            tf(
+                lang,
+                "ui_check_wheels_ours",
+                &[(
+                    "version",
+                    &p.plan
+                        .toolkit
+                        .as_ref()
+                        .map_or("?".into(), |v| v.major_minor().to_string()),
+                )],
+            ),
+            String::new(),
+            String::new(),
+        ),
+        "install_path_not_ours" => (
+            tf(
+                lang,
+                "ui_check_not_ours",
+                &[(
+                    "path",
+                    &p.inputs
+                        .as_ref()
+                        .and_then(|i| i.toolkit_dir.as_ref())
+                        .map(|d| d.display().to_string())
+                        .unwrap_or_default(),
+                )],
+            ),
+            t(lang, "ui_check_not_ours_why"),
+            t(lang, "ui_check_not_ours_fix"),
+        ),
         _ => (c.what.clone(), c.why.clone(), c.fix.clone()),
     }
 }

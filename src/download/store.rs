@@ -17,9 +17,10 @@ pub(super) fn find_local(
     {
         return Ok(Some(o));
     }
-    let name = file_name_of(&req.url);
-    for dir in &req.bundle_dirs {
-        let candidate = dir.join(name);
+    // The URL's last segment is input: only a plain file name is looked up in a bundle.
+    let name = crate::safe_path::file_name(file_name_of(&req.url)).ok();
+    for dir in req.bundle_dirs.iter().filter(|_| name.is_some()) {
+        let candidate = dir.join(name.unwrap_or_default());
         if !candidate.is_file() {
             continue;
         }

@@ -488,6 +488,9 @@ fn assemble_toolkit(
                 }
             ),
         },
+        crate::wheels::WheelError::DiskFull { path, needed, free } => {
+            StepError::DiskFull { path, needed, free }
+        }
         e => StepError::Wheels(e),
     })?;
     Ok(StepOutcome {

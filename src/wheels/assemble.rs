@@ -50,6 +50,18 @@ pub struct Outcome {
     pub bytes: u64,
 }
 
+/// An I/O error while writing the tree; a full drive is told apart.
+fn write_err(path: &Path, e: std::io::Error) -> WheelError {
+    if crate::platform::is_disk_full(&e) {
+        return WheelError::DiskFull {
+            path: path.to_path_buf(),
+            needed: None,
+            free: crate::platform::free_space(path).ok(),
+        };
+    }
+    io(path, e)
+}
+
 fn io(path: &Path, e: impl std::fmt::Display) -> WheelError {
     WheelError::Io {
         path: path.display().to_string(),
@@ -295,7 +307,11 @@ fn build(
     if let Ok(free) = crate::platform::free_space(out.parent().unwrap_or(out))
         && free < total
     {
-        return Err(io(out, format!("{total} bytes needed, {free} free")));
+        return Err(WheelError::DiskFull {
+            path: out.to_path_buf(),
+            needed: Some(total),
+            free: Some(free),
+        });
     }
     let (mut files, mut done) = (0usize, 0u64);
     let mut buf = vec![0u8; 1 << 20];
@@ -325,9 +341,9 @@ fn build(
             };
             let dest = out.join(&rel);
             if let Some(d) = dest.parent() {
-                std::fs::create_dir_all(d).map_err(|err| io(d, err))?;
+                std::fs::create_dir_all(d).map_err(|err| write_err(d, err))?;
             }
-            let mut f = std::fs::File::create(&dest).map_err(|err| io(&dest, err))?;
+            let mut f = std::fs::File::create(&dest).map_err(|err| write_err(&dest, err))?;
             loop {
                 let n = e.read(&mut buf).map_err(|err| WheelError::Layout {
                     wheel: name.clone(),
@@ -336,7 +352,7 @@ fn build(
                 if n == 0 {
                     break;
                 }
-                std::io::Write::write_all(&mut f, &buf[..n]).map_err(|err| io(&dest, err))?;
+                std::io::Write::write_all(&mut f, &buf[..n]).map_err(|err| write_err(&dest, err))?;
                 done += n as u64;
             }
             #[cfg(unix)]
@@ -387,6 +403,19 @@ fn write_version_json(spec: &AssembleSpec, out: &Path) -> Result<(), WheelError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_full_drive_while_writing_the_tree_is_disk_full_not_permissions() {
+        let full = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        let e = write_err(Path::new("/tmp/x"), full);
+        assert!(matches!(e, WheelError::DiskFull { .. }), "{e:?}");
+        let other = std::io::Error::from_raw_os_error(libc::EACCES);
+        assert!(matches!(
+            write_err(Path::new("/tmp/x"), other),
+            WheelError::Io { .. }
+        ));
+    }
 
     #[test]
     fn layout_mapping() {

@@ -13,7 +13,7 @@ pub mod swap;
 pub mod version;
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -117,6 +117,14 @@ pub enum WheelError {
     Layout { wheel: String, detail: String },
     #[error("{path}: {detail}")]
     Io { path: String, detail: String },
+    /// The drive filled up (ENOSPC, ERROR_DISK_FULL) or cannot hold the tree: its own
+    /// kind (`disk_full`) so the user is told what to free, not "permissions".
+    #[error("{}: the drive is full ({} bytes free{})", .path.display(), .free.map_or("?".into(), |f| f.to_string()), .needed.map_or(String::new(), |n| format!(", {n} needed")))]
+    DiskFull {
+        path: PathBuf,
+        needed: Option<u64>,
+        free: Option<u64>,
+    },
     /// A file name from outside (an index entry, a saved resolution) that is not one
     /// plain file-name component; refused before anything is written.
     #[error("{origin} names a file that cannot be used: {why}")]
@@ -157,6 +165,7 @@ impl WheelError {
             WheelError::UnknownComponent { .. } => "choose components from the list above",
             WheelError::Download(e) => e.hint(),
             WheelError::Io { .. } => "check free space and permissions on that folder",
+            WheelError::DiskFull { .. } => "free space on that drive, or choose a folder on another drive",
             WheelError::UnsafeName { .. } => {
                 "nothing was written; the index (or bundle) is damaged or hostile: use another mirror (--pypi-mirror) or the official index"
             }

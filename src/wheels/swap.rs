@@ -151,17 +151,10 @@ pub fn recover(dir: &Path, is_ours: &dyn Fn(&Path) -> bool) -> Result<Recovered,
     Ok(done)
 }
 
-/// A named point where a debug build can be made to stop so a test kills it there:
-/// `CUDA_SETUP_TEST_PAUSE_AT=<point>` writes `CUDA_SETUP_TEST_PAUSED` (a file path) and
-/// waits. Release builds ignore both.
+/// A named point where a debug build stops so a test can kill it there
+/// (`lock::test_pause`: `CUDA_SETUP_TEST_PAUSE_AT`/`_DIR`); release builds go on.
 fn pause_point(point: &str) {
-    if cfg!(debug_assertions) && std::env::var("CUDA_SETUP_TEST_PAUSE_AT").is_ok_and(|p| p == point)
-    {
-        if let Ok(flag) = std::env::var("CUDA_SETUP_TEST_PAUSED") {
-            let _ = std::fs::write(flag, point);
-        }
-        std::thread::sleep(std::time::Duration::from_secs(60));
-    }
+    crate::lock::test_pause(point);
 }
 
 /// Moves the finished `staging` tree to `dir` and runs `check` on it there. An existing

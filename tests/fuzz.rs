@@ -95,10 +95,10 @@ fn snapshot(root: &Path, skip: &[&Path]) -> BTreeMap<PathBuf, Node> {
 /// they write, and 100,000 cases of disk syncs would take an hour.
 fn scratch() -> tempfile::TempDir {
     let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        if let Ok(t) = tempfile::tempdir_in(shm) {
-            return t;
-        }
+    if shm.is_dir()
+        && let Ok(t) = tempfile::tempdir_in(shm)
+    {
+        return t;
     }
     tempfile::tempdir().unwrap()
 }
@@ -711,7 +711,7 @@ fn mutate_zip(bytes: &mut Vec<u8>, m: &Mutation) {
 }
 
 proptest! {
-    #![proptest_config(config(16))]
+    #![proptest_config(config(32))]
 
     /// Structured hostile zips: checked and installed safely or refused.
     #[test]
@@ -978,7 +978,7 @@ fn rooted_items(items: &[Item], root: &Path) -> Vec<Item> {
 }
 
 proptest! {
-    #![proptest_config(config(8))]
+    #![proptest_config(config(16))]
 
     /// Structured hostile tarballs: long names, PAX records, links, devices.
     #[test]
@@ -1254,7 +1254,7 @@ fn rebase(v: &serde_json::Value, root: &Path) -> serde_json::Value {
 }
 
 proptest! {
-    #![proptest_config(config(32))]
+    #![proptest_config(config(64))]
 
     /// A hostile cudnn-manifest.json and cuDNN journal: recover, verify and uninstall
     /// touch nothing outside the toolkit folder.

@@ -300,16 +300,23 @@ fn dest(e: &archive::Entry, toolkit_major: u32) -> String {
     }
 }
 
-/// An accepted plan is safe: every destination one relative path of safe names (no
-/// `..`, not absolute), no two the same file on Windows; a link's target a sibling name.
+/// One name that stays in its folder: not empty, `.` or `..`, no separator, drive or NUL.
+/// (Structural only: Windows' reserved names and characters are the archive checker's
+/// business; here the question is where a file lands.)
+fn stays(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', ':', '\0'])
+}
+
+/// An accepted plan is safe: every destination a relative path inside the toolkit (no
+/// `..`, not absolute), no two the same file ignoring case; a link's target a sibling.
 fn assert_plan_safe(plan: &archive::Plan) -> Result<(), TestCaseError> {
     for major in [12, 13] {
         let mut seen = HashSet::new();
         for e in &plan.entries {
             let d = dest(e, major);
             prop_assert!(
-                safe_path::relative(&d).is_ok(),
-                "entry {:?} would be written to unsafe path {d:?}",
+                d.split('/').all(stays),
+                "entry {:?} would be written to {d:?}, not a path inside the toolkit",
                 e.name
             );
             prop_assert!(
@@ -318,11 +325,7 @@ fn assert_plan_safe(plan: &archive::Plan) -> Result<(), TestCaseError> {
                 e.name
             );
             if let Some(t) = &e.link {
-                prop_assert!(
-                    safe_path::file_name(t).is_ok(),
-                    "link {:?} -> {t:?} is not a sibling name",
-                    e.name
-                );
+                prop_assert!(stays(t), "link {:?} -> {t:?} is not a sibling name", e.name);
             }
         }
     }

@@ -714,7 +714,7 @@ fn mutate_zip(bytes: &mut Vec<u8>, m: &Mutation) {
 }
 
 proptest! {
-    #![proptest_config(config(32))]
+    #![proptest_config(config(64))]
 
     /// Structured hostile zips: checked and installed safely or refused.
     #[test]
@@ -1257,7 +1257,7 @@ fn rebase(v: &serde_json::Value, root: &Path) -> serde_json::Value {
 }
 
 proptest! {
-    #![proptest_config(config(64))]
+    #![proptest_config(config(128))]
 
     /// A hostile cudnn-manifest.json and cuDNN journal: recover, verify and uninstall
     /// touch nothing outside the toolkit folder.
@@ -1429,7 +1429,7 @@ fn local_plan(root: &Path) -> cuda_setup::plan::Plan {
 }
 
 proptest! {
-    #![proptest_config(config(16))]
+    #![proptest_config(config(24))]
 
     /// A download resumed from a hostile `.part.json`: no panic, no hang, and either the
     /// right bytes at the destination or an error; nothing beside the download changed.

@@ -1468,6 +1468,7 @@ proptest! {
             stall_timeout: Duration::from_secs(2),
             connect_timeout: Duration::from_secs(2),
             verify: true,
+            ..Options::default()
         };
         let r = bounded("download", move || download::download(&req, &opts, &(), &Cancel::default()));
         if r.is_ok() {
@@ -1502,7 +1503,7 @@ proptest! {
         };
         let before = sb.outside();
         let _ = bounded("assemble", move || {
-            assemble(&spec, cuda_setup::compat::Os::Linux, &|_, _| {}, &|| false)
+            assemble(&spec, cuda_setup::compat::Os::Linux, &|_, _| {}, &|| false, &|_| Ok(()))
         });
         assert_same(&before, &sb.outside(), "assemble")?;
     }

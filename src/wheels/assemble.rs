@@ -352,7 +352,8 @@ fn build(
                 if n == 0 {
                     break;
                 }
-                std::io::Write::write_all(&mut f, &buf[..n]).map_err(|err| write_err(&dest, err))?;
+                std::io::Write::write_all(&mut f, &buf[..n])
+                    .map_err(|err| write_err(&dest, err))?;
                 done += n as u64;
             }
             #[cfg(unix)]

@@ -86,7 +86,7 @@ pub fn fetch_project(
             detail: e.to_string(),
         }
     })?;
-    let files = parse_page(&page.url, &page.content_type, &page.text).map_err(|detail| {
+    let files = parse_any(&page.url, &page.content_type, &page.text).map_err(|detail| {
         WheelError::Index {
             url: url.clone(),
             detail,
@@ -105,7 +105,19 @@ pub fn fetch_project(
 
 /// Parses a project page by its media type (a JSON body is recognised even when a
 /// careless mirror labels it text/html).
+/// Every name it returns is one plain file name; a page listing another is refused.
 pub fn parse_page(base: &str, content_type: &str, text: &str) -> Result<Vec<DistFile>, String> {
+    let files = parse_any(base, content_type, text)?;
+    for f in &files {
+        crate::safe_path::file_name(&f.filename)
+            .map_err(|why| format!("names a file that cannot be used: {why}"))?;
+    }
+    Ok(files)
+}
+
+/// The page's files as listed, names not yet judged (`fetch_project` judges them with
+/// its own typed error).
+fn parse_any(base: &str, content_type: &str, text: &str) -> Result<Vec<DistFile>, String> {
     if content_type.contains("json") || text.trim_start().starts_with('{') {
         parse_json(base, text)
     } else {

@@ -165,7 +165,9 @@ impl WheelError {
             WheelError::UnknownComponent { .. } => "choose components from the list above",
             WheelError::Download(e) => e.hint(),
             WheelError::Io { .. } => "check free space and permissions on that folder",
-            WheelError::DiskFull { .. } => "free space on that drive, or choose a folder on another drive",
+            WheelError::DiskFull { .. } => {
+                "free space on that drive, or choose a folder on another drive"
+            }
             WheelError::UnsafeName { .. } => {
                 "nothing was written; the index (or bundle) is damaged or hostile: use another mirror (--pypi-mirror) or the official index"
             }

@@ -851,7 +851,7 @@ fn kill_at(
         .args(&args)
         .env("LANG", "C")
         .env("CUDA_SETUP_TEST_PAUSE_AT", point)
-        .env("CUDA_SETUP_TEST_PAUSE_DIR", &tmp)
+        .env("CUDA_SETUP_TEST_PAUSE_DIR", tmp)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

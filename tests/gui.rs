@@ -28,7 +28,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use support::cudnn_zip::Spec;
 use support::server::{Body, Fault, Server};
-use support::standin::{md5_of, windows_installer};
+use support::standin::{serve_installer, windows_installer};
 
 const INSTALLER: &str = "/compute/cuda/11.8.0/local_installers/cuda_11.8.0_522.06_windows.exe";
 
@@ -58,13 +58,11 @@ struct Machine {
 impl Machine {
     fn new(installer: Vec<u8>) -> Machine {
         let server = Server::start();
-        let md5 = md5_of(&installer);
-        server.add(INSTALLER, Body::Bytes(Arc::new(installer)));
-        server.add(
-            "/compute/cuda/11.8.0/docs/sidebar/md5sum.txt",
-            Body::Bytes(Arc::new(
-                format!("{md5}  local_installers/cuda_11.8.0_522.06_windows.exe\n").into_bytes(),
-            )),
+        serve_installer(
+            &server,
+            "11.8.0",
+            "cuda_11.8.0_522.06_windows.exe",
+            installer,
         );
         Machine {
             server,

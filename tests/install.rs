@@ -17,7 +17,7 @@ use serde_json::Value;
 use support::cudnn_tar::LinuxSpec;
 use support::cudnn_zip::Spec;
 use support::server::{Body, Server};
-use support::standin::{linux_runfile, md5_of, sha256_of, windows_installer};
+use support::standin::{linux_runfile, md5_of, serve_installer, sha256_of, windows_installer};
 
 struct Machine {
     server: Server,
@@ -27,28 +27,17 @@ struct Machine {
 impl Machine {
     fn new(installer: Vec<u8>) -> Machine {
         let server = Server::start();
-        let md5 = md5_of(&installer);
-        server.add(
-            "/compute/cuda/11.8.0/local_installers/cuda_11.8.0_522.06_windows.exe",
-            Body::Bytes(Arc::new(installer)),
+        serve_installer(
+            &server,
+            "11.8.0",
+            "cuda_11.8.0_522.06_windows.exe",
+            installer,
         );
-        server.add(
-            "/compute/cuda/11.8.0/docs/sidebar/md5sum.txt",
-            Body::Bytes(Arc::new(
-                format!("{md5}  local_installers/cuda_11.8.0_522.06_windows.exe\n").into_bytes(),
-            )),
-        );
-        let runfile = linux_runfile();
-        let md5 = md5_of(&runfile);
-        server.add(
-            "/compute/cuda/11.4.4/local_installers/cuda_11.4.4_470.82.01_linux.run",
-            Body::Bytes(Arc::new(runfile)),
-        );
-        server.add(
-            "/compute/cuda/11.4.4/docs/sidebar/md5sum.txt",
-            Body::Bytes(Arc::new(
-                format!("{md5}  local_installers/cuda_11.4.4_470.82.01_linux.run\n").into_bytes(),
-            )),
+        serve_installer(
+            &server,
+            "11.4.4",
+            "cuda_11.4.4_470.82.01_linux.run",
+            linux_runfile(),
         );
         Machine {
             server,

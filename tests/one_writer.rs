@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use support::cudnn_zip::{Spec, toolkit};
 use support::server::{Body, Server};
-use support::standin::{md5_of, windows_installer};
+use support::standin::{serve_installer, windows_installer};
 
 const BUSY: i32 = 6;
 /// install's MSI-style 1618 (ERROR_INSTALL_ALREADY_RUNNING), as a Unix shell sees it.
@@ -259,17 +259,11 @@ struct Machine {
 impl Machine {
     fn new() -> Machine {
         let server = Server::start();
-        let installer = windows_installer(0, 0);
-        let md5 = md5_of(&installer);
-        server.add(
-            "/compute/cuda/11.8.0/local_installers/cuda_11.8.0_522.06_windows.exe",
-            Body::Bytes(Arc::new(installer)),
-        );
-        server.add(
-            "/compute/cuda/11.8.0/docs/sidebar/md5sum.txt",
-            Body::Bytes(Arc::new(
-                format!("{md5}  local_installers/cuda_11.8.0_522.06_windows.exe\n").into_bytes(),
-            )),
+        serve_installer(
+            &server,
+            "11.8.0",
+            "cuda_11.8.0_522.06_windows.exe",
+            windows_installer(0, 0),
         );
         Machine {
             server,

@@ -110,8 +110,8 @@ impl RunReport {
         self.failure.is_none() && !self.cancelled
     }
 
-    /// The report of a run whose executor died (`message` says how): nothing known done.
-    pub fn crashed(plan: &Plan, message: &str) -> RunReport {
+    /// A report of `plan` with no step run yet.
+    fn not_run(plan: &Plan, log_file: Option<PathBuf>) -> RunReport {
         RunReport {
             plan: plan.clone(),
             steps: plan
@@ -128,9 +128,17 @@ impl RunReport {
             changed: false,
             reboot_required: false,
             cancelled: false,
-            failure: Some(Failure::internal(message)),
-            log_file: None,
+            failure: None,
+            log_file,
             elapsed_ms: 0,
+        }
+    }
+
+    /// The report of a run whose executor died (`message` says how): nothing known done.
+    pub fn crashed(plan: &Plan, message: &str) -> RunReport {
+        RunReport {
+            failure: Some(Failure::internal(message)),
+            ..RunReport::not_run(plan, None)
         }
     }
 }
@@ -377,26 +385,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             "resuming an interrupted run; steps already done: {done:?}"
         ));
     }
-    let mut report = RunReport {
-        plan: plan.clone(),
-        steps: plan
-            .steps
-            .iter()
-            .map(|s| StepReport {
-                name: s.name(),
-                status: StepStatus::NotRun,
-                changed: false,
-                detail: String::new(),
-                elapsed_ms: 0,
-            })
-            .collect(),
-        changed: false,
-        reboot_required: false,
-        cancelled: false,
-        failure: None,
-        log_file: log_file.clone(),
-        elapsed_ms: 0,
-    };
+    let mut report = RunReport::not_run(plan, log_file.clone());
     if let Err(e) = &held {
         // Nothing ran: the failure is the first step's, which could not start.
         let name = plan.steps.first().map_or("preflight", |s| s.name());

@@ -191,19 +191,23 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
     } else if let (Some(dir), Some(v)) = (&inputs.toolkit_dir, &inputs.toolkit_version)
         && super::toolkit_missing(t, dir, v).is_empty()
     {
-        out.push(check(
-            "already_installed",
-            Status::Pass,
-            format!(
-                "CUDA {} is already installed at {}; it will be kept",
-                v.major_minor(),
-                dir.display()
-            ),
-            "",
-            "",
-        ));
+        out.push(already_installed(dir, v));
     }
     out
+}
+
+fn already_installed(dir: &Path, v: &Version) -> Check {
+    check(
+        "already_installed",
+        Status::Pass,
+        format!(
+            "CUDA {} is already installed at {}; it will be kept",
+            v.major_minor(),
+            dir.display()
+        ),
+        "",
+        "",
+    )
 }
 
 /// What the wheels method will do with the folder already at its destination (what
@@ -231,17 +235,7 @@ fn wheels_destination(t: &crate::target::Target, dir: &Path, v: &Version) -> Che
             WHY,
             FIX,
         ),
-        Ok(None) if super::toolkit_missing(t, dir, v).is_empty() => check(
-            "already_installed",
-            Status::Pass,
-            format!(
-                "CUDA {} is already installed at {}; it will be kept",
-                v.major_minor(),
-                dir.display()
-            ),
-            "",
-            "",
-        ),
+        Ok(None) if super::toolkit_missing(t, dir, v).is_empty() => already_installed(dir, v),
         Ok(None) => check(
             "install_path_not_ours",
             Status::Fail,

@@ -68,3 +68,19 @@ pub fn sha256_of(bytes: &[u8]) -> String {
     std::fs::write(&p, bytes).unwrap();
     cuda_setup::download::hash_file(&p).unwrap().0.sha256
 }
+
+/// Serves `bytes` as NVIDIA's installer `local_installers/NAME` of CUDA `release`, with the
+/// `md5sum.txt` NVIDIA publishes beside it listing its hash.
+pub fn serve_installer(server: &super::server::Server, release: &str, name: &str, bytes: Vec<u8>) {
+    let md5 = md5_of(&bytes);
+    server.add(
+        &format!("/compute/cuda/{release}/local_installers/{name}"),
+        super::server::Body::Bytes(std::sync::Arc::new(bytes)),
+    );
+    server.add(
+        &format!("/compute/cuda/{release}/docs/sidebar/md5sum.txt"),
+        super::server::Body::Bytes(std::sync::Arc::new(
+            format!("{md5}  local_installers/{name}\n").into_bytes(),
+        )),
+    );
+}

@@ -156,6 +156,11 @@ fn describe(lang: Lang, c: &Check, p: &Prepared) -> (String, String, String) {
             .to_string()
     };
     let needed = p.inputs.as_ref().map_or(0, |i| i.needed_bytes);
+    let version = p
+        .plan
+        .toolkit
+        .as_ref()
+        .map_or("?".into(), |v| v.major_minor().to_string());
     match c.id.as_str() {
         "disk_toolkit" | "disk_work" => {
             let dir = p.inputs.as_ref().and_then(|i| {
@@ -244,32 +249,12 @@ fn describe(lang: Lang, c: &Check, p: &Prepared) -> (String, String, String) {
             t(lang, "ui_check_vs_fix"),
         ),
         "already_installed" => (
-            tf(
-                lang,
-                "ui_check_already",
-                &[(
-                    "version",
-                    &p.plan
-                        .toolkit
-                        .as_ref()
-                        .map_or("?".into(), |v| v.major_minor().to_string()),
-                )],
-            ),
+            tf(lang, "ui_check_already", &[("version", &version)]),
             String::new(),
             String::new(),
         ),
         "wheels_ours" => (
-            tf(
-                lang,
-                "ui_check_wheels_ours",
-                &[(
-                    "version",
-                    &p.plan
-                        .toolkit
-                        .as_ref()
-                        .map_or("?".into(), |v| v.major_minor().to_string()),
-                )],
-            ),
+            tf(lang, "ui_check_wheels_ours", &[("version", &version)]),
             String::new(),
             String::new(),
         ),

@@ -496,6 +496,78 @@ fn an_install_journal_aimed_outside_the_root_runs_nothing() {
     }
 }
 
+/// Resuming a journal runs its steps (pip in the Python it names) with our rights, so a
+/// journal another account wrote is never resumed — even one that is otherwise well
+/// formed — while the same journal written by us is.
+#[cfg(unix)]
+#[test]
+fn an_install_journal_another_account_wrote_is_never_resumed() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = tempfile::tempdir().unwrap();
+    let root = w.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let target = Target::rooted(Os::Linux, &root);
+    // The "Python" the planted plan names: it would leave a mark if it ever ran.
+    let mark = w.path().join("ran");
+    let python = w.path().join("python3");
+    std::fs::write(&python, format!("#!/bin/sh\ntouch '{}'\n", mark.display())).unwrap();
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let plan = serde_json::to_string(&cuda_setup::plan::Plan {
+        format: 1,
+        goal: cuda_setup::recommend::Goal::Pytorch,
+        os: Os::Linux,
+        root: Some(root.clone()),
+        toolkit: None,
+        cudnn: None,
+        torch_command: None,
+        notes: vec![],
+        steps: vec![cuda_setup::steps::Step::InstallTorch {
+            python: python.clone(),
+            args: vec!["torch".into()],
+        }],
+    })
+    .unwrap();
+    let text = json!({"plan": plan, "done": []}).to_string();
+    let tables = Tables::embedded().unwrap();
+    let ids = |t: &Target| -> Vec<&'static str> {
+        repair::audit(t, &tables, &Overrides::default())
+            .iter()
+            .map(|f| f.id)
+            .collect()
+    };
+
+    // Ours: taken as an interrupted install.
+    let journal = write_install_journal(&target, &text);
+    assert!(ids(&target).contains(&"repair_install_interrupted"));
+
+    // Another account's (uid 65534, "nobody"): set aside, nothing run.
+    if let Err(e) = std::os::unix::fs::chown(&journal, Some(65534), Some(65534)) {
+        // Changing a file's owner needs root (CI and this project's machines run as root).
+        eprintln!("not checked here, chown needs root: {e}");
+        return;
+    }
+    let findings = repair::audit(&target, &tables, &Overrides::default());
+    let f = findings
+        .iter()
+        .find(|f| f.id == "repair_install_journal_rejected")
+        .expect("a journal another account wrote is rejected");
+    let shown = cuda_setup::i18n::render(&f.message, cuda_setup::i18n::Lang::En);
+    assert!(shown.contains("another user account"), "{shown}");
+    repair::fix(
+        &target,
+        &tables,
+        &Overrides::default(),
+        &findings,
+        &mut |_| {},
+    );
+    assert!(!mark.exists(), "the planted plan's program ran");
+    assert!(!journal.exists());
+    assert_eq!(
+        named(&target.state_dir(), "install-journal.json.rejected-").len(),
+        1
+    );
+}
+
 #[test]
 fn repair_says_when_it_sets_a_cudnn_record_aside() {
     let w = tempfile::tempdir().unwrap();

@@ -433,6 +433,35 @@ fn volume_free(dir: &Path) -> std::io::Result<u64> {
     Ok(avail)
 }
 
+/// Whether `path` was written by this account or by the machine's administrators: on Unix
+/// its owner is root or our effective uid; on Windows, where an elevated process's files
+/// are owned by the Administrators group, its owner is Administrators or SYSTEM (checked
+/// only when `elevated`: a non-elevated state folder lies in the user's own profile).
+/// A state file that can make us run programs is trusted only then — anyone may create
+/// files in `C:\ProgramData`.
+pub fn written_by_us(path: &Path, elevated: bool) -> std::io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let _ = elevated;
+        let uid = std::fs::symlink_metadata(path)?.uid();
+        // SAFETY: geteuid has no preconditions.
+        Ok(uid == 0 || uid == unsafe { libc::geteuid() })
+    }
+    #[cfg(windows)]
+    {
+        if !elevated {
+            return Ok(true);
+        }
+        windows::owned_by_administrators(path)
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        let _ = (path, elevated);
+        Ok(true)
+    }
+}
+
 /// Whether an I/O error means the drive (or the user's quota) is full: ENOSPC/EDQUOT,
 /// Windows' ERROR_DISK_FULL (112) and ERROR_HANDLE_DISK_FULL (39).
 pub fn is_disk_full(e: &std::io::Error) -> bool {

@@ -65,3 +65,43 @@ pub fn visual_studio() -> Option<std::path::PathBuf> {
     let p = String::from_utf8_lossy(&out.stdout).trim().to_string();
     (!p.is_empty()).then(|| std::path::PathBuf::from(p))
 }
+
+/// Whether `path`'s owner is the Administrators group or SYSTEM (see
+/// `platform::written_by_us`).
+pub fn owned_by_administrators(path: &std::path::Path) -> std::io::Result<bool> {
+    use std::os::windows::ffi::OsStrExt;
+    use windows_sys::Win32::Foundation::LocalFree;
+    use windows_sys::Win32::Security::Authorization::{GetNamedSecurityInfoW, SE_FILE_OBJECT};
+    use windows_sys::Win32::Security::{
+        IsWellKnownSid, OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID,
+        WinBuiltinAdministratorsSid, WinLocalSystemSid,
+    };
+    let wide: Vec<u16> = path.as_os_str().encode_wide().chain([0]).collect();
+    let mut owner: PSID = std::ptr::null_mut();
+    let mut sd: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
+    // SAFETY: `wide` is NUL-terminated; `owner` points into `sd`, freed below with LocalFree.
+    let err = unsafe {
+        GetNamedSecurityInfoW(
+            wide.as_ptr(),
+            SE_FILE_OBJECT,
+            OWNER_SECURITY_INFORMATION,
+            &mut owner,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut sd,
+        )
+    };
+    if err != 0 {
+        return Err(std::io::Error::from_raw_os_error(err as i32));
+    }
+    // SAFETY: `owner` is a valid SID inside `sd` until `sd` is freed.
+    let ok = unsafe {
+        !owner.is_null()
+            && (IsWellKnownSid(owner, WinBuiltinAdministratorsSid) != 0
+                || IsWellKnownSid(owner, WinLocalSystemSid) != 0)
+    };
+    // SAFETY: `sd` was allocated by GetNamedSecurityInfoW.
+    unsafe { LocalFree(sd as _) };
+    Ok(ok)
+}

@@ -175,6 +175,13 @@ fn read_journal(target: &Target) -> Result<Option<(Journal, Plan)>, Rejected> {
             return Ok(None);
         };
         let bad = |why: String| Rejected::new(&path, why);
+        // Resuming runs its steps (pip in a Python it names) with our rights: only a
+        // journal this account or the administrators wrote is taken.
+        if !crate::platform::written_by_us(&path, target.elevated).unwrap_or(false) {
+            return Err(bad(
+                "it was written by another user account, not by cuda-setup".into(),
+            ));
+        }
         let j: Journal = serde_json::from_slice(&bytes)
             .map_err(|e| bad(format!("not a record cuda-setup wrote: {e}")))?;
         let plan: Plan = serde_json::from_str(&j.plan)

@@ -665,14 +665,15 @@ fn a_hostile_file_name_on_the_index_writes_nothing_outside_the_root() {
     assert!(outside.is_empty(), "{outside:?}");
 }
 
+/// A loopback index serving stand-in wheels of CUDA `version` (with or without libcudart).
+fn standin_index(dir: &Path, version: &str, cudart: bool) -> support::server::Server {
+    serve(&support::wheels::standin(dir, version, cudart))
+}
+
 #[test]
 fn an_installer_made_toolkit_at_the_destination_is_kept_not_replaced() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = serve(&support::wheels::standin(
-        &tmp.path().join("wheels"),
-        "13.5.37",
-        true,
-    ));
+    let server = standin_index(&tmp.path().join("wheels"), "13.5.37", true);
     let root = tmp.path().join("root");
     let dir = root.join("usr/local/cuda-13.5");
     installer_toolkit(&dir, true);
@@ -693,11 +694,7 @@ fn an_installer_made_toolkit_at_the_destination_is_kept_not_replaced() {
 #[test]
 fn a_folder_we_did_not_build_and_that_is_no_toolkit_is_refused_untouched() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = serve(&support::wheels::standin(
-        &tmp.path().join("wheels"),
-        "13.5.37",
-        true,
-    ));
+    let server = standin_index(&tmp.path().join("wheels"), "13.5.37", true);
     let root = tmp.path().join("root");
     let dir = root.join("usr/local/cuda-13.5");
     installer_toolkit(&dir, false); // nvcc without its runtime: half an installer run
@@ -717,11 +714,7 @@ fn a_folder_we_did_not_build_and_that_is_no_toolkit_is_refused_untouched() {
 #[test]
 fn a_record_that_points_outside_its_folder_is_not_trusted() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = serve(&support::wheels::standin(
-        &tmp.path().join("wheels"),
-        "13.5.37",
-        true,
-    ));
+    let server = standin_index(&tmp.path().join("wheels"), "13.5.37", true);
     let root = tmp.path().join("root");
     let dir = root.join("usr/local/cuda-13.5");
     // A record naming a wheel `../../victim`: not ours, whatever else it says.
@@ -763,21 +756,13 @@ fn a_rebuild_whose_check_fails_puts_the_previous_tree_back() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("root");
     let dir = root.join("usr/local/cuda-13.5");
-    let a = serve(&support::wheels::standin(
-        &tmp.path().join("a"),
-        "13.5.37",
-        true,
-    ));
+    let a = standin_index(&tmp.path().join("a"), "13.5.37", true);
     let out = standin_install(&a.url("/simple"), &root, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let built = snapshot(&dir);
     assert!(built.contains_key(".cuda-setup/toolkit-wheels.json"));
     // A newer runtime wheel that lacks libcudart: the new tree fails its check.
-    let b = serve(&support::wheels::standin(
-        &tmp.path().join("b"),
-        "13.5.38",
-        false,
-    ));
+    let b = standin_index(&tmp.path().join("b"), "13.5.38", false);
     let out = standin_install(&b.url("/simple"), &root, &[]);
     let t = text(&out);
     assert_ne!(out.status.code(), Some(0), "{t}");
@@ -797,16 +782,8 @@ fn a_rebuild_whose_check_fails_puts_the_previous_tree_back() {
 #[test]
 fn kill_9_at_each_point_of_a_swap_never_leaves_no_toolkit() {
     let tmp = tempfile::tempdir().unwrap();
-    let a = serve(&support::wheels::standin(
-        &tmp.path().join("a"),
-        "13.5.37",
-        true,
-    ));
-    let b = serve(&support::wheels::standin(
-        &tmp.path().join("b"),
-        "13.5.38",
-        true,
-    ));
+    let a = standin_index(&tmp.path().join("a"), "13.5.37", true);
+    let b = standin_index(&tmp.path().join("b"), "13.5.38", true);
     let template = tmp.path().join("template");
     let out = standin_install(&a.url("/simple"), &template, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -914,11 +891,7 @@ fn kill_at(
 #[test]
 fn repair_fix_puts_back_a_tree_a_killed_swap_left_aside() {
     let tmp = tempfile::tempdir().unwrap();
-    let a = serve(&support::wheels::standin(
-        &tmp.path().join("a"),
-        "13.5.37",
-        true,
-    ));
+    let a = standin_index(&tmp.path().join("a"), "13.5.37", true);
     let root = tmp.path().join("root");
     let local = root.join("usr/local");
     let dir = local.join("cuda-13.5");
@@ -942,11 +915,7 @@ fn repair_fix_puts_back_a_tree_a_killed_swap_left_aside() {
 #[test]
 fn a_bundle_whose_saved_resolution_names_a_path_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = serve(&support::wheels::standin(
-        &tmp.path().join("wheels"),
-        "13.5.37",
-        true,
-    ));
+    let server = standin_index(&tmp.path().join("wheels"), "13.5.37", true);
     let bundle = tmp.path().join("bundle");
     let b = bundle.to_str().unwrap();
     let index = server.url("/simple");

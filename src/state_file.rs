@@ -74,6 +74,16 @@ pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Rejected> {
 /// temporary name is removed first and the file is created new, so a link planted there
 /// is never written through; the rename replaces a link at `path` itself.
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace(path, bytes, true)
+}
+
+/// [`write`] without the sync, for a progress record written often whose loss only
+/// costs redoing work (a download's `.part.json`).
+pub fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace(path, bytes, false)
+}
+
+fn replace(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".tmp");
     let tmp = path.with_file_name(name);
@@ -86,7 +96,9 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .create_new(true)
         .open(&tmp)?;
     std::io::Write::write_all(&mut f, bytes)?;
-    f.sync_all()?;
+    if sync {
+        f.sync_all()?;
+    }
     std::fs::rename(&tmp, path)
 }
 

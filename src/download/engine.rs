@@ -31,8 +31,6 @@ const MAX_CHUNK: u64 = 8 << 20;
 /// The largest file fetched (a CUDA installer is about 4 GB): bounds what a server's or a
 /// state file's numbers can make the engine allocate or write.
 const MAX_SIZE: u64 = 1 << 40;
-/// A state file is a few hundred KiB at most (1 TiB in 8 MiB chunks: 131072 flags).
-const MAX_STATE_BYTES: u64 = 4 << 20;
 
 impl PartState {
     /// Why this state cannot be resumed for the file `key` of `size` bytes whose part file
@@ -81,24 +79,23 @@ fn load_state(
     size: u64,
     reporter: &dyn Reporter,
 ) -> Option<PartState> {
-    let meta = std::fs::metadata(state_path).ok()?;
-    let reason = if !meta.is_file() || meta.len() > MAX_STATE_BYTES {
-        format!("it is {} bytes, too big for a state file", meta.len())
-    } else {
-        let part_len = std::fs::metadata(part)
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| m.len());
-        match std::fs::read(state_path)
-            .map_err(|e| e.to_string())
-            .and_then(|b| serde_json::from_slice::<PartState>(&b).map_err(|e| e.to_string()))
-        {
+    // Read as the input it is (bounded, never through a link), like every state file.
+    let reason = match crate::state_file::read(state_path) {
+        Ok(None) => return None,
+        Err(r) => r.why,
+        Ok(Some(b)) => match serde_json::from_slice::<PartState>(&b) {
             Err(e) => format!("it cannot be read: {e}"),
-            Ok(s) => match s.problem(key, size, part_len) {
-                None => return Some(s),
-                Some(r) => r,
-            },
-        }
+            Ok(s) => {
+                let part_len = std::fs::metadata(part)
+                    .ok()
+                    .filter(|m| m.is_file())
+                    .map(|m| m.len());
+                match s.problem(key, size, part_len) {
+                    None => return Some(s),
+                    Some(r) => r,
+                }
+            }
+        },
     };
     reporter.event(Event::PartDiscarded {
         path: state_path.to_path_buf(),
@@ -688,11 +685,9 @@ fn take_chunk(board: &Board) -> Option<usize> {
 }
 
 fn save_state(path: &Path, s: &PartState) {
-    // Write-then-rename: a kill mid-write leaves the previous state, never a torn one.
-    let tmp = path.with_extension("json.tmp");
-    if std::fs::write(&tmp, serde_json::to_vec(s).unwrap_or_default()).is_ok() {
-        let _ = std::fs::rename(&tmp, path);
-    }
+    // Written after every chunk: not synced (a state lost to a crash is discarded and the
+    // download starts over), but like every state file never torn, never through a link.
+    let _ = crate::state_file::write_unsynced(path, &serde_json::to_vec(s).unwrap_or_default());
 }
 
 #[allow(clippy::too_many_arguments)]

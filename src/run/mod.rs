@@ -324,15 +324,49 @@ impl Log {
 
 /// Runs `plan` on a worker thread; events arrive on the returned channel, the last one
 /// being `Done`.
-pub fn spawn(plan: Plan, target: Target, cancel: Cancel) -> Receiver<RunEvent> {
+pub fn spawn(plan: Plan, target: Target, cancel: Cancel) -> Events {
     let (tx, rx) = channel();
+    let for_thread = plan.clone();
     std::thread::spawn(move || {
+        let plan = for_thread;
         // Steps are caught one by one; this catches the executor's own bookkeeping.
         let report = crate::panics::catch(|| execute(&plan, &target, &cancel, &tx))
             .unwrap_or_else(|p| RunReport::crashed(&plan, &p.message));
         let _ = tx.send(RunEvent::Done(Box::new(report)));
     });
-    rx
+    Events {
+        rx,
+        plan: Some(plan),
+    }
+}
+
+/// A run's events; the last is always `Done` — a failed report of its own when the
+/// executor's thread ended without one — so no front end waits for ever.
+pub struct Events {
+    rx: Receiver<RunEvent>,
+    /// Until `Done` is seen: the plan, for the report of a run that ended without one.
+    plan: Option<Plan>,
+}
+
+impl Iterator for Events {
+    type Item = RunEvent;
+
+    fn next(&mut self) -> Option<RunEvent> {
+        match self.rx.recv() {
+            Ok(e) => {
+                if matches!(e, RunEvent::Done(_)) {
+                    self.plan = None;
+                }
+                Some(e)
+            }
+            Err(_) => self.plan.take().map(|plan| {
+                RunEvent::Done(Box::new(RunReport::crashed(
+                    &plan,
+                    "the install worker stopped without a report",
+                )))
+            }),
+        }
+    }
 }
 
 /// Runs `plan` here, calling `on_event` for each event; returns the report.
@@ -342,20 +376,14 @@ pub fn run_blocking(
     cancel: &Cancel,
     on_event: &mut dyn FnMut(RunEvent),
 ) -> RunReport {
-    let rx = spawn(plan.clone(), target.clone(), cancel.clone());
     let mut report = None;
-    for e in rx {
+    for e in spawn(plan.clone(), target.clone(), cancel.clone()) {
         if let RunEvent::Done(r) = &e {
             report = Some((**r).clone());
         }
         on_event(e);
     }
-    // The worker always ends with Done, unless the thread itself died.
-    report.unwrap_or_else(|| {
-        let r = RunReport::crashed(plan, "the install worker stopped without a report");
-        on_event(RunEvent::Done(Box::new(r.clone())));
-        r
-    })
+    report.unwrap_or_else(|| RunReport::crashed(plan, "the install worker sent no report"))
 }
 
 /// The target's lock, held for the whole run (install, repair's fixes, the wizard's

@@ -312,16 +312,9 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             out.send(Event::Prepared(prepare(env, &rec, &choices)))
         }
         Command::Run { job, plan, cancel } => {
-            let mut done = false;
-            for e in run::spawn((*plan).clone(), env.target.clone(), cancel) {
-                done |= matches!(e, RunEvent::Done(_));
+            // The events end with Done, also when the executor's thread died.
+            for e in run::spawn(*plan, env.target.clone(), cancel) {
                 out.send(Event::Run(job, e));
-            }
-            // The executor's thread died without its report: the run failed.
-            if !done {
-                let r =
-                    run::RunReport::crashed(&plan, "the install worker stopped without a report");
-                out.send(Event::Run(job, RunEvent::Done(Box::new(r))));
             }
         }
         Command::PickFile { purpose } => {

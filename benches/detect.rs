@@ -7,9 +7,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cuda_setup::compat::Tables;
-use cuda_setup::detect::{self, Deadlines};
-use cuda_setup::platform::Host;
+use cuda_setup_core::compat::Tables;
+use cuda_setup_core::detect::{self, Deadlines};
+use cuda_setup_core::platform::Host;
 
 const RUNS: usize = 15;
 

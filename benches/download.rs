@@ -20,7 +20,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cuda_setup::download::{self, Cancel, Expected, Options, Request};
+use cuda_setup_core::download::{self, Cancel, Expected, Options, Request};
 use server::{Body, Fault, Server, pattern};
 
 fn env_mb(name: &str, default: u64) -> u64 {
@@ -315,10 +315,11 @@ torch wheel ({py}), each connection throttled to 20 MB/s, {mb} MiB"
         .args(["-m", "pip", "debug", "--verbose"])
         .output()
         .expect("pip debug");
-    let tags = cuda_setup::steps::torch_wheel::parse_tags(&String::from_utf8_lossy(&debug.stdout));
-    let files =
-        cuda_setup::wheels::index::fetch_project(&index, "torch", &Options::default()).unwrap();
-    let f = cuda_setup::steps::torch_wheel::pick(&files, "2.13.0", &tags).expect("a wheel");
+    let tags =
+        cuda_setup_core::steps::torch_wheel::parse_tags(&String::from_utf8_lossy(&debug.stdout));
+    let files = cuda_setup_core::wheels::index::fetch_project(&index, "torch", &Options::default())
+        .unwrap();
+    let f = cuda_setup_core::steps::torch_wheel::pick(&files, "2.13.0", &tags).expect("a wheel");
     let _ = std::fs::remove_file(&dest);
     let req = Request {
         url: f.url.clone(),

@@ -13,7 +13,7 @@ use support::server::{Body, Server, pattern};
 fn md5_sha(bytes: &[u8], dir: &std::path::Path) -> (String, String) {
     let p = dir.join("h.bin");
     std::fs::write(&p, bytes).unwrap();
-    let (d, _) = cuda_setup::download::hash_file(&p).unwrap();
+    let (d, _) = cuda_setup_core::download::hash_file(&p).unwrap();
     std::fs::remove_file(&p).unwrap();
     (d.md5, d.sha256)
 }

@@ -163,7 +163,7 @@ fn chinese_output() {
 #[test]
 fn a_broken_compat_dir_exits_1_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    for f in cuda_setup::compat::FILES {
+    for f in cuda_setup_core::compat::FILES {
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("compat-tables")
             .join(f);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use cuda_setup::cudnn::{self, CudnnError, Refusal, archive};
+use cuda_setup_core::cudnn::{self, CudnnError, Refusal, archive};
 use support::cudnn_zip::{Spec, toolkit, write_zip};
 
 /// Every file under `dir` but our `.cuda-setup` records: path → bytes.

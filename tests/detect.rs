@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use cuda_setup::compat::{Os, Tables};
-use cuda_setup::detect::{self, Deadlines, GpuSource, cudnn, gpu, python, toolkit};
-use cuda_setup::platform::Host;
+use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::detect::{self, Deadlines, GpuSource, cudnn, gpu, python, toolkit};
+use cuda_setup_core::platform::Host;
 
 fn fixture(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -64,7 +64,7 @@ fn env(pairs: &[(&str, String)]) -> BTreeMap<String, String> {
 
 #[test]
 fn parsers_read_real_transcripts_and_headers() {
-    let v = |s: &str| s.parse::<cuda_setup::version::Version>().unwrap();
+    let v = |s: &str| s.parse::<cuda_setup_core::version::Version>().unwrap();
     assert_eq!(
         toolkit::parse_nvcc_version(&fixture("nvcc-version-11.8.txt")),
         Some(v("11.8.89"))
@@ -417,7 +417,7 @@ fn python_probe_runs_a_real_interpreter() {
     assert!(
         matches!(
             p.probe_error,
-            Some(cuda_setup::platform::RunError::Timeout { .. })
+            Some(cuda_setup_core::platform::RunError::Timeout { .. })
         ),
         "{p:?}"
     );

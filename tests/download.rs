@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use cuda_setup::download::{
+use cuda_setup_core::download::{
     self, Cancel, DownloadError, Event, Expected, Options, Request, Source,
 };
 use support::server::{Body, Fault, Server, pattern};

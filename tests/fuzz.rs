@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
 
-use cuda_setup::cudnn::{self, archive};
-use cuda_setup::safe_path;
+use cuda_setup_core::cudnn::{self, archive};
+use cuda_setup_core::safe_path;
 use support::cudnn_tar::{Item, LIBS_9, LinuxSpec, linux_toolkit, tar_bytes};
 use support::cudnn_zip::{HEADERS_9, Spec, version_header};
 
@@ -1121,7 +1121,7 @@ fn html_page() -> impl Strategy<Value = String> {
 /// safe component (a download lands at `downloads/<file name>`).
 fn check_index(content_type: &str, text: &str) -> Result<(), TestCaseError> {
     let base = "https://mirror.example/pypi/simple/nvidia-cuda-nvcc/";
-    if let Ok(files) = cuda_setup::wheels::index::parse_page(base, content_type, text) {
+    if let Ok(files) = cuda_setup_core::wheels::index::parse_page(base, content_type, text) {
         for f in files {
             prop_assert!(
                 safe_path::file_name(&f.filename).is_ok(),
@@ -1403,14 +1403,14 @@ fn install_journal(plan_json: String) -> impl Strategy<Value = serde_json::Value
 }
 
 /// A plan of steps that need neither network nor installer: recover and configure.
-fn local_plan(root: &Path) -> cuda_setup::plan::Plan {
-    use cuda_setup::steps::Step;
+fn local_plan(root: &Path) -> cuda_setup_core::plan::Plan {
+    use cuda_setup_core::steps::Step;
     let tk = root.join("cuda-12.4");
-    let version: cuda_setup::version::Version = "12.4.1".parse().unwrap();
-    cuda_setup::plan::Plan {
+    let version: cuda_setup_core::version::Version = "12.4.1".parse().unwrap();
+    cuda_setup_core::plan::Plan {
         format: 1,
-        goal: cuda_setup::recommend::Goal::Developer,
-        os: cuda_setup::compat::Os::Windows,
+        goal: cuda_setup_core::recommend::Goal::Developer,
+        os: cuda_setup_core::compat::Os::Windows,
         root: Some(root.to_path_buf()),
         toolkit: Some(version.clone()),
         cudnn: None,
@@ -1439,7 +1439,7 @@ proptest! {
         part_len in prop_oneof![3 => Just(PART_SIZE), 1 => 0usize..PART_SIZE + 10],
         cut in prop::option::weighted(0.1, any::<prop::sample::Index>()),
     ) {
-        use cuda_setup::download::{self, Cancel, Expected, Options, Request};
+        use cuda_setup_core::download::{self, Cancel, Expected, Options, Request};
         let ps = part_server();
         let sb = Sandbox::new();
         let dl = sb.root.join("dl");
@@ -1489,7 +1489,7 @@ proptest! {
         files in hostile_number(),
         cut in prop::option::weighted(0.1, any::<prop::sample::Index>()),
     ) {
-        use cuda_setup::wheels::{AssembleSpec, assemble};
+        use cuda_setup_core::wheels::{AssembleSpec, assemble};
         let sb = Sandbox::new();
         let wheel_dir = sb.root.join("wheels");
         std::fs::create_dir_all(&wheel_dir).unwrap();
@@ -1503,7 +1503,7 @@ proptest! {
         };
         let before = sb.outside();
         let _ = bounded("assemble", move || {
-            assemble(&spec, cuda_setup::compat::Os::Linux, &|_, _| {}, &|| false, &|_| Ok(()))
+            assemble(&spec, cuda_setup_core::compat::Os::Linux, &|_, _| {}, &|| false, &|_| Ok(()))
         });
         assert_same(&before, &sb.outside(), "assemble")?;
     }
@@ -1512,15 +1512,15 @@ proptest! {
     /// and writes nothing outside the target's root.
     #[test]
     fn install_journal_resume(j in install_journal(local_plan(Path::new(ABS)).pipe_json())) {
-        use cuda_setup::download::Cancel;
-        use cuda_setup::target::Target;
+        use cuda_setup_core::download::Cancel;
+        use cuda_setup_core::target::Target;
         let tmp = scratch();
         let outer = tmp.path();
         let root = outer.join("root");
         std::fs::create_dir_all(&root).unwrap();
         linux_toolkit(&root, "12.4.1");
         std::fs::write(outer.join("sentinel.txt"), b"sentinel").unwrap();
-        let target = Target::rooted(cuda_setup::compat::Os::Windows, &root);
+        let target = Target::rooted(cuda_setup_core::compat::Os::Windows, &root);
         let plan = local_plan(&root);
         write_state(
             &target.state_dir().join("install-journal.json"),
@@ -1530,8 +1530,8 @@ proptest! {
         let before = snapshot(outer, &[&root]);
         let steps = plan.steps.len();
         let report = bounded("run_blocking", move || {
-            let _ = cuda_setup::run::interrupted_plan(&target);
-            cuda_setup::run::run_blocking(&plan, &target, &Cancel::default(), &mut |_| {})
+            let _ = cuda_setup_core::run::interrupted_plan(&target);
+            cuda_setup_core::run::run_blocking(&plan, &target, &Cancel::default(), &mut |_| {})
         });
         prop_assert_eq!(report.steps.len(), steps);
         assert_same(&before, &snapshot(outer, &[&root]), "the executor")?;
@@ -1542,7 +1542,7 @@ trait PipeJson {
     fn pipe_json(&self) -> String;
 }
 
-impl PipeJson for cuda_setup::plan::Plan {
+impl PipeJson for cuda_setup_core::plan::Plan {
     /// The plan's JSON as the executor keys its journal.
     fn pipe_json(&self) -> String {
         serde_json::to_string(self).unwrap()

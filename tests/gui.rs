@@ -15,15 +15,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cuda_setup::compat::{Os, Tables};
-use cuda_setup::detect::Deadlines;
-use cuda_setup::i18n::Lang;
-use cuda_setup::platform::Host;
-use cuda_setup::recommend::{Goal, GpuFact};
 use cuda_setup::ui::fonts::FontSource;
 use cuda_setup::ui::progress::StepState;
 use cuda_setup::ui::{App, Mode, Options, Overrides, Page};
-use cuda_setup::verify::{SmokeOptions, Status};
+use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::detect::Deadlines;
+use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::platform::Host;
+use cuda_setup_core::recommend::{Goal, GpuFact};
+use cuda_setup_core::verify::{SmokeOptions, Status};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use support::cudnn_zip::Spec;
@@ -382,7 +382,7 @@ fn an_existing_install_starts_in_repair_mode() {
     let tk = support::cudnn_zip::toolkit(&parent, "11.8.0");
     // CUDA 11's runtime DLL keeps the minor in its name.
     std::fs::write(tk.join("bin/cudart64_110.dll"), b"MZ stand-in cudart").unwrap();
-    cuda_setup::cudnn::install(&m.cudnn_zip(), &tk, &|_| {}).unwrap();
+    cuda_setup_core::cudnn::install(&m.cudnn_zip(), &tk, &|_| {}).unwrap();
 
     let mut h = harness(App::new(m.options(Lang::En)));
     h.step();
@@ -401,7 +401,7 @@ fn an_existing_install_starts_in_repair_mode() {
     assert_eq!(h.state().page, Page::Repair);
     wait(&mut h, "audit", |a| a.repair.findings.is_some());
     settle(&mut h);
-    let before = cuda_setup::repair::problems(h.state().repair.findings.as_ref().unwrap());
+    let before = cuda_setup_core::repair::problems(h.state().repair.findings.as_ref().unwrap());
     assert!(before > 0, "the environment was never configured");
     let ids: Vec<&str> = h
         .state()
@@ -423,7 +423,7 @@ fn an_existing_install_starts_in_repair_mode() {
         a.repair.fixed.is_some() && !a.repair.busy()
     });
     settle(&mut h);
-    let left = cuda_setup::repair::problems(h.state().repair.findings.as_ref().unwrap());
+    let left = cuda_setup_core::repair::problems(h.state().repair.findings.as_ref().unwrap());
     assert!(left < before, "{left} problems left of {before}");
     assert!(has(&h, "problems before the fixes"));
     assert!(
@@ -561,7 +561,7 @@ fn a_background_refresh_brings_new_releases_without_blocking() {
     let mut o = m.options(Lang::En);
     o.refresh = Some(cuda_setup::ui::worker::Refresh {
         base: Tables::embedded().unwrap(),
-        sources: cuda_setup::refresh::Sources {
+        sources: cuda_setup_core::refresh::Sources {
             nvidia: format!("{base}/compute"),
             torch_index: format!("{base}/whl"),
             pypi: format!("{base}/simple"),
@@ -576,7 +576,7 @@ fn a_background_refresh_brings_new_releases_without_blocking() {
         "nothing waits for the refresh"
     );
     wait(&mut h, "the refresh", |a| !a.refreshing);
-    let v: cuda_setup::version::Version = "13.6.0".parse().unwrap();
+    let v: cuda_setup_core::version::Version = "13.6.0".parse().unwrap();
     assert!(h.state().opts.tables.toolkit(&v).is_some());
     assert!(m.work.path().join("cache/refresh.json").exists());
 
@@ -642,7 +642,7 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
     let mut o = m.options(Lang::En);
     o.cuda = Some("13.5".parse().unwrap());
     o.overrides.driver = Some(Some("600.00".parse().unwrap()));
-    o.method = cuda_setup::recommend::Method::Wheels;
+    o.method = cuda_setup_core::recommend::Method::Wheels;
     o.pypi_mirror = Some(index.url("/simple"));
     // The wheels pip fetched for the tests (the default set adds cuBLAS, 400 MB).
     o.components = Some(
@@ -745,7 +745,7 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     assert_eq!(h.state().page, Page::Choose);
     assert_eq!(
         h.state().choose.method,
-        cuda_setup::recommend::Method::Wheels
+        cuda_setup_core::recommend::Method::Wheels
     );
 }
 

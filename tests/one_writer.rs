@@ -416,7 +416,7 @@ fn a_rerun_waits_for_an_installer_an_earlier_run_left_running() {
         .spawn()
         .unwrap();
     let state = m.root().join(".cuda-setup");
-    cuda_setup::steps::installer_process::record(&state, earlier.id(), Path::new("x.exe"));
+    cuda_setup_core::steps::installer_process::record(&state, earlier.id(), Path::new("x.exe"));
 
     let (run, lines) = spawn_watched(m.install(&[]));
     wait_for_line(
@@ -512,12 +512,12 @@ fn wait_is_offered_where_runs_change_things() {
 /// process, in English and in Chinese; nothing is started.
 #[test]
 fn the_wizard_says_which_cuda_setup_holds_the_target() {
-    use cuda_setup::compat::{Os, Tables};
-    use cuda_setup::i18n::Lang;
-    use cuda_setup::platform::Host;
-    use cuda_setup::recommend::GpuFact;
     use cuda_setup::ui::fonts::FontSource;
     use cuda_setup::ui::{App, Options, Overrides};
+    use cuda_setup_core::compat::{Os, Tables};
+    use cuda_setup_core::i18n::Lang;
+    use cuda_setup_core::platform::Host;
+    use cuda_setup_core::recommend::GpuFact;
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable;
 
@@ -544,9 +544,11 @@ fn the_wizard_says_which_cuda_setup_holds_the_target() {
     o.fonts = FontSource::EmbeddedOnly;
     o.file_dialogs = false;
     // Another cuda-setup (here: this process, through a lock of its own) holds the target.
-    let _held = cuda_setup::lock::acquire_with(
+    let _held = cuda_setup_core::lock::acquire_with(
         &m.root(),
-        &m.root().join(".cuda-setup").join(cuda_setup::lock::FILE),
+        &m.root()
+            .join(".cuda-setup")
+            .join(cuda_setup_core::lock::FILE),
         None,
     )
     .unwrap();
@@ -620,9 +622,9 @@ fn repair_fix_on_a_target_another_run_holds_exits_6_or_waits() {
         c
     };
     // Another cuda-setup (here: this process, through a lock of its own) holds the target.
-    let held = cuda_setup::lock::acquire_with(
+    let held = cuda_setup_core::lock::acquire_with(
         &root,
-        &root.join(".cuda-setup").join(cuda_setup::lock::FILE),
+        &root.join(".cuda-setup").join(cuda_setup_core::lock::FILE),
         None,
     )
     .unwrap();

@@ -10,10 +10,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cuda_setup::compat::{Os, Tables};
-use cuda_setup::repair::{self, Fix, Overrides};
-use cuda_setup::steps::env::{self, WindowsEnvRecord};
-use cuda_setup::target::Target;
+use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::repair::{self, Fix, Overrides};
+use cuda_setup_core::steps::env::{self, WindowsEnvRecord};
+use cuda_setup_core::target::Target;
 use serde_json::Value;
 use support::cudnn_zip::{Spec, toolkit};
 
@@ -44,7 +44,7 @@ fn windows_machine() -> Win {
         dll_size: 50_000,
     }
     .write(&zip);
-    cuda_setup::cudnn::install(&zip, &tk, &|_| {}).unwrap();
+    cuda_setup_core::cudnn::install(&zip, &tk, &|_| {}).unwrap();
     // The machine PATH as Windows has it, plus what install adds.
     let rec = WindowsEnvRecord {
         machine: BTreeMap::from([("Path".into(), r"C:\Windows\system32;C:\Windows".into())]),
@@ -351,16 +351,16 @@ fn an_interrupted_install_is_finished() {
     r.machine.remove("CUDA_PATH");
     r.machine.remove("CUDA_PATH_V12_4");
     write_record(&w.target, &r);
-    let plan = cuda_setup::plan::Plan {
+    let plan = cuda_setup_core::plan::Plan {
         format: 1,
-        goal: cuda_setup::recommend::Goal::Developer,
+        goal: cuda_setup_core::recommend::Goal::Developer,
         os: Os::Windows,
         root: w.target.root.clone(),
         toolkit: Some("12.4.1".parse().unwrap()),
         cudnn: None,
         torch_command: None,
         notes: vec![],
-        steps: vec![cuda_setup::steps::Step::ConfigureEnv {
+        steps: vec![cuda_setup_core::steps::Step::ConfigureEnv {
             cuda_dir: w.tk.clone(),
             version: "12.4.1".parse().unwrap(),
         }],
@@ -471,7 +471,7 @@ fn mixed_cudnn_versions_and_cudnn8_without_zlib() {
         dll_size: 30_000,
     }
     .write(&zip);
-    cuda_setup::cudnn::install(&zip, &tk, &|_| {}).unwrap();
+    cuda_setup_core::cudnn::install(&zip, &tk, &|_| {}).unwrap();
     assert_eq!(ids(&target, &Overrides::default()), ["repair_cudnn8_zlib"]);
     std::fs::write(tk.join("bin/zlibwapi.dll"), b"MZ").unwrap();
     assert!(ids(&target, &Overrides::default()).is_empty());
@@ -585,7 +585,7 @@ fn torch_case(
     std::fs::create_dir_all(&bin).unwrap();
     python_wrapper(&bin, &torch);
     let mut target = Target::rooted(Os::Linux, &root);
-    target.host = cuda_setup::platform::Host::real_with_env(BTreeMap::from([
+    target.host = cuda_setup_core::platform::Host::real_with_env(BTreeMap::from([
         ("PATH".into(), format!("{}:/usr/bin:/bin", bin.display())),
         ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
     ]));
@@ -652,7 +652,7 @@ fn damaged_cudnn_links_are_reinstalled_from_the_linux_tarball() {
     };
     let tarball = work.path().join(spec.file_name());
     spec.write(&tarball);
-    cuda_setup::cudnn::install(&tarball, &tk, &|_| {}).unwrap();
+    cuda_setup_core::cudnn::install(&tarball, &tk, &|_| {}).unwrap();
     let damaged = |t: &Target| {
         repair::audit(t, &tables(), &Overrides::default())
             .iter()
@@ -685,5 +685,10 @@ fn damaged_cudnn_links_are_reinstalled_from_the_linux_tarball() {
         std::fs::read_link(&ops).unwrap(),
         Path::new("libcudnn_ops.so.9.10.2")
     );
-    assert!(cuda_setup::cudnn::verify(&tk).unwrap().problems.is_empty());
+    assert!(
+        cuda_setup_core::cudnn::verify(&tk)
+            .unwrap()
+            .problems
+            .is_empty()
+    );
 }

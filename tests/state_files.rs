@@ -11,10 +11,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cuda_setup::compat::{Os, Tables};
-use cuda_setup::cudnn;
-use cuda_setup::repair::{self, Overrides};
-use cuda_setup::target::Target;
+use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::cudnn;
+use cuda_setup_core::repair::{self, Overrides};
+use cuda_setup_core::target::Target;
 use serde_json::{Value, json};
 use support::cudnn_zip::{Spec, toolkit};
 
@@ -313,7 +313,7 @@ fn a_state_file_over_the_limit_or_a_link_is_not_read() {
     assert!(real.is_file(), "the link's target stays");
     std::fs::File::create(&manifest)
         .unwrap()
-        .set_len(cuda_setup::state_file::MAX_BYTES + 1)
+        .set_len(cuda_setup_core::state_file::MAX_BYTES + 1)
         .unwrap();
     refused_saying(
         &cli(&["cudnn", "uninstall", "--cuda-dir", p(&dir)]),
@@ -375,11 +375,11 @@ fn an_install_journal_aimed_outside_the_root_runs_nothing() {
     let zip = w.path().join(format!("{}.zip", SPEC.top()));
     SPEC.write(&zip);
     let before = tree(w.path());
-    use cuda_setup::steps::{DownloadSpec, Step};
+    use cuda_setup_core::steps::{DownloadSpec, Step};
     let plan = |root: Option<PathBuf>, steps: Vec<Step>| {
-        serde_json::to_string(&cuda_setup::plan::Plan {
+        serde_json::to_string(&cuda_setup_core::plan::Plan {
             format: 1,
-            goal: cuda_setup::recommend::Goal::Developer,
+            goal: cuda_setup_core::recommend::Goal::Developer,
             os: Os::Windows,
             root,
             toolkit: Some("12.4.1".parse().unwrap()),
@@ -454,7 +454,7 @@ fn an_install_journal_aimed_outside_the_root_runs_nothing() {
                     findings.iter().map(|f| f.id).collect::<Vec<_>>()
                 )
             });
-        let shown = cuda_setup::i18n::render(&f.message, cuda_setup::i18n::Lang::En);
+        let shown = cuda_setup_core::i18n::render(&f.message, cuda_setup_core::i18n::Lang::En);
         assert!(
             shown.contains(why) && shown.contains("Nothing in it was run"),
             "{name}: {shown}"
@@ -512,16 +512,16 @@ fn an_install_journal_another_account_wrote_is_never_resumed() {
     let python = w.path().join("python3");
     std::fs::write(&python, format!("#!/bin/sh\ntouch '{}'\n", mark.display())).unwrap();
     std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let plan = serde_json::to_string(&cuda_setup::plan::Plan {
+    let plan = serde_json::to_string(&cuda_setup_core::plan::Plan {
         format: 1,
-        goal: cuda_setup::recommend::Goal::Pytorch,
+        goal: cuda_setup_core::recommend::Goal::Pytorch,
         os: Os::Linux,
         root: Some(root.clone()),
         toolkit: None,
         cudnn: None,
         torch_command: None,
         notes: vec![],
-        steps: vec![cuda_setup::steps::Step::InstallTorch {
+        steps: vec![cuda_setup_core::steps::Step::InstallTorch {
             python: python.clone(),
             args: vec!["torch".into()],
         }],
@@ -551,7 +551,7 @@ fn an_install_journal_another_account_wrote_is_never_resumed() {
         .iter()
         .find(|f| f.id == "repair_install_journal_rejected")
         .expect("a journal another account wrote is rejected");
-    let shown = cuda_setup::i18n::render(&f.message, cuda_setup::i18n::Lang::En);
+    let shown = cuda_setup_core::i18n::render(&f.message, cuda_setup_core::i18n::Lang::En);
     assert!(shown.contains("another user account"), "{shown}");
     repair::fix(
         &target,
@@ -589,7 +589,7 @@ fn repair_says_when_it_sets_a_cudnn_record_aside() {
         .iter()
         .find(|f| f.id == "repair_cudnn_record_rejected")
         .unwrap_or_else(|| panic!("{:?}", findings.iter().map(|f| f.id).collect::<Vec<_>>()));
-    let zh = cuda_setup::i18n::render(&f.message, cuda_setup::i18n::Lang::Zh);
+    let zh = cuda_setup_core::i18n::render(&f.message, cuda_setup_core::i18n::Lang::Zh);
     assert!(
         zh.contains("../victim.txt") && zh.contains("不再跟踪"),
         "{zh}"

@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use cuda_setup::compat::{FILES, TableError, TableSource, Tables};
-use cuda_setup::version::Version;
+use cuda_setup_core::compat::{FILES, TableError, TableSource, Tables};
+use cuda_setup_core::version::Version;
 
 fn shipped_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("compat-tables")
@@ -298,7 +298,7 @@ fn a_fifo_or_a_device_is_not_a_table() {
     // A table file larger than any table is refused without reading it all.
     let dir = copy();
     let big = std::fs::File::create(dir.path().join("cudnn.toml")).unwrap();
-    big.set_len(cuda_setup::compat::MAX_TABLE_BYTES + 1)
+    big.set_len(cuda_setup_core::compat::MAX_TABLE_BYTES + 1)
         .unwrap();
     let err = load(dir.path().to_path_buf()).unwrap_err();
     assert!(

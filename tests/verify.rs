@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use cuda_setup::compat::{Os, Tables};
-use cuda_setup::i18n::CATALOG;
-use cuda_setup::platform::Host;
-use cuda_setup::verify::doctor::{self, DoctorOptions, GpuFacts, GpuSummary, Severity};
-use cuda_setup::verify::{self, Status, loader, nvcc};
-use cuda_setup::version::ComputeCapability;
+use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::i18n::CATALOG;
+use cuda_setup_core::platform::Host;
+use cuda_setup_core::verify::doctor::{self, DoctorOptions, GpuFacts, GpuSummary, Severity};
+use cuda_setup_core::verify::{self, Status, loader, nvcc};
+use cuda_setup_core::version::ComputeCapability;
 use serde_json::Value;
 
 fn fixture(name: &str) -> PathBuf {

@@ -11,9 +11,9 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use cuda_setup::compat::Os;
-use cuda_setup::download::Options;
-use cuda_setup::wheels::{self, WheelError};
+use cuda_setup_core::compat::Os;
+use cuda_setup_core::download::Options;
+use cuda_setup_core::wheels::{self, WheelError};
 use serde_json::Value;
 use support::wheels::{COMPONENTS, IndexFile, Platform, TOOLKIT, cached, files, serve};
 

@@ -5,12 +5,14 @@ use std::path::{Path, PathBuf};
 
 use super::download::StatusLine;
 use super::{CliError, exit, recommend};
-use crate::compat::{Os, Tables};
-use crate::download::{self, Cancel, DownloadError, Expected, Options, Request, published};
-use crate::i18n::{self, Lang};
-use crate::platform::{self, Host};
-use crate::recommend::{Goal, Method, Request as RecRequest};
-use crate::version::{ComputeCapability, Version};
+use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::download::{
+    self, Cancel, DownloadError, Expected, Options, Request, published,
+};
+use cuda_setup_core::i18n::{self, Lang};
+use cuda_setup_core::platform::{self, Host};
+use cuda_setup_core::recommend::{Goal, Method, Request as RecRequest};
+use cuda_setup_core::version::{ComputeCapability, Version};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -18,10 +20,10 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// Only `developer` (toolkit + cuDNN) has files to bundle
-    #[arg(long, value_enum, default_value = "developer")]
+    #[arg(long, value_parser = crate::cli::values::goal(), default_value = "developer")]
     pub goal: Goal,
     /// The OS the bundle is for (default: this one)
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::cli::values::os())]
     pub os: Option<Os>,
     /// CUDA toolkit version (prefix: 12, 12.4 or 12.4.1)
     #[arg(long, value_name = "VER")]
@@ -55,7 +57,7 @@ pub struct Args {
     pub how: super::install::MethodArgs,
 }
 
-pub use crate::bundle::{BundleFile, MANIFEST, Manifest};
+pub use cuda_setup_core::bundle::{BundleFile, MANIFEST, Manifest};
 
 struct Item {
     kind: &'static str,
@@ -90,7 +92,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         ..Default::default()
     };
     let facts = recommend::facts(tables, &rec_args)?;
-    let rec = crate::recommend::recommend(
+    let rec = cuda_setup_core::recommend::recommend(
         tables,
         &facts,
         &RecRequest {
@@ -167,7 +169,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     for mut item in items {
         // The bundle keeps each file under its address's last segment (as an install
         // from the bundle looks it up): one plain name, or nothing is written.
-        let file = crate::safe_path::file_name(download::file_name_of(&item.url))
+        let file = cuda_setup_core::safe_path::file_name(download::file_name_of(&item.url))
             .map_err(|why| CliError::Failed {
                 message: format!("{}: this address names a file that cannot be used: {why}", item.url),
                 hint: "nothing was written for it; the address comes from the tables or the package index: check --compat-dir, or use another mirror".into(),
@@ -248,8 +250,8 @@ fn wheel_items(
     tables: &Tables,
     args: &Args,
     os: Os,
-    tk: &crate::recommend::ToolkitPick,
-    cudnn: Option<&crate::recommend::CudnnPick>,
+    tk: &cuda_setup_core::recommend::ToolkitPick,
+    cudnn: Option<&cuda_setup_core::recommend::CudnnPick>,
 ) -> Result<Vec<Item>, CliError> {
     let cudnn = match (&args.cudnn, args.no_cudnn) {
         (_, true) => None,
@@ -260,17 +262,17 @@ fn wheel_items(
         ),
         (None, _) => cudnn.map(|c| c.version.clone()),
     };
-    let req = crate::wheels::Request {
+    let req = cuda_setup_core::wheels::Request {
         index: args
             .how
             .index()
-            .unwrap_or_else(|| crate::wheels::index::PYPI.to_string()),
+            .unwrap_or_else(|| cuda_setup_core::wheels::index::PYPI.to_string()),
         toolkit: tk.version.clone(),
         os,
         components: args.how.components(),
         cudnn,
     };
-    let wheels_err = |e: crate::wheels::WheelError| CliError::Failed {
+    let wheels_err = |e: cuda_setup_core::wheels::WheelError| CliError::Failed {
         hint: e.hint().into(),
         message: e.to_string(),
         code: exit::ERROR,
@@ -281,10 +283,10 @@ fn wheel_items(
             detail: e.to_string(),
         })
     })?;
-    let resolved =
-        crate::wheels::resolve(&req, &Options::default(), &args.out).map_err(wheels_err)?;
-    crate::wheels::save_resolution(&args.out, &resolved, os).map_err(wheels_err)?;
-    let item = |w: &crate::wheels::Wheel, kind: &'static str| Item {
+    let resolved = cuda_setup_core::wheels::resolve(&req, &Options::default(), &args.out)
+        .map_err(wheels_err)?;
+    cuda_setup_core::wheels::save_resolution(&args.out, &resolved, os).map_err(wheels_err)?;
+    let item = |w: &cuda_setup_core::wheels::Wheel, kind: &'static str| Item {
         kind,
         version: tk.version.clone(),
         url: w.url.clone(),
@@ -304,7 +306,7 @@ fn wheel_items(
 }
 
 fn write_manifest(dir: &Path, m: &Manifest) -> Result<(), CliError> {
-    crate::bundle::write(dir, m).map_err(|e| {
+    cuda_setup_core::bundle::write(dir, m).map_err(|e| {
         CliError::Download(DownloadError::Io {
             path: dir.join(MANIFEST),
             detail: e.to_string(),

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::{CliError, exit};
-use crate::cudnn::{self, CudnnError, Event};
-use crate::i18n::Lang;
+use cuda_setup_core::cudnn::{self, CudnnError, Event};
+use cuda_setup_core::i18n::Lang;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -3,10 +3,10 @@
 use std::fmt::Write as _;
 
 use super::{CliError, exit};
-use crate::compat::Tables;
-use crate::detect::{self, Deadlines, SystemReport};
-use crate::i18n::Lang;
-use crate::platform::Host;
+use cuda_setup_core::compat::Tables;
+use cuda_setup_core::detect::{self, Deadlines, SystemReport};
+use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::platform::Host;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

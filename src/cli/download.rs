@@ -6,8 +6,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::{CliError, exit};
-use crate::download::{self, Cancel, Event, Expected, Options, Request};
-use crate::platform::{self, Host};
+use cuda_setup_core::download::{self, Cancel, Event, Expected, Options, Request};
+use cuda_setup_core::platform::{self, Host};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -90,7 +90,7 @@ fn hex_ok(h: &str, len: usize) -> bool {
     h.len() == len && h.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-pub fn run(args: &Args, lang: crate::i18n::Lang) -> Result<i32, CliError> {
+pub fn run(args: &Args, lang: cuda_setup_core::i18n::Lang) -> Result<i32, CliError> {
     let usage = |message: String, hint: &str| CliError::Usage {
         message,
         hint: hint.into(),
@@ -172,7 +172,7 @@ pub fn run(args: &Args, lang: crate::i18n::Lang) -> Result<i32, CliError> {
 pub struct StatusLine {
     tty: bool,
     last: Mutex<Option<Instant>>,
-    lang: crate::i18n::Lang,
+    lang: cuda_setup_core::i18n::Lang,
 }
 
 impl StatusLine {
@@ -180,7 +180,7 @@ impl StatusLine {
         StatusLine {
             tty: std::io::stderr().is_terminal(),
             last: Mutex::new(None),
-            lang: crate::i18n::Lang::En,
+            lang: cuda_setup_core::i18n::Lang::En,
         }
     }
 
@@ -260,7 +260,7 @@ impl download::Reporter for StatusLine {
             Event::SourceFailed { url: _, error } => eprintln!("\n{error}; trying the next source"),
             Event::Waiting(b) => eprintln!(
                 "{}",
-                crate::i18n::render(&b.message("download_waiting"), self.lang)
+                cuda_setup_core::i18n::render(&b.message("download_waiting"), self.lang)
             ),
             Event::PartDiscarded { path, reason } => eprintln!(
                 "\n{} was discarded ({reason}); the download starts over",

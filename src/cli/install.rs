@@ -6,16 +6,16 @@ use std::path::PathBuf;
 
 use super::download::human_bytes;
 use super::{CliError, exit, recommend};
-use crate::compat::{Os, Tables};
-use crate::download::Cancel;
-use crate::i18n::Lang;
-use crate::plan::{self, Choices, CudnnChoice, Method, Plan};
-use crate::recommend::{CudnnPick, Goal, Request};
-use crate::run::{self, RunEvent, RunReport};
-use crate::steps::StepEvent;
-use crate::target::Target;
-use crate::verify::doctor::PypiMirror;
-use crate::version::{ComputeCapability, Version};
+use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::download::Cancel;
+use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::plan::{self, Choices, CudnnChoice, Method, Plan};
+use cuda_setup_core::recommend::{CudnnPick, Goal, Request};
+use cuda_setup_core::run::{self, RunEvent, RunReport};
+use cuda_setup_core::steps::StepEvent;
+use cuda_setup_core::target::Target;
+use cuda_setup_core::verify::doctor::PypiMirror;
+use cuda_setup_core::version::{ComputeCapability, Version};
 
 // MSI's codes, which fleet tools read. Unix keeps only the low 8 bits of an exit status,
 // so there a shell sees 194, 66 and 67 (the same numbers modulo 256).
@@ -28,7 +28,7 @@ pub const ALREADY_RUNNING: i32 = 1618;
 
 #[derive(Debug, Default, clap::Args)]
 pub struct Args {
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::cli::values::goal())]
     pub goal: Option<Goal>,
     /// CUDA toolkit version (prefix: 12, 12.4 or 12.4.1)
     #[arg(long, value_name = "VER")]
@@ -51,7 +51,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// The OS to install for (only with --root)
-    #[arg(long, value_enum, requires = "root")]
+    #[arg(long, value_parser = crate::cli::values::os(), requires = "root")]
     pub os: Option<Os>,
     /// Print the plan and stop
     #[arg(long)]
@@ -103,7 +103,7 @@ pub struct Args {
 pub struct MethodArgs {
     /// How the toolkit is installed: NVIDIA's installer (administrator), or NVIDIA's
     /// component wheels from a PyPI index into a folder you own (no administrator)
-    #[arg(long, value_enum, default_value_t = Method::Installer)]
+    #[arg(long, value_parser = crate::cli::values::method(), default_value = "installer")]
     pub method: Method,
     /// The PyPI index for --method wheels: tsinghua, aliyun, ustc, or a URL ending in
     /// /simple (default: pypi.org)
@@ -187,7 +187,7 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
         ..Default::default()
     };
     let facts = recommend::facts(tables, &rec_args)?;
-    let mut rec = crate::recommend::recommend(
+    let mut rec = cuda_setup_core::recommend::recommend(
         tables,
         &facts,
         &Request {
@@ -200,7 +200,7 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
         let b: Vec<String> = rec
             .blockers
             .iter()
-            .map(|m| crate::i18n::render(m, lang))
+            .map(|m| cuda_setup_core::i18n::render(m, lang))
             .collect();
         return Err(failed(
             b.join("\n"),
@@ -225,7 +225,7 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     });
     #[cfg(windows)]
     let visual_studio =
-        target.root.is_none() && crate::platform::windows::visual_studio().is_some();
+        target.root.is_none() && cuda_setup_core::platform::windows::visual_studio().is_some();
     #[cfg(not(windows))]
     let visual_studio = false;
     let choices = Choices {

@@ -13,14 +13,15 @@ mod install;
 mod recommend;
 mod repair;
 mod tables;
+pub(crate) mod values;
 mod verify;
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::compat::{TableError, Tables};
-use crate::i18n::Lang;
+use cuda_setup_core::compat::{TableError, Tables};
+use cuda_setup_core::i18n::Lang;
 
 /// Exit codes (documented in docs/cli.md).
 pub mod exit {
@@ -39,22 +40,25 @@ pub mod exit {
 /// `--wait`: wait for another cuda-setup working on the same folder instead of stopping.
 fn wait_for_others(wait: bool, lang: Lang) {
     if wait {
-        crate::lock::wait_when_busy(move |b| {
-            eprintln!("{}", crate::i18n::render(&b.message("busy_waiting"), lang))
+        cuda_setup_core::lock::wait_when_busy(move |b| {
+            eprintln!(
+                "{}",
+                cuda_setup_core::i18n::render(&b.message("busy_waiting"), lang)
+            )
         });
     }
 }
 
 /// A run that found another cuda-setup at work on its target.
-fn print_busy(f: &crate::run::Failure, lang: Lang) {
-    let mut m = crate::message::Message::new("busy");
+fn print_busy(f: &cuda_setup_core::run::Failure, lang: Lang) {
+    let mut m = cuda_setup_core::message::Message::new("busy");
     for k in ["pid", "folder"] {
         m = m.with(k, f.params.get(k).map_or("?", String::as_str));
     }
     eprintln!(
         "error: {}\nhint: {}",
-        crate::i18n::render(&m, lang),
-        crate::i18n::render(&crate::message::Message::new("busy_hint"), lang)
+        cuda_setup_core::i18n::render(&m, lang),
+        cuda_setup_core::i18n::render(&cuda_setup_core::message::Message::new("busy_hint"), lang)
     );
 }
 
@@ -69,7 +73,7 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub compat_dir: Option<PathBuf>,
     /// Language of human-readable output (default: from the system locale)
-    #[arg(long, global = true, value_enum)]
+    #[arg(long, global = true, value_parser = crate::cli::values::lang())]
     pub lang: Option<Lang>,
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -110,11 +114,11 @@ pub enum CliError {
     #[error("{message}")]
     Usage { message: String, hint: String },
     #[error("download failed: {0}")]
-    Download(#[from] crate::download::DownloadError),
+    Download(#[from] cuda_setup_core::download::DownloadError),
     #[error("cuDNN: {0}")]
-    Cudnn(#[from] crate::cudnn::CudnnError),
+    Cudnn(#[from] cuda_setup_core::cudnn::CudnnError),
     #[error("refresh: {0}")]
-    Refresh(#[from] crate::refresh::RefreshError),
+    Refresh(#[from] cuda_setup_core::refresh::RefreshError),
     /// A command's own failure with its own exit code (install: 1603).
     #[error("{message}")]
     Failed {
@@ -143,9 +147,9 @@ impl CliError {
     }
 
     /// Another cuda-setup holds the lock: said in the user's language.
-    fn busy(&self) -> Option<&crate::lock::Busy> {
+    fn busy(&self) -> Option<&cuda_setup_core::lock::Busy> {
         match self {
-            CliError::Cudnn(crate::cudnn::CudnnError::Busy(b)) => Some(b),
+            CliError::Cudnn(cuda_setup_core::cudnn::CudnnError::Busy(b)) => Some(b),
             _ => None,
         }
     }
@@ -191,9 +195,9 @@ fn language(flag: Option<Lang>) -> Lang {
 /// anywhere in it is reported in words (exit 1), never as a backtrace; output lost to a
 /// closed stdout ends the command quietly.
 pub fn main() -> i32 {
-    crate::panics::install_hook();
-    let code = crate::panics::catch(|| {
-        crate::panics::test_hook("cli");
+    cuda_setup_core::panics::install_hook();
+    let code = cuda_setup_core::panics::catch(|| {
+        cuda_setup_core::panics::test_hook("cli");
         run()
     })
     .unwrap_or_else(|p| {
@@ -220,11 +224,11 @@ fn run() -> i32 {
     let cli = Cli::parse();
     let lang = language(cli.lang);
     // What an earlier `tables --refresh` learned is merged in, so an offline start knows it.
-    let cache_file = crate::refresh::default_cache_file();
+    let cache_file = cuda_setup_core::refresh::default_cache_file();
     let result = Tables::load(cli.compat_dir.as_deref())
         .map_err(CliError::from)
         .map(|base| {
-            let tables = crate::refresh::with_cache(base.clone(), cache_file.as_deref());
+            let tables = cuda_setup_core::refresh::with_cache(base.clone(), cache_file.as_deref());
             (base, tables)
         })
         .and_then(|(base, tables)| match cli.command {
@@ -249,10 +253,16 @@ fn run() -> i32 {
         Ok(code) => code,
         Err(e) if e.busy().is_some() => {
             let b = e.busy().expect("busy");
-            eprintln!("error: {}", crate::i18n::render(&b.message("busy"), lang));
+            eprintln!(
+                "error: {}",
+                cuda_setup_core::i18n::render(&b.message("busy"), lang)
+            );
             eprintln!(
                 "hint: {}",
-                crate::i18n::render(&crate::message::Message::new("busy_hint"), lang)
+                cuda_setup_core::i18n::render(
+                    &cuda_setup_core::message::Message::new("busy_hint"),
+                    lang
+                )
             );
             e.code()
         }

@@ -3,12 +3,14 @@
 use std::fmt::Write as _;
 
 use super::{CliError, exit};
-use crate::compat::{Os, Tables};
-use crate::detect::Deadlines;
-use crate::i18n::{self, Lang};
-use crate::platform::Host;
-use crate::recommend::{self, DriverAction, Facts, Goal, GpuFact, Recommendation, Request};
-use crate::version::{ComputeCapability, Version};
+use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::detect::Deadlines;
+use cuda_setup_core::i18n::{self, Lang};
+use cuda_setup_core::platform::Host;
+use cuda_setup_core::recommend::{
+    self, DriverAction, Facts, Goal, GpuFact, Recommendation, Request,
+};
+use cuda_setup_core::version::{ComputeCapability, Version};
 
 #[derive(Debug, Default, clap::Args)]
 pub struct Args {
@@ -16,10 +18,10 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// pytorch: driver + the right PyTorch wheel; developer: CUDA toolkit + cuDNN
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::cli::values::goal())]
     pub goal: Option<Goal>,
     /// Recommend for this OS instead of the one running
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::cli::values::os())]
     pub os: Option<Os>,
     /// The installed NVIDIA driver version, e.g. 551.78 (what nvidia-smi shows)
     #[arg(long, value_name = "VER", conflicts_with = "no_driver")]
@@ -52,7 +54,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     let request = Request {
         goal: args.goal.unwrap_or(Goal::Pytorch),
         cuda: args.cuda.clone(),
-        method: crate::recommend::Method::Installer,
+        method: cuda_setup_core::recommend::Method::Installer,
     };
     let rec = recommend::recommend(tables, &facts, &request);
     if args.json {
@@ -64,7 +66,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         print!("{}", human(&rec, lang));
         println!(
             "\n{}",
-            i18n::render(&crate::refresh::tables_message(tables), lang)
+            i18n::render(&cuda_setup_core::refresh::tables_message(tables), lang)
         );
     }
     Ok(if rec.fits() { exit::OK } else { exit::BLOCKED })
@@ -130,7 +132,7 @@ pub(super) fn facts(tables: &Tables, args: &Args) -> Result<Facts, CliError> {
     let driver_given = args.no_driver || args.driver.is_some();
     let detect = os == Os::current() && !(gpus_given && driver_given && python.is_some());
     let mut facts = if detect {
-        crate::detect::detect(&Host::real(), tables, Deadlines::default()).facts(os)
+        cuda_setup_core::detect::detect(&Host::real(), tables, Deadlines::default()).facts(os)
     } else {
         Facts {
             os,
@@ -190,7 +192,7 @@ fn gpu_by_name(tables: &Tables, name: &str) -> Result<GpuFact, CliError> {
 /// The recommendation as JSON, with each reason and blocker also rendered as text.
 fn to_json(rec: &Recommendation, lang: Lang) -> serde_json::Value {
     let mut value = serde_json::to_value(rec).expect("serialisable");
-    let texts = |msgs: &[crate::message::Message]| -> Vec<serde_json::Value> {
+    let texts = |msgs: &[cuda_setup_core::message::Message]| -> Vec<serde_json::Value> {
         msgs.iter()
             .map(|m| {
                 let mut v = serde_json::to_value(m).expect("serialisable");

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::{CliError, exit};
-use crate::compat::{Os, Tables};
-use crate::i18n::{self, Lang};
-use crate::repair::{self, Finding, Fix, Overrides, Severity};
-use crate::run::RunEvent;
-use crate::target::Target;
-use crate::version::{ComputeCapability, Version};
+use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::i18n::{self, Lang};
+use cuda_setup_core::repair::{self, Finding, Fix, Overrides, Severity};
+use cuda_setup_core::run::RunEvent;
+use cuda_setup_core::target::Target;
+use cuda_setup_core::version::{ComputeCapability, Version};
 
 /// Problems were found (or are left after `--fix`).
 pub const PROBLEMS: i32 = 3;
@@ -24,7 +24,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// The OS layout of the root (only with --root)
-    #[arg(long, value_enum, requires = "root")]
+    #[arg(long, value_parser = crate::cli::values::os(), requires = "root")]
     pub os: Option<Os>,
     #[arg(long)]
     pub json: bool,
@@ -53,7 +53,10 @@ fn print_findings(findings: &[Finding], lang: Lang) {
     if repair::problems(findings) == 0 {
         println!(
             "{}",
-            i18n::render(&crate::message::Message::new("repair_healthy"), lang)
+            i18n::render(
+                &cuda_setup_core::message::Message::new("repair_healthy"),
+                lang
+            )
         );
     }
     for f in findings {

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{CliError, exit};
-use crate::compat::{Meta, TableSource, Tables};
-use crate::i18n::{Lang, render};
-use crate::refresh::{self, Sources, Status, Using};
-use crate::verify::doctor::PypiMirror;
-use crate::version::Version;
+use cuda_setup_core::compat::{Meta, TableSource, Tables};
+use cuda_setup_core::i18n::{Lang, render};
+use cuda_setup_core::refresh::{self, Sources, Status, Using};
+use cuda_setup_core::verify::doctor::PypiMirror;
+use cuda_setup_core::version::Version;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -132,7 +132,7 @@ fn summary<'t>(t: &'t Tables, cache_file: Option<&'t Path>) -> Summary<'t> {
             gpus: t.gpus.gpus.len(),
             gpu_pci_ids: t.gpus.gpus.iter().map(|g| g.pci_ids.len()).sum(),
         },
-        files: crate::compat::FILES
+        files: cuda_setup_core::compat::FILES
             .iter()
             .zip(metas)
             .map(|(file, m)| FileSummary {
@@ -193,7 +193,7 @@ pub fn run(
             errors: vec![e.to_string()],
             new: Vec::new(),
             text: render(
-                &crate::msg!("refresh_rejected", error = e.to_string()),
+                &cuda_setup_core::msg!("refresh_rejected", error = e.to_string()),
                 lang,
             ),
         });
@@ -218,7 +218,7 @@ pub fn run(
             println!(
                 "{}",
                 render(
-                    &crate::msg!("refresh_new", releases = r.new.join(", ")),
+                    &cuda_setup_core::msg!("refresh_new", releases = r.new.join(", ")),
                     lang
                 )
             );

@@ -8,11 +8,13 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::CliError;
-use crate::compat::Tables;
-use crate::i18n::{self, CATALOG, Lang};
-use crate::platform::Host;
-use crate::verify::doctor::{self, DoctorOptions, DoctorReport, GpuFacts, PypiMirror, Severity};
-use crate::verify::{self, Check, SmokeOptions, SmokeReport, Status};
+use cuda_setup_core::compat::Tables;
+use cuda_setup_core::i18n::{self, CATALOG, Lang};
+use cuda_setup_core::platform::Host;
+use cuda_setup_core::verify::doctor::{
+    self, DoctorOptions, DoctorReport, GpuFacts, PypiMirror, Severity,
+};
+use cuda_setup_core::verify::{self, Check, SmokeOptions, SmokeReport, Status};
 
 #[derive(Debug, clap::Args)]
 pub struct SmokeArgs {

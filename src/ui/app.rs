@@ -7,14 +7,14 @@ use std::sync::mpsc::Receiver;
 
 use egui::{RichText, Ui};
 
-use crate::compat::{Os, Tables};
-use crate::detect::Deadlines;
-use crate::i18n::Lang;
-use crate::platform::Host;
-use crate::recommend::{Facts, Goal, GpuFact, Recommendation, Request};
-use crate::target::Target;
-use crate::verify::{SmokeOptions, doctor};
-use crate::version::Version;
+use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::detect::Deadlines;
+use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::platform::Host;
+use cuda_setup_core::recommend::{Facts, Goal, GpuFact, Recommendation, Request};
+use cuda_setup_core::target::Target;
+use cuda_setup_core::verify::{SmokeOptions, doctor};
+use cuda_setup_core::version::Version;
 
 use super::fonts::FontSource;
 use super::pages;
@@ -185,7 +185,7 @@ pub struct Options {
     /// Walk through the pages by itself up to this one (screenshots).
     pub autopilot: Option<Page>,
     /// Installer or wheels (default: what `recommend::method_advice` says).
-    pub method: crate::recommend::Method,
+    pub method: cuda_setup_core::recommend::Method,
     /// The PyPI mirror for the wheels method.
     pub pypi_mirror: Option<String>,
     /// The wheels method's components (None: the developer set).
@@ -199,11 +199,12 @@ impl Options {
     /// This machine, as it is.
     pub fn machine(tables: Tables) -> Options {
         let target = Target::real();
-        let (method, _) = crate::recommend::method_advice(&crate::recommend::MethodFacts {
-            // On Windows the wizard can relaunch itself elevated.
-            elevated: target.elevated || cfg!(windows),
-            ..Default::default()
-        });
+        let (method, _) =
+            cuda_setup_core::recommend::method_advice(&cuda_setup_core::recommend::MethodFacts {
+                // On Windows the wizard can relaunch itself elevated.
+                elevated: target.elevated || cfg!(windows),
+                ..Default::default()
+            });
         Options {
             method,
             pypi_mirror: None,
@@ -234,7 +235,7 @@ impl Options {
             target: Target::rooted(os, root),
             host: Host::sandbox(os, root, env),
             // A sandbox root is writable: the installer, as on an elevated machine.
-            method: crate::recommend::Method::Installer,
+            method: cuda_setup_core::recommend::Method::Installer,
             ..Options::machine(tables)
         }
     }
@@ -268,7 +269,7 @@ pub struct App {
     pub repair: pages::repair::State,
     /// Where the tables' facts come from, shown under the reasons; `refreshing` while
     /// the background refresh runs.
-    pub tables_line: crate::message::Message,
+    pub tables_line: cuda_setup_core::message::Message,
     pub refreshing: bool,
     /// The language the window title was last set in.
     titled: Option<Lang>,
@@ -281,7 +282,7 @@ pub struct App {
 impl App {
     pub fn new(opts: Options) -> App {
         let existing = super::disk::scan(&opts.target);
-        let tables_line = crate::refresh::tables_message(&opts.tables);
+        let tables_line = cuda_setup_core::refresh::tables_message(&opts.tables);
         let (worker, events) = Worker::new(Env {
             tables: opts.tables.clone(),
             host: opts.host.clone(),
@@ -560,7 +561,7 @@ impl App {
         );
         if self.choose.cache.as_ref().is_none_or(|(k, _)| *k != key) {
             let cuda = key.1.parse::<Version>().ok();
-            let rec = crate::recommend::recommend(
+            let rec = cuda_setup_core::recommend::recommend(
                 &self.opts.tables,
                 &facts,
                 &Request {
@@ -578,7 +579,7 @@ impl App {
     pub fn toolkit_dir(&self) -> Option<PathBuf> {
         if let Some(Ok(p)) = &self.prepare.result {
             for s in &p.plan.steps {
-                if let crate::steps::Step::InstallToolkit(spec) = s {
+                if let cuda_setup_core::steps::Step::InstallToolkit(spec) = s {
                     return Some(spec.dir.clone());
                 }
             }
@@ -621,7 +622,7 @@ impl App {
             }
             Event::Run(Job::Install, e) => self.install.run.apply(e, self.lang),
             Event::Run(Job::Pip, e) => {
-                let finished_ok = matches!(&e, crate::run::RunEvent::Done(r) if r.ok());
+                let finished_ok = matches!(&e, cuda_setup_core::run::RunEvent::Done(r) if r.ok());
                 self.torch.run.apply(e, self.lang);
                 if finished_ok {
                     pages::pytorch::start_doctor(self);
@@ -657,10 +658,13 @@ impl App {
                 let lang = self.lang;
                 self.cudnn.installed = Some(r.map_err(|e| match e {
                     // Another cuda-setup at work on this toolkit: the install page's words.
-                    crate::cudnn::CudnnError::Busy(b) => format!(
+                    cuda_setup_core::cudnn::CudnnError::Busy(b) => format!(
                         "{}\n{}",
-                        crate::i18n::render(&b.message("fail_busy"), lang),
-                        crate::i18n::render(&crate::message::Message::new("fix_busy"), lang)
+                        cuda_setup_core::i18n::render(&b.message("fail_busy"), lang),
+                        cuda_setup_core::i18n::render(
+                            &cuda_setup_core::message::Message::new("fix_busy"),
+                            lang
+                        )
                     ),
                     e => format!("{e}\n{}", e.hint()),
                 }));
@@ -691,14 +695,14 @@ impl App {
                 self.refreshing = false;
                 match r {
                     Ok(o) => {
-                        self.tables_line = crate::refresh::outcome_message(&o);
+                        self.tables_line = cuda_setup_core::refresh::outcome_message(&o);
                         self.worker.set_tables(o.tables.clone());
                         self.opts.tables = o.tables;
                         // The recommendation is recomputed from the new tables.
                         self.choose.cache = None;
                     }
                     Err(e) => {
-                        self.tables_line = crate::msg!("refresh_rejected", error = e);
+                        self.tables_line = cuda_setup_core::msg!("refresh_rejected", error = e);
                     }
                 }
             }

@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
-use crate::compat::Os;
-use crate::target::Target;
-use crate::version::Version;
+use cuda_setup_core::compat::Os;
+use cuda_setup_core::target::Target;
+use cuda_setup_core::version::Version;
 
 #[derive(Debug, Clone, Default)]
 pub struct Existing {
@@ -62,7 +62,7 @@ pub fn scan(target: &Target) -> Existing {
     for d in dirs {
         let name = d.file_name().map(|n| n.to_string_lossy().into_owned());
         let version = name.as_deref().and_then(|n| version_in_name(n, prefix));
-        if let Ok(Some(m)) = crate::cudnn::txn::read_manifest(&d) {
+        if let Ok(Some(m)) = cuda_setup_core::cudnn::txn::read_manifest(&d) {
             found.cudnn.push((d.clone(), m.cudnn_version));
         }
         found.toolkits.push((d, version));

@@ -4,7 +4,7 @@
 //! install's pre-flight finds no administrator rights, the Prepare page offers to start
 //! the wizard again elevated, through UAC (`ShellExecuteW` with the `runas` verb).
 
-use crate::i18n::Lang;
+use cuda_setup_core::i18n::Lang;
 
 /// Starts this program again with administrator rights (Windows shows the UAC prompt);
 /// true when it started, and this instance should close.

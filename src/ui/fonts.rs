@@ -163,7 +163,11 @@ mod tests {
         ctx.fonts_mut(|f| {
             // The badges' and the log's marks, too.
             let marks = "✓⚠×○●▶›•";
-            for text in crate::i18n::CATALOG.iter().map(|c| c.2).chain([marks]) {
+            for text in cuda_setup_core::i18n::CATALOG
+                .iter()
+                .map(|c| c.2)
+                .chain([marks])
+            {
                 for c in text.chars() {
                     if !f.has_glyph(&font, c) {
                         missing.insert(c);

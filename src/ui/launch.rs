@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::compat::{Os, Tables};
-use crate::i18n::Lang;
-use crate::recommend::{Goal, GpuFact};
-use crate::version::{ComputeCapability, Version};
+use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::recommend::{Goal, GpuFact};
+use cuda_setup_core::version::{ComputeCapability, Version};
 
 use super::app::{App, Options, Overrides, Page, system_lang};
 use super::text::tf;
@@ -22,7 +22,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR", hide = true)]
     pub root: Option<PathBuf>,
     /// The OS to install for (only with --root)
-    #[arg(long, value_enum, hide = true, requires = "root")]
+    #[arg(long, value_parser = crate::cli::values::os(), hide = true, requires = "root")]
     pub os: Option<Os>,
     #[arg(long = "gpu-cc", value_name = "X.Y", hide = true)]
     pub gpu_cc: Vec<ComputeCapability>,
@@ -44,7 +44,7 @@ pub struct Args {
     pub mirror: Vec<String>,
     #[arg(long, value_name = "VER", hide = true)]
     pub cuda: Option<Version>,
-    #[arg(long, value_enum, hide = true)]
+    #[arg(long, value_parser = crate::cli::values::goal(), hide = true)]
     pub goal: Option<Goal>,
     #[arg(long, value_name = "ZIP", hide = true)]
     pub cudnn_archive: Option<PathBuf>,
@@ -237,8 +237,8 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
     if !disabled {
         opts.refresh = Some(super::worker::Refresh {
             base: base.clone(),
-            sources: crate::refresh::Sources::from_env(),
-            cache: crate::refresh::default_cache_file(),
+            sources: cuda_setup_core::refresh::Sources::from_env(),
+            cache: cuda_setup_core::refresh::default_cache_file(),
         });
     }
     let msg_lang = opts.lang.unwrap_or_else(system_lang);

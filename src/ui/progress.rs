@@ -4,11 +4,11 @@
 
 use egui::{RichText, Ui};
 
-use crate::download::Cancel;
-use crate::i18n::Lang;
-use crate::plan::Plan;
-use crate::run::{RunEvent, RunReport};
-use crate::steps::StepEvent;
+use cuda_setup_core::download::Cancel;
+use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::plan::Plan;
+use cuda_setup_core::run::{RunEvent, RunReport};
+use cuda_setup_core::steps::StepEvent;
 
 use super::text::{t, tf};
 use super::widgets::{self, Tone};
@@ -149,7 +149,7 @@ impl RunView {
             RunEvent::Done(r) => {
                 // What was running when a cancel came, and what the report calls cancelled.
                 for (row, rep) in self.steps.iter_mut().zip(&r.steps) {
-                    if rep.status == crate::run::StepStatus::Cancelled
+                    if rep.status == cuda_setup_core::run::StepStatus::Cancelled
                         || (row.state == StepState::Running && r.cancelled)
                     {
                         row.state = StepState::Cancelled;
@@ -230,10 +230,10 @@ impl RunView {
 
 /// The plain-words sentence and fix for a failure kind (`StepError::kind`), from the
 /// catalog's `fail_<kind>` / `fix_<kind>`.
-pub fn failure_text(lang: Lang, f: &crate::run::Failure) -> Option<(String, String)> {
+pub fn failure_text(lang: Lang, f: &cuda_setup_core::run::Failure) -> Option<(String, String)> {
     let key = |prefix: &str| {
         let want = format!("{prefix}{}", f.kind);
-        crate::i18n::CATALOG
+        cuda_setup_core::i18n::CATALOG
             .iter()
             .map(|c| c.0)
             .find(|k| *k == want)
@@ -251,7 +251,7 @@ pub fn failure_text(lang: Lang, f: &crate::run::Failure) -> Option<(String, Stri
 
 /// A failed step: which, in plain words with what to do, and the core's exact error
 /// (English, for searching and for support) under it.
-pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &crate::run::Failure) {
+pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &cuda_setup_core::run::Failure) {
     widgets::callout(ui, Tone::Bad, |ui| {
         ui.label(
             RichText::new(tf(

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::verify::Status;
+use cuda_setup_core::verify::Status;
 
 use super::app::App;
 use super::text::{msg, t};

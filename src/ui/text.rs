@@ -1,10 +1,10 @@
-//! Every string the wizard shows goes through here: its key is in `crate::i18n::CATALOG`
+//! Every string the wizard shows goes through here: its key is in `cuda_setup_core::i18n::CATALOG`
 //! (English and Simplified Chinese), rendered at the edge like the CLI's messages.
 
 use std::fmt::Display;
 
-use crate::i18n::{Lang, render};
-use crate::message::Message;
+use cuda_setup_core::i18n::{Lang, render};
+use cuda_setup_core::message::Message;
 
 /// The text of `key` in `lang`.
 pub fn t(lang: Lang, key: &'static str) -> String {
@@ -96,7 +96,10 @@ mod tests {
                     .collect();
                 if !key.is_empty() && piece[key.len()..].starts_with('"') {
                     let key = format!("ui_{key}");
-                    if !crate::i18n::CATALOG.iter().any(|(k, _, _)| *k == key) {
+                    if !cuda_setup_core::i18n::CATALOG
+                        .iter()
+                        .any(|(k, _, _)| *k == key)
+                    {
                         missing.push(format!("{}: {key}", f.display()));
                     }
                 }

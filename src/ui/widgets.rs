@@ -3,7 +3,7 @@
 
 use egui::{Color32, CornerRadius, Frame, Margin, ProgressBar, RichText, Stroke, Ui};
 
-use crate::i18n::Lang;
+use cuda_setup_core::i18n::Lang;
 
 use super::text::{self, t};
 

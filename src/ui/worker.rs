@@ -7,17 +7,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, OnceLock};
 
-use crate::compat::Tables;
-use crate::cudnn;
-use crate::detect::{self, Deadlines, SystemReport};
-use crate::download::{self, Cancel};
-use crate::plan::{self, Choices, Plan};
-use crate::platform::Host;
-use crate::recommend::{CudnnPick, Recommendation};
-use crate::run::{self, RunEvent};
-use crate::steps::{Ctx, Step, preflight};
-use crate::target::Target;
-use crate::verify::{self, SmokeOptions, SmokeReport, doctor};
+use cuda_setup_core::compat::Tables;
+use cuda_setup_core::cudnn;
+use cuda_setup_core::detect::{self, Deadlines, SystemReport};
+use cuda_setup_core::download::{self, Cancel};
+use cuda_setup_core::plan::{self, Choices, Plan};
+use cuda_setup_core::platform::Host;
+use cuda_setup_core::recommend::{CudnnPick, Recommendation};
+use cuda_setup_core::run::{self, RunEvent};
+use cuda_setup_core::steps::{Ctx, Step, preflight};
+use cuda_setup_core::target::Target;
+use cuda_setup_core::verify::{self, SmokeOptions, SmokeReport, doctor};
 
 use super::monitor::{self, Sample};
 
@@ -70,12 +70,12 @@ pub enum Command {
     Open(PathBuf),
     /// Repair: audit every layer.
     Audit {
-        overrides: crate::repair::Overrides,
+        overrides: cuda_setup_core::repair::Overrides,
     },
     /// Repair: apply the fixable findings' fixes, then audit again.
     Fix {
-        overrides: crate::repair::Overrides,
-        findings: Vec<crate::repair::Finding>,
+        overrides: cuda_setup_core::repair::Overrides,
+        findings: Vec<cuda_setup_core::repair::Finding>,
     },
     /// Read NVIDIA's manifests and the PyTorch index for new releases (in the background,
     /// at start; nothing waits for it).
@@ -87,7 +87,7 @@ pub enum Command {
 #[derive(Debug, Clone)]
 pub struct Refresh {
     pub base: Tables,
-    pub sources: crate::refresh::Sources,
+    pub sources: cuda_setup_core::refresh::Sources,
     pub cache: Option<PathBuf>,
 }
 
@@ -109,9 +109,9 @@ pub enum Pick {
 #[derive(Debug, Clone)]
 pub struct ArchiveCheck {
     pub archive: PathBuf,
-    pub version: crate::version::Version,
+    pub version: cuda_setup_core::version::Version,
     pub cuda_major: Option<u32>,
-    pub toolkit: Option<crate::version::Version>,
+    pub toolkit: Option<cuda_setup_core::version::Version>,
     pub entries: usize,
     pub dlls: usize,
     pub headers: usize,
@@ -157,10 +157,10 @@ pub enum Event {
     Smoke(Box<SmokeReport>),
     Doctor(Box<doctor::DoctorReport>),
     Saved(Result<PathBuf, String>),
-    Audited(Vec<crate::repair::Finding>),
-    Fixed(Box<crate::repair::FixResult>),
+    Audited(Vec<cuda_setup_core::repair::Finding>),
+    Fixed(Box<cuda_setup_core::repair::FixResult>),
     /// The refresh's outcome, or why a source's data was refused.
-    Refreshed(Result<Box<crate::refresh::Outcome>, String>),
+    Refreshed(Result<Box<cuda_setup_core::refresh::Outcome>, String>),
     /// A bug of ours: the thread running `what` panicked (the message). The page
     /// waiting for it stops waiting and says so.
     Crashed {
@@ -283,7 +283,7 @@ impl Worker {
                     Command::Run { plan, .. } => Some(plan.clone()),
                     _ => None,
                 };
-                if let Err(p) = crate::panics::catch(|| execute(cmd, &env, &out)) {
+                if let Err(p) = cuda_setup_core::panics::catch(|| execute(cmd, &env, &out)) {
                     // A run's view ends with its report, failed.
                     if let (Crashed::Run(job), Some(plan)) = (what, plan) {
                         let r = run::RunReport::crashed(&plan, &p.message);
@@ -302,7 +302,7 @@ impl Worker {
 }
 
 fn execute(cmd: Command, env: &Env, out: &Outbox) {
-    crate::panics::test_hook(&format!("worker_{:?}", cmd.crashed()).to_lowercase());
+    cuda_setup_core::panics::test_hook(&format!("worker_{:?}", cmd.crashed()).to_lowercase());
     match cmd {
         Command::Detect => {
             let r = detect::detect(&env.host, &env.tables, env.deadlines);
@@ -426,15 +426,15 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
         }
         Command::Open(path) => open_with_system(&path),
         Command::Audit { overrides } => {
-            let found = crate::repair::audit(&env.target, &env.tables, &overrides);
+            let found = cuda_setup_core::repair::audit(&env.target, &env.tables, &overrides);
             out.send(Event::Audited(found));
         }
         Command::Refresh(r) => {
-            let got = crate::refresh::refresh(
+            let got = cuda_setup_core::refresh::refresh(
                 &r.base,
                 &r.sources,
                 r.cache.as_deref(),
-                &crate::refresh::Options::default(),
+                &cuda_setup_core::refresh::Options::default(),
             );
             out.send(Event::Refreshed(
                 got.map(Box::new).map_err(|e| e.to_string()),
@@ -444,9 +444,13 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             overrides,
             findings,
         } => {
-            let r = crate::repair::fix(&env.target, &env.tables, &overrides, &findings, &mut |e| {
-                out.send(Event::Run(Job::Repair, e))
-            });
+            let r = cuda_setup_core::repair::fix(
+                &env.target,
+                &env.tables,
+                &overrides,
+                &findings,
+                &mut |e| out.send(Event::Run(Job::Repair, e)),
+            );
             out.send(Event::Fixed(Box::new(r)));
         }
     }
@@ -457,7 +461,7 @@ fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Pre
     #[cfg(windows)]
     let choices = &Choices {
         visual_studio: env.target.root.is_none()
-            && crate::platform::windows::visual_studio().is_some(),
+            && cuda_setup_core::platform::windows::visual_studio().is_some(),
         ..choices.clone()
     };
     let plan = plan::build(&env.target, rec, choices).map_err(|e| e.to_string())?;
@@ -483,9 +487,12 @@ fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Pre
                 "disk_toolkit",
                 i.toolkit_dir
                     .as_deref()
-                    .and_then(|d| crate::platform::free_space(d).ok()),
+                    .and_then(|d| cuda_setup_core::platform::free_space(d).ok()),
             ),
-            ("disk_work", crate::platform::free_space(&i.work_dir).ok()),
+            (
+                "disk_work",
+                cuda_setup_core::platform::free_space(&i.work_dir).ok(),
+            ),
         ],
         None => Vec::new(),
     };
@@ -603,7 +610,7 @@ fn download_cudnn(
         expected,
         dest: downloads.join(&pick.archive.file),
         connections: 8,
-        cache_dir: crate::platform::cache_dir(&env.target.host)
+        cache_dir: cuda_setup_core::platform::cache_dir(&env.target.host)
             .filter(|_| env.target.root.is_none()),
         bundle_dirs: Vec::new(),
         allow_http: !mirrors.is_empty(),

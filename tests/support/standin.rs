@@ -58,7 +58,7 @@ pub fn md5_of(bytes: &[u8]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("f");
     std::fs::write(&p, bytes).unwrap();
-    cuda_setup::download::hash_file(&p).unwrap().0.md5
+    cuda_setup_core::download::hash_file(&p).unwrap().0.md5
 }
 
 /// The SHA-256 a package index would list for `bytes`.
@@ -66,7 +66,7 @@ pub fn sha256_of(bytes: &[u8]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("f");
     std::fs::write(&p, bytes).unwrap();
-    cuda_setup::download::hash_file(&p).unwrap().0.sha256
+    cuda_setup_core::download::hash_file(&p).unwrap().0.sha256
 }
 
 /// Serves `bytes` as NVIDIA's installer `local_installers/NAME` of CUDA `release`, with the

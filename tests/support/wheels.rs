@@ -118,7 +118,9 @@ pub fn files(dirs: &[&Path]) -> Vec<IndexFile> {
             }
             let path = e.path();
             out.push(IndexFile {
-                project: cuda_setup::wheels::index::normalize(filename.split('-').next().unwrap()),
+                project: cuda_setup_core::wheels::index::normalize(
+                    filename.split('-').next().unwrap(),
+                ),
                 sha256: sha256_file(&path),
                 size: std::fs::metadata(&path).unwrap().len(),
                 filename,

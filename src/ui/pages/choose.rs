@@ -4,13 +4,13 @@
 
 use egui::{Grid, RichText, TextEdit, Ui};
 
-use crate::compat::Os;
-use crate::plan::{Choices, CudnnChoice, Method};
-use crate::recommend::{DriverAction, Goal, Recommendation};
 use crate::ui::app::{App, Options};
 use crate::ui::text::{msg, t, tf};
 use crate::ui::widgets::{self, Tone};
-use crate::verify::doctor::PypiMirror;
+use cuda_setup_core::compat::Os;
+use cuda_setup_core::plan::{Choices, CudnnChoice, Method};
+use cuda_setup_core::recommend::{DriverAction, Goal, Recommendation};
+use cuda_setup_core::verify::doctor::PypiMirror;
 
 pub type Key = (Goal, String, u64);
 
@@ -161,7 +161,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
                 Tone::Warn,
                 &msg(
                     lang,
-                    &crate::msg!(
+                    &cuda_setup_core::msg!(
                         "driver_install",
                         minimum = rec
                             .driver
@@ -176,7 +176,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
                 Tone::Warn,
                 &msg(
                     lang,
-                    &crate::msg!(
+                    &cuda_setup_core::msg!(
                         "driver_update_required",
                         current = rec
                             .driver
@@ -206,7 +206,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     ui.horizontal_wrapped(|ui| {
         if app.refreshing {
             ui.spinner();
-            ui.label(RichText::new(msg(lang, &crate::msg!("refresh_running"))).weak());
+            ui.label(RichText::new(msg(lang, &cuda_setup_core::msg!("refresh_running"))).weak());
         }
         ui.label(RichText::new(msg(lang, &app.tables_line)).weak());
     });
@@ -240,11 +240,12 @@ fn method(app: &mut App, ui: &mut Ui) {
         );
     });
     ui.label(RichText::new(t(lang, "ui_method_explain")).weak());
-    let (advised, why) = crate::recommend::method_advice(&crate::recommend::MethodFacts {
-        elevated: app.opts.target.elevated || cfg!(windows),
-        pypi_mirror: !app.choose.pypi.trim().is_empty(),
-        installer_download_failed: false,
-    });
+    let (advised, why) =
+        cuda_setup_core::recommend::method_advice(&cuda_setup_core::recommend::MethodFacts {
+            elevated: app.opts.target.elevated || cfg!(windows),
+            pypi_mirror: !app.choose.pypi.trim().is_empty(),
+            installer_download_failed: false,
+        });
     if advised == app.choose.method {
         widgets::note(ui, Tone::Info, &msg(lang, &why));
     }
@@ -270,7 +271,7 @@ fn method(app: &mut App, ui: &mut Ui) {
     }
 }
 
-fn driver_line(lang: crate::i18n::Lang, rec: &Recommendation) -> String {
+fn driver_line(lang: cuda_setup_core::i18n::Lang, rec: &Recommendation) -> String {
     let current = match &rec.driver.current {
         Some(d) => tf(lang, "ui_driver_version", &[("version", d)]),
         None => t(lang, "ui_no_driver"),
@@ -317,7 +318,7 @@ fn advanced(app: &mut App, ui: &mut Ui, goal: Goal) {
         ui.end_row();
     });
     let cuda = app.choose.cuda.trim();
-    if !cuda.is_empty() && cuda.parse::<crate::version::Version>().is_err() {
+    if !cuda.is_empty() && cuda.parse::<cuda_setup_core::version::Version>().is_err() {
         widgets::note(
             ui,
             Tone::Bad,

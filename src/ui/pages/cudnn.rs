@@ -6,14 +6,14 @@ use std::path::PathBuf;
 
 use egui::{ProgressBar, RichText, Ui};
 
-use crate::compat::Os;
-use crate::cudnn::Manifest;
-use crate::download::{self, Cancel};
-use crate::i18n::Lang;
 use crate::ui::app::App;
 use crate::ui::text::{self, t, tf};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::{ArchiveCheck, Command, Pick, Refused};
+use cuda_setup_core::compat::Os;
+use cuda_setup_core::cudnn::Manifest;
+use cuda_setup_core::download::{self, Cancel};
+use cuda_setup_core::i18n::Lang;
 
 #[derive(Default)]
 pub struct State {

@@ -5,13 +5,13 @@ use std::path::PathBuf;
 
 use egui::{RichText, Ui};
 
-use crate::recommend::Goal;
 use crate::ui::app::App;
 use crate::ui::report;
 use crate::ui::text::{t, tf};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::Command;
-use crate::verify::Status;
+use cuda_setup_core::recommend::Goal;
+use cuda_setup_core::verify::Status;
 
 #[derive(Default)]
 pub struct State {
@@ -43,7 +43,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     let lang = app.lang;
     widgets::section(ui, &t(lang, "ui_summary"));
     if let Some(f) = &app.repair.findings {
-        let left = crate::repair::problems(f);
+        let left = cuda_setup_core::repair::problems(f);
         let tone = if left == 0 { Tone::Ok } else { Tone::Warn };
         line(
             ui,
@@ -116,7 +116,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
         let problems = d
             .findings
             .iter()
-            .filter(|f| f.severity == crate::verify::doctor::Severity::Problem)
+            .filter(|f| f.severity == cuda_setup_core::verify::doctor::Severity::Problem)
             .count();
         line(
             ui,

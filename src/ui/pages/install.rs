@@ -4,14 +4,14 @@
 
 use egui::Ui;
 
-use crate::download::Cancel;
-use crate::recommend::{Method, MethodFacts, method_advice};
 use crate::ui::app::App;
 use crate::ui::app::Page;
 use crate::ui::progress::RunView;
 use crate::ui::text::{msg, t};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::{Command, Job};
+use cuda_setup_core::download::Cancel;
+use cuda_setup_core::recommend::{Method, MethodFacts, method_advice};
 
 #[derive(Default)]
 pub struct State {

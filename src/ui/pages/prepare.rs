@@ -3,15 +3,15 @@
 
 use egui::{RichText, Ui};
 
-use crate::compat::Os;
-use crate::i18n::Lang;
-use crate::recommend::Goal;
-use crate::steps::preflight::{Check, Status};
 use crate::ui::app::App;
 use crate::ui::progress::step_title;
 use crate::ui::text::{self, t, tf};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::{Command, Prepared};
+use cuda_setup_core::compat::Os;
+use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::recommend::Goal;
+use cuda_setup_core::steps::preflight::{Check, Status};
 
 #[derive(Default)]
 pub struct State {

@@ -5,16 +5,16 @@ use std::path::PathBuf;
 
 use egui::{RichText, TextEdit, Ui};
 
-use crate::download::Cancel;
-use crate::plan::Plan;
-use crate::recommend::{Goal, TorchPick};
-use crate::steps::Step;
 use crate::ui::app::{App, Options};
 use crate::ui::progress::RunView;
 use crate::ui::text::{msg, t, tf};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::{Command, Job, Pick};
-use crate::verify::doctor::{self, DoctorReport, PypiMirror, Severity};
+use cuda_setup_core::download::Cancel;
+use cuda_setup_core::plan::Plan;
+use cuda_setup_core::recommend::{Goal, TorchPick};
+use cuda_setup_core::steps::Step;
+use cuda_setup_core::verify::doctor::{self, DoctorReport, PypiMirror, Severity};
 
 /// The PyPI mirrors offered for torch's dependencies (the wheels come from PyTorch's own
 /// index, which no PyPI mirror carries).
@@ -144,7 +144,10 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     {
         app.torch.python = p.path.display().to_string();
     }
-    ui.label(msg(lang, &crate::msg!("torch_wheel_bundles_runtime")));
+    ui.label(msg(
+        lang,
+        &cuda_setup_core::msg!("torch_wheel_bundles_runtime"),
+    ));
     let Some(torch) = pick(app) else {
         widgets::note(ui, Tone::Warn, &t(lang, "ui_no_wheel"));
         return;
@@ -190,7 +193,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
         let l = ui.label(t(lang, "ui_torch_index"));
         ui.add(
             TextEdit::singleline(&mut app.torch.torch_index)
-                .hint_text(crate::compat::TORCH_INDEX_BASE)
+                .hint_text(cuda_setup_core::compat::TORCH_INDEX_BASE)
                 .desired_width(380.0),
         )
         .labelled_by(l.id);
@@ -204,8 +207,8 @@ pub fn show(app: &mut App, ui: &mut Ui) {
         .unwrap_or_else(|| PathBuf::from("python"));
     let cmd = doctor::install_command(&python, &torch.command, app.torch.mirror().as_ref());
     widgets::command(ui, lang, &cmd);
-    if app.opts.target.os == crate::compat::Os::Windows {
-        ui.label(RichText::new(msg(lang, &crate::msg!("windows_pypi_is_cpu"))).weak());
+    if app.opts.target.os == cuda_setup_core::compat::Os::Windows {
+        ui.label(RichText::new(msg(lang, &cuda_setup_core::msg!("windows_pypi_is_cpu"))).weak());
     }
     widgets::gap(ui);
     let busy = app.torch.busy();
@@ -245,7 +248,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     }
 }
 
-fn doctor_report(ui: &mut Ui, lang: crate::i18n::Lang, d: &DoctorReport) {
+fn doctor_report(ui: &mut Ui, lang: cuda_setup_core::i18n::Lang, d: &DoctorReport) {
     widgets::section(ui, &t(lang, "ui_doctor"));
     ui.horizontal(|ui| {
         super::verify::status_badge(ui, lang, d.status);

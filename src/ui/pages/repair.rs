@@ -5,15 +5,15 @@
 
 use egui::{RichText, Ui};
 
-use crate::i18n::Lang;
-use crate::repair::{self, Finding, FixResult, Severity};
-use crate::run::RunEvent;
-use crate::steps::StepEvent;
 use crate::ui::app::App;
 use crate::ui::progress::step_title;
 use crate::ui::text::{msg, t, tf};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::Command;
+use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::repair::{self, Finding, FixResult, Severity};
+use cuda_setup_core::run::RunEvent;
+use cuda_setup_core::steps::StepEvent;
 
 #[derive(Default)]
 pub struct State {

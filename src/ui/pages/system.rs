@@ -3,12 +3,12 @@
 
 use egui::{Grid, RichText, Ui};
 
-use crate::detect::{Gpu, GpuSource, SystemReport};
-use crate::i18n::Lang;
 use crate::ui::app::App;
 use crate::ui::text::{self, msg, t, tf};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::Command;
+use cuda_setup_core::detect::{Gpu, GpuSource, SystemReport};
+use cuda_setup_core::i18n::Lang;
 
 #[derive(Default)]
 pub struct State {

@@ -4,13 +4,13 @@
 use egui::{RichText, Ui};
 use egui_plot::{Legend, Line, Plot};
 
-use crate::i18n::Lang;
 use crate::ui::app::App;
 use crate::ui::monitor::Sample;
 use crate::ui::text::{msg, t, tf};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::Command;
-use crate::verify::{SmokeReport, Status};
+use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::verify::{SmokeReport, Status};
 
 #[derive(Default)]
 pub struct State {
@@ -84,7 +84,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     let check = |ui: &mut Ui,
                  title,
                  status,
-                 reason: &Option<crate::message::Message>,
+                 reason: &Option<cuda_setup_core::message::Message>,
                  detail: &mut dyn FnMut(&mut Ui)| {
         check(
             ui,
@@ -190,7 +190,7 @@ fn check(
     lang: Lang,
     title: &'static str,
     status: Status,
-    reason: Option<&crate::message::Message>,
+    reason: Option<&cuda_setup_core::message::Message>,
     detail: &mut dyn FnMut(&mut Ui),
 ) {
     ui.add_space(4.0);

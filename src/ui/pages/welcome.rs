@@ -3,11 +3,11 @@
 
 use egui::{RichText, Ui};
 
-use crate::i18n::Lang;
 use crate::ui::app::{App, Mode};
 use crate::ui::disk;
 use crate::ui::text::{t, tf};
 use crate::ui::widgets::{self, Tone};
+use cuda_setup_core::i18n::Lang;
 
 pub fn show(app: &mut App, ui: &mut Ui) {
     let lang = app.lang;

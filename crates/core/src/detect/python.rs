@@ -11,7 +11,7 @@ use crate::compat::Os;
 use crate::platform::{Host, RunError};
 use crate::version::Version;
 
-pub const PROBE_SCRIPT: &str = include_str!("../../assets/python_probe.py");
+pub const PROBE_SCRIPT: &str = include_str!("../../../../assets/python_probe.py");
 const MARKER: &str = "CUDA_SETUP_PROBE ";
 /// More interpreters than this are rare; each costs a process start.
 const MAX_INTERPRETERS: usize = 8;

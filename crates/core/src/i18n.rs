@@ -3,7 +3,7 @@
 
 use crate::message::Message;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Lang {
     En,
     Zh,

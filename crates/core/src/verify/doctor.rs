@@ -19,7 +19,7 @@ use crate::recommend::{
 };
 use crate::version::{ComputeCapability, Version};
 
-pub const PROBE_SCRIPT: &str = include_str!("../../assets/doctor_probe.py");
+pub const PROBE_SCRIPT: &str = include_str!("../../../../assets/doctor_probe.py");
 const MARKER: &str = "CUDA_SETUP_DOCTOR ";
 
 /// What the probe printed.

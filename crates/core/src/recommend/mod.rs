@@ -20,7 +20,7 @@ use crate::version::{ComputeCapability, Version};
 pub use driver::DriverFit;
 
 /// What the user wants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Goal {
     /// The driver and the right PyTorch wheel (the wheels bundle CUDA and cuDNN).
@@ -416,9 +416,7 @@ pub fn english(m: &Message) -> String {
 mod tests;
 
 /// How the toolkit gets onto the machine.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
     /// NVIDIA's installer (needs administrator rights).

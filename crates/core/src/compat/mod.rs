@@ -17,10 +17,10 @@ pub use schema::*;
 pub const FILES: [&str; 4] = ["toolkits.toml", "cudnn.toml", "pytorch.toml", "gpus.toml"];
 
 const EMBEDDED: [&str; 4] = [
-    include_str!("../../compat-tables/toolkits.toml"),
-    include_str!("../../compat-tables/cudnn.toml"),
-    include_str!("../../compat-tables/pytorch.toml"),
-    include_str!("../../compat-tables/gpus.toml"),
+    include_str!("../../../../compat-tables/toolkits.toml"),
+    include_str!("../../../../compat-tables/cudnn.toml"),
+    include_str!("../../../../compat-tables/pytorch.toml"),
+    include_str!("../../../../compat-tables/gpus.toml"),
 ];
 
 pub const CUDA_DOWNLOAD_BASE: &str = "https://developer.download.nvidia.com/compute/cuda";

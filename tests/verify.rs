@@ -757,7 +757,7 @@ fn doctor_cli_json_and_usage_errors() {
 /// Every message key the verify code uses has English and Chinese text.
 #[test]
 fn every_verify_message_has_both_languages() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/verify");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/src/verify");
     let mut files = vec![dir.join("doctor.rs")];
     for e in std::fs::read_dir(&dir).unwrap().flatten() {
         files.push(e.path());

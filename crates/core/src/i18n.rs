@@ -1,7 +1,18 @@
 //! English and Simplified Chinese text for every message key. The core emits
-//! [`Message`]s; front ends render them here, once, in the user's language.
+//! [`Message`]s; front ends render them here, once, in the user's language. The texts
+//! live in one catalogue file per language, `crates/core/locales/<lang>.toml`
+//! (`key = "text"`, `{name}` for a parameter), which a translator edits without
+//! touching code; the tests check that the languages agree and that the code names
+//! exactly the keys the files hold.
+
+mod catalogue;
+#[cfg(test)]
+mod source_keys;
+
+use std::sync::LazyLock;
 
 use crate::message::Message;
+use catalogue::Catalogue;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Lang {
@@ -18,6 +29,50 @@ impl Lang {
             Lang::En
         }
     }
+}
+
+/// Parsed on first use. The files are embedded at build time and checked by the tests;
+/// were a broken one to slip through, its messages render as their keys, not a panic.
+static CATALOGUE: LazyLock<Catalogue> = LazyLock::new(Catalogue::embedded_or_empty);
+
+/// Renders `m` in `lang`. An unknown key renders as the key and its parameters, so a
+/// missing translation is visible rather than silent (the tests guard against it).
+pub fn render(m: &Message, lang: Lang) -> String {
+    let params = m.params.iter().map(|(name, value)| (*name, value.as_str()));
+    render_key(m.key, params, lang).unwrap_or_else(|| {
+        let params: Vec<String> = m.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{} {}", m.key, params.join(" "))
+    })
+}
+
+/// The text of `key` in `lang` with each `{name}` replaced by the parameter of that
+/// name, or `None` for a key the catalogue lacks. For a message that arrives as data
+/// (a report's `{key, params}` in JSON); code holding a [`Message`] calls [`render`].
+pub fn render_key<N: AsRef<str>, V: AsRef<str>>(
+    key: &str,
+    params: impl IntoIterator<Item = (N, V)>,
+    lang: Lang,
+) -> Option<String> {
+    let mut text = CATALOGUE.text(key, lang)?.to_string();
+    for (name, value) in params {
+        text = text.replace(&format!("{{{}}}", name.as_ref()), value.as_ref());
+    }
+    Some(text)
+}
+
+/// Whether the catalogue has `key`.
+pub fn has_key(key: &str) -> bool {
+    CATALOGUE.text(key, Lang::En).is_some()
+}
+
+/// Every key of the catalogue.
+pub fn keys() -> impl Iterator<Item = &'static str> {
+    CATALOGUE.keys()
+}
+
+/// Every text of one language (the wizard's font test checks it has each character).
+pub fn texts(lang: Lang) -> impl Iterator<Item = &'static str> {
+    CATALOGUE.all_texts(lang)
 }
 
 /// (key, English, 中文). `{name}` is replaced by the parameter of that name.
@@ -1894,53 +1949,9 @@ pub const CATALOG: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Renders `m` in `lang`. An unknown key renders as the key and its parameters, so a
-/// missing translation is visible rather than silent (a test guards against it).
-pub fn render(m: &Message, lang: Lang) -> String {
-    let Some(&(_, en, zh)) = CATALOG.iter().find(|(k, _, _)| *k == m.key) else {
-        let params: Vec<String> = m.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        return format!("{} {}", m.key, params.join(" "));
-    };
-    let mut text = match lang {
-        Lang::En => en,
-        Lang::Zh => zh,
-    }
-    .to_string();
-    for (name, value) in &m.params {
-        text = text.replace(&format!("{{{name}}}"), value);
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn placeholders(t: &str) -> Vec<String> {
-        let mut out: Vec<String> = t
-            .split('{')
-            .skip(1)
-            .filter_map(|s| s.split_once('}').map(|(n, _)| n.to_string()))
-            .collect();
-        out.sort();
-        out
-    }
-
-    #[test]
-    fn both_languages_use_the_same_placeholders() {
-        for (key, en, zh) in CATALOG {
-            assert_eq!(placeholders(en), placeholders(zh), "{key}");
-            assert!(!zh.is_empty() && !en.is_empty(), "{key}");
-        }
-    }
-
-    #[test]
-    fn keys_are_unique() {
-        let mut keys: Vec<&str> = CATALOG.iter().map(|c| c.0).collect();
-        keys.sort();
-        keys.dedup();
-        assert_eq!(keys.len(), CATALOG.len());
-    }
 
     #[test]
     fn render_fills_parameters() {
@@ -1952,6 +1963,21 @@ mod tests {
             "Driver 551.78 supports CUDA up to 12.4."
         );
         assert_eq!(render(&m, Lang::Zh), "驱动 551.78 最高支持 CUDA 12.4。");
+        let params = [("driver", "551.78"), ("cuda", "12.4")];
+        assert_eq!(
+            render_key("driver_runs_cuda", params, Lang::Zh).as_deref(),
+            Some("驱动 551.78 最高支持 CUDA 12.4。")
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_renders_as_itself() {
+        let m = Message::new("no_such_key").with("b", 2).with("a", 1);
+        assert_eq!(render(&m, Lang::Zh), "no_such_key a=1 b=2");
+        assert_eq!(render_key("no_such_key", [("a", "1")], Lang::En), None);
+        assert!(!has_key("no_such_key") && has_key("driver_runs_cuda"));
+        assert!(keys().any(|k| k == "ui_next"));
+        assert!(texts(Lang::Zh).any(|t| t == "下一步"));
     }
 
     #[test]
@@ -1959,5 +1985,33 @@ mod tests {
         assert_eq!(Lang::from_locale("zh-CN"), Lang::Zh);
         assert_eq!(Lang::from_locale("zh_TW.UTF-8"), Lang::Zh);
         assert_eq!(Lang::from_locale("en-US"), Lang::En);
+    }
+
+    /// MIGRATION CHECK (temporary): the catalogue files hold exactly the old array's texts.
+    #[test]
+    fn migration_matches_the_old_array() {
+        let mut checked = 0;
+        for (key, en, zh) in CATALOG {
+            let names: Vec<&str> = catalogue::placeholders(en).unwrap().into_iter().collect();
+            let mut m = Message::new(key);
+            for (i, n) in names.iter().enumerate() {
+                m = m.with(n, format!("<{i}:{n}\\\"$1>"));
+            }
+            for (lang, old) in [(Lang::En, en), (Lang::Zh, zh)] {
+                let mut want = old.to_string();
+                for (name, value) in &m.params {
+                    want = want.replace(&format!("{{{name}}}"), value);
+                }
+                assert_eq!(CATALOGUE.text(key, lang), Some(*old), "{key}");
+                assert_eq!(render(&m, lang).as_bytes(), want.as_bytes(), "{key}");
+                checked += 1;
+            }
+        }
+        assert_eq!(keys().count(), CATALOG.len());
+        assert_eq!(texts(Lang::Zh).count(), CATALOG.len());
+        println!(
+            "MIGRATION: {} keys, {checked} texts byte-for-byte equal (raw and rendered)",
+            CATALOG.len()
+        );
     }
 }

@@ -1,9 +1,11 @@
 //! The catalogue files, `crates/core/locales/<lang>.toml`: flat `key = "text"` tables,
 //! embedded at build time (a missing file does not compile) and parsed once. The tests
-//! parse them and check what a translator can get wrong ([`Catalogue::problems`]), so a
+//! parse them and check what a translator can get wrong (`Catalogue::problems`), so a
 //! broken file fails `cargo test` rather than a user's run.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+#[cfg(test)]
+use std::collections::BTreeSet;
 
 use super::Lang;
 
@@ -43,6 +45,7 @@ fn parse_file(lang: Lang, text: &str) -> Result<BTreeMap<String, String>, Catalo
 }
 
 impl Catalogue {
+    #[cfg(test)]
     pub(super) fn parse(en: &str, zh: &str) -> Result<Catalogue, CatalogueError> {
         Ok(Catalogue {
             en: parse_file(Lang::En, en)?,
@@ -51,6 +54,7 @@ impl Catalogue {
     }
 
     /// The embedded files, or the error the tests report.
+    #[cfg(test)]
     pub(super) fn embedded() -> Result<Catalogue, CatalogueError> {
         Catalogue::parse(EN, ZH)
     }
@@ -87,6 +91,7 @@ impl Catalogue {
     /// What a translator can get wrong, one line each naming the key: a key missing from
     /// a language, placeholders that differ between languages, a malformed placeholder,
     /// an empty text, a key the source could not name as a plain literal.
+    #[cfg(test)]
     pub(super) fn problems(&self) -> Vec<String> {
         let mut out = vec![];
         let all: BTreeSet<&str> = FILES
@@ -131,6 +136,7 @@ impl Catalogue {
 
 /// The `{name}` placeholders of a text; a brace that does not make one is an error (the
 /// renderer would show it as it is).
+#[cfg(test)]
 pub(super) fn placeholders(text: &str) -> Result<BTreeSet<&str>, String> {
     let mut names = BTreeSet::new();
     let mut rest = text;

@@ -14,6 +14,11 @@ struct Literal {
     /// The last hundred-odd characters of code before the literal, without whitespace or
     /// comments, other literals shown as `""`.
     before: String,
+    /// The code after the literal up to the end of the call it stands in (the `)`,
+    /// `]` or `}` that closes what is open before it), whitespace kept as one space.
+    rest: String,
+    /// The code just after that end.
+    then: String,
 }
 
 /// The string literals of Rust source (plain, raw and byte strings), skipping comments
@@ -22,6 +27,8 @@ fn literals(src: &str) -> Vec<Literal> {
     let b: Vec<char> = src.chars().collect();
     let mut code: Vec<char> = vec![];
     let mut out = vec![];
+    // Where each literal stands in `code`, to read what follows it once all is read.
+    let mut ends = vec![];
     let (mut i, mut line) = (0, 1);
     let at = |i: usize| b.get(i).copied().unwrap_or('\0');
     let ident = |c: char| c.is_alphanumeric() || c == '_';
@@ -78,7 +85,10 @@ fn literals(src: &str) -> Vec<Literal> {
                 value,
                 line: first_line,
                 before,
+                rest: String::new(),
+                then: String::new(),
             });
+            ends.push(code.len());
             code.extend(['"', '"']);
         } else if c == '\'' {
             // A char literal ('"', '\''), or a lifetime ('a).
@@ -104,7 +114,60 @@ fn literals(src: &str) -> Vec<Literal> {
             i += 1;
         }
     }
+    for (l, at) in out.iter_mut().zip(ends) {
+        let from = at + 2;
+        let mut depth = 0usize;
+        let end = code[from..]
+            .iter()
+            .position(|&c| match c {
+                '(' | '[' | '{' => {
+                    depth += 1;
+                    false
+                }
+                ')' | ']' | '}' if depth == 0 => true,
+                ')' | ']' | '}' => {
+                    depth -= 1;
+                    false
+                }
+                _ => false,
+            })
+            .map_or(code.len(), |p| from + p);
+        l.rest = code[from..end].iter().collect();
+        l.then = code[(end + 1).min(code.len())..]
+            .iter()
+            .take(12)
+            .filter(|&&c| c != ' ')
+            .collect();
+    }
     out
+}
+
+/// The parameter names of a `msg!("key", a = x, b = y)` call, from the code after its
+/// key.
+fn msg_params(rest: &str) -> Vec<&str> {
+    let mut depth = 0usize;
+    let mut names = vec![];
+    let mut start = 0;
+    for (i, c) in rest.char_indices().chain([(rest.len(), ',')]) {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                let arg = rest[start..i].trim();
+                start = i + 1;
+                if let Some((name, value)) = arg.split_once('=') {
+                    let name = name.trim();
+                    let ident =
+                        !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+                    if ident && !value.starts_with(['=', '>']) {
+                        names.push(name);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    names
 }
 
 /// Whether the literal stands where a message key goes: `msg!("key"`,
@@ -217,7 +280,6 @@ fn every_key_the_source_names_is_in_the_catalogue() {
     // Not vacuous: the scanner sees the hundreds of keys the code names.
     let keyed = found.iter().filter(|(_, l)| in_key_position(&l.before));
     let keyed = keyed.count();
-    println!("{keyed} literals in key positions");
     assert!(keyed > 300, "only {keyed} literals in key positions");
     let missing = missing_keys(&found, super::has_key);
     assert!(
@@ -233,6 +295,48 @@ fn every_catalogue_key_is_named_in_the_source() {
         dead.is_empty(),
         "keys no source file names as a literal (delete them, or name the key as a literal): {dead:#?}"
     );
+}
+
+/// `msg!("key", a = x, …)` calls whose parameters are not the `{a}`s of the key's text:
+/// one the text does not use, or a placeholder left unfilled (unless `.with(…)` follows).
+fn wrong_params<'a>(
+    found: &[(PathBuf, Literal)],
+    text: impl Fn(&str) -> Option<&'a str>,
+) -> Vec<String> {
+    let mut out = vec![];
+    for (path, l) in found {
+        if !l.before.ends_with("msg!(") {
+            continue;
+        }
+        // A missing key or a malformed text: the other tests name those.
+        let Some(Ok(wanted)) = text(&l.value).map(super::catalogue::placeholders) else {
+            continue;
+        };
+        let given: BTreeSet<&str> = msg_params(&l.rest).into_iter().collect();
+        let at = format!("{}:{}: {}", path.display(), l.line, l.value);
+        for name in given.difference(&wanted) {
+            out.push(format!(
+                "{at} is given `{name}`, which its text does not use"
+            ));
+        }
+        if !l.then.starts_with(".with(") {
+            for name in wanted.difference(&given) {
+                out.push(format!("{at} leaves {{{name}}} unfilled"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn msg_parameters_are_the_placeholders_of_the_text() {
+    let text = |key: &str| super::CATALOGUE.text(key, super::Lang::En);
+    let found = source_literals();
+    let calls = found.iter().filter(|(_, l)| l.before.ends_with("msg!("));
+    let calls = calls.count();
+    assert!(calls > 100, "only {calls} msg! calls found");
+    let wrong = wrong_params(&found, text);
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 #[test]
@@ -266,6 +370,17 @@ fn the_scanner_finds_keys_where_they_stand() {
     assert_eq!(found.iter().find(|l| l.value == "d_key").unwrap().line, 8);
 
     let with = |src: &str| vec![(PathBuf::from("x.rs"), literals(src).remove(0))];
+    let text = |key: &str| (key == "k").then_some("{a} {b}");
+    let wrong = |src: &str| wrong_params(&with(src), text);
+    assert!(wrong("msg!(\"k\", b = f(x, y), a = a == 1,)").is_empty());
+    assert!(wrong("msg!(\"k\", a = 1).with(\"b\", 2)").is_empty());
+    assert_eq!(
+        wrong("m.push(msg!(\"k\",\n a = [1, 2], c = 3));"),
+        [
+            "x.rs:1: k is given `c`, which its text does not use",
+            "x.rs:1: k leaves {b} unfilled"
+        ]
+    );
     let missing = missing_keys(&with("msg!(\"no_such_key\")"), |k| k == "a_key");
     assert_eq!(missing, ["x.rs:1: no_such_key"]);
     assert!(missing_keys(&with("msg!(\"a_key\")"), |k| k == "a_key").is_empty());

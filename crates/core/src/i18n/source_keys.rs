@@ -53,7 +53,7 @@ fn literals(src: &str) -> Vec<Literal> {
             i += hashes;
             // `br"…"` is raw too; `r#ident` and a name ending in r are not.
             let prev = |n: usize| code.len().checked_sub(n).map_or(' ', |k| code[k]);
-            let after_name = ident(prev(1)) && !(prev(1) == 'b' && !ident(prev(2)));
+            let after_name = ident(prev(1)) && (prev(1) != 'b' || ident(prev(2)));
             if at(i) != '"' || (raw && after_name) {
                 code.extend(&b[start..i]);
                 continue;
@@ -61,8 +61,7 @@ fn literals(src: &str) -> Vec<Literal> {
             i += 1;
             let first_line = line;
             let mut value = String::new();
-            loop {
-                let Some(&c) = b.get(i) else { break };
+            while let Some(&c) = b.get(i) {
                 if c == '"' && (0..hashes).all(|k| at(i + 1 + k) == '#') {
                     i += 1 + hashes;
                     break;

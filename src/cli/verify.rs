@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::CliError;
 use cuda_setup_core::compat::Tables;
-use cuda_setup_core::i18n::{self, CATALOG, Lang};
+use cuda_setup_core::i18n::{self, Lang};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::verify::doctor::{
     self, DoctorOptions, DoctorReport, GpuFacts, PypiMirror, Severity,
@@ -152,14 +152,13 @@ fn add_texts(v: &mut Value, lang: Lang) {
         Value::Object(map) => {
             let rendered = match (map.get("key"), map.get("params")) {
                 (Some(Value::String(k)), Some(Value::Object(params))) => {
-                    CATALOG.iter().find(|c| c.0 == k).map(|&(_, en, cn)| {
-                        let mut text = if lang == Lang::Zh { cn } else { en }.to_string();
-                        for (name, value) in params {
-                            let value = value.as_str().map_or(value.to_string(), str::to_string);
-                            text = text.replace(&format!("{{{name}}}"), &value);
-                        }
-                        text
-                    })
+                    let params = params.iter().map(|(name, value)| {
+                        (
+                            name,
+                            value.as_str().map_or(value.to_string(), str::to_string),
+                        )
+                    });
+                    i18n::render_key(k, params, lang)
                 }
                 _ => None,
             };

@@ -163,10 +163,7 @@ mod tests {
         ctx.fonts_mut(|f| {
             // The badges' and the log's marks, too.
             let marks = "✓⚠×○●▶›•";
-            for text in cuda_setup_core::i18n::CATALOG
-                .iter()
-                .map(|c| c.2)
-                .chain([marks])
+            for text in cuda_setup_core::i18n::texts(cuda_setup_core::i18n::Lang::Zh).chain([marks])
             {
                 for c in text.chars() {
                     if !f.has_glyph(&font, c) {

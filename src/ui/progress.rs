@@ -233,10 +233,7 @@ impl RunView {
 pub fn failure_text(lang: Lang, f: &cuda_setup_core::run::Failure) -> Option<(String, String)> {
     let key = |prefix: &str| {
         let want = format!("{prefix}{}", f.kind);
-        cuda_setup_core::i18n::CATALOG
-            .iter()
-            .map(|c| c.0)
-            .find(|k| *k == want)
+        cuda_setup_core::i18n::keys().find(|k| *k == want)
     };
     let params: Vec<(&'static str, &dyn std::fmt::Display)> = f
         .params

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::compat::Os::{self, Linux, Windows};
-use crate::i18n::{self, CATALOG, Lang};
+use crate::i18n::{self, Lang};
 
 use Expect::*;
 
@@ -716,7 +716,7 @@ fn check_invariants(t: &Tables, f: &Facts, rec: &Recommendation) -> Result<(), S
         }
     }
     for m in rec.reasons.iter().chain(&rec.blockers) {
-        if !CATALOG.iter().any(|(k, _, _)| *k == m.key) {
+        if !i18n::has_key(m.key) {
             return Err(format!("message {} has no translation", m.key));
         }
         for lang in [Lang::En, Lang::Zh] {

@@ -266,3 +266,72 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checks the wizard's flags once skipped, now the CLI's: each is refused.
+    #[test]
+    fn the_wizard_refuses_the_what_ifs_the_cli_refuses() {
+        let tables = Tables::embedded().unwrap();
+        let v = |s: &str| Some(s.parse::<Version>().unwrap());
+        let cases = [
+            (
+                Args {
+                    driver: v("12.4"),
+                    ..Default::default()
+                },
+                "looks like a CUDA version",
+            ),
+            (
+                Args {
+                    driver: v("551.78"),
+                    driver_cuda: v("551"),
+                    ..Default::default()
+                },
+                "is not a CUDA version",
+            ),
+            (
+                Args {
+                    python: v("2.7"),
+                    ..Default::default()
+                },
+                "not a Python 3 version",
+            ),
+            (
+                Args {
+                    gpu: vec!["RTX".into()],
+                    ..Default::default()
+                },
+                "is ambiguous",
+            ),
+            (
+                Args {
+                    gpu: vec!["Voodoo 5".into()],
+                    ..Default::default()
+                },
+                "unknown GPU",
+            ),
+        ];
+        for (args, why) in cases {
+            let e = options(&tables, &args, Some(Lang::En))
+                .err()
+                .unwrap_or_else(|| panic!("accepted: {args:?}"));
+            assert!(e.contains(why) && e.contains("\nhint: "), "{args:?}: {e}");
+        }
+        let ok = options(
+            &tables,
+            &Args {
+                gpu: vec!["RTX 4090".into()],
+                driver: v("551.78"),
+                python: v("3.12.1"),
+                ..Default::default()
+            },
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ok.overrides.gpus.len(), 1);
+        assert_eq!(ok.overrides.python, v("3.12"));
+    }
+}

@@ -332,3 +332,81 @@ fn wheel_items(
         .chain(resolved.cudnn.iter().map(|w| item(w, "cudnn_wheel")))
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recommend::GpuFact;
+
+    fn facts(gpus: Vec<GpuFact>) -> Facts {
+        Facts {
+            os: Os::Linux,
+            gpus,
+            driver: Some("551.78".parse().unwrap()),
+            driver_cuda: None,
+            python: None,
+            installed_toolkits: Vec::new(),
+            unidentified_gpus: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    fn request(out: PathBuf) -> Request {
+        Request {
+            out,
+            os: Os::Linux,
+            cuda: None,
+            cudnn: None,
+            no_cudnn: false,
+            mirrors: Vec::new(),
+            connections: 1,
+            method: Method::Installer,
+            pypi_index: None,
+            components: None,
+        }
+    }
+
+    fn never(_: &BundleFile) {
+        panic!("nothing should have been downloaded")
+    }
+
+    #[test]
+    fn nothing_fitting_is_blocked_with_the_reasons_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("bundle");
+        let t = Tables::embedded().unwrap();
+        match make(
+            &t,
+            &facts(Vec::new()),
+            &request(out.clone()),
+            &(),
+            &mut never,
+        ) {
+            Err(BundleError::Blocked(b)) => assert!(!b.is_empty()),
+            other => panic!("{other:?}"),
+        }
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn a_cudnn_the_tables_lack_is_refused_before_any_download() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("bundle");
+        let t = Tables::embedded().unwrap();
+        let gpu = GpuFact {
+            name: None,
+            compute_capability: "8.6".parse().unwrap(),
+        };
+        let req = Request {
+            cudnn: Some("1.2".parse().unwrap()),
+            ..request(out.clone())
+        };
+        match make(&t, &facts(vec![gpu]), &req, &(), &mut never) {
+            Err(e @ BundleError::Cudnn(CudnnVersionError::Unknown(_))) => {
+                assert_eq!(e.hint(), "`cuda-setup tables` lists the known releases")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!out.exists());
+    }
+}

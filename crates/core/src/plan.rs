@@ -561,3 +561,95 @@ fn wheel_steps(
 fn read_bundle(dir: &Path) -> Result<BundleManifest, PlanError> {
     crate::bundle::read(dir).map_err(PlanError::Other)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choices_start_from_the_same_defaults_and_keep_connections_in_range() {
+        let c = Choices::new(Method::Wheels);
+        assert_eq!(c.method, Method::Wheels);
+        assert_eq!(c.cudnn, CudnnChoice::Recommended);
+        assert_eq!(c.connections, 8);
+        assert!(c.mirrors.is_empty() && c.bundle.is_none() && c.python.is_none());
+        assert!(!c.with_driver && !c.visual_studio);
+        assert_eq!(c.clone().with_connections(0).connections, 1);
+        assert_eq!(c.clone().with_connections(99).connections, 16);
+        assert_eq!(c.with_connections(4).connections, 4);
+    }
+
+    #[test]
+    fn a_sandbox_root_never_integrates_visual_studio() {
+        let root = std::env::temp_dir().join("cuda-setup-plan-choices");
+        let target = Target::rooted(Os::Windows, &root);
+        let c = Choices {
+            visual_studio: true,
+            ..Choices::new(Method::Installer)
+        }
+        .for_machine(&target);
+        assert!(!c.visual_studio);
+        assert_eq!(c.method, Method::Installer);
+    }
+
+    fn no_publisher() -> Result<Option<download::Expected>, download::DownloadError> {
+        panic!("the published hash was asked for although one was known")
+    }
+
+    #[test]
+    fn a_known_hash_is_used_before_the_bundle_and_the_published_one() {
+        let given = download::Expected {
+            sha256: Some("aa".into()),
+            md5: None,
+            size: Some(3),
+        };
+        let got = lookup_expected("f.run", given, None, no_publisher)
+            .unwrap()
+            .unwrap();
+        assert_eq!((got.sha256.as_deref(), got.size), (Some("aa"), Some(3)));
+        let bundle = BundleManifest {
+            format: 1,
+            created_by: "test".into(),
+            os: Os::Linux,
+            files: vec![crate::bundle::BundleFile {
+                kind: "toolkit_installer".into(),
+                version: "12.4".into(),
+                file: "f.run".into(),
+                url: "https://example.com/f.run".into(),
+                sha256: "bb".into(),
+                md5: "cc".into(),
+                size: 7,
+            }],
+        };
+        let got = lookup_expected("f.run", Default::default(), Some(&bundle), no_publisher)
+            .unwrap()
+            .unwrap();
+        assert_eq!((got.sha256.as_deref(), got.size), (Some("bb"), Some(7)));
+    }
+
+    #[test]
+    fn the_published_hash_keeps_the_known_size_and_none_is_an_error_for_a_plan() {
+        let known = download::Expected {
+            size: Some(42),
+            ..Default::default()
+        };
+        let got = lookup_expected("f.run", known.clone(), None, || {
+            Ok(Some(download::Expected {
+                md5: Some("dd".into()),
+                ..Default::default()
+            }))
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!((got.md5.as_deref(), got.size), (Some("dd"), Some(42)));
+        assert!(
+            lookup_expected("f.run", known.clone(), None, || Ok(None))
+                .unwrap()
+                .is_none()
+        );
+        match expected_for("f.run", known, None, || Ok(None)) {
+            Err(PlanError::NoHash { file, .. }) => assert_eq!(file, "f.run"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -13,7 +13,6 @@ pub mod disk;
 pub mod elevate;
 pub mod fonts;
 mod launch;
-pub mod monitor;
 pub mod pages;
 pub mod progress;
 pub mod report;

@@ -14,9 +14,12 @@ pub mod compat;
 pub mod cudnn;
 pub mod detect;
 pub mod download;
+pub mod exit;
 pub mod i18n;
+pub mod locale;
 pub mod lock;
 pub mod message;
+pub mod monitor;
 pub mod panics;
 pub mod plan;
 pub mod platform;
@@ -28,8 +31,10 @@ pub mod safe_path;
 pub mod state_file;
 pub mod steps;
 pub mod target;
+pub mod url;
 pub mod verify;
 pub mod version;
+pub mod whatif;
 pub mod wheels;
 
 /// The boundary this crate keeps, checked where the compiler cannot check it alone.

@@ -67,17 +67,14 @@ impl State {
 /// The plan's choices. cuDNN has a page of its own, so the plan leaves it out.
 pub fn choices(app: &App) -> Choices {
     Choices {
-        method: app.choose.method,
         pypi_index: app.choose.pypi_index(),
         components: app.opts.components.clone(),
         cudnn: CudnnChoice::Skip,
         mirrors: app.choose.mirrors(),
-        bundle: None,
         with_driver: app.choose.with_driver,
-        python: None,
-        connections: app.choose.connections.clamp(1, 16),
-        visual_studio: false,
+        ..Choices::new(app.choose.method)
     }
+    .with_connections(app.choose.connections)
 }
 
 pub fn show(app: &mut App, ui: &mut Ui) {

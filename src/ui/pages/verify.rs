@@ -5,11 +5,11 @@ use egui::{RichText, Ui};
 use egui_plot::{Legend, Line, Plot};
 
 use crate::ui::app::App;
-use crate::ui::monitor::Sample;
 use crate::ui::text::{msg, t, tf};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::Command;
 use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::monitor::Sample;
 use cuda_setup_core::verify::{SmokeReport, Status};
 
 #[derive(Default)]

@@ -363,3 +363,22 @@ fn nonsense_options_are_usage_errors() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+#[test]
+fn chinese_covers_the_cli_own_lines() {
+    // `tables` printed these lines in English whatever --lang said; they come from the
+    // catalogue now, like every other line.
+    let zh = run(&["--lang", "zh", "tables"]);
+    assert_eq!(zh.status.code(), Some(0), "{}", stderr(&zh));
+    let text = String::from_utf8(zh.stdout).unwrap();
+    assert!(text.contains("兼容性表（"), "{text}");
+    assert!(text.contains("最新版本："), "{text}");
+    assert!(
+        !text.contains("Compat tables") && !text.contains("newest"),
+        "{text}"
+    );
+    let en = run(&["tables"]);
+    let text = String::from_utf8(en.stdout).unwrap();
+    assert!(text.contains("Compat tables ("), "{text}");
+    assert!(text.contains("  newest:            CUDA "), "{text}");
+}

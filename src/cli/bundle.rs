@@ -102,9 +102,15 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         );
     } else {
         for f in &manifest.files {
-            println!("{}: {} ({} bytes)", f.kind, f.file, f.size);
+            let params: [(&str, &dyn std::fmt::Display); 3] =
+                [("kind", &f.kind), ("file", &f.file), ("size", &f.size)];
+            println!("{}", i18n::tf(lang, "cli_bundle_file", &params));
         }
-        println!("bundle ready: {}", args.out.join(MANIFEST).display());
+        let path = args.out.join(MANIFEST);
+        println!(
+            "{}",
+            i18n::tf(lang, "cli_bundle_ready", &[("path", &path.display())])
+        );
     }
     Ok(exit::OK)
 }

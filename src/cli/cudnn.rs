@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use super::{CliError, exit};
 use cuda_setup_core::cudnn::{self, CudnnError, Event};
-use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::i18n::{Lang, t, tf};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -82,16 +82,19 @@ pub fn run(args: &Args, lang: Lang) -> Result<i32, CliError> {
         } => {
             let last = Mutex::new(0usize);
             let report = |e: Event| match e {
-                Event::Recovered(r) => eprintln!("finished an interrupted operation: {r:?}"),
+                Event::Recovered(r) => eprintln!(
+                    "{}",
+                    tf(lang, "cli_cudnn_recovered", &[("what", &format!("{r:?}"))])
+                ),
                 Event::Validated {
                     version,
                     entries,
                     total_bytes,
                 } => {
-                    eprintln!(
-                        "cuDNN {version}: {entries} files, {} — archive checked",
-                        super::download::human_bytes(total_bytes as f64)
-                    )
+                    let size = super::download::human_bytes(total_bytes as f64);
+                    let params: [(&str, &dyn std::fmt::Display); 3] =
+                        [("version", &version), ("files", &entries), ("size", &size)];
+                    eprintln!("{}", tf(lang, "cli_cudnn_checked", &params))
                 }
                 Event::Extracted {
                     entries,
@@ -105,20 +108,27 @@ pub fn run(args: &Args, lang: Lang) -> Result<i32, CliError> {
                     let quarter = (bytes * 4 / total_bytes.max(1)) as usize;
                     if quarter > *l {
                         *l = quarter;
-                        eprintln!("  extracted {entries} files, {}%", quarter * 25);
+                        let percent = quarter * 25;
+                        let params: [(&str, &dyn std::fmt::Display); 2] =
+                            [("files", &entries), ("percent", &percent)];
+                        eprintln!("  {}", tf(lang, "cli_cudnn_extracted", &params));
                     }
                 }
-                Event::Applying => eprintln!("  copying into {}", cuda_dir.display()),
+                Event::Applying => eprintln!(
+                    "  {}",
+                    tf(lang, "cli_cudnn_copying", &[("dir", &cuda_dir.display())])
+                ),
             };
             let m = cudnn::install(archive, cuda_dir, &report)?;
             print(*json, &m, || {
                 let replaced = m.files.iter().filter(|f| f.replaced).count();
-                println!(
-                    "cuDNN {} installed into {} ({} files, {replaced} replaced and backed up)",
-                    m.cudnn_version,
-                    cuda_dir.display(),
-                    m.files.len()
-                );
+                let params: [(&str, &dyn std::fmt::Display); 4] = [
+                    ("version", &m.cudnn_version),
+                    ("dir", &cuda_dir.display()),
+                    ("files", &m.files.len()),
+                    ("replaced", &replaced),
+                ];
+                println!("{}", tf(lang, "cli_cudnn_installed", &params));
             });
             Ok(exit::OK)
         }
@@ -126,16 +136,16 @@ pub fn run(args: &Args, lang: Lang) -> Result<i32, CliError> {
             let r = cudnn::verify(cuda_dir)?;
             print(*json, &r, || {
                 if r.problems.is_empty() {
-                    println!("cuDNN {}: all {} files intact", r.cudnn_version, r.files);
+                    let params: [(&str, &dyn std::fmt::Display); 2] =
+                        [("version", &r.cudnn_version), ("files", &r.files)];
+                    println!("{}", tf(lang, "cli_cudnn_intact", &params));
                 }
                 for p in &r.problems {
                     println!("{}: {}", p.path, p.problem);
                 }
             });
             if !r.problems.is_empty() && !*json {
-                eprintln!(
-                    "hint: run `cuda-setup cudnn install` again with the same archive (or `cuda-setup repair --fix`)"
-                );
+                eprintln!("hint: {}", t(lang, "cli_cudnn_hint_reinstall"));
             }
             Ok(if r.problems.is_empty() {
                 exit::OK
@@ -146,11 +156,9 @@ pub fn run(args: &Args, lang: Lang) -> Result<i32, CliError> {
         Action::Uninstall { cuda_dir, json, .. } => {
             let m = cudnn::uninstall(cuda_dir)?;
             print(*json, &m, || {
-                println!(
-                    "cuDNN {} removed; {} restored to its previous state",
-                    m.cudnn_version,
-                    cuda_dir.display()
-                )
+                let params: [(&str, &dyn std::fmt::Display); 2] =
+                    [("version", &m.cudnn_version), ("dir", &cuda_dir.display())];
+                println!("{}", tf(lang, "cli_cudnn_removed", &params))
             });
             Ok(exit::OK)
         }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::{CliError, exit};
 use cuda_setup_core::compat::Tables;
 use cuda_setup_core::detect::{self, Deadlines, SystemReport};
-use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::i18n::{Lang, t};
 use cuda_setup_core::platform::Host;
 
 #[derive(Debug, clap::Args)]
@@ -33,14 +33,12 @@ fn gib(bytes: u64) -> String {
 }
 
 pub fn human(r: &SystemReport, lang: Lang) -> String {
-    let zh = lang == Lang::Zh;
-    let t = |en: &'static str, cn: &'static str| if zh { cn } else { en };
     let mut o = String::new();
     if let Some(s) = &r.system {
         let _ = writeln!(
             o,
             "{} {} ({}), {} x{}, RAM {}",
-            t("System:", "系统："),
+            t(lang, "cli_system"),
             s.os_name,
             s.arch,
             s.cpu,
@@ -51,7 +49,7 @@ pub fn human(r: &SystemReport, lang: Lang) -> String {
             let _ = writeln!(
                 o,
                 "  {} {} ({})",
-                t("free space:", "可用空间："),
+                t(lang, "cli_free_space"),
                 gib(free),
                 s.install_location.display()
             );
@@ -59,11 +57,11 @@ pub fn human(r: &SystemReport, lang: Lang) -> String {
         let _ = writeln!(
             o,
             "  {} {}",
-            t("administrator:", "管理员权限："),
+            t(lang, "cli_administrator"),
             if s.elevated {
-                t("yes", "是")
+                t(lang, "cli_yes")
             } else {
-                t("no", "否")
+                t(lang, "cli_no")
             }
         );
     }
@@ -74,32 +72,27 @@ pub fn human(r: &SystemReport, lang: Lang) -> String {
                 .as_ref()
                 .map(|c| format!(", CUDA {c}"))
                 .unwrap_or_default();
-            let _ = writeln!(
-                o,
-                "{} {}{cuda}",
-                t("NVIDIA driver:", "NVIDIA 驱动："),
-                d.version
-            );
+            let _ = writeln!(o, "{} {}{cuda}", t(lang, "cli_nvidia_driver"), d.version);
         }
         (None, Some(e)) => {
             let _ = writeln!(
                 o,
                 "{} {} ({e})",
-                t("NVIDIA driver:", "NVIDIA 驱动："),
-                t("none", "未安装")
+                t(lang, "cli_nvidia_driver"),
+                t(lang, "cli_none")
             );
         }
         (None, None) => {
             let _ = writeln!(
                 o,
                 "{} {}",
-                t("NVIDIA driver:", "NVIDIA 驱动："),
-                t("none", "未安装")
+                t(lang, "cli_nvidia_driver"),
+                t(lang, "cli_none")
             );
         }
     }
     if r.gpus.is_empty() {
-        let _ = writeln!(o, "{} {}", t("GPUs:", "显卡："), t("none found", "未找到"));
+        let _ = writeln!(o, "{} {}", t(lang, "cli_gpus"), t(lang, "cli_none_found"));
     }
     for g in &r.gpus {
         let cc = g
@@ -107,16 +100,16 @@ pub fn human(r: &SystemReport, lang: Lang) -> String {
             .map(|c| format!(" sm_{}{}", c.major, c.minor))
             .unwrap_or_default();
         let kind = if g.cuda_capable {
-            ""
+            String::new()
         } else {
-            t(" (not CUDA-capable)", "（不支持 CUDA）")
+            t(lang, "cli_not_cuda_capable")
         };
         let problem = g
             .problem
             .as_ref()
             .map(|p| format!(" [{}]", p.key))
             .unwrap_or_default();
-        let _ = writeln!(o, "{} {}{cc}{kind}{problem}", t("GPU:", "显卡："), g.name);
+        let _ = writeln!(o, "{} {}{cc}{kind}{problem}", t(lang, "cli_gpu"), g.name);
     }
     for tk in &r.toolkits {
         let v = tk
@@ -124,9 +117,9 @@ pub fn human(r: &SystemReport, lang: Lang) -> String {
             .as_ref()
             .map_or("?".to_string(), ToString::to_string);
         let active = if tk.active {
-            t(" (active: nvcc on PATH)", "（当前：PATH 中的 nvcc）")
+            t(lang, "cli_toolkit_active")
         } else {
-            ""
+            String::new()
         };
         let _ = writeln!(o, "CUDA {v}: {}{active}", tk.path.display());
     }
@@ -143,17 +136,15 @@ pub fn human(r: &SystemReport, lang: Lang) -> String {
             .as_ref()
             .map_or("?".to_string(), ToString::to_string);
         let torch = match (&p.torch, p.torch_cpu_build) {
-            (Some(tc), true) => format!(
-                ", torch {} ({})",
-                tc.version,
-                t("CPU-only build", "仅 CPU 版本")
-            ),
+            (Some(tc), true) => {
+                format!(", torch {} ({})", tc.version, t(lang, "cli_cpu_only_build"))
+            }
             (Some(tc), false) => format!(
                 ", torch {} (CUDA {})",
                 tc.version,
                 tc.cuda.as_deref().unwrap_or("?")
             ),
-            (None, _) => t(", no torch", "，未安装 torch").to_string(),
+            (None, _) => t(lang, "cli_no_torch"),
         };
         let _ = writeln!(o, "Python {v}: {}{torch}", p.path.display());
     }

@@ -8,7 +8,7 @@ use super::download::human_bytes;
 use super::{CliError, exit, recommend};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::download::Cancel;
-use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::i18n::{Lang, t, tf};
 use cuda_setup_core::plan::{self, Choices, CudnnChoice, Method, Plan};
 use cuda_setup_core::recommend::{Goal, Request, cudnn_by_version};
 use cuda_setup_core::run::{self, RunEvent, RunReport};
@@ -208,7 +208,7 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     plan::build(target, &rec, &choices).map_err(|e| failed(e.to_string(), e.hint()))
 }
 
-fn describe(plan: &Plan) -> String {
+fn describe(plan: &Plan, lang: Lang) -> String {
     let mut s = String::new();
     if let Some(v) = &plan.toolkit {
         s.push_str(&format!("CUDA {v}"));
@@ -220,7 +220,7 @@ fn describe(plan: &Plan) -> String {
         s.push_str(c);
     }
     if let Some(r) = &plan.root {
-        s.push_str(&format!(" under {}", r.display()));
+        s.push_str(&tf(lang, "cli_plan_under", &[("root", &r.display())]));
     }
     s
 }
@@ -238,18 +238,21 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
                 serde_json::to_string_pretty(&plan).expect("serialisable")
             );
         } else {
-            println!("Plan: {}", describe(&plan));
+            println!(
+                "{}",
+                tf(lang, "cli_plan", &[("plan", &describe(&plan, lang))])
+            );
             for (i, s) in plan.steps.iter().enumerate() {
                 println!("  {}. {}", i + 1, s.name());
             }
             for n in &plan.notes {
-                println!("  note: {n}");
+                println!("  {}", tf(lang, "cli_note", &[("note", n)]));
             }
         }
         return Ok(exit::OK);
     }
     for n in &plan.notes {
-        eprintln!("note: {n}");
+        eprintln!("{}", tf(lang, "cli_note", &[("note", n)]));
     }
     if !args.yes && !args.unattended {
         if !std::io::stdin().is_terminal() {
@@ -258,11 +261,15 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
                 hint: "add --yes (or --unattended for scripts and fleets)".into(),
             });
         }
-        eprint!("Install {}? [y/N] ", describe(&plan));
+        let plan_text = describe(&plan, lang);
+        eprint!(
+            "{}",
+            tf(lang, "cli_install_confirm", &[("plan", &plan_text)])
+        );
         let mut answer = String::new();
         let _ = std::io::stdin().read_line(&mut answer);
         if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            eprintln!("nothing was changed");
+            eprintln!("{}", t(lang, "cli_nothing_changed"));
             return Ok(CANCELLED);
         }
     }
@@ -304,11 +311,11 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             ..
         } => {
             let how = if skipped {
-                "done earlier"
+                t(lang, "cli_step_done_earlier")
             } else if outcome.changed {
-                "done"
+                t(lang, "cli_step_done")
             } else {
-                "nothing to do"
+                t(lang, "cli_step_nothing_to_do")
             };
             eprintln!("      {name}: {how} — {}", outcome.detail);
         }
@@ -316,7 +323,14 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         RunEvent::Failed { kind: "busy", .. } => {}
         RunEvent::Failed {
             name, error, hint, ..
-        } => eprintln!("      {name} FAILED: {error}\n      hint: {hint}"),
+        } => eprintln!(
+            "      {}\n      hint: {hint}",
+            tf(
+                lang,
+                "cli_step_failed",
+                &[("name", &name), ("error", &error)]
+            )
+        ),
         RunEvent::Done(_) => {}
     });
     if let Some(f) = report.failure.as_ref().filter(|f| f.kind == "busy") {
@@ -334,15 +348,15 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         println!(
             "{} {}",
             if report.changed {
-                "Installed:"
+                t(lang, "cli_installed")
             } else {
-                "Already in place:"
+                t(lang, "cli_already_in_place")
             },
-            describe(&plan)
+            describe(&plan, lang)
         );
     }
     if let Some(log) = &report.log_file {
-        eprintln!("log: {}", log.display());
+        eprintln!("{}", tf(lang, "cli_log", &[("path", &log.display())]));
     }
     Ok(code(&report))
 }

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::{CliError, exit};
 use cuda_setup_core::compat::{Os, Tables};
-use cuda_setup_core::i18n::{self, Lang};
+use cuda_setup_core::i18n::{self, Lang, t};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{self, DriverAction, Facts, Goal, Recommendation, Request};
 use cuda_setup_core::version::{ComputeCapability, Version};
@@ -106,28 +106,22 @@ fn to_json(rec: &Recommendation, lang: Lang) -> serde_json::Value {
 }
 
 fn human(rec: &Recommendation, lang: Lang) -> String {
-    let zh = lang == Lang::Zh;
-    let t = |en: &'static str, cn: &'static str| if zh { cn } else { en };
     let mut out = String::new();
     let goal = match rec.goal {
-        Goal::Pytorch => t("PyTorch", "PyTorch"),
-        Goal::Developer => t("developer (toolkit + cuDNN)", "开发（工具包 + cuDNN）"),
+        Goal::Pytorch => String::from("PyTorch"),
+        Goal::Developer => t(lang, "cli_goal_developer"),
     };
     let _ = writeln!(
         out,
         "{} {goal}, {}",
-        t("Recommendation for", "推荐方案："),
+        t(lang, "cli_recommendation_for"),
         rec.os.as_str()
     );
     for g in &rec.gpus {
         let _ = writeln!(out, "  GPU:      {}", g.label());
     }
     if !rec.fits() {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            t("Nothing fits this machine:", "没有适合本机的方案：")
-        );
+        let _ = writeln!(out, "\n{}", t(lang, "cli_nothing_fits"));
         for b in &rec.blockers {
             let _ = writeln!(out, "  - {}", i18n::render(b, lang));
         }
@@ -137,18 +131,22 @@ fn human(rec: &Recommendation, lang: Lang) -> String {
     let current = d
         .current
         .as_ref()
-        .map_or(t("none", "未安装").to_string(), ToString::to_string);
+        .map_or(t(lang, "cli_none"), ToString::to_string);
     let minimum = d
         .minimum
         .as_ref()
         .map(ToString::to_string)
         .unwrap_or_default();
     let action = match d.action {
-        DriverAction::None => t("keep it", "无需更改").to_string(),
-        DriverAction::Install => format!("{} >= {minimum}", t("install", "安装")),
-        DriverAction::Update => format!("{} >= {minimum}", t("update to", "更新到")),
+        DriverAction::None => t(lang, "cli_driver_keep"),
+        DriverAction::Install => format!("{} >= {minimum}", t(lang, "cli_driver_install")),
+        DriverAction::Update => format!("{} >= {minimum}", t(lang, "cli_driver_update_to")),
     };
-    let _ = writeln!(out, "  {}  {current} -> {action}", t("Driver:", "驱动：  "));
+    let _ = writeln!(
+        out,
+        "  {}  {current} -> {action}",
+        t(lang, "cli_recommend_driver")
+    );
     if let Some(tk) = &rec.toolkit {
         let _ = writeln!(
             out,
@@ -157,7 +155,7 @@ fn human(rec: &Recommendation, lang: Lang) -> String {
             tk.label,
             tk.installer
                 .as_ref()
-                .map_or("(no installer known: --method wheels)", |i| i.url.as_str())
+                .map_or(t(lang, "cli_no_installer_known"), |i| i.url.clone())
         );
     }
     if let Some(c) = &rec.cudnn {
@@ -174,7 +172,7 @@ fn human(rec: &Recommendation, lang: Lang) -> String {
             p.version, p.variant, p.command
         );
     }
-    let _ = writeln!(out, "\n{}", t("Why:", "原因："));
+    let _ = writeln!(out, "\n{}", t(lang, "cli_why"));
     for r in &rec.reasons {
         let _ = writeln!(out, "  - {}", i18n::render(r, lang));
     }

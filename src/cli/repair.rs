@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{CliError, exit};
 use cuda_setup_core::compat::{Os, Tables};
-use cuda_setup_core::i18n::{self, Lang};
+use cuda_setup_core::i18n::{self, Lang, t, tf};
 use cuda_setup_core::repair::{self, Finding, Fix, Overrides, Severity};
 use cuda_setup_core::run::RunEvent;
 use cuda_setup_core::target::Target;
@@ -61,22 +61,36 @@ fn print_findings(findings: &[Finding], lang: Lang) {
     }
     for f in findings {
         let mark = match f.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
+            Severity::Error => t(lang, "cli_severity_error"),
+            Severity::Warning => t(lang, "cli_severity_warning"),
+            Severity::Info => t(lang, "cli_severity_info"),
         };
         println!("[{mark}] {}", i18n::render(&f.message, lang));
         match &f.fix {
             Fix::Steps { steps } => println!(
-                "        fix: {}",
-                steps
-                    .iter()
-                    .map(|s| s.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "        {}",
+                tf(
+                    lang,
+                    "cli_repair_fix",
+                    &[(
+                        "fix",
+                        &steps
+                            .iter()
+                            .map(|s| s.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )]
+                )
             ),
-            Fix::ResumeInstall => println!("        fix: finish the interrupted install"),
-            Fix::Manual { how } => println!("        what to do: {}", i18n::render(how, lang)),
+            Fix::ResumeInstall => println!("        {}", t(lang, "cli_repair_fix_resume")),
+            Fix::Manual { how } => println!(
+                "        {}",
+                tf(
+                    lang,
+                    "cli_repair_what_to_do",
+                    &[("how", &i18n::render(how, lang))]
+                )
+            ),
         }
     }
 }
@@ -101,7 +115,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         } else {
             print_findings(&findings, lang);
             if findings.iter().any(Finding::fixable) {
-                eprintln!("hint: run `cuda-setup repair --fix` to apply the fixes");
+                eprintln!("hint: {}", t(lang, "cli_repair_hint_fix"));
             }
         }
         return Ok(if repair::problems(&findings) == 0 {
@@ -112,9 +126,14 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     }
     super::wait_for_others(args.wait, lang);
     let result = repair::fix(&target, tables, &overrides, &findings, &mut |e| match e {
-        RunEvent::Started { name, .. } if !args.json => eprintln!("fixing: {name}"),
+        RunEvent::Started { name, .. } if !args.json => {
+            eprintln!("{}", tf(lang, "cli_repair_fixing", &[("name", &name)]));
+        }
         RunEvent::Failed { kind: "busy", .. } => {}
-        RunEvent::Failed { error, hint, .. } => eprintln!("failed: {error}\nhint: {hint}"),
+        RunEvent::Failed { error, hint, .. } => eprintln!(
+            "{}\nhint: {hint}",
+            tf(lang, "cli_repair_failed", &[("error", &error)])
+        ),
         _ => {}
     });
     if args.json {
@@ -129,7 +148,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             serde_json::to_string_pretty(&v).expect("serialisable")
         );
     } else {
-        println!("After repair:");
+        println!("{}", t(lang, "cli_after_repair"));
         print_findings(&result.after, lang);
     }
     let busy = result

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::{CliError, exit};
 use cuda_setup_core::compat::{Meta, TableSource, Tables};
-use cuda_setup_core::i18n::{Lang, render};
+use cuda_setup_core::i18n::{self, Lang, render};
 use cuda_setup_core::refresh::{self, Sources, Status, Using};
 use cuda_setup_core::verify::doctor::PypiMirror;
 use cuda_setup_core::version::Version;
@@ -212,7 +212,7 @@ pub fn run(
     if let Some(r) = &s.refresh {
         println!("{}", r.text);
         for e in &r.errors {
-            println!("  not read: {e}");
+            println!("  {}", i18n::tf(lang, "cli_not_read", &[("error", e)]));
         }
         if !r.new.is_empty() {
             println!(
@@ -229,34 +229,42 @@ pub fn run(
     }
     let show = |v: &Option<Version>| v.as_ref().map_or("-".to_string(), ToString::to_string);
     let src = match &s.source {
-        TableSource::Embedded => "built in".to_string(),
+        TableSource::Embedded => i18n::t(lang, "cli_tables_built_in"),
         TableSource::Dir(d) => d.display().to_string(),
     };
-    println!("Compat tables ({src})");
     println!(
-        "  newest:            CUDA {}, cuDNN {}, PyTorch {}",
-        show(&s.newest.toolkit),
-        show(&s.newest.cudnn),
-        show(&s.newest.torch)
+        "{}",
+        i18n::tf(lang, "cli_tables_title", &[("source", &src)])
     );
-    println!(
-        "  newest confirmed:  CUDA {}, cuDNN {}, PyTorch {}",
-        show(&s.newest_confirmed.toolkit),
-        show(&s.newest_confirmed.cudnn),
-        show(&s.newest_confirmed.torch)
-    );
+    for (key, n) in [
+        ("cli_tables_newest", &s.newest),
+        ("cli_tables_newest_confirmed", &s.newest_confirmed),
+    ] {
+        let (cuda, cudnn, torch) = (show(&n.toolkit), show(&n.cudnn), show(&n.torch));
+        let params: [(&str, &dyn std::fmt::Display); 3] =
+            [("cuda", &cuda), ("cudnn", &cudnn), ("torch", &torch)];
+        println!("  {}", i18n::tf(lang, key, &params));
+    }
     let c = &s.counts;
-    println!(
-        "  {} toolkit releases, {} cuDNN releases, {} PyTorch lines ({} CUDA variants), {} GPUs ({} PCI ids)",
-        c.toolkits, c.cudnn, c.torch, c.torch_variants, c.gpus, c.gpu_pci_ids
-    );
+    let counts: [(&str, &dyn std::fmt::Display); 6] = [
+        ("toolkits", &c.toolkits),
+        ("cudnn", &c.cudnn),
+        ("torch", &c.torch),
+        ("variants", &c.torch_variants),
+        ("gpus", &c.gpus),
+        ("pci_ids", &c.gpu_pci_ids),
+    ];
+    println!("  {}", i18n::tf(lang, "cli_tables_counts", &counts));
     for (name, v) in s.pypi {
         println!("  PyPI: {name} {v}");
     }
     for f in &s.files {
         println!("\n  {} — {}", f.file, f.subject);
         for src in f.sources {
-            println!("    source: {src}");
+            println!(
+                "    {}",
+                i18n::tf(lang, "cli_tables_source", &[("source", src)])
+            );
         }
     }
     done(rejected)

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::CliError;
 use cuda_setup_core::compat::Tables;
-use cuda_setup_core::i18n::{self, Lang};
+use cuda_setup_core::i18n::{self, Lang, t, tf};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::verify::doctor::{
     self, DoctorOptions, DoctorReport, GpuFacts, PypiMirror, Severity,
@@ -174,14 +174,11 @@ fn add_texts(v: &mut Value, lang: Lang) {
     }
 }
 
-fn status_word(s: Status, lang: Lang) -> &'static str {
-    match (s, lang) {
-        (Status::Passed, Lang::En) => "passed",
-        (Status::Skipped, Lang::En) => "skipped",
-        (Status::Failed, Lang::En) => "FAILED",
-        (Status::Passed, Lang::Zh) => "通过",
-        (Status::Skipped, Lang::Zh) => "跳过",
-        (Status::Failed, Lang::Zh) => "失败",
+fn status_word(s: Status, lang: Lang) -> String {
+    match s {
+        Status::Passed => t(lang, "cli_status_passed"),
+        Status::Skipped => t(lang, "cli_status_skipped"),
+        Status::Failed => t(lang, "cli_status_failed"),
     }
 }
 
@@ -194,15 +191,7 @@ fn reason_line<T>(o: &mut String, c: &Check<T>, lang: Lang, last: &mut Option<St
     if let Some(r) = &c.reason {
         let text = i18n::render(r, lang);
         if last.as_deref() == Some(text.as_str()) {
-            let _ = writeln!(
-                o,
-                "    {}",
-                if lang == Lang::Zh {
-                    "（原因同上）"
-                } else {
-                    "(as above)"
-                }
-            );
+            let _ = writeln!(o, "    {}", t(lang, "cli_as_above"));
         } else {
             let _ = writeln!(o, "    {text}");
         }
@@ -211,19 +200,22 @@ fn reason_line<T>(o: &mut String, c: &Check<T>, lang: Lang, last: &mut Option<St
 }
 
 pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
-    let zh = lang == Lang::Zh;
-    let t = |en: &'static str, cn: &'static str| if zh { cn } else { en };
     let mut o = String::new();
     let d = &r.driver;
     match (&d.cuda_version, &d.error) {
         (Some(v), _) => {
-            let _ = writeln!(o, "{} {} (CUDA {v})", t("Driver: ", "驱动："), d.library);
+            let _ = writeln!(
+                o,
+                "{} {} (CUDA {v})",
+                t(lang, "cli_smoke_driver"),
+                d.library
+            );
         }
         (None, Some(e)) => {
-            let _ = writeln!(o, "{} {} — {e}", t("Driver: ", "驱动："), d.library);
+            let _ = writeln!(o, "{} {} — {e}", t(lang, "cli_smoke_driver"), d.library);
         }
         (None, None) => {
-            let _ = writeln!(o, "{} {}", t("Driver: ", "驱动："), d.library);
+            let _ = writeln!(o, "{} {}", t(lang, "cli_smoke_driver"), d.library);
         }
     }
     if let Some(g) = &r.device {
@@ -247,7 +239,7 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
             let _ = writeln!(
                 o,
                 "{} {} (CUDA {v})",
-                t("Toolkit:", "工具包："),
+                t(lang, "cli_toolkit"),
                 tk.path.display()
             );
         }
@@ -255,8 +247,8 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
             let _ = writeln!(
                 o,
                 "{} {}",
-                t("Toolkit:", "工具包："),
-                t("none found", "未找到")
+                t(lang, "cli_toolkit"),
+                t(lang, "cli_none_found")
             );
         }
     }
@@ -273,7 +265,7 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
         o,
         "\n[{}] {}{lib}",
         status_word(g.status, lang),
-        t("GPU matrix multiply", "GPU 矩阵乘法")
+        t(lang, "cli_check_gemm")
     );
     reason_line(&mut o, g, lang, &mut last);
     for res in &g.detail.results {
@@ -285,19 +277,19 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
             res.size,
             res.gflops,
             res.ms,
-            t("error", "误差"),
+            t(lang, "cli_numeric_error"),
             a.max_error,
-            t("tolerance", "容差"),
+            t(lang, "cli_tolerance"),
             a.tolerance,
             if a.passed {
-                ""
+                String::new()
             } else {
-                t("  WRONG", "  错误")
+                t(lang, "cli_wrong")
             }
         );
     }
     for n in &g.detail.not_run {
-        let _ = writeln!(o, "    {} {n}", t("not run:", "未运行："));
+        let _ = writeln!(o, "    {} {n}", t(lang, "cli_not_run"));
     }
 
     let b = &r.checks.bandwidth;
@@ -305,7 +297,7 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
         o,
         "\n[{}] {}",
         status_word(b.status, lang),
-        t("Host↔GPU copies", "主机与显卡之间的拷贝")
+        t(lang, "cli_check_bandwidth")
     );
     reason_line(&mut o, b, lang, &mut last);
     for mem in ["pageable", "pinned"] {
@@ -317,17 +309,15 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
                 .map(|x| format!("{:.1} GB/s", x.gb_per_s))
         };
         if let (Some(up), Some(down)) = (get("host_to_device"), get("device_to_host")) {
-            let label = match (mem, zh) {
-                ("pinned", false) => "pinned  ",
-                ("pinned", true) => "锁页内存",
-                (_, false) => "pageable",
-                (_, true) => "普通内存",
+            let label = match mem {
+                "pinned" => t(lang, "cli_pinned"),
+                _ => t(lang, "cli_pageable"),
             };
             let _ = writeln!(
                 o,
                 "    {label}  {} {up:>11}   {} {down:>11}",
-                t("host→GPU", "主机→显卡"),
-                t("GPU→host", "显卡→主机")
+                t(lang, "cli_host_to_gpu"),
+                t(lang, "cli_gpu_to_host")
             );
         }
     }
@@ -335,15 +325,11 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
         let _ = writeln!(
             o,
             "    {}",
-            if zh {
-                format!(
-                    "在这台机器上，锁页内存（DataLoader 的 pin_memory=True）让主机到显卡的拷贝快 {s:.1} 倍。"
-                )
-            } else {
-                format!(
-                    "Pinned memory (DataLoader's pin_memory=True) makes host→GPU copies {s:.1}× faster here."
-                )
-            }
+            tf(
+                lang,
+                "cli_pinned_speedup",
+                &[("speedup", &format!("{s:.1}"))]
+            )
         );
     }
 
@@ -365,7 +351,7 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
         let _ = writeln!(
             o,
             "    {} {}×{}×{}×{} * {}×{}×{}×{}: {} {:.1e}",
-            t("convolution", "卷积"),
+            t(lang, "cli_convolution"),
             s.n,
             s.c,
             s.h,
@@ -374,7 +360,7 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
             s.c,
             s.r,
             s.s,
-            t("error", "误差"),
+            t(lang, "cli_numeric_error"),
             conv.accuracy.max_error
         );
     }
@@ -389,20 +375,13 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
     let _ = writeln!(o, "\n[{}] nvcc{v}", status_word(n.status, lang));
     reason_line(&mut o, n, lang, &mut last);
     if let Some(verify::nvcc::KernelOutcome::Ok { device }) = &n.detail.kernel {
-        let _ = writeln!(
-            o,
-            "    {} {device}",
-            t(
-                "test kernel compiled and ran on",
-                "测试核函数已编译并运行于"
-            )
-        );
+        let _ = writeln!(o, "    {} {device}", t(lang, "cli_kernel_ran_on"));
     }
 
     let _ = writeln!(
         o,
         "\n{} {} (exit {}, {} ms)",
-        t("Result:", "结果："),
+        t(lang, "cli_result"),
         status_word(r.status, lang),
         r.exit_code,
         r.elapsed_ms
@@ -411,21 +390,19 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
 }
 
 pub fn human_doctor(r: &DoctorReport, lang: Lang) -> String {
-    let zh = lang == Lang::Zh;
-    let t = |en: &'static str, cn: &'static str| if zh { cn } else { en };
     let mut o = String::new();
     for f in &r.findings {
         let tag = match f.severity {
-            Severity::Ok => t("[ok]     ", "[正常]   "),
-            Severity::Info => t("[note]   ", "[提示]   "),
-            Severity::Problem => t("[problem]", "[问题]   "),
+            Severity::Ok => t(lang, "cli_doctor_ok"),
+            Severity::Info => t(lang, "cli_doctor_note"),
+            Severity::Problem => t(lang, "cli_doctor_problem"),
         };
         let _ = writeln!(o, "{tag} {}", i18n::render(&f.message, lang));
         if let Some(fix) = &f.fix {
             let _ = writeln!(
                 o,
                 "          {} {}",
-                t("fix:", "解决："),
+                t(lang, "cli_fix"),
                 i18n::render(&fix.message, lang)
             );
             for c in &fix.commands {
@@ -436,7 +413,7 @@ pub fn human_doctor(r: &DoctorReport, lang: Lang) -> String {
     let _ = writeln!(
         o,
         "\n{} {} (exit {}, {} ms)",
-        t("Result:", "结果："),
+        t(lang, "cli_result"),
         status_word(r.status, lang),
         r.exit_code,
         r.elapsed_ms

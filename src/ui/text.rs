@@ -2,24 +2,11 @@
 //! files (`crates/core/locales/{en,zh}.toml`), rendered by `i18n::render` like the CLI's
 //! messages. The core's `i18n` tests check that every key named here exists.
 
-use std::fmt::Display;
-
 use cuda_setup_core::i18n::{Lang, render};
 use cuda_setup_core::message::Message;
 
-/// The text of `key` in `lang`.
-pub fn t(lang: Lang, key: &'static str) -> String {
-    render(&Message::new(key), lang)
-}
-
-/// The text of `key` with its `{name}` parameters filled in.
-pub fn tf(lang: Lang, key: &'static str, params: &[(&'static str, &dyn Display)]) -> String {
-    let mut m = Message::new(key);
-    for (name, value) in params {
-        m = m.with(name, value);
-    }
-    render(&m, lang)
-}
+/// The text of a key, plain or with its `{name}` parameters: the CLI's helpers too.
+pub use cuda_setup_core::i18n::{t, tf};
 
 /// A core message (recommendation reasons, smoke and doctor results).
 pub fn msg(lang: Lang, m: &Message) -> String {

@@ -60,6 +60,24 @@ pub fn render_key<N: AsRef<str>, V: AsRef<str>>(
     Some(text)
 }
 
+/// The text of `key` in `lang`: the front ends' words (labels, status lines).
+pub fn t(lang: Lang, key: &'static str) -> String {
+    render(&Message::new(key), lang)
+}
+
+/// The text of `key` in `lang` with its `{name}` parameters filled in.
+pub fn tf(
+    lang: Lang,
+    key: &'static str,
+    params: &[(&'static str, &dyn std::fmt::Display)],
+) -> String {
+    let mut m = Message::new(key);
+    for (name, value) in params {
+        m = m.with(name, value);
+    }
+    render(&m, lang)
+}
+
 /// Whether the catalogue has `key`.
 pub fn has_key(key: &str) -> bool {
     CATALOGUE.text(key, Lang::En).is_some()

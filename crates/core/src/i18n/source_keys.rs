@@ -273,6 +273,48 @@ fn failure_kind_key(key: &str) -> bool {
     kind.is_some_and(|k| crate::steps::StepError::KINDS.contains(&k))
 }
 
+/// Chinese (CJK) text written into the code instead of the catalogue, e.g. a hand-made
+/// `t("none", "未安装")` pair: such a line bypasses the translator's file and shows
+/// English-only (or Chinese-only) wherever the pair was forgotten. Test modules (from
+/// the `#[cfg(test)]` line on) may hold Chinese sample data, and a language's own name
+/// in the language picker is not translated.
+fn hand_translations(files: &[(PathBuf, String)]) -> Vec<String> {
+    const AUTONYMS: [&str; 2] = ["中文", "简体中文"];
+    let cjk = |c: char| matches!(c, '\u{3000}'..='\u{303f}' | '\u{3400}'..='\u{9fff}' | '\u{ff00}'..='\u{ffef}');
+    let mut out = vec![];
+    for (path, text) in files {
+        let tests_from = text
+            .lines()
+            .position(|l| l.trim() == "#[cfg(test)]")
+            .map_or(usize::MAX, |i| i + 1);
+        for l in literals(text) {
+            if l.line < tests_from
+                && l.value.chars().any(cjk)
+                && !AUTONYMS.contains(&l.value.as_str())
+            {
+                out.push(format!("{}:{}: {}", path.display(), l.line, l.value));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_text_is_translated_outside_the_catalogue() {
+    let files: Vec<(PathBuf, String)> = sources()
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .collect();
+    let found = hand_translations(&files);
+    assert!(
+        found.is_empty(),
+        "Chinese text in the code: give it a key in locales/{{en,zh}}.toml and render it with i18n::t / tf / msg!: {found:#?}"
+    );
+}
+
 #[test]
 fn every_key_the_source_names_is_in_the_catalogue() {
     let found = source_literals();
@@ -379,6 +421,19 @@ fn the_scanner_finds_keys_where_they_stand() {
             "x.rs:1: k is given `c`, which its text does not use",
             "x.rs:1: k leaves {b} unfilled"
         ]
+    );
+    let file = |src: &str| vec![(PathBuf::from("x.rs"), src.to_string())];
+    assert_eq!(
+        hand_translations(&file(src)),
+        ["x.rs:12: 未安装"],
+        "a hand-made pair is found"
+    );
+    let picker = "ui.radio_value(&mut lang, Lang::Zh, \"简体中文\");\n";
+    let tests = "#[cfg(test)]\nmod tests { const S: &str = \"张三.txt\"; }\n";
+    assert!(hand_translations(&file(&format!("{picker}{tests}"))).is_empty());
+    assert_eq!(
+        hand_translations(&file("let a = \"（原因同上）\";\n#[cfg(test)]\n")),
+        ["x.rs:1: （原因同上）"]
     );
     let missing = missing_keys(&with("msg!(\"no_such_key\")"), |k| k == "a_key");
     assert_eq!(missing, ["x.rs:1: no_such_key"]);

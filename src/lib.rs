@@ -3,3 +3,5 @@
 
 pub mod cli;
 pub mod ui;
+/// Clap value parsers for the core's enums, shared by the CLI and the wizard's flags.
+pub(crate) mod values;

@@ -120,6 +120,7 @@ impl Machine {
             driver: Some(Some("522.06".parse().unwrap())),
             driver_cuda: None,
             python: Some("3.11".parse().unwrap()),
+            no_gpu: false,
         };
         o.mirrors = vec![format!("http://{}", self.server.addr)];
         o.cuda = Some("11.8".parse().unwrap());

@@ -538,6 +538,7 @@ fn the_wizard_says_which_cuda_setup_holds_the_target() {
         driver: Some(Some("522.06".parse().unwrap())),
         driver_cuda: None,
         python: Some("3.11".parse().unwrap()),
+        no_gpu: false,
     };
     o.mirrors = vec![format!("http://{}", m.server.addr)];
     o.cuda = Some("11.8".parse().unwrap());

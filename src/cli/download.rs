@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=16))]
     pub connections: u16,
     /// A mirror base URL tried before the original (repeatable, in order)
-    #[arg(long, value_name = "URL", value_parser = super::http_url)]
+    #[arg(long, value_name = "URL", value_parser = cuda_setup_core::url::http_url)]
     pub mirror: Vec<String>,
     /// Offline bundle folder checked before any network (repeatable)
     #[arg(long, value_name = "DIR")]

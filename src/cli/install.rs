@@ -10,12 +10,13 @@ use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::download::Cancel;
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::plan::{self, Choices, CudnnChoice, Method, Plan};
-use cuda_setup_core::recommend::{CudnnPick, Goal, Request};
+use cuda_setup_core::recommend::{Goal, Request, cudnn_by_version};
 use cuda_setup_core::run::{self, RunEvent, RunReport};
 use cuda_setup_core::steps::StepEvent;
 use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::doctor::PypiMirror;
 use cuda_setup_core::version::{ComputeCapability, Version};
+use cuda_setup_core::whatif::Flags;
 
 // MSI's codes, which fleet tools read. Unix keeps only the low 8 bits of an exit status,
 // so there a shell sees 194, 66 and 67 (the same numbers modulo 256).
@@ -28,7 +29,7 @@ pub const ALREADY_RUNNING: i32 = 1618;
 
 #[derive(Debug, Default, clap::Args)]
 pub struct Args {
-    #[arg(long, value_parser = crate::cli::values::goal())]
+    #[arg(long, value_parser = crate::values::goal())]
     pub goal: Option<Goal>,
     /// CUDA toolkit version (prefix: 12, 12.4 or 12.4.1)
     #[arg(long, value_name = "VER")]
@@ -42,7 +43,7 @@ pub struct Args {
     #[arg(long)]
     pub no_cudnn: bool,
     /// Mirror base URL tried before NVIDIA (repeatable)
-    #[arg(long, value_name = "URL", value_parser = super::http_url)]
+    #[arg(long, value_name = "URL", value_parser = cuda_setup_core::url::http_url)]
     pub mirror: Vec<String>,
     /// Offline bundle folder (from `cuda-setup bundle`)
     #[arg(long, value_name = "DIR")]
@@ -51,7 +52,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// The OS to install for (only with --root)
-    #[arg(long, value_parser = crate::cli::values::os(), requires = "root")]
+    #[arg(long, value_parser = crate::values::os(), requires = "root")]
     pub os: Option<Os>,
     /// Print the plan and stop
     #[arg(long)]
@@ -85,7 +86,7 @@ pub struct Args {
     pub python_exe: Option<PathBuf>,
     /// A mirror of PyTorch's wheel index with the same layout (default
     /// https://download.pytorch.org/whl); the variant folder (cu126 …) is appended
-    #[arg(long, value_name = "URL", value_parser = super::http_url)]
+    #[arg(long, value_name = "URL", value_parser = cuda_setup_core::url::http_url)]
     pub torch_index: Option<String>,
     /// Parallel connections per download (1-16)
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=16))]
@@ -103,7 +104,7 @@ pub struct Args {
 pub struct MethodArgs {
     /// How the toolkit is installed: NVIDIA's installer (administrator), or NVIDIA's
     /// component wheels from a PyPI index into a folder you own (no administrator)
-    #[arg(long, value_parser = crate::cli::values::method(), default_value = "installer")]
+    #[arg(long, value_parser = crate::values::method(), default_value = "installer")]
     pub method: Method,
     /// The PyPI index for --method wheels: tsinghua, aliyun, ustc, or a URL ending in
     /// /simple (default: pypi.org)
@@ -125,33 +126,6 @@ impl MethodArgs {
     pub fn components(&self) -> Option<Vec<String>> {
         (!self.components.is_empty()).then(|| self.components.clone())
     }
-}
-
-/// The cuDNN release `v` (a prefix) for a toolkit major, as a pick.
-pub fn cudnn_by_version(
-    tables: &Tables,
-    os: Os,
-    major: u32,
-    v: &Version,
-) -> Result<CudnnPick, CliError> {
-    let r = tables
-        .cudnn
-        .releases
-        .iter()
-        .rfind(|r| r.version.parts().starts_with(v.parts()))
-        .ok_or_else(|| CliError::Usage {
-            message: format!("no cuDNN {v} in the tables"),
-            hint: "`cuda-setup tables` lists the known releases".into(),
-        })?;
-    let a = r.archive(os, major).ok_or_else(|| CliError::Usage {
-        message: format!(
-            "cuDNN {} has no {} archive for CUDA {major}",
-            r.version,
-            os.as_str()
-        ),
-        hint: "pick a cuDNN release built for this CUDA major".into(),
-    })?;
-    Ok(CudnnPick::new(r, a, r.confirmed))
 }
 
 fn failed(message: String, hint: &str) -> CliError {
@@ -178,15 +152,12 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
         });
     }
     let goal = args.goal.unwrap_or(Goal::Developer);
-    let rec_args = recommend::Args {
-        goal: Some(goal),
-        os: Some(target.os),
-        driver: args.driver.clone(),
+    let flags = Flags {
         gpu_cc: args.gpu_cc.clone(),
-        cuda: args.cuda.clone(),
+        driver: args.driver.clone(),
         ..Default::default()
     };
-    let facts = recommend::facts(tables, &rec_args)?;
+    let facts = recommend::facts(tables, target.os, &flags)?;
     let mut rec = cuda_setup_core::recommend::recommend(
         tables,
         &facts,
@@ -215,21 +186,10 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     }
     let python = args.python_exe.clone().or_else(|| {
         (goal == Goal::Pytorch)
-            .then(|| {
-                target
-                    .host
-                    .which("python3")
-                    .or_else(|| target.host.which("python"))
-            })
+            .then(|| plan::default_python(target))
             .flatten()
     });
-    #[cfg(windows)]
-    let visual_studio =
-        target.root.is_none() && cuda_setup_core::platform::windows::visual_studio().is_some();
-    #[cfg(not(windows))]
-    let visual_studio = false;
     let choices = Choices {
-        method: args.how.method,
         pypi_index: args.how.index(),
         components: args.how.components(),
         cudnn: match (&args.cudnn_archive, args.no_cudnn) {
@@ -241,9 +201,10 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
         bundle: args.bundle.clone(),
         with_driver: args.with_driver,
         python,
-        connections: args.connections.clamp(1, 16) as usize,
-        visual_studio,
-    };
+        ..Choices::new(args.how.method)
+    }
+    .with_connections(args.connections as usize)
+    .for_machine(target);
     plan::build(target, &rec, &choices).map_err(|e| failed(e.to_string(), e.hint()))
 }
 

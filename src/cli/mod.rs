@@ -13,7 +13,6 @@ mod install;
 mod recommend;
 mod repair;
 mod tables;
-pub(crate) mod values;
 mod verify;
 
 use std::path::PathBuf;
@@ -23,19 +22,8 @@ use clap::{Parser, Subcommand};
 use cuda_setup_core::compat::{TableError, Tables};
 use cuda_setup_core::i18n::Lang;
 
-/// Exit codes (documented in docs/cli.md).
-pub mod exit {
-    /// Success: something fits.
-    pub const OK: i32 = 0;
-    /// An error at run time (tables could not be loaded, I/O).
-    pub const ERROR: i32 = 1;
-    /// Bad command line or input values.
-    pub const USAGE: i32 = 2;
-    /// Blocked: nothing fits this machine (the blockers say why).
-    pub const BLOCKED: i32 = 3;
-    /// Another cuda-setup is working on the same folder (`install`: MSI's 1618).
-    pub const BUSY: i32 = 6;
-}
+/// Exit codes (documented in docs/cli.md), the core's list.
+pub use cuda_setup_core::exit;
 
 /// `--wait`: wait for another cuda-setup working on the same folder instead of stopping.
 fn wait_for_others(wait: bool, lang: Lang) {
@@ -73,7 +61,7 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub compat_dir: Option<PathBuf>,
     /// Language of human-readable output (default: from the system locale)
-    #[arg(long, global = true, value_parser = crate::cli::values::lang())]
+    #[arg(long, global = true, value_parser = crate::values::lang())]
     pub lang: Option<Lang>,
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -113,6 +101,12 @@ pub enum CliError {
     Tables(#[from] TableError),
     #[error("{message}")]
     Usage { message: String, hint: String },
+    /// A what-if flag that cannot be right (exit 2).
+    #[error(transparent)]
+    WhatIf(#[from] cuda_setup_core::whatif::WhatIfError),
+    /// A `--cudnn` release the tables cannot give (exit 2).
+    #[error(transparent)]
+    CudnnVersion(#[from] cuda_setup_core::recommend::CudnnVersionError),
     #[error("download failed: {0}")]
     Download(#[from] cuda_setup_core::download::DownloadError),
     #[error("cuDNN: {0}")]
@@ -139,6 +133,8 @@ impl CliError {
                     .into(),
             ),
             CliError::Usage { hint, .. } => Some(hint.clone()),
+            CliError::WhatIf(e) => Some(e.hint().into()),
+            CliError::CudnnVersion(e) => Some(e.hint().into()),
             CliError::Download(e) => Some(e.hint().into()),
             CliError::Cudnn(e) => Some(e.hint().into()),
             CliError::Refresh(e) => Some(e.hint().into()),
@@ -157,38 +153,11 @@ impl CliError {
     fn code(&self) -> i32 {
         match self {
             CliError::Tables(_) | CliError::Download(_) | CliError::Refresh(_) => exit::ERROR,
-            CliError::Usage { .. } => exit::USAGE,
+            CliError::Usage { .. } | CliError::WhatIf(_) | CliError::CudnnVersion(_) => exit::USAGE,
             CliError::Cudnn(e) => cudnn::code(e),
             CliError::Failed { code, .. } => *code,
         }
     }
-}
-
-/// A base URL argument (`--mirror`, `--torch-index`, `--nvidia-base`): http(s) with a
-/// host, refused at parse time (exit 2) rather than failing later as "no such file".
-pub fn http_url(s: &str) -> Result<String, String> {
-    match reqwest::Url::parse(s) {
-        Ok(u)
-            if matches!(u.scheme(), "http" | "https")
-                && u.host_str().is_some_and(|h| !h.is_empty()) =>
-        {
-            Ok(s.to_string())
-        }
-        _ => Err(format!(
-            "`{s}` is not an http(s) URL: give a full address, like https://mirror.example.com/path"
-        )),
-    }
-}
-
-/// The language for human output: `--lang`, else the `LANG`/`LC_ALL` locale.
-fn language(flag: Option<Lang>) -> Lang {
-    flag.unwrap_or_else(|| {
-        let locale = ["LC_ALL", "LC_MESSAGES", "LANG"]
-            .iter()
-            .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
-            .unwrap_or_default();
-        Lang::from_locale(&locale)
-    })
 }
 
 /// Parses the process arguments, runs the command, returns the exit code. A panic
@@ -222,7 +191,7 @@ pub fn main() -> i32 {
 
 fn run() -> i32 {
     let cli = Cli::parse();
-    let lang = language(cli.lang);
+    let lang = cuda_setup_core::locale::system_lang(cli.lang);
     // What an earlier `tables --refresh` learned is merged in, so an offline start knows it.
     let cache_file = cuda_setup_core::refresh::default_cache_file();
     let result = Tables::load(cli.compat_dir.as_deref())

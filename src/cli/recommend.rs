@@ -4,13 +4,11 @@ use std::fmt::Write as _;
 
 use super::{CliError, exit};
 use cuda_setup_core::compat::{Os, Tables};
-use cuda_setup_core::detect::Deadlines;
 use cuda_setup_core::i18n::{self, Lang};
 use cuda_setup_core::platform::Host;
-use cuda_setup_core::recommend::{
-    self, DriverAction, Facts, Goal, GpuFact, Recommendation, Request,
-};
+use cuda_setup_core::recommend::{self, DriverAction, Facts, Goal, Recommendation, Request};
 use cuda_setup_core::version::{ComputeCapability, Version};
+use cuda_setup_core::whatif::{Flags, WhatIf};
 
 #[derive(Debug, Default, clap::Args)]
 pub struct Args {
@@ -18,10 +16,10 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// pytorch: driver + the right PyTorch wheel; developer: CUDA toolkit + cuDNN
-    #[arg(long, value_parser = crate::cli::values::goal())]
+    #[arg(long, value_parser = crate::values::goal())]
     pub goal: Option<Goal>,
     /// Recommend for this OS instead of the one running
-    #[arg(long, value_parser = crate::cli::values::os())]
+    #[arg(long, value_parser = crate::values::os())]
     pub os: Option<Os>,
     /// The installed NVIDIA driver version, e.g. 551.78 (what nvidia-smi shows)
     #[arg(long, value_name = "VER", conflicts_with = "no_driver")]
@@ -50,7 +48,7 @@ pub struct Args {
 }
 
 pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
-    let facts = facts(tables, args)?;
+    let facts = facts(tables, args.os.unwrap_or_else(Os::current), &flags(args))?;
     let request = Request {
         goal: args.goal.unwrap_or(Goal::Pytorch),
         cuda: args.cuda.clone(),
@@ -72,121 +70,22 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     Ok(if rec.fits() { exit::OK } else { exit::BLOCKED })
 }
 
-fn usage(message: String, hint: impl Into<String>) -> CliError {
-    CliError::Usage {
-        message,
-        hint: hint.into(),
+/// The what-if flags, for the core to check.
+fn flags(args: &Args) -> Flags {
+    Flags {
+        gpu_cc: args.gpu_cc.clone(),
+        gpu: args.gpu.clone(),
+        no_gpu: args.no_gpu,
+        driver: args.driver.clone(),
+        no_driver: args.no_driver,
+        driver_cuda: args.driver_cuda.clone(),
+        python: args.python.clone(),
     }
 }
 
-/// The facts to recommend for: what the flags say (detection fills the rest in later).
-pub(super) fn facts(tables: &Tables, args: &Args) -> Result<Facts, CliError> {
-    if let Some(d) = &args.driver
-        && d.major() < 100
-    {
-        return Err(usage(
-            format!("--driver {d} looks like a CUDA version, not a driver version"),
-            "NVIDIA driver versions look like 551.78 or 550.54.15 (nvidia-smi shows \"Driver Version\"); use --driver-cuda for the CUDA version",
-        ));
-    }
-    if let Some(c) = &args.driver_cuda
-        && !(10..=20).contains(&c.major())
-    {
-        return Err(usage(
-            format!("--driver-cuda {c} is not a CUDA version"),
-            "give the \"CUDA Version\" nvidia-smi shows, e.g. 12.4",
-        ));
-    }
-    if args.driver_cuda.is_some() && (args.driver.is_none() || args.no_driver) {
-        return Err(usage(
-            "--driver-cuda needs --driver".into(),
-            "give both, e.g. --driver 551.78 --driver-cuda 12.4",
-        ));
-    }
-    let python = match &args.python {
-        Some(p) if p.major() != 3 => {
-            return Err(usage(
-                format!("--python {p} is not a Python 3 version"),
-                "give the Python version, e.g. --python 3.12",
-            ));
-        }
-        Some(p) => Some(p.major_minor()),
-        None => None,
-    };
-    let mut gpus: Vec<GpuFact> = args
-        .gpu_cc
-        .iter()
-        .map(|cc| GpuFact {
-            name: None,
-            compute_capability: *cc,
-        })
-        .collect();
-    for name in &args.gpu {
-        gpus.push(gpu_by_name(tables, name)?);
-    }
-
-    // Flags override what detection finds. Detection runs only for facts no flag gives,
-    // and never for a what-if about another OS (this machine says nothing about it).
-    let os = args.os.unwrap_or_else(Os::current);
-    let gpus_given = args.no_gpu || !gpus.is_empty();
-    let driver_given = args.no_driver || args.driver.is_some();
-    let detect = os == Os::current() && !(gpus_given && driver_given && python.is_some());
-    let mut facts = if detect {
-        cuda_setup_core::detect::detect(&Host::real(), tables, Deadlines::default()).facts(os)
-    } else {
-        Facts {
-            os,
-            gpus: Vec::new(),
-            driver: None,
-            driver_cuda: None,
-            python: None,
-            installed_toolkits: Vec::new(),
-            unidentified_gpus: Vec::new(),
-            notes: Vec::new(),
-        }
-    };
-    if gpus_given {
-        facts.gpus = gpus;
-        facts.unidentified_gpus.clear();
-        facts.notes.clear();
-    }
-    if driver_given {
-        facts.driver = args.driver.clone().filter(|_| !args.no_driver);
-        facts.driver_cuda = args.driver_cuda.clone();
-    }
-    if python.is_some() {
-        facts.python = python;
-    }
-    Ok(facts)
-}
-
-fn gpu_by_name(tables: &Tables, name: &str) -> Result<GpuFact, CliError> {
-    let hits = tables.gpus_by_name(name);
-    match hits.as_slice() {
-        [] => Err(usage(
-            format!("unknown GPU \"{name}\""),
-            "give the model as NVIDIA names it (e.g. \"RTX 4090\", \"GTX 1080 Ti\", \"A100\"), or its compute capability with --gpu-cc (`cuda-setup tables` lists the known GPUs)",
-        )),
-        [one] => Ok(GpuFact {
-            name: Some(one.name.clone()),
-            compute_capability: one.cc,
-        }),
-        many if many.iter().all(|g| g.cc == many[0].cc) => Ok(GpuFact {
-            name: Some(name.trim().to_string()),
-            compute_capability: many[0].cc,
-        }),
-        many => {
-            let names: Vec<String> = many
-                .iter()
-                .take(8)
-                .map(|g| format!("\"{}\" ({})", g.name, g.cc))
-                .collect();
-            Err(usage(
-                format!("GPU \"{name}\" is ambiguous: {}", names.join(", ")),
-                "give the full model name, or --gpu-cc",
-            ))
-        }
-    }
+/// The facts to recommend for on `os`: what the flags say, detection for the rest.
+pub(super) fn facts(tables: &Tables, os: Os, flags: &Flags) -> Result<Facts, CliError> {
+    Ok(WhatIf::parse(tables, flags)?.facts(os, tables, &Host::real()))
 }
 
 /// The recommendation as JSON, with each reason and blocker also rendered as text.

@@ -24,7 +24,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// The OS layout of the root (only with --root)
-    #[arg(long, value_parser = crate::cli::values::os(), requires = "root")]
+    #[arg(long, value_parser = crate::values::os(), requires = "root")]
     pub os: Option<Os>,
     #[arg(long)]
     pub json: bool,

@@ -23,10 +23,10 @@ pub struct Args {
     #[arg(long)]
     pub refresh: bool,
     /// Base URL holding cuda/redist/ and cudnn/redist/ (default NVIDIA's; env CUDA_SETUP_NVIDIA_BASE)
-    #[arg(long, value_name = "URL", requires = "refresh", value_parser = super::http_url)]
+    #[arg(long, value_name = "URL", requires = "refresh", value_parser = cuda_setup_core::url::http_url)]
     pub nvidia_base: Option<String>,
     /// Base URL of the PyTorch wheel index (default https://download.pytorch.org/whl; env CUDA_SETUP_TORCH_INDEX)
-    #[arg(long, value_name = "URL", requires = "refresh", value_parser = super::http_url)]
+    #[arg(long, value_name = "URL", requires = "refresh", value_parser = cuda_setup_core::url::http_url)]
     pub torch_index: Option<String>,
     /// A PyPI mirror for the nvidia-* packages: tsinghua, aliyun, ustc, or a simple-index URL (env CUDA_SETUP_PYPI)
     #[arg(long, value_name = "NAME|URL", requires = "refresh")]

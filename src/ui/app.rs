@@ -19,11 +19,10 @@ use super::worker::{Command, Env, Event, Worker};
 pub use super::flow::{Mode, Page, flow};
 pub use super::options::{Options, Overrides};
 
-/// The language of the system's locale (`zh-CN` → Chinese), else English.
+/// The language of the system's locale (`zh-CN` → Chinese), else English: as the CLI
+/// chooses it.
 pub fn system_lang() -> Lang {
-    sys_locale::get_locale()
-        .map(|l| Lang::from_locale(&l))
-        .unwrap_or(Lang::En)
+    cuda_setup_core::locale::system_lang(None)
 }
 
 pub struct App {

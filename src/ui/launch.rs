@@ -9,10 +9,11 @@ use std::time::Instant;
 
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::i18n::Lang;
-use cuda_setup_core::recommend::{Goal, GpuFact};
+use cuda_setup_core::recommend::Goal;
 use cuda_setup_core::version::{ComputeCapability, Version};
+use cuda_setup_core::whatif::{Flags, WhatIf};
 
-use super::app::{App, Options, Overrides, Page, system_lang};
+use super::app::{App, Options, Page};
 use super::text::tf;
 
 /// The wizard's own flags (no subcommand). Hidden: `cuda-setup --help` lists the CLI.
@@ -22,7 +23,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR", hide = true)]
     pub root: Option<PathBuf>,
     /// The OS to install for (only with --root)
-    #[arg(long, value_parser = crate::cli::values::os(), hide = true, requires = "root")]
+    #[arg(long, value_parser = crate::values::os(), hide = true, requires = "root")]
     pub os: Option<Os>,
     #[arg(long = "gpu-cc", value_name = "X.Y", hide = true)]
     pub gpu_cc: Vec<ComputeCapability>,
@@ -40,11 +41,11 @@ pub struct Args {
     /// The interpreter PyTorch goes into
     #[arg(long, value_name = "PATH", hide = true)]
     pub python_exe: Option<PathBuf>,
-    #[arg(long, value_name = "URL", hide = true, value_parser = crate::cli::http_url)]
+    #[arg(long, value_name = "URL", hide = true, value_parser = cuda_setup_core::url::http_url)]
     pub mirror: Vec<String>,
     #[arg(long, value_name = "VER", hide = true)]
     pub cuda: Option<Version>,
-    #[arg(long, value_parser = crate::cli::values::goal(), hide = true)]
+    #[arg(long, value_parser = crate::values::goal(), hide = true)]
     pub goal: Option<Goal>,
     #[arg(long, value_name = "ZIP", hide = true)]
     pub cudnn_archive: Option<PathBuf>,
@@ -79,41 +80,25 @@ impl Args {
     }
 }
 
-/// The wizard's options from its flags.
+/// The wizard's options from its flags (the what-if facts checked as the CLI checks them).
 pub fn options(tables: &Tables, args: &Args, lang: Option<Lang>) -> Result<Options, String> {
     let mut opts = match &args.root {
         Some(root) => Options::sandbox(tables.clone(), args.os.unwrap_or_else(Os::current), root),
         None => Options::machine(tables.clone()),
     };
-    let mut gpus: Vec<GpuFact> = args
-        .gpu_cc
-        .iter()
-        .map(|cc| GpuFact {
-            name: None,
-            compute_capability: *cc,
-        })
-        .collect();
-    for name in &args.gpu {
-        let hit = tables
-            .gpus_by_name(name)
-            .into_iter()
-            .next()
-            .ok_or_else(|| format!("unknown GPU \"{name}\" (`cuda-setup tables` lists them)"))?;
-        gpus.push(GpuFact {
-            name: Some(hit.name.clone()),
-            compute_capability: hit.cc,
-        });
-    }
-    opts.overrides = Overrides {
-        gpus,
-        driver: if args.no_driver {
-            Some(None)
-        } else {
-            args.driver.clone().map(Some)
+    opts.overrides = WhatIf::parse(
+        tables,
+        &Flags {
+            gpu_cc: args.gpu_cc.clone(),
+            gpu: args.gpu.clone(),
+            no_gpu: false,
+            driver: args.driver.clone(),
+            no_driver: args.no_driver,
+            driver_cuda: args.driver_cuda.clone(),
+            python: args.python.clone(),
         },
-        driver_cuda: args.driver_cuda.clone(),
-        python: args.python.clone(),
-    };
+    )
+    .map_err(|e| format!("{e}\nhint: {}", e.hint()))?;
     opts.lang = lang;
     opts.mirrors = args.mirror.clone();
     opts.goal = args.goal;
@@ -228,7 +213,7 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
         Ok(o) => o,
         Err(e) => {
             eprintln!("error: {e}");
-            return crate::cli::exit::USAGE;
+            return cuda_setup_core::exit::USAGE;
         }
     };
     let disabled = args.no_refresh
@@ -241,13 +226,13 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
             cache: cuda_setup_core::refresh::default_cache_file(),
         });
     }
-    let msg_lang = opts.lang.unwrap_or_else(system_lang);
+    let msg_lang = cuda_setup_core::locale::system_lang(opts.lang);
     if !display_available() {
         eprintln!(
             "{}",
             no_display_message(msg_lang, "DISPLAY / WAYLAND_DISPLAY not set")
         );
-        return crate::cli::exit::ERROR;
+        return cuda_setup_core::exit::ERROR;
     }
     let probe = std::env::var_os("CUDA_SETUP_FIRST_FRAME").map(|_| start);
     let native = eframe::NativeOptions {
@@ -274,10 +259,79 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
         }),
     );
     match result {
-        Ok(()) => crate::cli::exit::OK,
+        Ok(()) => cuda_setup_core::exit::OK,
         Err(e) => {
             eprintln!("{}", no_display_message(msg_lang, &e.to_string()));
-            crate::cli::exit::ERROR
+            cuda_setup_core::exit::ERROR
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checks the wizard's flags once skipped, now the CLI's: each is refused.
+    #[test]
+    fn the_wizard_refuses_the_what_ifs_the_cli_refuses() {
+        let tables = Tables::embedded().unwrap();
+        let v = |s: &str| Some(s.parse::<Version>().unwrap());
+        let cases = [
+            (
+                Args {
+                    driver: v("12.4"),
+                    ..Default::default()
+                },
+                "looks like a CUDA version",
+            ),
+            (
+                Args {
+                    driver: v("551.78"),
+                    driver_cuda: v("551"),
+                    ..Default::default()
+                },
+                "is not a CUDA version",
+            ),
+            (
+                Args {
+                    python: v("2.7"),
+                    ..Default::default()
+                },
+                "not a Python 3 version",
+            ),
+            (
+                Args {
+                    gpu: vec!["RTX".into()],
+                    ..Default::default()
+                },
+                "is ambiguous",
+            ),
+            (
+                Args {
+                    gpu: vec!["Voodoo 5".into()],
+                    ..Default::default()
+                },
+                "unknown GPU",
+            ),
+        ];
+        for (args, why) in cases {
+            let e = options(&tables, &args, Some(Lang::En))
+                .err()
+                .unwrap_or_else(|| panic!("accepted: {args:?}"));
+            assert!(e.contains(why) && e.contains("\nhint: "), "{args:?}: {e}");
+        }
+        let ok = options(
+            &tables,
+            &Args {
+                gpu: vec!["RTX 4090".into()],
+                driver: v("551.78"),
+                python: v("3.12.1"),
+                ..Default::default()
+            },
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ok.overrides.gpus.len(), 1);
+        assert_eq!(ok.overrides.python, v("3.12"));
     }
 }

@@ -15,7 +15,6 @@ pub mod elevate;
 pub mod flow;
 pub mod fonts;
 mod launch;
-pub mod monitor;
 pub mod options;
 pub mod pages;
 pub mod progress;

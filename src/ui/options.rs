@@ -7,7 +7,7 @@ use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::detect::Deadlines;
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::platform::Host;
-use cuda_setup_core::recommend::{Facts, Goal, GpuFact};
+use cuda_setup_core::recommend::Goal;
 use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::SmokeOptions;
 use cuda_setup_core::version::Version;
@@ -15,39 +15,8 @@ use cuda_setup_core::version::Version;
 use super::flow::Page;
 use super::fonts::FontSource;
 
-/// Facts given instead of detected (the CLI's what-if flags).
-#[derive(Debug, Clone, Default)]
-pub struct Overrides {
-    pub gpus: Vec<GpuFact>,
-    /// `Some(None)`: no driver.
-    pub driver: Option<Option<Version>>,
-    pub driver_cuda: Option<Version>,
-    pub python: Option<Version>,
-}
-
-impl Overrides {
-    pub fn any(&self) -> bool {
-        !self.gpus.is_empty()
-            || self.driver.is_some()
-            || self.driver_cuda.is_some()
-            || self.python.is_some()
-    }
-
-    pub fn apply(&self, facts: &mut Facts) {
-        if !self.gpus.is_empty() {
-            facts.gpus = self.gpus.clone();
-            facts.unidentified_gpus.clear();
-            facts.notes.clear();
-        }
-        if let Some(d) = &self.driver {
-            facts.driver = d.clone();
-            facts.driver_cuda = self.driver_cuda.clone();
-        }
-        if let Some(p) = &self.python {
-            facts.python = Some(p.major_minor());
-        }
-    }
-}
+/// Facts given instead of detected (the CLI's what-if flags), checked by the core.
+pub use cuda_setup_core::whatif::WhatIf as Overrides;
 
 /// How the wizard starts: the same knobs as the CLI, so tests run the real pipeline in a
 /// sandbox.

@@ -14,6 +14,7 @@ use cuda_setup_core::detect::SystemReport;
 use cuda_setup_core::download::{self, Cancel};
 use cuda_setup_core::i18n::{self, Lang};
 use cuda_setup_core::message::Message;
+use cuda_setup_core::monitor::Sample;
 use cuda_setup_core::plan::{Choices, CudnnChoice, Method, Plan};
 use cuda_setup_core::recommend::{Facts, Goal, Recommendation, Request, TorchPick};
 use cuda_setup_core::repair::{self, Finding, FixResult};
@@ -26,7 +27,6 @@ use cuda_setup_core::version::Version;
 
 use super::disk::Existing;
 use super::flow::{Mode, Page};
-use super::monitor::Sample;
 use super::options::Options;
 use super::progress::{RunView, step_title};
 use super::worker::{ArchiveCheck, Command, Crashed, Event, Job, Pick, Prepared, Refused};
@@ -360,17 +360,14 @@ impl Session {
     pub fn choices(&self) -> Choices {
         let s = &self.settings;
         Choices {
-            method: s.method,
             pypi_index: s.pypi_index(),
             components: self.opts.components.clone(),
             cudnn: CudnnChoice::Skip,
             mirrors: s.mirror_list(),
-            bundle: None,
             with_driver: s.with_driver,
-            python: None,
-            connections: s.connections.clamp(1, 16),
-            visual_studio: false,
+            ..Choices::new(s.method)
         }
+        .with_connections(s.connections)
     }
 
     /// The toolkit folder the plan installs to (else the recommended toolkit's).
@@ -786,6 +783,7 @@ mod tests {
             driver: Some(Some("522.06".parse().unwrap())),
             driver_cuda: None,
             python: Some("3.11".parse().unwrap()),
+            no_gpu: false,
         };
         o.cuda = Some("11.8".parse().unwrap());
         let report = cuda_setup_core::detect::detect(&o.host, &o.tables, o.deadlines);

@@ -19,7 +19,7 @@ use cuda_setup_core::steps::{Ctx, Step, preflight};
 use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::{self, SmokeOptions, SmokeReport, doctor};
 
-use super::monitor::{self, Sample};
+use cuda_setup_core::monitor::{self, Sample};
 
 /// What the UI asks for.
 pub enum Command {
@@ -458,12 +458,7 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
 
 fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Prepared>, String> {
     // vswhere runs a process: here, not on the UI thread.
-    #[cfg(windows)]
-    let choices = &Choices {
-        visual_studio: env.target.root.is_none()
-            && cuda_setup_core::platform::windows::visual_studio().is_some(),
-        ..choices.clone()
-    };
+    let choices = &choices.clone().for_machine(&env.target);
     let plan = plan::build(&env.target, rec, choices).map_err(|e| e.to_string())?;
     let inputs = plan.steps.iter().find_map(|s| match s {
         Step::Preflight(i) => Some(i.clone()),

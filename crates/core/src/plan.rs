@@ -53,6 +53,61 @@ pub struct Choices {
     pub visual_studio: bool,
 }
 
+impl Choices {
+    /// What both front ends start from: `method`, the recommended cuDNN, no mirror and
+    /// no bundle, the driver left alone, no Python, 8 connections, no Visual Studio.
+    /// Set the rest with struct update syntax (`Choices { mirrors, ..Choices::new(m) }`).
+    pub fn new(method: Method) -> Choices {
+        Choices {
+            method,
+            pypi_index: None,
+            components: None,
+            cudnn: CudnnChoice::Recommended,
+            mirrors: Vec::new(),
+            bundle: None,
+            with_driver: false,
+            python: None,
+            connections: 8,
+            visual_studio: false,
+        }
+    }
+
+    /// `n` connections per download, kept to 1–16.
+    pub fn with_connections(self, n: usize) -> Choices {
+        Choices {
+            connections: n.clamp(1, 16),
+            ..self
+        }
+    }
+
+    /// What the machine decides rather than the user: whether Visual Studio is installed
+    /// (Windows' vswhere; never for a `--root` sandbox, never on Linux), which decides
+    /// the installer's Visual Studio integration. Runs a process: not on a UI thread.
+    pub fn for_machine(self, target: &Target) -> Choices {
+        #[cfg(windows)]
+        let visual_studio =
+            target.root.is_none() && crate::platform::windows::visual_studio().is_some();
+        #[cfg(not(windows))]
+        let visual_studio = {
+            let _ = target;
+            false
+        };
+        Choices {
+            visual_studio,
+            ..self
+        }
+    }
+}
+
+/// The interpreter PyTorch goes into when none is named: the first `python3`, else
+/// `python`, on the target's PATH.
+pub fn default_python(target: &Target) -> Option<PathBuf> {
+    target
+        .host
+        .which("python3")
+        .or_else(|| target.host.which("python"))
+}
+
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum PlanError {
     #[error("nothing to install: {0}")]
@@ -89,26 +144,38 @@ const SPACE_FACTOR: f64 = 2.5;
 const UNKNOWN_INSTALLER_BYTES: u64 = 3_500_000_000;
 const SIZE_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Finds the hash for `file`: the tables', the bundle manifest's, or NVIDIA's published one.
-fn expected_for(
+/// The hash to check `file` against: `e` when it has one (the tables'), else the bundle
+/// manifest's, else the one NVIDIA publishes beside the file (`published` is asked only
+/// then). `Ok(None)`: no hash anywhere. Plans and bundles both look hashes up here.
+pub fn lookup_expected(
     file: &str,
     mut e: download::Expected,
     bundle: Option<&BundleManifest>,
     published: impl FnOnce() -> Result<Option<download::Expected>, download::DownloadError>,
-) -> Result<download::Expected, PlanError> {
+) -> Result<Option<download::Expected>, download::DownloadError> {
     if e.sha256.is_some() || e.md5.is_some() {
-        return Ok(e);
+        return Ok(Some(e));
     }
     if let Some(f) = bundle.and_then(|m| m.files.iter().find(|f| f.file == file)) {
         e.sha256 = Some(f.sha256.clone());
         e.size = Some(f.size);
-        return Ok(e);
+        return Ok(Some(e));
     }
-    match published() {
-        Ok(Some(p)) => Ok(download::Expected {
-            size: p.size.or(e.size),
-            ..p
-        }),
+    Ok(published()?.map(|p| download::Expected {
+        size: p.size.or(e.size),
+        ..p
+    }))
+}
+
+/// [`lookup_expected`] for a plan, where a file with no hash is an error.
+fn expected_for(
+    file: &str,
+    e: download::Expected,
+    bundle: Option<&BundleManifest>,
+    published: impl FnOnce() -> Result<Option<download::Expected>, download::DownloadError>,
+) -> Result<download::Expected, PlanError> {
+    match lookup_expected(file, e, bundle, published) {
+        Ok(Some(e)) => Ok(e),
         Ok(None) => Err(PlanError::NoHash {
             file: file.into(),
             detail: "NVIDIA's checksum list does not name it".into(),
@@ -493,4 +560,96 @@ fn wheel_steps(
 
 fn read_bundle(dir: &Path) -> Result<BundleManifest, PlanError> {
     crate::bundle::read(dir).map_err(PlanError::Other)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choices_start_from_the_same_defaults_and_keep_connections_in_range() {
+        let c = Choices::new(Method::Wheels);
+        assert_eq!(c.method, Method::Wheels);
+        assert_eq!(c.cudnn, CudnnChoice::Recommended);
+        assert_eq!(c.connections, 8);
+        assert!(c.mirrors.is_empty() && c.bundle.is_none() && c.python.is_none());
+        assert!(!c.with_driver && !c.visual_studio);
+        assert_eq!(c.clone().with_connections(0).connections, 1);
+        assert_eq!(c.clone().with_connections(99).connections, 16);
+        assert_eq!(c.with_connections(4).connections, 4);
+    }
+
+    #[test]
+    fn a_sandbox_root_never_integrates_visual_studio() {
+        let root = std::env::temp_dir().join("cuda-setup-plan-choices");
+        let target = Target::rooted(Os::Windows, &root);
+        let c = Choices {
+            visual_studio: true,
+            ..Choices::new(Method::Installer)
+        }
+        .for_machine(&target);
+        assert!(!c.visual_studio);
+        assert_eq!(c.method, Method::Installer);
+    }
+
+    fn no_publisher() -> Result<Option<download::Expected>, download::DownloadError> {
+        panic!("the published hash was asked for although one was known")
+    }
+
+    #[test]
+    fn a_known_hash_is_used_before_the_bundle_and_the_published_one() {
+        let given = download::Expected {
+            sha256: Some("aa".into()),
+            md5: None,
+            size: Some(3),
+        };
+        let got = lookup_expected("f.run", given, None, no_publisher)
+            .unwrap()
+            .unwrap();
+        assert_eq!((got.sha256.as_deref(), got.size), (Some("aa"), Some(3)));
+        let bundle = BundleManifest {
+            format: 1,
+            created_by: "test".into(),
+            os: Os::Linux,
+            files: vec![crate::bundle::BundleFile {
+                kind: "toolkit_installer".into(),
+                version: "12.4".into(),
+                file: "f.run".into(),
+                url: "https://example.com/f.run".into(),
+                sha256: "bb".into(),
+                md5: "cc".into(),
+                size: 7,
+            }],
+        };
+        let got = lookup_expected("f.run", Default::default(), Some(&bundle), no_publisher)
+            .unwrap()
+            .unwrap();
+        assert_eq!((got.sha256.as_deref(), got.size), (Some("bb"), Some(7)));
+    }
+
+    #[test]
+    fn the_published_hash_keeps_the_known_size_and_none_is_an_error_for_a_plan() {
+        let known = download::Expected {
+            size: Some(42),
+            ..Default::default()
+        };
+        let got = lookup_expected("f.run", known.clone(), None, || {
+            Ok(Some(download::Expected {
+                md5: Some("dd".into()),
+                ..Default::default()
+            }))
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!((got.md5.as_deref(), got.size), (Some("dd"), Some(42)));
+        assert!(
+            lookup_expected("f.run", known.clone(), None, || Ok(None))
+                .unwrap()
+                .is_none()
+        );
+        match expected_for("f.run", known, None, || Ok(None)) {
+            Err(PlanError::NoHash { file, .. }) => assert_eq!(file, "f.run"),
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -6,6 +6,7 @@
 //! prefers what runs on the current driver, then confirmed facts over unconfirmed ones,
 //! then the newest.
 
+mod cudnn_version;
 mod driver;
 mod toolkit;
 mod torch;
@@ -17,6 +18,7 @@ use crate::message::Message;
 use crate::msg;
 use crate::version::{ComputeCapability, Version};
 
+pub use cudnn_version::{CudnnVersionError, cudnn_by_version};
 pub use driver::DriverFit;
 
 /// What the user wants.

@@ -205,14 +205,14 @@ fn first_time_developer_setup_through_every_page() {
 
     // Welcome: nothing on disk, so first-time setup is chosen.
     assert_eq!(h.state().page, Page::Welcome);
-    assert_eq!(h.state().mode, Mode::Setup);
+    assert_eq!(h.state().session.mode, Mode::Setup);
     assert!(has(&h, "First-time setup") && has(&h, "Repair an existing install"));
     settle(&mut h);
     click(&mut h, "Next");
 
     // System: detection ran in the sandbox; the given GPU and driver are shown.
     assert_eq!(h.state().page, Page::System);
-    wait(&mut h, "detection", |a| a.system.report.is_some());
+    wait(&mut h, "detection", |a| a.session.system.report.is_some());
     settle(&mut h);
     assert!(has(&h, "NVIDIA GeForce RTX 3060 (sm_86)"), "the given GPU");
     assert!(has(&h, "Driver 522.06"));
@@ -222,25 +222,30 @@ fn first_time_developer_setup_through_every_page() {
     // Choose: developer, CUDA 11.8 (given in Advanced), with its reasons.
     assert_eq!(h.state().page, Page::Choose);
     click(&mut h, "Developer");
-    assert_eq!(h.state().goal, Goal::Developer);
+    assert_eq!(h.state().session.goal, Goal::Developer);
     settle(&mut h);
     assert!(has(&h, "CUDA 11.8 GA"), "the toolkit pick");
     assert!(has(&h, "cuDNN 9."), "the cuDNN pick");
     assert!(has(&h, "CUDA 11.8.0 builds code for"), "a reason, rendered");
     // Tests never refresh in the background: the tables alone, and said so.
-    assert!(h.state().opts.refresh.is_none() && !h.state().refreshing);
+    assert!(h.state().session.opts.refresh.is_none() && !h.state().session.refreshing);
     assert!(has(&h, "CUDA 11.8.0: from the built-in tables."));
     assert!(has(&h, "Tables: built-in only."));
     click(&mut h, "Next");
 
     // Prepare: the plan (hash from the mirror's md5sum.txt) and the pre-flight checks.
     assert_eq!(h.state().page, Page::Prepare);
-    wait(&mut h, "prepare", |a| !a.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare.running);
     settle(&mut h);
     assert!(
-        h.state().prepare.ready(),
+        h.state().session.prepare.ready(),
         "{:?}",
-        h.state().prepare.result.as_ref().map(|r| r.as_ref().err())
+        h.state()
+            .session
+            .prepare
+            .result
+            .as_ref()
+            .map(|r| r.as_ref().err())
     );
     assert!(has(&h, "Running with administrator rights"));
     assert!(has(&h, "Ready to install."));
@@ -249,11 +254,19 @@ fn first_time_developer_setup_through_every_page() {
 
     // Install: every step runs and finishes.
     assert_eq!(h.state().page, Page::Install);
-    wait(&mut h, "install", |a| !a.install.run.running());
+    wait(&mut h, "install", |a| !a.session.install.run.running());
     settle(&mut h);
-    let r = h.state().install.run.report.clone().unwrap();
+    let r = h.state().session.install.run.report.clone().unwrap();
     assert!(r.ok(), "{:?}", r.failure);
-    let names: Vec<&str> = h.state().install.run.steps.iter().map(|s| s.name).collect();
+    let names: Vec<&str> = h
+        .state()
+        .session
+        .install
+        .run
+        .steps
+        .iter()
+        .map(|s| s.name)
+        .collect();
     assert_eq!(
         names,
         [
@@ -284,7 +297,7 @@ fn first_time_developer_setup_through_every_page() {
     h.input_mut()
         .dropped_files
         .push(Arc::new(Dropped(m.cudnn_zip())));
-    wait(&mut h, "validation", |a| a.cudnn.check.is_some());
+    wait(&mut h, "validation", |a| a.session.cudnn.check.is_some());
     settle(&mut h);
     assert!(has(&h, "NVIDIA's layout:"), "layout result");
     assert!(has(&h, "Built for CUDA 11, like the toolkit (CUDA 11.8.0)"));
@@ -294,7 +307,9 @@ fn first_time_developer_setup_through_every_page() {
         "copied before install"
     );
     click(&mut h, "Install cuDNN");
-    wait(&mut h, "cuDNN install", |a| a.cudnn.installed.is_some());
+    wait(&mut h, "cuDNN install", |a| {
+        a.session.cudnn.installed.is_some()
+    });
     settle(&mut h);
     assert!(has(&h, "cuDNN 9.10.2 is installed"));
     assert!(m.toolkit().join("bin/cudnn64_9.dll").is_file());
@@ -304,9 +319,9 @@ fn first_time_developer_setup_through_every_page() {
     // Verify: no driver here, so the GPU checks are skipped with the reason; no NVML
     // means no live plot, said so.
     assert_eq!(h.state().page, Page::Verify);
-    wait(&mut h, "smoke", |a| a.verify.report.is_some());
+    wait(&mut h, "smoke", |a| a.session.verify.report.is_some());
     settle(&mut h);
-    let smoke = h.state().verify.report.clone().unwrap();
+    let smoke = h.state().session.verify.report.clone().unwrap();
     assert_ne!(smoke.status, Status::Passed);
     assert!(has(&h, "Matrix product (cuBLAS)") && has(&h, "Compiler (nvcc)"));
     assert!(has(&h, "Live GPU figures are unavailable"));
@@ -326,11 +341,11 @@ fn first_time_developer_setup_through_every_page() {
         .type_text("https://mirror.example/whl");
     settle(&mut h);
     assert!(has(&h, "--index-url https://mirror.example/whl/cu118"));
-    h.state_mut().torch.torch_index.clear();
+    h.state_mut().pages.torch.torch_index.clear();
     settle(&mut h);
     click(&mut h, "Run it in this Python");
     wait(&mut h, "pip and the doctor", |a| {
-        !a.torch.run.running() && a.torch.doctor.is_some()
+        !a.session.torch.run.running() && a.session.torch.doctor.is_some()
     });
     settle(&mut h);
     let pip = std::fs::read_to_string(m.bin().join("pip-args.log")).unwrap();
@@ -339,7 +354,7 @@ fn first_time_developer_setup_through_every_page() {
         "{pip}"
     );
     assert!(has(&h, "Successfully installed torch"), "pip's live output");
-    let doctor = h.state().torch.doctor.clone().unwrap();
+    let doctor = h.state().session.torch.doctor.clone().unwrap();
     assert_eq!(doctor.status, Status::Passed, "{:?}", doctor.findings);
     assert!(has(&h, "PyTorch check"));
     click(&mut h, "Next");
@@ -365,8 +380,8 @@ fn first_time_developer_setup_through_every_page() {
         "{copied}"
     );
     click(&mut h, "Save report");
-    wait(&mut h, "report", |a| a.done.saved.is_some());
-    let saved = h.state().done.saved.clone().unwrap().unwrap();
+    wait(&mut h, "report", |a| a.session.saved.is_some());
+    let saved = h.state().session.saved.clone().unwrap().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
     assert_eq!(json["install"]["changed"], true);
     assert_eq!(json["cudnn"]["cudnn_version"], "9.10.2");
@@ -389,7 +404,7 @@ fn an_existing_install_starts_in_repair_mode() {
     h.step();
     assert_eq!(h.state().page, Page::Welcome);
     assert_eq!(
-        h.state().mode,
+        h.state().session.mode,
         Mode::Repair,
         "preselected from what is on disk"
     );
@@ -400,12 +415,14 @@ fn an_existing_install_starts_in_repair_mode() {
 
     // Repair: the core's audit, each finding with its fix.
     assert_eq!(h.state().page, Page::Repair);
-    wait(&mut h, "audit", |a| a.repair.findings.is_some());
+    wait(&mut h, "audit", |a| a.session.repair.findings.is_some());
     settle(&mut h);
-    let before = cuda_setup_core::repair::problems(h.state().repair.findings.as_ref().unwrap());
+    let before =
+        cuda_setup_core::repair::problems(h.state().session.repair.findings.as_ref().unwrap());
     assert!(before > 0, "the environment was never configured");
     let ids: Vec<&str> = h
         .state()
+        .session
         .repair
         .findings
         .as_ref()
@@ -421,10 +438,11 @@ fn an_existing_install_starts_in_repair_mode() {
     h.get_by_label_contains(" problems").click();
     h.step();
     wait(&mut h, "fixes", |a| {
-        a.repair.fixed.is_some() && !a.repair.busy()
+        a.session.repair.fixed.is_some() && !a.session.repair.busy()
     });
     settle(&mut h);
-    let left = cuda_setup_core::repair::problems(h.state().repair.findings.as_ref().unwrap());
+    let left =
+        cuda_setup_core::repair::problems(h.state().session.repair.findings.as_ref().unwrap());
     assert!(left < before, "{left} problems left of {before}");
     assert!(has(&h, "problems before the fixes"));
     assert!(
@@ -440,7 +458,7 @@ fn an_existing_install_starts_in_repair_mode() {
     click(&mut h, "Back");
     assert_eq!(h.state().page, Page::Welcome);
     click(&mut h, "First-time setup");
-    assert_eq!(h.state().mode, Mode::Setup);
+    assert_eq!(h.state().session.mode, Mode::Setup);
     click(&mut h, "Next");
     assert_eq!(h.state().page, Page::System);
 }
@@ -461,13 +479,14 @@ fn cancel_mid_download_then_resume() {
     let mut h = harness(App::new(o));
     h.step();
     click(&mut h, "Next");
-    wait(&mut h, "detection", |a| a.system.report.is_some());
+    wait(&mut h, "detection", |a| a.session.system.report.is_some());
     click(&mut h, "Next");
     click(&mut h, "Next");
-    wait(&mut h, "prepare", |a| !a.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare.running);
     click(&mut h, "Start installing");
     wait(&mut h, "download under way", |a| {
-        a.install
+        a.session
+            .install
             .run
             .steps
             .get(1)
@@ -475,10 +494,13 @@ fn cancel_mid_download_then_resume() {
     });
     assert!(has(&h, "left"), "speed and ETA shown");
     click(&mut h, "Cancel");
-    wait(&mut h, "cancelled", |a| !a.install.run.running());
-    let r = h.state().install.run.report.clone().unwrap();
+    wait(&mut h, "cancelled", |a| !a.session.install.run.running());
+    let r = h.state().session.install.run.report.clone().unwrap();
     assert!(r.cancelled && r.failure.is_none());
-    assert_eq!(h.state().install.run.steps[1].state, StepState::Cancelled);
+    assert_eq!(
+        h.state().session.install.run.steps[1].state,
+        StepState::Cancelled
+    );
     assert!(!m.toolkit().exists(), "nothing installed after a cancel");
     settle(&mut h);
     assert!(has(&h, "Cancelled. Nothing is left half-done"));
@@ -487,8 +509,8 @@ fn cancel_mid_download_then_resume() {
     // Again, at full speed: it resumes and finishes.
     m.server.set_fault(INSTALLER, Fault::default());
     click(&mut h, "Try again");
-    wait(&mut h, "install", |a| !a.install.run.running());
-    assert!(h.state().install.run.succeeded());
+    wait(&mut h, "install", |a| !a.session.install.run.running());
+    assert!(h.state().session.install.run.succeeded());
     assert!(m.toolkit().join("bin/nvcc.exe").is_file());
 }
 
@@ -503,7 +525,7 @@ fn the_chinese_ui_renders_every_glyph() {
     assert!(has(&h, "首次安装") && has(&h, "修复已有的安装") && has(&h, "语言"));
     settle(&mut h);
     click(&mut h, "下一步");
-    wait(&mut h, "detection", |a| a.system.report.is_some());
+    wait(&mut h, "detection", |a| a.session.system.report.is_some());
     settle(&mut h);
     assert!(has(&h, "显卡") && has(&h, "驱动 522.06"));
     click(&mut h, "下一步");
@@ -514,7 +536,7 @@ fn the_chinese_ui_renders_every_glyph() {
         "the recommender's reasons in Chinese"
     );
     click(&mut h, "下一步");
-    wait(&mut h, "prepare", |a| !a.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare.running);
     settle(&mut h);
     assert!(has(&h, "正在以管理员权限运行") && has(&h, "可以开始安装了。"));
     // Switch language on the fly: the same page in English.
@@ -576,20 +598,20 @@ fn a_background_refresh_brings_new_releases_without_blocking() {
         Page::Welcome,
         "nothing waits for the refresh"
     );
-    wait(&mut h, "the refresh", |a| !a.refreshing);
+    wait(&mut h, "the refresh", |a| !a.session.refreshing);
     let v: cuda_setup_core::version::Version = "13.6.0".parse().unwrap();
-    assert!(h.state().opts.tables.toolkit(&v).is_some());
+    assert!(h.state().session.opts.tables.toolkit(&v).is_some());
     assert!(m.work.path().join("cache/refresh.json").exists());
 
     click(&mut h, "Next");
-    wait(&mut h, "detection", |a| a.system.report.is_some());
+    wait(&mut h, "detection", |a| a.session.system.report.is_some());
     click(&mut h, "Next");
     assert_eq!(h.state().page, Page::Choose);
     settle(&mut h);
     assert!(
         has(&h, "Tables: built-in + live data fetched"),
         "{:?}",
-        h.state().tables_line
+        h.state().session.tables_line
     );
 }
 
@@ -655,7 +677,7 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
     let mut h = harness(App::new(o));
     h.step();
     click(&mut h, "Next");
-    wait(&mut h, "detection", |a| a.system.report.is_some());
+    wait(&mut h, "detection", |a| a.session.system.report.is_some());
     click(&mut h, "Next");
 
     // Choose: the method with its one-sentence difference; 13.5 only exists as wheels.
@@ -670,19 +692,32 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
     click(&mut h, "Next");
 
     // Prepare resolves the wheels on the index: no administrator rights needed.
-    wait(&mut h, "prepare", |a| !a.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare.running);
     settle(&mut h);
     assert!(
-        h.state().prepare.ready(),
+        h.state().session.prepare.ready(),
         "{:?}",
-        h.state().prepare.result.as_ref().map(|r| r.as_ref().err())
+        h.state()
+            .session
+            .prepare
+            .result
+            .as_ref()
+            .map(|r| r.as_ref().err())
     );
     click(&mut h, "Start installing");
-    wait(&mut h, "install", |a| !a.install.run.running());
+    wait(&mut h, "install", |a| !a.session.install.run.running());
     settle(&mut h);
-    let r = h.state().install.run.report.clone().unwrap();
+    let r = h.state().session.install.run.report.clone().unwrap();
     assert!(r.ok(), "{:?}", r.failure);
-    let names: Vec<&str> = h.state().install.run.steps.iter().map(|s| s.name).collect();
+    let names: Vec<&str> = h
+        .state()
+        .session
+        .install
+        .run
+        .steps
+        .iter()
+        .map(|s| s.name)
+        .collect();
     assert!(names.contains(&"assemble_toolkit"), "{names:?}");
     assert!(has(&h, "Unpack the toolkit wheels"));
     let tk = m
@@ -718,16 +753,16 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     let mut h = harness(App::new(o));
     h.step();
     click(&mut h, "Next");
-    wait(&mut h, "detection", |a| a.system.report.is_some());
+    wait(&mut h, "detection", |a| a.session.system.report.is_some());
     click(&mut h, "Next");
     click(&mut h, "Developer");
     click(&mut h, "Next");
-    wait(&mut h, "prepare", |a| !a.prepare.running);
-    assert!(h.state().prepare.ready());
+    wait(&mut h, "prepare", |a| !a.session.prepare.running);
+    assert!(h.state().session.prepare.ready());
     click(&mut h, "Start installing");
-    wait(&mut h, "install", |a| !a.install.run.running());
+    wait(&mut h, "install", |a| !a.session.install.run.running());
     settle(&mut h);
-    let r = h.state().install.run.report.clone().unwrap();
+    let r = h.state().session.install.run.report.clone().unwrap();
     assert_eq!(r.failure.as_ref().map(|f| f.step), Some("download_toolkit"));
     // The mirror has no such file and NVIDIA's server cannot be reached.
     assert_eq!(r.failure.as_ref().map(|f| f.kind), Some("download_network"));
@@ -745,7 +780,7 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     click(&mut h, "Use NVIDIA's wheels from PyPI instead");
     assert_eq!(h.state().page, Page::Choose);
     assert_eq!(
-        h.state().choose.method,
+        h.state().session.settings.method,
         cuda_setup_core::recommend::Method::Wheels
     );
 }
@@ -779,7 +814,7 @@ fn on_linux_the_cudnn_tarball_is_checked_then_installed_with_its_links() {
     let mut h = harness(App::new(o));
     h.step();
     click(&mut h, "Next");
-    wait(&mut h, "detection", |a| a.system.report.is_some());
+    wait(&mut h, "detection", |a| a.session.system.report.is_some());
     click(&mut h, "Next");
     settle(&mut h);
     // The toolkit the recommendation names, as its installer would have left it.
@@ -798,7 +833,7 @@ fn on_linux_the_cudnn_tarball_is_checked_then_installed_with_its_links() {
     h.input_mut()
         .dropped_files
         .push(Arc::new(Dropped(tarball.clone())));
-    wait(&mut h, "validation", |a| a.cudnn.check.is_some());
+    wait(&mut h, "validation", |a| a.session.cudnn.check.is_some());
     settle(&mut h);
     assert!(has(&h, "NVIDIA's layout:"), "layout result");
     assert!(has(&h, "Nothing has been copied yet."));
@@ -807,7 +842,9 @@ fn on_linux_the_cudnn_tarball_is_checked_then_installed_with_its_links() {
         "copied before install"
     );
     click(&mut h, "Install cuDNN");
-    wait(&mut h, "cuDNN install", |a| a.cudnn.installed.is_some());
+    wait(&mut h, "cuDNN install", |a| {
+        a.session.cudnn.installed.is_some()
+    });
     settle(&mut h);
     assert!(has(&h, "cuDNN 9.10.2 is installed"));
     assert_eq!(
@@ -843,13 +880,13 @@ fn in_child_with_panic_in(name: &str, point: &str) -> bool {
 fn to_a_failed_install(h: &mut Harness<'_, App>) {
     h.step();
     click(h, "Next");
-    wait(h, "detection", |a| a.system.report.is_some());
+    wait(h, "detection", |a| a.session.system.report.is_some());
     click(h, "Next");
     click(h, "Developer");
     click(h, "Next");
-    wait(h, "prepare", |a| !a.prepare.running);
+    wait(h, "prepare", |a| !a.session.prepare.running);
     click(h, "Start installing");
-    wait(h, "install", |a| !a.install.run.running());
+    wait(h, "install", |a| !a.session.install.run.running());
     settle(h);
 }
 
@@ -864,7 +901,7 @@ fn a_panic_in_a_step_shows_the_failure_and_back_works() {
     let m = Machine::new(windows_installer(0, 0));
     let mut h = harness(App::new(m.options(Lang::En)));
     to_a_failed_install(&mut h);
-    let r = h.state().install.run.report.clone().unwrap();
+    let r = h.state().session.install.run.report.clone().unwrap();
     let f = r.failure.as_ref().unwrap();
     assert_eq!((f.step, f.kind), ("download_toolkit", "internal"));
     assert!(has(
@@ -878,6 +915,7 @@ fn a_panic_in_a_step_shows_the_failure_and_back_works() {
     );
     assert!(
         h.state()
+            .session
             .install
             .run
             .steps
@@ -903,14 +941,14 @@ fn a_dead_worker_is_shown_and_back_works() {
     let mut h = harness(App::new(m.options(Lang::En)));
     h.step();
     click(&mut h, "Next");
-    wait(&mut h, "detection", |a| a.system.report.is_some());
+    wait(&mut h, "detection", |a| a.session.system.report.is_some());
     click(&mut h, "Next");
     click(&mut h, "Developer");
     click(&mut h, "Next");
     assert_eq!(h.state().page, Page::Prepare);
-    wait(&mut h, "prepare", |a| !a.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare.running);
     settle(&mut h);
-    assert!(!h.state().prepare.ready());
+    assert!(!h.state().session.prepare.ready());
     assert!(has(
         &h,
         "cuda-setup ran into a bug of its own while working on this page"
@@ -918,5 +956,8 @@ fn a_dead_worker_is_shown_and_back_works() {
     assert!(has(&h, "test panic in worker_prepare"));
     click(&mut h, "Back");
     assert_eq!(h.state().page, Page::Choose);
-    assert!(h.state().crash.is_none(), "the note goes with the page");
+    assert!(
+        h.state().session.crash.is_none(),
+        "the note goes with the page"
+    );
 }

@@ -1,21 +1,25 @@
 //! The wizard: the double-click GUI over the same core the CLI uses.
 //!
-//! The UI is a function of state ([`app::App`]). Widgets change that state or hand a
-//! [`worker::Command`] to the worker, which runs the core (detection, planning, the
-//! executor, cuDNN, the smoke test, the doctor) on threads of its own and answers with
-//! [`worker::Event`]s, asking for a repaint each time; the UI thread never waits. The pages
-//! are one enum ([`app::Page`]), one module each ([`pages`]); the first page's mode comes
-//! from what is on disk ([`disk`]). Every string is an i18n key (English and Chinese),
+//! The UI is a function of one state, the [`session::Session`] (facts, recommendation,
+//! plan, results, language). Pages draw from it and return [`session::Action`]s, which
+//! [`app::App::apply`] applies in one place; the work they start goes to the worker as a
+//! [`worker::Command`], run on threads of its own, and comes back as [`worker::Event`]s
+//! with a repaint each time; the UI thread never waits. The pages are one enum
+//! ([`flow::Page`]), one module each ([`pages`]); the first page's mode comes from what
+//! is on disk ([`disk`]). Every string is an i18n key (English and Chinese),
 //! with a CJK font loaded at run time ([`fonts`]).
 
 pub mod app;
 pub mod disk;
 pub mod elevate;
+pub mod flow;
 pub mod fonts;
 mod launch;
+pub mod options;
 pub mod pages;
 pub mod progress;
 pub mod report;
+pub mod session;
 pub mod text;
 pub mod widgets;
 pub mod worker;

@@ -5,40 +5,37 @@ use std::fmt::Write as _;
 
 use cuda_setup_core::verify::Status;
 
-use super::app::App;
+use super::session::Session;
 use super::text::{msg, t};
 
 /// Everything, as JSON (the CLI's own structures).
-pub fn json(app: &App) -> String {
-    let rec = app.choose.cache.as_ref().map(|(_, r)| r);
-    let prepared = match &app.prepare.result {
-        Some(Ok(p)) => Some(&p.plan),
-        _ => None,
-    };
-    let cudnn = match &app.cudnn.installed {
+pub fn json(session: &Session) -> String {
+    let rec = session.recommendation();
+    let prepared = session.prepare.plan();
+    let cudnn = match &session.cudnn.installed {
         Some(Ok(m)) => Some(m.as_ref()),
         _ => None,
     };
     let v = serde_json::json!({
         "format": 1,
         "created_by": format!("cuda-setup {}", env!("CARGO_PKG_VERSION")),
-        "goal": app.goal,
-        "system": app.system.report,
+        "goal": session.goal,
+        "system": session.system.report,
         "recommendation": rec,
         "plan": prepared,
-        "install": app.install.run.report,
+        "install": session.install.run.report,
         "cudnn": cudnn,
-        "smoke": app.verify.report,
-        "pip": app.torch.run.report,
-        "doctor": app.torch.doctor,
-        "repair": app.repair.findings,
+        "smoke": session.verify.report,
+        "pip": session.torch.run.report,
+        "doctor": session.torch.doctor,
+        "repair": session.repair.findings,
     });
     serde_json::to_string_pretty(&v).unwrap_or_default()
 }
 
-fn status_word(app: &App, s: Status) -> String {
+fn status_word(session: &Session, s: Status) -> String {
     t(
-        app.lang,
+        session.lang,
         match s {
             Status::Passed => "ui_passed",
             Status::Skipped => "ui_skipped",
@@ -48,8 +45,8 @@ fn status_word(app: &App, s: Status) -> String {
 }
 
 /// A short text for a forum post: the machine, what was recommended, what happened.
-pub fn diagnostics(app: &App) -> String {
-    let lang = app.lang;
+pub fn diagnostics(session: &Session) -> String {
+    let lang = session.lang;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -57,7 +54,7 @@ pub fn diagnostics(app: &App) -> String {
         t(lang, "ui_diag_title"),
         env!("CARGO_PKG_VERSION")
     );
-    if let Some(r) = &app.system.report {
+    if let Some(r) = &session.system.report {
         if let Some(sys) = &r.system {
             let _ = writeln!(
                 s,
@@ -153,10 +150,10 @@ pub fn diagnostics(app: &App) -> String {
             );
         }
     }
-    if app.opts.overrides.any() {
+    if session.opts.overrides.any() {
         let _ = writeln!(s, "({})", t(lang, "ui_diag_given"));
     }
-    if let Some((_, rec)) = &app.choose.cache {
+    if let Some(rec) = session.recommendation() {
         let mut picks = Vec::new();
         if let Some(tk) = &rec.toolkit {
             picks.push(format!("CUDA {}", tk.version));
@@ -178,7 +175,7 @@ pub fn diagnostics(app: &App) -> String {
             let _ = writeln!(s, "  ! {}", msg(lang, b));
         }
     }
-    if let Some(r) = &app.install.run.report {
+    if let Some(r) = &session.install.run.report {
         let outcome = match &r.failure {
             Some(f) => format!("{} {}: {}", t(lang, "ui_failed"), f.step, f.error),
             None if r.cancelled => t(lang, "ui_state_cancelled"),
@@ -189,15 +186,15 @@ pub fn diagnostics(app: &App) -> String {
             let _ = writeln!(s, "  {}: {}", t(lang, "ui_live_log"), l.display());
         }
     }
-    if let Some(Ok(m)) = &app.cudnn.installed {
+    if let Some(Ok(m)) = &session.cudnn.installed {
         let _ = writeln!(s, "cuDNN: {} ({} files)", m.cudnn_version, m.files.len());
     }
-    if let Some(r) = &app.verify.report {
+    if let Some(r) = &session.verify.report {
         let _ = writeln!(
             s,
             "{}: {}",
             t(lang, "ui_page_verify"),
-            status_word(app, r.status)
+            status_word(session, r.status)
         );
         if let Some(m) = &r.reason {
             let _ = writeln!(s, "  {}", msg(lang, m));
@@ -212,7 +209,7 @@ pub fn diagnostics(app: &App) -> String {
             );
         }
     }
-    if let Some(f) = &app.repair.findings {
+    if let Some(f) = &session.repair.findings {
         for x in f {
             let _ = writeln!(
                 s,
@@ -223,12 +220,12 @@ pub fn diagnostics(app: &App) -> String {
             );
         }
     }
-    if let Some(d) = &app.torch.doctor {
+    if let Some(d) = &session.torch.doctor {
         let _ = writeln!(
             s,
             "{}: {}",
             t(lang, "ui_doctor"),
-            status_word(app, d.status)
+            status_word(session, d.status)
         );
         for f in &d.findings {
             let _ = writeln!(s, "  - {}", msg(lang, &f.message));

@@ -198,3 +198,14 @@ pub fn style(ctx: &egui::Context) {
         s.spacing.button_padding = egui::vec2(10.0, 4.0);
     });
 }
+
+/// A check's outcome (smoke test, doctor) as a badge.
+pub fn status_badge(ui: &mut Ui, lang: Lang, s: cuda_setup_core::verify::Status) {
+    use cuda_setup_core::verify::Status;
+    let (tone, key) = match s {
+        Status::Passed => (Tone::Ok, "ui_passed"),
+        Status::Skipped => (Tone::Warn, "ui_skipped"),
+        Status::Failed => (Tone::Bad, "ui_failed"),
+    };
+    badge(ui, tone, &t(lang, key));
+}

@@ -6,122 +6,83 @@ use std::path::PathBuf;
 
 use egui::{ProgressBar, RichText, Ui};
 
-use crate::ui::app::App;
+use super::Screen;
+use crate::ui::session::{Action, Session};
 use crate::ui::text::{self, t, tf};
 use crate::ui::widgets::{self, Tone};
-use crate::ui::worker::{ArchiveCheck, Command, Pick, Refused};
+use crate::ui::worker::{ArchiveCheck, Pick, Refused};
 use cuda_setup_core::compat::Os;
-use cuda_setup_core::cudnn::Manifest;
-use cuda_setup_core::download::{self, Cancel};
 use cuda_setup_core::i18n::Lang;
 
 #[derive(Default)]
-pub struct State {
-    pub archive: Option<PathBuf>,
-    pub validating: bool,
-    pub check: Option<Result<Box<ArchiveCheck>, Box<Refused>>>,
-    pub downloading: Option<Cancel>,
-    pub download_progress: Option<download::Progress>,
-    pub download_error: Option<String>,
-    pub installing: bool,
-    pub extracted: Option<(u64, u64)>,
-    pub installed: Option<Result<Box<Manifest>, String>>,
-    pub skipped: bool,
-}
+pub struct State;
 
-impl State {
-    pub fn busy(&self) -> bool {
-        self.validating || self.downloading.is_some() || self.installing
+impl Screen for State {
+    fn show(&mut self, s: &Session, ui: &mut Ui) -> Vec<Action> {
+        show(s, ui)
     }
 
-    /// Installed, or skipped on purpose.
-    pub fn finished(&self) -> bool {
-        self.skipped || matches!(self.installed, Some(Ok(_)))
+    fn can_next(&self, s: &Session) -> bool {
+        s.cudnn.finished()
     }
-}
 
-/// Validates `path` against the toolkit (nothing is copied yet).
-pub fn use_archive(app: &mut App, path: PathBuf) {
-    let Some(toolkit_dir) = app.toolkit_dir() else {
-        return;
-    };
-    app.cudnn.archive = Some(path.clone());
-    app.cudnn.check = None;
-    app.cudnn.installed = None;
-    app.cudnn.extracted = None;
-    app.cudnn.validating = true;
-    app.submit(Command::ValidateCudnn {
-        archive: path,
-        toolkit_dir,
-    });
-}
-
-fn download(app: &mut App) {
-    let Some(pick) = app.choose.cache.as_ref().and_then(|(_, r)| r.cudnn.clone()) else {
-        return;
-    };
-    let cancel = Cancel::default();
-    app.cudnn.downloading = Some(cancel.clone());
-    app.cudnn.download_progress = None;
-    app.cudnn.download_error = None;
-    app.submit(Command::DownloadCudnn {
-        pick: Box::new(pick),
-        mirrors: app.choose.mirrors(),
-        cancel,
-    });
-}
-
-fn install(app: &mut App) {
-    let (Some(archive), Some(toolkit_dir)) = (app.cudnn.archive.clone(), app.toolkit_dir()) else {
-        return;
-    };
-    app.cudnn.installing = true;
-    app.cudnn.extracted = None;
-    app.submit(Command::InstallCudnn {
-        archive,
-        toolkit_dir,
-    });
-}
-
-/// What a user would do next here (screenshots drive the wizard with it).
-pub fn autopilot(app: &mut App) {
-    if app.cudnn.busy() {
-        return;
+    fn why_not_next(&self, _s: &Session) -> Option<&'static str> {
+        Some("ui_cudnn_choose_first")
     }
-    match (&app.cudnn.archive, &app.cudnn.check, &app.cudnn.installed) {
-        (None, _, _) => match app.opts.cudnn_archive.clone() {
-            Some(z) => use_archive(app, z),
-            None => app.cudnn.skipped = true,
-        },
-        (Some(_), Some(Ok(_)), None) => install(app),
-        _ => {}
+
+    fn busy(&self, s: &Session) -> bool {
+        s.cudnn.busy()
+    }
+
+    fn show_work(&self, s: &Session) -> Vec<Action> {
+        match (&s.cudnn.archive, &s.opts.cudnn_archive) {
+            (None, Some(z)) => vec![Action::UseCudnnArchive(z.clone())],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The zip given on the command line, validated then installed; none: skipped.
+    fn drive(&self, s: &Session) -> Option<Vec<Action>> {
+        let c = &s.cudnn;
+        if c.finished() {
+            return None;
+        }
+        if c.busy() {
+            return Some(Vec::new());
+        }
+        Some(match (&c.archive, &c.check, &c.installed) {
+            (None, _, _) => match &s.opts.cudnn_archive {
+                Some(z) => vec![Action::UseCudnnArchive(z.clone())],
+                None => vec![Action::SkipCudnn],
+            },
+            (Some(_), Some(Ok(_)), None) => vec![Action::InstallCudnn],
+            _ => Vec::new(),
+        })
     }
 }
 
-pub fn show(app: &mut App, ui: &mut Ui) {
-    let lang = app.lang;
+fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
+    let lang = session.lang;
+    let mut actions = Vec::new();
+    let c = &session.cudnn;
     ui.label(t(lang, "ui_cudnn_intro"));
-    if app.opts.target.os == Os::Linux {
+    if session.opts.target.os == Os::Linux {
         widgets::note(ui, Tone::Info, &t(lang, "ui_cudnn_linux"));
     }
-    let Some(dir) = app.toolkit_dir() else {
+    let Some(dir) = session.toolkit_dir() else {
         widgets::note(ui, Tone::Warn, &t(lang, "ui_cudnn_no_toolkit"));
-        return;
+        return actions;
     };
     ui.label(tf(lang, "ui_cudnn_goes_to", &[("dir", &dir.display())]));
-    if let Some(c) = app
-        .choose
-        .cache
-        .as_ref()
-        .and_then(|(_, r)| r.cudnn.as_ref())
-    {
+    let pick = session.recommendation().and_then(|r| r.cudnn.as_ref());
+    if let Some(p) = pick {
         ui.label(tf(
             lang,
             "ui_cudnn_recommended",
             &[
-                ("version", &c.version),
-                ("major", &c.cuda_major),
-                ("file", &c.archive.file),
+                ("version", &p.version),
+                ("major", &p.cuda_major),
+                ("file", &p.archive.file),
             ],
         ));
     }
@@ -134,16 +95,16 @@ pub fn show(app: &mut App, ui: &mut Ui) {
             .find_map(|f| Some(f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()))
     });
     if let Some(p) = dropped
-        && !app.cudnn.busy()
+        && !c.busy()
     {
-        use_archive(app, p);
+        actions.push(Action::UseCudnnArchive(p));
     }
     let hovering = ui.ctx().input(|i| !i.raw.hovered_files.is_empty());
     widgets::gap(ui);
     widgets::callout(ui, if hovering { Tone::Ok } else { Tone::Pending }, |ui| {
         ui.vertical_centered(|ui| {
             ui.add_space(8.0);
-            let drop = if app.opts.target.os == Os::Linux {
+            let drop = if session.opts.target.os == Os::Linux {
                 "ui_drop_tarball"
             } else {
                 "ui_drop_zip"
@@ -153,72 +114,64 @@ pub fn show(app: &mut App, ui: &mut Ui) {
         });
     });
     widgets::gap(ui);
-    let busy = app.cudnn.busy();
+    let busy = c.busy();
     ui.horizontal(|ui| {
         if ui
             .add_enabled(!busy, egui::Button::new(t(lang, "ui_choose_file")))
             .clicked()
         {
-            app.submit(Command::PickFile {
-                purpose: Pick::CudnnArchive,
-            });
+            actions.push(Action::PickFile(Pick::CudnnArchive));
         }
-        let can_download = app
-            .choose
-            .cache
-            .as_ref()
-            .is_some_and(|(_, r)| r.cudnn.is_some());
-        if can_download
+        if pick.is_some()
             && ui
                 .add_enabled(!busy, egui::Button::new(t(lang, "ui_download_nvidia")))
                 .clicked()
         {
-            download(app);
+            actions.push(Action::DownloadCudnn);
         }
         if ui
             .add_enabled(!busy, egui::Button::new(t(lang, "ui_skip_cudnn")))
             .clicked()
         {
-            app.cudnn.skipped = true;
-            app.next();
+            actions.extend([Action::SkipCudnn, Action::Next]);
         }
     });
 
-    if let Some(cancel) = app.cudnn.downloading.clone() {
+    if c.downloading.is_some() {
         widgets::section(ui, &t(lang, "ui_downloading"));
-        match &app.cudnn.download_progress {
+        match &c.download_progress {
             Some(p) => widgets::transfer(ui, lang, p.done, p.total, p.bytes_per_sec, p.eta_secs),
             None => {
                 ui.spinner();
             }
         }
         if ui.button(t(lang, "ui_cancel")).clicked() {
-            cancel.cancel();
+            actions.push(Action::CancelCudnnDownload);
         }
     }
-    if let Some(e) = &app.cudnn.download_error {
+    if let Some(e) = &c.download_error {
         widgets::callout(ui, Tone::Bad, |ui| {
             ui.label(RichText::new(t(lang, "ui_download_failed")).strong());
             ui.label(e);
         });
     }
 
-    if let Some(a) = &app.cudnn.archive {
+    if let Some(a) = &c.archive {
         widgets::section(ui, &t(lang, "ui_validation"));
         ui.label(RichText::new(a.display().to_string()).monospace().small());
     }
-    if app.cudnn.validating {
+    if c.validating {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_validating"));
         });
     }
-    match &app.cudnn.check {
-        Some(Ok(c)) => {
-            validation(ui, lang, c);
-            match &app.cudnn.installed {
-                None if app.cudnn.installing => {
-                    let (done, total) = app.cudnn.extracted.unwrap_or((0, c.total_bytes));
+    match &c.check {
+        Some(Ok(check)) => {
+            validation(ui, lang, check);
+            match &c.installed {
+                None if c.installing => {
+                    let (done, total) = c.extracted.unwrap_or((0, check.total_bytes));
                     let f = if total > 0 {
                         done as f32 / total as f32
                     } else {
@@ -237,7 +190,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
                         .button(RichText::new(t(lang, "ui_install_cudnn")).strong())
                         .clicked()
                     {
-                        install(app);
+                        actions.push(Action::InstallCudnn);
                     }
                 }
                 Some(Ok(m)) => widgets::note(
@@ -262,6 +215,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
         Some(Err(r)) => refused(ui, lang, r),
         None => {}
     }
+    actions
 }
 
 fn validation(ui: &mut Ui, lang: Lang, c: &ArchiveCheck) {

@@ -5,27 +5,38 @@ use std::path::PathBuf;
 
 use egui::{RichText, Ui};
 
-use crate::ui::app::App;
+use super::Screen;
 use crate::ui::report;
+use crate::ui::session::{Action, Session};
 use crate::ui::text::{t, tf};
 use crate::ui::widgets::{self, Tone};
-use crate::ui::worker::Command;
 use cuda_setup_core::recommend::Goal;
 use cuda_setup_core::verify::Status;
 
 #[derive(Default)]
 pub struct State {
-    /// Where the report went (or why it did not).
-    pub saved: Option<Result<PathBuf, String>>,
+    /// The diagnostics went to the clipboard.
     pub copied: bool,
 }
 
+impl Screen for State {
+    fn show(&mut self, s: &Session, ui: &mut Ui) -> Vec<Action> {
+        show(self, s, ui)
+    }
+
+    /// The last page: Close instead of Next.
+    fn can_next(&self, _s: &Session) -> bool {
+        false
+    }
+}
+
 /// The report's default place: the state folder's reports, named by time.
-fn default_report_path(app: &App) -> PathBuf {
+fn default_report_path(session: &Session) -> PathBuf {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    app.opts
+    session
+        .opts
         .target
         .state_dir()
         .join("reports")
@@ -39,10 +50,11 @@ fn line(ui: &mut Ui, tone: Tone, badge: &str, text: &str) {
     });
 }
 
-pub fn show(app: &mut App, ui: &mut Ui) {
-    let lang = app.lang;
+fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
+    let lang = session.lang;
+    let mut actions = Vec::new();
     widgets::section(ui, &t(lang, "ui_summary"));
-    if let Some(f) = &app.repair.findings {
+    if let Some(f) = &session.repair.findings {
         let left = cuda_setup_core::repair::problems(f);
         let tone = if left == 0 { Tone::Ok } else { Tone::Warn };
         line(
@@ -52,7 +64,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
             &tf(lang, "ui_summary_repair", &[("left", &left)]),
         );
     }
-    if let Some((_, rec)) = &app.choose.cache {
+    if let Some(rec) = session.recommendation() {
         let mut picks = Vec::new();
         if let Some(tk) = &rec.toolkit {
             picks.push(format!("CUDA {}", tk.label));
@@ -67,13 +79,13 @@ pub fn show(app: &mut App, ui: &mut Ui) {
             &picks.join(", "),
         );
     }
-    if let Some(r) = &app.install.run.report {
+    if let Some(r) = &session.install.run.report {
         let (tone, word) = if r.ok() {
             (Tone::Ok, t(lang, "ui_state_done"))
         } else {
             (Tone::Bad, t(lang, "ui_failed"))
         };
-        let what = app
+        let what = session
             .toolkit_dir()
             .map(|d| d.display().to_string())
             .unwrap_or_default();
@@ -84,17 +96,17 @@ pub fn show(app: &mut App, ui: &mut Ui) {
             &tf(lang, "ui_summary_toolkit", &[("dir", &what)]),
         );
     }
-    match &app.cudnn.installed {
+    match &session.cudnn.installed {
         Some(Ok(m)) => line(
             ui,
             Tone::Ok,
             &t(lang, "ui_state_done"),
             &format!("cuDNN {}", m.cudnn_version),
         ),
-        _ if app.cudnn.skipped => line(ui, Tone::Pending, &t(lang, "ui_skipped"), "cuDNN"),
+        _ if session.cudnn.skipped => line(ui, Tone::Pending, &t(lang, "ui_skipped"), "cuDNN"),
         _ => {}
     }
-    if let Some(r) = &app.verify.report {
+    if let Some(r) = &session.verify.report {
         let tone = match r.status {
             Status::Passed => Tone::Ok,
             Status::Skipped => Tone::Warn,
@@ -107,7 +119,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
         };
         line(ui, tone, &word, &t(lang, "ui_summary_smoke"));
     }
-    if let Some(d) = &app.torch.doctor {
+    if let Some(d) = &session.torch.doctor {
         let tone = match d.status {
             Status::Passed => Tone::Ok,
             Status::Skipped => Tone::Warn,
@@ -126,51 +138,52 @@ pub fn show(app: &mut App, ui: &mut Ui) {
         );
     }
     widgets::gap(ui);
-    if app.goal == Goal::Developer && app.install.run.succeeded() {
+    if session.goal == Goal::Developer && session.install.run.succeeded() {
         widgets::note(ui, Tone::Info, &t(lang, "ui_new_terminal"));
     }
 
     widgets::section(ui, &t(lang, "ui_share"));
     ui.horizontal(|ui| {
         if ui.button(t(lang, "ui_save_report")).clicked() {
-            app.submit(Command::Save {
-                path: Some(default_report_path(app)),
+            actions.push(Action::Save {
+                path: Some(default_report_path(session)),
                 default_name: String::new(),
-                text: report::json(app),
+                text: report::json(session),
             });
         }
-        if app.opts.file_dialogs && ui.button(t(lang, "ui_save_report_as")).clicked() {
-            app.submit(Command::Save {
+        if session.opts.file_dialogs && ui.button(t(lang, "ui_save_report_as")).clicked() {
+            actions.push(Action::Save {
                 path: None,
                 default_name: "cuda-setup-report.json".into(),
-                text: report::json(app),
+                text: report::json(session),
             });
         }
         if ui.button(t(lang, "ui_copy_diagnostics")).clicked() {
-            ui.ctx().copy_text(report::diagnostics(app));
-            app.done.copied = true;
+            ui.ctx().copy_text(report::diagnostics(session));
+            page.copied = true;
         }
-        let log = app
+        let log = session
             .install
             .run
             .report
             .as_ref()
-            .or(app.torch.run.report.as_ref())
+            .or(session.torch.run.report.as_ref())
             .and_then(|r| r.log_file.clone());
         if let Some(log) = log
             && ui.button(t(lang, "ui_open_log")).clicked()
         {
-            app.submit(Command::Open(log));
+            actions.push(Action::Open(log));
         }
     });
-    if app.done.copied {
+    if page.copied {
         ui.label(RichText::new(t(lang, "ui_copied")).weak());
     }
-    match &app.done.saved {
+    match &session.saved {
         Some(Ok(p)) => {
             ui.label(tf(lang, "ui_report_saved", &[("path", &p.display())]));
         }
         Some(Err(e)) if !e.is_empty() => widgets::note(ui, Tone::Bad, e),
         _ => {}
     }
+    actions
 }

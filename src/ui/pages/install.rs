@@ -4,89 +4,100 @@
 
 use egui::Ui;
 
-use crate::ui::app::App;
-use crate::ui::app::Page;
-use crate::ui::progress::RunView;
+use super::Screen;
+use crate::ui::flow::Page;
+use crate::ui::session::{Action, Session, Settings};
 use crate::ui::text::{msg, t};
 use crate::ui::widgets::{self, Tone};
-use crate::ui::worker::{Command, Job};
-use cuda_setup_core::download::Cancel;
 use cuda_setup_core::recommend::{Method, MethodFacts, method_advice};
 
 #[derive(Default)]
-pub struct State {
-    pub run: RunView,
-}
+pub struct State;
 
-pub fn start(app: &mut App) {
-    let Some(Ok(p)) = &app.prepare.result else {
-        return;
-    };
-    let plan = p.plan.clone();
-    let cancel = Cancel::default();
-    app.install.run = RunView::start(&plan, cancel.clone());
-    app.submit(Command::Run {
-        job: Job::Install,
-        plan: Box::new(plan),
-        cancel,
-    });
-}
-
-pub fn show(app: &mut App, ui: &mut Ui) {
-    let lang = app.lang;
-    if !app.install.run.started {
-        ui.label(t(lang, "ui_nothing_to_install"));
-        return;
+impl Screen for State {
+    fn show(&mut self, s: &Session, ui: &mut Ui) -> Vec<Action> {
+        show(s, ui)
     }
-    app.install.run.show(ui, lang, false);
+
+    fn enter(&self, s: &Session) -> Vec<Action> {
+        let run = &s.install.run;
+        if !run.running() && !run.succeeded() {
+            vec![Action::StartInstall]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn can_next(&self, s: &Session) -> bool {
+        s.install.run.succeeded()
+    }
+
+    fn why_not_next(&self, s: &Session) -> Option<&'static str> {
+        s.install.run.running().then_some("ui_wait_install")
+    }
+
+    fn busy(&self, s: &Session) -> bool {
+        s.install.run.running()
+    }
+}
+
+fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
+    let lang = session.lang;
+    let run = &session.install.run;
+    let mut actions = Vec::new();
+    if !run.started {
+        ui.label(t(lang, "ui_nothing_to_install"));
+        return actions;
+    }
+    run.show(ui, lang, false);
     widgets::gap(ui);
     ui.horizontal(|ui| {
-        if app.install.run.running() {
+        if run.running() {
             if ui.button(t(lang, "ui_cancel")).clicked() {
-                app.install.run.cancel();
+                actions.push(Action::CancelInstall);
             }
-        } else if !app.install.run.succeeded() && ui.button(t(lang, "ui_try_again")).clicked() {
-            start(app);
+        } else if !run.succeeded() && ui.button(t(lang, "ui_try_again")).clicked() {
+            actions.push(Action::StartInstall);
         }
-        if let Some(log) = app
-            .install
-            .run
-            .report
-            .as_ref()
-            .and_then(|r| r.log_file.clone())
+        if let Some(log) = run.report.as_ref().and_then(|r| r.log_file.clone())
             && ui.button(t(lang, "ui_open_log")).clicked()
         {
-            app.submit(Command::Open(log));
+            actions.push(Action::Open(log));
         }
     });
-    if app.install.run.succeeded() {
+    if run.succeeded() {
         widgets::note(ui, Tone::Ok, &t(lang, "ui_install_done"));
     }
-    offer_wheels(app, ui);
+    actions.extend(offer_wheels(session, ui));
+    actions
 }
 
 /// NVIDIA's server failed us: offer the same toolkit as NVIDIA's wheels from PyPI.
-fn offer_wheels(app: &mut App, ui: &mut Ui) {
-    let failed_download = app
+fn offer_wheels(session: &Session, ui: &mut Ui) -> Vec<Action> {
+    let failed_download = session
         .install
         .run
         .report
         .as_ref()
         .and_then(|r| r.failure.as_ref())
         .is_some_and(|f| f.step == "download_toolkit");
-    if !failed_download || app.choose.method == Method::Wheels {
-        return;
+    if !failed_download || session.settings.method == Method::Wheels {
+        return Vec::new();
     }
     let (method, why) = method_advice(&MethodFacts {
         installer_download_failed: true,
         ..Default::default()
     });
-    widgets::note(ui, Tone::Info, &msg(app.lang, &why));
-    if method == Method::Wheels && ui.button(t(app.lang, "ui_use_wheels")).clicked() {
-        app.choose.method = Method::Wheels;
-        app.choose.cache = None;
-        app.prepare = Default::default();
-        app.install = Default::default();
-        app.go(Page::Choose);
+    widgets::note(ui, Tone::Info, &msg(session.lang, &why));
+    if method == Method::Wheels && ui.button(t(session.lang, "ui_use_wheels")).clicked() {
+        // Another method: the session drops the plan and its failed run.
+        return vec![
+            Action::SetSettings(Settings {
+                method: Method::Wheels,
+                ..session.settings.clone()
+            }),
+            Action::Go(Page::Choose),
+        ];
     }
+    Vec::new()
 }

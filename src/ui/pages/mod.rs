@@ -1,4 +1,15 @@
-//! One module per page; each draws from `App` and starts its work through the worker.
+//! One module per page. A page draws from the [`Session`] and its own widget state, and
+//! returns the [`Action`]s the user asked for; it never changes the session or another
+//! page. Pages do not import each other: what they share is in the session, the
+//! widgets or `progress`.
+//!
+//! A new page: a variant of [`Page`] (and its place in `flow`), its module with a type
+//! implementing [`Screen`], and a field and two match arms in [`Pages`] below.
+
+use egui::Ui;
+
+use crate::ui::flow::Page;
+use crate::ui::session::{Action, Session};
 
 pub mod choose;
 pub mod cudnn;
@@ -10,3 +21,93 @@ pub mod repair;
 pub mod system;
 pub mod verify;
 pub mod welcome;
+
+/// What the app asks of a page.
+pub trait Screen {
+    /// Draws the page from the session; returns what the user asked for.
+    fn show(&mut self, s: &Session, ui: &mut Ui) -> Vec<Action>;
+
+    /// The work the page starts when the user arrives on it.
+    fn enter(&self, _s: &Session) -> Vec<Action> {
+        Vec::new()
+    }
+
+    /// Whether Next is open.
+    fn can_next(&self, _s: &Session) -> bool {
+        true
+    }
+
+    /// Why Next is greyed out, when it says something useful (a catalogue key).
+    fn why_not_next(&self, _s: &Session) -> Option<&'static str> {
+        None
+    }
+
+    /// The Next button's label (a catalogue key).
+    fn next_label(&self, _s: &Session) -> &'static str {
+        "ui_next"
+    }
+
+    /// A job runs that this page shows (leaving would hide its progress).
+    fn busy(&self, _s: &Session) -> bool {
+        false
+    }
+
+    /// The autopilot arrived here: start what the page shows, as a user would, so a
+    /// screenshot has something to show.
+    fn show_work(&self, _s: &Session) -> Vec<Action> {
+        Vec::new()
+    }
+
+    /// The autopilot passes through: what a user would click here before Next (None:
+    /// just Next, once it is open).
+    fn drive(&self, _s: &Session) -> Option<Vec<Action>> {
+        None
+    }
+}
+
+/// Every page's own state.
+#[derive(Default)]
+pub struct Pages {
+    pub welcome: welcome::State,
+    pub repair: repair::State,
+    pub system: system::State,
+    pub choose: choose::State,
+    pub prepare: prepare::State,
+    pub install: install::State,
+    pub cudnn: cudnn::State,
+    pub verify: verify::State,
+    pub torch: pytorch::State,
+    pub done: done::State,
+}
+
+impl Pages {
+    pub fn get(&self, page: Page) -> &dyn Screen {
+        match page {
+            Page::Welcome => &self.welcome,
+            Page::Repair => &self.repair,
+            Page::System => &self.system,
+            Page::Choose => &self.choose,
+            Page::Prepare => &self.prepare,
+            Page::Install => &self.install,
+            Page::Cudnn => &self.cudnn,
+            Page::Verify => &self.verify,
+            Page::Pytorch => &self.torch,
+            Page::Done => &self.done,
+        }
+    }
+
+    pub fn get_mut(&mut self, page: Page) -> &mut dyn Screen {
+        match page {
+            Page::Welcome => &mut self.welcome,
+            Page::Repair => &mut self.repair,
+            Page::System => &mut self.system,
+            Page::Choose => &mut self.choose,
+            Page::Prepare => &mut self.prepare,
+            Page::Install => &mut self.install,
+            Page::Cudnn => &mut self.cudnn,
+            Page::Verify => &mut self.verify,
+            Page::Pytorch => &mut self.torch,
+            Page::Done => &mut self.done,
+        }
+    }
+}

@@ -3,57 +3,63 @@
 
 use egui::{RichText, Ui};
 
-use crate::ui::app::App;
+use super::Screen;
 use crate::ui::progress::step_title;
+use crate::ui::session::{Action, Session};
 use crate::ui::text::{self, t, tf};
 use crate::ui::widgets::{self, Tone};
-use crate::ui::worker::{Command, Prepared};
+use crate::ui::worker::Prepared;
 use cuda_setup_core::compat::Os;
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::recommend::Goal;
 use cuda_setup_core::steps::preflight::{Check, Status};
 
 #[derive(Default)]
-pub struct State {
-    pub running: bool,
-    pub result: Option<Result<Box<Prepared>, String>>,
-}
+pub struct State;
 
-impl State {
-    /// A plan exists and no check failed.
-    pub fn ready(&self) -> bool {
-        matches!(&self.result, Some(Ok(p)) if !p.checks.iter().any(|c| c.status == Status::Fail))
+impl Screen for State {
+    fn show(&mut self, s: &Session, ui: &mut Ui) -> Vec<Action> {
+        show(s, ui)
+    }
+
+    /// The plan is made afresh on each arrival (the checks look at the machine now).
+    fn enter(&self, _s: &Session) -> Vec<Action> {
+        vec![Action::Prepare]
+    }
+
+    fn can_next(&self, s: &Session) -> bool {
+        s.prepare.ready()
+    }
+
+    fn why_not_next(&self, s: &Session) -> Option<&'static str> {
+        Some(if s.prepare.running {
+            "ui_wait_prepare"
+        } else {
+            "ui_fix_checks_first"
+        })
+    }
+
+    fn next_label(&self, s: &Session) -> &'static str {
+        match s.goal {
+            Goal::Developer => "ui_start_install",
+            Goal::Pytorch => "ui_next",
+        }
     }
 }
 
-pub fn start(app: &mut App) {
-    let Some(rec) = app.recommendation().cloned() else {
-        return;
-    };
-    let choices = super::choose::choices(app);
-    app.prepare = State {
-        running: true,
-        result: None,
-    };
-    app.submit(Command::Prepare {
-        rec: Box::new(rec),
-        choices: Box::new(choices),
-    });
-}
-
-pub fn show(app: &mut App, ui: &mut Ui) {
-    let lang = app.lang;
-    if app.prepare.running {
+fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
+    let lang = session.lang;
+    let mut actions = Vec::new();
+    if session.prepare.running {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_preparing"));
         });
-        return;
+        return actions;
     }
-    let Some(result) = &app.prepare.result else {
-        return;
+    let Some(result) = &session.prepare.result else {
+        return actions;
     };
-    let mut again = false;
     match result {
         Err(e) => {
             widgets::callout(ui, Tone::Bad, |ui| {
@@ -65,7 +71,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
         Ok(p) => {
             widgets::section(ui, &t(lang, "ui_plan"));
             if let Some(v) = &p.plan.toolkit {
-                let dir = app
+                let dir = session
                     .toolkit_dir()
                     .map(|d| d.display().to_string())
                     .unwrap_or_default();
@@ -98,8 +104,8 @@ pub fn show(app: &mut App, ui: &mut Ui) {
                     .iter()
                     .any(|c| c.id == "admin" && c.status == Status::Fail);
                 if admin_failed
-                    && app.opts.target.os == Os::Windows
-                    && app.opts.target.root.is_none()
+                    && session.opts.target.os == Os::Windows
+                    && session.opts.target.root.is_none()
                     && ui.button(t(lang, "ui_restart_admin")).clicked()
                     && crate::ui::elevate::relaunch_as_admin(lang)
                 {
@@ -113,11 +119,9 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     }
     widgets::gap(ui);
     if ui.button(t(lang, "ui_check_again")).clicked() {
-        again = true;
+        actions.push(Action::Prepare);
     }
-    if again {
-        start(app);
-    }
+    actions
 }
 
 fn check_row(ui: &mut Ui, lang: Lang, c: &Check, p: &Prepared) {

@@ -5,152 +5,76 @@ use std::path::PathBuf;
 
 use egui::{RichText, TextEdit, Ui};
 
-use crate::ui::app::{App, Options};
-use crate::ui::progress::RunView;
+use super::Screen;
+use crate::ui::session::{Action, PIP_MIRRORS, Session, pip_mirror};
 use crate::ui::text::{msg, t, tf};
-use crate::ui::widgets::{self, Tone};
-use crate::ui::worker::{Command, Job, Pick};
-use cuda_setup_core::download::Cancel;
-use cuda_setup_core::plan::Plan;
-use cuda_setup_core::recommend::{Goal, TorchPick};
-use cuda_setup_core::steps::Step;
-use cuda_setup_core::verify::doctor::{self, DoctorReport, PypiMirror, Severity};
+use crate::ui::widgets::{self, Tone, status_badge};
+use crate::ui::worker::Pick;
+use cuda_setup_core::recommend::TorchPick;
+use cuda_setup_core::verify::doctor::{self, DoctorReport, Severity};
 
-/// The PyPI mirrors offered for torch's dependencies (the wheels come from PyTorch's own
-/// index, which no PyPI mirror carries).
-pub const MIRRORS: [(&str, &str); 4] = [
-    ("", "ui_mirror_none"),
-    ("tsinghua", "ui_mirror_tsinghua"),
-    ("aliyun", "ui_mirror_aliyun"),
-    ("ustc", "ui_mirror_ustc"),
-];
-
+/// The Python and the PyPI mirror are the session's (the doctor uses them after pip);
+/// the mirror of PyTorch's own index only makes this page's pip command.
+#[derive(Default)]
 pub struct State {
-    /// The interpreter, as typed or picked.
-    pub python: String,
-    /// Index into [`MIRRORS`].
-    pub mirror: usize,
     /// A mirror of PyTorch's wheel index (`https://…/whl`), as typed; empty: PyTorch's.
     pub torch_index: String,
-    pub run: RunView,
-    pub doctor_running: bool,
-    pub doctor: Option<Box<DoctorReport>>,
 }
 
 impl State {
-    pub fn new(opts: &Options) -> State {
-        State {
-            python: opts
-                .python
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
-            mirror: 0,
-            torch_index: String::new(),
-            run: RunView::default(),
-            doctor_running: false,
-            doctor: None,
+    /// The wheel for this goal (the recommendation's), from the typed index if any.
+    fn pick(&self, s: &Session) -> Option<TorchPick> {
+        let index = self.torch_index.trim();
+        let mut t = s.recommendation().and_then(|r| r.torch.clone())?;
+        if index.starts_with("https://") || index.starts_with("http://") {
+            t.use_index(index);
+        }
+        Some(t)
+    }
+}
+
+impl Screen for State {
+    fn show(&mut self, s: &Session, ui: &mut Ui) -> Vec<Action> {
+        show(self, s, ui)
+    }
+
+    fn busy(&self, s: &Session) -> bool {
+        s.torch.busy()
+    }
+
+    /// The recommended wheel's pip command, run in the chosen Python.
+    fn show_work(&self, s: &Session) -> Vec<Action> {
+        match self.pick(s) {
+            Some(torch) if !s.torch.run.started => vec![Action::RunPip(Box::new(torch))],
+            _ => Vec::new(),
         }
     }
-
-    pub fn busy(&self) -> bool {
-        self.run.running() || self.doctor_running
-    }
-
-    pub fn mirror(&self) -> Option<PypiMirror> {
-        let (name, _) = MIRRORS[self.mirror.min(MIRRORS.len() - 1)];
-        (!name.is_empty()).then(|| name.parse().ok()).flatten()
-    }
-
-    fn python_path(&self) -> Option<PathBuf> {
-        let p = self.python.trim();
-        (!p.is_empty()).then(|| PathBuf::from(p))
-    }
 }
 
-/// The wheel for this goal: the pytorch goal's pick, or (developer) the one built with
-/// the toolkit's CUDA major.
-fn pick(app: &mut App) -> Option<TorchPick> {
-    let index = app.torch.torch_index.trim().to_string();
-    let mut t = app.recommendation().and_then(|r| r.torch.clone())?;
-    if index.starts_with("https://") || index.starts_with("http://") {
-        t.use_index(&index);
-    }
-    Some(t)
-}
-
-/// pip's arguments after `install`, with the mirror as an extra index.
-pub fn pip_args(torch: &TorchPick, mirror: Option<&PypiMirror>) -> Vec<String> {
-    let mut args: Vec<String> = torch
-        .command
-        .split_whitespace()
-        .skip(2)
-        .map(str::to_string)
-        .collect();
-    if let Some(m) = mirror {
-        args.push("--extra-index-url".into());
-        args.push(m.url.clone());
-    }
-    args
-}
-
-fn run_pip(app: &mut App, torch: &TorchPick) {
-    let Some(python) = app.torch.python_path() else {
-        return;
-    };
-    let args = pip_args(torch, app.torch.mirror().as_ref());
-    let plan = Plan {
-        format: 1,
-        goal: Goal::Pytorch,
-        os: app.opts.target.os,
-        root: app.opts.target.root.clone(),
-        toolkit: None,
-        cudnn: None,
-        torch_command: Some(torch.command.clone()),
-        notes: Vec::new(),
-        steps: vec![Step::InstallTorch { python, args }],
-    };
-    let cancel = Cancel::default();
-    app.torch.run = RunView::start(&plan, cancel.clone());
-    app.torch.doctor = None;
-    app.submit(Command::Run {
-        job: Job::Pip,
-        plan: Box::new(plan),
-        cancel,
-    });
-}
-
-/// Runs the recommended wheel's pip command in the chosen Python.
-pub fn run_recommended(app: &mut App) {
-    if let Some(torch) = pick(app) {
-        run_pip(app, &torch);
-    }
-}
-
-pub fn start_doctor(app: &mut App) {
-    app.torch.doctor_running = true;
-    let gpu = app.gpu_facts();
-    app.submit(Command::Doctor {
-        python: app.torch.python_path(),
-        mirror: app.torch.mirror(),
-        gpu,
-    });
-}
-
-pub fn show(app: &mut App, ui: &mut Ui) {
-    let lang = app.lang;
-    if app.torch.python.is_empty()
-        && let Some(p) = app.system.report.as_ref().and_then(|r| r.pythons.first())
+fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
+    let lang = session.lang;
+    let mut actions = Vec::new();
+    let torch_state = &session.torch;
+    let mut python = torch_state.python.clone();
+    if python.is_empty()
+        && let Some(p) = session
+            .system
+            .report
+            .as_ref()
+            .and_then(|r| r.pythons.first())
     {
-        app.torch.python = p.path.display().to_string();
+        python = p.path.display().to_string();
     }
     ui.label(msg(
         lang,
         &cuda_setup_core::msg!("torch_wheel_bundles_runtime"),
     ));
-    let Some(torch) = pick(app) else {
+    let Some(torch) = page.pick(session) else {
         widgets::note(ui, Tone::Warn, &t(lang, "ui_no_wheel"));
-        return;
+        if python != torch_state.python {
+            actions.push(Action::SetPython(python));
+        }
+        return actions;
     };
     ui.label(tf(
         lang,
@@ -167,32 +91,34 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     ui.horizontal(|ui| {
         let l = ui.label(t(lang, "ui_python_path"));
         ui.add(
-            TextEdit::singleline(&mut app.torch.python)
+            TextEdit::singleline(&mut python)
                 .hint_text(t(lang, "ui_python_hint"))
                 .desired_width(380.0),
         )
         .labelled_by(l.id);
         if ui.button(t(lang, "ui_choose_python")).clicked() {
-            app.submit(Command::PickFile {
-                purpose: Pick::Python,
-            });
+            actions.push(Action::PickFile(Pick::Python));
         }
     });
+    let mut mirror = torch_state.mirror;
     ui.horizontal(|ui| {
-        let current = t(lang, MIRRORS[app.torch.mirror].1);
+        let current = t(lang, PIP_MIRRORS[mirror].1);
         egui::ComboBox::from_label(t(lang, "ui_pypi_mirror"))
             .selected_text(current)
             .show_ui(ui, |ui| {
-                for (i, (_, key)) in MIRRORS.iter().enumerate() {
-                    ui.selectable_value(&mut app.torch.mirror, i, t(lang, key));
+                for (i, (_, key)) in PIP_MIRRORS.iter().enumerate() {
+                    ui.selectable_value(&mut mirror, i, t(lang, key));
                 }
             });
     });
+    if mirror != torch_state.mirror {
+        actions.push(Action::SetPipMirror(mirror));
+    }
 
     ui.horizontal(|ui| {
         let l = ui.label(t(lang, "ui_torch_index"));
         ui.add(
-            TextEdit::singleline(&mut app.torch.torch_index)
+            TextEdit::singleline(&mut page.torch_index)
                 .hint_text(cuda_setup_core::compat::TORCH_INDEX_BASE)
                 .desired_width(380.0),
         )
@@ -201,18 +127,17 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     ui.label(RichText::new(t(lang, "ui_torch_download_note")).weak());
 
     widgets::section(ui, &t(lang, "ui_the_command"));
-    let python = app
-        .torch
-        .python_path()
-        .unwrap_or_else(|| PathBuf::from("python"));
-    let cmd = doctor::install_command(&python, &torch.command, app.torch.mirror().as_ref());
+    // The command as the session will run it: this frame's Python and mirror.
+    let typed = python.trim();
+    let shown = PathBuf::from(if typed.is_empty() { "python" } else { typed });
+    let cmd = doctor::install_command(&shown, &torch.command, pip_mirror(mirror).as_ref());
     widgets::command(ui, lang, &cmd);
-    if app.opts.target.os == cuda_setup_core::compat::Os::Windows {
+    if session.opts.target.os == cuda_setup_core::compat::Os::Windows {
         ui.label(RichText::new(msg(lang, &cuda_setup_core::msg!("windows_pypi_is_cpu"))).weak());
     }
     widgets::gap(ui);
-    let busy = app.torch.busy();
-    let has_python = app.torch.python_path().is_some();
+    let busy = torch_state.busy();
+    let has_python = !typed.is_empty();
     ui.horizontal(|ui| {
         if ui
             .add_enabled(
@@ -221,37 +146,42 @@ pub fn show(app: &mut App, ui: &mut Ui) {
             )
             .clicked()
         {
-            run_pip(app, &torch);
+            actions.push(Action::RunPip(Box::new(torch.clone())));
         }
-        if app.torch.run.running() && ui.button(t(lang, "ui_cancel")).clicked() {
-            app.torch.run.cancel();
+        if torch_state.run.running() && ui.button(t(lang, "ui_cancel")).clicked() {
+            actions.push(Action::CancelPip);
         }
         if ui
             .add_enabled(!busy, egui::Button::new(t(lang, "ui_run_doctor")))
             .clicked()
         {
-            start_doctor(app);
+            actions.push(Action::RunDoctor);
         }
     });
-    if app.torch.run.started {
+    if torch_state.run.started {
         widgets::section(ui, &t(lang, "ui_pip_output"));
-        app.torch.run.show(ui, lang, true);
+        torch_state.run.show(ui, lang, true);
     }
-    if app.torch.doctor_running {
+    if torch_state.doctor_running {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_doctor_running"));
         });
     }
-    if let Some(d) = app.torch.doctor.clone() {
-        doctor_report(ui, lang, &d);
+    if let Some(d) = &torch_state.doctor {
+        doctor_report(ui, lang, d);
     }
+    if python != torch_state.python {
+        // Before a RunPip of this frame, which runs in the Python shown.
+        actions.insert(0, Action::SetPython(python));
+    }
+    actions
 }
 
 fn doctor_report(ui: &mut Ui, lang: cuda_setup_core::i18n::Lang, d: &DoctorReport) {
     widgets::section(ui, &t(lang, "ui_doctor"));
     ui.horizontal(|ui| {
-        super::verify::status_badge(ui, lang, d.status);
+        status_badge(ui, lang, d.status);
         if let Some(v) = &d.python_version {
             ui.label(format!("Python {v}"));
         }

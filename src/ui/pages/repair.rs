@@ -5,87 +5,41 @@
 
 use egui::{RichText, Ui};
 
-use crate::ui::app::App;
+use super::Screen;
 use crate::ui::progress::step_title;
+use crate::ui::session::{Action, Session};
 use crate::ui::text::{msg, t, tf};
 use crate::ui::widgets::{self, Tone};
-use crate::ui::worker::Command;
 use cuda_setup_core::i18n::Lang;
-use cuda_setup_core::repair::{self, Finding, FixResult, Severity};
-use cuda_setup_core::run::RunEvent;
-use cuda_setup_core::steps::StepEvent;
+use cuda_setup_core::repair::{self, Finding, Severity};
 
 #[derive(Default)]
-pub struct State {
-    pub auditing: bool,
-    pub findings: Option<Vec<Finding>>,
-    /// Problems before the fixes ran.
-    pub before: Option<usize>,
-    pub fixing: bool,
-    pub log: Vec<String>,
-    pub fixed: Option<Box<FixResult>>,
-}
+pub struct State;
 
-impl State {
-    pub fn busy(&self) -> bool {
-        self.auditing || self.fixing
+impl Screen for State {
+    fn show(&mut self, s: &Session, ui: &mut Ui) -> Vec<Action> {
+        show(s, ui)
     }
 
-    pub fn apply(&mut self, e: RunEvent, lang: Lang) {
-        match e {
-            RunEvent::Started { name, .. } => {
-                self.log.push(format!("▶ {}", step_title(lang, name)))
-            }
-            RunEvent::Step {
-                event: StepEvent::Log { line },
-                ..
-            } => self.log.push(format!("  {line}")),
-            RunEvent::Finished { name, outcome, .. } => {
-                self.log
-                    .push(format!("✓ {}: {}", step_title(lang, name), outcome.detail))
-            }
-            RunEvent::Failed {
-                name, error, hint, ..
-            } => self
-                .log
-                .push(format!("× {}: {error} ({hint})", step_title(lang, name))),
-            _ => {}
+    fn enter(&self, s: &Session) -> Vec<Action> {
+        if s.repair.findings.is_none() && !s.repair.auditing {
+            vec![Action::Audit]
+        } else {
+            Vec::new()
         }
     }
-}
 
-/// The facts given instead of detected, as repair takes them.
-fn overrides(app: &App) -> repair::Overrides {
-    repair::Overrides {
-        gpu_cc: app
-            .opts
-            .overrides
-            .gpus
-            .iter()
-            .map(|g| g.compute_capability)
-            .collect(),
-        driver: app.opts.overrides.driver.clone().flatten(),
+    fn can_next(&self, s: &Session) -> bool {
+        s.repair.findings.is_some() && !s.repair.busy()
     }
-}
 
-pub fn audit(app: &mut App) {
-    app.repair.auditing = true;
-    app.submit(Command::Audit {
-        overrides: overrides(app),
-    });
-}
+    fn why_not_next(&self, _s: &Session) -> Option<&'static str> {
+        Some("ui_wait_repair")
+    }
 
-fn fix(app: &mut App) {
-    let Some(findings) = app.repair.findings.clone() else {
-        return;
-    };
-    app.repair.before = Some(repair::problems(&findings));
-    app.repair.fixing = true;
-    app.repair.log.clear();
-    app.submit(Command::Fix {
-        overrides: overrides(app),
-        findings,
-    });
+    fn busy(&self, s: &Session) -> bool {
+        s.repair.busy()
+    }
 }
 
 fn finding(ui: &mut Ui, lang: Lang, f: &Finding) {
@@ -113,17 +67,22 @@ fn finding(ui: &mut Ui, lang: Lang, f: &Finding) {
     }
 }
 
-pub fn show(app: &mut App, ui: &mut Ui) {
-    let lang = app.lang;
+fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
+    let lang = session.lang;
+    let mut actions = Vec::new();
     ui.label(t(lang, "ui_repair_intro"));
-    if app.repair.auditing {
+    if session.repair.auditing {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_auditing"));
         });
     }
-    if let (Some(before), Some(_)) = (app.repair.before, &app.repair.fixed) {
-        let left = app.repair.findings.as_deref().map_or(0, repair::problems);
+    if let (Some(before), Some(_)) = (session.repair.before, &session.repair.fixed) {
+        let left = session
+            .repair
+            .findings
+            .as_deref()
+            .map_or(0, repair::problems);
         widgets::note(
             ui,
             if left == 0 { Tone::Ok } else { Tone::Warn },
@@ -135,17 +94,17 @@ pub fn show(app: &mut App, ui: &mut Ui) {
         );
     }
     // A fix that failed says why, as an install does.
-    if let Some(fixed) = &app.repair.fixed {
+    if let Some(fixed) = &session.repair.fixed {
         for f in fixed.runs.iter().filter_map(|r| r.failure.as_ref()) {
             crate::ui::progress::failure_callout(ui, lang, f);
         }
     }
-    if let Some(findings) = app.repair.findings.clone() {
+    if let Some(findings) = &session.repair.findings {
         widgets::section(ui, &t(lang, "ui_findings"));
-        for f in &findings {
+        for f in findings {
             finding(ui, lang, f);
         }
-        let problems = repair::problems(&findings);
+        let problems = repair::problems(findings);
         let fixable = findings
             .iter()
             .filter(|f| f.severity != Severity::Info && f.fixable())
@@ -158,7 +117,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
             if fixable > 0
                 && ui
                     .add_enabled(
-                        !app.repair.busy(),
+                        !session.repair.busy(),
                         egui::Button::new(
                             RichText::new(tf(lang, "ui_fix_count", &[("count", &fixable)]))
                                 .strong(),
@@ -166,26 +125,26 @@ pub fn show(app: &mut App, ui: &mut Ui) {
                     )
                     .clicked()
             {
-                fix(app);
+                actions.push(Action::Fix);
             }
             if ui
                 .add_enabled(
-                    !app.repair.busy(),
+                    !session.repair.busy(),
                     egui::Button::new(t(lang, "ui_check_again")),
                 )
                 .clicked()
             {
-                audit(app);
+                actions.push(Action::Audit);
             }
         });
     }
-    if app.repair.fixing {
+    if session.repair.fixing {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_fixing"));
         });
     }
-    if !app.repair.log.is_empty() {
+    if !session.repair.log.is_empty() {
         egui::CollapsingHeader::new(t(lang, "ui_live_log"))
             .id_salt("repair-log")
             .default_open(true)
@@ -194,7 +153,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
                     .max_height(200.0)
                     .stick_to_bottom(true)
                     .show(ui, |ui| {
-                        for line in &app.repair.log {
+                        for line in &session.repair.log {
                             ui.label(RichText::new(line).monospace().small());
                         }
                     });
@@ -202,4 +161,5 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     }
     widgets::gap(ui);
     ui.label(RichText::new(t(lang, "ui_repair_setup_hint")).weak());
+    actions
 }

@@ -3,57 +3,71 @@
 
 use egui::{Grid, RichText, Ui};
 
-use crate::ui::app::App;
+use super::Screen;
+use crate::ui::session::{Action, Session};
 use crate::ui::text::{self, msg, t, tf};
 use crate::ui::widgets::{self, Tone};
-use crate::ui::worker::Command;
-use cuda_setup_core::detect::{Gpu, GpuSource, SystemReport};
+use cuda_setup_core::detect::{Gpu, GpuSource};
 use cuda_setup_core::i18n::Lang;
 
 #[derive(Default)]
-pub struct State {
-    pub report: Option<Box<SystemReport>>,
-    pub running: bool,
-    /// Bumped by each detection (recommendations computed earlier are stale).
-    pub generation: u64,
+pub struct State;
+
+impl Screen for State {
+    fn show(&mut self, s: &Session, ui: &mut Ui) -> Vec<Action> {
+        show(s, ui)
+    }
+
+    fn enter(&self, s: &Session) -> Vec<Action> {
+        if s.system.report.is_none() && !s.system.running {
+            vec![Action::Detect]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn can_next(&self, s: &Session) -> bool {
+        s.system.report.is_some()
+    }
+
+    fn why_not_next(&self, _s: &Session) -> Option<&'static str> {
+        Some("ui_wait_detect")
+    }
 }
 
-pub fn start(app: &mut App) {
-    app.system.running = true;
-    app.submit(Command::Detect);
-}
-
-pub fn show(app: &mut App, ui: &mut Ui) {
-    let lang = app.lang;
-    if app.opts.overrides.any() || app.opts.target.root.is_some() {
-        widgets::note(ui, Tone::Info, &what_if(app));
+fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
+    let lang = session.lang;
+    let mut actions = Vec::new();
+    if session.opts.overrides.any() || session.opts.target.root.is_some() {
+        widgets::note(ui, Tone::Info, &what_if(session));
         widgets::gap(ui);
     }
-    let Some(report) = app.system.report.clone() else {
+    // Borrowed, not copied: this runs every frame.
+    let Some(report) = session.system.report.as_deref() else {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_detecting"));
         });
-        return;
+        return actions;
     };
-    let facts = app.facts();
+    let facts = session.facts();
 
     widgets::section(ui, &t(lang, "ui_gpus"));
     let nvidia: Vec<&Gpu> = report.nvidia_gpus().collect();
     for g in &report.gpus {
         gpu_row(ui, lang, g);
     }
-    for g in &app.opts.overrides.gpus {
+    for g in &session.opts.overrides.gpus {
         ui.horizontal(|ui| {
             widgets::badge(ui, Tone::Info, &t(lang, "ui_given"));
             ui.label(RichText::new(g.label()).strong());
         });
     }
-    if report.gpus.is_empty() && app.opts.overrides.gpus.is_empty() {
+    if report.gpus.is_empty() && session.opts.overrides.gpus.is_empty() {
         ui.label(t(lang, "ui_none_found"));
     }
     // Problems, explained as the guide does.
-    if let Some(f) = &facts {
+    if let Some(f) = facts {
         for n in &f.notes {
             widgets::callout(ui, Tone::Bad, |ui| {
                 ui.label(RichText::new(msg(lang, n)).strong());
@@ -71,14 +85,14 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     }
 
     widgets::section(ui, &t(lang, "ui_driver"));
-    let driver = facts.as_ref().and_then(|f| f.driver.clone());
-    let driver_cuda = facts.as_ref().and_then(|f| f.driver_cuda.clone());
+    let driver = facts.and_then(|f| f.driver.as_ref());
+    let driver_cuda = facts.and_then(|f| f.driver_cuda.as_ref());
     match driver {
         Some(d) => {
             ui.horizontal(|ui| {
                 widgets::badge(ui, Tone::Ok, &t(lang, "ui_installed"));
                 ui.label(tf(lang, "ui_driver_version", &[("version", &d)]));
-                if let Some(c) = &driver_cuda {
+                if let Some(c) = driver_cuda {
                     ui.label(tf(lang, "ui_driver_cuda", &[("cuda", c)]));
                 }
             });
@@ -88,7 +102,7 @@ pub fn show(app: &mut App, ui: &mut Ui) {
                 widgets::badge(ui, Tone::Bad, &t(lang, "ui_missing"));
                 ui.label(t(lang, "ui_no_driver"));
             });
-            if !nvidia.is_empty() || !app.opts.overrides.gpus.is_empty() {
+            if !nvidia.is_empty() || !session.opts.overrides.gpus.is_empty() {
                 widgets::callout(ui, Tone::Warn, |ui| {
                     ui.label(t(lang, "ui_fix_driver_steps"));
                 });
@@ -190,18 +204,19 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     widgets::gap(ui);
     if ui
         .add_enabled(
-            !app.system.running,
+            !session.system.running,
             egui::Button::new(t(lang, "ui_detect_again")),
         )
         .clicked()
     {
-        start(app);
+        actions.push(Action::Detect);
     }
     ui.label(
         RichText::new(tf(lang, "ui_detect_took", &[("ms", &report.elapsed_ms)]))
             .weak()
             .small(),
     );
+    actions
 }
 
 fn gpu_row(ui: &mut Ui, lang: Lang, g: &Gpu) {
@@ -232,12 +247,12 @@ fn gpu_row(ui: &mut Ui, lang: Lang, g: &Gpu) {
 }
 
 /// The facts given rather than detected, and the sandbox root, in one sentence.
-fn what_if(app: &App) -> String {
-    let o = &app.opts.overrides;
+fn what_if(session: &Session) -> String {
+    let o = &session.opts.overrides;
     let mut given: Vec<String> = o.gpus.iter().map(|g| g.label()).collect();
     match &o.driver {
-        Some(Some(d)) => given.push(tf(app.lang, "ui_driver_version", &[("version", d)])),
-        Some(None) => given.push(t(app.lang, "ui_no_driver")),
+        Some(Some(d)) => given.push(tf(session.lang, "ui_driver_version", &[("version", d)])),
+        Some(None) => given.push(t(session.lang, "ui_no_driver")),
         None => {}
     }
     if let Some(p) = &o.python {
@@ -245,18 +260,18 @@ fn what_if(app: &App) -> String {
     }
     let mut s = String::new();
     if !given.is_empty() {
-        s = tf(app.lang, "ui_what_if", &[("facts", &given.join(", "))]);
+        s = tf(session.lang, "ui_what_if", &[("facts", &given.join(", "))]);
     }
-    if let Some(root) = &app.opts.target.root {
+    if let Some(root) = &session.opts.target.root {
         if !s.is_empty() {
             s.push(' ');
         }
         s += &tf(
-            app.lang,
+            session.lang,
             "ui_sandbox_root",
             &[
                 ("root", &root.display()),
-                ("os", &app.opts.target.os.as_str()),
+                ("os", &session.opts.target.os.as_str()),
             ],
         );
     }

@@ -4,52 +4,51 @@
 use egui::{RichText, Ui};
 use egui_plot::{Legend, Line, Plot};
 
-use crate::ui::app::App;
+use super::Screen;
+use crate::ui::session::{Action, Session};
 use crate::ui::text::{msg, t, tf};
-use crate::ui::widgets::{self, Tone};
-use crate::ui::worker::Command;
+use crate::ui::widgets::{self, Tone, status_badge};
 use cuda_setup_core::i18n::Lang;
-use cuda_setup_core::monitor::Sample;
-use cuda_setup_core::verify::{SmokeReport, Status};
+use cuda_setup_core::verify::Status;
 
 #[derive(Default)]
-pub struct State {
-    pub running: bool,
-    pub report: Option<Box<SmokeReport>>,
-    pub samples: Vec<Sample>,
-    pub monitor_error: Option<String>,
+pub struct State;
+
+impl Screen for State {
+    fn show(&mut self, s: &Session, ui: &mut Ui) -> Vec<Action> {
+        show(s, ui)
+    }
+
+    fn enter(&self, s: &Session) -> Vec<Action> {
+        if s.verify.report.is_none() && !s.verify.running {
+            vec![Action::Verify]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn can_next(&self, s: &Session) -> bool {
+        s.verify.report.is_some()
+    }
+
+    fn why_not_next(&self, _s: &Session) -> Option<&'static str> {
+        Some("ui_wait_verify")
+    }
 }
 
-pub fn start(app: &mut App) {
-    app.verify = State {
-        running: true,
-        ..Default::default()
-    };
-    let cuda_dir = app.toolkit_dir();
-    app.submit(Command::Smoke { cuda_dir });
-}
-
-pub fn status_badge(ui: &mut Ui, lang: Lang, s: Status) {
-    let (tone, key) = match s {
-        Status::Passed => (Tone::Ok, "ui_passed"),
-        Status::Skipped => (Tone::Warn, "ui_skipped"),
-        Status::Failed => (Tone::Bad, "ui_failed"),
-    };
-    widgets::badge(ui, tone, &t(lang, key));
-}
-
-pub fn show(app: &mut App, ui: &mut Ui) {
-    let lang = app.lang;
+fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
+    let lang = session.lang;
+    let mut actions = Vec::new();
     ui.label(t(lang, "ui_verify_intro"));
-    if app.verify.running {
+    if session.verify.running {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_verifying"));
         });
     }
-    plot(app, ui);
-    let Some(r) = app.verify.report.clone() else {
-        return;
+    plot(session, ui);
+    let Some(r) = session.verify.report.as_deref() else {
+        return actions;
     };
     widgets::section(ui, &t(lang, "ui_results"));
     ui.horizontal(|ui| {
@@ -176,13 +175,14 @@ pub fn show(app: &mut App, ui: &mut Ui) {
     widgets::gap(ui);
     if ui
         .add_enabled(
-            !app.verify.running,
+            !session.verify.running,
             egui::Button::new(t(lang, "ui_run_again")),
         )
         .clicked()
     {
-        start(app);
+        actions.push(Action::Verify);
     }
+    actions
 }
 
 fn check(
@@ -207,10 +207,10 @@ fn check(
 }
 
 /// Utilisation and memory, both in percent, over the seconds of the run.
-fn plot(app: &App, ui: &mut Ui) {
-    let lang = app.lang;
+fn plot(session: &Session, ui: &mut Ui) {
+    let lang = session.lang;
     widgets::section(ui, &t(lang, "ui_gpu_live"));
-    if let Some(why) = &app.verify.monitor_error {
+    if let Some(why) = &session.verify.monitor_error {
         widgets::note(
             ui,
             Tone::Info,
@@ -218,7 +218,7 @@ fn plot(app: &App, ui: &mut Ui) {
         );
         return;
     }
-    let s = &app.verify.samples;
+    let s = &session.verify.samples;
     if let Some(last) = s.last() {
         ui.label(tf(
             lang,

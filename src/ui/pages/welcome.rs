@@ -3,52 +3,70 @@
 
 use egui::{RichText, Ui};
 
-use crate::ui::app::{App, Mode};
+use super::Screen;
 use crate::ui::disk;
+use crate::ui::flow::Mode;
+use crate::ui::session::{Action, Session};
 use crate::ui::text::{t, tf};
 use crate::ui::widgets::{self, Tone};
 use cuda_setup_core::i18n::Lang;
 
-pub fn show(app: &mut App, ui: &mut Ui) {
-    let lang = app.lang;
-    ui.label(t(lang, "ui_welcome_intro"));
-    widgets::section(ui, &t(lang, "ui_language"));
-    ui.horizontal(|ui| {
-        ui.radio_value(&mut app.lang, Lang::En, "English");
-        ui.radio_value(&mut app.lang, Lang::Zh, "简体中文");
-    });
-    let lang = app.lang;
-    widgets::section(ui, &t(lang, "ui_what_to_do_title"));
-    if app.existing.found() {
-        widgets::note(
+#[derive(Default)]
+pub struct State;
+
+impl Screen for State {
+    fn show(&mut self, s: &Session, ui: &mut Ui) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let lang = s.lang;
+        ui.label(t(lang, "ui_welcome_intro"));
+        widgets::section(ui, &t(lang, "ui_language"));
+        let mut chosen = lang;
+        ui.horizontal(|ui| {
+            ui.radio_value(&mut chosen, Lang::En, "English");
+            ui.radio_value(&mut chosen, Lang::Zh, "简体中文");
+        });
+        if chosen != lang {
+            actions.push(Action::SetLang(chosen));
+        }
+        // The rest of this frame in the language just chosen.
+        let lang = chosen;
+        widgets::section(ui, &t(lang, "ui_what_to_do_title"));
+        if s.existing.found() {
+            widgets::note(
+                ui,
+                Tone::Info,
+                &tf(
+                    lang,
+                    "ui_existing_found",
+                    &[("what", &disk::describe(&s.existing))],
+                ),
+            );
+            if s.existing.interrupted {
+                widgets::note(ui, Tone::Warn, &t(lang, "ui_interrupted_found"));
+            }
+            widgets::gap(ui);
+        }
+        let mut mode = s.mode;
+        widgets::card(
             ui,
-            Tone::Info,
-            &tf(
-                lang,
-                "ui_existing_found",
-                &[("what", &disk::describe(&app.existing))],
-            ),
+            &mut mode,
+            Mode::Setup,
+            &t(lang, "ui_mode_setup"),
+            &t(lang, "ui_mode_setup_body"),
         );
-        if app.existing.interrupted {
-            widgets::note(ui, Tone::Warn, &t(lang, "ui_interrupted_found"));
+        widgets::gap(ui);
+        widgets::card(
+            ui,
+            &mut mode,
+            Mode::Repair,
+            &t(lang, "ui_mode_repair"),
+            &t(lang, "ui_mode_repair_body"),
+        );
+        if mode != s.mode {
+            actions.push(Action::SetMode(mode));
         }
         widgets::gap(ui);
+        ui.label(RichText::new(t(lang, "ui_cli_hint")).weak());
+        actions
     }
-    widgets::card(
-        ui,
-        &mut app.mode,
-        Mode::Setup,
-        &t(lang, "ui_mode_setup"),
-        &t(lang, "ui_mode_setup_body"),
-    );
-    widgets::gap(ui);
-    widgets::card(
-        ui,
-        &mut app.mode,
-        Mode::Repair,
-        &t(lang, "ui_mode_repair"),
-        &t(lang, "ui_mode_repair_body"),
-    );
-    widgets::gap(ui);
-    ui.label(RichText::new(t(lang, "ui_cli_hint")).weak());
 }

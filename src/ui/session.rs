@@ -1,0 +1,932 @@
+//! The wizard's session: everything the pages read — the language, the mode and goal, the
+//! detection report and the facts from it, the recommendation, the plan, and what each
+//! job did (install, cuDNN, smoke test, pip and the doctor, repair). Pages draw from a
+//! `&Session` and return [`Action`]s; [`Session::apply`] is the one place that changes it,
+//! and it invalidates what a change makes stale (a new goal: a new recommendation, no
+//! plan). Worker events come in through [`Session::on_event`]. Both answer with the
+//! worker [`Command`]s to submit, so the session itself starts no thread and tests drive
+//! it directly. It knows no page module (pages depend on it, never the other way round).
+
+use std::path::PathBuf;
+
+use cuda_setup_core::cudnn::{CudnnError, Manifest};
+use cuda_setup_core::detect::SystemReport;
+use cuda_setup_core::download::{self, Cancel};
+use cuda_setup_core::i18n::{self, Lang};
+use cuda_setup_core::message::Message;
+use cuda_setup_core::monitor::Sample;
+use cuda_setup_core::plan::{Choices, CudnnChoice, Method, Plan};
+use cuda_setup_core::recommend::{Facts, Goal, Recommendation, Request, TorchPick};
+use cuda_setup_core::repair::{self, Finding, FixResult};
+use cuda_setup_core::run::RunEvent;
+use cuda_setup_core::steps::preflight::Status as CheckStatus;
+use cuda_setup_core::steps::{Step, StepEvent};
+use cuda_setup_core::verify::SmokeReport;
+use cuda_setup_core::verify::doctor::{self, DoctorReport, PypiMirror};
+use cuda_setup_core::version::Version;
+
+use super::disk::Existing;
+use super::flow::{Mode, Page};
+use super::options::Options;
+use super::progress::{RunView, step_title};
+use super::worker::{ArchiveCheck, Command, Crashed, Event, Job, Pick, Prepared, Refused};
+
+/// What a page asks for. Navigation (`Next`, `Back`, `Go`) is the app's; the rest
+/// changes the session or starts work.
+#[derive(Debug)]
+pub enum Action {
+    Next,
+    Back,
+    Go(Page),
+    SetLang(Lang),
+    SetMode(Mode),
+    /// A new goal: a new recommendation, and the plan made for the old one is dropped.
+    ChooseGoal(Goal),
+    /// The Choose page's settings (all of them, when one changed).
+    SetSettings(Settings),
+    Detect,
+    /// Build the plan and run the pre-flight checks.
+    Prepare,
+    StartInstall,
+    CancelInstall,
+    /// Validate a cuDNN archive against the toolkit (nothing is copied yet).
+    UseCudnnArchive(PathBuf),
+    DownloadCudnn,
+    CancelCudnnDownload,
+    InstallCudnn,
+    SkipCudnn,
+    /// The smoke test.
+    Verify,
+    SetPython(String),
+    /// An index into [`PIP_MIRRORS`].
+    SetPipMirror(usize),
+    /// pip installs this wheel into the chosen Python; the doctor follows.
+    RunPip(Box<TorchPick>),
+    CancelPip,
+    RunDoctor,
+    Audit,
+    Fix,
+    PickFile(Pick),
+    /// Write `text` to `path`, or (None) to a file the user picks.
+    Save {
+        path: Option<PathBuf>,
+        default_name: String,
+        text: String,
+    },
+    /// Open a file with the system's viewer (the run's log).
+    Open(PathBuf),
+}
+
+/// The PyPI mirrors offered for torch's dependencies (the wheels come from PyTorch's own
+/// index, which no PyPI mirror carries): (name, label key).
+pub const PIP_MIRRORS: [(&str, &str); 4] = [
+    ("", "ui_mirror_none"),
+    ("tsinghua", "ui_mirror_tsinghua"),
+    ("aliyun", "ui_mirror_aliyun"),
+    ("ustc", "ui_mirror_ustc"),
+];
+
+/// The PyPI mirror at `index` of [`PIP_MIRRORS`] (None: pypi.org).
+pub fn pip_mirror(index: usize) -> Option<PypiMirror> {
+    let (name, _) = PIP_MIRRORS[index.min(PIP_MIRRORS.len() - 1)];
+    (!name.is_empty()).then(|| name.parse().ok()).flatten()
+}
+
+/// What the plan is built from, as the Choose page shows it (text as typed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// Toolkit version prefix (`12.4`), empty for the recommended one.
+    pub cuda: String,
+    /// Mirror base URLs, one a line.
+    pub mirrors: String,
+    pub with_driver: bool,
+    pub connections: usize,
+    /// Installer or wheels; `method_advice` chose the default.
+    pub method: Method,
+    /// The PyPI index for wheels: a mirror name or URL, empty for pypi.org.
+    pub pypi: String,
+}
+
+impl Settings {
+    pub fn new(opts: &Options) -> Settings {
+        Settings {
+            cuda: opts
+                .cuda
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            mirrors: opts.mirrors.join("\n"),
+            with_driver: false,
+            connections: 8,
+            method: opts.method,
+            pypi: opts.pypi_mirror.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The toolkit asked for (None: the recommended one; text that is no version too).
+    pub fn cuda_version(&self) -> Option<Version> {
+        self.cuda.trim().parse().ok()
+    }
+
+    /// The index URL for the wheels method (None: pypi.org; an unknown name too — the
+    /// field shows why).
+    pub fn pypi_index(&self) -> Option<String> {
+        let t = self.pypi.trim();
+        (!t.is_empty())
+            .then(|| t.parse::<PypiMirror>().ok().map(|m| m.url))
+            .flatten()
+    }
+
+    pub fn mirror_list(&self) -> Vec<String> {
+        self.mirrors
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// Detection: its report and the facts recommended for (overrides applied).
+#[derive(Default)]
+pub struct Detection {
+    pub running: bool,
+    pub report: Option<Box<SystemReport>>,
+    pub facts: Option<Facts>,
+}
+
+/// The plan and its pre-flight checks.
+#[derive(Default)]
+pub struct Preparation {
+    pub running: bool,
+    pub result: Option<Result<Box<Prepared>, String>>,
+}
+
+impl Preparation {
+    /// A plan exists and no check failed.
+    pub fn ready(&self) -> bool {
+        matches!(&self.result, Some(Ok(p)) if !p.checks.iter().any(|c| c.status == CheckStatus::Fail))
+    }
+
+    pub fn plan(&self) -> Option<&Plan> {
+        match &self.result {
+            Some(Ok(p)) => Some(&p.plan),
+            _ => None,
+        }
+    }
+}
+
+/// The toolkit's install run.
+#[derive(Default)]
+pub struct Install {
+    pub run: RunView,
+}
+
+/// cuDNN: the archive, its validation, a download, the install.
+#[derive(Default)]
+pub struct Cudnn {
+    pub archive: Option<PathBuf>,
+    pub validating: bool,
+    pub check: Option<Result<Box<ArchiveCheck>, Box<Refused>>>,
+    pub downloading: Option<Cancel>,
+    pub download_progress: Option<download::Progress>,
+    pub download_error: Option<String>,
+    pub installing: bool,
+    pub extracted: Option<(u64, u64)>,
+    pub installed: Option<Result<Box<Manifest>, String>>,
+    pub skipped: bool,
+}
+
+impl Cudnn {
+    pub fn busy(&self) -> bool {
+        self.validating || self.downloading.is_some() || self.installing
+    }
+
+    /// Installed, or skipped on purpose.
+    pub fn finished(&self) -> bool {
+        self.skipped || matches!(self.installed, Some(Ok(_)))
+    }
+}
+
+/// The smoke test and the GPU figures sampled while it runs.
+#[derive(Default)]
+pub struct Verify {
+    pub running: bool,
+    pub report: Option<Box<SmokeReport>>,
+    pub samples: Vec<Sample>,
+    pub monitor_error: Option<String>,
+}
+
+/// PyTorch: the Python and mirror chosen, pip's run, the doctor.
+#[derive(Default)]
+pub struct Torch {
+    /// The interpreter, as typed or picked.
+    pub python: String,
+    /// Index into [`PIP_MIRRORS`].
+    pub mirror: usize,
+    pub run: RunView,
+    pub doctor_running: bool,
+    pub doctor: Option<Box<DoctorReport>>,
+}
+
+impl Torch {
+    pub fn busy(&self) -> bool {
+        self.run.running() || self.doctor_running
+    }
+
+    pub fn mirror(&self) -> Option<PypiMirror> {
+        pip_mirror(self.mirror)
+    }
+
+    pub fn python_path(&self) -> Option<PathBuf> {
+        let p = self.python.trim();
+        (!p.is_empty()).then(|| PathBuf::from(p))
+    }
+}
+
+/// Repair: the audit's findings, the fixes' run and result.
+#[derive(Default)]
+pub struct Repair {
+    pub auditing: bool,
+    pub findings: Option<Vec<Finding>>,
+    /// Problems before the fixes ran.
+    pub before: Option<usize>,
+    pub fixing: bool,
+    pub log: Vec<String>,
+    pub fixed: Option<Box<FixResult>>,
+}
+
+impl Repair {
+    pub fn busy(&self) -> bool {
+        self.auditing || self.fixing
+    }
+
+    fn log_event(&mut self, e: RunEvent, lang: Lang) {
+        match e {
+            RunEvent::Started { name, .. } => {
+                self.log.push(format!("▶ {}", step_title(lang, name)))
+            }
+            RunEvent::Step {
+                event: StepEvent::Log { line },
+                ..
+            } => self.log.push(format!("  {line}")),
+            RunEvent::Finished { name, outcome, .. } => {
+                self.log
+                    .push(format!("✓ {}: {}", step_title(lang, name), outcome.detail))
+            }
+            RunEvent::Failed {
+                name, error, hint, ..
+            } => self
+                .log
+                .push(format!("× {}: {error} ({hint})", step_title(lang, name))),
+            _ => {}
+        }
+    }
+}
+
+pub struct Session {
+    pub lang: Lang,
+    pub mode: Mode,
+    pub goal: Goal,
+    /// What was on disk at start-up.
+    pub existing: Existing,
+    pub opts: Options,
+    pub system: Detection,
+    pub settings: Settings,
+    /// Derived from the facts, the goal and the settings; recomputed when they change.
+    recommendation: Option<Recommendation>,
+    pub prepare: Preparation,
+    pub install: Install,
+    pub cudnn: Cudnn,
+    pub verify: Verify,
+    pub torch: Torch,
+    pub repair: Repair,
+    /// Where the report went (or why it did not).
+    pub saved: Option<Result<PathBuf, String>>,
+    /// Where the tables' facts come from; `refreshing` while the background refresh runs.
+    pub tables_line: Message,
+    pub refreshing: bool,
+    /// A worker thread's panic message, shown until the user moves to another page.
+    pub crash: Option<String>,
+}
+
+impl Session {
+    /// The session at start: the mode follows what is on disk (an install there: repair).
+    pub fn new(opts: Options, lang: Lang, existing: Existing) -> Session {
+        Session {
+            lang,
+            mode: if existing.found() {
+                Mode::Repair
+            } else {
+                Mode::Setup
+            },
+            goal: opts.goal.unwrap_or(Goal::Pytorch),
+            existing,
+            settings: Settings::new(&opts),
+            torch: Torch {
+                python: opts
+                    .python
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                ..Default::default()
+            },
+            tables_line: cuda_setup_core::refresh::tables_message(&opts.tables),
+            opts,
+            system: Detection::default(),
+            recommendation: None,
+            prepare: Preparation::default(),
+            install: Install::default(),
+            cudnn: Cudnn::default(),
+            verify: Verify::default(),
+            repair: Repair::default(),
+            saved: None,
+            refreshing: false,
+            crash: None,
+        }
+    }
+
+    /// The recommendation for the facts, the goal and the settings (None before detection).
+    pub fn recommendation(&self) -> Option<&Recommendation> {
+        self.recommendation.as_ref()
+    }
+
+    /// The facts to recommend for: detection, then the overrides.
+    pub fn facts(&self) -> Option<&Facts> {
+        self.system.facts.as_ref()
+    }
+
+    /// The plan's choices. cuDNN has a page of its own, so the plan leaves it out.
+    pub fn choices(&self) -> Choices {
+        let s = &self.settings;
+        Choices {
+            pypi_index: s.pypi_index(),
+            components: self.opts.components.clone(),
+            cudnn: CudnnChoice::Skip,
+            mirrors: s.mirror_list(),
+            with_driver: s.with_driver,
+            ..Choices::new(s.method)
+        }
+        .with_connections(s.connections)
+    }
+
+    /// The toolkit folder the plan installs to (else the recommended toolkit's).
+    pub fn toolkit_dir(&self) -> Option<PathBuf> {
+        if let Some(plan) = self.prepare.plan() {
+            for s in &plan.steps {
+                if let Step::InstallToolkit(spec) = s {
+                    return Some(spec.dir.clone());
+                }
+            }
+        }
+        let rec = self.recommendation.as_ref()?;
+        rec.toolkit
+            .as_ref()
+            .map(|tk| self.opts.target.toolkit_dir(&tk.version))
+    }
+
+    /// What the doctor needs to know of the GPUs (the facts, overrides included).
+    pub fn gpu_facts(&self) -> doctor::GpuFacts {
+        let Some(f) = self.facts() else {
+            return doctor::GpuFacts::default();
+        };
+        doctor::GpuFacts {
+            driver: f.driver.clone(),
+            driver_cuda: f.driver_cuda.clone(),
+            gpus: f
+                .gpus
+                .iter()
+                .map(|g| doctor::GpuSummary {
+                    name: g.name.clone().unwrap_or_else(|| g.compute_capability.sm()),
+                    compute_capability: Some(g.compute_capability),
+                })
+                .collect(),
+        }
+    }
+
+    /// The facts given instead of detected, as repair takes them.
+    fn repair_overrides(&self) -> repair::Overrides {
+        let o = &self.opts.overrides;
+        repair::Overrides {
+            gpu_cc: o.gpus.iter().map(|g| g.compute_capability).collect(),
+            driver: o.driver.clone().flatten(),
+        }
+    }
+
+    fn recompute(&mut self) {
+        self.recommendation = self.system.facts.as_ref().map(|facts| {
+            cuda_setup_core::recommend::recommend(
+                &self.opts.tables,
+                facts,
+                &Request {
+                    goal: self.goal,
+                    cuda: self.settings.cuda_version(),
+                    method: self.settings.method,
+                },
+            )
+        });
+    }
+
+    /// The plan and its run were made for other choices.
+    fn drop_plan(&mut self) {
+        self.prepare = Preparation::default();
+        self.install = Install::default();
+    }
+
+    /// Applies what a page asked for; returns the work to hand to the worker.
+    pub fn apply(&mut self, action: Action) -> Vec<Command> {
+        match action {
+            // The app's: which page shows is not the session's.
+            Action::Next | Action::Back | Action::Go(_) => {}
+            Action::SetLang(l) => self.lang = l,
+            Action::SetMode(m) => self.mode = m,
+            Action::ChooseGoal(g) => {
+                if g != self.goal {
+                    self.goal = g;
+                    self.recompute();
+                    self.drop_plan();
+                }
+            }
+            Action::SetSettings(s) => {
+                if s != self.settings {
+                    // Another toolkit or method is another recommendation (wheels know
+                    // more releases), and any setting another plan.
+                    self.settings = s;
+                    self.recompute();
+                    self.drop_plan();
+                }
+            }
+            Action::Detect => {
+                self.system.running = true;
+                return vec![Command::Detect];
+            }
+            Action::Prepare => {
+                let Some(rec) = self.recommendation.clone() else {
+                    return Vec::new();
+                };
+                self.prepare = Preparation {
+                    running: true,
+                    result: None,
+                };
+                return vec![Command::Prepare {
+                    rec: Box::new(rec),
+                    choices: Box::new(self.choices()),
+                }];
+            }
+            Action::StartInstall => {
+                let Some(plan) = self.prepare.plan().cloned() else {
+                    return Vec::new();
+                };
+                let cancel = Cancel::default();
+                self.install.run = RunView::start(&plan, cancel.clone());
+                return vec![Command::Run {
+                    job: Job::Install,
+                    plan: Box::new(plan),
+                    cancel,
+                }];
+            }
+            Action::CancelInstall => self.install.run.cancel(),
+            Action::UseCudnnArchive(path) => return self.use_archive(path),
+            Action::DownloadCudnn => {
+                let Some(pick) = self.recommendation.as_ref().and_then(|r| r.cudnn.clone()) else {
+                    return Vec::new();
+                };
+                let cancel = Cancel::default();
+                self.cudnn.downloading = Some(cancel.clone());
+                self.cudnn.download_progress = None;
+                self.cudnn.download_error = None;
+                return vec![Command::DownloadCudnn {
+                    pick: Box::new(pick),
+                    mirrors: self.settings.mirror_list(),
+                    cancel,
+                }];
+            }
+            Action::CancelCudnnDownload => {
+                if let Some(c) = &self.cudnn.downloading {
+                    c.cancel();
+                }
+            }
+            Action::InstallCudnn => {
+                let (Some(archive), Some(toolkit_dir)) =
+                    (self.cudnn.archive.clone(), self.toolkit_dir())
+                else {
+                    return Vec::new();
+                };
+                self.cudnn.installing = true;
+                self.cudnn.extracted = None;
+                return vec![Command::InstallCudnn {
+                    archive,
+                    toolkit_dir,
+                }];
+            }
+            Action::SkipCudnn => self.cudnn.skipped = true,
+            Action::Verify => {
+                self.verify = Verify {
+                    running: true,
+                    ..Default::default()
+                };
+                return vec![Command::Smoke {
+                    cuda_dir: self.toolkit_dir(),
+                }];
+            }
+            Action::SetPython(p) => self.torch.python = p,
+            Action::SetPipMirror(i) => self.torch.mirror = i.min(PIP_MIRRORS.len() - 1),
+            Action::RunPip(torch) => return self.run_pip(&torch),
+            Action::CancelPip => self.torch.run.cancel(),
+            Action::RunDoctor => return vec![self.start_doctor()],
+            Action::Audit => {
+                self.repair.auditing = true;
+                return vec![Command::Audit {
+                    overrides: self.repair_overrides(),
+                }];
+            }
+            Action::Fix => {
+                let Some(findings) = self.repair.findings.clone() else {
+                    return Vec::new();
+                };
+                self.repair.before = Some(repair::problems(&findings));
+                self.repair.fixing = true;
+                self.repair.log.clear();
+                return vec![Command::Fix {
+                    overrides: self.repair_overrides(),
+                    findings,
+                }];
+            }
+            Action::PickFile(purpose) => return vec![Command::PickFile { purpose }],
+            Action::Save {
+                path,
+                default_name,
+                text,
+            } => {
+                return vec![Command::Save {
+                    path,
+                    default_name,
+                    text,
+                }];
+            }
+            Action::Open(path) => return vec![Command::Open(path)],
+        }
+        Vec::new()
+    }
+
+    /// Validates `path` against the toolkit (nothing is copied yet).
+    fn use_archive(&mut self, path: PathBuf) -> Vec<Command> {
+        let Some(toolkit_dir) = self.toolkit_dir() else {
+            return Vec::new();
+        };
+        let c = &mut self.cudnn;
+        c.archive = Some(path.clone());
+        c.check = None;
+        c.installed = None;
+        c.extracted = None;
+        c.validating = true;
+        vec![Command::ValidateCudnn {
+            archive: path,
+            toolkit_dir,
+        }]
+    }
+
+    fn run_pip(&mut self, torch: &TorchPick) -> Vec<Command> {
+        let Some(python) = self.torch.python_path() else {
+            return Vec::new();
+        };
+        let args = pip_args(torch, self.torch.mirror().as_ref());
+        let plan = Plan {
+            format: 1,
+            goal: Goal::Pytorch,
+            os: self.opts.target.os,
+            root: self.opts.target.root.clone(),
+            toolkit: None,
+            cudnn: None,
+            torch_command: Some(torch.command.clone()),
+            notes: Vec::new(),
+            steps: vec![Step::InstallTorch { python, args }],
+        };
+        let cancel = Cancel::default();
+        self.torch.run = RunView::start(&plan, cancel.clone());
+        self.torch.doctor = None;
+        vec![Command::Run {
+            job: Job::Pip,
+            plan: Box::new(plan),
+            cancel,
+        }]
+    }
+
+    fn start_doctor(&mut self) -> Command {
+        self.torch.doctor_running = true;
+        Command::Doctor {
+            python: self.torch.python_path(),
+            mirror: self.torch.mirror(),
+            gpu: self.gpu_facts(),
+        }
+    }
+
+    /// Applies what the worker reported; returns the work that follows from it.
+    pub fn on_event(&mut self, e: Event) -> Vec<Command> {
+        match e {
+            Event::Detected(r) => {
+                let mut facts = r.facts(self.opts.target.os);
+                self.opts.overrides.apply(&mut facts);
+                self.system = Detection {
+                    running: false,
+                    report: Some(r),
+                    facts: Some(facts),
+                };
+                self.recompute();
+            }
+            Event::Prepared(r) => {
+                self.prepare.running = false;
+                self.prepare.result = Some(r);
+            }
+            Event::Run(Job::Install, e) => self.install.run.apply(e, self.lang),
+            Event::Run(Job::Pip, e) => {
+                let finished_ok = matches!(&e, RunEvent::Done(r) if r.ok());
+                self.torch.run.apply(e, self.lang);
+                if finished_ok {
+                    return vec![self.start_doctor()];
+                }
+            }
+            Event::Run(Job::Repair, e) => self.repair.log_event(e, self.lang),
+            Event::Picked(Pick::CudnnArchive, Some(p)) => return self.use_archive(p),
+            Event::Picked(Pick::Python, Some(p)) => self.torch.python = p.display().to_string(),
+            Event::Picked(_, None) => {}
+            Event::CudnnValidated(r) => {
+                self.cudnn.validating = false;
+                self.cudnn.check = Some(r);
+            }
+            Event::CudnnDownload(p) => self.cudnn.download_progress = Some(p),
+            Event::CudnnDownloaded(r) => {
+                self.cudnn.downloading = None;
+                match r {
+                    Ok(path) => return self.use_archive(path),
+                    Err(e) => self.cudnn.download_error = Some(e),
+                }
+            }
+            Event::CudnnExtracted { bytes, total } => self.cudnn.extracted = Some((bytes, total)),
+            Event::CudnnInstalled(r) => {
+                self.cudnn.installing = false;
+                let lang = self.lang;
+                self.cudnn.installed = Some(r.map_err(|e| match e {
+                    // Another cuda-setup at work on this toolkit: the install page's words.
+                    CudnnError::Busy(b) => format!(
+                        "{}\n{}",
+                        i18n::render(&b.message("fail_busy"), lang),
+                        i18n::render(&Message::new("fix_busy"), lang)
+                    ),
+                    e => format!("{e}\n{}", e.hint()),
+                }));
+            }
+            Event::Sample(s) => self.verify.samples.push(s),
+            Event::MonitorUnavailable(why) => self.verify.monitor_error = Some(why),
+            Event::Smoke(r) => {
+                self.verify.running = false;
+                self.verify.report = Some(r);
+            }
+            Event::Doctor(r) => {
+                self.torch.doctor_running = false;
+                self.torch.doctor = Some(r);
+            }
+            Event::Saved(r) => self.saved = Some(r),
+            Event::Audited(f) => {
+                self.repair.auditing = false;
+                self.repair.findings = Some(f);
+            }
+            Event::Fixed(r) => {
+                self.repair.fixing = false;
+                self.repair.findings = Some(r.after.clone());
+                self.repair.fixed = Some(r);
+            }
+            Event::Crashed { what, message } => self.crashed(what, message),
+            Event::Refreshed(r) => {
+                self.refreshing = false;
+                match r {
+                    Ok(o) => {
+                        self.tables_line = cuda_setup_core::refresh::outcome_message(&o);
+                        self.opts.tables = o.tables;
+                        // The recommendation comes from the new tables.
+                        self.recompute();
+                    }
+                    Err(e) => {
+                        self.tables_line = cuda_setup_core::msg!("refresh_rejected", error = e);
+                    }
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    /// A worker thread died (a bug of ours): whatever waited for it stops waiting, shows
+    /// the failure, and Back works again.
+    fn crashed(&mut self, what: Crashed, message: String) {
+        match what {
+            Crashed::Detect => self.system.running = false,
+            Crashed::Prepare => {
+                self.prepare.running = false;
+                self.prepare.result = Some(Err(message.clone()));
+            }
+            // The worker sent the run's failed report before this.
+            Crashed::Run(Job::Install | Job::Pip) => {}
+            Crashed::Run(Job::Repair) | Crashed::Fix => self.repair.fixing = false,
+            Crashed::ValidateCudnn => self.cudnn.validating = false,
+            Crashed::DownloadCudnn => {
+                self.cudnn.downloading = None;
+                self.cudnn.download_error = Some(message.clone());
+            }
+            Crashed::InstallCudnn => {
+                self.cudnn.installing = false;
+                self.cudnn.installed = Some(Err(message.clone()));
+            }
+            Crashed::Smoke => self.verify.running = false,
+            Crashed::Doctor => self.torch.doctor_running = false,
+            Crashed::Save => self.saved = Some(Err(message.clone())),
+            Crashed::Audit => self.repair.auditing = false,
+            Crashed::Refresh => self.refreshing = false,
+            Crashed::Other => {}
+        }
+        self.crash = Some(message);
+    }
+}
+
+/// pip's arguments after `install`, with the mirror as an extra index.
+pub fn pip_args(torch: &TorchPick, mirror: Option<&PypiMirror>) -> Vec<String> {
+    let mut args: Vec<String> = torch
+        .command
+        .split_whitespace()
+        .skip(2)
+        .map(str::to_string)
+        .collect();
+    if let Some(m) = mirror {
+        args.push("--extra-index-url".into());
+        args.push(m.url.clone());
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::options::Overrides;
+    use cuda_setup_core::compat::{Os, Tables};
+    use cuda_setup_core::platform::Host;
+    use cuda_setup_core::recommend::GpuFact;
+
+    /// A session for a Windows machine in `root` (an RTX 3060 and driver 522.06 given,
+    /// CUDA 11.8 asked for), after a real detection of that (empty) root.
+    fn detected(root: &std::path::Path) -> Session {
+        let mut o = Options::sandbox(Tables::embedded().unwrap(), Os::Windows, root);
+        o.host = Host::sandbox(Os::Windows, root, Default::default());
+        o.overrides = Overrides {
+            gpus: vec![GpuFact {
+                name: Some("NVIDIA GeForce RTX 3060".into()),
+                compute_capability: "8.6".parse().unwrap(),
+            }],
+            driver: Some(Some("522.06".parse().unwrap())),
+            driver_cuda: None,
+            python: Some("3.11".parse().unwrap()),
+            no_gpu: false,
+        };
+        o.cuda = Some("11.8".parse().unwrap());
+        let report = cuda_setup_core::detect::detect(&o.host, &o.tables, o.deadlines);
+        let mut s = Session::new(o, Lang::En, Existing::default());
+        assert!(s.recommendation().is_none(), "nothing to recommend for yet");
+        assert!(s.on_event(Event::Detected(Box::new(report))).is_empty());
+        s
+    }
+
+    /// Asks for the plan, builds it as the worker would, and reports it back.
+    fn prepared(s: &mut Session) {
+        let cmds = s.apply(Action::Prepare);
+        let [Command::Prepare { rec, choices }] = cmds.as_slice() else {
+            panic!("one Prepare command");
+        };
+        assert!(s.prepare.running);
+        let plan = cuda_setup_core::plan::build(&s.opts.target, rec, choices).unwrap();
+        s.on_event(Event::Prepared(Ok(Box::new(Prepared {
+            plan,
+            inputs: None,
+            checks: Vec::new(),
+            free: Vec::new(),
+        }))));
+        assert!(s.prepare.ready());
+    }
+
+    fn rec_json(s: &Session) -> serde_json::Value {
+        serde_json::to_value(s.recommendation()).unwrap()
+    }
+
+    #[test]
+    fn a_new_goal_recomputes_the_recommendation_and_drops_the_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = detected(dir.path());
+        assert_eq!(s.goal, Goal::Pytorch);
+        assert_eq!(s.recommendation().unwrap().goal, Goal::Pytorch);
+        assert!(s.recommendation().unwrap().toolkit.is_none());
+        prepared(&mut s);
+
+        // The goal it already has: nothing is dropped.
+        assert!(s.apply(Action::ChooseGoal(Goal::Pytorch)).is_empty());
+        assert!(s.prepare.plan().is_some());
+
+        assert!(s.apply(Action::ChooseGoal(Goal::Developer)).is_empty());
+        let rec = s.recommendation().unwrap();
+        assert_eq!(rec.goal, Goal::Developer);
+        let tk = rec.toolkit.as_ref().expect("a toolkit for developers");
+        assert_eq!(tk.version.major_minor().to_string(), "11.8");
+        assert!(s.prepare.result.is_none() && !s.prepare.running);
+        assert!(!s.install.run.started);
+        // Without a plan, the toolkit folder is the recommended toolkit's.
+        assert!(
+            s.toolkit_dir()
+                .is_some_and(|d| d.ends_with("NVIDIA GPU Computing Toolkit/CUDA/v11.8"))
+        );
+    }
+
+    #[test]
+    fn new_settings_recompute_and_drop_the_plan_unchanged_ones_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = detected(dir.path());
+        prepared(&mut s);
+        let same = s.settings.clone();
+        assert!(s.apply(Action::SetSettings(same)).is_empty());
+        assert!(
+            s.prepare.plan().is_some(),
+            "the same settings keep the plan"
+        );
+
+        s.apply(Action::ChooseGoal(Goal::Developer));
+        let before = rec_json(&s);
+        let other = Settings {
+            cuda: "12".into(),
+            ..s.settings.clone()
+        };
+        s.apply(Action::SetSettings(other));
+        assert_eq!(s.settings.cuda_version(), Some("12".parse().unwrap()));
+        assert_ne!(rec_json(&s), before, "another toolkit asked for");
+        assert_ne!(
+            s.recommendation()
+                .and_then(|r| r.toolkit.as_ref())
+                .map(|t| t.version.major()),
+            Some(11)
+        );
+        assert!(s.prepare.result.is_none());
+    }
+
+    #[test]
+    fn a_language_switch_keeps_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = detected(dir.path());
+        prepared(&mut s);
+        let started = s.apply(Action::StartInstall);
+        assert!(matches!(
+            started.as_slice(),
+            [Command::Run {
+                job: Job::Install,
+                ..
+            }]
+        ));
+        assert!(s.install.run.running());
+        let rec = rec_json(&s);
+
+        assert!(s.apply(Action::SetLang(Lang::Zh)).is_empty());
+        assert_eq!(s.lang, Lang::Zh);
+        assert_eq!(rec_json(&s), rec);
+        assert!(s.prepare.plan().is_some());
+        assert!(s.install.run.running(), "the run goes on");
+        assert!(s.system.report.is_some() && s.facts().is_some());
+    }
+
+    #[test]
+    fn events_update_results_and_start_what_follows() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = detected(dir.path());
+        // A picked Python is the one pip and the doctor use.
+        s.on_event(Event::Picked(
+            Pick::Python,
+            Some("/opt/py/bin/python3".into()),
+        ));
+        assert_eq!(s.torch.python, "/opt/py/bin/python3");
+        let torch = s.recommendation().unwrap().torch.clone().unwrap();
+        let cmds = s.apply(Action::RunPip(Box::new(torch)));
+        let [Command::Run { plan, .. }] = cmds.as_slice() else {
+            panic!("one Run command");
+        };
+        assert!(matches!(
+            &plan.steps[..],
+            [Step::InstallTorch { python, .. }] if python.ends_with("python3")
+        ));
+        // pip ends (here: its thread died), so no doctor; the page stops waiting.
+        let failed = cuda_setup_core::run::RunReport::crashed(plan, "test");
+        assert!(
+            s.on_event(Event::Run(Job::Pip, RunEvent::Done(Box::new(failed))))
+                .is_empty()
+        );
+        assert!(!s.torch.busy());
+        // A worker that died says so until the user moves on.
+        s.on_event(Event::Crashed {
+            what: Crashed::Doctor,
+            message: "boom".into(),
+        });
+        assert_eq!(s.crash.as_deref(), Some("boom"));
+        assert!(!s.torch.doctor_running);
+    }
+}

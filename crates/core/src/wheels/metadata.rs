@@ -124,17 +124,17 @@ impl Env {
     }
 }
 
-/// Parses and evaluates one marker expression (the part after `;`).
-pub fn eval(marker: &str, env: &Env) -> Result<bool, String> {
-    let tree = MarkerTree::from_str(marker).map_err(|e| format!("marker `{marker}`: {e}"))?;
-    Ok(env.holds(&tree))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const LINE: &str = "Requires-Dist: nvidia-cuda-nvcc==13.5.37.*; (sys_platform == 'linux' and platform_machine == 'aarch64' or sys_platform == 'linux' and platform_machine == 'x86_64' or sys_platform == 'win32' and platform_machine == 'AMD64') and extra == 'nvcc'";
+
+    /// Parses and evaluates one marker expression (the part after `;`).
+    fn eval(marker: &str, env: &Env) -> Result<bool, String> {
+        let tree = MarkerTree::from_str(marker).map_err(|e| format!("marker `{marker}`: {e}"))?;
+        Ok(env.holds(&tree))
+    }
 
     fn env(os: Os, python: Option<&str>, extras: &[&str]) -> Env {
         Env::new(

@@ -18,33 +18,23 @@ pub struct LiveVariant {
 /// local version, pre-releases, other CPU architectures) are skipped; a page that lists
 /// none at all is not an index page.
 pub fn parse(html: &str, variant: &str) -> Result<Vec<Wheel>, String> {
-    let mut wheels = Vec::new();
-    let mut seen_any = false;
-    for token in html.split(['"', '\'', '<', '>']) {
-        let Some(end) = token.find(".whl") else {
-            continue;
-        };
-        let path = &token[..end + 4];
-        let name = decode(path.rsplit('/').next().unwrap_or(path));
-        if !name.starts_with("torch-") {
-            continue;
-        }
-        seen_any = true;
-        if let Some(w) = wheel(&name, variant) {
-            wheels.push(w);
-        }
+    const NOT_AN_INDEX: &str = "lists no torch wheels (not a PEP 503 index page?)";
+    // The wheels method's PEP 503 reader: entities and `%2B` decoded, comments skipped.
+    // Only names are read here (nothing is downloaded), so the base is a placeholder.
+    let files = crate::wheels::index::parse_html("http://index.invalid/", html)
+        .map_err(|_| NOT_AN_INDEX.to_string())?;
+    let names: Vec<&str> = files
+        .iter()
+        .map(|f| f.filename.as_str())
+        .filter(|n| n.starts_with("torch-") && n.ends_with(".whl"))
+        .collect();
+    if names.is_empty() {
+        return Err(NOT_AN_INDEX.into());
     }
-    if !seen_any {
-        return Err("lists no torch wheels (not a PEP 503 index page?)".into());
-    }
+    let mut wheels: Vec<Wheel> = names.iter().filter_map(|n| wheel(n, variant)).collect();
     wheels.sort();
     wheels.dedup();
     Ok(wheels)
-}
-
-/// `%2B` → `+` (the only escape wheel names need).
-fn decode(s: &str) -> String {
-    s.replace("%2B", "+").replace("%2b", "+")
 }
 
 /// `torch-2.15.0+cu130-cp312-cp312-win_amd64.whl` → a wheel, if it is one of ours.
@@ -102,5 +92,18 @@ mod tests {
         let lin = w.iter().find(|w| w.for_os(Os::Linux)).unwrap();
         assert!(lin.freethreaded);
         assert!(parse("<html>Not Found</html>", "cu130").is_err());
+    }
+
+    #[test]
+    fn names_come_from_the_tokenizer() {
+        let html = r#"<!DOCTYPE html><html><body>
+<!-- <a href="/whl/cu130/torch-9.9.9%2Bcu130-cp313-cp313-win_amd64.whl">old</a> -->
+<a href='/whl/cu130/torch-2.15.0%2Bcu130-cp312-cp312-win_amd64.whl#sha256=00'>x</a>
+<a href=/whl/cu130/torch-2.15.0%2bcu130-cp312-cp312-manylinux_2_28_x86_64.whl>torch-2.15.0&#43;cu130-cp312-cp312-manylinux_2_28_x86_64.whl</a>
+</body></html>"#;
+        let w = parse(html, "cu130").unwrap();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w.iter().all(|w| w.version.to_string() == "2.15.0"));
+        assert!(w.iter().all(|w| w.python.to_string() == "3.12"));
     }
 }

@@ -232,67 +232,90 @@ fn is_api_set(name: &str) -> bool {
     n.starts_with("api-ms-win-") || n.starts_with("ext-ms-")
 }
 
+/// Why a DLL's import table could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PeError {
+    #[error("cannot read it: {0}")]
+    Io(#[source] std::io::Error),
+    #[error("not a PE file: {0}")]
+    Format(#[from] object::read::Error),
+    #[error("damaged import table: {0}")]
+    Imports(&'static str),
+}
+
+/// More imported DLLs than any real library has: past this the table is hostile.
+const MAX_IMPORTS: usize = 4096;
+
 /// The DLLs a Windows library imports (its import table; delay-loaded imports are not
 /// needed at load time and are left out).
-pub fn pe_imports(bytes: &[u8]) -> Option<Vec<String>> {
-    let u16_at = |o: usize| {
-        bytes
-            .get(o..o + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
-    };
-    let u32_at = |o: usize| {
-        bytes
-            .get(o..o + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    if bytes.get(..2)? != b"MZ" {
-        return None;
+pub fn pe_imports(bytes: &[u8]) -> Result<Vec<String>, PeError> {
+    imports_in(bytes)
+}
+
+/// [`pe_imports`] of a file, reading only its headers, section table, import
+/// descriptors and the names they point at: cuBLASLt is hundreds of MB.
+pub fn pe_imports_of(path: &Path) -> Result<Vec<String>, PeError> {
+    let file = std::fs::File::open(path).map_err(PeError::Io)?;
+    let cache = object::ReadCache::new(file);
+    imports_in(&cache)
+}
+
+fn imports_in<'a, R: object::ReadRef<'a>>(data: R) -> Result<Vec<String>, PeError> {
+    use object::pe::{IMAGE_NT_OPTIONAL_HDR32_MAGIC, IMAGE_NT_OPTIONAL_HDR64_MAGIC};
+    use object::pe::{ImageNtHeaders32, ImageNtHeaders64};
+    match object::read::pe::optional_header_magic(data)? {
+        IMAGE_NT_OPTIONAL_HDR64_MAGIC => imports_for::<ImageNtHeaders64, R>(data),
+        IMAGE_NT_OPTIONAL_HDR32_MAGIC => imports_for::<ImageNtHeaders32, R>(data),
+        _ => Err(PeError::Imports("unknown optional header")),
     }
-    let pe = u32_at(0x3c)? as usize;
-    if bytes.get(pe..pe + 4)? != b"PE\0\0" {
-        return None;
-    }
-    let coff = pe + 4;
-    let sections = u16_at(coff + 2)? as usize;
-    let opt_size = u16_at(coff + 16)? as usize;
-    let opt = coff + 20;
-    let (count_at, dirs_at) = match u16_at(opt)? {
-        0x20b => (opt + 108, opt + 112), // PE32+
-        0x10b => (opt + 92, opt + 96),   // PE32
-        _ => return None,
+}
+
+fn imports_for<'a, Pe, R>(data: R) -> Result<Vec<String>, PeError>
+where
+    Pe: object::read::pe::ImageNtHeaders,
+    R: object::ReadRef<'a>,
+{
+    use object::LittleEndian as LE;
+    let dos = object::pe::ImageDosHeader::parse(data)?;
+    let mut offset = u64::from(dos.nt_headers_offset());
+    let (nt, dirs) = Pe::parse(data, &mut offset)?;
+    let sections = nt.sections(data, offset)?;
+    let Some(dir) = dirs.get(object::pe::IMAGE_DIRECTORY_ENTRY_IMPORT) else {
+        return Ok(Vec::new());
     };
-    if u32_at(count_at)? < 2 {
-        return Some(Vec::new());
-    }
-    let import_rva = u32_at(dirs_at + 8)?;
-    if import_rva == 0 {
-        return Some(Vec::new());
-    }
-    let table = opt + opt_size;
-    let to_offset = |rva: u32| -> Option<usize> {
-        (0..sections).find_map(|i| {
-            let s = table + i * 40;
-            let vsize = u32_at(s + 8)?;
-            let va = u32_at(s + 12)?;
-            let raw_size = u32_at(s + 16)?;
-            let raw = u32_at(s + 20)?;
-            (va <= rva && rva < va + vsize.max(raw_size)).then(|| (rva - va + raw) as usize)
-        })
+    // RVA → (file offset, bytes left in that section); None outside every section.
+    let at = |rva: u32, what: &'static str| {
+        sections
+            .pe_file_range_at(rva)
+            .map(|(off, len)| (u64::from(off), u64::from(len)))
+            .ok_or(PeError::Imports(what))
     };
+    let step = std::mem::size_of::<object::pe::ImageImportDescriptor>() as u32;
+    let mut rva = dir.virtual_address.get(LE);
     let mut out = Vec::new();
-    let mut d = to_offset(import_rva)?;
     // Descriptors of 20 bytes, ended by an all-zero one.
-    while out.len() < 4096 {
-        let name_rva = u32_at(d + 12)?;
+    while out.len() < MAX_IMPORTS {
+        let (off, _) = at(rva, "a descriptor outside every section")?;
+        let desc: &object::pe::ImageImportDescriptor = data
+            .read_at(off)
+            .map_err(|()| PeError::Imports("a descriptor past the end of the file"))?;
+        let name_rva = desc.name.get(LE);
         if name_rva == 0 {
             break;
         }
-        let start = to_offset(name_rva)?;
-        let end = start + bytes.get(start..)?.iter().position(|b| *b == 0)?;
-        out.push(String::from_utf8_lossy(&bytes[start..end]).into_owned());
-        d += 20;
+        let (start, len) = at(name_rva, "a name outside every section")?;
+        let end = start
+            .checked_add(len)
+            .ok_or(PeError::Imports("a name past the end of the file"))?;
+        let name = data
+            .read_bytes_at_until(start..end, 0)
+            .map_err(|()| PeError::Imports("an unterminated name"))?;
+        out.push(String::from_utf8_lossy(name).into_owned());
+        rva = rva.checked_add(step).ok_or(PeError::Imports(
+            "descriptors past the end of the address space",
+        ))?;
     }
-    Some(out)
+    Ok(out)
 }
 
 /// Every DLL that `dll` needs, directly or through the DLLs it finds, that is in none of:
@@ -322,14 +345,12 @@ pub fn missing_dlls(dll: &Path, search: &[PathBuf]) -> Vec<MissingDep> {
     let mut seen = HashSet::new();
     let mut queue = vec![(dll.to_path_buf(), 0)];
     while let Some((file, depth)) = queue.pop() {
-        let Ok(bytes) = std::fs::read(&file) else {
-            continue;
-        };
         let needed_by = file
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        for name in pe_imports(&bytes).unwrap_or_default() {
+        // An unreadable or damaged file names nothing; the load error still stands.
+        for name in pe_imports_of(&file).unwrap_or_default() {
             if is_api_set(&name) || !seen.insert(name.to_ascii_lowercase()) {
                 continue;
             }
@@ -452,8 +473,103 @@ mod tests {
 
     #[test]
     fn not_a_pe_file() {
-        assert_eq!(pe_imports(b"\x7fELF...."), None);
-        assert_eq!(pe_imports(b"MZ"), None);
-        assert_eq!(pe_imports(b""), None);
+        assert!(pe_imports(b"\x7fELF....").is_err());
+        assert!(pe_imports(b"MZ").is_err());
+        assert!(pe_imports(b"").is_err());
+    }
+
+    fn put(b: &mut [u8], at: usize, v: &[u8]) {
+        b[at..at + v.len()].copy_from_slice(v);
+    }
+
+    /// A minimal PE32+ DLL, laid out by hand: headers, then one `.idata` section at RVA
+    /// 0x1000 (file offset 0x200) holding the import descriptors and the names.
+    fn tiny_dll(imports: &[&str]) -> Vec<u8> {
+        const LFANEW: usize = 0x40;
+        const COFF: usize = LFANEW + 4;
+        const OPT: usize = COFF + 20;
+        const OPT_SIZE: usize = 112 + 16 * 8;
+        const SECTIONS: usize = OPT + OPT_SIZE;
+        const RAW: usize = 0x200;
+        const RVA: u32 = 0x1000;
+        let mut b = vec![0u8; RAW + 0x200];
+        put(&mut b, 0, b"MZ");
+        put(&mut b, 0x3c, &(LFANEW as u32).to_le_bytes());
+        put(&mut b, LFANEW, b"PE\0\0");
+        put(&mut b, COFF, &0x8664u16.to_le_bytes()); // x86-64
+        put(&mut b, COFF + 2, &1u16.to_le_bytes()); // one section
+        put(&mut b, COFF + 16, &(OPT_SIZE as u16).to_le_bytes());
+        put(&mut b, COFF + 18, &0x2022u16.to_le_bytes()); // a DLL
+        put(&mut b, OPT, &0x20bu16.to_le_bytes()); // PE32+
+        put(&mut b, OPT + 32, &0x1000u32.to_le_bytes()); // section alignment
+        put(&mut b, OPT + 36, &0x200u32.to_le_bytes()); // file alignment
+        put(&mut b, OPT + 108, &16u32.to_le_bytes()); // data directories
+        let names_at = 20 * (imports.len() + 1);
+        put(&mut b, OPT + 120, &RVA.to_le_bytes()); // import table
+        put(&mut b, OPT + 124, &(names_at as u32).to_le_bytes());
+        put(&mut b, SECTIONS, b".idata\0\0");
+        put(&mut b, SECTIONS + 8, &0x200u32.to_le_bytes()); // virtual size
+        put(&mut b, SECTIONS + 12, &RVA.to_le_bytes());
+        put(&mut b, SECTIONS + 16, &0x200u32.to_le_bytes()); // raw size
+        put(&mut b, SECTIONS + 20, &(RAW as u32).to_le_bytes());
+        let mut name = names_at;
+        for (i, dll) in imports.iter().enumerate() {
+            let rva = RVA + u32::try_from(name).unwrap();
+            put(&mut b, RAW + 20 * i + 12, &rva.to_le_bytes());
+            put(&mut b, RAW + name, dll.as_bytes());
+            name += dll.len() + 1;
+        }
+        assert!(name <= 0x200, "the names fit the section");
+        b
+    }
+
+    #[test]
+    fn imports_of_a_small_real_pe() {
+        let dll = tiny_dll(&["cudnn_ops64_9.dll", "KERNEL32.dll"]);
+        let want = ["cudnn_ops64_9.dll", "KERNEL32.dll"];
+        assert_eq!(pe_imports(&dll).unwrap(), want);
+        // The same read from a file, through the read cache.
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("cudnn64_9.dll");
+        std::fs::write(&p, &dll).unwrap();
+        assert_eq!(pe_imports_of(&p).unwrap(), want);
+        assert!(pe_imports(&tiny_dll(&[])).unwrap().is_empty());
+        assert!(matches!(
+            pe_imports_of(&d.path().join("none.dll")),
+            Err(PeError::Io(_))
+        ));
+    }
+
+    #[test]
+    fn truncated_or_hostile_pe_files_are_errors() {
+        let dll = tiny_dll(&["cudnn_ops64_9.dll"]);
+        // Cut anywhere: an error or, once the table is whole, the import; never a panic.
+        for len in 0..dll.len() {
+            if let Ok(names) = pe_imports(&dll[..len]) {
+                assert_eq!(names, ["cudnn_ops64_9.dll"], "cut at {len}");
+            }
+        }
+        assert!(pe_imports(&dll[..0x200]).is_err(), "headers only");
+        // `e_lfanew` past the end, or near u32::MAX.
+        for lfanew in [0x1_0000u32, u32::MAX - 2] {
+            let mut b = dll.clone();
+            put(&mut b, 0x3c, &lfanew.to_le_bytes());
+            assert!(pe_imports(&b).is_err());
+        }
+        // The import table's RVA outside every section.
+        let mut b = dll.clone();
+        put(&mut b, 0x44 + 20 + 120, &0xffff_fff0u32.to_le_bytes());
+        assert!(matches!(pe_imports(&b), Err(PeError::Imports(_))));
+        // A name RVA that wraps, and a name with no terminating NUL in its section.
+        let mut b = dll.clone();
+        put(&mut b, 0x200 + 12, &u32::MAX.to_le_bytes());
+        assert!(pe_imports(&b).is_err());
+        let mut b = dll.clone();
+        b[0x200 + 40..].fill(b'A');
+        assert!(pe_imports(&b).is_err());
+        // A section claiming raw data far past the end of the file.
+        let mut b = dll;
+        put(&mut b, 0x44 + 20 + 240 + 20, &0x7fff_0000u32.to_le_bytes());
+        assert!(pe_imports(&b).is_err());
     }
 }

@@ -32,7 +32,8 @@ pub struct WheelName {
 }
 
 impl WheelName {
-    /// None for sdists, pre-releases and names that are not wheels.
+    /// None for sdists and names that are not wheels (pre-releases parse: [`super::pick`]
+    /// leaves out those its specifier does not ask for).
     pub fn parse(filename: &str) -> Option<WheelName> {
         let stem = filename.strip_suffix(".whl")?;
         let parts: Vec<&str> = stem.split('-').collect();
@@ -162,86 +163,109 @@ fn parse_json(base: &str, text: &str) -> Result<Vec<DistFile>, String> {
         .collect()
 }
 
-/// PEP 503: one `<a href="URL#sha256=HEX">FILENAME</a>` per file; `data-yanked` marks yanked ones.
-fn parse_html(base: &str, text: &str) -> Result<Vec<DistFile>, String> {
+/// PEP 503: one `<a href="URL#sha256=HEX">FILENAME</a>` per file; `data-yanked` marks
+/// yanked ones. The page goes through a WHATWG tokenizer (html5gum: no dependencies,
+/// passes html5lib's tokenizer tests, decodes character references), so quoting,
+/// entities, comments and `<script>` text are read as a browser reads them.
+pub fn parse_html(base: &str, text: &str) -> Result<Vec<DistFile>, String> {
+    let mut base = reqwest::Url::parse(base).map_err(|e| format!("{base}: {e}"))?;
+    let mut emitter = html5gum::DefaultEmitter::default();
+    // `<script>`, `<style>`, `<title>`… hold text, not tags.
+    emitter.naively_switch_states(true);
     let mut out = Vec::new();
-    let lower = text.to_ascii_lowercase();
-    let mut at = 0;
-    while let Some(i) = lower[at..].find("<a ") {
-        let start = at + i;
-        let Some(tag_end) = lower[start..].find('>').map(|j| start + j) else {
-            break;
-        };
-        let Some(close) = lower[tag_end..].find("</a>").map(|j| tag_end + j) else {
-            break;
-        };
-        let tag = &text[start..tag_end];
-        let filename = unescape(text[tag_end + 1..close].trim());
-        at = close + 4;
-        let Some(href) = attr(tag, "href") else {
-            continue;
-        };
-        let href = unescape(&href);
-        let (link, fragment) = href.split_once('#').unwrap_or((&href, ""));
-        let sha256 = fragment
-            .strip_prefix("sha256=")
-            .map(|h| h.to_ascii_lowercase());
-        // PEP 503: the text is the file name; careless pages put other text there, so
-        // the link's last path segment stands in for it.
-        let filename = if filename.contains('.') && !filename.contains(' ') {
-            filename
-        } else {
-            crate::safe_path::file_name_from_url(link)
-                .unwrap_or_else(|_| link.rsplit('/').next().unwrap_or("").to_string())
-        };
-        out.push(DistFile {
-            url: resolve(base, link)?,
-            sha256,
-            size: None,
-            yanked: attr(tag, "data-yanked").is_some(),
-            filename,
-        });
+    let mut is_html = false;
+    let mut open: Option<Anchor> = None;
+    for token in html5gum::Tokenizer::new_with_emitter(text, emitter).flatten() {
+        match token {
+            html5gum::Token::Doctype(_) => is_html = true,
+            html5gum::Token::StartTag(tag) => {
+                let attr = |name: &str| {
+                    tag.attributes
+                        .get(name.as_bytes())
+                        .map(|v| String::from_utf8_lossy(v).into_owned())
+                };
+                match tag.name.as_slice() {
+                    b"html" => is_html = true,
+                    // Links resolve against `<base href>` when the page has one.
+                    b"base" => {
+                        if let Some(href) = attr("href") {
+                            base = base.join(&href).map_err(|e| format!("{href}: {e}"))?;
+                        }
+                    }
+                    b"a" => {
+                        // An `<a>` inside an open one closes it, as in a browser.
+                        if let Some(a) = open.take() {
+                            out.extend(a.finish(&base)?);
+                        }
+                        open = Some(Anchor {
+                            href: attr("href"),
+                            yanked: attr("data-yanked").is_some(),
+                            text: String::new(),
+                        });
+                    }
+                    _ => {}
+                }
+            }
+            html5gum::Token::String(s) => {
+                if let Some(a) = open.as_mut() {
+                    a.text.push_str(&String::from_utf8_lossy(&s));
+                }
+            }
+            html5gum::Token::EndTag(tag) if tag.name.as_slice() == b"a" => {
+                if let Some(a) = open.take() {
+                    out.extend(a.finish(&base)?);
+                }
+            }
+            _ => {}
+        }
     }
-    if out.is_empty() && !lower.contains("<html") && !lower.contains("<!doctype") {
+    if let Some(a) = open.take() {
+        out.extend(a.finish(&base)?);
+    }
+    if out.is_empty() && !is_html {
         return Err("neither a PEP 691 JSON nor a PEP 503 HTML page".into());
     }
     Ok(out)
 }
 
-/// The value of `name="…"` (or `'…'`, or a bare `name`) inside one tag.
-fn attr(tag: &str, name: &str) -> Option<String> {
-    let lower = tag.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(i) = lower[from..].find(name) {
-        let s = from + i;
-        from = s + name.len();
-        let before_ok = s > 0 && lower.as_bytes()[s - 1].is_ascii_whitespace();
-        if !before_ok {
-            continue;
-        }
-        let rest = tag[from..].trim_start();
-        let Some(rest) = rest.strip_prefix('=') else {
-            return Some(String::new());
-        };
-        let rest = rest.trim_start();
-        let q = rest.chars().next()?;
-        return if q == '"' || q == '\'' {
-            rest[1..].split(q).next().map(str::to_string)
-        } else {
-            rest.split(|c: char| c.is_whitespace() || c == '>')
-                .next()
-                .map(str::to_string)
-        };
-    }
-    None
+/// One `<a>` being read: its attributes (entities already decoded) and its text.
+struct Anchor {
+    href: Option<String>,
+    yanked: bool,
+    text: String,
 }
 
-fn unescape(s: &str) -> String {
-    s.replace("&amp;", "&")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
+impl Anchor {
+    /// The file it lists; None for an anchor without `href`.
+    fn finish(self, base: &reqwest::Url) -> Result<Option<DistFile>, String> {
+        let Some(href) = self.href else {
+            return Ok(None);
+        };
+        let mut url = base.join(&href).map_err(|e| format!("{href}: {e}"))?;
+        let sha256 = url
+            .fragment()
+            .and_then(|f| f.strip_prefix("sha256="))
+            .map(str::to_ascii_lowercase);
+        url.set_fragment(None);
+        // PEP 503: the text is the file name; careless pages put other text there, so
+        // the link's last path segment, percent-decoded, stands in for it.
+        let text = self.text.trim();
+        let filename = if text.contains('.') && !text.contains(char::is_whitespace) {
+            text.to_string()
+        } else {
+            let last = url.path_segments().and_then(|mut s| s.next_back());
+            percent_encoding::percent_decode_str(last.unwrap_or(""))
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        Ok(Some(DistFile {
+            url: url.to_string(),
+            sha256,
+            size: None,
+            yanked: self.yanked,
+            filename,
+        }))
+    }
 }
 
 fn resolve(base: &str, link: &str) -> Result<String, String> {
@@ -271,7 +295,10 @@ mod tests {
         assert_eq!(w.dist, "nvidia-cuda-nvcc");
         assert_eq!(w.version.to_string(), "13.5.37");
         assert_eq!(w.platforms.len(), 2);
-        assert!(WheelName::parse("nvidia_cuda_nvcc-13.4.46rc1-py3-none-win_amd64.whl").is_none());
+        let rc = WheelName::parse("nvidia_cuda_nvcc-13.4.46rc1-py3-none-win_amd64.whl").unwrap();
+        assert!(rc.version.is_prerelease());
+        let post = WheelName::parse("nvidia_cudnn_cu12-9.1.0.70.post1-py3-none-win_amd64.whl");
+        assert_eq!(post.unwrap().version.to_string(), "9.1.0.70.post1");
         assert!(WheelName::parse("cuda_toolkit-13.5.0.tar.gz").is_none());
         let c = WheelName::parse("nvidia_cuda_cccl-13.3.5.0.6-py3-none-win_amd64.whl").unwrap();
         assert_eq!(c.version.to_string(), "13.3.5.0.6");
@@ -315,5 +342,94 @@ mod tests {
         assert_eq!(f[0].sha256.as_deref(), Some("abc123"));
         assert!(!f[0].yanked && f[1].yanked);
         assert!(parse_page("https://x/", "text/plain", "garbage").is_err());
+    }
+
+    const BASE: &str = "https://mirrors.example/pypi/simple/torch/";
+
+    fn html(body: &str) -> Vec<DistFile> {
+        parse_page(
+            BASE,
+            "text/html",
+            &format!("<!DOCTYPE html><html><body>{body}</body></html>"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn html_attributes_as_a_browser_reads_them() {
+        // Entities in an attribute, and in the text.
+        let f = html(
+            r#"<a href="../../p/x-1.0-py3-none-any.whl?a=1&amp;b=2#sha256=AB">x-1.0-py3-none-any.whl</a>"#,
+        );
+        assert_eq!(
+            f[0].url,
+            "https://mirrors.example/pypi/p/x-1.0-py3-none-any.whl?a=1&b=2"
+        );
+        assert_eq!(f[0].sha256.as_deref(), Some("ab"));
+        let f = html("<a href='x-1.0-py3-none-any.whl'>x&#45;1.0&#x2D;py3-none-any.whl</a>");
+        assert_eq!(f[0].filename, "x-1.0-py3-none-any.whl");
+        assert_eq!(f[0].url, format!("{BASE}x-1.0-py3-none-any.whl"));
+        // Unquoted, with `>` right after and attribute names in capitals.
+        let f = html(
+            "<A HREF=/f/y-2.0-py3-none-any.whl#sha256=cd DATA-YANKED>y-2.0-py3-none-any.whl</A>",
+        );
+        assert_eq!(f[0].url, "https://mirrors.example/f/y-2.0-py3-none-any.whl");
+        assert_eq!(f[0].sha256.as_deref(), Some("cd"));
+        assert!(f[0].yanked);
+        // `data-yanked` with a reason; a `data-yanked`-like text is not the attribute.
+        let f = html(
+            r#"<a data-yanked="broken &gt; 1" href="a-1-py3-none-any.whl">a-1-py3-none-any.whl</a><a href="b-1-py3-none-any.whl" title="data-yanked">b-1-py3-none-any.whl</a>"#,
+        );
+        assert!(f[0].yanked && !f[1].yanked);
+        // A fragment other than sha256 gives no hash; the URL never keeps one.
+        let f = html(r#"<a href="c-1-py3-none-any.whl#md5=00">c-1-py3-none-any.whl</a>"#);
+        assert_eq!(
+            (f[0].sha256.as_deref(), f[0].url.contains('#')),
+            (None, false)
+        );
+    }
+
+    #[test]
+    fn html_percent_encoded_names() {
+        // Anchor text that is not a file name: the href's last segment, decoded.
+        let f = html(
+            r#"<a href="/whl/cu130/torch-2.15.0%2Bcu130-cp312-cp312-win_amd64.whl#sha256=ee">download</a>"#,
+        );
+        assert_eq!(
+            f[0].filename,
+            "torch-2.15.0+cu130-cp312-cp312-win_amd64.whl"
+        );
+        assert_eq!(
+            f[0].url,
+            "https://mirrors.example/whl/cu130/torch-2.15.0%2Bcu130-cp312-cp312-win_amd64.whl"
+        );
+        let w = WheelName::parse(&f[0].filename).unwrap();
+        assert_eq!(w.version.to_string(), "2.15.0+cu130");
+        // An encoded separator decodes into a name that is refused, the page with it.
+        let bad = "<html><a href=\"p/..%2F..%2Fevil-1.0-py3-none-any.whl\">x</a></html>";
+        assert!(parse_page(BASE, "text/html", bad).is_err());
+    }
+
+    #[test]
+    fn html_comments_cdata_and_scripts_hold_no_links() {
+        let f = html(concat!(
+            "<!-- <a href=\"fake-1-py3-none-any.whl\">fake-1-py3-none-any.whl</a> -->",
+            "<![CDATA[<a href=\"cdata-1-py3-none-any.whl\">cdata-1-py3-none-any.whl</a>]]>",
+            "<script>document.write('<a href=\"js-1-py3-none-any.whl\">js</a>')</script>",
+            "<a href=\"real-1-py3-none-any.whl\">real-1-py3-none-any.whl</a>",
+        ));
+        let names: Vec<&str> = f.iter().map(|f| f.filename.as_str()).collect();
+        assert_eq!(names, ["real-1-py3-none-any.whl"]);
+        // Anchors without href are not files; an unclosed one still is.
+        let f = html("<a name=top>top</a><a href=\"z-1-py3-none-any.whl\">z-1-py3-none-any.whl");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].filename, "z-1-py3-none-any.whl");
+    }
+
+    #[test]
+    fn html_base_element() {
+        let text = r#"<html><head><base href="https://files.example/root/"></head><a href="w-1-py3-none-any.whl">w-1-py3-none-any.whl</a></html>"#;
+        let f = parse_page(BASE, "text/html", text).unwrap();
+        assert_eq!(f[0].url, "https://files.example/root/w-1-py3-none-any.whl");
     }
 }

@@ -1,15 +1,29 @@
-//! A wheel's METADATA: `Requires-Dist` lines (PEP 508) and `Provides-Extra`, with just
-//! enough of the environment-marker language to evaluate NVIDIA's `cuda-toolkit` pins
+//! A wheel's METADATA: `Requires-Dist` lines (PEP 508, parsed by `pep508_rs`) and
+//! `Provides-Extra`, and the target whose environment markers decide which pins apply
 //! (`(sys_platform == 'win32' and platform_machine == 'AMD64' or …) and extra == 'nvcc'`).
+
+use std::str::FromStr;
+
+use pep508_rs::{ExtraName, MarkerEnvironment, MarkerEnvironmentBuilder, MarkerTree, VersionOrUrl};
 
 use super::version::Specifier;
 use crate::compat::Os;
+use crate::version::Version;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Requirement {
+    /// PEP 503-normalised (`nvidia-cuda-nvcc`).
     pub name: String,
     pub spec: Specifier,
-    pub marker: Option<String>,
+    /// Always true when the line has no `;` part.
+    pub marker: MarkerTree,
+}
+
+impl Requirement {
+    /// Whether the pin applies on `env`.
+    pub fn applies(&self, env: &Env) -> bool {
+        env.holds(&self.marker)
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -32,251 +46,82 @@ pub fn parse(text: &str) -> Result<Metadata, String> {
 }
 
 fn parse_requirement(text: &str) -> Result<Requirement, String> {
-    let (req, marker) = match text.split_once(';') {
-        Some((r, m)) => (r.trim(), Some(m.trim().to_string())),
-        None => (text.trim(), None),
+    let r = pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(text)
+        .map_err(|e| format!("Requires-Dist `{text}`: {e}"))?;
+    let spec = match r.version_or_url {
+        None => Specifier::default(),
+        Some(VersionOrUrl::VersionSpecifier(set)) => set.to_string().parse()?,
+        // An index install takes wheels by name and version, never from a URL.
+        Some(VersionOrUrl::Url(_)) => {
+            return Err(format!("Requires-Dist `{text}` names a URL, not a version"));
+        }
     };
-    let end = req
-        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-        .unwrap_or(req.len());
-    let name = super::index::normalize(&req[..end]);
-    if name.is_empty() {
-        return Err(format!("Requires-Dist without a name: `{text}`"));
-    }
-    let mut rest = req[end..].trim();
-    if rest.starts_with('[') {
-        rest = rest.split_once(']').map_or("", |(_, r)| r).trim();
-    }
     Ok(Requirement {
-        name,
-        spec: rest.parse()?,
-        marker,
+        name: r.name.to_string(),
+        spec,
+        marker: r.marker,
     })
 }
 
-/// The marker variables for one target.
+/// The target the markers are evaluated for. Only x86-64 wheels are ever taken (see
+/// `platform_ok`), so the OS decides the platform variables.
 #[derive(Debug, Clone)]
 pub struct Env {
     pub os: Os,
+    /// `MAJOR.MINOR[.PATCH]` of the interpreter the wheels are for. None: no one
+    /// interpreter (a toolkit tree unpacked from wheels serves any), and a `python_*`
+    /// marker holds when it holds for some CPython 3 in [`ANY_PYTHON`].
+    pub python: Option<Version>,
     pub extras: Vec<String>,
 }
 
+/// The CPython 3 minors tried when no interpreter is given.
+pub const ANY_PYTHON: std::ops::RangeInclusive<u32> = 8..=20;
+
 impl Env {
-    fn var(&self, name: &str) -> Option<&'static str> {
-        let win = self.os == Os::Windows;
-        Some(match name {
-            "sys_platform" => {
-                if win {
-                    "win32"
-                } else {
-                    "linux"
-                }
-            }
-            "platform_system" => {
-                if win {
-                    "Windows"
-                } else {
-                    "Linux"
-                }
-            }
-            "platform_machine" => {
-                if win {
-                    "AMD64"
-                } else {
-                    "x86_64"
-                }
-            }
-            "os_name" => {
-                if win {
-                    "nt"
-                } else {
-                    "posix"
-                }
-            }
-            "platform_python_implementation" => "CPython",
-            "implementation_name" => "cpython",
-            _ => return None,
-        })
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Word(String),
-    Str(String),
-    Op(String),
-    Open,
-    Close,
-}
-
-fn tokens(s: &str) -> Result<Vec<Tok>, String> {
-    let mut out = Vec::new();
-    let b: Vec<char> = s.chars().collect();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c.is_whitespace() {
-            i += 1;
-        } else if c == '(' {
-            out.push(Tok::Open);
-            i += 1;
-        } else if c == ')' {
-            out.push(Tok::Close);
-            i += 1;
-        } else if c == '\'' || c == '"' {
-            let end = b[i + 1..]
-                .iter()
-                .position(|&x| x == c)
-                .ok_or_else(|| format!("unterminated string in marker `{s}`"))?;
-            out.push(Tok::Str(b[i + 1..i + 1 + end].iter().collect()));
-            i += end + 2;
-        } else if "=!<>~".contains(c) {
-            let mut j = i;
-            while j < b.len() && "=!<>~".contains(b[j]) {
-                j += 1;
-            }
-            out.push(Tok::Op(b[i..j].iter().collect()));
-            i = j;
-        } else if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
-            let mut j = i;
-            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == '_' || b[j] == '.') {
-                j += 1;
-            }
-            out.push(Tok::Word(b[i..j].iter().collect()));
-            i = j;
-        } else {
-            return Err(format!("unexpected `{c}` in marker `{s}`"));
-        }
-    }
-    Ok(out)
-}
-
-/// Evaluates a marker. `python_*` comparisons count as true: these wheels are `py3-none`
-/// and we never run them under a Python.
-pub fn eval(marker: &str, env: &Env) -> Result<bool, String> {
-    let toks = tokens(marker)?;
-    let mut p = Parser {
-        toks: &toks,
-        at: 0,
-        env,
-        src: marker,
-    };
-    let v = p.or()?;
-    if p.at != toks.len() {
-        return Err(format!("trailing text in marker `{marker}`"));
-    }
-    Ok(v)
-}
-
-struct Parser<'a> {
-    toks: &'a [Tok],
-    at: usize,
-    env: &'a Env,
-    src: &'a str,
-}
-
-impl Parser<'_> {
-    fn peek_word(&self, w: &str) -> bool {
-        matches!(self.toks.get(self.at), Some(Tok::Word(x)) if x == w)
+    pub fn new(os: Os, python: Option<Version>, extras: Vec<String>) -> Env {
+        Env { os, python, extras }
     }
 
-    fn or(&mut self) -> Result<bool, String> {
-        let mut v = self.and()?;
-        while self.peek_word("or") {
-            self.at += 1;
-            let r = self.and()?;
-            v = v || r;
-        }
-        Ok(v)
-    }
-
-    fn and(&mut self) -> Result<bool, String> {
-        let mut v = self.atom()?;
-        while self.peek_word("and") {
-            self.at += 1;
-            let r = self.atom()?;
-            v = v && r;
-        }
-        Ok(v)
-    }
-
-    fn atom(&mut self) -> Result<bool, String> {
-        if self.toks.get(self.at) == Some(&Tok::Open) {
-            self.at += 1;
-            let v = self.or()?;
-            if self.toks.get(self.at) != Some(&Tok::Close) {
-                return Err(format!("missing `)` in marker `{}`", self.src));
-            }
-            self.at += 1;
-            return Ok(v);
-        }
-        let lhs = self.value()?;
-        let op = match self.toks.get(self.at) {
-            Some(Tok::Op(o)) => o.clone(),
-            Some(Tok::Word(w)) if w == "in" => "in".into(),
-            Some(Tok::Word(w)) if w == "not" => {
-                self.at += 1;
-                if !self.peek_word("in") {
-                    return Err(format!("expected `not in` in marker `{}`", self.src));
-                }
-                "not in".into()
-            }
-            _ => return Err(format!("expected a comparison in marker `{}`", self.src)),
+    /// Evaluates `marker` against this target.
+    pub fn holds(&self, marker: &MarkerTree) -> bool {
+        let extras: Vec<ExtraName> = self
+            .extras
+            .iter()
+            .filter_map(|e| ExtraName::from_str(e).ok())
+            .collect();
+        let pythons: Vec<Vec<u32>> = match &self.python {
+            Some(v) => vec![v.parts().to_vec()],
+            None => ANY_PYTHON.map(|minor| vec![3, minor]).collect(),
         };
-        self.at += 1;
-        let rhs = self.value()?;
-        let python = |v: &Value| matches!(v, Value::Var(n) if n.starts_with("python"));
-        if python(&lhs) || python(&rhs) {
-            return Ok(true);
-        }
-        if matches!(&lhs, Value::Var(n) if n == "extra")
-            || matches!(&rhs, Value::Var(n) if n == "extra")
-        {
-            let want = match (&lhs, &rhs) {
-                (Value::Str(s), _) | (_, Value::Str(s)) => super::index::normalize(s),
-                _ => return Err(format!("odd extra comparison in `{}`", self.src)),
-            };
-            let has = self
-                .env
-                .extras
-                .iter()
-                .any(|e| super::index::normalize(e) == want);
-            return Ok(if op == "!=" { !has } else { has });
-        }
-        let (l, r) = (self.text(&lhs), self.text(&rhs));
-        Ok(match op.as_str() {
-            "==" | "===" => l == r,
-            "!=" => l != r,
-            "in" => r.contains(&l),
-            "not in" => !r.contains(&l),
-            _ => return Err(format!("`{op}` on strings in marker `{}`", self.src)),
+        pythons.iter().any(|parts| match self.environment(parts) {
+            Some(env) => marker.evaluate(&env, &extras),
+            None => false,
         })
     }
 
-    fn value(&mut self) -> Result<Value, String> {
-        let t = self
-            .toks
-            .get(self.at)
-            .ok_or_else(|| format!("marker `{}` ends early", self.src))?;
-        self.at += 1;
-        match t {
-            Tok::Str(s) => Ok(Value::Str(s.clone())),
-            Tok::Word(w) => Ok(Value::Var(w.clone())),
-            _ => Err(format!("expected a value in marker `{}`", self.src)),
-        }
+    fn environment(&self, python: &[u32]) -> Option<MarkerEnvironment> {
+        let at = |i: usize| python.get(i).copied().unwrap_or(0);
+        let short = format!("{}.{}", at(0), at(1));
+        let full = format!("{short}.{}", at(2));
+        let win = self.os == Os::Windows;
+        MarkerEnvironment::try_from(MarkerEnvironmentBuilder {
+            implementation_name: "cpython",
+            implementation_version: &full,
+            os_name: if win { "nt" } else { "posix" },
+            platform_machine: if win { "AMD64" } else { "x86_64" },
+            platform_python_implementation: "CPython",
+            // The kernel's release and build string: not known for a target, and no
+            // NVIDIA pin reads them.
+            platform_release: "",
+            platform_system: if win { "Windows" } else { "Linux" },
+            platform_version: "",
+            python_full_version: &full,
+            python_version: &short,
+            sys_platform: if win { "win32" } else { "linux" },
+        })
+        .ok()
     }
-
-    fn text(&self, v: &Value) -> String {
-        match v {
-            Value::Str(s) => s.clone(),
-            Value::Var(n) => self.env.var(n).unwrap_or("").to_string(),
-        }
-    }
-}
-
-enum Value {
-    Str(String),
-    Var(String),
 }
 
 #[cfg(test)]
@@ -284,6 +129,20 @@ mod tests {
     use super::*;
 
     const LINE: &str = "Requires-Dist: nvidia-cuda-nvcc==13.5.37.*; (sys_platform == 'linux' and platform_machine == 'aarch64' or sys_platform == 'linux' and platform_machine == 'x86_64' or sys_platform == 'win32' and platform_machine == 'AMD64') and extra == 'nvcc'";
+
+    /// Parses and evaluates one marker expression (the part after `;`).
+    fn eval(marker: &str, env: &Env) -> Result<bool, String> {
+        let tree = MarkerTree::from_str(marker).map_err(|e| format!("marker `{marker}`: {e}"))?;
+        Ok(env.holds(&tree))
+    }
+
+    fn env(os: Os, python: Option<&str>, extras: &[&str]) -> Env {
+        Env::new(
+            os,
+            python.map(|p| p.parse().unwrap()),
+            extras.iter().map(|s| s.to_string()).collect(),
+        )
+    }
 
     #[test]
     fn nvidia_pins() {
@@ -295,31 +154,75 @@ mod tests {
         assert_eq!(m.extras, ["nvcc"]);
         let r = &m.requires[0];
         assert_eq!(r.name, "nvidia-cuda-nvcc");
-        let env = |os, extras: &[&str]| Env {
-            os,
-            extras: extras.iter().map(|s| s.to_string()).collect(),
-        };
-        let mk = r.marker.as_deref().unwrap();
-        assert!(eval(mk, &env(Os::Windows, &["nvcc"])).unwrap());
-        assert!(eval(mk, &env(Os::Linux, &["nvcc"])).unwrap());
-        assert!(!eval(mk, &env(Os::Linux, &["cublas"])).unwrap());
-        let dla = m.requires[1].marker.as_deref().unwrap();
-        assert!(!eval(dla, &env(Os::Linux, &["cudla"])).unwrap());
+        assert_eq!(r.spec.to_string(), "==13.5.37.*");
+        assert!(r.applies(&env(Os::Windows, None, &["nvcc"])));
+        assert!(r.applies(&env(Os::Linux, Some("3.12"), &["nvcc"])));
+        assert!(!r.applies(&env(Os::Linux, None, &["cublas"])));
+        assert!(!m.requires[1].applies(&env(Os::Linux, None, &["cudla"])));
     }
 
     #[test]
     fn forms() {
         let r = parse_requirement("nvidia-nvjitlink<14,>=13.5.37; extra == \"cufft\"").unwrap();
-        assert_eq!(r.spec.to_string(), "<14,>=13.5.37");
+        assert_eq!(r.name, "nvidia-nvjitlink");
+        assert!(r.spec.matches(&"13.6".parse().unwrap()));
+        assert!(!r.spec.matches(&"14.0".parse().unwrap()));
         let r = parse_requirement("Foo_Bar[x] (>=1.0)").unwrap();
         assert_eq!(r.name, "foo-bar");
-        let env = Env {
-            os: Os::Linux,
-            extras: vec![],
-        };
-        assert!(eval("python_version >= '3.9' and os_name == 'posix'", &env).unwrap());
-        assert!(eval("'linux' in sys_platform", &env).unwrap());
-        assert!(eval("sys_platform == 'linux' and (", &env).is_err());
-        assert!(eval("sys_platform = 'linux'", &env).is_err());
+        assert!(r.marker.is_true() && r.applies(&env(Os::Linux, None, &[])));
+        assert!(parse_requirement("x @ https://example.invalid/x.whl").is_err());
+        assert!(parse_requirement("x >= ; extra == 'a'").is_err());
+        let linux = env(Os::Linux, None, &[]);
+        assert!(eval("python_version >= '3.9' and os_name == 'posix'", &linux).unwrap());
+        assert!(eval("'linux' in sys_platform", &linux).unwrap());
+        assert!(eval("sys_platform == 'linux' and (", &linux).is_err());
+        assert!(eval("sys_platform = 'linux'", &linux).is_err());
+    }
+
+    #[test]
+    fn python_markers_are_evaluated() {
+        let py312 = env(Os::Linux, Some("3.12"), &[]);
+        assert!(!eval("python_version < '3.10'", &py312).unwrap());
+        assert!(eval("python_version >= '3.10'", &py312).unwrap());
+        assert!(eval("python_full_version >= '3.12.0'", &py312).unwrap());
+        assert!(
+            !eval(
+                "python_version < '3.10'",
+                &env(Os::Linux, Some("3.12.4"), &[])
+            )
+            .unwrap()
+        );
+        assert!(eval("python_version < '3.10'", &env(Os::Linux, Some("3.9"), &[])).unwrap());
+        // No interpreter: some CPython 3 must satisfy it; none is below 3.
+        let any = env(Os::Linux, None, &[]);
+        assert!(eval("python_version < '3.10'", &any).unwrap());
+        assert!(!eval("python_version < '3'", &any).unwrap());
+        assert!(!eval("python_version < '3.10' and python_version > '3.11'", &any).unwrap());
+        assert!(eval("implementation_name == 'cpython'", &any).unwrap());
+    }
+
+    #[test]
+    fn platform_markers_follow_the_target() {
+        let linux = env(Os::Linux, Some("3.12"), &[]);
+        let windows = env(Os::Windows, Some("3.12"), &[]);
+        assert!(!eval("sys_platform == \"win32\"", &linux).unwrap());
+        assert!(eval("sys_platform == \"win32\"", &windows).unwrap());
+        assert!(
+            eval(
+                "platform_system == 'Linux' and platform_machine == 'x86_64'",
+                &linux
+            )
+            .unwrap()
+        );
+        assert!(
+            eval(
+                "platform_system == 'Windows' and platform_machine == 'AMD64'",
+                &windows
+            )
+            .unwrap()
+        );
+        assert!(!eval("os_name == 'nt'", &linux).unwrap());
+        // Extras compare normalised.
+        assert!(eval("extra == 'Cu_Blas'", &env(Os::Linux, None, &["cu-blas"])).unwrap());
     }
 }

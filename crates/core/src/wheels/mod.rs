@@ -213,6 +213,10 @@ pub fn pick(
         if w.dist != index::normalize(project) || !platform_ok(os, &w.platforms) {
             continue;
         }
+        // A pre-release the specifier does not ask for is not a candidate at all.
+        if w.version.is_prerelease() && !spec.matches(&w.version) {
+            continue;
+        }
         if !seen.contains(&w.version) {
             seen.push(w.version.clone());
         }
@@ -350,21 +354,13 @@ pub fn resolve(req: &Request, opts: &Options, work: &Path) -> Result<Resolved, W
             .map(|c| c.to_string())
             .collect(),
     };
-    let env = metadata::Env {
-        os: req.os,
-        extras: components.clone(),
-    };
+    // The tree unpacked from these wheels is no one interpreter's: `python_*` markers
+    // hold when some CPython 3 satisfies them.
+    let env = metadata::Env::new(req.os, None, components.clone());
     // Every pin that applies, merged per project (all its clauses must hold).
     let mut wanted: Vec<(String, Vec<Specifier>)> = Vec::new();
     for r in &md.requires {
-        let applies = match &r.marker {
-            Some(m) => metadata::eval(m, &env).map_err(|detail| WheelError::Metadata {
-                file: meta.filename.clone(),
-                detail,
-            })?,
-            None => true,
-        };
-        if !applies {
+        if !r.applies(&env) {
             continue;
         }
         match wanted.iter_mut().find(|(n, _)| *n == r.name) {
@@ -441,19 +437,7 @@ fn pick_all(
     os: Os,
     index: &str,
 ) -> Result<Wheel, WheelError> {
-    let joined: String = specs
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
-    let spec: Specifier =
-        joined
-            .replace("(any)", "")
-            .parse()
-            .map_err(|d| WheelError::Metadata {
-                file: project.into(),
-                detail: d,
-            })?;
+    let spec = Specifier::all_of(specs);
     pick(files, project, &spec, os, index)
 }
 

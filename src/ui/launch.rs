@@ -249,6 +249,8 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
         );
         return crate::cli::exit::ERROR;
     }
+    // eframe's and egui's warnings reach a run's log (idempotent: the CLI did it first).
+    cuda_setup_core::log::install();
     let probe = std::env::var_os("CUDA_SETUP_FIRST_FRAME").map(|_| start);
     let native = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()

@@ -14,6 +14,7 @@ pub mod download;
 pub mod http;
 pub mod i18n;
 pub mod lock;
+pub mod log;
 pub mod message;
 pub mod panics;
 pub mod plan;

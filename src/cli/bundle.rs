@@ -164,7 +164,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     })?;
     let host = Host::real();
     let opts = Options::default();
-    let reporter = StatusLine::new();
+    let reporter = StatusLine::new(args.json, lang);
     let mut files = Vec::new();
     for mut item in items {
         // The bundle keeps each file under its address's last segment (as an install

@@ -90,7 +90,7 @@ pub fn run(args: &Args, lang: Lang) -> Result<i32, CliError> {
                 } => {
                     eprintln!(
                         "cuDNN {version}: {entries} files, {} — archive checked",
-                        super::download::human_bytes(total_bytes as f64)
+                        cuda_setup_core::units::bytes(total_bytes)
                     )
                 }
                 Event::Extracted {

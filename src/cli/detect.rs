@@ -28,10 +28,6 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     Ok(exit::OK)
 }
 
-fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
-}
-
 pub fn human(r: &SystemReport, lang: Lang) -> String {
     let zh = lang == Lang::Zh;
     let t = |en: &'static str, cn: &'static str| if zh { cn } else { en };
@@ -45,14 +41,14 @@ pub fn human(r: &SystemReport, lang: Lang) -> String {
             s.arch,
             s.cpu,
             s.cpu_cores,
-            gib(s.ram_total_bytes)
+            cuda_setup_core::units::bytes(s.ram_total_bytes)
         );
         if let Some(free) = s.install_location_free_bytes {
             let _ = writeln!(
                 o,
                 "  {} {} ({})",
                 t("free space:", "可用空间："),
-                gib(free),
+                cuda_setup_core::units::bytes(free),
                 s.install_location.display()
             );
         }

@@ -10,6 +10,7 @@ mod cudnn;
 mod detect;
 mod download;
 mod install;
+mod progress;
 mod recommend;
 mod repair;
 mod tables;

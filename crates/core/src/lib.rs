@@ -27,6 +27,7 @@ pub mod safe_path;
 pub mod state_file;
 pub mod steps;
 pub mod target;
+pub mod units;
 pub mod verify;
 pub mod version;
 pub mod wheels;

@@ -42,7 +42,8 @@ fn dispatch() -> &'static tracing::Dispatch {
         .get_or_init(|| {
             let d = tracing::Dispatch::new(tracing_subscriber::registry().with(layer()));
             let global = tracing::dispatcher::set_global_default(d.clone()).is_ok()
-                && tracing_log::LogTracer::init_with_filter(::log::LevelFilter::Warn).is_ok();
+                && tracing_log::LogTracer::init_with_filter(tracing_log::log::LevelFilter::Warn)
+                    .is_ok();
             (d, global)
         })
         .0
@@ -224,8 +225,8 @@ mod tests {
         assert!(install(), "idempotent");
         let dir = tempfile::tempdir().unwrap();
         let (log, path) = RunLog::open(dir.path());
-        ::log::warn!(target: "reqwest::connect", "proxy refused the tunnel");
-        ::log::info!(target: "hyper_util::client", "connecting to 127.0.0.1");
+        tracing_log::log::warn!(target: "reqwest::connect", "proxy refused the tunnel");
+        tracing_log::log::info!(target: "hyper_util::client", "connecting to 127.0.0.1");
         tracing::warn!(target: "eframe::native", "no vsync");
         log.line("after");
         let path = path.unwrap();
@@ -243,7 +244,7 @@ mod tests {
         assert!(!got.iter().any(|l| l.contains("connecting to")), "{got:?}");
         // A closed run log takes nothing more.
         drop(log);
-        ::log::warn!(target: "reqwest::connect", "after close");
+        tracing_log::log::warn!(target: "reqwest::connect", "after close");
         assert!(
             !std::fs::read_to_string(&path)
                 .unwrap()

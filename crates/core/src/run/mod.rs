@@ -556,11 +556,11 @@ fn failure_params(plan: &Plan, e: &steps::StepError) -> BTreeMap<&'static str, S
                 _ => None,
             })
         });
-        let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
+        let gb = crate::units::bytes;
         // What to free: the shortfall, at least 1 GB (files grow while they are written).
         let free_now = free.unwrap_or(0);
-        let to_free = needed.map_or(1_000_000_000, |n| {
-            n.saturating_sub(free_now).max(1_000_000_000)
+        let to_free = needed.map_or(crate::units::GB, |n| {
+            n.saturating_sub(free_now).max(crate::units::GB)
         });
         p.insert("folder", folder);
         p.insert("free", gb(free_now));

@@ -83,7 +83,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         pypi_index: args.how.index(),
         components: args.how.components(),
     };
-    let reporter = StatusLine::new();
+    let reporter = StatusLine::new(args.json, lang);
     let made = bundle::make(tables, &facts, &req, &reporter, &mut |_| reporter.finish());
     let manifest = match made {
         Ok(m) => m,

@@ -91,7 +91,7 @@ pub fn run(args: &Args, lang: Lang) -> Result<i32, CliError> {
                     entries,
                     total_bytes,
                 } => {
-                    let size = super::download::human_bytes(total_bytes as f64);
+                    let size = cuda_setup_core::units::bytes(total_bytes);
                     let params: [(&str, &dyn std::fmt::Display); 3] =
                         [("version", &version), ("files", &entries), ("size", &size)];
                     eprintln!("{}", tf(lang, "cli_cudnn_checked", &params))

@@ -28,10 +28,6 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     Ok(exit::OK)
 }
 
-fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
-}
-
 pub fn human(r: &SystemReport, lang: Lang) -> String {
     let mut o = String::new();
     if let Some(s) = &r.system {
@@ -43,14 +39,14 @@ pub fn human(r: &SystemReport, lang: Lang) -> String {
             s.arch,
             s.cpu,
             s.cpu_cores,
-            gib(s.ram_total_bytes)
+            cuda_setup_core::units::bytes(s.ram_total_bytes)
         );
         if let Some(free) = s.install_location_free_bytes {
             let _ = writeln!(
                 o,
                 "  {} {} ({})",
                 t(lang, "cli_free_space"),
-                gib(free),
+                cuda_setup_core::units::bytes(free),
                 s.install_location.display()
             );
         }

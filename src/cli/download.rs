@@ -1,12 +1,12 @@
 //! `cuda-setup download`: the download engine on its own.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::progress::{Progress, Update};
 use super::{CliError, exit};
 use cuda_setup_core::download::{self, Cancel, Event, Expected, Options, Request};
+use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::platform::{self, Host};
 
 #[derive(Debug, clap::Args)]
@@ -139,10 +139,7 @@ pub fn run(args: &Args, lang: cuda_setup_core::i18n::Lang) -> Result<i32, CliErr
         // Everything here came from the user: http is theirs to choose.
         allow_http: true,
     };
-    let reporter = StatusLine {
-        lang,
-        ..StatusLine::new()
-    };
+    let reporter = StatusLine::new(args.json, lang);
     match download::download(&req, &args.options(), &reporter, &Cancel::default()) {
         Ok(o) => {
             reporter.finish();
@@ -168,104 +165,66 @@ pub fn run(args: &Args, lang: cuda_setup_core::i18n::Lang) -> Result<i32, CliErr
     }
 }
 
-/// Progress on stderr: one rewritten line on a terminal, a line every 5 s otherwise.
+/// A download's progress on stderr (a bar on a terminal, a line every 5 s otherwise)
+/// and what the engine says along the way.
 pub struct StatusLine {
-    tty: bool,
-    last: Mutex<Option<Instant>>,
-    lang: cuda_setup_core::i18n::Lang,
+    progress: Progress,
+    lang: Lang,
 }
 
 impl StatusLine {
-    pub fn new() -> Self {
+    /// No bar under `--json`.
+    pub fn new(json: bool, lang: Lang) -> Self {
         StatusLine {
-            tty: std::io::stderr().is_terminal(),
-            last: Mutex::new(None),
-            lang: cuda_setup_core::i18n::Lang::En,
+            progress: Progress::new(json, "  ", Duration::from_secs(5)),
+            lang,
         }
     }
 
     pub fn finish(&self) {
-        if self.tty && self.last.lock().unwrap().is_some() {
-            eprintln!();
-        }
+        self.progress.finish();
     }
-}
-
-impl Default for StatusLine {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-pub fn human_bytes(n: f64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n;
-    let mut u = 0;
-    while v >= 1024.0 && u < units.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    format!("{v:.1} {}", units[u])
 }
 
 impl download::Reporter for StatusLine {
     fn event(&self, e: Event) {
+        let say = |text: String| self.progress.line(&text);
         match e {
             Event::Progress(p) => {
-                let mut last = self.last.lock().unwrap();
-                let every = if self.tty {
-                    Duration::from_millis(200)
-                } else {
-                    Duration::from_secs(5)
-                };
-                if last.is_some_and(|t| t.elapsed() < every) {
-                    return;
-                }
-                *last = Some(Instant::now());
-                let total = p
-                    .total
-                    .map(|t| format!(" / {}", human_bytes(t as f64)))
-                    .unwrap_or_default();
-                let eta = p
-                    .eta_secs
-                    .map(|s| format!("  ETA {}m{:02}s", (s as u64) / 60, (s as u64) % 60))
-                    .unwrap_or_default();
                 let conns = p.per_connection.iter().filter(|b| **b > 0).count();
-                let line = format!(
-                    "  {}{total}  {}/s{eta}  ({conns} connection{})",
-                    human_bytes(p.done as f64),
-                    human_bytes(p.bytes_per_sec),
-                    if conns == 1 { "" } else { "s" }
-                );
-                if self.tty {
-                    eprint!("\r{line:<79}");
-                    let _ = std::io::stderr().flush();
-                } else {
-                    eprintln!("{line}");
-                }
+                let note = format!("({conns} connection{})", if conns == 1 { "" } else { "s" });
+                self.progress.update(&Update {
+                    done: p.done,
+                    total: p.total,
+                    bytes_per_sec: p.bytes_per_sec,
+                    eta_secs: p.eta_secs,
+                    note: &note,
+                });
             }
-            Event::Trying { url } => eprintln!("downloading {url}"),
-            Event::InsecureUrl { url } => eprintln!(
+            Event::Trying { url } => say(format!("downloading {url}")),
+            Event::InsecureUrl { url } => say(format!(
                 "warning: {url} is plain http: the hash check still protects the file, but not your privacy"
-            ),
+            )),
             Event::Retry {
                 url: _,
                 attempt,
                 error,
                 wait_ms,
-            } => eprintln!(
-                "\nretry {attempt} in {:.1} s: {error}",
+            } => say(format!(
+                "retry {attempt} in {:.1} s: {error}",
                 wait_ms as f64 / 1000.0
-            ),
-            Event::SourceFailed { url: _, error } => eprintln!("\n{error}; trying the next source"),
-            Event::Waiting(b) => eprintln!(
-                "{}",
-                cuda_setup_core::i18n::render(&b.message("download_waiting"), self.lang)
-            ),
-            Event::PartDiscarded { path, reason } => eprintln!(
-                "\n{} was discarded ({reason}); the download starts over",
+            )),
+            Event::SourceFailed { url: _, error } => {
+                say(format!("{error}; trying the next source"))
+            }
+            Event::Waiting(b) => say(cuda_setup_core::i18n::render(
+                &b.message("download_waiting"),
+                self.lang,
+            )),
+            Event::PartDiscarded { path, reason } => say(format!(
+                "{} was discarded ({reason}); the download starts over",
                 path.display()
-            ),
+            )),
             Event::Verifying | Event::Done { .. } => {}
         }
     }

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use super::download::human_bytes;
+use super::progress::{Progress, Update};
 use super::{CliError, exit, recommend};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::download::Cancel;
@@ -275,41 +275,38 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     }
     super::wait_for_others(args.wait, lang);
     let total = plan.steps.len();
-    let mut last_progress = std::time::Instant::now() - std::time::Duration::from_secs(10);
+    let progress = Progress::new(args.json, "      ", std::time::Duration::from_secs(2));
     let report = run::run_blocking(&plan, &target, &Cancel::default(), &mut |e| match e {
-        RunEvent::Started { index, name } => eprintln!("[{}/{total}] {name}", index + 1),
+        RunEvent::Started { index, name } => {
+            progress.line(&format!("[{}/{total}] {name}", index + 1))
+        }
         RunEvent::Step {
             event: StepEvent::Log { line },
             ..
-        } => eprintln!("      {line}"),
+        } => progress.line(&format!("      {line}")),
         RunEvent::Step {
             event:
                 StepEvent::Progress {
                     done,
                     total: t,
                     bytes_per_sec,
-                    ..
+                    eta_secs,
                 },
             ..
-        } => {
-            if last_progress.elapsed().as_secs() >= 2 {
-                last_progress = std::time::Instant::now();
-                let t = t
-                    .map(|t| format!(" / {}", human_bytes(t as f64)))
-                    .unwrap_or_default();
-                eprintln!(
-                    "      {}{t}  {}/s",
-                    human_bytes(done as f64),
-                    human_bytes(bytes_per_sec)
-                );
-            }
-        }
+        } => progress.update(&Update {
+            done,
+            total: t,
+            bytes_per_sec,
+            eta_secs,
+            note: "",
+        }),
         RunEvent::Finished {
             name,
             outcome,
             skipped,
             ..
         } => {
+            progress.finish();
             let how = if skipped {
                 t(lang, "cli_step_done_earlier")
             } else if outcome.changed {
@@ -320,17 +317,20 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             eprintln!("      {name}: {how} — {}", outcome.detail);
         }
         // Another cuda-setup at work: said once, below, in the user's language.
-        RunEvent::Failed { kind: "busy", .. } => {}
+        RunEvent::Failed { kind: "busy", .. } => progress.finish(),
         RunEvent::Failed {
             name, error, hint, ..
-        } => eprintln!(
-            "      {}\n      hint: {hint}",
-            tf(
-                lang,
-                "cli_step_failed",
-                &[("name", &name), ("error", &error)]
+        } => {
+            progress.finish();
+            eprintln!(
+                "      {}\n      hint: {hint}",
+                tf(
+                    lang,
+                    "cli_step_failed",
+                    &[("name", &name), ("error", &error)]
+                )
             )
-        ),
+        }
         RunEvent::Done(_) => {}
     });
     if let Some(f) = report.failure.as_ref().filter(|f| f.kind == "busy") {

@@ -10,6 +10,7 @@ mod cudnn;
 mod detect;
 mod download;
 mod install;
+mod progress;
 mod recommend;
 mod repair;
 mod tables;
@@ -165,6 +166,8 @@ impl CliError {
 /// closed stdout ends the command quietly.
 pub fn main() -> i32 {
     cuda_setup_core::panics::install_hook();
+    // Other crates' warnings (reqwest, eframe) go into the run log from here on.
+    cuda_setup_core::log::install();
     let code = cuda_setup_core::panics::catch(|| {
         cuda_setup_core::panics::test_hook("cli");
         run()

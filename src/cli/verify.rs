@@ -182,10 +182,6 @@ fn status_word(s: Status, lang: Lang) -> String {
     }
 }
 
-fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
-}
-
 /// A check's reason, or "as above" when the previous check said the same.
 fn reason_line<T>(o: &mut String, c: &Check<T>, lang: Lang, last: &mut Option<String>) {
     if let Some(r) = &c.reason {
@@ -225,7 +221,7 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
             g.index,
             g.name,
             g.compute_capability.sm(),
-            gib(g.memory_total_bytes),
+            cuda_setup_core::units::bytes(g.memory_total_bytes),
             g.multiprocessors,
             g.pci_bus_id
         );

@@ -234,6 +234,8 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
         );
         return cuda_setup_core::exit::ERROR;
     }
+    // eframe's and egui's warnings reach a run's log (idempotent: the CLI did it first).
+    cuda_setup_core::log::install();
     let probe = std::env::var_os("CUDA_SETUP_FIRST_FRAME").map(|_| start);
     let native = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()

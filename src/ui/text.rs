@@ -13,24 +13,14 @@ pub fn msg(lang: Lang, m: &Message) -> String {
     render(m, lang)
 }
 
-/// `1.4 GB`, `512 KB`: units read the same in both languages.
+/// `1.4 GB`, `512.0 KB`: units read the same in both languages, and as the CLI prints them.
 pub fn bytes(n: u64) -> String {
-    let n = n as f64;
-    let (v, unit) = if n >= 1e9 {
-        (n / 1e9, "GB")
-    } else if n >= 1e6 {
-        (n / 1e6, "MB")
-    } else if n >= 1e3 {
-        (n / 1e3, "KB")
-    } else {
-        return format!("{n:.0} B");
-    };
-    format!("{v:.1} {unit}")
+    cuda_setup_core::units::bytes(n)
 }
 
 /// `12.5 MB/s`.
 pub fn rate(bytes_per_sec: f64) -> String {
-    format!("{}/s", bytes(bytes_per_sec.max(0.0) as u64))
+    cuda_setup_core::units::rate(bytes_per_sec)
 }
 
 /// `1:05`, `1:02:03`.
@@ -50,9 +40,9 @@ mod tests {
     #[test]
     fn units_and_clock() {
         assert_eq!(bytes(999), "999 B");
-        assert_eq!(bytes(1_500_000), "1.5 MB");
-        assert_eq!(bytes(3_200_000_000), "3.2 GB");
-        assert_eq!(rate(2_000_000.0), "2.0 MB/s");
+        assert_eq!(bytes(1_500_000), "1.4 MB");
+        assert_eq!(bytes(3_200_000_000), "3.0 GB");
+        assert_eq!(rate(2_097_152.0), "2.0 MB/s");
         assert_eq!(clock(65.2), "1:05");
         assert_eq!(clock(3723.0), "1:02:03");
     }

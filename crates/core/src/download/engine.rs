@@ -15,6 +15,7 @@ use super::{
     Cancel, Digests, DownloadError, Event, Options, Outcome, Progress, Reporter, Request, Source,
     io_err, part_paths,
 };
+use crate::http;
 
 /// The part file's companion: which chunks are done, for which expected file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -126,26 +127,14 @@ pub(super) fn fetch(
     reporter: &dyn Reporter,
     cancel: &Cancel,
 ) -> Result<Outcome, DownloadError> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let loopback_only = sources
-        .iter()
-        .all(|u| u.contains("://127.0.0.1") || u.contains("://localhost"));
-    let mut builder = reqwest::Client::builder()
-        .user_agent(concat!("cuda-setup/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(opts.connect_timeout)
-        .pool_max_idle_per_host(16);
-    if loopback_only {
-        builder = builder.no_proxy();
-    }
-    let client = builder.build().map_err(|e| DownloadError::Network {
-        url: sources[0].clone(),
-        detail: e.to_string(),
+    let direct = http::loopback_only(sources);
+    let client = http::download_client(opts.connect_timeout, direct).map_err(|e| {
+        DownloadError::Network {
+            url: sources[0].clone(),
+            detail: e.to_string(),
+        }
     })?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| io_err(Path::new("tokio runtime"), e))?;
+    let rt = http::download_runtime().map_err(|e| io_err(Path::new("tokio runtime"), e))?;
     if let Some(dir) = req.dest.parent() {
         std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
     }
@@ -1028,20 +1017,13 @@ pub fn get_page(
     accept: Option<&str>,
     opts: &Options,
 ) -> Result<Page, DownloadError> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
-        .user_agent(concat!("cuda-setup/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(opts.connect_timeout)
-        .timeout(opts.stall_timeout)
-        .build()
-        .map_err(|e| DownloadError::Network {
+    let client = http::fetch_client(opts.connect_timeout, opts.stall_timeout).map_err(|e| {
+        DownloadError::Network {
             url: sources.first().cloned().unwrap_or_default(),
             detail: e.to_string(),
-        })?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| io_err(Path::new("tokio runtime"), e))?;
+        }
+    })?;
+    let rt = http::fetch_runtime().map_err(|e| io_err(Path::new("tokio runtime"), e))?;
     let mut failures = Vec::new();
     for url in sources {
         let got = rt.block_on(retrying(url, opts, &(), &Cancel::default(), 2, || async {
@@ -1095,17 +1077,8 @@ pub fn get_page(
 /// HEAD is refused), or None when the server does not tell within `timeout`. Used only to
 /// size the pre-flight disk check; the download itself checks again.
 pub fn remote_size(url: &str, timeout: Duration) -> Option<u64> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
-        .user_agent(concat!("cuda-setup/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(timeout)
-        .timeout(timeout)
-        .build()
-        .ok()?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .ok()?;
+    let client = http::fetch_client(timeout, timeout).ok()?;
+    let rt = http::fetch_runtime().ok()?;
     let opts = Options {
         connect_timeout: timeout,
         first_byte_timeout: timeout,

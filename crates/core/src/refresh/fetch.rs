@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::RefreshError;
+use crate::http;
 
 pub(super) struct Fetcher {
     client: reqwest::Client,
@@ -15,23 +16,17 @@ const MAX_BYTES: usize = 32 << 20;
 
 impl Fetcher {
     pub fn new(timeout: Duration) -> Result<Fetcher, RefreshError> {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("cuda-setup/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .timeout(timeout)
-            .build()
-            .map_err(|e| RefreshError::Network {
-                url: String::new(),
-                detail: e.to_string(),
+        let client =
+            http::fetch_client(timeout.min(Duration::from_secs(10)), timeout).map_err(|e| {
+                RefreshError::Network {
+                    url: String::new(),
+                    detail: e.to_string(),
+                }
             })?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| RefreshError::Network {
-                url: String::new(),
-                detail: e.to_string(),
-            })?;
+        let rt = http::fetch_runtime().map_err(|e| RefreshError::Network {
+            url: String::new(),
+            detail: e.to_string(),
+        })?;
         Ok(Fetcher { client, rt })
     }
 

@@ -3,15 +3,14 @@
 //! finished step so a rerun after a kill skips it, and writes a log file per run.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::download::Cancel;
+use crate::log::RunLog;
 use crate::plan::Plan;
 use crate::state_file::{self, Rejected};
 use crate::steps::{self, Ctx, StepEvent, StepOutcome};
@@ -296,32 +295,6 @@ fn save_journal(target: &Target, plan_json: &str, done: &[usize]) {
     );
 }
 
-/// A log file per run, named in every error.
-struct Log(Mutex<Option<std::fs::File>>);
-
-impl Log {
-    fn open(dir: &Path) -> (Log, Option<PathBuf>) {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let path = dir.join(format!("install-{secs}-{}.log", std::process::id()));
-        let file = std::fs::create_dir_all(dir)
-            .ok()
-            .and_then(|_| std::fs::File::create(&path).ok());
-        let ok = file.is_some();
-        (Log(Mutex::new(file)), ok.then_some(path))
-    }
-
-    fn line(&self, text: &str) {
-        if let Some(f) = self.0.lock().unwrap().as_mut() {
-            let secs = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64());
-            let _ = writeln!(f, "[{secs:.3}] {text}");
-        }
-    }
-}
-
 /// Runs `plan` on a worker thread; events arrive on the returned channel, the last one
 /// being `Done`.
 pub fn spawn(plan: Plan, target: Target, cancel: Cancel) -> Events {
@@ -408,7 +381,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         Ok(_) => load_journal(target, &plan_json),
         Err(_) => (Vec::new(), None),
     };
-    let (log, log_file) = Log::open(&target.logs_dir());
+    let (log, log_file) = RunLog::open(&target.logs_dir());
     log.line(&format!("plan: {plan_json}"));
     if let Some(r) = rejected {
         log.line(&format!(
@@ -583,11 +556,11 @@ fn failure_params(plan: &Plan, e: &steps::StepError) -> BTreeMap<&'static str, S
                 _ => None,
             })
         });
-        let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
+        let gb = crate::units::bytes;
         // What to free: the shortfall, at least 1 GB (files grow while they are written).
         let free_now = free.unwrap_or(0);
-        let to_free = needed.map_or(1_000_000_000, |n| {
-            n.saturating_sub(free_now).max(1_000_000_000)
+        let to_free = needed.map_or(crate::units::GB, |n| {
+            n.saturating_sub(free_now).max(crate::units::GB)
         });
         p.insert("folder", folder);
         p.insert("free", gb(free_now));

@@ -160,7 +160,7 @@ pub enum StepError {
 
 /// "1.2 GB free, 3.0 GB needed" with what is known.
 fn space(needed: Option<u64>, free: Option<u64>) -> String {
-    let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
+    let gb = crate::units::bytes;
     match (free, needed) {
         (Some(f), Some(n)) => format!("{} free, {} needed", gb(f), gb(n)),
         (Some(f), None) => format!("{} free", gb(f)),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Ctx, StepError, StepEvent, StepOutcome};
 use crate::compat::Os;
+use crate::units;
 use crate::version::Version;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,10 +86,10 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
                     id,
                     Status::Warn,
                     format!(
-                        "{:.1} GB free on the drive of {}; about {:.1} GB may be needed",
-                        free as f64 / 1e9,
+                        "{} free on the drive of {}; about {} may be needed",
+                        units::bytes(free),
                         dir.display(),
-                        inputs.needed_bytes as f64 / 1e9
+                        units::bytes(inputs.needed_bytes)
                     ),
                     "the download's size is not known yet, so this is an estimate; the download stops cleanly if the drive fills",
                     "free some space (Disk Cleanup, empty the recycle bin), or choose another drive",
@@ -98,10 +99,10 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
                 id,
                 Status::Fail,
                 format!(
-                    "{:.1} GB free on the drive of {}, {:.1} GB needed",
-                    free as f64 / 1e9,
+                    "{} free on the drive of {}, {} needed",
+                    units::bytes(free),
                     dir.display(),
-                    inputs.needed_bytes as f64 / 1e9
+                    units::bytes(inputs.needed_bytes)
                 ),
                 "the installer, its unpacked files and the installed toolkit all need room at once",
                 "free some space (Disk Cleanup, empty the recycle bin), or choose another drive",
@@ -110,8 +111,8 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
                 id,
                 Status::Pass,
                 format!(
-                    "{:.1} GB free on the drive of {}",
-                    free as f64 / 1e9,
+                    "{} free on the drive of {}",
+                    units::bytes(free),
                     dir.display()
                 ),
                 "",

@@ -71,41 +71,9 @@ pub fn loopback_only(urls: &[String]) -> bool {
         .all(|u| u.contains("://127.0.0.1") || u.contains("://localhost"))
 }
 
-/// A base URL given by the user (`--mirror`, `--torch-index`, `--nvidia-base`): http(s)
-/// with a host, returned as given; the error is a sentence for the user.
-pub fn parse_http_url(s: &str) -> Result<String, String> {
-    match reqwest::Url::parse(s) {
-        Ok(u)
-            if matches!(u.scheme(), "http" | "https")
-                && u.host_str().is_some_and(|h| !h.is_empty()) =>
-        {
-            Ok(s.to_string())
-        }
-        _ => Err(format!(
-            "`{s}` is not an http(s) URL: give a full address, like https://mirror.example.com/path"
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_http_urls_with_a_host_are_accepted() {
-        for ok in ["https://mirror.example.com/path", "http://127.0.0.1:8080"] {
-            assert_eq!(parse_http_url(ok).as_deref(), Ok(ok));
-        }
-        for bad in [
-            "mirror.example.com",
-            "ftp://example.com",
-            "file:///tmp/x",
-            "https://",
-        ] {
-            let e = parse_http_url(bad).unwrap_err();
-            assert!(e.contains(bad) && e.contains("http(s)"), "{e}");
-        }
-    }
 
     #[test]
     fn loopback_means_every_source_is_local() {

@@ -363,7 +363,10 @@ fn a_panic_in_a_step_is_an_internal_failure_then_a_rerun_completes() {
     assert_eq!((st[0].0.as_str(), st[0].1.as_str()), ("preflight", "done"));
     assert_eq!(st[1].1, "failed");
     let log = std::fs::read_to_string(r["log_file"].as_str().unwrap()).unwrap();
-    assert!(log.contains("download_toolkit: panicked at crates/core/src/"), "{log}");
+    assert!(
+        log.contains("download_toolkit: panicked at crates/core/src/"),
+        "{log}"
+    );
     // The machine is as a failed download leaves it: a plain rerun completes.
     let again = cli(&args, &[]);
     assert_eq!(

@@ -156,12 +156,8 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         items
     };
 
-    std::fs::create_dir_all(&args.out).map_err(|e| {
-        CliError::Download(DownloadError::Io {
-            path: args.out.clone(),
-            detail: e.to_string(),
-        })
-    })?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| CliError::Download(DownloadError::io(&args.out, e)))?;
     let host = Host::real();
     let opts = Options::default();
     let reporter = StatusLine::new();
@@ -274,15 +270,11 @@ fn wheel_items(
     };
     let wheels_err = |e: cuda_setup_core::wheels::WheelError| CliError::Failed {
         hint: e.hint().into(),
-        message: e.to_string(),
+        message: cuda_setup_core::error::chain(&e),
         code: exit::ERROR,
     };
-    std::fs::create_dir_all(&args.out).map_err(|e| {
-        CliError::Download(DownloadError::Io {
-            path: args.out.clone(),
-            detail: e.to_string(),
-        })
-    })?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| CliError::Download(DownloadError::io(&args.out, e)))?;
     let resolved = cuda_setup_core::wheels::resolve(&req, &Options::default(), &args.out)
         .map_err(wheels_err)?;
     cuda_setup_core::wheels::save_resolution(&args.out, &resolved, os).map_err(wheels_err)?;
@@ -306,10 +298,6 @@ fn wheel_items(
 }
 
 fn write_manifest(dir: &Path, m: &Manifest) -> Result<(), CliError> {
-    cuda_setup_core::bundle::write(dir, m).map_err(|e| {
-        CliError::Download(DownloadError::Io {
-            path: dir.join(MANIFEST),
-            detail: e.to_string(),
-        })
-    })
+    cuda_setup_core::bundle::write(dir, m)
+        .map_err(|e| CliError::Download(DownloadError::io(&dir.join(MANIFEST), e)))
 }

@@ -666,7 +666,7 @@ impl App {
                             lang
                         )
                     ),
-                    e => format!("{e}\n{}", e.hint()),
+                    e => format!("{}\n{}", cuda_setup_core::error::chain(&e), e.hint()),
                 }));
             }
             Event::Sample(s) => self.verify.samples.push(s),

@@ -11,6 +11,7 @@ pub mod compat;
 pub mod cudnn;
 pub mod detect;
 pub mod download;
+pub mod error;
 pub mod i18n;
 pub mod lock;
 pub mod message;

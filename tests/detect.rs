@@ -150,7 +150,10 @@ fn sysfs_finds_an_nvidia_card_without_a_driver_and_the_igpu() {
         ("GeForce RTX 4090", GpuSource::Pci)
     );
     assert_eq!(rtx.compute_capability.unwrap().to_string(), "8.9");
-    assert_eq!(rtx.problem.as_ref().unwrap().key, "no_driver");
+    assert_eq!(
+        rtx.problem.as_ref().unwrap().key,
+        cuda_setup_core::detect::GpuProblem::NoDriver
+    );
     assert_eq!(gpus[2].compute_capability.unwrap().to_string(), "8.0");
     assert_eq!(gpus[2].kernel_driver.as_deref(), Some("nouveau"));
     assert!(gpus[3].cuda_capable && gpus[3].compute_capability.is_none());

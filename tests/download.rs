@@ -633,7 +633,7 @@ fn a_body_longer_than_the_file_is_cut_and_refused() {
             "{err}"
         );
         assert!(err.to_string().contains("sent more than the"), "{err}");
-        assert_eq!(err.kind(), "corrupt");
+        assert_eq!(err.kind(), cuda_setup_core::download::DownloadKind::Corrupt);
         assert!(
             !req.dest.exists()
                 && !req.dest.with_file_name("f.exe.part").exists()

@@ -765,7 +765,10 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     let r = h.state().session.install.run.report.clone().unwrap();
     assert_eq!(r.failure.as_ref().map(|f| f.step), Some("download_toolkit"));
     // The mirror has no such file and NVIDIA's server cannot be reached.
-    assert_eq!(r.failure.as_ref().map(|f| f.kind), Some("download_network"));
+    assert_eq!(
+        r.failure.as_ref().map(|f| f.kind),
+        Some(cuda_setup_core::steps::FailureKind::DownloadNetwork)
+    );
     assert!(has(&h, "The download could not reach the server"));
     assert!(has(&h, "the download continues where it stopped"));
     assert!(
@@ -903,7 +906,13 @@ fn a_panic_in_a_step_shows_the_failure_and_back_works() {
     to_a_failed_install(&mut h);
     let r = h.state().session.install.run.report.clone().unwrap();
     let f = r.failure.as_ref().unwrap();
-    assert_eq!((f.step, f.kind), ("download_toolkit", "internal"));
+    assert_eq!(
+        (f.step, f.kind),
+        (
+            "download_toolkit",
+            cuda_setup_core::steps::FailureKind::Internal
+        )
+    );
     assert!(has(
         &h,
         "cuda-setup ran into a bug of its own, so this step stopped."

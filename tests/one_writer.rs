@@ -589,7 +589,7 @@ fn the_wizard_says_which_cuda_setup_holds_the_target() {
     wait(&mut h, "install", &|a| !a.session.install.run.running());
     let r = h.state().session.install.run.report.clone().unwrap();
     let f = r.failure.unwrap();
-    assert_eq!(f.kind, "busy");
+    assert_eq!(f.kind, cuda_setup_core::steps::FailureKind::Busy);
     let pid = std::process::id();
     assert!(has(
         &h,

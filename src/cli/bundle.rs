@@ -122,7 +122,7 @@ fn error(e: BundleError) -> CliError {
         BundleError::Download(e) => e.into(),
         e => CliError::Failed {
             hint: e.hint().into(),
-            message: e.to_string(),
+            message: cuda_setup_core::error::chain(&e),
             code: exit::ERROR,
         },
     }

@@ -12,7 +12,7 @@ use cuda_setup_core::i18n::{Lang, t, tf};
 use cuda_setup_core::plan::{self, Choices, CudnnChoice, Method, Plan};
 use cuda_setup_core::recommend::{Goal, Request, cudnn_by_version};
 use cuda_setup_core::run::{self, RunEvent, RunReport};
-use cuda_setup_core::steps::StepEvent;
+use cuda_setup_core::steps::{FailureKind, StepEvent};
 use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::doctor::PypiMirror;
 use cuda_setup_core::version::{ComputeCapability, Version};
@@ -205,7 +205,8 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     }
     .with_connections(args.connections as usize)
     .for_machine(target);
-    plan::build(target, &rec, &choices).map_err(|e| failed(e.to_string(), e.hint()))
+    plan::build(target, &rec, &choices)
+        .map_err(|e| failed(cuda_setup_core::error::chain(&e), e.hint()))
 }
 
 fn describe(plan: &Plan, lang: Lang) -> String {
@@ -317,7 +318,10 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             eprintln!("      {name}: {how} — {}", outcome.detail);
         }
         // Another cuda-setup at work: said once, below, in the user's language.
-        RunEvent::Failed { kind: "busy", .. } => progress.finish(),
+        RunEvent::Failed {
+            kind: FailureKind::Busy,
+            ..
+        } => progress.finish(),
         RunEvent::Failed {
             name, error, hint, ..
         } => {
@@ -333,7 +337,11 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         }
         RunEvent::Done(_) => {}
     });
-    if let Some(f) = report.failure.as_ref().filter(|f| f.kind == "busy") {
+    if let Some(f) = report
+        .failure
+        .as_ref()
+        .filter(|f| f.kind == FailureKind::Busy)
+    {
         super::print_busy(f, lang);
     }
     if let Some(file) = &args.report {
@@ -380,7 +388,11 @@ fn write_report(file: &std::path::Path, report: &RunReport) -> Result<(), CliErr
 pub fn code(r: &RunReport) -> i32 {
     if r.cancelled {
         CANCELLED
-    } else if r.failure.as_ref().is_some_and(|f| f.kind == "busy") {
+    } else if r
+        .failure
+        .as_ref()
+        .is_some_and(|f| f.kind == FailureKind::Busy)
+    {
         ALREADY_RUNNING
     } else if r.failure.is_some() {
         FAILED

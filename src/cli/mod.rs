@@ -239,7 +239,8 @@ fn run() -> i32 {
             e.code()
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            // The error with its causes, once.
+            eprintln!("error: {}", cuda_setup_core::error::chain(&e));
             if let Some(h) = e.hint() {
                 eprintln!("hint: {h}");
             }

@@ -9,6 +9,7 @@ use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::i18n::{self, Lang, t, tf};
 use cuda_setup_core::repair::{self, Finding, Fix, Overrides, Severity};
 use cuda_setup_core::run::RunEvent;
+use cuda_setup_core::steps::FailureKind;
 use cuda_setup_core::target::Target;
 use cuda_setup_core::version::{ComputeCapability, Version};
 
@@ -129,7 +130,10 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         RunEvent::Started { name, .. } if !args.json => {
             eprintln!("{}", tf(lang, "cli_repair_fixing", &[("name", &name)]));
         }
-        RunEvent::Failed { kind: "busy", .. } => {}
+        RunEvent::Failed {
+            kind: FailureKind::Busy,
+            ..
+        } => {}
         RunEvent::Failed { error, hint, .. } => eprintln!(
             "{}\nhint: {hint}",
             tf(lang, "cli_repair_failed", &[("error", &error)])
@@ -154,7 +158,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     let busy = result
         .runs
         .iter()
-        .find_map(|r| r.failure.as_ref().filter(|f| f.kind == "busy"));
+        .find_map(|r| r.failure.as_ref().filter(|f| f.kind == FailureKind::Busy));
     if let Some(f) = busy {
         super::print_busy(f, lang);
     }

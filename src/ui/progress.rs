@@ -10,7 +10,7 @@ use cuda_setup_core::plan::Plan;
 use cuda_setup_core::run::{RunEvent, RunReport};
 use cuda_setup_core::steps::StepEvent;
 
-use super::text::{t, tf};
+use super::text::{msg, t, tf};
 use super::widgets::{self, Tone};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,22 +228,11 @@ impl RunView {
     }
 }
 
-/// The plain-words sentence and fix for a failure kind (`StepError::kind`), from the
-/// catalog's `fail_<kind>` / `fix_<kind>`.
-pub fn failure_text(lang: Lang, f: &cuda_setup_core::run::Failure) -> Option<(String, String)> {
-    let key = |prefix: &str| {
-        let want = format!("{prefix}{}", f.kind);
-        cuda_setup_core::i18n::keys().find(|k| *k == want)
-    };
-    let params: Vec<(&'static str, &dyn std::fmt::Display)> = f
-        .params
-        .iter()
-        .map(|(k, v)| (*k, v as &dyn std::fmt::Display))
-        .collect();
-    Some((
-        tf(lang, key("fail_")?, &params),
-        tf(lang, key("fix_")?, &params),
-    ))
+/// The plain-words sentence and fix for a failure kind (`FailureKind::fail_key`,
+/// `fix_key`), with the failure's parameters.
+pub fn failure_text(lang: Lang, f: &cuda_setup_core::run::Failure) -> (String, String) {
+    let (what, fix) = f.plain_words();
+    (msg(lang, &what), msg(lang, &fix))
 }
 
 /// A failed step: which, in plain words with what to do, and the core's exact error
@@ -258,24 +247,17 @@ pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &cuda_setup_core::run::Failur
             ))
             .strong(),
         );
-        match failure_text(lang, f) {
-            Some((what, fix)) => {
-                ui.label(what);
-                ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
-                ui.label(
-                    RichText::new(tf(
-                        lang,
-                        "ui_failure_details",
-                        &[("error", &f.error), ("hint", &f.hint)],
-                    ))
-                    .weak()
-                    .small(),
-                );
-            }
-            None => {
-                ui.label(&f.error);
-                ui.label(tf(lang, "ui_what_to_do", &[("hint", &f.hint)]));
-            }
-        }
+        let (what, fix) = failure_text(lang, f);
+        ui.label(what);
+        ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
+        ui.label(
+            RichText::new(tf(
+                lang,
+                "ui_failure_details",
+                &[("error", &f.error), ("hint", &f.hint)],
+            ))
+            .weak()
+            .small(),
+        );
     });
 }

@@ -673,7 +673,7 @@ impl Session {
                         i18n::render(&b.message("fail_busy"), lang),
                         i18n::render(&Message::new("fix_busy"), lang)
                     ),
-                    e => format!("{e}\n{}", e.hint()),
+                    e => format!("{}\n{}", cuda_setup_core::error::chain(&e), e.hint()),
                 }));
             }
             Event::Sample(s) => self.verify.samples.push(s),

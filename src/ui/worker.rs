@@ -459,7 +459,8 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
 fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Prepared>, String> {
     // vswhere runs a process: here, not on the UI thread.
     let choices = &choices.clone().for_machine(&env.target);
-    let plan = plan::build(&env.target, rec, choices).map_err(|e| e.to_string())?;
+    let plan =
+        plan::build(&env.target, rec, choices).map_err(|e| cuda_setup_core::error::chain(&e))?;
     let inputs = plan.steps.iter().find_map(|s| match s {
         Step::Preflight(i) => Some(i.clone()),
         _ => None,
@@ -592,7 +593,7 @@ fn download_cudnn(
             &download::Options::default(),
             Some(&downloads),
         )
-        .map_err(|e| e.to_string())?
+        .map_err(|e| cuda_setup_core::error::chain(&e))?
         .ok_or_else(|| format!("no published hash for {}", pick.archive.file))?;
         expected = download::Expected {
             size: published.size.or(expected.size),
@@ -619,7 +620,7 @@ fn download_cudnn(
         .map(|o| o.path)
         .map_err(|e| match e {
             download::DownloadError::Cancelled => "cancelled".into(),
-            e => format!("{e}\n{}", e.hint()),
+            e => format!("{}\n{}", cuda_setup_core::error::chain(&e), e.hint()),
         })
 }
 

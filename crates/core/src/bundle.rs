@@ -224,18 +224,12 @@ pub fn make(
         os: req.os,
         files,
     };
-    write(&req.out, &manifest).map_err(|e| DownloadError::Io {
-        path: req.out.join(MANIFEST),
-        detail: e.to_string(),
-    })?;
+    write(&req.out, &manifest).map_err(|e| DownloadError::io(&req.out.join(MANIFEST), e))?;
     Ok(manifest)
 }
 
 fn create_dir(dir: &Path) -> Result<(), DownloadError> {
-    std::fs::create_dir_all(dir).map_err(|e| DownloadError::Io {
-        path: dir.to_path_buf(),
-        detail: e.to_string(),
-    })
+    std::fs::create_dir_all(dir).map_err(|e| DownloadError::io(dir, e))
 }
 
 /// The cuDNN the bundle takes: none, the one named, or the recommended one.

@@ -112,10 +112,15 @@ pub fn default_python(target: &Target) -> Option<PathBuf> {
 pub enum PlanError {
     #[error("nothing to install: {0}")]
     Blocked(String),
-    #[error("no published hash for {file}: {detail}")]
-    NoHash { file: String, detail: String },
+    /// The source: why the published checksums could not be had, or did not name it.
+    #[error("no published hash for {file}")]
+    NoHash {
+        file: String,
+        #[source]
+        source: crate::error::Cause,
+    },
     #[error("{0}")]
-    Wheels(crate::wheels::WheelError),
+    Wheels(#[source] crate::wheels::WheelError),
     /// A file name from the tables (or what refresh merged into them) that is not one
     /// plain file-name component.
     #[error("the tables name the {what} file in a way that cannot be used: {why}")]
@@ -178,11 +183,11 @@ fn expected_for(
         Ok(Some(e)) => Ok(e),
         Ok(None) => Err(PlanError::NoHash {
             file: file.into(),
-            detail: "NVIDIA's checksum list does not name it".into(),
+            source: crate::error::text("NVIDIA's checksum list does not name it"),
         }),
         Err(err) => Err(PlanError::NoHash {
             file: file.into(),
-            detail: err.to_string(),
+            source: crate::error::cause(err),
         }),
     }
 }

@@ -221,7 +221,9 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
 
 fn gpu_row(ui: &mut Ui, lang: Lang, g: &Gpu) {
     let (tone, status) = match (&g.problem, g.cuda_capable, g.source) {
-        (Some(p), _, _) if p.key == "disabled" => (Tone::Bad, t(lang, "ui_gpu_disabled")),
+        (Some(p), _, _) if p.key == cuda_setup_core::detect::GpuProblem::Disabled => {
+            (Tone::Bad, t(lang, "ui_gpu_disabled"))
+        }
         (Some(_), _, _) => (Tone::Bad, t(lang, "ui_gpu_problem")),
         (None, false, _) => (Tone::Info, t(lang, "ui_gpu_not_cuda")),
         (None, true, GpuSource::Nvml) => (Tone::Ok, t(lang, "ui_gpu_ready")),

@@ -14,18 +14,25 @@ use serde::{Deserialize, Serialize};
 pub use archive::Refusal;
 pub use txn::Recovered;
 
+use crate::error::{Cause, cause, text};
 use crate::platform::Host;
 use crate::version::Version;
 
-#[derive(Debug, Clone, thiserror::Error, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+/// Why a cuDNN install, verify or uninstall failed. Causes are kept as sources: render
+/// one with [`crate::error::chain`].
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum CudnnError {
     #[error("{archive}: refused: {refusal}")]
     Refused { archive: PathBuf, refusal: Refusal },
     #[error("{dir} is not a CUDA toolkit folder: {detail}")]
     NotAToolkit { dir: PathBuf, detail: String },
-    #[error("{file} is in use by another program ({detail}); nothing was changed")]
-    InUse { file: PathBuf, detail: String },
+    /// The cause is said inside the sentence (where a reader looks for it).
+    #[error("{file} is in use by another program ({source}); nothing was changed")]
+    InUse {
+        file: PathBuf,
+        #[source]
+        source: Cause,
+    },
     /// `needed` 0: the drive filled up while writing (how much more is not known).
     #[error("not enough free space in {dir}: {}", if *.needed > 0 { format!("{needed} bytes needed, {free} free") } else { format!("the drive is full ({free} bytes free)") })]
     DiskFull {
@@ -33,8 +40,12 @@ pub enum CudnnError {
         needed: u64,
         free: u64,
     },
-    #[error("{path}: {detail}")]
-    Io { path: PathBuf, detail: String },
+    #[error("{}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: Cause,
+    },
     #[error("no cuDNN installed by cuda-setup in {dir}")]
     NotInstalled { dir: PathBuf },
     #[error(transparent)]
@@ -42,7 +53,7 @@ pub enum CudnnError {
     #[error(
         "cuda-setup's own record {0}; nothing was deleted or restored on its strength, and cuda-setup no longer tracks the cuDNN install in this toolkit"
     )]
-    BadState(crate::state_file::Rejected),
+    BadState(#[source] crate::state_file::Rejected),
 }
 
 impl CudnnError {
@@ -57,7 +68,7 @@ impl CudnnError {
         }
         CudnnError::Io {
             path: path.to_path_buf(),
-            detail: e.to_string(),
+            source: cause(e),
         }
     }
 
@@ -170,10 +181,14 @@ fn lock(dir: &Path, installing: bool) -> Result<Option<crate::lock::Lock>, Cudnn
     match crate::lock::acquire(dir, &txn::meta(dir).join(crate::lock::FILE)) {
         Ok(l) => Ok(Some(l)),
         Err(crate::lock::LockError::Busy(b)) => Err(CudnnError::Busy(b)),
-        Err(crate::lock::LockError::Io { path, detail }) => Err(CudnnError::Io { path, detail }),
+        // The lock keeps its I/O error as text.
+        Err(crate::lock::LockError::Io { path, detail }) => Err(CudnnError::Io {
+            path,
+            source: text(detail),
+        }),
         Err(crate::lock::LockError::Cancelled) => Err(CudnnError::Io {
             path: dir.to_path_buf(),
-            detail: "cancelled".into(),
+            source: text("cancelled"),
         }),
     }
 }

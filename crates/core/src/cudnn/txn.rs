@@ -202,7 +202,7 @@ fn test_hooks(rel: &str) -> Result<(), CudnnError> {
         if std::env::var("CUDA_SETUP_TEST_IN_USE").is_ok_and(|f| rel.ends_with(&f)) {
             return Err(CudnnError::InUse {
                 file: PathBuf::from(rel),
-                detail: "simulated sharing violation".into(),
+                source: crate::error::text("simulated sharing violation"),
             });
         }
     }
@@ -228,7 +228,7 @@ fn mv(from: &Path, to: &Path) -> Result<(), CudnnError> {
         if in_use {
             CudnnError::InUse {
                 file: from.to_path_buf(),
-                detail: e.to_string(),
+                source: crate::error::cause(e),
             }
         } else {
             CudnnError::io(from, e)

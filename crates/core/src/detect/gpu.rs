@@ -45,8 +45,95 @@ impl Vendor {
 pub struct DeviceProblem {
     /// The Windows `ConfigManagerErrorCode`; None on Linux.
     pub code: Option<u32>,
-    /// A stable key: `disabled`, `no_driver`, `driver_failed`, `failed_start`, …
-    pub key: &'static str,
+    /// What is wrong, as a stable word (`disabled`, `no_driver`, …).
+    pub key: GpuProblem,
+}
+
+/// What is wrong with a GPU device: the one table of Device Manager codes, the stable
+/// word (`gpus[].problem.key`) and the catalogue key of the sentence that both detect's
+/// notes and repair's findings say (the finding's id too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuProblem {
+    /// Code 10: the device cannot start.
+    FailedStart,
+    /// Code 22: disabled in Device Manager.
+    Disabled,
+    /// Code 28 (Windows), or no kernel driver bound (Linux).
+    NoDriver,
+    /// Code 31: Windows could not load the driver.
+    FailedAdd,
+    /// Code 43: the driver stopped the device after reporting a problem.
+    DriverFailed,
+    /// Code 52: the driver's signature was refused.
+    UnsignedDriver,
+    /// Windows shows the card through its fallback "Basic Display Adapter" driver.
+    BasicDisplayAdapter,
+    /// Any other Device Manager code.
+    DeviceProblem,
+}
+
+impl GpuProblem {
+    /// Device Manager problem codes (Microsoft Learn, "Device Manager error messages").
+    pub fn from_code(code: u32) -> GpuProblem {
+        match code {
+            10 => GpuProblem::FailedStart,
+            22 => GpuProblem::Disabled,
+            28 => GpuProblem::NoDriver,
+            31 => GpuProblem::FailedAdd,
+            43 => GpuProblem::DriverFailed,
+            52 => GpuProblem::UnsignedDriver,
+            _ => GpuProblem::DeviceProblem,
+        }
+    }
+
+    /// The stable word of `gpus[].problem.key`.
+    pub fn word(self) -> &'static str {
+        match self {
+            GpuProblem::FailedStart => "failed_start",
+            GpuProblem::Disabled => "disabled",
+            GpuProblem::NoDriver => "no_driver",
+            GpuProblem::FailedAdd => "failed_add",
+            GpuProblem::DriverFailed => "driver_failed",
+            GpuProblem::UnsignedDriver => "unsigned_driver",
+            GpuProblem::BasicDisplayAdapter => "basic_display_adapter",
+            GpuProblem::DeviceProblem => "device_problem",
+        }
+    }
+
+    /// The catalogue key of what to tell the user (params `gpu`, `code`).
+    pub fn message_key(self) -> &'static str {
+        match self {
+            GpuProblem::FailedStart => "gpu_failed_start",
+            GpuProblem::Disabled => "gpu_disabled",
+            GpuProblem::NoDriver => "gpu_no_driver",
+            GpuProblem::FailedAdd => "gpu_failed_add",
+            GpuProblem::DriverFailed => "gpu_driver_failed",
+            GpuProblem::UnsignedDriver => "gpu_unsigned_driver",
+            GpuProblem::BasicDisplayAdapter => "gpu_basic_display_adapter",
+            GpuProblem::DeviceProblem => "gpu_device_problem",
+        }
+    }
+
+    /// The catalogue key of the fix: every one is the driver's to mend.
+    pub fn fix_key(self) -> &'static str {
+        "repair_fix_driver"
+    }
+}
+
+impl std::fmt::Display for GpuProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.word())
+    }
+}
+
+impl DeviceProblem {
+    /// What to tell the user about `gpu` (`GpuProblem::message_key`, params `gpu`, `code`).
+    pub fn message(&self, gpu: &str) -> crate::message::Message {
+        crate::message::Message::new(self.key.message_key())
+            .with("gpu", gpu)
+            .with("code", self.code.map(|c| c.to_string()).unwrap_or_default())
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -329,7 +416,7 @@ pub fn scan_sysfs(dir: &Path) -> Result<Vec<PciDevice>, ProbeError> {
         let problem =
             (vendor == NVIDIA_VENDOR && kernel_driver.is_none()).then_some(DeviceProblem {
                 code: None,
-                key: "no_driver",
+                key: GpuProblem::NoDriver,
             });
         out.push(PciDevice {
             vendor,
@@ -395,12 +482,12 @@ pub fn parse_pnp_json(text: &str) -> Result<Vec<PciDevice>, ProbeError> {
         let problem = match code {
             Some(0) | None if basic && vendor == NVIDIA_VENDOR => Some(DeviceProblem {
                 code,
-                key: "basic_display_adapter",
+                key: GpuProblem::BasicDisplayAdapter,
             }),
             Some(0) | None => None,
             Some(c) => Some(DeviceProblem {
                 code: Some(c),
-                key: problem_key(c),
+                key: GpuProblem::from_code(c),
             }),
         };
         out.push(PciDevice {
@@ -413,19 +500,6 @@ pub fn parse_pnp_json(text: &str) -> Result<Vec<PciDevice>, ProbeError> {
         });
     }
     Ok(out)
-}
-
-/// Device Manager problem codes (Microsoft Learn, "Device Manager error messages").
-pub fn problem_key(code: u32) -> &'static str {
-    match code {
-        10 => "failed_start",
-        22 => "disabled",
-        28 => "no_driver",
-        31 => "failed_add",
-        43 => "driver_failed",
-        52 => "unsigned_driver",
-        _ => "device_problem",
-    }
 }
 
 #[cfg(test)]
@@ -458,14 +532,17 @@ mod tests {
             ),
             ("0x10de", "0x2503", None)
         );
-        assert_eq!(d[1].problem.as_ref().unwrap().key, "basic_display_adapter");
+        assert_eq!(
+            d[1].problem.as_ref().unwrap().key,
+            GpuProblem::BasicDisplayAdapter
+        );
         assert_eq!(
             d[1].name, None,
             "the fallback adapter's name is not the card's"
         );
-        assert_eq!(d[2].problem.as_ref().unwrap().key, "no_driver");
-        assert_eq!(d[3].problem.as_ref().unwrap().key, "driver_failed");
-        assert_eq!(d[4].problem.as_ref().unwrap().key, "disabled");
+        assert_eq!(d[2].problem.as_ref().unwrap().key, GpuProblem::NoDriver);
+        assert_eq!(d[3].problem.as_ref().unwrap().key, GpuProblem::DriverFailed);
+        assert_eq!(d[4].problem.as_ref().unwrap().key, GpuProblem::Disabled);
         // A single object (one device) is not wrapped in an array by ConvertTo-Json.
         let one = parse_pnp_json(
             r#"{"Name":"x","PNPDeviceID":"PCI\\VEN_10DE&DEV_2684","ConfigManagerErrorCode":0}"#,

@@ -18,7 +18,7 @@ use crate::compat::Tables;
 use crate::platform::{Host, RunError};
 
 pub use cudnn::CudnnInstall;
-pub use gpu::{DriverInfo, Gpu, GpuProbe, GpuSource};
+pub use gpu::{DeviceProblem, DriverInfo, Gpu, GpuProbe, GpuProblem, GpuSource};
 pub use python::{PythonInstall, TorchInfo};
 pub use system::SystemInfo;
 pub use toolkit::Toolkit;
@@ -192,25 +192,13 @@ pub fn detect(host: &Host, tables: &Tables, deadlines: Deadlines) -> SystemRepor
 impl SystemReport {
     /// The facts the recommender needs, from what was found on this machine.
     pub fn facts(&self, os: crate::compat::Os) -> crate::recommend::Facts {
-        use crate::message::Message;
         use crate::recommend::GpuFact;
         let mut gpus = Vec::new();
         let mut unidentified = Vec::new();
         let mut notes = Vec::new();
         for g in self.nvidia_gpus() {
             if let Some(p) = &g.problem {
-                let key = match p.key {
-                    "disabled" => "gpu_disabled",
-                    "no_driver" => "gpu_no_driver",
-                    "basic_display_adapter" => "gpu_basic_display_adapter",
-                    "driver_failed" => "gpu_driver_failed",
-                    "failed_start" => "gpu_failed_start",
-                    "failed_add" => "gpu_failed_add",
-                    "unsigned_driver" => "gpu_unsigned_driver",
-                    _ => "gpu_device_problem",
-                };
-                let code = p.code.map(|c| c.to_string()).unwrap_or_default();
-                notes.push(Message::new(key).with("gpu", &g.name).with("code", code));
+                notes.push(p.message(&g.name));
             }
             match g.compute_capability {
                 Some(cc) => gpus.push(GpuFact {

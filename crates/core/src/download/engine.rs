@@ -15,6 +15,7 @@ use super::{
     Cancel, Digests, DownloadError, Event, Options, Outcome, Progress, Reporter, Request, Source,
     io_err, part_paths,
 };
+use crate::error::{cause, chain, text};
 use crate::http;
 
 /// The part file's companion: which chunks are done, for which expected file.
@@ -128,12 +129,8 @@ pub(super) fn fetch(
     cancel: &Cancel,
 ) -> Result<Outcome, DownloadError> {
     let direct = http::loopback_only(sources);
-    let client = http::download_client(opts.connect_timeout, direct).map_err(|e| {
-        DownloadError::Network {
-            url: sources[0].clone(),
-            detail: e.to_string(),
-        }
-    })?;
+    let client = http::download_client(opts.connect_timeout, direct)
+        .map_err(|e| DownloadError::network(sources[0].clone(), cause(e)))?;
     let rt = http::download_runtime().map_err(|e| io_err(Path::new("tokio runtime"), e))?;
     if let Some(dir) = req.dest.parent() {
         std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
@@ -166,7 +163,7 @@ pub(super) fn fetch(
                     };
                     reporter.event(Event::SourceFailed {
                         url: url.clone(),
-                        error: e.to_string(),
+                        error: chain(&e),
                     });
                     failures.push(e);
                     continue;
@@ -191,7 +188,7 @@ pub(super) fn fetch(
                 let _ = std::fs::remove_file(&state);
                 reporter.event(Event::SourceFailed {
                     url: url.clone(),
-                    error: e.to_string(),
+                    error: chain(&e),
                 });
                 failures.push(e);
             }
@@ -201,7 +198,7 @@ pub(super) fn fetch(
             Err(e) => {
                 reporter.event(Event::SourceFailed {
                     url: url.clone(),
-                    error: e.to_string(),
+                    error: chain(&e),
                 });
                 failures.push(e);
             }
@@ -263,17 +260,7 @@ fn http_error(url: &str, e: reqwest::Error, timeout: Duration) -> DownloadError 
             seconds: secs(timeout),
         };
     }
-    let mut detail = e.to_string();
-    let mut src = std::error::Error::source(&e);
-    while let Some(s) = src {
-        detail.push_str(": ");
-        detail.push_str(&s.to_string());
-        src = s.source();
-    }
-    DownloadError::Network {
-        url: url.into(),
-        detail,
-    }
+    DownloadError::network(url, cause(e))
 }
 
 fn secs(d: Duration) -> u64 {
@@ -378,7 +365,7 @@ where
                 reporter.event(Event::Retry {
                     url: url.into(),
                     attempt: n,
-                    error: e.to_string(),
+                    error: chain(&e),
                     wait_ms: wait.as_millis() as u64,
                 });
                 tokio::time::sleep(wait).await;
@@ -714,10 +701,10 @@ async fn fetch_range(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
     if !cr.starts_with(&format!("bytes {start}-")) {
-        return Err(DownloadError::Network {
-            url: url.into(),
-            detail: format!("asked for bytes {start}-{end}, got \"{cr}\""),
-        });
+        return Err(DownloadError::network(
+            url,
+            text(format!("asked for bytes {start}-{end}, got \"{cr}\"")),
+        ));
     }
     let asked = end + 1 - start;
     let too_long = || DownloadError::TooLong {
@@ -754,10 +741,10 @@ async fn fetch_range(
     if pos <= end {
         // The connection closed early: do not count the bytes of a chunk that will be redone.
         counter.fetch_sub(got, Ordering::Relaxed);
-        return Err(DownloadError::Network {
-            url: url.into(),
-            detail: format!("connection closed at byte {pos} of {start}-{end}"),
-        });
+        return Err(DownloadError::network(
+            url,
+            text(format!("connection closed at byte {pos} of {start}-{end}")),
+        ));
     }
     // With no length announced, the body must end here.
     if resp.content_length().is_none()
@@ -908,10 +895,10 @@ async fn whole(
                 meter.per_conn[0].fetch_add(bytes.len() as u64, Ordering::Relaxed);
             }
             if total.is_some_and(|t| t != n) {
-                return Err(DownloadError::Network {
-                    url: url.into(),
-                    detail: format!("connection closed after {n} bytes"),
-                });
+                return Err(DownloadError::network(
+                    url,
+                    text(format!("connection closed after {n} bytes")),
+                ));
             }
             Ok((h.finish(), n))
         }
@@ -1018,10 +1005,7 @@ pub fn get_page(
     opts: &Options,
 ) -> Result<Page, DownloadError> {
     let client = http::fetch_client(opts.connect_timeout, opts.stall_timeout).map_err(|e| {
-        DownloadError::Network {
-            url: sources.first().cloned().unwrap_or_default(),
-            detail: e.to_string(),
-        }
+        DownloadError::network(sources.first().cloned().unwrap_or_default(), cause(e))
     })?;
     let rt = http::fetch_runtime().map_err(|e| io_err(Path::new("tokio runtime"), e))?;
     let mut failures = Vec::new();

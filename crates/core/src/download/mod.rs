@@ -210,8 +210,9 @@ impl Cancel {
     }
 }
 
-#[derive(Debug, Clone, thiserror::Error, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+/// Why a download failed. Causes (the HTTP client's, the file system's) are kept as
+/// sources: render one with [`crate::error::chain`].
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum DownloadError {
     #[error("no SHA-256 or MD5 is known for this file, so it cannot be verified")]
     NoHash,
@@ -234,8 +235,12 @@ pub enum DownloadError {
     },
     #[error("{url}: HTTP {status}")]
     Http { url: String, status: u16 },
-    #[error("{url}: {detail}")]
-    Network { url: String, detail: String },
+    #[error("{url}")]
+    Network {
+        url: String,
+        #[source]
+        source: crate::error::Cause,
+    },
     #[error("{url}: no data for {seconds} s")]
     Stalled { url: String, seconds: u64 },
     #[error(
@@ -255,7 +260,7 @@ pub enum DownloadError {
         "{url}: sent more than the {free} bytes free on the disk, with no size known; refused (the partial file was deleted)"
     )]
     BeyondFreeSpace { url: String, free: u64 },
-    #[error("every source failed:\n{}", .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    #[error("every source failed:\n{}", .0.iter().map(|e| format!("  - {}", crate::error::chain(e))).collect::<Vec<_>>().join("\n"))]
     AllSourcesFailed(Vec<DownloadError>),
     #[error("not enough free space for {path}: {needed} bytes needed, {free} free")]
     DiskFull {
@@ -263,47 +268,80 @@ pub enum DownloadError {
         needed: u64,
         free: u64,
     },
-    #[error("{path}: {detail}")]
-    Io { path: PathBuf, detail: String },
+    #[error("{}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: crate::error::IoCause,
+    },
     #[error("cancelled (the partial download is kept and resumes next time)")]
     Cancelled,
 }
 
+/// What went wrong with a download, by what the user can do about it (a step's failure
+/// kind is built from it: `download_network`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DownloadKind {
+    Network,
+    Missing,
+    Corrupt,
+    DiskFull,
+    Cancelled,
+    Other,
+}
+
 impl DownloadError {
-    /// What went wrong, in one word a user-facing text and a fleet's script can key on:
-    /// `network`, `missing`, `corrupt`, `disk_full`, `cancelled` or `other`.
-    pub fn kind(&self) -> &'static str {
+    /// An I/O error on `path`.
+    pub fn io(path: &Path, e: std::io::Error) -> Self {
+        DownloadError::Io {
+            path: path.to_path_buf(),
+            source: crate::error::IoCause::new(e),
+        }
+    }
+
+    /// A network failure of `url`: the HTTP client's error, or what we saw (`text`).
+    pub fn network(url: impl Into<String>, cause: crate::error::Cause) -> Self {
+        DownloadError::Network {
+            url: url.into(),
+            source: cause,
+        }
+    }
+
+    /// What went wrong, by what a user-facing text and a fleet's script key on.
+    pub fn kind(&self) -> DownloadKind {
         match self {
             DownloadError::Network { .. }
             | DownloadError::Stalled { .. }
-            | DownloadError::TooSlow { .. } => "network",
+            | DownloadError::TooSlow { .. } => DownloadKind::Network,
             DownloadError::Http {
                 status: 403 | 404 | 410,
                 ..
-            } => "missing",
-            DownloadError::Http { .. } => "network",
+            } => DownloadKind::Missing,
+            DownloadError::Http { .. } => DownloadKind::Network,
             DownloadError::HashMismatch { .. }
             | DownloadError::SizeMismatch { .. }
-            | DownloadError::TooLong { .. } => "corrupt",
-            DownloadError::DiskFull { .. } | DownloadError::BeyondFreeSpace { .. } => "disk_full",
-            DownloadError::Cancelled => "cancelled",
+            | DownloadError::TooLong { .. } => DownloadKind::Corrupt,
+            DownloadError::DiskFull { .. } | DownloadError::BeyondFreeSpace { .. } => {
+                DownloadKind::DiskFull
+            }
+            DownloadError::Cancelled => DownloadKind::Cancelled,
             // Several sources: bad bytes anywhere, or every one missing the file, say more
             // than the network failures beside them.
             DownloadError::AllSourcesFailed(all) => {
-                let kinds: Vec<&str> = all.iter().map(|e| e.kind()).collect();
-                if kinds.contains(&"corrupt") {
-                    "corrupt"
-                } else if kinds.contains(&"disk_full") {
-                    "disk_full"
-                } else if !kinds.is_empty() && kinds.iter().all(|k| *k == "missing") {
-                    "missing"
+                let kinds: Vec<DownloadKind> = all.iter().map(|e| e.kind()).collect();
+                if kinds.contains(&DownloadKind::Corrupt) {
+                    DownloadKind::Corrupt
+                } else if kinds.contains(&DownloadKind::DiskFull) {
+                    DownloadKind::DiskFull
+                } else if !kinds.is_empty() && kinds.iter().all(|k| *k == DownloadKind::Missing) {
+                    DownloadKind::Missing
                 } else {
-                    "network"
+                    DownloadKind::Network
                 }
             }
             DownloadError::NoHash
             | DownloadError::InsecureUrl { .. }
-            | DownloadError::Io { .. } => "other",
+            | DownloadError::Io { .. } => DownloadKind::Other,
         }
     }
 
@@ -311,8 +349,10 @@ impl DownloadError {
     fn transient(&self) -> bool {
         match self {
             // A name that does not resolve will not resolve in a second either (hyper
-            // reports it only as text).
-            DownloadError::Network { detail, .. } => !detail.contains("dns error"),
+            // reports it only as text, somewhere in the cause chain).
+            DownloadError::Network { source, .. } => {
+                !crate::error::chain(source.as_ref()).contains("dns error")
+            }
             DownloadError::Stalled { .. } => true,
             DownloadError::Http { status, .. } => {
                 *status >= 500 || *status == 429 || *status == 408
@@ -443,10 +483,8 @@ fn lock_file(
     };
     crate::lock::acquire_with(dest, &file, Some(&waiting)).map_err(|e| match e {
         crate::lock::LockError::Cancelled => DownloadError::Cancelled,
-        e => DownloadError::Io {
-            path: file.clone(),
-            detail: e.to_string(),
-        },
+        // The lock keeps its I/O error as text; it becomes the cause here.
+        e => DownloadError::io(&file, std::io::Error::other(e.to_string())),
     })
 }
 
@@ -463,10 +501,7 @@ fn part_paths(dest: &Path) -> (PathBuf, PathBuf) {
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> DownloadError {
-    DownloadError::Io {
-        path: path.to_path_buf(),
-        detail: e.to_string(),
-    }
+    DownloadError::io(path, e)
 }
 
 #[cfg(test)]

@@ -259,18 +259,7 @@ fn dead_keys<'a>(
     found: &[(PathBuf, Literal)],
 ) -> Vec<&'a str> {
     let named: BTreeSet<&str> = found.iter().map(|(_, l)| l.value.as_str()).collect();
-    keys.filter(|k| !named.contains(k) && !failure_kind_key(k))
-        .collect()
-}
-
-/// `fail_<kind>` / `fix_<kind>` for a failure kind of `StepError::KINDS`: the steps and
-/// the wizard's progress page still assemble these keys from the kind at run time. Once
-/// failure kinds are an enum whose texts are a `match` over literal keys, drop this.
-fn failure_kind_key(key: &str) -> bool {
-    let kind = key
-        .strip_prefix("fail_")
-        .or_else(|| key.strip_prefix("fix_"));
-    kind.is_some_and(|k| crate::steps::StepError::KINDS.contains(&k))
+    keys.filter(|k| !named.contains(k)).collect()
 }
 
 /// Chinese (CJK) text written into the code instead of the catalogue, e.g. a hand-made

@@ -106,21 +106,12 @@ fn driver(i: &Input, out: &mut Vec<Finding>) {
     let r = i.report;
     for g in r.nvidia_gpus() {
         if let Some(p) = &g.problem {
-            let key = match p.key {
-                "disabled" => "gpu_disabled",
-                "no_driver" => "gpu_no_driver",
-                "basic_display_adapter" => "gpu_basic_display_adapter",
-                "driver_failed" => "gpu_driver_failed",
-                _ => "gpu_device_problem",
-            };
-            let m = Message::new(key)
-                .with("gpu", &g.name)
-                .with("code", p.code.map(|c| c.to_string()).unwrap_or_default());
+            // The same sentence detect's notes say (`GpuProblem::message_key`).
             out.push(finding(
-                key,
+                p.key.message_key(),
                 Severity::Error,
-                m,
-                manual("repair_fix_driver"),
+                p.message(&g.name),
+                manual(p.key.fix_key()),
             ));
         }
     }
@@ -783,6 +774,92 @@ mod tests {
         let ptx: Vec<String> = vec!["sm_90".into(), "compute_90".into()];
         assert!(arch_covers(&ptx, ComputeCapability::new(12, 0)), "PTX JIT");
         assert!(!arch_covers(&ptx, ComputeCapability::new(8, 6)));
+    }
+
+    /// Every Device Manager code (and Linux's unbound device) gets one key: the repair
+    /// finding's id and message are detect's note, word for word.
+    #[test]
+    fn gpu_problems_read_the_same_in_detect_and_repair() {
+        use crate::detect::{DeviceProblem, Gpu, GpuProblem, GpuSource, gpu::Vendor};
+        let problems: Vec<DeviceProblem> = [10, 22, 28, 31, 43, 52, 45, 1]
+            .into_iter()
+            .map(|c| DeviceProblem {
+                code: Some(c),
+                key: GpuProblem::from_code(c),
+            })
+            .chain([
+                DeviceProblem {
+                    code: None,
+                    key: GpuProblem::NoDriver,
+                },
+                DeviceProblem {
+                    code: Some(0),
+                    key: GpuProblem::BasicDisplayAdapter,
+                },
+            ])
+            .collect();
+        let report = crate::detect::SystemReport {
+            gpus: problems
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Gpu {
+                    name: format!("GPU {i}"),
+                    vendor: Vendor::Nvidia,
+                    source: GpuSource::Pci,
+                    cuda_capable: true,
+                    compute_capability: None,
+                    architecture: None,
+                    uuid: None,
+                    memory_total_bytes: None,
+                    memory_used_bytes: None,
+                    pci_bus_id: None,
+                    pci_device_id: None,
+                    kernel_driver: None,
+                    problem: Some(p.clone()),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let root = std::env::temp_dir();
+        let target = Target::rooted(Os::Windows, &root);
+        let tables = Tables::embedded().unwrap();
+        let env = BTreeMap::new();
+        let mut found = Vec::new();
+        driver(
+            &Input {
+                target: &target,
+                tables: &tables,
+                report: &report,
+                env: &env,
+            },
+            &mut found,
+        );
+        let notes = report.facts(Os::Windows).notes;
+        assert_eq!(found.len(), problems.len());
+        assert_eq!(notes.len(), problems.len());
+        for ((f, n), p) in found.iter().zip(&notes).zip(&problems) {
+            assert_eq!(f.id, n.key, "{p:?}");
+            assert_eq!(f.message, *n, "{p:?}");
+            assert_eq!(n.key, p.key.message_key());
+            let text = crate::i18n::render(n, crate::i18n::Lang::En);
+            assert!(!text.starts_with(n.key), "{} has no text", n.key);
+        }
+        let keys: Vec<&str> = problems.iter().map(|p| p.key.message_key()).collect();
+        assert_eq!(
+            keys,
+            [
+                "gpu_failed_start",
+                "gpu_disabled",
+                "gpu_no_driver",
+                "gpu_failed_add",
+                "gpu_driver_failed",
+                "gpu_unsigned_driver",
+                "gpu_device_problem",
+                "gpu_device_problem",
+                "gpu_no_driver",
+                "gpu_basic_display_adapter",
+            ]
+        );
     }
 
     #[test]

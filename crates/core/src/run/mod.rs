@@ -10,10 +10,11 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::download::Cancel;
+use crate::error::chain;
 use crate::log::RunLog;
 use crate::plan::Plan;
 use crate::state_file::{self, Rejected};
-use crate::steps::{self, Ctx, StepEvent, StepOutcome};
+use crate::steps::{self, Ctx, FailureKind, StepEvent, StepOutcome};
 use crate::target::Target;
 
 #[derive(Debug, Clone, Serialize)]
@@ -36,7 +37,8 @@ pub enum RunEvent {
     Failed {
         index: usize,
         name: &'static str,
-        kind: &'static str,
+        kind: FailureKind,
+        /// The error with its causes ([`chain`]).
         error: String,
         hint: String,
     },
@@ -80,7 +82,8 @@ pub struct RunReport {
 pub struct Failure {
     pub step: &'static str,
     /// `StepError::kind`: what went wrong, as a stable word.
-    pub kind: &'static str,
+    pub kind: FailureKind,
+    /// The error with its causes, in English ([`chain`]).
     pub error: String,
     pub hint: String,
     /// The parameters of the kind's plain words (`disk_full`: `folder`, `free`, `needed`).
@@ -97,10 +100,23 @@ impl Failure {
         Failure {
             step: "run",
             kind: e.kind(),
-            error: e.to_string(),
+            error: chain(&e),
             hint: e.hint(),
             params: BTreeMap::new(),
         }
+    }
+
+    /// The plain-words sentence of the failure and what to do, as catalogue messages
+    /// with their parameters (`fail_<kind>`, `fix_<kind>`), for the front ends.
+    pub fn plain_words(&self) -> (crate::message::Message, crate::message::Message) {
+        let with_params = |key| crate::message::Message {
+            key,
+            params: self.params.clone(),
+        };
+        (
+            with_params(self.kind.fail_key()),
+            with_params(self.kind.fix_key()),
+        )
     }
 }
 
@@ -368,7 +384,11 @@ fn lock(target: &Target) -> Result<crate::lock::Lock, steps::StepError> {
     let file = state.join(crate::lock::FILE);
     crate::lock::acquire(&folder, &file).map_err(|e| match e {
         crate::lock::LockError::Busy(b) => steps::StepError::Busy(b),
-        crate::lock::LockError::Io { path, detail } => steps::StepError::Io { path, detail },
+        // The lock keeps its I/O error as text; it becomes the cause here.
+        crate::lock::LockError::Io { path, detail } => steps::StepError::Io {
+            path,
+            source: crate::error::cause(std::io::Error::other(detail)),
+        },
         crate::lock::LockError::Cancelled => steps::StepError::Cancelled,
     })
 }
@@ -397,15 +417,16 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
     if let Err(e) = &held {
         // Nothing ran: the failure is the first step's, which could not start.
         let name = plan.steps.first().map_or("preflight", |s| s.name());
-        log.line(&format!("not started: {e}"));
+        let error = chain(e);
+        log.line(&format!("not started: {error}"));
         if let Some(r) = report.steps.first_mut() {
             r.status = StepStatus::Failed;
-            r.detail = e.to_string();
+            r.detail = error.clone();
         }
         report.failure = Some(Failure {
             step: name,
             kind: e.kind(),
-            error: e.to_string(),
+            error: error.clone(),
             hint: e.hint(),
             params: failure_params(plan, e),
         });
@@ -413,7 +434,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             index: 0,
             name,
             kind: e.kind(),
-            error: e.to_string(),
+            error,
             hint: e.hint(),
         });
     }
@@ -495,7 +516,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                 break;
             }
             Err(e) => {
-                let (error, hint) = (e.to_string(), e.hint());
+                let (error, hint) = (chain(&e), e.hint());
                 log.line(&format!(
                     "step {index} {name}: FAILED: {error} (hint: {hint})"
                 ));

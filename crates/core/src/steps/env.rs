@@ -159,9 +159,7 @@ impl WindowsStore {
             };
             let key = RegKey::predef(hive)
                 .open_subkey_with_flags(path, KEY_READ | KEY_WRITE)
-                .map_err(|e| StepError::Env {
-                    detail: format!("cannot open the {path} registry key: {e}"),
-                })?;
+                .map_err(|e| StepError::env(format!("cannot open the {path} registry key"), e))?;
             return Ok(WindowsStore::Registry {
                 key,
                 changed: false,
@@ -169,9 +167,8 @@ impl WindowsStore {
         }
         let path = windows_record_path(target);
         let record = match std::fs::read(&path) {
-            Ok(b) => serde_json::from_slice(&b).map_err(|e| StepError::Env {
-                detail: format!("{}: {e}", path.display()),
-            })?,
+            Ok(b) => serde_json::from_slice(&b)
+                .map_err(|e| StepError::env(path.display().to_string(), e))?,
             Err(_) => WindowsEnvRecord::default(),
         };
         Ok(WindowsStore::Record {
@@ -236,9 +233,7 @@ impl WindowsStore {
                         vtype,
                     },
                 )
-                .map_err(|e| StepError::Env {
-                    detail: format!("cannot set {name}: {e}"),
-                })?;
+                .map_err(|e| StepError::env(format!("cannot set {name}"), e))?;
                 *changed = true;
                 Ok(())
             }
@@ -258,9 +253,8 @@ impl WindowsStore {
             }
             #[cfg(windows)]
             WindowsStore::Registry { key, changed } => {
-                key.delete_value(name).map_err(|e| StepError::Env {
-                    detail: format!("cannot remove {name}: {e}"),
-                })?;
+                key.delete_value(name)
+                    .map_err(|e| StepError::env(format!("cannot remove {name}"), e))?;
                 *changed = true;
                 Ok(())
             }

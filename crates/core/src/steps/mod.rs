@@ -2,6 +2,7 @@
 //! done, it changes nothing and says so (`changed: false`).
 
 pub mod env;
+mod failure;
 pub mod installer_process;
 pub mod preflight;
 pub mod toolkit;
@@ -11,9 +12,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::download::{self, Cancel, DownloadError, Expected};
+use crate::download::{self, Cancel, DownloadError, DownloadKind, Expected};
+use crate::error::Cause;
 use crate::target::Target;
 use crate::version::Version;
+
+pub use failure::FailureKind;
 
 /// One step of a plan (serialisable: `--dry-run` prints them, `--plan FILE` reads them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -113,13 +117,14 @@ pub struct StepOutcome {
     pub reboot_required: bool,
 }
 
-#[derive(Debug, Clone, thiserror::Error, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+/// Why a step failed. Causes are kept (`#[source]`), not flattened into text: render one
+/// with [`crate::error::chain`].
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StepError {
     #[error("pre-flight checks failed: {}", .failed.iter().map(|c| format!("{}: {}", c.what, c.why)).collect::<Vec<_>>().join("; "))]
     Preflight { failed: Vec<preflight::Check> },
     #[error("download failed: {0}")]
-    Download(DownloadError),
+    Download(#[source] DownloadError),
     #[error("the CUDA installer exited with {code:?}, and {} missing afterwards; its log: {}", .missing.join(", "), .log.as_ref().map_or("-".into(), |p| p.display().to_string()))]
     Installer {
         code: Option<i32>,
@@ -131,17 +136,27 @@ pub enum StepError {
     #[error("{what} needs administrator rights")]
     NeedsAdmin { what: String },
     #[error("cuDNN: {0}")]
-    Cudnn(crate::cudnn::CudnnError),
+    Cudnn(#[source] crate::cudnn::CudnnError),
     #[error("toolkit from wheels: {0}")]
-    Wheels(crate::wheels::WheelError),
-    #[error("environment: {detail}")]
-    Env { detail: String },
+    Wheels(#[source] crate::wheels::WheelError),
+    /// `what`: what could not be done ("cannot set CUDA_PATH"); the registry's or the
+    /// record's error is the source.
+    #[error("environment: {what}")]
+    Env {
+        what: String,
+        #[source]
+        source: Cause,
+    },
     #[error("pip failed (exit {code:?})")]
     Pip { code: Option<i32> },
     #[error("verification failed: {detail}")]
     Verify { detail: String },
-    #[error("{path}: {detail}")]
-    Io { path: PathBuf, detail: String },
+    #[error("{}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: Cause,
+    },
     /// The drive filled up while writing `path` (ENOSPC, ERROR_DISK_FULL).
     #[error("{}: the drive is full ({})", .path.display(), space(*.needed, *.free))]
     DiskFull {
@@ -156,6 +171,19 @@ pub enum StepError {
     Cancelled,
     #[error(transparent)]
     Busy(crate::lock::Busy),
+}
+
+impl StepError {
+    /// An environment change that failed (`what`), with its cause.
+    pub fn env(
+        what: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        StepError::Env {
+            what: what.into(),
+            source: std::sync::Arc::new(source),
+        }
+    }
 }
 
 /// "1.2 GB free, 3.0 GB needed" with what is known.
@@ -181,7 +209,7 @@ impl StepError {
         }
         StepError::Io {
             path: path.to_path_buf(),
-            detail: e.to_string(),
+            source: crate::error::cause(e),
         }
     }
 
@@ -200,57 +228,35 @@ impl StepError {
         }
     }
 
-    /// Every value `kind` returns.
-    pub const KINDS: &'static [&'static str] = &[
-        "preflight",
-        "download_network",
-        "download_missing",
-        "download_corrupt",
-        "download_other",
-        "disk_full",
-        "installer_failed",
-        "installer_timeout",
-        "needs_admin",
-        "file_in_use",
-        "cudnn",
-        "wheels",
-        "env",
-        "pip",
-        "verify",
-        "io",
-        "internal",
-        "cancelled",
-        "busy",
-    ];
-
     /// The failure's class, stable for scripts (`--json` reports it) and the key of the
     /// plain-words text the wizard shows in the user's language (`fail_<kind>`).
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> FailureKind {
+        use crate::cudnn::CudnnError;
         match self {
-            StepError::Preflight { .. } => "preflight",
+            StepError::Preflight { .. } => FailureKind::Preflight,
             StepError::Download(e) => match e.kind() {
-                "network" => "download_network",
-                "missing" => "download_missing",
-                "corrupt" => "download_corrupt",
-                "disk_full" => "disk_full",
-                "cancelled" => "cancelled",
-                _ => "download_other",
+                DownloadKind::Network => FailureKind::DownloadNetwork,
+                DownloadKind::Missing => FailureKind::DownloadMissing,
+                DownloadKind::Corrupt => FailureKind::DownloadCorrupt,
+                DownloadKind::DiskFull => FailureKind::DiskFull,
+                DownloadKind::Cancelled => FailureKind::Cancelled,
+                DownloadKind::Other => FailureKind::DownloadOther,
             },
-            StepError::Installer { .. } => "installer_failed",
-            StepError::InstallerTimeout { .. } => "installer_timeout",
-            StepError::NeedsAdmin { .. } => "needs_admin",
-            StepError::Cudnn(crate::cudnn::CudnnError::InUse { .. }) => "file_in_use",
-            StepError::Cudnn(crate::cudnn::CudnnError::DiskFull { .. }) => "disk_full",
-            StepError::Cudnn(crate::cudnn::CudnnError::Busy(_)) | StepError::Busy(_) => "busy",
-            StepError::Cudnn(_) => "cudnn",
-            StepError::Wheels(_) => "wheels",
-            StepError::Env { .. } => "env",
-            StepError::Pip { .. } => "pip",
-            StepError::Verify { .. } => "verify",
-            StepError::Io { .. } => "io",
-            StepError::DiskFull { .. } => "disk_full",
-            StepError::Internal { .. } => "internal",
-            StepError::Cancelled => "cancelled",
+            StepError::Installer { .. } => FailureKind::InstallerFailed,
+            StepError::InstallerTimeout { .. } => FailureKind::InstallerTimeout,
+            StepError::NeedsAdmin { .. } => FailureKind::NeedsAdmin,
+            StepError::Cudnn(CudnnError::InUse { .. }) => FailureKind::FileInUse,
+            StepError::Cudnn(CudnnError::DiskFull { .. }) => FailureKind::DiskFull,
+            StepError::Cudnn(CudnnError::Busy(_)) | StepError::Busy(_) => FailureKind::Busy,
+            StepError::Cudnn(_) => FailureKind::Cudnn,
+            StepError::Wheels(_) => FailureKind::Wheels,
+            StepError::Env { .. } => FailureKind::Env,
+            StepError::Pip { .. } => FailureKind::Pip,
+            StepError::Verify { .. } => FailureKind::Verify,
+            StepError::Io { .. } => FailureKind::Io,
+            StepError::DiskFull { .. } => FailureKind::DiskFull,
+            StepError::Internal { .. } => FailureKind::Internal,
+            StepError::Cancelled => FailureKind::Cancelled,
         }
     }
 
@@ -586,7 +592,7 @@ fn install_torch(python: &Path, args: &[String], ctx: &Ctx) -> Result<StepOutcom
     )
     .map_err(|e| StepError::Io {
         path: python.to_path_buf(),
-        detail: e.to_string(),
+        source: crate::error::cause(e),
     })?;
     match finished {
         crate::platform::Finished::Exited(Some(0)) => Ok(StepOutcome {
@@ -673,10 +679,7 @@ mod tests {
     use crate::download::DownloadError;
 
     fn net(url: &str) -> DownloadError {
-        DownloadError::Network {
-            url: url.into(),
-            detail: "connection refused".into(),
-        }
+        DownloadError::network(url, crate::error::text("connection refused"))
     }
 
     fn http(status: u16) -> DownloadError {
@@ -687,29 +690,19 @@ mod tests {
     }
 
     #[test]
-    fn every_failure_kind_has_plain_words_in_both_languages() {
-        for kind in StepError::KINDS {
-            for prefix in ["fail_", "fix_"] {
-                let key = format!("{prefix}{kind}");
-                assert!(crate::i18n::has_key(&key), "{key}");
-            }
-        }
-    }
-
-    #[test]
     fn failures_are_classed_by_what_the_user_can_do() {
         let dl = |e| StepError::Download(e).kind();
-        assert_eq!(dl(net("a")), "download_network");
-        assert_eq!(dl(http(503)), "download_network");
-        assert_eq!(dl(http(404)), "download_missing");
+        assert_eq!(dl(net("a")), FailureKind::DownloadNetwork);
+        assert_eq!(dl(http(503)), FailureKind::DownloadNetwork);
+        assert_eq!(dl(http(404)), FailureKind::DownloadMissing);
         // Every source missing the file: missing; one of them down: the network.
         assert_eq!(
             dl(DownloadError::AllSourcesFailed(vec![http(404), http(404)])),
-            "download_missing"
+            FailureKind::DownloadMissing
         );
         assert_eq!(
             dl(DownloadError::AllSourcesFailed(vec![http(404), net("b")])),
-            "download_network"
+            FailureKind::DownloadNetwork
         );
         // Bad bytes anywhere outweigh the rest.
         let bad = DownloadError::HashMismatch {
@@ -720,7 +713,7 @@ mod tests {
         };
         assert_eq!(
             dl(DownloadError::AllSourcesFailed(vec![net("a"), bad])),
-            "download_corrupt"
+            FailureKind::DownloadCorrupt
         );
         assert_eq!(
             dl(DownloadError::DiskFull {
@@ -728,20 +721,33 @@ mod tests {
                 needed: 2,
                 free: 1
             }),
-            "disk_full"
+            FailureKind::DiskFull
         );
-        for e in [
-            StepError::Installer {
-                code: Some(1),
-                missing: vec![],
-                log: None,
-            },
-            StepError::NeedsAdmin { what: "x".into() },
-            StepError::Pip { code: Some(1) },
-            StepError::Cancelled,
-            StepError::Download(DownloadError::NoHash),
+        for (e, kind) in [
+            (
+                StepError::Installer {
+                    code: Some(1),
+                    missing: vec![],
+                    log: None,
+                },
+                FailureKind::InstallerFailed,
+            ),
+            (
+                StepError::NeedsAdmin { what: "x".into() },
+                FailureKind::NeedsAdmin,
+            ),
+            (StepError::Pip { code: Some(1) }, FailureKind::Pip),
+            (StepError::Cancelled, FailureKind::Cancelled),
+            (
+                StepError::Download(DownloadError::NoHash),
+                FailureKind::DownloadOther,
+            ),
+            (
+                StepError::Download(DownloadError::Cancelled),
+                FailureKind::Cancelled,
+            ),
         ] {
-            assert!(StepError::KINDS.contains(&e.kind()), "{e}: {}", e.kind());
+            assert_eq!(e.kind(), kind, "{e}");
         }
     }
 
@@ -774,7 +780,7 @@ mod tests {
         };
         let r = crate::run::run_blocking(&plan, &target, &Cancel::default(), &mut |_| {});
         let f = r.failure.unwrap();
-        assert_eq!(f.kind, "disk_full", "{}", f.error);
+        assert_eq!(f.kind, FailureKind::DiskFull, "{}", f.error);
         assert!(f.error.contains("the drive is full"), "{}", f.error);
         assert_eq!(f.params["folder"], profile_d.display().to_string());
         assert_eq!(
@@ -810,12 +816,28 @@ mod tests {
     #[test]
     fn enospc_is_disk_full_for_steps_and_cudnn() {
         let e = std::fs::write("/dev/full", b"x").unwrap_err();
-        assert_eq!(StepError::io(Path::new("/dev/full"), e).kind(), "disk_full");
+        assert_eq!(
+            StepError::io(Path::new("/dev/full"), e).kind(),
+            FailureKind::DiskFull
+        );
         let e = std::fs::write("/dev/full", b"x").unwrap_err();
         let c = crate::cudnn::CudnnError::io(Path::new("/dev/full"), e);
         assert!(c.to_string().contains("the drive is full"), "{c}");
-        assert_eq!(StepError::Cudnn(c).kind(), "disk_full");
+        assert_eq!(StepError::Cudnn(c).kind(), FailureKind::DiskFull);
         let other = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
-        assert_eq!(StepError::io(Path::new("/x"), other).kind(), "io");
+        let e = StepError::io(Path::new("/x"), other);
+        assert_eq!(e.kind(), FailureKind::Io);
+        // The cause is kept, and the report's text still says it.
+        assert_eq!(
+            crate::error::io_kind(&e),
+            Some(std::io::ErrorKind::PermissionDenied)
+        );
+        assert_eq!(
+            crate::error::chain(&e),
+            format!(
+                "/x: {}",
+                std::io::Error::from(std::io::ErrorKind::PermissionDenied)
+            )
+        );
     }
 }

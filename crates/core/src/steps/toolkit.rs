@@ -168,7 +168,7 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     drop(job);
     let finished = finished.map_err(|e| StepError::Io {
         path: spec.installer.clone(),
-        detail: e.to_string(),
+        source: crate::error::cause(e),
     })?;
     let code = match finished {
         Finished::Exited(code) => code,

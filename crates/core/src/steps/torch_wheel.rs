@@ -164,7 +164,10 @@ pub fn prefetch(
             return Err(StepError::Wheels(e));
         }
         Err(e) => {
-            log(format!("{e}: pip downloads torch itself"));
+            log(format!(
+                "{}: pip downloads torch itself",
+                crate::error::chain(&e)
+            ));
             return Ok(None);
         }
     };

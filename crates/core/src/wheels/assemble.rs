@@ -62,11 +62,8 @@ fn write_err(path: &Path, e: std::io::Error) -> WheelError {
     io(path, e)
 }
 
-fn io(path: &Path, e: impl std::fmt::Display) -> WheelError {
-    WheelError::Io {
-        path: path.display().to_string(),
-        detail: e.to_string(),
-    }
+fn io(path: &Path, e: std::io::Error) -> WheelError {
+    WheelError::io(path, crate::error::cause(e))
 }
 
 /// Where a wheel entry goes in the toolkit tree; None for files that stay out
@@ -247,7 +244,7 @@ pub fn assemble(
     let parent = spec
         .dir
         .parent()
-        .ok_or_else(|| io(&spec.dir, "has no parent folder"))?;
+        .ok_or_else(|| WheelError::io(&spec.dir, crate::error::text("has no parent folder")))?;
     std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
     let staging = swap::staging_path(&spec.dir);
     let _ = std::fs::remove_dir_all(&staging);
@@ -319,7 +316,7 @@ fn build(
         let stem = name.trim_end_matches(".whl").to_string();
         for i in 0..z.len() {
             if cancelled() {
-                return Err(io(out, "cancelled"));
+                return Err(WheelError::io(out, crate::error::text("cancelled")));
             }
             let mut e = z.by_index(i).map_err(|err| WheelError::Layout {
                 wheel: name.clone(),

@@ -84,13 +84,13 @@ pub fn fetch_project(
     let page = download::get_page(std::slice::from_ref(&url), Some(ACCEPT), opts).map_err(|e| {
         WheelError::Index {
             url: url.clone(),
-            detail: e.to_string(),
+            source: crate::error::cause(e),
         }
     })?;
     let files = parse_any(&page.url, &page.content_type, &page.text).map_err(|detail| {
         WheelError::Index {
             url: url.clone(),
-            detail,
+            source: crate::error::text(detail),
         }
     })?;
     // A listed name becomes a file in our downloads folder: one plain name, or the whole

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compat::Os;
 use crate::download::{self, DownloadError, Options};
+use crate::error::{Cause, cause, text};
 use crate::version::Version;
 use index::{DistFile, WheelName};
 use version::{Specifier, WheelVersion};
@@ -81,11 +82,16 @@ pub struct Request {
     pub cudnn: Option<Version>,
 }
 
-#[derive(Debug, Clone, thiserror::Error, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+/// Why the wheels method failed. Causes (the download's, the archive reader's, the file
+/// system's) are kept as sources: render one with [`crate::error::chain`].
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum WheelError {
-    #[error("package index {url}: {detail}")]
-    Index { url: String, detail: String },
+    #[error("package index {url}")]
+    Index {
+        url: String,
+        #[source]
+        source: Cause,
+    },
     #[error("{project} {version} is not on the index {index} (it has: {available})")]
     NoRelease {
         project: String,
@@ -103,8 +109,12 @@ pub enum WheelError {
     },
     #[error("{file}: the index gives no SHA-256 for it, so it cannot be verified")]
     NoHash { file: String },
-    #[error("{file}: unreadable package metadata: {detail}")]
-    Metadata { file: String, detail: String },
+    #[error("{file}: unreadable package metadata")]
+    Metadata {
+        file: String,
+        #[source]
+        source: Cause,
+    },
     #[error("CUDA {toolkit} has no component \"{name}\" (it has: {})", .available.join(", "))]
     UnknownComponent {
         name: String,
@@ -112,11 +122,15 @@ pub enum WheelError {
         available: Vec<String>,
     },
     #[error("{0}")]
-    Download(DownloadError),
+    Download(#[source] DownloadError),
     #[error("{wheel}: {detail}")]
     Layout { wheel: String, detail: String },
-    #[error("{path}: {detail}")]
-    Io { path: String, detail: String },
+    #[error("{path}")]
+    Io {
+        path: String,
+        #[source]
+        source: Cause,
+    },
     /// The drive filled up (ENOSPC, ERROR_DISK_FULL) or cannot hold the tree: its own
     /// kind (`disk_full`) so the user is told what to free, not "permissions".
     #[error("{}: the drive is full ({} bytes free{})", .path.display(), .free.map_or("?".into(), |f| f.to_string()), .needed.map_or(String::new(), |n| format!(", {n} needed")))]
@@ -148,6 +162,14 @@ pub enum WheelError {
 }
 
 impl WheelError {
+    /// An I/O error (or what went wrong, in words) on `path`.
+    pub fn io(path: &Path, source: Cause) -> Self {
+        WheelError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+
     pub fn hint(&self) -> &'static str {
         match self {
             WheelError::Index { .. } => {
@@ -250,23 +272,23 @@ pub fn pick(
 /// Reads `*.dist-info/METADATA` out of a downloaded wheel.
 pub fn read_metadata(wheel: &Path) -> Result<String, WheelError> {
     let file = wheel.display().to_string();
-    let bad = |detail: String| WheelError::Metadata {
+    let bad = |source: Cause| WheelError::Metadata {
         file: file.clone(),
-        detail,
+        source,
     };
-    let f = std::fs::File::open(wheel).map_err(|e| bad(e.to_string()))?;
-    let mut zip = zip::ZipArchive::new(f).map_err(|e| bad(e.to_string()))?;
+    let f = std::fs::File::open(wheel).map_err(|e| bad(cause(e)))?;
+    let mut zip = zip::ZipArchive::new(f).map_err(|e| bad(cause(e)))?;
     let name = zip
         .file_names()
         .filter_map(|n| n.ok().map(|n| n.into_owned()))
         .find(|n| n.ends_with(".dist-info/METADATA") && n.matches('/').count() == 1)
-        .ok_or_else(|| bad("no .dist-info/METADATA".into()))?;
+        .ok_or_else(|| bad(text("no .dist-info/METADATA")))?;
     let mut text = String::new();
     zip.by_name(&name)
-        .map_err(|e| bad(e.to_string()))?
+        .map_err(|e| bad(cause(e)))?
         .take(1 << 20)
         .read_to_string(&mut text)
-        .map_err(|e| bad(e.to_string()))?;
+        .map_err(|e| bad(cause(e)))?;
     Ok(text)
 }
 
@@ -306,7 +328,7 @@ pub fn resolve(req: &Request, opts: &Options, work: &Path) -> Result<Resolved, W
             .parse()
             .map_err(|d| WheelError::Metadata {
                 file: METAPACKAGE.into(),
-                detail: d,
+                source: text(d),
             })?;
     let meta = pick(&meta_files, METAPACKAGE, &exact, req.os, &index).map_err(|e| match e {
         WheelError::NoWheel { seen, .. } => WheelError::NoRelease {
@@ -321,14 +343,11 @@ pub fn resolve(req: &Request, opts: &Options, work: &Path) -> Result<Resolved, W
         },
         e => e,
     })?;
-    std::fs::create_dir_all(work).map_err(|e| WheelError::Io {
-        path: work.display().to_string(),
-        detail: e.to_string(),
-    })?;
+    std::fs::create_dir_all(work).map_err(|e| WheelError::io(work, cause(e)))?;
     let path = fetch_small(&meta, work)?;
     let md = metadata::parse(&read_metadata(&path)?).map_err(|detail| WheelError::Metadata {
         file: meta.filename.clone(),
-        detail,
+        source: text(detail),
     })?;
 
     let components: Vec<String> = match &req.components {
@@ -383,14 +402,14 @@ pub fn resolve(req: &Request, opts: &Options, work: &Path) -> Result<Resolved, W
                 .parse()
                 .map_err(|d| WheelError::Metadata {
                     file: project.clone(),
-                    detail: d,
+                    source: text(d),
                 })?;
             match index::fetch_project(&index, &project, opts)
                 .and_then(|files| pick(&files, &project, &spec, req.os, &index))
             {
                 Ok(w) => Some(w),
                 Err(e) => {
-                    notes.push(format!("cuDNN is left out: {e}"));
+                    notes.push(format!("cuDNN is left out: {}", crate::error::chain(&e)));
                     None
                 }
             }
@@ -415,12 +434,8 @@ pub fn resolution_file(toolkit: &Version, os: Os) -> String {
 
 pub fn save_resolution(dir: &Path, r: &Resolved, os: Os) -> Result<std::path::PathBuf, WheelError> {
     let p = dir.join(resolution_file(&r.toolkit, os));
-    std::fs::write(&p, serde_json::to_vec_pretty(r).expect("serialisable")).map_err(|e| {
-        WheelError::Io {
-            path: p.display().to_string(),
-            detail: e.to_string(),
-        }
-    })?;
+    std::fs::write(&p, serde_json::to_vec_pretty(r).expect("serialisable"))
+        .map_err(|e| WheelError::io(&p, cause(e)))?;
     Ok(p)
 }
 

@@ -102,15 +102,15 @@ pub fn leftovers(dir: &Path) -> Vec<Leftover> {
     scan(parent).into_iter().filter(|l| l.dest == dir).collect()
 }
 
-fn io(path: &Path, e: impl std::fmt::Display) -> WheelError {
-    WheelError::Io {
-        path: path.display().to_string(),
-        detail: e.to_string(),
-    }
+fn io(path: &Path, e: std::io::Error) -> WheelError {
+    WheelError::io(path, crate::error::cause(e))
 }
 
 fn rename(from: &Path, to: &Path) -> Result<(), WheelError> {
-    std::fs::rename(from, to).map_err(|e| io(from, format!("cannot move to {}: {e}", to.display())))
+    std::fs::rename(from, to).map_err(|e| {
+        let what = format!("cannot move to {}: {e}", to.display());
+        io(from, std::io::Error::new(e.kind(), what))
+    })
 }
 
 /// What [`recover`] did.
@@ -237,10 +237,10 @@ mod tests {
         tree(&staging, "new");
         let e = swap_in(&staging, &dir, &|p| {
             assert_eq!(nvcc(p), "new", "checked in place");
-            Err(io(p, "lacks cudart"))
+            Err(WheelError::io(p, crate::error::text("lacks cudart")))
         })
         .unwrap_err();
-        assert!(e.to_string().contains("lacks cudart"));
+        assert!(crate::error::chain(&e).contains("lacks cudart"));
         assert_eq!(nvcc(&dir), "old");
         assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
 

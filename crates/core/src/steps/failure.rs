@@ -1,0 +1,181 @@
+//! What kind of failure ended a run: a stable word for scripts (`failure.kind` in the
+//! report, docs/cli.md lists them) and the catalogue keys of its plain words.
+
+use serde::{Deserialize, Serialize};
+
+/// The class of a step's failure, by what the user can do about it. Serialised as the
+/// words docs/cli.md documents (`download_network`, `disk_full`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    Preflight,
+    DownloadNetwork,
+    DownloadMissing,
+    DownloadCorrupt,
+    DownloadOther,
+    DiskFull,
+    InstallerFailed,
+    InstallerTimeout,
+    NeedsAdmin,
+    FileInUse,
+    Cudnn,
+    Wheels,
+    Env,
+    Pip,
+    Verify,
+    Io,
+    Internal,
+    Cancelled,
+    /// Another cuda-setup holds the target's (or the toolkit folder's) lock.
+    Busy,
+}
+
+impl FailureKind {
+    /// Every kind, in the order docs/cli.md lists them.
+    pub const ALL: [FailureKind; 19] = [
+        FailureKind::Preflight,
+        FailureKind::DownloadNetwork,
+        FailureKind::DownloadMissing,
+        FailureKind::DownloadCorrupt,
+        FailureKind::DownloadOther,
+        FailureKind::DiskFull,
+        FailureKind::InstallerFailed,
+        FailureKind::InstallerTimeout,
+        FailureKind::NeedsAdmin,
+        FailureKind::FileInUse,
+        FailureKind::Cudnn,
+        FailureKind::Wheels,
+        FailureKind::Env,
+        FailureKind::Pip,
+        FailureKind::Verify,
+        FailureKind::Io,
+        FailureKind::Internal,
+        FailureKind::Cancelled,
+        FailureKind::Busy,
+    ];
+
+    /// The catalogue key of the plain-words sentence (params: see `Failure::params`).
+    /// Written out, not assembled, so every key is visible to a search and to the
+    /// catalogue's dead-key check.
+    pub fn fail_key(self) -> &'static str {
+        match self {
+            FailureKind::Preflight => "fail_preflight",
+            FailureKind::DownloadNetwork => "fail_download_network",
+            FailureKind::DownloadMissing => "fail_download_missing",
+            FailureKind::DownloadCorrupt => "fail_download_corrupt",
+            FailureKind::DownloadOther => "fail_download_other",
+            FailureKind::DiskFull => "fail_disk_full",
+            FailureKind::InstallerFailed => "fail_installer_failed",
+            FailureKind::InstallerTimeout => "fail_installer_timeout",
+            FailureKind::NeedsAdmin => "fail_needs_admin",
+            FailureKind::FileInUse => "fail_file_in_use",
+            FailureKind::Cudnn => "fail_cudnn",
+            FailureKind::Wheels => "fail_wheels",
+            FailureKind::Env => "fail_env",
+            FailureKind::Pip => "fail_pip",
+            FailureKind::Verify => "fail_verify",
+            FailureKind::Io => "fail_io",
+            FailureKind::Internal => "fail_internal",
+            FailureKind::Cancelled => "fail_cancelled",
+            FailureKind::Busy => "fail_busy",
+        }
+    }
+
+    /// The catalogue key of what to do about it.
+    pub fn fix_key(self) -> &'static str {
+        match self {
+            FailureKind::Preflight => "fix_preflight",
+            FailureKind::DownloadNetwork => "fix_download_network",
+            FailureKind::DownloadMissing => "fix_download_missing",
+            FailureKind::DownloadCorrupt => "fix_download_corrupt",
+            FailureKind::DownloadOther => "fix_download_other",
+            FailureKind::DiskFull => "fix_disk_full",
+            FailureKind::InstallerFailed => "fix_installer_failed",
+            FailureKind::InstallerTimeout => "fix_installer_timeout",
+            FailureKind::NeedsAdmin => "fix_needs_admin",
+            FailureKind::FileInUse => "fix_file_in_use",
+            FailureKind::Cudnn => "fix_cudnn",
+            FailureKind::Wheels => "fix_wheels",
+            FailureKind::Env => "fix_env",
+            FailureKind::Pip => "fix_pip",
+            FailureKind::Verify => "fix_verify",
+            FailureKind::Io => "fix_io",
+            FailureKind::Internal => "fix_internal",
+            FailureKind::Cancelled => "fix_cancelled",
+            FailureKind::Busy => "fix_busy",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words a script sees, written out: serialising must give exactly these.
+    const WORDS: [&str; 19] = [
+        "preflight",
+        "download_network",
+        "download_missing",
+        "download_corrupt",
+        "download_other",
+        "disk_full",
+        "installer_failed",
+        "installer_timeout",
+        "needs_admin",
+        "file_in_use",
+        "cudnn",
+        "wheels",
+        "env",
+        "pip",
+        "verify",
+        "io",
+        "internal",
+        "cancelled",
+        "busy",
+    ];
+
+    #[test]
+    fn kinds_serialise_to_the_words_scripts_branch_on() {
+        for (kind, word) in FailureKind::ALL.iter().zip(WORDS) {
+            assert_eq!(serde_json::to_value(kind).unwrap(), word);
+            let back: FailureKind = serde_json::from_value(word.into()).unwrap();
+            assert_eq!(back, *kind);
+        }
+    }
+
+    /// ALL lists each variant once (a new variant fails here until it is added).
+    #[test]
+    fn all_lists_every_kind_once() {
+        let set: std::collections::HashSet<_> = FailureKind::ALL.iter().collect();
+        assert_eq!(set.len(), FailureKind::ALL.len());
+        for (i, k) in FailureKind::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i, "{k:?}: ALL follows the declaration order");
+        }
+    }
+
+    /// docs/cli.md's list of `failure.kind` words is exactly the enum's.
+    #[test]
+    fn docs_list_exactly_these_kinds() {
+        let doc = include_str!("../../../../docs/cli.md");
+        let start = doc
+            .find("`kind` is a stable word a script can branch on")
+            .expect("docs/cli.md documents failure.kind");
+        let list = &doc[start..];
+        let list = &list[list.find("):").expect("the list follows") + 2..];
+        let list = &list[..list
+            .find(" (another")
+            .expect("the list ends at busy's note")];
+        let words: Vec<&str> = list.split('`').skip(1).step_by(2).collect();
+        assert_eq!(words, WORDS);
+    }
+
+    #[test]
+    fn every_kind_has_plain_words_in_both_languages() {
+        for kind in FailureKind::ALL {
+            for key in [kind.fail_key(), kind.fix_key()] {
+                // The catalogue's own tests hold every key to both languages.
+                assert!(crate::i18n::has_key(key), "{key}");
+            }
+        }
+    }
+}

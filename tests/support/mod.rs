@@ -1,4 +1,5 @@
-//! Shared test helpers (each integration test includes what it needs).
+//! Shared test helpers: `tests/integration` and `tests/fuzz.rs` include them, and the
+//! benchmarks include single files by path.
 pub mod cudnn_tar;
 pub mod cudnn_zip;
 pub mod server;

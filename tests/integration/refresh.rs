@@ -2,7 +2,7 @@
 //! by a loopback server in their recorded formats (tests/fixtures/refresh); the real CLI
 //! as a child process, with its cache in a temp folder.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,7 +1,7 @@
 //! cuDNN install as a transaction: real-layout archives, a hostile corpus, kill -9 at
 //! random points, uninstall and verify.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -8,7 +8,7 @@
 
 #![cfg(unix)]
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -824,8 +824,10 @@ fn in_child_with_panic_in(name: &str, point: &str) -> bool {
     if std::env::var_os("CUDA_SETUP_TEST_PANIC_IN").is_some() {
         return false;
     }
+    // The test's full name in this binary: its module path without the crate's name.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--test-threads", "1"])
+        .args(["--exact", &format!("{module}::{name}"), "--test-threads", "1"])
         .env("CUDA_SETUP_TEST_PANIC_IN", point)
         .output()
         .unwrap();

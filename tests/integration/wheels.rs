@@ -6,7 +6,7 @@
 
 #![cfg(all(unix, target_arch = "x86_64"))]
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};

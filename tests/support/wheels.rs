@@ -1,6 +1,9 @@
-//! NVIDIA's real component wheels, fetched once with pip (cached under the target
-//! folder), served on loopback as a PyPI simple index: PEP 691 JSON under `/simple/`,
-//! PEP 503 HTML under `/html/`, files under `/files/`.
+//! NVIDIA's CUDA 13.5 component wheels served on loopback as a PyPI simple index: PEP 691
+//! JSON under `/simple/`, PEP 503 HTML under `/html/`, files under `/files/`. The wheels
+//! are stand-ins built here with the real ones' names, members (`nvidia/cu13/{bin,include,
+//! lib,nvvm}/…`), modes and dist-info (METADATA, WHEEL, RECORD), small and without network;
+//! the real ones, fetched with pip, only for the tests that `scripts/real-artifacts.sh`
+//! runs ([`cached`]).
 
 #![allow(dead_code)]
 
@@ -33,7 +36,8 @@ pub enum Platform {
 
 static FETCH: Mutex<()> = Mutex::new(());
 
-/// The folder holding the wheels for `p`, downloading them with pip the first time.
+/// The folder holding NVIDIA's real wheels for `p`, downloading them with pip the first
+/// time (needs PyPI: only the ignored `real_nvidia_wheels_*` tests call it).
 pub fn cached(p: Platform) -> PathBuf {
     let _guard = FETCH.lock().unwrap_or_else(|e| e.into_inner());
     let (name, tags): (&str, &[&str]) = match p {
@@ -183,33 +187,377 @@ pub fn serve(files: &[IndexFile]) -> Server {
     server
 }
 
-/// A small wheel: `files` as (name, bytes, executable), plus a dist-info METADATA.
-pub fn write_wheel(path: &Path, metadata: &str, files: &[(&str, &[u8], bool)]) {
+/// The tags a wheel's file name carries (`py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64`
+/// is two), as its WHEEL file lists them.
+fn tags(file_name: &str) -> Vec<String> {
+    let stem = file_name.strip_suffix(".whl").unwrap();
+    let parts: Vec<&str> = stem.split('-').collect();
+    let [py, abi, plat] = parts[parts.len() - 3..] else {
+        unreachable!()
+    };
+    let mut out = Vec::new();
+    for py in py.split('.') {
+        for abi in abi.split('.') {
+            for plat in plat.split('.') {
+                out.push(format!("{py}-{abi}-{plat}"));
+            }
+        }
+    }
+    out
+}
+
+/// RECORD's hash: SHA-256 in URL-safe base64 without padding.
+fn record_hash(bytes: &[u8]) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let digest = Sha256::digest(bytes);
+    let mut out = String::new();
+    for chunk in digest.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+/// A wheel as NVIDIA's are built: `files` as (name, bytes, Unix mode), then
+/// `<name>-<version>.dist-info/` with the licence (when given), METADATA, WHEEL (the
+/// file name's tags), top_level.txt and RECORD (every member's hash and size).
+pub fn write_wheel_with(
+    path: &Path,
+    metadata: &str,
+    files: &[(&str, &[u8], u32)],
+    licence: Option<&str>,
+) {
     use std::io::Write;
     use zip::write::SimpleFileOptions;
     let mut z = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
     let opts = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    let stem = path.file_name().unwrap().to_string_lossy();
-    let mut parts = stem.split('-');
+    let file_name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let mut parts = file_name.split('-');
     let info = format!(
         "{}-{}.dist-info",
         parts.next().unwrap(),
         parts.next().unwrap()
     );
-    for (name, bytes, exec) in files {
-        z.start_file(
-            *name,
-            opts.unix_permissions(if *exec { 0o755 } else { 0o644 }),
-        )
-        .unwrap();
+    let generator = if files.is_empty() {
+        "hatchling 1.32.4"
+    } else {
+        "setuptools (84.0.0)"
+    };
+    let wheel = format!(
+        "Wheel-Version: 1.0\nGenerator: {generator}\nRoot-Is-Purelib: true\n{}\n",
+        tags(&file_name)
+            .iter()
+            .map(|t| format!("Tag: {t}\n"))
+            .collect::<String>()
+    );
+    let mut members: Vec<(String, Vec<u8>, u32)> = files
+        .iter()
+        .map(|(n, b, m)| (n.to_string(), b.to_vec(), *m))
+        .collect();
+    if let Some(l) = licence {
+        members.push((format!("{info}/licenses/License.txt"), l.into(), 0o644));
+    }
+    members.push((format!("{info}/METADATA"), metadata.into(), 0o644));
+    members.push((format!("{info}/WHEEL"), wheel.into(), 0o644));
+    if !files.is_empty() {
+        members.push((format!("{info}/top_level.txt"), b"nvidia\n".to_vec(), 0o644));
+    }
+    let mut record: String = members
+        .iter()
+        .map(|(n, b, _)| format!("{n},sha256={},{}\n", record_hash(b), b.len()))
+        .collect();
+    record += &format!("{info}/RECORD,,\n");
+    members.push((format!("{info}/RECORD"), record.into(), 0o664));
+    for (name, bytes, mode) in &members {
+        z.start_file(name.as_str(), opts.unix_permissions(*mode))
+            .unwrap();
         z.write_all(bytes).unwrap();
     }
-    z.start_file(format!("{info}/METADATA"), opts).unwrap();
-    z.write_all(metadata.as_bytes()).unwrap();
     z.finish().unwrap();
 }
 
-/// Stand-ins for NVIDIA's 13.5 wheels, small and built here (no network): the
+/// A small wheel: `files` as (name, bytes, executable), and its dist-info.
+pub fn write_wheel(path: &Path, metadata: &str, files: &[(&str, &[u8], bool)]) {
+    let files: Vec<(&str, &[u8], u32)> = files
+        .iter()
+        .map(|(n, b, x)| (*n, *b, if *x { 0o755 } else { 0o644 }))
+        .collect();
+    write_wheel_with(path, metadata, &files, None);
+}
+
+/// Where the real 13.5 wheels' pins apply: every platform NVIDIA builds for (the marker
+/// `cuda-toolkit`'s METADATA puts on each of them).
+const MARKER: &str = "(sys_platform == 'linux' and platform_machine == 'aarch64' or \
+    sys_platform == 'linux' and platform_machine == 'x86_64' or \
+    sys_platform == 'win32' and platform_machine == 'ARM64' or \
+    sys_platform == 'win32' and platform_machine == 'AMD64')";
+
+/// The `cuda-toolkit` 13.5.0 metapackage's METADATA: its extras, and the pins of the
+/// extras the tests use (as NVIDIA writes them, markers and all); the others pin
+/// packages the stand-in index does not have, as on a mirror that lacks them.
+fn toolkit_metadata() -> String {
+    let pins: &[(&str, &[&str])] = &[
+        (
+            "all",
+            &[
+                "nvidia-cublas==13.10.0.20.*",
+                "nvidia-cuda-cccl==13.3.5.0.6.*",
+                "nvidia-cuda-crt==13.5.37.*",
+                "nvidia-cuda-nvcc==13.5.37.*",
+                "nvidia-cuda-runtime==13.5.37.*",
+                "nvidia-nvjitlink<14,>=13.5.37",
+                "nvidia-nvvm==13.5.37.*",
+            ],
+        ),
+        ("cccl", &["nvidia-cuda-cccl==13.3.5.0.6.*"]),
+        ("crt", &["nvidia-cuda-crt==13.5.37.*"]),
+        ("cublas", &["nvidia-cublas==13.10.0.20.*"]),
+        ("cudart", &["nvidia-cuda-runtime==13.5.37.*"]),
+        ("cufft", &["nvidia-cufft==12.3.0.37.*"]),
+        (
+            "cusolver",
+            &[
+                "nvidia-cublas==13.10.0.20.*",
+                "nvidia-cusolver==12.2.0.37.*",
+            ],
+        ),
+        (
+            "nvcc",
+            &[
+                "nvidia-cuda-crt==13.5.37.*",
+                "nvidia-cuda-nvcc==13.5.37.*",
+                "nvidia-cuda-runtime==13.5.37.*",
+                "nvidia-nvvm==13.5.37.*",
+            ],
+        ),
+        ("nvrtc", &["nvidia-cuda-nvrtc==13.5.37.*"]),
+        ("nvvm", &["nvidia-nvvm==13.5.37.*"]),
+    ];
+    let marker = MARKER.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut m = String::from(
+        "Metadata-Version: 2.5\nName: cuda-toolkit\nVersion: 13.5.0\n\
+         Summary: CUDA Toolkit meta-package\n\
+         Project-URL: homepage, https://developer.nvidia.com/cuda-toolkit\n\
+         Author-email: NVIDIA Kitmaker Team <compute_installer@nvidia.com>\n\
+         Keywords: cuda,nvidia\nClassifier: Environment :: GPU :: NVIDIA CUDA\n",
+    );
+    for (extra, reqs) in pins {
+        m += &format!("Provides-Extra: {extra}\n");
+        for r in *reqs {
+            m += &format!("Requires-Dist: {r}; {marker} and extra == '{extra}'\n");
+        }
+    }
+    m += "Description-Content-Type: text/markdown\n\n# cuda-toolkit 13.5.0\n\n\
+          Install just the CUDA Runtime\n```\npip install \"cuda-toolkit[cudart]\"\n```\n";
+    m
+}
+
+/// A component wheel's METADATA as NVIDIA writes it (setuptools).
+fn component_metadata(name: &str, version: &str, summary: &str, requires: &[&str]) -> String {
+    let requires: String = requires
+        .iter()
+        .map(|r| format!("Requires-Dist: {r}\n"))
+        .collect();
+    format!(
+        "Metadata-Version: 2.4\nName: {name}\nVersion: {version}\nSummary: {summary}\n\
+         Home-page: https://developer.nvidia.com/cuda-zone\n\
+         Author: Nvidia CUDA Installer Team\nAuthor-email: compute_installer@nvidia.com\n\
+         License-Expression: LicenseRef-NVIDIA-Proprietary\n\
+         Keywords: cuda,nvidia,runtime,machine learning,deep learning\n\
+         Classifier: Operating System :: Microsoft :: Windows\n\
+         Classifier: Operating System :: POSIX :: Linux\n\
+         Requires-Python: >=3\nDescription-Content-Type: text/plain\n\
+         License-File: License.txt\n{requires}Dynamic: summary\n\n{summary}\n"
+    )
+}
+
+/// What `nvcc --version` prints for 13.5 (the stand-in nvcc prints it too).
+pub const NVCC_VERSION: &str = "nvcc: NVIDIA (R) Cuda compiler driver
+Copyright (c) 2005-2026 NVIDIA Corporation
+Built on Tue_Oct_13_21:46:08_PDT_2026
+Cuda compilation tools, release 13.5, V13.5.37
+Build cuda_13.5.r13.5/compiler.37040193_0
+";
+
+/// Stand-ins for NVIDIA's CUDA 13.5 toolkit wheels for `p`, written into `dir`: the
+/// `cuda-toolkit` metapackage and the nvcc, nvvm, crt, runtime and cccl wheels, with the
+/// real ones' file names, member paths and modes (a few members each, small bytes). On
+/// Linux `nvcc` is a script that prints [`NVCC_VERSION`].
+pub fn toolkit_standins(dir: &Path, p: Platform) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let win = p == Platform::Windows;
+    let (tag, nvvm_tag) = if win {
+        ("py3-none-win_amd64", "py3-none-win_amd64")
+    } else {
+        (
+            "py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64",
+            "py3-none-manylinux2010_x86_64.manylinux_2_12_x86_64",
+        )
+    };
+    let exe = if win { ".exe" } else { "" };
+    let licence = "NVIDIA Software License Agreement (stand-in)\n";
+    let stub = |what: &str| format!("stand-in for {what}\n").into_bytes();
+    write_wheel_with(
+        &dir.join(format!("cuda_toolkit-{TOOLKIT}-py2.py3-none-any.whl")),
+        &toolkit_metadata(),
+        &[],
+        None,
+    );
+    type Members = Vec<(String, Vec<u8>, u32)>;
+    let component = |file: String,
+                     name: &str,
+                     version: &str,
+                     summary: &str,
+                     requires: &[&str],
+                     members: Members| {
+        let files: Vec<(&str, &[u8], u32)> = members
+            .iter()
+            .map(|(n, b, m)| (n.as_str(), b.as_slice(), *m))
+            .collect();
+        write_wheel_with(
+            &dir.join(file),
+            &component_metadata(name, version, summary, requires),
+            &files,
+            Some(licence),
+        );
+    };
+    let f = |name: &str, bytes: Vec<u8>| (format!("nvidia/cu13/{name}"), bytes, 0o644);
+    let x = |name: &str, bytes: Vec<u8>| (format!("nvidia/cu13/{name}"), bytes, 0o744);
+
+    let nvcc = if win {
+        stub("nvcc.exe")
+    } else {
+        format!("#!/bin/sh\ncat <<'EOF'\n{NVCC_VERSION}EOF\n").into_bytes()
+    };
+    let mut members = vec![x(&format!("bin/nvcc{exe}"), nvcc)];
+    for tool in [
+        "__nvcc_device_query",
+        "bin2c",
+        "cudafe++",
+        "fatbinary",
+        "nvlink",
+        "ptxas",
+    ] {
+        members.push(x(&format!("bin/{tool}{exe}"), stub(tool)));
+    }
+    members.push(f("bin/nvcc.profile", b"TOP = $(_HERE_)/..\n".to_vec()));
+    members.push(f("bin/crt/link.stub", stub("link.stub")));
+    members.push(f("bin/crt/prelink.stub", stub("prelink.stub")));
+    members.push(f("include/fatbinary_section.h", b"#pragma once\n".to_vec()));
+    component(
+        format!("nvidia_cuda_nvcc-13.5.37-{tag}.whl"),
+        "nvidia-cuda-nvcc",
+        "13.5.37",
+        "CUDA nvcc",
+        &["nvidia-nvvm", "nvidia-cuda-runtime", "nvidia-cuda-crt"],
+        members,
+    );
+
+    let mut members = vec![
+        f("include/nvvm.h", b"#pragma once\n".to_vec()),
+        x(&format!("nvvm/bin/cicc{exe}"), stub("cicc")),
+        f("nvvm/libdevice/libdevice.10.bc", stub("libdevice")),
+    ];
+    members.push(if win {
+        f("bin/x86_64/nvvm64_40_0.dll", stub("nvvm64_40_0.dll"))
+    } else {
+        f("lib/libnvvm.so.4", stub("libnvvm.so.4"))
+    });
+    component(
+        format!("nvidia_nvvm-13.5.37-{nvvm_tag}.whl"),
+        "nvidia-nvvm",
+        "13.5.37",
+        "NVVM Libraries",
+        &[],
+        members,
+    );
+
+    let members = [
+        "common_functions.h",
+        "host_config.h",
+        "host_defines.h",
+        "math_functions.h",
+    ]
+    .iter()
+    .map(|h| f(&format!("include/crt/{h}"), b"#pragma once\n".to_vec()))
+    .collect();
+    component(
+        format!("nvidia_cuda_crt-13.5.37-{tag}.whl"),
+        "nvidia-cuda-crt",
+        "13.5.37",
+        "CUDA C Runtime",
+        &[],
+        members,
+    );
+
+    let mut members: Members = [
+        "cuda.h",
+        "cuda_runtime.h",
+        "cuda_runtime_api.h",
+        "driver_types.h",
+        "cooperative_groups/reduce.h",
+    ]
+    .iter()
+    .map(|h| f(&format!("include/{h}"), b"#pragma once\n".to_vec()))
+    .collect();
+    let libs: &[&str] = if win {
+        &[
+            "bin/x86_64/cudart64_13.dll",
+            "lib/x64/cuda.lib",
+            "lib/x64/cudadevrt.lib",
+            "lib/x64/cudart.lib",
+            "lib/x64/cudart_static.lib",
+        ]
+    } else {
+        &[
+            "lib/libcudadevrt.a",
+            "lib/libcudart.so.13",
+            "lib/libcudart_static.a",
+        ]
+    };
+    members.extend(libs.iter().map(|l| f(l, stub(l))));
+    component(
+        format!("nvidia_cuda_runtime-13.5.37-{tag}.whl"),
+        "nvidia-cuda-runtime",
+        "13.5.37",
+        "CUDA Runtime native Libraries",
+        &[],
+        members,
+    );
+
+    let mut members = vec![f("cccl/LICENSE", licence.into())];
+    for c in [
+        "cccl/cccl-config.cmake",
+        "cub/cub-config.cmake",
+        "thrust/thrust-config.cmake",
+    ] {
+        members.push(f(&format!("cccl/lib/cmake/{c}"), stub(c)));
+    }
+    for h in [
+        "cccl/cuda/std/version",
+        "cccl/cub/version.cuh",
+        "cccl/thrust/version.h",
+        "nv/target",
+    ] {
+        members.push(f(&format!("include/{h}"), b"#pragma once\n".to_vec()));
+    }
+    component(
+        format!("nvidia_cuda_cccl-13.3.5.0.6-{tag}.whl"),
+        "nvidia-cuda-cccl",
+        "13.3.5.0.6",
+        "CUDA CCCL",
+        &[],
+        members,
+    );
+    dir.to_path_buf()
+}
+
+/// Simpler stand-ins for NVIDIA's 13.5 wheels (no network): the
 /// `cuda-toolkit` metapackage pinning nvcc and the runtime for Linux, an nvcc wheel, and
 /// a runtime wheel of version `runtime` (without `libcudart.so.13` unless `cudart`).
 /// `nvcc` names the build in its output, so a test can tell one tree from another.

@@ -90,8 +90,9 @@ if [ $rc = 3 ] && grep -q repair_cudnn_damaged "$work/repair2.json"; then ok "re
 W repair --fix --json > "$work/repair3.json" 2>/dev/null; rc=$?
 if [ $rc = 0 ] && [ -f "$tk/bin/cudnn_ops64_9.dll" ]; then ok "repair --fix: the DLL is back, audit clean"; else bad "repair --fix (exit $rc)"; head -60 "$work/repair3.json"; fi
 
-# 4. The wheels method: NVIDIA's real Windows wheels (pip, cached like cargo test's) from a
-#    static PEP 503 index on loopback, into the folder the user owns or Program Files.
+# 4. The wheels method: NVIDIA's real Windows wheels (pip, cached where the real-artifact
+#    tests keep theirs) from a static PEP 503 index on loopback, into the folder the user
+#    owns or Program Files.
 wheels="target/tmp/wheels/win"
 if [ "$(ls "$wheels"/*.whl 2>/dev/null | wc -l)" -lt 6 ]; then
     mkdir -p "$wheels"

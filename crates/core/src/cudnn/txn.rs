@@ -189,16 +189,15 @@ fn read_journal(dir: &Path) -> Result<Option<Journal>, CudnnError> {
 }
 
 /// Test hooks, compiled into debug builds only: make one file's move fail as if the file
-/// were in use (Windows' sharing violation cannot happen on Linux), or slow each move so
-/// a test can kill the process mid-transaction.
+/// were in use (Windows' sharing violation cannot happen on Linux), or pause before the
+/// first move or the n-th (`cudnn_move_<n>`, from 0) so a test can kill the process at
+/// every point of a transaction in turn.
 fn test_hooks(rel: &str) -> Result<(), CudnnError> {
     if cfg!(debug_assertions) {
+        static MOVES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = MOVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         crate::lock::test_pause("cudnn_move");
-        if let Ok(ms) = std::env::var("CUDA_SETUP_TEST_SLOW_MS")
-            && let Ok(ms) = ms.parse()
-        {
-            std::thread::sleep(std::time::Duration::from_millis(ms));
-        }
+        crate::lock::test_pause(&format!("cudnn_move_{n}"));
         if std::env::var("CUDA_SETUP_TEST_IN_USE").is_ok_and(|f| rel.ends_with(&f)) {
             return Err(CudnnError::InUse {
                 file: PathBuf::from(rel),

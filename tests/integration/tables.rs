@@ -61,7 +61,12 @@ fn every_shipped_table_loads() {
         "there is no 12.7"
     );
     // The dossier's UNCONFIRMED rows stay unconfirmed.
-    let r135 = t.toolkits.releases.last().unwrap();
+    let r135 = t
+        .toolkits
+        .releases
+        .iter()
+        .find(|r| r.version == v("13.5.0"))
+        .unwrap();
     assert!(!r135.confirmed && r135.driver_linux.is_none());
     assert!(
         t.toolkits
@@ -72,7 +77,9 @@ fn every_shipped_table_loads() {
     );
     // cuDNN 8.9 → 9.27 with the DLL move at 9.18.
     assert_eq!(t.cudnn.releases.first().unwrap().version, v("8.9.7.29"));
-    assert_eq!(t.cudnn.releases.last().unwrap().version, v("9.27.0.42"));
+    // Oldest first, so the last is the newest; at least what was out when this was written.
+    assert!(t.cudnn.releases.is_sorted_by_key(|r| r.version.clone()));
+    assert!(t.cudnn.releases.last().unwrap().version >= v("9.27.0.42"));
     for r in &t.cudnn.releases {
         let want = if r.version >= v("9.18") {
             "bin/x64"

@@ -3,7 +3,7 @@
 
 #![cfg(unix)]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -317,16 +317,23 @@ fn an_interrupted_cudnn_install_is_rolled_back() {
             "--cuda-dir",
             tk.to_str().unwrap(),
         ])
-        .env("CUDA_SETUP_TEST_SLOW_MS", "300")
+        // Paused before its third move (`cudnn_move_2`), then killed: mid-transaction.
+        .env("CUDA_SETUP_TEST_PAUSE_AT", "cudnn_move_2")
+        .env("CUDA_SETUP_TEST_PAUSE_DIR", work.path())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let journal = tk.join(".cuda-setup/cudnn-journal.json");
+    let flag = work.path().join("cudnn_move_2.paused");
     let t0 = std::time::Instant::now();
-    while !journal.exists() && t0.elapsed().as_secs() < 30 {
+    while !flag.exists() {
+        assert!(t0.elapsed().as_secs() < 60, "never reached the third move");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ended before the third move"
+        );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    std::thread::sleep(std::time::Duration::from_millis(700));
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(journal.exists());

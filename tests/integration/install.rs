@@ -6,7 +6,7 @@
 
 #![cfg(unix)]
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -584,7 +584,10 @@ fn pytorch_goal_runs_pip_in_the_chosen_python() {
     let pip = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         pip.trim(),
-        "-m pip install torch==2.13.0 torchvision --index-url https://download.pytorch.org/whl/cu126"
+        format!(
+            "-m pip install torch=={} torchvision --index-url https://download.pytorch.org/whl/cu126",
+            support::newest_torch()
+        )
     );
 }
 
@@ -617,11 +620,12 @@ fn cpython_tag() -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-/// PyTorch's index layout on loopback: `/whl/cu126/torch/` lists torch 2.13.0 for several
+/// PyTorch's index layout on loopback: `/whl/cu126/torch/` lists the newest torch for several
 /// Pythons and platforms (each file distinct), with `#sha256=` fragments; `lie` lists a
 /// wrong hash for this machine's wheel.
 fn torch_index(server: &Server, lie: bool) -> (String, Vec<u8>) {
     let here = cpython_tag();
+    let torch = support::newest_torch();
     let mut links = String::new();
     let mut mine = (String::new(), Vec::new());
     let mut pythons: Vec<String> = ["cp310", "cp311", "cp312", "cp313", "cp314"]
@@ -633,7 +637,7 @@ fn torch_index(server: &Server, lie: bool) -> (String, Vec<u8>) {
     for py in &pythons {
         let py = py.as_str();
         for plat in ["win_amd64", "manylinux_2_28_x86_64"] {
-            let name = format!("torch-2.13.0+cu126-{py}-{py}-{plat}.whl");
+            let name = format!("torch-{torch}+cu126-{py}-{py}-{plat}.whl");
             let bytes: Vec<u8> = (0..3_000_000u32)
                 .map(|i| {
                     (i.wrapping_mul(2_654_435_761) >> 24) as u8
@@ -704,7 +708,7 @@ fn the_torch_wheel_comes_through_the_engine_verified_then_pip_installs_the_file(
     // The wheel this machine's pip accepts, byte for byte, where downloads go.
     let file = m.root().join(".cuda-setup/downloads").join(&name);
     assert_eq!(std::fs::read(&file).unwrap(), bytes);
-    // pip got the file in place of `torch==2.13.0`; the rest still comes from the index.
+    // pip got the file in place of `torch==<newest>`; the rest still comes from the index.
     let pip = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         pip.trim(),
@@ -718,7 +722,8 @@ fn the_torch_wheel_comes_through_the_engine_verified_then_pip_installs_the_file(
     assert_eq!(
         r["plan"]["torch_command"],
         format!(
-            "pip install torch==2.13.0 torchvision --index-url {}/cu126",
+            "pip install torch=={} torchvision --index-url {}/cu126",
+            support::newest_torch(),
             m.server.url("/whl")
         )
     );
@@ -746,7 +751,8 @@ fn a_torch_wheel_name_that_climbs_out_of_downloads_is_refused_and_pip_never_runs
     // From <root>/.cuda-setup/downloads/<first part>, four `..` reach the folder above the
     // root: the file would land beside it.
     let landing = "evil.manylinux_2_28_x86_64.whl";
-    let name = format!("torch-2.13.0+cu126-{py_tag}-{py_tag}-x/../../../../{landing}");
+    let torch = support::newest_torch();
+    let name = format!("torch-{torch}+cu126-{py_tag}-{py_tag}-x/../../../../{landing}");
     let bytes = b"a file that must not be written".to_vec();
     let sha = sha256_of(&bytes);
     m.server

@@ -1,7 +1,7 @@
 //! cuDNN install as a transaction: real-layout archives, a hostile corpus, kill -9 at
-//! random points, uninstall and verify.
+//! every point of the transaction, uninstall and verify.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -26,6 +26,36 @@ fn cli(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
+}
+
+/// Runs `cmd` with the pause point `point` set (`lock::test_pause`, flag in `flags`):
+/// kills it there (SIGKILL) and returns true, or returns false when it ended on its own
+/// without reaching it.
+fn killed_at(mut cmd: Command, point: &str, flags: &Path) -> bool {
+    std::fs::create_dir_all(flags).unwrap();
+    let flag = flags.join(format!("{point}.paused"));
+    let mut child = cmd
+        .env("CUDA_SETUP_TEST_PAUSE_AT", point)
+        .env("CUDA_SETUP_TEST_PAUSE_DIR", flags)
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !flag.exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "ended with {status} before {point}");
+            return false;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "neither reached {point} nor ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    true
 }
 
 fn no_staging(dir: &Path) {
@@ -423,80 +453,59 @@ fn a_file_in_use_rolls_everything_back() {
     assert!(!dir.join(".cuda-setup/cudnn-journal.json").exists());
 }
 
-/// Kill -9 at random points, 20 times: after recovery the folder is exactly the old
-/// state or exactly the new one; a rerun always completes.
+/// Kill -9 before each move of the transaction in turn: after recovery the folder is
+/// exactly the old state (the transaction rolled back); a rerun always completes; the run
+/// that reaches no more moves leaves exactly the new state.
 #[test]
-fn kill_9_at_random_points_never_leaves_a_mix() {
+fn kill_9_at_every_move_never_leaves_a_mix() {
     let w = tempfile::tempdir().unwrap();
     let zip = w.path().join("c.zip");
     SPEC_927_13.write(&zip);
     let reference = toolkit(&w.path().join("ref"), "13.0.2");
+    let bare = tree(&reference);
     cudnn::install(&zip, &reference, &|_| {}).unwrap();
     let new_state = tree(&reference);
 
-    // How long one slowed-down install takes here: kills are spread over that span.
-    let spawn = |dir: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
-            .args([
-                "cudnn",
-                "install",
-                "--archive",
-                p(&zip),
-                "--cuda-dir",
-                p(dir),
-            ])
-            .env("CUDA_SETUP_TEST_SLOW_MS", "8")
-            .stderr(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
+    let install = |dir: &Path| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
+        c.args([
+            "cudnn",
+            "install",
+            "--archive",
+            p(&zip),
+            "--cuda-dir",
+            p(dir),
+        ]);
+        c
     };
-    let timing = toolkit(&w.path().join("timing"), "13.0.2");
-    let t0 = std::time::Instant::now();
-    assert!(spawn(&timing).wait().unwrap().success());
-    let span = t0.elapsed().as_millis() as u64;
-
-    let mut seen = BTreeMap::from([("old", 0), ("new", 0), ("rolled back mid-transaction", 0)]);
-    let mut seed = 0x2545F4914F6CDD1Du64;
-    for i in 0..20 {
-        let dir = toolkit(&w.path().join(format!("t{i}")), "13.0.2");
+    let mut kills = 0;
+    loop {
+        let dir = toolkit(&w.path().join(format!("t{kills}")), "13.0.2");
         std::fs::write(dir.join("bin/x64/cudnn64_9.dll"), b"old").unwrap();
         let old_state = tree(&dir);
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let delay = std::time::Duration::from_millis(seed % (span + 1));
-        let mut child = spawn(&dir);
-        std::thread::sleep(delay);
-        let _ = child.kill(); // SIGKILL
-        let _ = child.wait();
-
-        if cudnn::recover(&dir).unwrap() == Some(cudnn::Recovered::RolledBack) {
-            *seen.get_mut("rolled back mid-transaction").unwrap() += 1;
-        }
-        let now = tree(&dir);
         let mut expect_new = old_state.clone();
         expect_new.extend(new_state.clone());
-        if now == old_state {
-            *seen.get_mut("old").unwrap() += 1;
-        } else {
-            assert_eq!(
-                now, expect_new,
-                "try {i} (killed after {delay:?}) left a mix"
-            );
-            *seen.get_mut("new").unwrap() += 1;
+        let point = format!("cudnn_move_{kills}");
+        if !killed_at(install(&dir), &point, &w.path().join("flags")) {
+            assert_eq!(tree(&dir), expect_new, "the run past every move");
+            break;
         }
+        kills += 1;
+        assert_eq!(
+            cudnn::recover(&dir).unwrap(),
+            Some(cudnn::Recovered::RolledBack),
+            "killed at {point}"
+        );
+        assert_eq!(tree(&dir), old_state, "killed at {point}: a mix was left");
         no_staging(&dir);
         // A rerun completes.
         cudnn::install(&zip, &dir, &|_| {}).unwrap();
-        assert_eq!(tree(&dir), expect_new, "try {i}: rerun");
+        assert_eq!(tree(&dir), expect_new, "killed at {point}: rerun");
         assert!(cudnn::verify(&dir).unwrap().problems.is_empty());
     }
-    eprintln!("after kill -9 (install takes {span} ms): {seen:?}");
-    assert!(
-        seen["rolled back mid-transaction"] >= 1,
-        "no kill landed inside the transaction: {seen:?}"
-    );
+    // At least one kill per file the archive adds (each is a move).
+    let added = new_state.keys().filter(|k| !bare.contains_key(*k)).count();
+    assert!(kills >= added, "{kills} kills, {added} files added");
 }
 
 // NVIDIA's Linux tarball: the same pipeline, with symbolic links.
@@ -994,8 +1003,9 @@ mod linux_tarball {
         assert!(cudnn::verify(&dir).unwrap().problems.is_empty());
     }
 
-    /// Kill -9 during a tarball install (links and a replaced link among the moves): after
-    /// recovery the folder is exactly the old state or exactly the new one, links included.
+    /// Kill -9 before each move of a tarball install in turn (links and a replaced link
+    /// among the moves): after recovery the folder is exactly the old state, links
+    /// included; the rerun and an uninstall after it are exact too.
     #[test]
     fn kill_9_during_a_tarball_install_never_leaves_a_mix_of_links() {
         let w = tempfile::tempdir().unwrap();
@@ -1009,55 +1019,42 @@ mod linux_tarball {
         old_link(&reference);
         cudnn::install(&tarball, &reference, &|_| {}).unwrap();
         let new_state = tree_links(&reference);
-        let spawn = |dir: &Path| {
-            Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
-                .args([
-                    "cudnn",
-                    "install",
-                    "--archive",
-                    p(&tarball),
-                    "--cuda-dir",
-                    p(dir),
-                ])
-                .env("CUDA_SETUP_TEST_SLOW_MS", "8")
-                .stderr(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .spawn()
-                .unwrap()
+        let install = |dir: &Path| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
+            c.args([
+                "cudnn",
+                "install",
+                "--archive",
+                p(&tarball),
+                "--cuda-dir",
+                p(dir),
+            ]);
+            c
         };
-        let timing = linux_toolkit(&w.path().join("timing"), "12.4.1");
-        let t0 = std::time::Instant::now();
-        assert!(spawn(&timing).wait().unwrap().success());
-        let span = t0.elapsed().as_millis() as u64;
-        let mut rolled_back = 0;
-        let mut seed = 0x9E3779B97F4A7C15u64;
-        for i in 0..12 {
-            let dir = linux_toolkit(&w.path().join(format!("t{i}")), "12.4.1");
+        let mut kills = 0;
+        loop {
+            let dir = linux_toolkit(&w.path().join(format!("t{kills}")), "12.4.1");
             old_link(&dir);
             let old_state = tree_links(&dir);
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let delay = std::time::Duration::from_millis(seed % (span + 1));
-            let mut child = spawn(&dir);
-            std::thread::sleep(delay);
-            let _ = child.kill();
-            let _ = child.wait();
-            if cudnn::recover(&dir).unwrap() == Some(cudnn::Recovered::RolledBack) {
-                rolled_back += 1;
+            let point = format!("cudnn_move_{kills}");
+            if !killed_at(install(&dir), &point, &w.path().join("flags")) {
+                assert_eq!(tree_links(&dir), new_state, "the run past every move");
+                break;
             }
-            let now = tree_links(&dir);
-            assert!(
-                now == old_state || now == new_state,
-                "try {i} (killed after {delay:?}) left a mix"
+            kills += 1;
+            assert_eq!(
+                cudnn::recover(&dir).unwrap(),
+                Some(cudnn::Recovered::RolledBack),
+                "killed at {point}"
             );
+            assert_eq!(tree_links(&dir), old_state, "killed at {point}: a mix");
             no_staging(&dir);
             cudnn::install(&tarball, &dir, &|_| {}).unwrap();
-            assert_eq!(tree_links(&dir), new_state, "try {i}: rerun");
+            assert_eq!(tree_links(&dir), new_state, "killed at {point}: rerun");
             cudnn::uninstall(&dir).unwrap();
-            assert_eq!(tree_links(&dir), old_state, "try {i}: uninstall");
+            assert_eq!(tree_links(&dir), old_state, "killed at {point}: uninstall");
         }
-        eprintln!("tarball install takes {span} ms; {rolled_back} of 12 kills rolled back");
+        assert!(kills >= LIBS_9.len(), "{kills} kills");
     }
 
     /// Names over 100 bytes come in GNU long-name records, as GNU tar writes them.

@@ -2,7 +2,7 @@
 //! the md5sum.txt and cuDNN manifest NVIDIA publishes; then the bundle used with the
 //! network unreachable.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::sync::Arc;

@@ -1,9 +1,11 @@
 //! Verify (`smoke`, `doctor`) on this machine, for real: no driver and no GPU here, so the
 //! loading-failure paths run against the real loader; stand-in NVIDIA libraries are real
-//! shared objects built by the system C compiler; doctor runs a real Python with no torch
-//! and with stand-in torch packages. The GPU tests at the end need an NVIDIA GPU and are
+//! shared objects written here (`support::elf`: no C compiler needed); doctor runs a real
+//! Python with no torch and with stand-in torch packages. The GPU tests at the end need an NVIDIA GPU and are
 //! ignored here (see docs/cli.md, "Verify on a GPU machine").
 #![cfg(unix)]
+
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -61,37 +63,12 @@ fn driver_present() -> bool {
     loader::open_system("libcuda.so.1").is_ok()
 }
 
-/// A real shared library, built by the system C compiler, with the given soname, linked
-/// against `needed` (other libraries built here).
-fn build_so(dir: &Path, file: &str, source: &str, needed: &[&str]) {
-    std::fs::create_dir_all(dir).unwrap();
-    let src = dir.join(format!("{file}.c"));
-    std::fs::write(&src, source).unwrap();
-    let mut c = Command::new("cc");
-    c.args(["-shared", "-fPIC", "-o"])
-        .arg(dir.join(file))
-        .arg(&src)
-        .arg(format!("-Wl,-soname,{file}"))
-        .arg(format!("-L{}", dir.display()));
-    // Keep every DT_NEEDED entry (some distributions link --as-needed by default).
-    c.arg("-Wl,--no-as-needed");
-    for n in needed {
-        c.arg(format!("-l:{n}"));
-    }
-    let out = c.output().expect("tests need a C compiler (cc)");
-    assert!(
-        out.status.success(),
-        "cc: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::remove_file(&src).unwrap();
-}
-
-fn exports(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("int {n}(void) {{ return 0; }}\n"))
-        .collect()
+/// A real shared library (written by `support::elf`, no C compiler needed) with the
+/// given soname, needing `needed` (other libraries made here), exporting `functions`
+/// that each return 0.
+fn build_so(dir: &Path, file: &str, functions: &[&str], needed: &[&str]) {
+    let f: Vec<(&str, u64)> = functions.iter().map(|n| (*n, 0)).collect();
+    support::elf::write_library(dir, file, needed, &f);
 }
 
 const CUBLAS_FUNCTIONS: &[&str] = &[
@@ -110,16 +87,11 @@ fn toolkit_with_cublas(root: &Path, keep_lt: bool) -> PathBuf {
         r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#,
     );
     let lib = tk.join("lib64");
-    build_so(
-        &lib,
-        "libcublasLt.so.12",
-        "int cublasLtCreate(void) { return 0; }\n",
-        &[],
-    );
+    build_so(&lib, "libcublasLt.so.12", &["cublasLtCreate"], &[]);
     build_so(
         &lib,
         "libcublas.so.12",
-        &exports(CUBLAS_FUNCTIONS),
+        CUBLAS_FUNCTIONS,
         &["libcublasLt.so.12"],
     );
     if !keep_lt {
@@ -268,12 +240,12 @@ const CUDNN9_COMPANIONS: &[&str] = &[
 /// companions listed.
 fn cudnn_into(tk: &Path, cudart: u32, companions: &[&str]) {
     let lib = tk.join("lib64");
-    let mut src = exports(CUDNN_FUNCTIONS);
-    src += "unsigned long cudnnGetVersion(void) { return 90100; }\n";
-    src += &format!("unsigned long cudnnGetCudartVersion(void) {{ return {cudart}; }}\n");
-    build_so(&lib, "libcudnn.so.9", &src, &[]);
+    let mut functions: Vec<(&str, u64)> = CUDNN_FUNCTIONS.iter().map(|n| (*n, 0)).collect();
+    functions.push(("cudnnGetVersion", 90100));
+    functions.push(("cudnnGetCudartVersion", u64::from(cudart)));
+    support::elf::write_library(&lib, "libcudnn.so.9", &[], &functions);
     for c in companions {
-        build_so(&lib, c, "int cudnnCompanion(void) { return 0; }\n", &[]);
+        build_so(&lib, c, &["cudnnCompanion"], &[]);
     }
     write(
         &tk.join("include/cudnn_version.h"),
@@ -336,16 +308,11 @@ fn cudnn_sub_library_with_a_missing_dependency() {
     cudnn_into(&tk, 12040, &others);
     // libcudnn_cnn.so.9 needs a library that is not there.
     let lib = tk.join("lib64");
-    build_so(
-        &lib,
-        "libnvgone.so.1",
-        "int gone(void) { return 0; }\n",
-        &[],
-    );
+    build_so(&lib, "libnvgone.so.1", &["gone"], &[]);
     build_so(
         &lib,
         "libcudnn_cnn.so.9",
-        "int cudnnCompanion(void) { return 0; }\n",
+        &["cudnnCompanion"],
         &["libnvgone.so.1"],
     );
     std::fs::remove_file(lib.join("libnvgone.so.1")).unwrap();

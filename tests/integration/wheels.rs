@@ -1,12 +1,17 @@
-//! `install --method wheels` end to end with NVIDIA's real wheels (fetched once with pip,
-//! cached under target/) served on loopback as a PyPI index: the assembled 13.5 tree's
-//! real nvcc reports 13.5 and compiles a kernel with gcc as host compiler, `detect` finds
-//! the toolkit, `smoke` explains there is no driver; a wrong hash, a wheel missing for
-//! the platform and a mirror that is down each stop with a clear error and leave no tree.
+//! `install --method wheels` end to end with stand-ins for NVIDIA's wheels (their names,
+//! layouts and dist-info, built here) served on loopback as a PyPI index: the assembled
+//! 13.5 tree has the installer's layout, its nvcc reports 13.5, `detect` finds the
+//! toolkit, `smoke` explains there is no driver; a wrong hash, a wheel missing for the
+//! platform and a mirror that is down each stop with a clear error and leave no tree.
+//!
+//! The same checks with NVIDIA's real wheels (fetched once with pip, cached under
+//! target/), where the real nvcc also compiles a kernel with gcc as host compiler, are the
+//! ignored `real_nvidia_wheels_*` tests: they need PyPI, and `scripts/real-artifacts.sh`
+//! runs them.
 
 #![cfg(all(unix, target_arch = "x86_64"))]
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -15,7 +20,9 @@ use cuda_setup_core::compat::Os;
 use cuda_setup_core::download::Options;
 use cuda_setup_core::wheels::{self, WheelError};
 use serde_json::Value;
-use support::wheels::{COMPONENTS, IndexFile, Platform, TOOLKIT, cached, files, serve};
+use support::wheels::{
+    COMPONENTS, IndexFile, NVCC_VERSION, Platform, TOOLKIT, cached, files, serve, toolkit_standins,
+};
 
 fn cli(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
@@ -79,20 +86,55 @@ fn install_args_with_cudnn<'a>(index: &'a str, root: &'a str, os: &'a str) -> Ve
     ]
 }
 
-fn linux_files() -> Vec<IndexFile> {
-    files(&[&cached(Platform::Linux)])
+/// Where the toolkit's wheels come from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Wheels {
+    /// Built here (`support::wheels::toolkit_standins`).
+    StandIn,
+    /// NVIDIA's, from PyPI (`support::wheels::cached`).
+    Real,
 }
 
-/// The real toolkit wheels plus a real-layout cuDNN wheel (the real one is 500 MB).
-fn with_cudnn_wheel(p: Platform, tmp: &Path) -> Vec<IndexFile> {
-    support::cudnn_zip::write_cudnn_wheel(tmp, "9.27.0.42", 13, p == Platform::Windows);
-    files(&[&cached(p), tmp])
+/// The toolkit's wheels for `p` (stand-ins are written under `tmp`).
+fn toolkit_files(p: Platform, w: Wheels, tmp: &Path) -> Vec<IndexFile> {
+    let dir = match w {
+        Wheels::StandIn => toolkit_standins(&tmp.join("toolkit"), p),
+        Wheels::Real => cached(p),
+    };
+    files(&[&dir])
+}
+
+fn linux_files(tmp: &Path) -> Vec<IndexFile> {
+    toolkit_files(Platform::Linux, Wheels::StandIn, tmp)
+}
+
+/// The toolkit's wheels plus a real-layout cuDNN wheel (the real one is 500 MB).
+fn with_cudnn_wheel(p: Platform, w: Wheels, tmp: &Path) -> Vec<IndexFile> {
+    let cudnn = tmp.join("cudnn");
+    std::fs::create_dir_all(&cudnn).unwrap();
+    support::cudnn_zip::write_cudnn_wheel(&cudnn, "9.27.0.42", 13, p == Platform::Windows);
+    let mut all = toolkit_files(p, w, tmp);
+    all.extend(files(&[&cudnn]));
+    all
 }
 
 #[test]
-fn linux_toolkit_from_a_json_index_compiles_a_kernel_and_is_found() {
+fn linux_toolkit_from_a_json_index_is_assembled_and_found() {
+    linux_toolkit_is_assembled_and_found(Wheels::StandIn);
+}
+
+#[test]
+#[ignore = "needs PyPI: NVIDIA's real wheels; scripts/real-artifacts.sh runs it"]
+fn real_nvidia_wheels_linux_toolkit_compiles_a_kernel_and_is_found() {
+    linux_toolkit_is_assembled_and_found(Wheels::Real);
+}
+
+/// Installs 13.5 from `w` into a new root and checks the tree, its nvcc (the real one
+/// also compiles and runs a kernel), detect, smoke, cuDNN from its wheel, and a second
+/// run that fetches nothing new.
+fn linux_toolkit_is_assembled_and_found(w: Wheels) {
     let wheels = tempfile::tempdir().unwrap();
-    let server = serve(&with_cudnn_wheel(Platform::Linux, wheels.path()));
+    let server = serve(&with_cudnn_wheel(Platform::Linux, w, wheels.path()));
     let root = tempfile::tempdir().unwrap();
     let r = root.path().to_str().unwrap();
     let index = server.url("/simple");
@@ -121,15 +163,25 @@ fn linux_toolkit_from_a_json_index_compiles_a_kernel_and_is_found() {
     assert_eq!(vj["cuda"]["version"], TOOLKIT);
     assert_eq!(vj["cuda_nvcc"]["version"], "13.5.37");
 
-    // The real nvcc.
+    // Its nvcc runs from the tree (the stand-in prints what the real one does).
     let v = Command::new(dir.join("bin/nvcc"))
         .arg("--version")
         .output()
         .unwrap();
     let vt = String::from_utf8_lossy(&v.stdout);
     assert!(vt.contains("release 13.5, V13.5.37"), "{vt}");
+    if w == Wheels::StandIn {
+        assert_eq!(vt, NVCC_VERSION);
+    } else {
+        compile_a_kernel(&dir);
+    }
+    detected_and_smoked(&dir, w);
+    with_cudnn_then_again(&server, &index, r, &dir);
+}
 
-    // A real kernel, gcc as the host compiler, linked against the wheels' cudart.
+/// The real nvcc compiles a kernel, gcc as the host compiler, linked against the wheels'
+/// cudart; the program runs.
+fn compile_a_kernel(dir: &Path) {
     let work = tempfile::tempdir().unwrap();
     let cu = work.path().join("add.cu");
     std::fs::write(
@@ -160,7 +212,11 @@ int main() {
     let rt = text(&run);
     // No GPU here: the program runs and the CUDA runtime says why it cannot go on.
     assert!(rt.contains("cuda: ") || rt.contains("ran: "), "{rt}");
+}
 
+/// detect finds the tree and smoke says there is no driver (the stand-in nvcc compiles
+/// nothing: smoke's nvcc check is for the real one).
+fn detected_and_smoked(dir: &Path, w: Wheels) {
     // detect finds it through CUDA_PATH and PATH, versioned from version.json.
     let path = format!(
         "{}:{}",
@@ -184,18 +240,22 @@ int main() {
 
     // smoke: no driver on this machine, and it says so (exit 4).
     if !Path::new("/proc/driver/nvidia/version").exists() {
-        let s = cli(
-            &["smoke", "--json", "--cuda-dir", dir.to_str().unwrap()],
-            &[],
-        );
+        let mut args = vec!["smoke", "--json", "--cuda-dir", dir.to_str().unwrap()];
+        if w == Wheels::StandIn {
+            args.push("--no-nvcc");
+        }
+        let s = cli(&args, &[]);
         assert_eq!(s.status.code(), Some(4), "{}", text(&s));
         let sj: Value = serde_json::from_slice(&s.stdout).unwrap();
         assert_eq!(sj["reason"]["key"], "smoke_no_driver");
     }
+}
 
+/// Again with cuDNN (the toolkit is not rebuilt), then a third run that changes nothing.
+fn with_cudnn_then_again(server: &support::server::Server, index: &str, r: &str, dir: &Path) {
     // Again with cuDNN: the toolkit is not rebuilt, cuDNN comes from its wheel through
     // the cuDNN transaction (Linux has no redist zip to use).
-    let with = cli(&install_args_with_cudnn(&index, r, "linux"), &[]);
+    let with = cli(&install_args_with_cudnn(index, r, "linux"), &[]);
     assert_eq!(with.status.code(), Some(0), "{}", text(&with));
     assert!(
         text(&with).contains("CUDA 13.5.0 already built from these wheels"),
@@ -223,7 +283,7 @@ int main() {
 
     // A second run fetches nothing new and changes nothing.
     let before = server.requests();
-    let again = cli(&install_args_with_cudnn(&index, r, "linux"), &[]);
+    let again = cli(&install_args_with_cudnn(index, r, "linux"), &[]);
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
     assert!(
         text(&again).contains("Already in place"),
@@ -240,8 +300,8 @@ int main() {
 
 #[test]
 fn the_html_index_resolves_the_same_wheels_as_the_json_one() {
-    let server = serve(&linux_files());
     let work = tempfile::tempdir().unwrap();
+    let server = serve(&linux_files(work.path()));
     let req = |index: String| wheels::Request {
         index,
         toolkit: TOOLKIT.parse().unwrap(),
@@ -288,7 +348,8 @@ fn the_html_index_resolves_the_same_wheels_as_the_json_one() {
 
 #[test]
 fn a_wrong_hash_on_the_index_stops_before_anything_is_installed() {
-    let mut f = linux_files();
+    let wheels = tempfile::tempdir().unwrap();
+    let mut f = linux_files(wheels.path());
     let rt = f
         .iter_mut()
         .find(|f| f.project == "nvidia-cuda-runtime")
@@ -322,7 +383,8 @@ fn a_wrong_hash_on_the_index_stops_before_anything_is_installed() {
 #[test]
 fn a_wheel_missing_for_the_platform_is_named() {
     // The index has every wheel, but nvidia-cuda-crt only for Windows.
-    let mut f = linux_files();
+    let wheels = tempfile::tempdir().unwrap();
+    let mut f = linux_files(wheels.path());
     let crt = f
         .iter_mut()
         .find(|f| f.project == "nvidia-cuda-crt")
@@ -362,8 +424,19 @@ fn a_mirror_that_is_down_is_reported_with_a_hint() {
 
 #[test]
 fn windows_layout_puts_nvcc_in_bin_and_cudart_in_bin_x64() {
+    windows_layout(Wheels::StandIn);
+}
+
+#[test]
+#[ignore = "needs PyPI: NVIDIA's real wheels; scripts/real-artifacts.sh runs it"]
+fn real_nvidia_wheels_windows_layout_puts_nvcc_in_bin_and_cudart_in_bin_x64() {
+    windows_layout(Wheels::Real);
+}
+
+/// The Windows tree from `w`: nvcc in bin, the DLLs in bin\x64, cuDNN beside them.
+fn windows_layout(w: Wheels) {
     let wheels = tempfile::tempdir().unwrap();
-    let server = serve(&with_cudnn_wheel(Platform::Windows, wheels.path()));
+    let server = serve(&with_cudnn_wheel(Platform::Windows, w, wheels.path()));
     let root = tempfile::tempdir().unwrap();
     let out = cli(
         &install_args_with_cudnn(
@@ -476,7 +549,11 @@ fn a_hostile_cudnn_wheel_is_refused_and_the_toolkit_is_unchanged() {
 #[test]
 fn a_wheels_bundle_installs_with_the_index_gone() {
     let wheels = tempfile::tempdir().unwrap();
-    let server = serve(&with_cudnn_wheel(Platform::Linux, wheels.path()));
+    let server = serve(&with_cudnn_wheel(
+        Platform::Linux,
+        Wheels::StandIn,
+        wheels.path(),
+    ));
     let bundle = tempfile::tempdir().unwrap();
     let b = bundle.path().to_str().unwrap();
     let index = server.url("/simple");
@@ -536,7 +613,8 @@ fn a_wheels_bundle_installs_with_the_index_gone() {
 #[test]
 fn a_cudnn_wheel_the_index_lacks_is_left_out_with_a_note() {
     // The toolkit's wheels only: no nvidia-cudnn-cu13 on this index.
-    let server = serve(&linux_files());
+    let wheels = tempfile::tempdir().unwrap();
+    let server = serve(&linux_files(wheels.path()));
     let root = tempfile::tempdir().unwrap();
     let index = server.url("/simple");
     let mut args = install_args_with_cudnn(&index, root.path().to_str().unwrap(), "linux");

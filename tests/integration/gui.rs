@@ -8,7 +8,7 @@
 
 #![cfg(unix)]
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -654,20 +654,24 @@ fn wizard_flags_with_a_subcommand_are_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("hint:"));
 }
 
-/// The wheels method chosen in the wizard: NVIDIA's real Windows wheels (pip, cached)
-/// from a loopback PyPI index, through Choose → Prepare → Install.
+/// The wheels method chosen in the wizard: stand-ins for NVIDIA's Windows wheels (real
+/// names and layouts) from a loopback PyPI index, through Choose → Prepare → Install.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
-    use support::wheels::{Platform, cached, files, serve};
-    let index = serve(&files(&[&cached(Platform::Windows)]));
+    use support::wheels::{Platform, files, serve, toolkit_standins};
+    let wheels = tempfile::tempdir().unwrap();
+    let index = serve(&files(&[&toolkit_standins(
+        wheels.path(),
+        Platform::Windows,
+    )]));
     let m = Machine::new(windows_installer(0, 0));
     let mut o = m.options(Lang::En);
     o.cuda = Some("13.5".parse().unwrap());
     o.overrides.driver = Some(Some("600.00".parse().unwrap()));
     o.method = cuda_setup_core::recommend::Method::Wheels;
     o.pypi_mirror = Some(index.url("/simple"));
-    // The wheels pip fetched for the tests (the default set adds cuBLAS, 400 MB).
+    // The components the stand-ins are of (the default set adds cuBLAS).
     o.components = Some(
         support::wheels::COMPONENTS
             .split(',')
@@ -865,8 +869,15 @@ fn in_child_with_panic_in(name: &str, point: &str) -> bool {
     if std::env::var_os("CUDA_SETUP_TEST_PANIC_IN").is_some() {
         return false;
     }
+    // The test's full name in this binary: its module path without the crate's name.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--test-threads", "1"])
+        .args([
+            "--exact",
+            &format!("{module}::{name}"),
+            "--test-threads",
+            "1",
+        ])
         .env("CUDA_SETUP_TEST_PANIC_IN", point)
         .output()
         .unwrap();

@@ -1,7 +1,7 @@
 //! The download engine against a real HTTP server on 127.0.0.1 serving real bytes, with
 //! faults on demand.
 
-mod support;
+use crate::support;
 
 use std::net::TcpListener;
 use std::path::Path;

@@ -1,0 +1,23 @@
+//! The integration tests, one binary: each test binary links the whole program (eframe,
+//! reqwest, tokio) again, so one binary instead of fourteen saves most of a warm
+//! `cargo test`. Each module is one area; `cargo test --test integration cudnn::` runs one.
+//! The property tests are their own binary (`tests/fuzz.rs`): their long run builds only
+//! them, in release.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod bundle;
+mod cli;
+mod cudnn;
+mod detect;
+mod download;
+mod gui;
+mod install;
+mod one_writer;
+mod refresh;
+mod repair;
+mod state_files;
+mod tables;
+mod verify;
+mod wheels;

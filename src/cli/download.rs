@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::progress::{Progress, Update};
 use super::{CliError, exit};
 use cuda_setup_core::download::{self, Cancel, Event, Expected, Options, Request};
-use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::i18n::{Lang, tf};
 use cuda_setup_core::platform::{self, Host};
 
 #[derive(Debug, clap::Args)]
@@ -192,7 +192,12 @@ impl download::Reporter for StatusLine {
         match e {
             Event::Progress(p) => {
                 let conns = p.per_connection.iter().filter(|b| **b > 0).count();
-                let note = format!("({conns} connection{})", if conns == 1 { "" } else { "s" });
+                let key = if conns == 1 {
+                    "cli_dl_connection"
+                } else {
+                    "cli_dl_connections"
+                };
+                let note = tf(self.lang, key, &[("n", &conns)]);
                 self.progress.update(&Update {
                     done: p.done,
                     total: p.total,
@@ -201,29 +206,36 @@ impl download::Reporter for StatusLine {
                     note: &note,
                 });
             }
-            Event::Trying { url } => say(format!("downloading {url}")),
-            Event::InsecureUrl { url } => say(format!(
-                "warning: {url} is plain http: the hash check still protects the file, but not your privacy"
-            )),
+            Event::Trying { url } => say(tf(self.lang, "cli_dl_trying", &[("url", &url)])),
+            Event::InsecureUrl { url } => say(tf(self.lang, "cli_dl_insecure", &[("url", &url)])),
             Event::Retry {
                 url: _,
                 attempt,
                 error,
                 wait_ms,
-            } => say(format!(
-                "retry {attempt} in {:.1} s: {error}",
-                wait_ms as f64 / 1000.0
-            )),
+            } => {
+                let seconds = format!("{:.1}", wait_ms as f64 / 1000.0);
+                say(tf(
+                    self.lang,
+                    "cli_dl_retry",
+                    &[
+                        ("attempt", &attempt),
+                        ("seconds", &seconds),
+                        ("error", &error),
+                    ],
+                ))
+            }
             Event::SourceFailed { url: _, error } => {
-                say(format!("{error}; trying the next source"))
+                say(tf(self.lang, "cli_dl_source_failed", &[("error", &error)]))
             }
             Event::Waiting(b) => say(cuda_setup_core::i18n::render(
                 &b.message("download_waiting"),
                 self.lang,
             )),
-            Event::PartDiscarded { path, reason } => say(format!(
-                "{} was discarded ({reason}); the download starts over",
-                path.display()
+            Event::PartDiscarded { path, reason } => say(tf(
+                self.lang,
+                "cli_dl_discarded",
+                &[("path", &path.display()), ("reason", &reason)],
             )),
             Event::Verifying | Event::Done { .. } => {}
         }

@@ -190,9 +190,7 @@ pub fn make(
                 published::cudnn_expected(&item.version, os, major, &req.mirrors, &opts, None)
             }
         };
-        if let Some(e) =
-            crate::plan::lookup_expected(&file, item.expected.clone(), None, published)?
-        {
+        if let Some(e) = lookup_expected(&file, item.expected.clone(), None, published)? {
             item.expected = e;
         }
         let dl = download::Request {
@@ -325,6 +323,30 @@ fn wheel_items(
         .map(|w| item(w, "toolkit_wheel"))
         .chain(resolved.cudnn.iter().map(|w| item(w, "cudnn_wheel")))
         .collect())
+}
+
+/// The hash to check `file` against: `e` when it has one (the tables'), else the bundle
+/// manifest's, else the one NVIDIA publishes beside the file (`published` is asked only
+/// then). `Ok(None)`: no hash anywhere. Plans and bundles both look hashes up here.
+pub fn lookup_expected(
+    file: &str,
+    mut e: crate::download::Expected,
+    bundle: Option<&Manifest>,
+    published: impl FnOnce()
+        -> Result<Option<crate::download::Expected>, crate::download::DownloadError>,
+) -> Result<Option<crate::download::Expected>, crate::download::DownloadError> {
+    if e.sha256.is_some() || e.md5.is_some() {
+        return Ok(Some(e));
+    }
+    if let Some(f) = bundle.and_then(|m| m.files.iter().find(|f| f.file == file)) {
+        e.sha256 = Some(f.sha256.clone());
+        e.size = Some(f.size);
+        return Ok(Some(e));
+    }
+    Ok(published()?.map(|p| crate::download::Expected {
+        size: p.size.or(e.size),
+        ..p
+    }))
 }
 
 #[cfg(test)]

@@ -149,37 +149,14 @@ const SPACE_FACTOR: f64 = 2.5;
 const UNKNOWN_INSTALLER_BYTES: u64 = 3_500_000_000;
 const SIZE_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The hash to check `file` against: `e` when it has one (the tables'), else the bundle
-/// manifest's, else the one NVIDIA publishes beside the file (`published` is asked only
-/// then). `Ok(None)`: no hash anywhere. Plans and bundles both look hashes up here.
-pub fn lookup_expected(
-    file: &str,
-    mut e: download::Expected,
-    bundle: Option<&BundleManifest>,
-    published: impl FnOnce() -> Result<Option<download::Expected>, download::DownloadError>,
-) -> Result<Option<download::Expected>, download::DownloadError> {
-    if e.sha256.is_some() || e.md5.is_some() {
-        return Ok(Some(e));
-    }
-    if let Some(f) = bundle.and_then(|m| m.files.iter().find(|f| f.file == file)) {
-        e.sha256 = Some(f.sha256.clone());
-        e.size = Some(f.size);
-        return Ok(Some(e));
-    }
-    Ok(published()?.map(|p| download::Expected {
-        size: p.size.or(e.size),
-        ..p
-    }))
-}
-
-/// [`lookup_expected`] for a plan, where a file with no hash is an error.
+/// [`crate::bundle::lookup_expected`] for a plan, where a file with no hash is an error.
 fn expected_for(
     file: &str,
     e: download::Expected,
     bundle: Option<&BundleManifest>,
     published: impl FnOnce() -> Result<Option<download::Expected>, download::DownloadError>,
 ) -> Result<download::Expected, PlanError> {
-    match lookup_expected(file, e, bundle, published) {
+    match crate::bundle::lookup_expected(file, e, bundle, published) {
         Ok(Some(e)) => Ok(e),
         Ok(None) => Err(PlanError::NoHash {
             file: file.into(),
@@ -570,6 +547,7 @@ fn read_bundle(dir: &Path) -> Result<BundleManifest, PlanError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bundle::lookup_expected;
 
     #[test]
     fn choices_start_from_the_same_defaults_and_keep_connections_in_range() {

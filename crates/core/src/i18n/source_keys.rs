@@ -432,6 +432,7 @@ fn the_scanner_finds_keys_where_they_stand() {
             ["a_key", "b_key", "fail_disk_full", "fail_nonsense"].into_iter(),
             &with("\"a_key\"")
         ),
-        ["b_key", "fail_nonsense"]
+        ["b_key", "fail_disk_full", "fail_nonsense"],
+        "failure kinds name their keys literally too (FailureKind::fail_key)"
     );
 }

@@ -3,7 +3,6 @@
 
 use crate::support;
 
-use std::net::TcpListener;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -99,10 +98,7 @@ impl Log {
 }
 
 fn closed_port_url(path: &str) -> String {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    drop(l);
-    format!("http://127.0.0.1:{port}{path}")
+    format!("{}{path}", support::server::dead_base())
 }
 
 #[test]

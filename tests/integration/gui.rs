@@ -745,13 +745,10 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     // NVIDIA's own URL behind the mirror: a loopback port nothing listens on, so the
     // test never reaches the real server even on a machine that could.
     let mut o = m.options(Lang::En);
-    let dead = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let dead = crate::support::server::dead_base();
     for r in &mut o.tables.toolkits.releases {
         if let Some(i) = r.windows_local.as_mut() {
-            i.url = Some(format!("http://{dead}{INSTALLER}"));
+            i.url = Some(format!("{dead}{INSTALLER}"));
         }
     }
     let mut h = harness(App::new(o));

@@ -135,10 +135,7 @@ fn reason<'a>(j: &'a Value, key: &str) -> &'a Value {
 
 /// A loopback address nothing listens on.
 fn dead_base() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    drop(l);
-    format!("http://{addr}")
+    crate::support::server::dead_base()
 }
 
 fn refreshed(home: &Path, server: &Server) -> Value {

@@ -406,11 +406,7 @@ fn a_wheel_missing_for_the_platform_is_named() {
 
 #[test]
 fn a_mirror_that_is_down_is_reported_with_a_hint() {
-    // A port that was just free: nothing listens there.
-    let dead = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}/simple", l.local_addr().unwrap())
-    };
+    let dead = format!("{}/simple", crate::support::server::dead_base());
     let (root, out) = install_linux(&dead);
     assert_eq!(out.status.code(), Some(1603 % 256), "{}", text(&out));
     let t = text(&out);

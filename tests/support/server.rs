@@ -418,3 +418,10 @@ pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
     out.truncate(len);
     out
 }
+
+/// A loopback address nothing listens on: port 1 (tcpmux) is privileged and never handed
+/// out as an ephemeral port, so unlike "a port that was just free", no other test's server
+/// can take it while this test runs; a connection is refused at once.
+pub fn dead_base() -> String {
+    "http://127.0.0.1:1".to_string()
+}

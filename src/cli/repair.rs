@@ -101,6 +101,15 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         Some(root) => Target::rooted(args.os.unwrap_or_else(Os::current), root),
         None => Target::real(),
     };
+    // The same checks as every what-if flag (a CUDA version given as the driver, …).
+    cuda_setup_core::whatif::WhatIf::parse(
+        tables,
+        &cuda_setup_core::whatif::Flags {
+            gpu_cc: args.gpu_cc.clone(),
+            driver: args.driver.clone(),
+            ..Default::default()
+        },
+    )?;
     let overrides = Overrides {
         gpu_cc: args.gpu_cc.clone(),
         driver: args.driver.clone(),

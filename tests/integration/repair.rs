@@ -458,6 +458,25 @@ fn a_driver_too_old_for_the_toolkit_is_explained() {
         String::from_utf8_lossy(&out.stdout)
             .contains("Driver 452.39 is too old for the installed CUDA 12.4")
     );
+    // A CUDA version given as the driver is refused as every what-if flag is
+    // (whatif::WhatIf::parse), before anything is audited.
+    let out = cli(
+        &[
+            "repair",
+            "--os",
+            "windows",
+            "--root",
+            root_of(&w.work).to_str().unwrap(),
+            "--driver",
+            "12.4",
+        ],
+        &[("LANG", "C")],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("12.4"),
+        "{out:?}"
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use super::download::StatusLine;
 use super::{CliError, exit, recommend};
 use cuda_setup_core::bundle::{self, BundleError, MANIFEST, Request};
 use cuda_setup_core::compat::{Os, Tables};
-use cuda_setup_core::i18n::{self, Lang};
+use cuda_setup_core::i18n::{self, Lang, t};
 use cuda_setup_core::recommend::Goal;
 use cuda_setup_core::version::{ComputeCapability, Version};
 use cuda_setup_core::whatif::Flags;
@@ -59,8 +59,8 @@ pub struct Args {
 pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     if args.goal == Goal::Pytorch {
         return Err(CliError::Usage {
-            message: "a bundle holds the CUDA toolkit and cuDNN; PyTorch wheels bring their own".into(),
-            hint: "for PyTorch use `pip download torch --index-url https://download.pytorch.org/whl/cuXXX -d DIR` (see `cuda-setup recommend`)".into(),
+            message: t(lang, "cli_err_bundle_pytorch"),
+            hint: t(lang, "cli_hint_bundle_pytorch"),
         });
     }
     let os = args.os.unwrap_or_else(Os::current);

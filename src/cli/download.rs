@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::progress::{Progress, Update};
 use super::{CliError, exit};
 use cuda_setup_core::download::{self, Cancel, Event, Expected, Options, Request};
-use cuda_setup_core::i18n::{Lang, tf};
+use cuda_setup_core::i18n::{Lang, t, tf};
 use cuda_setup_core::platform::{self, Host};
 
 #[derive(Debug, clap::Args)]
@@ -99,23 +99,23 @@ pub fn run(args: &Args, lang: cuda_setup_core::i18n::Lang) -> Result<i32, CliErr
         && !hex_ok(h, 64)
     {
         return Err(usage(
-            format!("--sha256 {h} is not 64 hex digits"),
-            "copy the SHA-256 exactly",
+            tf(lang, "cli_err_sha256", &[("value", h)]),
+            &t(lang, "cli_hint_sha256"),
         ));
     }
     if let Some(h) = &args.md5
         && !hex_ok(h, 32)
     {
         return Err(usage(
-            format!("--md5 {h} is not 32 hex digits"),
-            "copy the MD5 exactly",
+            tf(lang, "cli_err_md5", &[("value", h)]),
+            &t(lang, "cli_hint_md5"),
         ));
     }
     for u in std::iter::once(&args.url).chain(&args.mirror) {
         if !(u.starts_with("https://") || u.starts_with("http://")) {
             return Err(usage(
-                format!("{u} is not an http(s) URL"),
-                "give a full URL, like https://host/path/file",
+                tf(lang, "cli_err_not_url", &[("url", u)]),
+                &t(lang, "cli_hint_full_url"),
             ));
         }
     }

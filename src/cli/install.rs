@@ -141,13 +141,17 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
         let bytes = std::fs::read(file).map_err(|e| {
             failed(
                 format!("{}: {e}", file.display()),
-                "give the file written by `install --dry-run --json`",
+                &t(lang, "cli_hint_plan_file"),
             )
         })?;
         return serde_json::from_slice(&bytes).map_err(|e| {
             failed(
-                format!("{}: not a plan: {e}", file.display()),
-                "give the file written by `install --dry-run --json`",
+                tf(
+                    lang,
+                    "cli_err_not_a_plan",
+                    &[("path", &file.display()), ("error", &e)],
+                ),
+                &t(lang, "cli_hint_plan_file"),
             )
         });
     }
@@ -173,10 +177,7 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
             .iter()
             .map(|m| cuda_setup_core::i18n::render(m, lang))
             .collect();
-        return Err(failed(
-            b.join("\n"),
-            "see `cuda-setup recommend` for the details",
-        ));
+        return Err(failed(b.join("\n"), &t(lang, "cli_hint_see_recommend")));
     }
     if let (Some(v), Some(tk)) = (&args.cudnn, &rec.toolkit) {
         rec.cudnn = Some(cudnn_by_version(tables, target.os, tk.version.major(), v)?);
@@ -258,8 +259,8 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     if !args.yes && !args.unattended {
         if !std::io::stdin().is_terminal() {
             return Err(CliError::Usage {
-                message: "install needs a confirmation".into(),
-                hint: "add --yes (or --unattended for scripts and fleets)".into(),
+                message: t(lang, "cli_err_confirm"),
+                hint: t(lang, "cli_hint_confirm"),
             });
         }
         let plan_text = describe(&plan, lang);
@@ -345,7 +346,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         super::print_busy(f, lang);
     }
     if let Some(file) = &args.report {
-        write_report(file, &report)?;
+        write_report(file, &report, lang)?;
     }
     if args.json {
         println!(
@@ -369,7 +370,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     Ok(code(&report))
 }
 
-fn write_report(file: &std::path::Path, report: &RunReport) -> Result<(), CliError> {
+fn write_report(file: &std::path::Path, report: &RunReport, lang: Lang) -> Result<(), CliError> {
     if let Some(d) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
         let _ = std::fs::create_dir_all(d);
     }
@@ -380,7 +381,7 @@ fn write_report(file: &std::path::Path, report: &RunReport) -> Result<(), CliErr
     .map_err(|e| {
         failed(
             format!("{}: {e}", file.display()),
-            "choose a writable --report path",
+            &t(lang, "cli_hint_report_path"),
         )
     })
 }

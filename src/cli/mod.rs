@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use cuda_setup_core::compat::{TableError, Tables};
-use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::i18n::{Lang, t, tf};
 
 /// Exit codes (documented in docs/cli.md), the core's list.
 pub use cuda_setup_core::exit;
@@ -173,19 +173,23 @@ pub fn main() -> i32 {
         run()
     })
     .unwrap_or_else(|p| {
-        eprintln!("error: internal error: {}", p.message);
+        // Before (or instead of) the arguments: the language from the system alone.
+        let lang = cuda_setup_core::locale::system_lang(None);
+        eprintln!(
+            "error: {}",
+            tf(lang, "cli_err_internal", &[("message", &p.message)])
+        );
         if let Some(at) = p.location {
             eprintln!("  (at {at})");
         }
-        eprintln!(
-            "hint: this is a bug in cuda-setup: please report it with the command you ran and this message"
-        );
+        eprintln!("hint: {}", t(lang, "cli_hint_internal"));
         exit::ERROR
     });
     match out::finish() {
         Some(e) if code == exit::OK => {
-            eprintln!("error: the output could not be written: {e}");
-            eprintln!("hint: check the file or device standard output goes to (a full disk?)");
+            let lang = cuda_setup_core::locale::system_lang(None);
+            eprintln!("error: {}", tf(lang, "cli_err_output", &[("error", &e)]));
+            eprintln!("hint: {}", t(lang, "cli_hint_output"));
             exit::ERROR
         }
         _ => code,
@@ -205,8 +209,8 @@ fn run() -> i32 {
         })
         .and_then(|(base, tables)| match cli.command {
             Some(_) if cli.gui.any() => Err(CliError::Usage {
-                message: "these options belong to a subcommand, or to the wizard alone".into(),
-                hint: "put them after the subcommand (cuda-setup install --root DIR ...), or give no subcommand to open the wizard".into(),
+                message: t(lang, "cli_err_wizard_flags"),
+                hint: t(lang, "cli_hint_wizard_flags"),
             }),
             Some(Command::Detect(args)) => detect::run(&tables, &args, lang),
             Some(Command::Download(args)) => download::run(&args, lang),

@@ -75,20 +75,20 @@ pub fn run_smoke(tables: &Tables, args: &SmokeArgs, lang: Lang) -> Result<i32, C
         && !d.is_dir()
     {
         return Err(usage(
-            format!("--cuda-dir {}: no such folder", d.display()),
-            "give the toolkit's folder, e.g. /usr/local/cuda-12.4 or \"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4\"",
+            tf(lang, "cli_err_cuda_dir", &[("path", &d.display())]),
+            &t(lang, "cli_hint_cuda_dir"),
         ));
     }
     if let Some(bad) = args.sizes.iter().find(|n| !(16..=32768).contains(*n)) {
         return Err(usage(
-            format!("--sizes: {bad} is out of range"),
-            "give sizes from 16 to 32768, e.g. --sizes 1024,4096",
+            tf(lang, "cli_err_sizes", &[("value", bad)]),
+            &t(lang, "cli_hint_sizes"),
         ));
     }
     if args.timeout == 0 {
         return Err(usage(
-            "--timeout 0".into(),
-            "give a number of seconds, e.g. 300",
+            t(lang, "cli_err_timeout_zero"),
+            &t(lang, "cli_hint_timeout"),
         ));
     }
     let opts = SmokeOptions {
@@ -113,14 +113,14 @@ pub fn run_doctor(tables: &Tables, args: &DoctorArgs, lang: Lang) -> Result<i32,
         && !p.is_file()
     {
         return Err(usage(
-            format!("--python {}: no such file", p.display()),
-            "give the interpreter itself, e.g. C:\\Python312\\python.exe or ~/venv/bin/python",
+            tf(lang, "cli_err_python_file", &[("path", &p.display())]),
+            &t(lang, "cli_hint_python_file"),
         ));
     }
     if !(16..=16384).contains(&args.size) {
         return Err(usage(
-            format!("--size {} is out of range", args.size),
-            "give a size from 16 to 16384",
+            tf(lang, "cli_err_size", &[("value", &args.size)]),
+            &t(lang, "cli_hint_size"),
         ));
     }
     let host = Host::real();

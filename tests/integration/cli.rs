@@ -388,3 +388,35 @@ fn chinese_covers_the_cli_own_lines() {
     assert!(text.contains("Compat tables ("), "{text}");
     assert!(text.contains("  newest:            CUDA "), "{text}");
 }
+
+#[test]
+fn usage_errors_speak_the_users_language() {
+    // A usage error was English whatever --lang said; its words come from the catalogue
+    // now, and the `error:`/`hint:` prefixes stay as docs/cli.md fixes them.
+    let out = std::env::temp_dir().join("cuda-setup-never-written.run");
+    let args = [
+        "download",
+        "--url",
+        "https://example.com/f.run",
+        "--out",
+        out.to_str().unwrap(),
+        "--sha256",
+        "xyz",
+    ];
+    let zh = run(&[&["--lang", "zh"][..], &args[..]].concat());
+    assert_eq!(zh.status.code(), Some(2), "{}", stderr(&zh));
+    let err = stderr(&zh);
+    assert!(
+        err.contains("error: --sha256 xyz 不是 64 位十六进制数"),
+        "{err}"
+    );
+    assert!(err.contains("hint: 请原样复制 SHA-256 值"), "{err}");
+    let en = run(&args);
+    assert_eq!(en.status.code(), Some(2));
+    let err = stderr(&en);
+    assert!(
+        err.contains("error: --sha256 xyz is not 64 hex digits"),
+        "{err}"
+    );
+    assert!(err.contains("hint: copy the SHA-256 exactly"), "{err}");
+}

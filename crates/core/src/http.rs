@@ -65,10 +65,19 @@ pub fn fetch_runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
-/// True when every URL points at this machine (tests' servers, a local mirror).
+/// True when every URL points at this machine (tests' servers, a local mirror): judged
+/// by the parsed host, not by a substring (`http://127.0.0.1.example.com` is not local).
 pub fn loopback_only(urls: &[String]) -> bool {
-    urls.iter()
-        .all(|u| u.contains("://127.0.0.1") || u.contains("://localhost"))
+    urls.iter().all(|u| {
+        let url = reqwest::Url::parse(u);
+        let host = url.as_ref().ok().and_then(|u| u.host_str()).unwrap_or("");
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    })
 }
 
 #[cfg(test)]
@@ -84,6 +93,13 @@ mod tests {
         assert!(loopback_only(&local));
         let mixed = vec![local[0].clone(), "https://example.com/a".into()];
         assert!(!loopback_only(&mixed));
+        for lookalike in [
+            "http://127.0.0.1.example.com/a",
+            "https://example.com/?next=http://localhost/",
+            "not a url",
+        ] {
+            assert!(!loopback_only(&[lookalike.to_string()]), "{lookalike}");
+        }
     }
 
     #[test]

@@ -19,12 +19,6 @@ use super::worker::{Command, Env, Event, Worker};
 pub use super::flow::{Mode, Page, flow};
 pub use super::options::{Options, Overrides};
 
-/// The language of the system's locale (`zh-CN` → Chinese), else English: as the CLI
-/// chooses it.
-pub fn system_lang() -> Lang {
-    cuda_setup_core::locale::system_lang(None)
-}
-
 pub struct App {
     /// What the pages read: facts, recommendation, plan, results, language.
     pub session: Session,
@@ -50,7 +44,8 @@ impl App {
             deadlines: opts.deadlines,
             file_dialogs: opts.file_dialogs,
         });
-        let lang = opts.lang.unwrap_or_else(system_lang);
+        // Chosen as the CLI chooses it: the flag, the locale variables, the system locale.
+        let lang = cuda_setup_core::locale::system_lang(opts.lang);
         let refresh = opts.refresh.clone();
         let mut app = App {
             session: Session::new(opts, lang, existing),

@@ -18,6 +18,7 @@ pub mod error;
 pub mod exit;
 pub mod http;
 pub mod i18n;
+pub mod linux_driver;
 pub mod locale;
 pub mod lock;
 pub mod log;

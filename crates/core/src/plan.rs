@@ -48,6 +48,8 @@ pub struct Choices {
     pub mirrors: Vec<String>,
     pub bundle: Option<PathBuf>,
     pub with_driver: bool,
+    /// "I will install the driver myself": no driver step even when one is needed.
+    pub skip_driver: bool,
     pub python: Option<PathBuf>,
     pub connections: usize,
     pub visual_studio: bool,
@@ -66,6 +68,7 @@ impl Choices {
             mirrors: Vec::new(),
             bundle: None,
             with_driver: false,
+            skip_driver: false,
             python: None,
             connections: 8,
             visual_studio: false,

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::compat::Os;
 
+pub mod signature;
 #[cfg(windows)]
 pub mod windows;
 

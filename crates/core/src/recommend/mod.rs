@@ -199,6 +199,36 @@ pub struct DriverAdvice {
     /// With action `none`: a driver at least this new unlocks `unlocks`.
     pub upgrade_minimum: Option<Version>,
     pub unlocks: Option<String>,
+    /// Windows, action `install`/`update`: the driver package the plan's first step
+    /// downloads and installs silently (None on Linux, or when no package is known).
+    pub install: Option<DriverInstall>,
+}
+
+/// NVIDIA's Windows driver packages (dossier section 12): the GPU decides which one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriverPackage {
+    /// GeForce desktop (Game Ready, DCH).
+    GeforceDesktop,
+    /// GeForce notebook (a "Laptop GPU").
+    GeforceNotebook,
+    /// RTX / Quadro workstation cards (desktop and notebook in one package).
+    Rtx,
+    /// Data-centre cards (Tesla, A100, H100, L4, T4, V100 …).
+    DataCenter,
+}
+
+/// The driver the plan installs on Windows.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriverInstall {
+    /// At least `DriverAdvice::minimum`; the newest known by default.
+    pub version: Version,
+    pub package: DriverPackage,
+    /// The installer. NVIDIA publishes no hash for it: its Authenticode signature is
+    /// checked before it runs. `size` when known (≈ 0.7–0.9 GB).
+    pub download: Download,
+    /// False when the URL pattern or version for this package is UNCONFIRMED.
+    pub confirmed: bool,
 }
 
 /// The pip command that installs the CPU build, offered when there is no NVIDIA GPU.
@@ -221,6 +251,7 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
             minimum: None,
             upgrade_minimum: None,
             unlocks: None,
+            install: None,
         },
         reasons: Vec::new(),
         blockers: Vec::new(),

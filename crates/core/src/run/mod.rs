@@ -72,6 +72,9 @@ pub struct RunReport {
     /// Something on the machine changed (Ansible's "changed").
     pub changed: bool,
     pub reboot_required: bool,
+    /// The run stopped after a step that needs a restart before the rest (the driver):
+    /// the journal keeps the plan, and the next start resumes it ([`awaiting_restart`]).
+    pub restart_pending: bool,
     pub cancelled: bool,
     pub failure: Option<Failure>,
     pub log_file: Option<PathBuf>,
@@ -142,6 +145,7 @@ impl RunReport {
                 .collect(),
             changed: false,
             reboot_required: false,
+            restart_pending: false,
             cancelled: false,
             failure: None,
             log_file,
@@ -167,6 +171,15 @@ struct Journal {
 
 fn journal_path(target: &Target) -> PathBuf {
     target.state_dir().join("install-journal.json")
+}
+
+/// The plan of an install that stopped for a restart (after the driver) and resumes now:
+/// what the wizard opens on after the restart, and what `install` reruns.
+// Contract for #18: filled in with the driver step (a journal flag written when a run
+// stops with `restart_pending`).
+pub fn awaiting_restart(target: &Target) -> Option<Plan> {
+    let _ = target;
+    None
 }
 
 /// The plan of an install that a kill interrupted, if its journal is still there and

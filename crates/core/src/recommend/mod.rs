@@ -99,6 +99,23 @@ impl Recommendation {
     pub fn fits(&self) -> bool {
         self.blockers.is_empty()
     }
+
+    /// The line both front ends show first, above the reasons, when the driver must be
+    /// installed or updated: "Update the driver to X or newer (you have Y)".
+    pub fn driver_headline(&self) -> Option<Message> {
+        let minimum = self.driver.minimum.as_ref();
+        match (self.driver.action, &self.driver.current) {
+            (DriverAction::None, _) => None,
+            (DriverAction::Install, _) | (DriverAction::Update, None) => Some(match minimum {
+                Some(m) => msg!("driver_headline_install", minimum = m),
+                None => msg!("driver_headline_install_any"),
+            }),
+            (DriverAction::Update, Some(current)) => Some(match minimum {
+                Some(m) => msg!("driver_headline_update", minimum = m, current = current),
+                None => msg!("driver_headline_install_any"),
+            }),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

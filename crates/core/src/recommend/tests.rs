@@ -795,7 +795,7 @@ fn invariants_hold_across_the_whole_table() {
     let tables = Tables::embedded().unwrap();
     let drivers = [
         None,
-        Some("452.39"),
+        Some("418.96"),
         Some("527.41"),
         Some("551.78"),
         Some("576.57"),
@@ -904,4 +904,43 @@ fn the_wheels_method_may_pick_a_release_the_tables_know_no_installer_for() {
     let tk = w.toolkit.expect("13.5 through the wheels");
     assert_eq!(tk.version.to_string(), "13.5.0");
     assert!(tk.installer.is_none());
+}
+
+#[test]
+fn the_driver_headline_names_the_minimum_and_the_current_driver() {
+    let tables = Tables::embedded().unwrap();
+    let req = Request {
+        goal: Goal::Pytorch,
+        cuda: None,
+        method: Method::Installer,
+    };
+    let rec_for = |driver: Option<&str>| {
+        let f = Facts {
+            os: Os::Windows,
+            gpus: vec![GpuFact {
+                name: Some("NVIDIA GeForce RTX 3060".into()),
+                compute_capability: "8.6".parse().unwrap(),
+            }],
+            driver: driver.map(v),
+            driver_cuda: None,
+            python: Some(v("3.12")),
+            installed_toolkits: Vec::new(),
+            unidentified_gpus: Vec::new(),
+            notes: Vec::new(),
+        };
+        recommend(&tables, &f, &req)
+    };
+    let none = rec_for(None);
+    let h = none.driver_headline().expect("no driver: a headline");
+    assert_eq!(h.key, "driver_headline_install");
+    let old = rec_for(Some("418.96"));
+    let h = old.driver_headline().expect("an old driver: a headline");
+    assert_eq!(h.key, "driver_headline_update");
+    let text = crate::i18n::render(&h, crate::i18n::Lang::En);
+    assert!(text.contains("418.96"), "{text}");
+    assert!(
+        text.contains(&old.driver.minimum.unwrap().to_string()),
+        "{text}"
+    );
+    assert!(rec_for(Some("610.74")).driver_headline().is_none());
 }

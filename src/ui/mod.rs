@@ -21,6 +21,7 @@ pub mod progress;
 pub mod report;
 pub mod session;
 pub mod text;
+pub mod verdict;
 pub mod widgets;
 pub mod worker;
 

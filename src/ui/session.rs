@@ -86,6 +86,16 @@ pub const PIP_MIRRORS: [(&str, &str); 4] = [
     ("ustc", "ui_mirror_ustc"),
 ];
 
+/// The PyPI mirror a language starts with: Tsinghua's for Chinese (pypi.org is slow from
+/// China; the user's guide uses https://pypi.tuna.tsinghua.edu.cn/simple, and TUNA's help
+/// page https://mirrors.tuna.tsinghua.edu.cn/help/pypi/ gives that address), none otherwise.
+pub fn default_pip_mirror(lang: Lang) -> usize {
+    match lang {
+        Lang::Zh => 1,
+        _ => 0,
+    }
+}
+
 /// The PyPI mirror at `index` of [`PIP_MIRRORS`] (None: pypi.org).
 pub fn pip_mirror(index: usize) -> Option<PypiMirror> {
     let (name, _) = PIP_MIRRORS[index.min(PIP_MIRRORS.len() - 1)];
@@ -224,7 +234,12 @@ pub struct Torch {
     pub python: String,
     /// Index into [`PIP_MIRRORS`].
     pub mirror: usize,
+    /// The user chose the mirror (else it follows the language).
+    pub mirror_chosen: bool,
     pub run: RunView,
+    /// GPU figures sampled while the doctor's check runs.
+    pub samples: Vec<Sample>,
+    pub monitor_error: Option<String>,
     pub doctor_running: bool,
     pub doctor: Option<Box<DoctorReport>>,
 }
@@ -329,6 +344,7 @@ impl Session {
                     .as_ref()
                     .map(|p| p.display().to_string())
                     .unwrap_or_default(),
+                mirror: default_pip_mirror(lang),
                 ..Default::default()
             },
             tables_line: cuda_setup_core::refresh::tables_message(&opts.tables),
@@ -438,7 +454,12 @@ impl Session {
         match action {
             // The app's: which page shows is not the session's.
             Action::Next | Action::Back | Action::Go(_) => {}
-            Action::SetLang(l) => self.lang = l,
+            Action::SetLang(l) => {
+                self.lang = l;
+                if !self.torch.mirror_chosen {
+                    self.torch.mirror = default_pip_mirror(l);
+                }
+            }
             Action::SetMode(m) => self.mode = m,
             Action::ChooseGoal(g) => {
                 if g != self.goal {
@@ -530,7 +551,10 @@ impl Session {
                 }];
             }
             Action::SetPython(p) => self.torch.python = p,
-            Action::SetPipMirror(i) => self.torch.mirror = i.min(PIP_MIRRORS.len() - 1),
+            Action::SetPipMirror(i) => {
+                self.torch.mirror = i.min(PIP_MIRRORS.len() - 1);
+                self.torch.mirror_chosen = true;
+            }
             Action::RunPip(torch) => return self.run_pip(&torch),
             Action::CancelPip => self.torch.run.cancel(),
             Action::RunDoctor => return vec![self.start_doctor()],
@@ -614,6 +638,8 @@ impl Session {
 
     fn start_doctor(&mut self) -> Command {
         self.torch.doctor_running = true;
+        self.torch.samples.clear();
+        self.torch.monitor_error = None;
         Command::Doctor {
             python: self.torch.python_path(),
             mirror: self.torch.mirror(),
@@ -675,6 +701,11 @@ impl Session {
                     ),
                     e => format!("{}\n{}", cuda_setup_core::error::chain(&e), e.hint()),
                 }));
+            }
+            // The doctor's check or the smoke test, whichever runs.
+            Event::Sample(s) if self.torch.doctor_running => self.torch.samples.push(s),
+            Event::MonitorUnavailable(why) if self.torch.doctor_running => {
+                self.torch.monitor_error = Some(why)
             }
             Event::Sample(s) => self.verify.samples.push(s),
             Event::MonitorUnavailable(why) => self.verify.monitor_error = Some(why),

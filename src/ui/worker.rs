@@ -366,22 +366,11 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             out.send(Event::CudnnInstalled(r));
         }
         Command::Smoke { cuda_dir } => {
-            let stop = Arc::new(AtomicBool::new(false));
-            {
-                let (stop, out) = (stop.clone(), out.clone());
-                std::thread::spawn(move || {
-                    monitor::run(&stop, &mut |s| match s {
-                        Ok(sample) => out.send(Event::Sample(sample)),
-                        Err(why) => out.send(Event::MonitorUnavailable(why)),
-                    })
-                });
-            }
             let opts = SmokeOptions {
                 cuda_dir,
                 ..env.smoke.clone()
             };
-            let r = verify::smoke(&env.target.host, &env.tables, &opts);
-            stop.store(true, Ordering::SeqCst);
+            let r = monitored(out, || verify::smoke(&env.target.host, &env.tables, &opts));
             out.send(Event::Smoke(Box::new(r)));
         }
         Command::Doctor {
@@ -394,7 +383,8 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                 mirror,
                 ..Default::default()
             };
-            let r = doctor::examine(&env.host, &env.tables, &opts, &gpu);
+            // Sampled too: the user sees the card work during the doctor's matmul.
+            let r = monitored(out, || doctor::examine(&env.host, &env.tables, &opts, &gpu));
             out.send(Event::Doctor(Box::new(r)));
         }
         Command::Save {
@@ -454,6 +444,23 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             out.send(Event::Fixed(Box::new(r)));
         }
     }
+}
+
+/// Runs `f` while GPU figures are sampled (NVML) and sent as events.
+fn monitored<T>(out: &Outbox, f: impl FnOnce() -> T) -> T {
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let (stop, out) = (stop.clone(), out.clone());
+        std::thread::spawn(move || {
+            monitor::run(&stop, &mut |s| match s {
+                Ok(sample) => out.send(Event::Sample(sample)),
+                Err(why) => out.send(Event::MonitorUnavailable(why)),
+            })
+        });
+    }
+    let r = f();
+    stop.store(true, Ordering::SeqCst);
+    r
 }
 
 fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Prepared>, String> {

@@ -343,7 +343,7 @@ fn first_time_developer_setup_through_every_page() {
     assert!(has(&h, "--index-url https://mirror.example/whl/cu118"));
     h.state_mut().pages.torch.torch_index.clear();
     settle(&mut h);
-    click(&mut h, "Run it in this Python");
+    click(&mut h, "Install PyTorch");
     wait(&mut h, "pip and the doctor", |a| {
         !a.session.torch.run.running() && a.session.torch.doctor.is_some()
     });

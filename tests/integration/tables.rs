@@ -151,6 +151,12 @@ fn a_directory_copy_loads_the_same_facts() {
 fn broken_tables_are_refused_with_file_and_key() {
     let cases: &[(&str, &str, &str, &[&str])] = &[
         (
+            "pytorch.toml",
+            "base = \"https://mirror.nju.edu.cn/pytorch/whl\"",
+            "base = \"http://mirror.nju.edu.cn/pytorch/whl/\"",
+            &["pytorch.toml", "mirror \"NJU\"", "https://"],
+        ),
+        (
             "toolkits.toml",
             "version = \"12.4.1\"",
             "version = \"12.4.0\"",

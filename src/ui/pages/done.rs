@@ -1,17 +1,25 @@
-//! Done: a summary, "save report", "copy diagnostics" (a text to paste into a forum),
-//! "open log".
+//! Done: every layer (driver, toolkit, cuDNN, environment, PyTorch, GPU test) with its
+//! state, the verdict, three lines to try in Python, the guide's first tips; then "save
+//! report", "copy diagnostics" (a text to paste into a forum), "open log".
 
 use std::path::PathBuf;
 
 use egui::{RichText, Ui};
 
 use super::Screen;
+use crate::ui::flow::Page;
+use crate::ui::progress::StepState;
 use crate::ui::report;
 use crate::ui::session::{Action, Session};
 use crate::ui::text::{t, tf};
+use crate::ui::verdict::{self, Scope, Verdict};
 use crate::ui::widgets::{self, Tone};
-use cuda_setup_core::recommend::Goal;
+use cuda_setup_core::recommend::{DriverAction, Goal};
 use cuda_setup_core::verify::Status;
+
+/// The guide's check, three lines to paste into Python.
+pub const TRY_IN_PYTHON: &str =
+    "import torch\nprint(torch.cuda.is_available())\nprint(torch.cuda.get_device_name(0))";
 
 #[derive(Default)]
 pub struct State {
@@ -79,67 +87,25 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
             &picks.join(", "),
         );
     }
-    if let Some(r) = &session.install.run.report {
-        let (tone, word) = if r.ok() {
-            (Tone::Ok, t(lang, "ui_state_done"))
-        } else {
-            (Tone::Bad, t(lang, "ui_failed"))
-        };
-        let what = session
-            .toolkit_dir()
-            .map(|d| d.display().to_string())
-            .unwrap_or_default();
-        line(
-            ui,
-            tone,
-            &word,
-            &tf(lang, "ui_summary_toolkit", &[("dir", &what)]),
-        );
+    widgets::section(ui, &t(lang, "ui_layers"));
+    for (tone, name, state) in layers(session) {
+        line(ui, tone, &name, &state);
     }
-    match &session.cudnn.installed {
-        Some(Ok(m)) => line(
-            ui,
-            Tone::Ok,
-            &t(lang, "ui_state_done"),
-            &format!("cuDNN {}", m.cudnn_version),
-        ),
-        _ if session.cudnn.skipped => line(ui, Tone::Pending, &t(lang, "ui_skipped"), "cuDNN"),
-        _ => {}
-    }
-    if let Some(r) = &session.verify.report {
-        let tone = match r.status {
-            Status::Passed => Tone::Ok,
-            Status::Skipped => Tone::Warn,
-            Status::Failed => Tone::Bad,
-        };
-        let word = match r.status {
-            Status::Passed => t(lang, "ui_passed"),
-            Status::Skipped => t(lang, "ui_skipped"),
-            Status::Failed => t(lang, "ui_failed"),
-        };
-        line(ui, tone, &word, &t(lang, "ui_summary_smoke"));
-    }
-    if let Some(d) = &session.torch.doctor {
-        let tone = match d.status {
-            Status::Passed => Tone::Ok,
-            Status::Skipped => Tone::Warn,
-            Status::Failed => Tone::Bad,
-        };
-        let problems = d
-            .findings
-            .iter()
-            .filter(|f| f.severity == cuda_setup_core::verify::doctor::Severity::Problem)
-            .count();
-        line(
-            ui,
-            tone,
-            "PyTorch",
-            &tf(lang, "ui_summary_doctor", &[("problems", &problems)]),
-        );
-    }
+    actions.extend(verdict::banner(session, ui, Page::Done, Scope::All, None));
     widgets::gap(ui);
     if session.goal == Goal::Developer && session.install.run.succeeded() {
         widgets::note(ui, Tone::Info, &t(lang, "ui_new_terminal"));
+    }
+
+    widgets::section(ui, &t(lang, "ui_try_title"));
+    widgets::command(ui, lang, TRY_IN_PYTHON);
+    ui.label(RichText::new(t(lang, "ui_try_expect")).weak());
+    widgets::section(ui, &t(lang, "ui_tips_title"));
+    for tip in ["ui_tip_oom", "ui_tip_loader", "ui_tip_amp"] {
+        ui.horizontal_wrapped(|ui| {
+            ui.label("•");
+            ui.label(t(lang, tip));
+        });
     }
 
     widgets::section(ui, &t(lang, "ui_share"));
@@ -186,4 +152,158 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         _ => {}
     }
     actions
+}
+
+/// Each layer: its tone, name and state in plain words, "not installed yet (skipped)"
+/// included, from what ran in this session and what detection saw.
+fn layers(session: &Session) -> Vec<(Tone, String, String)> {
+    let lang = session.lang;
+    let pytorch_only = session.goal == Goal::Pytorch;
+    let run = &session.install.run;
+    let step = |names: &[&str], want: fn(StepState) -> bool| {
+        run.steps
+            .iter()
+            .any(|s| names.contains(&s.name) && want(s.state))
+    };
+    let done = |s: StepState| matches!(s, StepState::Done { .. } | StepState::DoneBefore);
+    let failed = |s: StepState| s == StepState::Failed;
+    let skipped = || (Tone::Pending, t(lang, "ui_layer_skipped"));
+    let not_needed = || (Tone::Info, t(lang, "ui_layer_not_needed"));
+    let failed_state = || (Tone::Bad, t(lang, "ui_layer_failed"));
+    let facts = session.facts();
+    let mut out = Vec::new();
+
+    let driver = if step(&["install_driver"], done) {
+        (Tone::Ok, t(lang, "ui_layer_driver_installed"))
+    } else if step(&["install_driver"], failed) {
+        failed_state()
+    } else {
+        let advice = session.recommendation().map(|r| &r.driver);
+        match (facts.and_then(|f| f.driver.as_ref()), advice) {
+            (Some(v), Some(a)) if a.action == DriverAction::Update => (
+                Tone::Warn,
+                tf(
+                    lang,
+                    "ui_layer_driver_old",
+                    &[
+                        ("version", v),
+                        (
+                            "minimum",
+                            &a.minimum
+                                .as_ref()
+                                .map(ToString::to_string)
+                                .unwrap_or_default(),
+                        ),
+                    ],
+                ),
+            ),
+            (Some(v), _) => (Tone::Ok, tf(lang, "ui_layer_version", &[("version", v)])),
+            (None, _)
+                if facts.is_some_and(|f| f.gpus.is_empty() && f.unidentified_gpus.is_empty()) =>
+            {
+                (Tone::Pending, t(lang, "ui_layer_no_gpu"))
+            }
+            (None, _) => (Tone::Bad, t(lang, "ui_layer_missing")),
+        }
+    };
+    out.push((driver, "ui_layer_driver"));
+
+    let toolkit_steps = ["install_toolkit", "assemble_toolkit"];
+    let toolkit = if step(&toolkit_steps, done) {
+        let dir = session
+            .toolkit_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        (Tone::Ok, tf(lang, "ui_summary_toolkit", &[("dir", &dir)]))
+    } else if step(&toolkit_steps, failed) {
+        failed_state()
+    } else if pytorch_only {
+        not_needed()
+    } else if let Some(v) = facts.and_then(|f| f.installed_toolkits.last()) {
+        (Tone::Ok, tf(lang, "ui_layer_version", &[("version", v)]))
+    } else {
+        skipped()
+    };
+    out.push((toolkit, "ui_layer_toolkit"));
+
+    let cudnn = match &session.cudnn.installed {
+        Some(Ok(m)) => (
+            Tone::Ok,
+            tf(lang, "ui_layer_version", &[("version", &m.cudnn_version)]),
+        ),
+        Some(Err(_)) => failed_state(),
+        None if pytorch_only && !session.cudnn.skipped => not_needed(),
+        None => skipped(),
+    };
+    out.push((cudnn, "ui_page_cudnn"));
+
+    let env = if step(&["configure_env"], done) {
+        (Tone::Ok, t(lang, "ui_layer_env_set"))
+    } else if step(&["configure_env"], failed) {
+        failed_state()
+    } else if pytorch_only {
+        not_needed()
+    } else {
+        skipped()
+    };
+    out.push((env, "ui_layer_env"));
+
+    let torch = match session.torch.doctor.as_deref() {
+        Some(d) if d.status == Status::Passed => (
+            Tone::Ok,
+            tf(
+                lang,
+                "ui_layer_version",
+                &[(
+                    "version",
+                    &d.torch
+                        .as_ref()
+                        .map(|t| t.version.clone())
+                        .unwrap_or_default(),
+                )],
+            ),
+        ),
+        Some(_) => match verdict::decide(&verdict::Inputs::of(session, Scope::Torch)) {
+            Verdict::NotYet { reason, .. } => (
+                Tone::Bad,
+                tf(
+                    lang,
+                    "ui_layer_problem",
+                    &[("reason", &verdict::reason_text(lang, &reason))],
+                ),
+            ),
+            _ => (Tone::Warn, t(lang, "ui_skipped")),
+        },
+        None => (Tone::Pending, t(lang, "ui_layer_torch_missing")),
+    };
+    out.push((torch, "ui_page_pytorch"));
+
+    let passed = |speedup: Option<f64>| {
+        (
+            Tone::Ok,
+            speedup.map_or_else(
+                || t(lang, "ui_passed"),
+                |x| {
+                    tf(
+                        lang,
+                        "ui_layer_passed_speed",
+                        &[("times", &verdict::times(x))],
+                    )
+                },
+            ),
+        )
+    };
+    let check = session.torch.doctor.as_ref().and_then(|d| d.check.as_ref());
+    let test = match (session.verify.report.as_deref(), check) {
+        (Some(r), _) if r.status == Status::Passed => passed(r.checks.gemm.detail.speedup()),
+        (_, Some(c)) if c.ok => passed(c.speedup),
+        (Some(r), _) if r.status == Status::Skipped => (Tone::Warn, t(lang, "ui_skipped")),
+        (Some(_), _) | (_, Some(_)) => (Tone::Bad, t(lang, "ui_failed")),
+        (None, None) => (Tone::Pending, t(lang, "ui_layer_not_run")),
+    };
+    out.push((test, "ui_summary_smoke"));
+
+    out.into_iter()
+        .map(|((tone, state), name)| (tone, t(lang, name), state))
+        .collect()
 }

@@ -1,16 +1,21 @@
-//! PyTorch: the generated pip command with a copy button and a PyPI mirror choice; run it
-//! in a chosen Python with live output; then the doctor's findings with their fixes.
+//! PyTorch: the generated pip command with a copy button, a PyPI mirror (Tsinghua's by
+//! default in Chinese) and a source for PyTorch's own wheels (its server or a mirror of
+//! it); "Install PyTorch" runs it in a chosen Python with live output; then the doctor's
+//! findings with their fixes, the live GPU plot of its check, and the verdict.
 
 use std::path::PathBuf;
 
 use egui::{RichText, TextEdit, Ui};
 
 use super::Screen;
-use crate::ui::session::{Action, PIP_MIRRORS, Session, pip_mirror};
+use crate::ui::flow::Page;
+use crate::ui::session::{Action, PIP_MIRRORS, Session, default_pip_mirror, pip_mirror};
 use crate::ui::text::{msg, t, tf};
+use crate::ui::verdict::{self, Fix, Scope};
 use crate::ui::widgets::{self, Tone, status_badge};
 use crate::ui::worker::Pick;
 use cuda_setup_core::recommend::TorchPick;
+use cuda_setup_core::verify::Status;
 use cuda_setup_core::verify::doctor::{self, DoctorReport, Severity};
 
 /// The Python and the PyPI mirror are the session's (the doctor uses them after pip);
@@ -40,6 +45,15 @@ impl Screen for State {
 
     fn busy(&self, s: &Session) -> bool {
         s.torch.busy()
+    }
+
+    /// Next does not hide that PyTorch is not (yet) working: it says the user goes on
+    /// without it (Done then lists it as not installed).
+    fn next_label(&self, s: &Session) -> &'static str {
+        match &s.torch.doctor {
+            Some(d) if d.status == Status::Passed => "ui_next",
+            _ => "ui_torch_skip_next",
+        }
     }
 
     /// The recommended wheel's pip command, run in the chosen Python.
@@ -86,6 +100,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
             ("max", &torch.python_max),
         ],
     ));
+    ui.label(t(lang, "ui_torch_size"));
 
     widgets::section(ui, "Python");
     ui.horizontal(|ui| {
@@ -100,6 +115,10 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
             actions.push(Action::PickFile(Pick::Python));
         }
     });
+    if python.trim().is_empty() {
+        // Before the click that would lead nowhere: how to get a Python.
+        widgets::note(ui, Tone::Warn, &t(lang, "ui_no_python"));
+    }
     let mut mirror = torch_state.mirror;
     ui.horizontal(|ui| {
         let current = t(lang, PIP_MIRRORS[mirror].1);
@@ -114,7 +133,14 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     if mirror != torch_state.mirror {
         actions.push(Action::SetPipMirror(mirror));
     }
+    if lang == cuda_setup_core::i18n::Lang::Zh
+        && !torch_state.mirror_chosen
+        && torch_state.mirror == default_pip_mirror(lang)
+    {
+        ui.label(RichText::new(t(lang, "ui_pypi_mirror_default")).weak());
+    }
 
+    torch_source(page, session, ui);
     ui.horizontal(|ui| {
         let l = ui.label(t(lang, "ui_torch_index"));
         ui.add(
@@ -139,13 +165,15 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     let busy = torch_state.busy();
     let has_python = !typed.is_empty();
     ui.horizontal(|ui| {
-        if ui
-            .add_enabled(
-                !busy && has_python,
-                egui::Button::new(t(lang, "ui_run_pip")),
-            )
-            .clicked()
-        {
+        // The page's primary button.
+        let fill = ui.visuals().selection.bg_fill;
+        let install = egui::Button::new(
+            RichText::new(t(lang, "ui_install_pytorch"))
+                .strong()
+                .color(ui.visuals().selection.stroke.color),
+        )
+        .fill(fill);
+        if ui.add_enabled(!busy && has_python, install).clicked() {
             actions.push(Action::RunPip(Box::new(torch.clone())));
         }
         if torch_state.run.running() && ui.button(t(lang, "ui_cancel")).clicked() {
@@ -168,14 +196,80 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
             ui.label(t(lang, "ui_doctor_running"));
         });
     }
+    if torch_state.doctor_running
+        || !torch_state.samples.is_empty()
+        || torch_state.monitor_error.is_some()
+    {
+        verdict::live_plot(
+            ui,
+            lang,
+            "pytorch",
+            &torch_state.samples,
+            torch_state.monitor_error.as_deref(),
+        );
+    }
     if let Some(d) = &torch_state.doctor {
         doctor_report(ui, lang, d);
     }
+    // "Install PyTorch" is already on the page; the banner's other fixes are not.
+    actions.extend(verdict::banner(
+        session,
+        ui,
+        Page::Pytorch,
+        Scope::Torch,
+        Some(Fix::InstallTorch),
+    ));
     if python != torch_state.python {
         // Before a RunPip of this frame, which runs in the Python shown.
         actions.insert(0, Action::SetPython(python));
     }
     actions
+}
+
+/// PyTorch's own server or a mirror of it (compat-tables/pytorch.toml): picking one fills
+/// the address field below, which stays free to type another.
+fn torch_source(page: &mut State, session: &Session, ui: &mut Ui) {
+    let lang = session.lang;
+    let mirrors = &session.opts.tables.pytorch.mirrors;
+    let typed = page.torch_index.trim().trim_end_matches('/').to_string();
+    let current = if typed.is_empty() {
+        t(lang, "ui_torch_source_official")
+    } else if let Some(m) = mirrors.iter().find(|m| m.base == typed) {
+        tf(
+            lang,
+            "ui_torch_source_mirror",
+            &[("name", &m.name), ("base", &m.base)],
+        )
+    } else {
+        t(lang, "ui_torch_source_custom")
+    };
+    let mut chosen: Option<String> = None;
+    egui::ComboBox::from_label(t(lang, "ui_torch_source"))
+        .selected_text(current)
+        .show_ui(ui, |ui| {
+            if ui
+                .selectable_label(typed.is_empty(), t(lang, "ui_torch_source_official"))
+                .clicked()
+            {
+                chosen = Some(String::new());
+            }
+            for m in mirrors {
+                let label = tf(
+                    lang,
+                    "ui_torch_source_mirror",
+                    &[("name", &m.name), ("base", &m.base)],
+                );
+                if ui.selectable_label(m.base == typed, label).clicked() {
+                    chosen = Some(m.base.clone());
+                }
+            }
+        });
+    if let Some(base) = chosen {
+        page.torch_index = base;
+    }
+    if mirrors.iter().any(|m| m.base == typed) {
+        ui.label(RichText::new(t(lang, "ui_torch_mirror_note")).weak());
+    }
 }
 
 fn doctor_report(ui: &mut Ui, lang: cuda_setup_core::i18n::Lang, d: &DoctorReport) {

@@ -1,12 +1,13 @@
 //! Verify: the smoke test's results (GFLOP/s, copy bandwidth, cuDNN, nvcc) and a live plot
-//! of GPU utilisation and memory from NVML while it runs.
+//! of GPU utilisation and memory from NVML while it runs; then the verdict.
 
 use egui::{RichText, Ui};
-use egui_plot::{Legend, Line, Plot};
 
 use super::Screen;
+use crate::ui::flow::Page;
 use crate::ui::session::{Action, Session};
 use crate::ui::text::{msg, t, tf};
+use crate::ui::verdict::{self, Scope};
 use crate::ui::widgets::{self, Tone, status_badge};
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::verify::Status;
@@ -46,7 +47,13 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
             ui.label(t(lang, "ui_verifying"));
         });
     }
-    plot(session, ui);
+    verdict::live_plot(
+        ui,
+        lang,
+        "verify",
+        &session.verify.samples,
+        session.verify.monitor_error.as_deref(),
+    );
     let Some(r) = session.verify.report.as_deref() else {
         return actions;
     };
@@ -182,6 +189,13 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     {
         actions.push(Action::Verify);
     }
+    actions.extend(verdict::banner(
+        session,
+        ui,
+        Page::Verify,
+        Scope::Cuda,
+        None,
+    ));
     actions
 }
 
@@ -204,50 +218,4 @@ fn check(
             ui.label(RichText::new(msg(lang, m)).weak());
         }
     });
-}
-
-/// Utilisation and memory, both in percent, over the seconds of the run.
-fn plot(session: &Session, ui: &mut Ui) {
-    let lang = session.lang;
-    widgets::section(ui, &t(lang, "ui_gpu_live"));
-    if let Some(why) = &session.verify.monitor_error {
-        widgets::note(
-            ui,
-            Tone::Info,
-            &tf(lang, "ui_gpu_live_unavailable", &[("why", why)]),
-        );
-        return;
-    }
-    let s = &session.verify.samples;
-    if let Some(last) = s.last() {
-        ui.label(tf(
-            lang,
-            "ui_gpu_live_now",
-            &[
-                ("util", &format!("{:.0}", last.util)),
-                ("used", &crate::ui::text::bytes(last.mem_used)),
-                ("total", &crate::ui::text::bytes(last.mem_total)),
-            ],
-        ));
-    }
-    let util: Vec<[f64; 2]> = s.iter().map(|x| [x.t, x.util]).collect();
-    let mem: Vec<[f64; 2]> = s
-        .iter()
-        .map(|x| [x.t, 100.0 * x.mem_used as f64 / x.mem_total.max(1) as f64])
-        .collect();
-    let util_name = t(lang, "ui_plot_util");
-    let mem_name = t(lang, "ui_plot_memory");
-    Plot::new("gpu-live")
-        .height(160.0)
-        .include_y(0.0)
-        .include_y(100.0)
-        .allow_zoom(false)
-        .allow_drag(false)
-        .allow_scroll(false)
-        .legend(Legend::default())
-        .x_axis_label(t(lang, "ui_plot_seconds"))
-        .show(ui, |p| {
-            p.line(Line::new(util_name, util));
-            p.line(Line::new(mem_name, mem));
-        });
 }

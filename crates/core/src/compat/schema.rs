@@ -129,6 +129,23 @@ pub struct PytorchFile {
     pub variants: Vec<TorchVariant>,
     #[serde(rename = "release")]
     pub releases: Vec<TorchRelease>,
+    /// Mirrors of PyTorch's wheel index, laid out like it (`<base>/<variant>/torch/`).
+    #[serde(rename = "mirror", default)]
+    pub mirrors: Vec<TorchMirror>,
+}
+
+/// A mirror of `download.pytorch.org/whl`, offered as another source for the wheels.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchMirror {
+    /// Who runs it, as users know it (`NJU`).
+    pub name: String,
+    /// Stands in for `https://download.pytorch.org/whl` (no trailing slash).
+    pub base: String,
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    pub source: String,
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

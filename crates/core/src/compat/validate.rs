@@ -275,6 +275,20 @@ fn pytorch(t: &Tables) -> Check {
             }
         }
     }
+    let mut mirrors = HashSet::new();
+    for m in &p.mirrors {
+        let k = format!("mirror \"{}\"", m.name);
+        if !mirrors.insert(m.name.as_str()) {
+            return Err(bad(f, k, "appears twice"));
+        }
+        if !m.base.starts_with("https://") || m.base.ends_with('/') {
+            return Err(bad(
+                f,
+                format!("{k}.base"),
+                "must be an https:// address without a trailing slash",
+            ));
+        }
+    }
     ascending(f, "release", &p.releases, |r| r.version.clone())?;
     for r in &p.releases {
         let k = format!("release \"{}\"", r.version);

@@ -182,6 +182,9 @@ pub struct GemmResult {
     pub gflops: f64,
     pub iterations: u32,
     pub accuracy: Accuracy,
+    /// The same product on the CPU, estimated from the timed reference entries
+    /// ([`reference::cpu_gemm_ms`]): what the speed-up is measured against.
+    pub cpu_ms: Option<f64>,
 }
 
 /// What the GEMM check ran and found.
@@ -192,6 +195,19 @@ pub struct GemmReport {
     pub results: Vec<GemmResult>,
     /// Precisions not run, with why (`tf32: needs compute capability 8.0`).
     pub not_run: Vec<String>,
+}
+
+impl GemmReport {
+    /// How many times faster the GPU ran its largest single-precision product than the
+    /// CPU reference would have (None before one ran, or when it was not timed).
+    pub fn speedup(&self) -> Option<f64> {
+        let r = self
+            .results
+            .iter()
+            .filter(|r| r.precision == Precision::Fp32 && r.ms > 0.0)
+            .max_by_key(|r| r.size)?;
+        Some(r.cpu_ms? / r.ms)
+    }
 }
 
 /// The seeds of the two input matrices (fixed, so a failure reproduces).
@@ -286,7 +302,7 @@ pub fn run(
             // Warm-up (also the result that is checked), then an estimate of one GEMM.
             gemm()?;
             dev.synchronize()?;
-            let accuracy = check(p, n, ha, hb, &dc)?;
+            let (accuracy, cpu_ms) = check(p, n, ha, hb, &dc)?;
             let one = dev.time(gemm)?;
             let iterations = iterations_for(one, 200.0);
             let mut best = f64::INFINITY;
@@ -306,6 +322,7 @@ pub fn run(
                 gflops: gflops(n, n, n, best),
                 iterations,
                 accuracy,
+                cpu_ms,
             });
             progress(report);
         }
@@ -384,14 +401,15 @@ fn launch(
     )
 }
 
-/// Downloads C, scans all of it for NaN/Inf, and compares sampled entries with the CPU.
+/// Downloads C, scans all of it for NaN/Inf, and compares sampled entries with the CPU;
+/// the comparison is timed, which gives the CPU's time for the whole product.
 fn check(
     p: Precision,
     n: usize,
     a: &[f32],
     b: &[f32],
     dc: &super::cuda::DeviceBuffer,
-) -> Result<Accuracy, GemmError> {
+) -> Result<(Accuracy, Option<f64>), GemmError> {
     let c: Vec<f32> = match p {
         Precision::Fp16 => {
             let mut h = vec![0u16; n * n];
@@ -406,12 +424,18 @@ fn check(
     };
     let all_finite = c.iter().all(|x| x.is_finite());
     let positions = sample_positions(n, n, SAMPLES, n as u64);
-    Ok(reference::compare(
+    let t = Instant::now();
+    let accuracy = reference::compare(
         &positions,
         |i, j| f64::from(c[i + j * n]),
         |i, j| reference::gemm_entry(a, b, n, n, i, j),
         all_finite,
         p.tolerance(),
+    );
+    let sampled_ms = t.elapsed().as_secs_f64() * 1e3;
+    Ok((
+        accuracy,
+        reference::cpu_gemm_ms(sampled_ms, positions.len(), n, n),
     ))
 }
 
@@ -511,6 +535,33 @@ mod tests {
         assert_eq!(cublas_status_name(99), "CUBLAS_STATUS_UNKNOWN");
         assert_eq!(decode_cublas_version(120405).to_string(), "12.4.5");
         assert_eq!(decode_cublas_version(111103).to_string(), "11.11.3");
+    }
+
+    fn result(precision: Precision, size: usize, ms: f64, cpu_ms: Option<f64>) -> GemmResult {
+        GemmResult {
+            precision,
+            size,
+            ms,
+            gflops: gflops(size, size, size, ms),
+            iterations: 1,
+            accuracy: reference::compare(&[], |_, _| 0.0, |_, _| (0.0, 1.0), true, 1.0),
+            cpu_ms,
+        }
+    }
+
+    #[test]
+    fn the_speedup_is_the_largest_single_precision_product_against_the_cpu() {
+        let mut r = GemmReport::default();
+        assert_eq!(r.speedup(), None, "nothing ran");
+        r.results = vec![
+            result(Precision::Fp32, 1024, 1.0, Some(50.0)),
+            result(Precision::Fp32, 2048, 4.0, Some(400.0)),
+            // Half precision is faster still, but the CPU reference is single precision.
+            result(Precision::Fp16, 4096, 1.0, Some(3200.0)),
+        ];
+        assert_eq!(r.speedup(), Some(100.0));
+        r.results[1].cpu_ms = None;
+        assert_eq!(r.speedup(), None, "the largest one was not timed");
     }
 
     #[test]

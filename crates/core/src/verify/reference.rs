@@ -254,6 +254,14 @@ pub fn compare(
     }
 }
 
+/// What a whole m×n product would take on the CPU, from the time `samples` reference
+/// entries took: every entry is the same dot product, so the time scales with their count.
+/// It is this one-core reference loop, not a tuned CPU library, that the GPU is set
+/// against (None when nothing was sampled or timed).
+pub fn cpu_gemm_ms(sampled_ms: f64, samples: usize, m: usize, n: usize) -> Option<f64> {
+    (samples > 0 && sampled_ms > 0.0).then(|| sampled_ms * (m * n) as f64 / samples as f64)
+}
+
 /// 2·m·n·k floating-point operations in `ms` milliseconds, as GFLOP/s.
 pub fn gflops(m: usize, n: usize, k: usize, ms: f64) -> f64 {
     if ms <= 0.0 {
@@ -400,6 +408,15 @@ pub fn decode_cuda_version(v: i32) -> Version {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cpu_time_scales_from_the_sampled_entries_to_the_whole_product() {
+        // 256 of 1024×1024 entries took 2 ms: all of them take 4096 times that.
+        assert_eq!(cpu_gemm_ms(2.0, 256, 1024, 1024), Some(8192.0));
+        assert_eq!(cpu_gemm_ms(2.0, 256, 2048, 1024), Some(16384.0));
+        assert_eq!(cpu_gemm_ms(0.0, 256, 1024, 1024), None, "not timed");
+        assert_eq!(cpu_gemm_ms(2.0, 0, 1024, 1024), None, "nothing sampled");
+    }
 
     #[test]
     fn half_conversion_round_trips_and_rounds_to_even() {

@@ -324,7 +324,7 @@ fn first_time_developer_setup_through_every_page() {
     let smoke = h.state().session.verify.report.clone().unwrap();
     assert_ne!(smoke.status, Status::Passed);
     assert!(has(&h, "Matrix product (cuBLAS)") && has(&h, "Compiler (nvcc)"));
-    assert!(has(&h, "Live GPU figures are unavailable"));
+    assert!(has(&h, "No live reading of the graphics card"));
     click(&mut h, "Next");
 
     // PyTorch: the command for the cu118 wheel; run it in the stand-in Python; the doctor.

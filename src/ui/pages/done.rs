@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use egui::{RichText, Ui};
 
 use super::Screen;
-use crate::ui::flow::Page;
+use crate::ui::flow::{Mode, Page};
 use crate::ui::progress::StepState;
 use crate::ui::report;
 use crate::ui::session::{Action, Session};
@@ -158,7 +158,8 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
 /// included, from what ran in this session and what detection saw.
 fn layers(session: &Session) -> Vec<(Tone, String, String)> {
     let lang = session.lang;
-    let pytorch_only = session.goal == Goal::Pytorch;
+    // A repair has no goal of its own: every layer counts there.
+    let pytorch_only = session.goal == Goal::Pytorch && session.mode == Mode::Setup;
     let run = &session.install.run;
     let step = |names: &[&str], want: fn(StepState) -> bool| {
         run.steps
@@ -219,7 +220,14 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
         failed_state()
     } else if pytorch_only {
         not_needed()
-    } else if let Some(v) = facts.and_then(|f| f.installed_toolkits.last()) {
+    } else if let Some(v) = facts.and_then(|f| f.installed_toolkits.last()).or_else(|| {
+        session
+            .existing
+            .toolkits
+            .iter()
+            .rev()
+            .find_map(|(_, v)| v.as_ref())
+    }) {
         (Tone::Ok, tf(lang, "ui_layer_version", &[("version", v)]))
     } else {
         skipped()
@@ -232,6 +240,9 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
             tf(lang, "ui_layer_version", &[("version", &m.cudnn_version)]),
         ),
         Some(Err(_)) => failed_state(),
+        None if let Some((_, v)) = session.existing.cudnn.last() => {
+            (Tone::Ok, tf(lang, "ui_layer_version", &[("version", v)]))
+        }
         None if pytorch_only && !session.cudnn.skipped => not_needed(),
         None => skipped(),
     };
@@ -241,6 +252,13 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
         (Tone::Ok, t(lang, "ui_layer_env_set"))
     } else if step(&["configure_env"], failed) {
         failed_state()
+    } else if session
+        .repair
+        .findings
+        .as_ref()
+        .is_some_and(|f| cuda_setup_core::repair::problems(f) == 0)
+    {
+        (Tone::Ok, t(lang, "ui_layer_env_set"))
     } else if pytorch_only {
         not_needed()
     } else {

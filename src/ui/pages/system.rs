@@ -357,7 +357,15 @@ fn details(session: &Session, report: &cuda_setup_core::detect::SystemReport, ui
 /// The facts given rather than detected, and the sandbox root, in one sentence.
 fn what_if(session: &Session) -> String {
     let o = &session.opts.overrides;
-    let mut given: Vec<String> = o.gpus.iter().map(|g| g.label()).collect();
+    let mut given: Vec<String> = o
+        .gpus
+        .iter()
+        .map(|g| {
+            let arch = session.opts.tables.architecture_of(g.compute_capability);
+            let name = g.name.clone().unwrap_or_else(|| t(session.lang, "ui_nvidia_gpu"));
+            plain_gpu(&name, arch.map(|a| a.name.as_str()))
+        })
+        .collect();
     match &o.driver {
         Some(Some(d)) => given.push(tf(session.lang, "ui_driver_version", &[("version", d)])),
         Some(None) => given.push(t(session.lang, "ui_no_driver")),

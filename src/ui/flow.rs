@@ -137,7 +137,10 @@ mod tests {
             neighbours(with_driver, Page::Prepare),
             (Some(Page::Install), Some(Page::Choose))
         );
-        assert_eq!(neighbours(with_driver, Page::Install).0, Some(Page::Pytorch));
+        assert_eq!(
+            neighbours(with_driver, Page::Install).0,
+            Some(Page::Pytorch)
+        );
         assert_eq!(
             flow(Mode::Setup, Goal::Developer, true),
             flow(Mode::Setup, Goal::Developer, false)

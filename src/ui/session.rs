@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+use cuda_setup_core::compat::Os;
 use cuda_setup_core::cudnn::{CudnnError, Manifest};
 use cuda_setup_core::detect::SystemReport;
 use cuda_setup_core::download::{self, Cancel};
@@ -16,7 +17,6 @@ use cuda_setup_core::i18n::{self, Lang};
 use cuda_setup_core::message::Message;
 use cuda_setup_core::monitor::Sample;
 use cuda_setup_core::plan::{Choices, CudnnChoice, Method, Plan};
-use cuda_setup_core::compat::Os;
 use cuda_setup_core::recommend::{DriverAction, Facts, Goal, Recommendation, Request, TorchPick};
 use cuda_setup_core::repair::{self, Finding, FixResult};
 use cuda_setup_core::run::RunEvent;

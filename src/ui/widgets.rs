@@ -187,7 +187,11 @@ pub fn get_python(ui: &mut Ui, lang: Lang, os: cuda_setup_core::compat::Os) {
             }
             Os::Linux => {
                 ui.label(t(lang, "ui_python_get_linux"));
-                command(ui, lang, "sudo apt install python3 python3-pip python3-venv");
+                command(
+                    ui,
+                    lang,
+                    "sudo apt install python3 python3-pip python3-venv",
+                );
             }
         }
         ui.hyperlink_to(

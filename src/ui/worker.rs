@@ -11,6 +11,7 @@ use cuda_setup_core::compat::Tables;
 use cuda_setup_core::cudnn;
 use cuda_setup_core::detect::{self, Deadlines, SystemReport};
 use cuda_setup_core::download::{self, Cancel};
+use cuda_setup_core::linux_driver;
 use cuda_setup_core::plan::{self, Choices, Plan};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{CudnnPick, Recommendation};
@@ -19,7 +20,6 @@ use cuda_setup_core::steps::{Ctx, Step, preflight};
 use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::{self, SmokeOptions, SmokeReport, doctor};
 use cuda_setup_core::version::Version;
-use cuda_setup_core::linux_driver;
 
 use cuda_setup_core::monitor::{self, Sample};
 
@@ -84,10 +84,14 @@ pub enum Command {
     Refresh(Box<Refresh>),
     /// Linux: the package and commands that give a driver of at least `minimum` (reads
     /// the distribution and the Secure Boot state, so not on the UI thread).
-    LinuxDriverAdvice { minimum: Option<Version> },
+    LinuxDriverAdvice {
+        minimum: Option<Version>,
+    },
     /// The driver asked for a restart: open cuda-setup again after it, and restart now
     /// when `now`.
-    Restart { now: bool },
+    Restart {
+        now: bool,
+    },
 }
 
 /// What a background refresh needs: the tables without any cache merged in, where to

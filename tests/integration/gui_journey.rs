@@ -147,7 +147,10 @@ fn no_driver_puts_the_driver_first_on_every_page() {
         assert!(has(&h, &tr("ui_driver_card_title")));
         assert!(has(&h, "winget install Python.Python.3.12"));
         // The download sizes before anything is downloaded.
-        assert!(has(&h, &cuda_setup_core::i18n::tf(lang, "ui_download_about", &[("size", &"2.5 GB")])));
+        assert!(has(
+            &h,
+            &cuda_setup_core::i18n::tf(lang, "ui_download_about", &[("size", &"2.5 GB")])
+        ));
         let rec = h.state().session.recommendation().unwrap().clone();
         let planned = rec.driver.install.is_some();
         if planned {
@@ -169,7 +172,7 @@ fn no_driver_puts_the_driver_first_on_every_page() {
             assert!(has(&h, &tr("ui_start_install")));
         } else {
             assert!(!has(&h, &tr("ui_checks_passed")));
-            assert!(has(&h, &tr("ui_driver_first").split('{').next().unwrap().to_string()));
+            assert!(has(&h, tr("ui_driver_first").split('{').next().unwrap()));
         }
     }
 }
@@ -221,7 +224,10 @@ fn an_old_driver_is_named_with_its_reason() {
     assert!(!has(&h, "Runs it"));
     h.state_mut().go(Page::Choose);
     settle(&mut h);
-    assert!(!has(&h, "Update the NVIDIA driver"), "nothing must happen first");
+    assert!(
+        !has(&h, "Update the NVIDIA driver"),
+        "nothing must happen first"
+    );
 
     // Too old for anything recommended: red, and "update to X (you have Y)" on Choose.
     let mut h = on_page(
@@ -264,8 +270,18 @@ fn on_linux_the_driver_card_says_how_to_get_the_driver() {
     });
     settle(&mut h);
     let ld = &h.state().session.linux_driver;
-    let minimum = h.state().session.recommendation().unwrap().driver.minimum.clone();
-    assert_eq!(ld.minimum, minimum, "asked for the recommendation's minimum");
+    let minimum = h
+        .state()
+        .session
+        .recommendation()
+        .unwrap()
+        .driver
+        .minimum
+        .clone();
+    assert_eq!(
+        ld.minimum, minimum,
+        "asked for the recommendation's minimum"
+    );
     assert!(has(&h, "Step 1: the NVIDIA driver"));
     match ld.advice.clone() {
         // drvlinux's advice: the exact commands, each with a copy button.
@@ -282,7 +298,12 @@ fn on_linux_the_driver_card_says_how_to_get_the_driver() {
 fn enter_presses_the_primary_button_and_only_it() {
     for lang in LANGS {
         let dir = tempfile::tempdir().unwrap();
-        let mut h = harness(App::new(options(dir.path(), Os::Windows, lang, Some("610.74"))));
+        let mut h = harness(App::new(options(
+            dir.path(),
+            Os::Windows,
+            lang,
+            Some("610.74"),
+        )));
         h.step();
         settle(&mut h);
         assert_eq!(h.state().page, Page::Welcome);
@@ -375,7 +396,10 @@ fn a_run_that_needs_a_restart_offers_restart_now_or_later() {
         assert!(has(&h, &t(lang, "ui_restart_title")));
         assert!(has(&h, &t(lang, "ui_restart_body")));
         assert!(has(&h, &t(lang, "ui_restart_now")) && has(&h, &t(lang, "ui_restart_later")));
-        assert!(!h.state_mut().can_next(), "nothing goes on before the restart");
+        assert!(
+            !h.state_mut().can_next(),
+            "nothing goes on before the restart"
+        );
         // Later: cuda-setup is registered to open again (in a sandbox, as if it were).
         click(&mut h, &t(lang, "ui_restart_later"));
         wait(&mut h, "the restart arranged", |a| {
@@ -395,7 +419,10 @@ fn a_run_that_needs_a_restart_offers_restart_now_or_later() {
 fn a_click_on_the_card_body_selects_the_card() {
     let dir = tempfile::tempdir().unwrap();
     let lang = Lang::En;
-    let mut h = on_page(options(dir.path(), Os::Windows, lang, Some("610.74")), Page::Choose);
+    let mut h = on_page(
+        options(dir.path(), Os::Windows, lang, Some("610.74")),
+        Page::Choose,
+    );
     assert_eq!(h.state().session.goal, Goal::Pytorch);
     // The explanation under the title, not the radio button.
     click(&mut h, &t(lang, "ui_goal_developer_body"));

@@ -252,7 +252,11 @@ fn driver_card(session: &Session, settings: &mut Settings, rec: &Recommendation,
                         ui.checkbox(&mut settings.skip_driver, t(lang, "ui_driver_myself"));
                     }
                     None => {
-                        ui.label(tf(lang, "ui_driver_card_no_package", &[("minimum", &minimum)]));
+                        ui.label(tf(
+                            lang,
+                            "ui_driver_card_no_package",
+                            &[("minimum", &minimum)],
+                        ));
                     }
                 }
                 if settings.skip_driver || rec.driver.install.is_none() {
@@ -304,7 +308,11 @@ fn linux_driver(session: &Session, minimum: &str, ui: &mut Ui) {
             ui.label(t(lang, "ui_driver_myself_then"));
         }
         None => {
-            ui.label(tf(lang, "ui_linux_driver_unknown", &[("minimum", &minimum)]));
+            ui.label(tf(
+                lang,
+                "ui_linux_driver_unknown",
+                &[("minimum", &minimum)],
+            ));
             ui.hyperlink_to(t(lang, "ui_driver_link"), nvidia_drivers(lang));
         }
     }

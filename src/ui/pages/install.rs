@@ -49,7 +49,10 @@ impl Screen for State {
         if i.restart_pending() {
             // Asked already: the choice is made (or under way).
             return match &i.restart {
-                None => Some(Primary::new("ui_restart_now", Action::Restart { now: true })),
+                None => Some(Primary::new(
+                    "ui_restart_now",
+                    Action::Restart { now: true },
+                )),
                 Some(_) => None,
             };
         }

@@ -285,10 +285,7 @@ fn driver_state(session: &Session) -> (Tone, String, Option<String>) {
             Some(headline.map_or(why.clone(), |h| format!("{why} {h}"))),
         );
     }
-    let minor = rec
-        .reasons
-        .iter()
-        .find(|m| m.key == "toolkit_minor_compat");
+    let minor = rec.reasons.iter().find(|m| m.key == "toolkit_minor_compat");
     if let Some(m) = minor {
         let minimum = m.params.get("minimum").cloned().unwrap_or_default();
         return (
@@ -362,7 +359,10 @@ fn what_if(session: &Session) -> String {
         .iter()
         .map(|g| {
             let arch = session.opts.tables.architecture_of(g.compute_capability);
-            let name = g.name.clone().unwrap_or_else(|| t(session.lang, "ui_nvidia_gpu"));
+            let name = g
+                .name
+                .clone()
+                .unwrap_or_else(|| t(session.lang, "ui_nvidia_gpu"));
             plain_gpu(&name, arch.map(|a| a.name.as_str()))
         })
         .collect();

@@ -229,6 +229,8 @@ pub enum DriverPlan {
 #[derive(Default)]
 pub struct LinuxDriver {
     pub running: bool,
+    /// Asked for `minimum` (and answered, unless `running`).
+    pub asked: bool,
     /// The minimum the advice was asked for.
     pub minimum: Option<Version>,
     pub advice: Option<cuda_setup_core::linux_driver::LinuxDriverAdvice>,
@@ -536,13 +538,13 @@ impl Session {
             return Vec::new();
         };
         let ld = &mut self.linux_driver;
-        let asked = ld.running || ld.advice.is_some();
         if self.opts.target.os != Os::Linux
             || rec.driver.action == DriverAction::None
-            || (asked && ld.minimum == rec.driver.minimum)
+            || (ld.asked && ld.minimum == rec.driver.minimum)
         {
             return Vec::new();
         }
+        ld.asked = true;
         ld.running = true;
         ld.minimum = rec.driver.minimum.clone();
         ld.advice = None;
@@ -1043,6 +1045,60 @@ mod tests {
         assert!(s.prepare.plan().is_some());
         assert!(s.install.run.running(), "the run goes on");
         assert!(s.system.report.is_some() && s.facts().is_some());
+    }
+
+    #[test]
+    fn on_linux_a_driver_to_install_asks_the_worker_for_the_advice_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::sandbox(Tables::embedded().unwrap(), Os::Linux, dir.path());
+        o.host = Host::sandbox(Os::Linux, dir.path(), Default::default());
+        o.overrides = Overrides {
+            gpus: vec![GpuFact {
+                name: Some("NVIDIA GeForce RTX 3060".into()),
+                compute_capability: "8.6".parse().unwrap(),
+            }],
+            driver: Some(None),
+            driver_cuda: None,
+            python: Some("3.12".parse().unwrap()),
+            no_gpu: false,
+        };
+        let report = cuda_setup_core::detect::detect(&o.host, &o.tables, o.deadlines);
+        let mut s = Session::new(o, Lang::En, Existing::default());
+        let cmds = s.on_event(Event::Detected(Box::new(report)));
+        let minimum = s.recommendation().unwrap().driver.minimum.clone();
+        assert!(minimum.is_some());
+        assert!(matches!(
+            cmds.as_slice(),
+            [Command::LinuxDriverAdvice { minimum: m }] if *m == minimum
+        ));
+        assert!(s.linux_driver.running);
+        assert_eq!(
+            s.driver_plan(),
+            DriverPlan::Yours,
+            "no installer of ours on Linux"
+        );
+        // An answer for another minimum is stale and changes nothing.
+        s.on_event(Event::LinuxDriverAdvice {
+            minimum: Some("1.0".parse().unwrap()),
+            advice: None,
+        });
+        assert!(s.linux_driver.running);
+        s.on_event(Event::LinuxDriverAdvice {
+            minimum: minimum.clone(),
+            advice: None,
+        });
+        assert!(!s.linux_driver.running);
+        // The same minimum again (another language, the same goal): not asked twice.
+        let same = s.settings.clone();
+        assert!(s.apply(Action::SetSettings(same)).is_empty());
+        let mirrors = Settings {
+            mirrors: "http://127.0.0.1:1".into(),
+            ..s.settings.clone()
+        };
+        assert!(
+            s.apply(Action::SetSettings(mirrors)).is_empty(),
+            "the minimum did not change"
+        );
     }
 
     #[test]

@@ -34,7 +34,16 @@ pub struct App {
 }
 
 impl App {
+    /// The wizard for `opts`. After the restart a driver asked for, it opens where it
+    /// stopped (derived from disk: the plan waiting in the journal).
     pub fn new(opts: Options) -> App {
+        let awaiting = cuda_setup_core::run::awaiting_restart(&opts.target);
+        App::with_awaiting(opts, awaiting)
+    }
+
+    /// The wizard, opening on the Install page to continue `awaiting` (the plan of a run
+    /// that stopped for a restart) when there is one.
+    pub fn with_awaiting(opts: Options, awaiting: Option<cuda_setup_core::plan::Plan>) -> App {
         let existing = super::disk::scan(&opts.target);
         let (worker, events) = Worker::new(Env {
             tables: opts.tables.clone(),
@@ -56,6 +65,10 @@ impl App {
             titled: None,
             arrived: false,
         };
+        if let Some(plan) = awaiting {
+            app.session.resume_after_restart(plan);
+            app.page = Page::Install;
+        }
         // Detection starts at once, so the System page is ready when the user is.
         app.apply(Action::Detect);
         if let Some(r) = refresh {
@@ -118,9 +131,13 @@ impl App {
             }
             _ => {}
         }
+        // Enter is the primary button, unless a widget has the keyboard (a text field, or
+        // a focused button that Enter presses itself).
+        let enter = ui.input(|i| i.key_pressed(egui::Key::Enter))
+            && ui.ctx().memory(|m| m.focused().is_none());
         let mut actions = Vec::new();
         egui::Panel::top("header").show(ui, |ui| actions.extend(self.header(ui)));
-        egui::Panel::bottom("footer").show(ui, |ui| actions.extend(self.footer(ui)));
+        egui::Panel::bottom("footer").show(ui, |ui| actions.extend(self.footer(ui, enter)));
         let (session, pages, page) = (&self.session, &mut self.pages, self.page);
         egui::CentralPanel::default().show(ui, |ui| {
             egui::ScrollArea::vertical()
@@ -165,7 +182,7 @@ impl App {
             });
         });
         // The step bar: where we are in this goal's flow.
-        let steps = flow(self.session.mode, self.session.goal);
+        let steps = self.session.steps();
         let here = steps.iter().position(|p| *p == self.page).unwrap_or(0);
         ui.horizontal_wrapped(|ui| {
             ui.spacing_mut().item_spacing.x = 4.0;
@@ -194,7 +211,9 @@ impl App {
         }
     }
 
-    fn footer(&self, ui: &mut Ui) -> Vec<Action> {
+    /// Back on the left; on the right the page's one primary button (filled; Enter
+    /// presses it) and, when the page's primary is something else, Next as a secondary.
+    fn footer(&self, ui: &mut Ui, enter: bool) -> Vec<Action> {
         let lang = self.session.lang;
         let screen = self.pages.get(self.page);
         let mut actions = Vec::new();
@@ -208,20 +227,41 @@ impl App {
                 actions.push(Action::Back);
             }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                let steps = flow(self.session.mode, self.session.goal);
-                if super::flow::neighbours(steps, self.page).0.is_none() {
-                    if ui.button(t(lang, "ui_close")).clicked() {
-                        ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
-                    }
-                    return;
-                }
-                let label = t(lang, screen.next_label(&self.session));
+                let last = super::flow::neighbours(self.session.steps(), self.page)
+                    .0
+                    .is_none();
                 let can = self.can_next();
-                if ui
-                    .add_enabled(can, egui::Button::new(RichText::new(label).strong()))
-                    .clicked()
-                {
-                    actions.push(Action::Next);
+                match screen.primary(&self.session) {
+                    Some(p) => {
+                        let r = widgets::primary_enabled(ui, p.enabled, &t(lang, p.label));
+                        if r.clicked() || (enter && p.enabled) {
+                            actions.push(p.action);
+                        }
+                        if last {
+                            if ui.button(t(lang, "ui_close")).clicked() {
+                                ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+                            }
+                        } else if ui
+                            .add_enabled(
+                                can,
+                                egui::Button::new(t(lang, screen.next_label(&self.session))),
+                            )
+                            .clicked()
+                        {
+                            actions.push(Action::Next);
+                        }
+                    }
+                    None if last => {
+                        if widgets::primary(ui, &t(lang, "ui_close")).clicked() || enter {
+                            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+                        }
+                    }
+                    None => {
+                        let label = t(lang, screen.next_label(&self.session));
+                        if widgets::primary_enabled(ui, can, &label).clicked() || (enter && can) {
+                            actions.push(Action::Next);
+                        }
+                    }
                 }
                 if let Some(why) = screen.why_not_next(&self.session).filter(|_| !can) {
                     ui.label(RichText::new(t(lang, why)).weak());
@@ -242,7 +282,7 @@ impl App {
     }
 
     fn next(&mut self) {
-        let steps = flow(self.session.mode, self.session.goal);
+        let steps = self.session.steps();
         if let (Some(p), _) = super::flow::neighbours(steps, self.page) {
             self.go(p);
         }
@@ -251,7 +291,7 @@ impl App {
     /// The page before; its work is not started again, and nothing is dropped.
     fn back(&mut self) {
         self.session.crash = None;
-        let steps = flow(self.session.mode, self.session.goal);
+        let steps = self.session.steps();
         if let (_, Some(p)) = super::flow::neighbours(steps, self.page) {
             self.page = p;
         }

@@ -78,11 +78,13 @@ pub enum Mode {
 }
 
 /// The pages a mode and goal visit. The PyTorch goal needs no toolkit, cuDNN or smoke
-/// test: its check is the doctor, on the PyTorch page.
-pub fn flow(mode: Mode, goal: Goal) -> &'static [Page] {
-    match (mode, goal) {
-        (Mode::Repair, _) => &[Page::Welcome, Page::Repair, Page::Done],
-        (Mode::Setup, Goal::Developer) => &[
+/// test: its check is the doctor, on the PyTorch page. When the plan installs the driver
+/// (`installs_driver`), the PyTorch goal visits the Install page too: the driver is
+/// installed there, with its progress, before PyTorch.
+pub fn flow(mode: Mode, goal: Goal, installs_driver: bool) -> &'static [Page] {
+    match (mode, goal, installs_driver) {
+        (Mode::Repair, _, _) => &[Page::Welcome, Page::Repair, Page::Done],
+        (Mode::Setup, Goal::Developer, _) => &[
             Page::Welcome,
             Page::System,
             Page::Choose,
@@ -93,7 +95,16 @@ pub fn flow(mode: Mode, goal: Goal) -> &'static [Page] {
             Page::Pytorch,
             Page::Done,
         ],
-        (Mode::Setup, Goal::Pytorch) => &[
+        (Mode::Setup, Goal::Pytorch, true) => &[
+            Page::Welcome,
+            Page::System,
+            Page::Choose,
+            Page::Prepare,
+            Page::Install,
+            Page::Pytorch,
+            Page::Done,
+        ],
+        (Mode::Setup, Goal::Pytorch, false) => &[
             Page::Welcome,
             Page::System,
             Page::Choose,
@@ -111,4 +122,28 @@ pub fn neighbours(steps: &[Page], page: Page) -> (Option<Page>, Option<Page>) {
         steps.get(here + 1).copied(),
         here.checked_sub(1).map(|i| steps[i]),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pytorch_goal_visits_install_only_when_the_driver_is_installed() {
+        let plain = flow(Mode::Setup, Goal::Pytorch, false);
+        assert!(!plain.contains(&Page::Install));
+        let with_driver = flow(Mode::Setup, Goal::Pytorch, true);
+        assert_eq!(
+            neighbours(with_driver, Page::Prepare),
+            (Some(Page::Install), Some(Page::Choose))
+        );
+        assert_eq!(
+            neighbours(with_driver, Page::Install).0,
+            Some(Page::Pytorch)
+        );
+        assert_eq!(
+            flow(Mode::Setup, Goal::Developer, true),
+            flow(Mode::Setup, Goal::Developer, false)
+        );
+    }
 }

@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+use cuda_setup_core::compat::Os;
 use cuda_setup_core::cudnn::{CudnnError, Manifest};
 use cuda_setup_core::detect::SystemReport;
 use cuda_setup_core::download::{self, Cancel};
@@ -16,7 +17,7 @@ use cuda_setup_core::i18n::{self, Lang};
 use cuda_setup_core::message::Message;
 use cuda_setup_core::monitor::Sample;
 use cuda_setup_core::plan::{Choices, CudnnChoice, Method, Plan};
-use cuda_setup_core::recommend::{Facts, Goal, Recommendation, Request, TorchPick};
+use cuda_setup_core::recommend::{DriverAction, Facts, Goal, Recommendation, Request, TorchPick};
 use cuda_setup_core::repair::{self, Finding, FixResult};
 use cuda_setup_core::run::RunEvent;
 use cuda_setup_core::steps::preflight::Status as CheckStatus;
@@ -75,6 +76,11 @@ pub enum Action {
     },
     /// Open a file with the system's viewer (the run's log).
     Open(PathBuf),
+    /// The driver is installed and Windows must restart: open cuda-setup again after the
+    /// restart, and restart now (`now`) or when the user chooses.
+    Restart {
+        now: bool,
+    },
 }
 
 /// The PyPI mirrors offered for torch's dependencies (the wheels come from PyTorch's own
@@ -110,6 +116,8 @@ pub struct Settings {
     /// Mirror base URLs, one a line.
     pub mirrors: String,
     pub with_driver: bool,
+    /// "I will install the driver myself": the plan has no driver step.
+    pub skip_driver: bool,
     pub connections: usize,
     /// Installer or wheels; `method_advice` chose the default.
     pub method: Method,
@@ -127,6 +135,7 @@ impl Settings {
                 .unwrap_or_default(),
             mirrors: opts.mirrors.join("\n"),
             with_driver: false,
+            skip_driver: false,
             connections: 8,
             method: opts.method,
             pypi: opts.pypi_mirror.clone().unwrap_or_default(),
@@ -186,10 +195,55 @@ impl Preparation {
     }
 }
 
-/// The toolkit's install run.
+/// The install run (the driver, the toolkit).
 #[derive(Default)]
 pub struct Install {
     pub run: RunView,
+    /// The wizard opened after the restart the driver asked for: the plan waits in the
+    /// journal, and "Continue the installation" runs the rest of it.
+    pub resumed: bool,
+    /// The restart the run asked for: asked of the worker (`Some(None)`), then done
+    /// (`Ok(now)`: now, or after the user's own restart) or refused.
+    pub restart: Option<Option<Result<bool, String>>>,
+}
+
+impl Install {
+    /// The run stopped after the driver: Windows must restart before the rest.
+    pub fn restart_pending(&self) -> bool {
+        self.run
+            .report
+            .as_ref()
+            .is_some_and(|r| r.restart_pending && r.failure.is_none())
+    }
+
+    /// Finished, with nothing left for after a restart.
+    pub fn finished(&self) -> bool {
+        self.run.succeeded() && !self.restart_pending()
+    }
+}
+
+/// Who installs the driver this run needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriverPlan {
+    /// The current driver runs what was chosen.
+    NotNeeded,
+    /// The plan's first steps install it (Windows).
+    Planned,
+    /// The user does, before the GPU can be used: they said so ("I will install the
+    /// driver myself"), or there is no installer of ours (Linux, an unknown package).
+    Yours,
+}
+
+/// Linux: which package and command give the driver the recommendation needs, worked out
+/// on the worker (it reads the distribution and Secure Boot state).
+#[derive(Default)]
+pub struct LinuxDriver {
+    pub running: bool,
+    /// Asked for `minimum` (and answered, unless `running`).
+    pub asked: bool,
+    /// The minimum the advice was asked for.
+    pub minimum: Option<Version>,
+    pub advice: Option<cuda_setup_core::linux_driver::LinuxDriverAdvice>,
 }
 
 /// cuDNN: the archive, its validation, a download, the install.
@@ -308,6 +362,8 @@ pub struct Session {
     pub opts: Options,
     pub system: Detection,
     pub settings: Settings,
+    /// Linux only: how to get the driver the recommendation needs.
+    pub linux_driver: LinuxDriver,
     /// Derived from the facts, the goal and the settings; recomputed when they change.
     recommendation: Option<Recommendation>,
     pub prepare: Preparation,
@@ -350,6 +406,7 @@ impl Session {
             tables_line: cuda_setup_core::refresh::tables_message(&opts.tables),
             opts,
             system: Detection::default(),
+            linux_driver: LinuxDriver::default(),
             recommendation: None,
             prepare: Preparation::default(),
             install: Install::default(),
@@ -360,6 +417,27 @@ impl Session {
             refreshing: false,
             crash: None,
         }
+    }
+
+    /// The wizard opened after the restart the driver asked for: `plan` waits in the
+    /// journal. It is the plan from now on (its goal too), and the Install page continues
+    /// it; the run skips the steps the journal says are done.
+    pub fn resume_after_restart(&mut self, plan: Plan) {
+        self.mode = Mode::Setup;
+        self.goal = plan.goal;
+        self.prepare = Preparation {
+            running: false,
+            result: Some(Ok(Box::new(Prepared {
+                plan,
+                inputs: None,
+                checks: Vec::new(),
+                free: Vec::new(),
+            }))),
+        };
+        self.install = Install {
+            resumed: true,
+            ..Install::default()
+        };
     }
 
     /// The recommendation for the facts, the goal and the settings (None before detection).
@@ -381,9 +459,37 @@ impl Session {
             cudnn: CudnnChoice::Skip,
             mirrors: s.mirror_list(),
             with_driver: s.with_driver,
+            skip_driver: s.skip_driver,
             ..Choices::new(s.method)
         }
         .with_connections(s.connections)
+    }
+
+    /// Who installs the driver the recommendation needs.
+    pub fn driver_plan(&self) -> DriverPlan {
+        let Some(rec) = &self.recommendation else {
+            return DriverPlan::NotNeeded;
+        };
+        if rec.driver.action == DriverAction::None {
+            return DriverPlan::NotNeeded;
+        }
+        match self.prepare.plan() {
+            Some(p) if installs_driver(p) => DriverPlan::Planned,
+            // Before the plan is made: what it will do.
+            None if self.opts.target.os == Os::Windows
+                && !self.settings.skip_driver
+                && rec.driver.install.is_some() =>
+            {
+                DriverPlan::Planned
+            }
+            _ => DriverPlan::Yours,
+        }
+    }
+
+    /// The pages this mode, goal and plan visit.
+    pub fn steps(&self) -> &'static [Page] {
+        let driver = self.prepare.plan().is_some_and(installs_driver);
+        super::flow::flow(self.mode, self.goal, driver)
     }
 
     /// The toolkit folder the plan installs to (else the recommended toolkit's).
@@ -429,7 +535,10 @@ impl Session {
         }
     }
 
-    fn recompute(&mut self) {
+    /// A new recommendation; on Linux, the driver advice for its minimum is asked of the
+    /// worker when that minimum changed.
+    #[must_use]
+    fn recompute(&mut self) -> Vec<Command> {
         self.recommendation = self.system.facts.as_ref().map(|facts| {
             cuda_setup_core::recommend::recommend(
                 &self.opts.tables,
@@ -441,6 +550,23 @@ impl Session {
                 },
             )
         });
+        let Some(rec) = &self.recommendation else {
+            return Vec::new();
+        };
+        let ld = &mut self.linux_driver;
+        if self.opts.target.os != Os::Linux
+            || rec.driver.action == DriverAction::None
+            || (ld.asked && ld.minimum == rec.driver.minimum)
+        {
+            return Vec::new();
+        }
+        ld.asked = true;
+        ld.running = true;
+        ld.minimum = rec.driver.minimum.clone();
+        ld.advice = None;
+        vec![Command::LinuxDriverAdvice {
+            minimum: rec.driver.minimum.clone(),
+        }]
     }
 
     /// The plan and its run were made for other choices.
@@ -464,8 +590,8 @@ impl Session {
             Action::ChooseGoal(g) => {
                 if g != self.goal {
                     self.goal = g;
-                    self.recompute();
                     self.drop_plan();
+                    return self.recompute();
                 }
             }
             Action::SetSettings(s) => {
@@ -473,8 +599,8 @@ impl Session {
                     // Another toolkit or method is another recommendation (wheels know
                     // more releases), and any setting another plan.
                     self.settings = s;
-                    self.recompute();
                     self.drop_plan();
+                    return self.recompute();
                 }
             }
             Action::Detect => {
@@ -589,6 +715,12 @@ impl Session {
                 }];
             }
             Action::Open(path) => return vec![Command::Open(path)],
+            Action::Restart { now } => {
+                if self.install.restart_pending() {
+                    self.install.restart = Some(None);
+                    return vec![Command::Restart { now }];
+                }
+            }
         }
         Vec::new()
     }
@@ -658,8 +790,16 @@ impl Session {
                     report: Some(r),
                     facts: Some(facts),
                 };
-                self.recompute();
+                return self.recompute();
             }
+            Event::LinuxDriverAdvice { minimum, advice } => {
+                // An answer for another minimum is stale: a newer question is on its way.
+                if minimum == self.linux_driver.minimum {
+                    self.linux_driver.running = false;
+                    self.linux_driver.advice = advice.map(|a| *a);
+                }
+            }
+            Event::Restarting(r) => self.install.restart = Some(Some(r)),
             Event::Prepared(r) => {
                 self.prepare.running = false;
                 self.prepare.result = Some(r);
@@ -735,7 +875,7 @@ impl Session {
                         self.tables_line = cuda_setup_core::refresh::outcome_message(&o);
                         self.opts.tables = o.tables;
                         // The recommendation comes from the new tables.
-                        self.recompute();
+                        return self.recompute();
                     }
                     Err(e) => {
                         self.tables_line = cuda_setup_core::msg!("refresh_rejected", error = e);
@@ -772,10 +912,22 @@ impl Session {
             Crashed::Save => self.saved = Some(Err(message.clone())),
             Crashed::Audit => self.repair.auditing = false,
             Crashed::Refresh => self.refreshing = false,
+            Crashed::LinuxDriver => self.linux_driver.running = false,
+            Crashed::Restart => self.install.restart = Some(Some(Err(message.clone()))),
             Crashed::Other => {}
         }
         self.crash = Some(message);
     }
+}
+
+/// The plan installs the driver (drvcore's `install_driver` step).
+pub fn installs_driver(plan: &Plan) -> bool {
+    plan.steps.iter().any(|s| is_driver_step(s.name()))
+}
+
+/// The driver's steps, which come first (download, then install).
+pub fn is_driver_step(name: &str) -> bool {
+    matches!(name, "download_driver" | "install_driver")
 }
 
 /// pip's arguments after `install`, with the mirror as an extra index.
@@ -924,6 +1076,60 @@ mod tests {
         assert!(s.prepare.plan().is_some());
         assert!(s.install.run.running(), "the run goes on");
         assert!(s.system.report.is_some() && s.facts().is_some());
+    }
+
+    #[test]
+    fn on_linux_a_driver_to_install_asks_the_worker_for_the_advice_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::sandbox(Tables::embedded().unwrap(), Os::Linux, dir.path());
+        o.host = Host::sandbox(Os::Linux, dir.path(), Default::default());
+        o.overrides = Overrides {
+            gpus: vec![GpuFact {
+                name: Some("NVIDIA GeForce RTX 3060".into()),
+                compute_capability: "8.6".parse().unwrap(),
+            }],
+            driver: Some(None),
+            driver_cuda: None,
+            python: Some("3.12".parse().unwrap()),
+            no_gpu: false,
+        };
+        let report = cuda_setup_core::detect::detect(&o.host, &o.tables, o.deadlines);
+        let mut s = Session::new(o, Lang::En, Existing::default());
+        let cmds = s.on_event(Event::Detected(Box::new(report)));
+        let minimum = s.recommendation().unwrap().driver.minimum.clone();
+        assert!(minimum.is_some());
+        assert!(matches!(
+            cmds.as_slice(),
+            [Command::LinuxDriverAdvice { minimum: m }] if *m == minimum
+        ));
+        assert!(s.linux_driver.running);
+        assert_eq!(
+            s.driver_plan(),
+            DriverPlan::Yours,
+            "no installer of ours on Linux"
+        );
+        // An answer for another minimum is stale and changes nothing.
+        s.on_event(Event::LinuxDriverAdvice {
+            minimum: Some("1.0".parse().unwrap()),
+            advice: None,
+        });
+        assert!(s.linux_driver.running);
+        s.on_event(Event::LinuxDriverAdvice {
+            minimum: minimum.clone(),
+            advice: None,
+        });
+        assert!(!s.linux_driver.running);
+        // The same minimum again (another language, the same goal): not asked twice.
+        let same = s.settings.clone();
+        assert!(s.apply(Action::SetSettings(same)).is_empty());
+        let mirrors = Settings {
+            mirrors: "http://127.0.0.1:1".into(),
+            ..s.settings.clone()
+        };
+        assert!(
+            s.apply(Action::SetSettings(mirrors)).is_empty(),
+            "the minimum did not change"
+        );
     }
 
     #[test]

@@ -105,7 +105,8 @@ pub fn command(ui: &mut Ui, lang: Lang, cmd: &str) -> bool {
     copied
 }
 
-/// A choice card: a radio button with a title, and an explanation under it.
+/// A choice card: a radio button with a title, and an explanation under it. The whole
+/// card is the click target (a beginner clicks the text, not the little circle).
 pub fn card<V: PartialEq + Copy>(
     ui: &mut Ui,
     current: &mut V,
@@ -120,7 +121,7 @@ pub fn card<V: PartialEq + Copy>(
         ui.visuals().widgets.noninteractive.bg_stroke
     };
     let mut clicked = false;
-    Frame::new()
+    let frame = Frame::new()
         .stroke(stroke)
         .corner_radius(CornerRadius::same(8))
         .inner_margin(Margin::same(12))
@@ -131,10 +132,74 @@ pub fn card<V: PartialEq + Copy>(
                 clicked = ui
                     .radio_value(current, value, RichText::new(title).strong().size(15.0))
                     .clicked();
-                ui.label(body);
+                // Not selectable: a selectable label would take the click from the card.
+                ui.add(egui::Label::new(body).selectable(false));
             });
         });
+    // Registered after the contents, so it lies on top of them: a click anywhere on the
+    // card (the radio included) lands here.
+    let whole = ui
+        .interact(
+            frame.response.rect,
+            ui.scope_id().with(("card", title)),
+            egui::Sense::click(),
+        )
+        .on_hover_cursor(egui::CursorIcon::PointingHand);
+    if whole.clicked() && !clicked {
+        *current = value;
+        clicked = true;
+    }
     clicked
+}
+
+/// The page's one primary button: filled with the accent colour, larger, the only one
+/// drawn this way (the frame draws it; Enter triggers it). Secondary actions are plain
+/// `ui.button`s.
+pub fn primary(ui: &mut Ui, text: &str) -> egui::Response {
+    primary_enabled(ui, true, text)
+}
+
+/// [`primary`], greyed out when `enabled` is false.
+pub fn primary_enabled(ui: &mut Ui, enabled: bool, text: &str) -> egui::Response {
+    let fill = ui.visuals().selection.bg_fill;
+    let button = egui::Button::new(
+        RichText::new(text)
+            .strong()
+            .size(15.5)
+            .color(Color32::WHITE),
+    )
+    .fill(fill)
+    .corner_radius(CornerRadius::same(6))
+    .min_size(egui::vec2(120.0, 32.0));
+    ui.add_enabled(enabled, button)
+}
+
+/// No Python was found and PyTorch needs one: how to get one, before the user reaches
+/// the PyTorch page.
+pub fn get_python(ui: &mut Ui, lang: Lang, os: cuda_setup_core::compat::Os) {
+    use cuda_setup_core::compat::Os;
+    callout(ui, Tone::Warn, |ui| {
+        ui.label(RichText::new(t(lang, "ui_python_missing")).strong());
+        match os {
+            Os::Windows => {
+                ui.label(t(lang, "ui_python_get_windows"));
+                command(ui, lang, "winget install Python.Python.3.12");
+            }
+            Os::Linux => {
+                ui.label(t(lang, "ui_python_get_linux"));
+                command(
+                    ui,
+                    lang,
+                    "sudo apt install python3 python3-pip python3-venv",
+                );
+            }
+        }
+        ui.hyperlink_to(
+            t(lang, "ui_python_download"),
+            "https://www.python.org/downloads/",
+        );
+        ui.label(t(lang, "ui_python_then"));
+    });
 }
 
 /// A progress bar with bytes, speed and time left, as downloads report them.

@@ -11,6 +11,7 @@ use cuda_setup_core::compat::Tables;
 use cuda_setup_core::cudnn;
 use cuda_setup_core::detect::{self, Deadlines, SystemReport};
 use cuda_setup_core::download::{self, Cancel};
+use cuda_setup_core::linux_driver;
 use cuda_setup_core::plan::{self, Choices, Plan};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{CudnnPick, Recommendation};
@@ -18,6 +19,7 @@ use cuda_setup_core::run::{self, RunEvent};
 use cuda_setup_core::steps::{Ctx, Step, preflight};
 use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::{self, SmokeOptions, SmokeReport, doctor};
+use cuda_setup_core::version::Version;
 
 use cuda_setup_core::monitor::{self, Sample};
 
@@ -80,6 +82,16 @@ pub enum Command {
     /// Read NVIDIA's manifests and the PyTorch index for new releases (in the background,
     /// at start; nothing waits for it).
     Refresh(Box<Refresh>),
+    /// Linux: the package and commands that give a driver of at least `minimum` (reads
+    /// the distribution and the Secure Boot state, so not on the UI thread).
+    LinuxDriverAdvice {
+        minimum: Option<Version>,
+    },
+    /// The driver asked for a restart: open cuda-setup again after it, and restart now
+    /// when `now`.
+    Restart {
+        now: bool,
+    },
 }
 
 /// What a background refresh needs: the tables without any cache merged in, where to
@@ -161,6 +173,13 @@ pub enum Event {
     Fixed(Box<cuda_setup_core::repair::FixResult>),
     /// The refresh's outcome, or why a source's data was refused.
     Refreshed(Result<Box<cuda_setup_core::refresh::Outcome>, String>),
+    /// The Linux driver advice for `minimum` (None: nothing known for this distribution).
+    LinuxDriverAdvice {
+        minimum: Option<Version>,
+        advice: Option<Box<linux_driver::LinuxDriverAdvice>>,
+    },
+    /// cuda-setup opens again after the restart; Ok(true): the restart is under way.
+    Restarting(Result<bool, String>),
     /// A bug of ours: the thread running `what` panicked (the message). The page
     /// waiting for it stops waiting and says so.
     Crashed {
@@ -184,6 +203,8 @@ pub enum Crashed {
     Audit,
     Fix,
     Refresh,
+    LinuxDriver,
+    Restart,
     /// A command nothing waits for (a file dialog, opening the log).
     Other,
 }
@@ -203,6 +224,8 @@ impl Command {
             Command::Audit { .. } => Crashed::Audit,
             Command::Fix { .. } => Crashed::Fix,
             Command::Refresh(_) => Crashed::Refresh,
+            Command::LinuxDriverAdvice { .. } => Crashed::LinuxDriver,
+            Command::Restart { .. } => Crashed::Restart,
             Command::PickFile { .. } | Command::Open(_) => Crashed::Other,
         }
     }
@@ -430,6 +453,11 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                 got.map(Box::new).map_err(|e| e.to_string()),
             ));
         }
+        Command::LinuxDriverAdvice { minimum } => {
+            let advice = linux_driver::advice(&env.host, minimum.as_ref()).map(Box::new);
+            out.send(Event::LinuxDriverAdvice { minimum, advice });
+        }
+        Command::Restart { now } => out.send(Event::Restarting(restart(&env.target, now))),
         Command::Fix {
             overrides,
             findings,
@@ -629,6 +657,53 @@ fn download_cudnn(
             download::DownloadError::Cancelled => "cancelled".into(),
             e => format!("{}\n{}", cuda_setup_core::error::chain(&e), e.hint()),
         })
+}
+
+/// After the driver, Windows must restart: cuda-setup is registered to open again at the
+/// next sign-in (the plan waits in the journal and resumes), then, with `now`, Windows
+/// restarts. A `--root` sandbox is not this machine: nothing is registered or restarted
+/// there, and the answer is as if it were.
+// TODO(drvcore-merge): replace the two commands below with drvcore's
+// `platform::windows::reopen_after_restart(&exe)` and `platform::windows::restart_now()`.
+fn restart(target: &Target, now: bool) -> Result<bool, String> {
+    use cuda_setup_core::compat::Os;
+    if target.root.is_some() {
+        return Ok(now);
+    }
+    if target.os != Os::Windows || !cfg!(windows) {
+        return Err("only Windows restarts for its driver".into());
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let run = |program: &str, args: &[&str]| -> Result<(), String> {
+        let status = std::process::Command::new(program)
+            .args(args)
+            .status()
+            .map_err(|e| format!("{program}: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("{program}: {status}"))
+        }
+    };
+    let command = format!("\"{}\"", exe.display());
+    run(
+        "reg",
+        &[
+            "add",
+            r"HKCU\Software\Microsoft\Windows\CurrentVersion\RunOnce",
+            "/v",
+            "cuda-setup",
+            "/t",
+            "REG_SZ",
+            "/d",
+            &command,
+            "/f",
+        ],
+    )?;
+    if now {
+        run("shutdown", &["/r", "/t", "5"])?;
+    }
+    Ok(now)
 }
 
 /// The system's viewer for a file; nothing waits for it.

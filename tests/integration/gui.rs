@@ -214,7 +214,7 @@ fn first_time_developer_setup_through_every_page() {
     assert_eq!(h.state().page, Page::System);
     wait(&mut h, "detection", |a| a.session.system.report.is_some());
     settle(&mut h);
-    assert!(has(&h, "NVIDIA GeForce RTX 3060 (sm_86)"), "the given GPU");
+    assert!(has(&h, "NVIDIA GeForce RTX 3060 (Ampere)"), "the given GPU");
     assert!(has(&h, "Driver 522.06"));
     assert!(has(&h, "Given instead of detected"));
     click(&mut h, "Next");
@@ -226,6 +226,7 @@ fn first_time_developer_setup_through_every_page() {
     settle(&mut h);
     assert!(has(&h, "CUDA 11.8 GA"), "the toolkit pick");
     assert!(has(&h, "cuDNN 9."), "the cuDNN pick");
+    click(&mut h, "Why this recommendation?");
     assert!(has(&h, "CUDA 11.8.0 builds code for"), "a reason, rendered");
     // Tests never refresh in the background: the tables alone, and said so.
     assert!(h.state().session.opts.refresh.is_none() && !h.state().session.refreshing);
@@ -531,6 +532,7 @@ fn the_chinese_ui_renders_every_glyph() {
     click(&mut h, "下一步");
     settle(&mut h);
     assert!(has(&h, "只装 PyTorch") && has(&h, "开发者") && has(&h, "原因"));
+    click(&mut h, "推荐原因（为什么这样选？）");
     assert!(
         has(&h, "CUDA 11.8.0 支持编译"),
         "the recommender's reasons in Chinese"

@@ -14,6 +14,7 @@ mod detect;
 mod download;
 mod gui;
 mod gui_verdict;
+mod gui_journey;
 mod install;
 mod one_writer;
 mod refresh;

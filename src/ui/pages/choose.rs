@@ -1,16 +1,19 @@
-//! Choose: the recommended path — "PyTorch only" (the driver and the right wheel) or
-//! "Developer" (toolkit + cuDNN) — with the versions and the recommender's reasons, and an
-//! advanced panel to override them.
+//! Choose: first what the driver needs (the headline, and a driver card: what cuda-setup
+//! installs, or "I will install the driver myself"; on Linux the exact commands), then
+//! the recommended path — "PyTorch only" (the driver and the right wheel) or "Developer"
+//! (toolkit + cuDNN) — with each download's size, the recommender's reasons behind "Why
+//! this recommendation?", and an advanced panel to override them.
 
 use egui::{Grid, RichText, TextEdit, Ui};
 
 use super::Screen;
-use crate::ui::session::{Action, Session, Settings};
-use crate::ui::text::{msg, t, tf};
+use crate::ui::session::{Action, DriverPlan, Session, Settings};
+use crate::ui::text::{self, msg, t, tf};
 use crate::ui::widgets::{self, Tone};
 use cuda_setup_core::compat::Os;
+use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::plan::Method;
-use cuda_setup_core::recommend::{DriverAction, Goal, Recommendation};
+use cuda_setup_core::recommend::{DriverAction, DriverPackage, Goal, Recommendation};
 
 /// The settings live in the session (the plan is built from them); this page edits a copy
 /// and hands it back when it changed.
@@ -35,6 +38,22 @@ impl Screen for State {
 fn show(session: &Session, settings: &mut Settings, ui: &mut Ui) -> Vec<Action> {
     let mut actions = Vec::new();
     let lang = session.lang;
+    let rec = session.recommendation();
+    // The driver first: what must happen before anything else can work.
+    if let Some(rec) = rec
+        && let Some(h) = rec.driver_headline()
+    {
+        let tone = match session.driver_plan() {
+            DriverPlan::Planned => Tone::Warn,
+            _ => Tone::Bad,
+        };
+        widgets::callout(ui, tone, |ui| {
+            ui.label(RichText::new(msg(lang, &h)).strong().size(17.0));
+        });
+        widgets::gap(ui);
+        driver_card(session, settings, rec, ui);
+        widgets::gap(ui);
+    }
     ui.label(t(lang, "ui_choose_intro"));
     widgets::gap(ui);
     let mut goal = session.goal;
@@ -59,7 +78,7 @@ fn show(session: &Session, settings: &mut Settings, ui: &mut Ui) -> Vec<Action> 
         actions.push(Action::ChooseGoal(goal));
         return actions;
     }
-    let Some(rec) = session.recommendation() else {
+    let Some(rec) = rec else {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_detecting"));
@@ -73,87 +92,104 @@ fn show(session: &Session, settings: &mut Settings, ui: &mut Ui) -> Vec<Action> 
             widgets::note(ui, Tone::Bad, &msg(lang, b));
         }
     }
+    let about = |size: Option<u64>, estimate: &str| {
+        let size = size.map_or_else(|| estimate.to_string(), text::bytes);
+        tf(lang, "ui_download_about", &[("size", &size)])
+    };
     Grid::new("picks")
-        .num_columns(2)
+        .num_columns(3)
         .spacing([16.0, 6.0])
         .show(ui, |ui| {
             if goal == Goal::Developer {
                 ui.label(t(lang, "ui_toolkit"));
                 match &rec.toolkit {
-                    Some(tk) => ui.label(RichText::new(format!("CUDA {}", tk.label)).strong()),
-                    None => ui.label("—"),
+                    Some(tk) => {
+                        ui.label(RichText::new(format!("CUDA {}", tk.label)).strong());
+                        let size = tk.installer.as_ref().and_then(|i| i.size);
+                        ui.label(RichText::new(about(size, TOOLKIT_ESTIMATE)).weak());
+                    }
+                    None => {
+                        ui.label("—");
+                        ui.label("");
+                    }
                 };
                 ui.end_row();
                 ui.label("cuDNN");
                 match &rec.cudnn {
-                    Some(c) => ui.label(
-                        RichText::new(format!("cuDNN {} (cuda{})", c.version, c.cuda_major))
-                            .strong(),
-                    ),
-                    None => ui.label("—"),
+                    Some(c) => {
+                        ui.label(
+                            RichText::new(format!("cuDNN {} (cuda{})", c.version, c.cuda_major))
+                                .strong(),
+                        );
+                        match c.archive.size {
+                            Some(size) => ui.label(RichText::new(about(Some(size), "")).weak()),
+                            None => ui.label(""),
+                        };
+                    }
+                    None => {
+                        ui.label("—");
+                        ui.label("");
+                    }
                 };
                 ui.end_row();
             }
             ui.label("PyTorch");
             match &rec.torch {
                 Some(p) => {
-                    ui.label(RichText::new(format!("torch {} ({})", p.version, p.variant)).strong())
+                    ui.label(
+                        RichText::new(tf(
+                            lang,
+                            "ui_torch_choice",
+                            &[("version", &p.version), ("cuda", &p.cuda)],
+                        ))
+                        .strong(),
+                    );
+                    ui.label(RichText::new(about(None, TORCH_ESTIMATE)).weak());
                 }
-                None => ui.label("—"),
+                None => {
+                    ui.label("—");
+                    ui.label("");
+                }
             };
             ui.end_row();
             ui.label(t(lang, "ui_driver"));
             ui.label(driver_line(lang, rec));
+            ui.label("");
             ui.end_row();
         });
-    if rec.fits() {
-        match rec.driver.action {
-            DriverAction::Install => widgets::note(
-                ui,
-                Tone::Warn,
-                &msg(
-                    lang,
-                    &cuda_setup_core::msg!(
-                        "driver_install",
-                        minimum = rec
-                            .driver
-                            .minimum
-                            .as_ref()
-                            .map_or("-".into(), ToString::to_string)
-                    ),
-                ),
-            ),
-            DriverAction::Update => widgets::note(
-                ui,
-                Tone::Warn,
-                &msg(
-                    lang,
-                    &cuda_setup_core::msg!(
-                        "driver_update_required",
-                        current = rec
-                            .driver
-                            .current
-                            .as_ref()
-                            .map_or("-".into(), ToString::to_string),
-                        minimum = rec
-                            .driver
-                            .minimum
-                            .as_ref()
-                            .map_or("-".into(), ToString::to_string)
-                    ),
-                ),
-            ),
-            DriverAction::None => {}
-        }
+    let no_python = session
+        .system
+        .report
+        .as_ref()
+        .is_some_and(|r| r.pythons.is_empty())
+        && session.torch.python.trim().is_empty();
+    if goal == Goal::Pytorch && no_python {
+        widgets::gap(ui);
+        widgets::get_python(ui, lang, session.opts.target.os);
     }
 
-    widgets::section(ui, &t(lang, "ui_why"));
-    for r in &rec.reasons {
-        ui.horizontal_wrapped(|ui| {
-            ui.label("•");
-            ui.label(msg(lang, r));
+    widgets::gap(ui);
+    egui::CollapsingHeader::new(t(lang, "ui_why_this"))
+        .id_salt("choose-why")
+        .show(ui, |ui| {
+            if let Some(p) = &rec.torch {
+                ui.label(tf(
+                    lang,
+                    "ui_why_torch_build",
+                    &[
+                        ("version", &p.version),
+                        ("variant", &p.variant),
+                        ("index", &p.index_url),
+                    ],
+                ));
+            }
+            for r in &rec.reasons {
+                ui.horizontal_wrapped(|ui| {
+                    ui.label("•");
+                    ui.label(msg(lang, r));
+                });
+            }
         });
-    }
     // Where the facts come from: the built-in tables, a cache of date X, or live data.
     ui.horizontal_wrapped(|ui| {
         if session.refreshing {
@@ -172,6 +208,132 @@ fn show(session: &Session, settings: &mut Settings, ui: &mut Ui) -> Vec<Action> 
         .id_salt("advanced")
         .show(ui, |ui| advanced(session, settings, ui, goal));
     actions
+}
+
+/// What a download weighs when the tables do not say (labelled "about"): NVIDIA's
+/// Windows toolkit installers, a CUDA build of torch with its NVIDIA wheels, a driver.
+const TOOLKIT_ESTIMATE: &str = "3 GB";
+const TORCH_ESTIMATE: &str = "2.5 GB";
+const DRIVER_ESTIMATE: &str = "0.7–0.9 GB";
+
+/// The driver as step one: on Windows what cuda-setup installs (or "I will install the
+/// driver myself", with NVIDIA's links); on Linux the package and the exact commands.
+fn driver_card(session: &Session, settings: &mut Settings, rec: &Recommendation, ui: &mut Ui) {
+    let lang = session.lang;
+    let minimum = rec
+        .driver
+        .minimum
+        .as_ref()
+        .map_or_else(String::new, ToString::to_string);
+    widgets::callout(ui, Tone::Info, |ui| {
+        ui.label(
+            RichText::new(t(lang, "ui_driver_card_title"))
+                .strong()
+                .size(15.0),
+        );
+        match session.opts.target.os {
+            Os::Windows => {
+                match &rec.driver.install {
+                    Some(d) => {
+                        let size = d
+                            .download
+                            .size
+                            .map_or_else(|| DRIVER_ESTIMATE.to_string(), text::bytes);
+                        ui.label(tf(
+                            lang,
+                            "ui_driver_card_install",
+                            &[
+                                ("version", &d.version),
+                                ("package", &t(lang, package_key(d.package))),
+                                ("size", &size),
+                            ],
+                        ));
+                        ui.label(RichText::new(t(lang, "ui_driver_card_restart")).weak());
+                        ui.checkbox(&mut settings.skip_driver, t(lang, "ui_driver_myself"));
+                    }
+                    None => {
+                        ui.label(tf(
+                            lang,
+                            "ui_driver_card_no_package",
+                            &[("minimum", &minimum)],
+                        ));
+                    }
+                }
+                if settings.skip_driver || rec.driver.install.is_none() {
+                    ui.horizontal_wrapped(|ui| {
+                        ui.hyperlink_to(t(lang, "ui_driver_link"), nvidia_drivers(lang));
+                        ui.hyperlink_to(
+                            t(lang, "ui_driver_app_link"),
+                            "https://www.nvidia.com/en-us/software/nvidia-app/",
+                        );
+                    });
+                    ui.label(t(lang, "ui_driver_myself_then"));
+                }
+            }
+            Os::Linux => linux_driver(session, &minimum, ui),
+        }
+    });
+}
+
+/// Linux: the package and commands for this distribution (worked out on the worker).
+fn linux_driver(session: &Session, minimum: &str, ui: &mut Ui) {
+    let lang = session.lang;
+    let ld = &session.linux_driver;
+    match &ld.advice {
+        _ if ld.running => {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(t(lang, "ui_detecting"));
+            });
+        }
+        Some(a) => {
+            let distro = a.distro.clone().unwrap_or_else(|| "Linux".into());
+            match &a.package {
+                Some(p) => ui.label(tf(
+                    lang,
+                    "ui_linux_driver_package",
+                    &[("distro", &distro), ("package", p)],
+                )),
+                None => ui.label(tf(lang, "ui_linux_driver_commands", &[("distro", &distro)])),
+            };
+            for c in &a.commands {
+                widgets::command(ui, lang, c);
+            }
+            if a.secure_boot == Some(true) {
+                widgets::note(ui, Tone::Warn, &t(lang, "ui_linux_secure_boot"));
+            }
+            if !a.confirmed {
+                ui.label(RichText::new(t(lang, "ui_linux_driver_unconfirmed")).weak());
+            }
+            ui.label(t(lang, "ui_driver_myself_then"));
+        }
+        None => {
+            ui.label(tf(
+                lang,
+                "ui_linux_driver_unknown",
+                &[("minimum", &minimum)],
+            ));
+            ui.hyperlink_to(t(lang, "ui_driver_link"), nvidia_drivers(lang));
+        }
+    }
+}
+
+/// NVIDIA's driver download page (its Chinese site for the Chinese UI).
+fn nvidia_drivers(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Zh => "https://www.nvidia.cn/drivers",
+        _ => "https://www.nvidia.com/drivers",
+    }
+}
+
+/// The driver package in plain words.
+fn package_key(p: DriverPackage) -> &'static str {
+    match p {
+        DriverPackage::GeforceDesktop => "ui_driver_pkg_geforce_desktop",
+        DriverPackage::GeforceNotebook => "ui_driver_pkg_geforce_notebook",
+        DriverPackage::Rtx => "ui_driver_pkg_rtx",
+        DriverPackage::DataCenter => "ui_driver_pkg_data_center",
+    }
 }
 
 /// Installer or wheels: two radio buttons, the difference in one sentence, and why the
@@ -217,14 +379,17 @@ fn method(session: &Session, settings: &mut Settings, ui: &mut Ui) {
     }
 }
 
-fn driver_line(lang: cuda_setup_core::i18n::Lang, rec: &Recommendation) -> String {
+fn driver_line(lang: Lang, rec: &Recommendation) -> String {
     let current = match &rec.driver.current {
         Some(d) => tf(lang, "ui_driver_version", &[("version", d)]),
         None => t(lang, "ui_no_driver"),
     };
     match (rec.driver.action, &rec.driver.minimum) {
-        (DriverAction::None, _) => format!("{current} ✓"),
-        (_, Some(m)) => format!("{current} → {m}+"),
+        (DriverAction::None, _) => format!("{current} · {}", t(lang, "ui_driver_runs_it")),
+        (_, Some(m)) => format!(
+            "{current} → {}",
+            tf(lang, "ui_driver_needs", &[("minimum", m)])
+        ),
         (_, None) => current,
     }
 }

@@ -1,15 +1,18 @@
-//! Install: the plan runs on the worker; a progress bar per step with speed and ETA, the
-//! live log (folded), cancel. A failed or cancelled run can be run again: finished steps
-//! are not repeated (the executor's journal).
+//! Install: the plan runs on the worker (the driver first, then the toolkit); a progress
+//! bar per step with speed and ETA, the live log (folded), cancel. A failed or cancelled
+//! run can be run again: finished steps are not repeated (the executor's journal). When
+//! the driver needs a restart, the page offers "Restart now / later"; after the restart
+//! the wizard opens here, and "Continue the installation" runs the rest.
 
-use egui::Ui;
+use egui::{RichText, Ui};
 
-use super::Screen;
+use super::{Primary, Screen};
 use crate::ui::flow::Page;
+use crate::ui::progress::step_title;
 use crate::ui::session::{Action, Session, Settings};
 use crate::ui::text::{msg, t};
 use crate::ui::widgets::{self, Tone};
-use cuda_setup_core::recommend::{Method, MethodFacts, method_advice};
+use cuda_setup_core::recommend::{Goal, Method, MethodFacts, method_advice};
 
 #[derive(Default)]
 pub struct State;
@@ -21,15 +24,16 @@ impl Screen for State {
 
     fn enter(&self, s: &Session) -> Vec<Action> {
         let run = &s.install.run;
-        if !run.running() && !run.succeeded() {
+        if !run.running() && !run.succeeded() && !s.install.resumed {
             vec![Action::StartInstall]
         } else {
             Vec::new()
         }
     }
 
+    /// Next only once everything ran: not while a restart is pending.
     fn can_next(&self, s: &Session) -> bool {
-        s.install.run.succeeded()
+        s.install.finished()
     }
 
     fn why_not_next(&self, s: &Session) -> Option<&'static str> {
@@ -39,6 +43,27 @@ impl Screen for State {
     fn busy(&self, s: &Session) -> bool {
         s.install.run.running()
     }
+
+    fn primary(&self, s: &Session) -> Option<Primary> {
+        let i = &s.install;
+        if i.restart_pending() {
+            // Asked already: the choice is made (or under way).
+            return match &i.restart {
+                None => Some(Primary::new(
+                    "ui_restart_now",
+                    Action::Restart { now: true },
+                )),
+                Some(_) => None,
+            };
+        }
+        if !i.run.started {
+            return i
+                .resumed
+                .then(|| Primary::new("ui_continue_install", Action::StartInstall));
+        }
+        (!i.run.running() && !i.run.succeeded())
+            .then(|| Primary::new("ui_try_again", Action::StartInstall))
+    }
 }
 
 fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
@@ -46,18 +71,18 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     let run = &session.install.run;
     let mut actions = Vec::new();
     if !run.started {
-        ui.label(t(lang, "ui_nothing_to_install"));
+        if session.install.resumed {
+            resumed(session, ui);
+        } else {
+            ui.label(t(lang, "ui_nothing_to_install"));
+        }
         return actions;
     }
     run.show(ui, lang, false);
     widgets::gap(ui);
     ui.horizontal(|ui| {
-        if run.running() {
-            if ui.button(t(lang, "ui_cancel")).clicked() {
-                actions.push(Action::CancelInstall);
-            }
-        } else if !run.succeeded() && ui.button(t(lang, "ui_try_again")).clicked() {
-            actions.push(Action::StartInstall);
+        if run.running() && ui.button(t(lang, "ui_cancel")).clicked() {
+            actions.push(Action::CancelInstall);
         }
         if let Some(log) = run.report.as_ref().and_then(|r| r.log_file.clone())
             && ui.button(t(lang, "ui_open_log")).clicked()
@@ -65,11 +90,87 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
             actions.push(Action::Open(log));
         }
     });
-    if run.succeeded() {
-        widgets::note(ui, Tone::Ok, &t(lang, "ui_install_done"));
+    if session.install.restart_pending() {
+        actions.extend(restart_choice(session, ui));
+    } else if run.succeeded() {
+        let done = match session.goal {
+            Goal::Developer => "ui_install_done",
+            Goal::Pytorch => "ui_install_done_driver",
+        };
+        widgets::note(ui, Tone::Ok, &t(lang, done));
     }
     actions.extend(offer_wheels(session, ui));
     actions
+}
+
+/// The driver is in and Windows must restart before the GPU can be used: restart now
+/// (the primary button, in the footer) or later; either way cuda-setup opens again after
+/// the restart and continues.
+fn restart_choice(session: &Session, ui: &mut Ui) -> Vec<Action> {
+    let lang = session.lang;
+    let mut actions = Vec::new();
+    widgets::callout(ui, Tone::Warn, |ui| {
+        ui.label(
+            RichText::new(t(lang, "ui_restart_title"))
+                .strong()
+                .size(16.0),
+        );
+        ui.label(t(lang, "ui_restart_body"));
+        match &session.install.restart {
+            None => {
+                ui.label(t(lang, "ui_restart_choose"));
+                if ui.button(t(lang, "ui_restart_later")).clicked() {
+                    actions.push(Action::Restart { now: false });
+                }
+            }
+            Some(None) => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label(t(lang, "ui_restart_preparing"));
+                });
+            }
+            Some(Some(Ok(true))) => {
+                ui.label(RichText::new(t(lang, "ui_restart_under_way")).strong());
+            }
+            Some(Some(Ok(false))) => {
+                ui.label(RichText::new(t(lang, "ui_restart_later_done")).strong());
+            }
+            Some(Some(Err(e))) => {
+                ui.label(t(lang, "ui_restart_failed"));
+                egui::CollapsingHeader::new(t(lang, "ui_details"))
+                    .id_salt("restart-error")
+                    .show(ui, |ui| ui.label(e));
+            }
+        }
+    });
+    actions
+}
+
+/// Opened after the driver's restart: the plan, with what ran before the restart marked
+/// done (the run stopped right after the driver's steps), and "Continue the installation".
+fn resumed(session: &Session, ui: &mut Ui) {
+    let lang = session.lang;
+    widgets::note(ui, Tone::Info, &t(lang, "ui_resume_intro"));
+    widgets::gap(ui);
+    let Some(plan) = session.prepare.plan() else {
+        return;
+    };
+    let names: Vec<&str> = plan.steps.iter().map(|s| s.name()).collect();
+    // Everything up to the driver's install ran before the restart.
+    let done_until = names
+        .iter()
+        .rposition(|n| *n == "install_driver")
+        .map_or(0, |i| i + 1);
+    for (i, name) in names.iter().enumerate() {
+        ui.horizontal(|ui| {
+            if i < done_until {
+                widgets::badge(ui, Tone::Ok, &t(lang, "ui_step_done"));
+            } else {
+                widgets::badge(ui, Tone::Pending, &t(lang, "ui_step_next"));
+            }
+            ui.label(step_title(lang, name));
+        });
+    }
 }
 
 /// NVIDIA's server failed us: offer the same toolkit as NVIDIA's wheels from PyPI.

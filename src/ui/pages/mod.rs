@@ -22,6 +22,26 @@ pub mod system;
 pub mod verify;
 pub mod welcome;
 
+/// A page's one primary action, when it is not Next: its label (a catalogue key), what
+/// it does, and whether it can be done now. The frame draws it with
+/// [`crate::ui::widgets::primary`] at the bottom right, Enter triggers it, and Next is
+/// then drawn as a secondary button beside it.
+pub struct Primary {
+    pub label: &'static str,
+    pub action: Action,
+    pub enabled: bool,
+}
+
+impl Primary {
+    pub fn new(label: &'static str, action: Action) -> Primary {
+        Primary {
+            label,
+            action,
+            enabled: true,
+        }
+    }
+}
+
 /// What the app asks of a page.
 pub trait Screen {
     /// Draws the page from the session; returns what the user asked for.
@@ -45,6 +65,13 @@ pub trait Screen {
     /// The Next button's label (a catalogue key).
     fn next_label(&self, _s: &Session) -> &'static str {
         "ui_next"
+    }
+
+    /// The page's primary action when it is something other than Next (e.g. "Install
+    /// PyTorch" before "Next", so Next never skips an install the user has not run). None:
+    /// Next (or Close on the last page) is the primary.
+    fn primary(&self, _s: &Session) -> Option<Primary> {
+        None
     }
 
     /// A job runs that this page shows (leaving would hide its progress).

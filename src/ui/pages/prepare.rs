@@ -1,11 +1,12 @@
-//! Prepare: the plan, and the pre-flight checks with pass/fail and what to do, before a
-//! byte is downloaded.
+//! Prepare: the plan (the driver's steps listed first), and the pre-flight checks with
+//! pass/fail and what to do, before a byte is downloaded. Never "ready" while the driver
+//! blocks: a driver the user installs themselves is said first, in amber.
 
 use egui::{RichText, Ui};
 
 use super::Screen;
 use crate::ui::progress::step_title;
-use crate::ui::session::{Action, Session};
+use crate::ui::session::{Action, DriverPlan, Session, is_driver_step};
 use crate::ui::text::{self, t, tf};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::Prepared;
@@ -39,10 +40,12 @@ impl Screen for State {
         })
     }
 
+    /// The next page installs (the toolkit, or the driver for the PyTorch goal).
     fn next_label(&self, s: &Session) -> &'static str {
-        match s.goal {
-            Goal::Developer => "ui_start_install",
-            Goal::Pytorch => "ui_next",
+        if s.steps().contains(&crate::ui::flow::Page::Install) {
+            "ui_start_install"
+        } else {
+            "ui_next"
         }
     }
 }
@@ -84,8 +87,15 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
             if p.plan.goal == Goal::Pytorch {
                 ui.label(t(lang, "ui_plan_pytorch"));
             }
-            for (i, s) in p.plan.steps.iter().enumerate() {
-                ui.label(format!("{}. {}", i + 1, step_title(lang, s.name())));
+            // The driver first: nothing else works without it.
+            let (driver, rest): (Vec<&str>, Vec<&str>) = p
+                .plan
+                .steps
+                .iter()
+                .map(|s| s.name())
+                .partition(|n| is_driver_step(n));
+            for (i, name) in driver.iter().chain(&rest).enumerate() {
+                ui.label(format!("{}. {}", i + 1, step_title(lang, name)));
             }
             if p.plan.goal == Goal::Developer {
                 ui.label(RichText::new(t(lang, "ui_plan_cudnn_later")).weak());
@@ -113,7 +123,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
                 }
             } else {
                 widgets::gap(ui);
-                widgets::note(ui, Tone::Ok, &t(lang, "ui_checks_passed"));
+                ready_note(session, ui);
             }
         }
     }
@@ -122,6 +132,30 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         actions.push(Action::Prepare);
     }
     actions
+}
+
+/// "Ready to install" only when nothing blocks: a driver the user installs themselves
+/// (they said so, or there is no installer of ours) comes first, in amber.
+fn ready_note(session: &Session, ui: &mut Ui) {
+    let lang = session.lang;
+    match session.driver_plan() {
+        DriverPlan::NotNeeded => widgets::note(ui, Tone::Ok, &t(lang, "ui_checks_passed")),
+        DriverPlan::Planned => {
+            widgets::note(ui, Tone::Ok, &t(lang, "ui_checks_passed_driver_first"))
+        }
+        DriverPlan::Yours => {
+            let what = session
+                .recommendation()
+                .and_then(|r| r.driver_headline())
+                .map(|m| crate::ui::text::msg(lang, &m))
+                .unwrap_or_default();
+            widgets::note(
+                ui,
+                Tone::Warn,
+                &tf(lang, "ui_driver_first", &[("what", &what)]),
+            );
+        }
+    }
 }
 
 fn check_row(ui: &mut Ui, lang: Lang, c: &Check, p: &Prepared) {

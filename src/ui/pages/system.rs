@@ -1,5 +1,9 @@
 //! System: what detection found, with status badges; a card with no driver, or one that
-//! is disabled, is explained with the guide's steps (Device Manager, the driver).
+//! is disabled, is explained with the guide's steps (Device Manager, the driver). The
+//! driver's badge says whether it runs what is recommended (red: no; amber: only through
+//! compatibility, or an update is advised; green: yes), with the reason in plain words.
+//! GPUs are named plainly ("RTX 3060 (Ampere)"); compute capabilities and the like wait
+//! behind "Why this recommendation?".
 
 use egui::{Grid, RichText, Ui};
 
@@ -60,7 +64,9 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     for g in &session.opts.overrides.gpus {
         ui.horizontal(|ui| {
             widgets::badge(ui, Tone::Info, &t(lang, "ui_given"));
-            ui.label(RichText::new(g.label()).strong());
+            let arch = session.opts.tables.architecture_of(g.compute_capability);
+            let name = g.name.clone().unwrap_or_else(|| t(lang, "ui_nvidia_gpu"));
+            ui.label(RichText::new(plain_gpu(&name, arch.map(|a| a.name.as_str()))).strong());
         });
     }
     if report.gpus.is_empty() && session.opts.overrides.gpus.is_empty() {
@@ -85,29 +91,24 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     }
 
     widgets::section(ui, &t(lang, "ui_driver"));
-    let driver = facts.and_then(|f| f.driver.as_ref());
-    let driver_cuda = facts.and_then(|f| f.driver_cuda.as_ref());
-    match driver {
-        Some(d) => {
-            ui.horizontal(|ui| {
-                widgets::badge(ui, Tone::Ok, &t(lang, "ui_installed"));
-                ui.label(tf(lang, "ui_driver_version", &[("version", &d)]));
-                if let Some(c) = driver_cuda {
-                    ui.label(tf(lang, "ui_driver_cuda", &[("cuda", c)]));
-                }
-            });
-        }
-        None => {
-            ui.horizontal(|ui| {
-                widgets::badge(ui, Tone::Bad, &t(lang, "ui_missing"));
-                ui.label(t(lang, "ui_no_driver"));
-            });
-            if !nvidia.is_empty() || !session.opts.overrides.gpus.is_empty() {
-                widgets::callout(ui, Tone::Warn, |ui| {
-                    ui.label(t(lang, "ui_fix_driver_steps"));
-                });
-            }
-        }
+    let (tone, status, reason) = driver_state(session);
+    ui.horizontal_wrapped(|ui| {
+        widgets::badge(ui, tone, &status);
+        let driver = facts.and_then(|f| f.driver.as_ref());
+        match driver {
+            Some(d) => ui.label(tf(lang, "ui_driver_version", &[("version", &d)])),
+            None => ui.label(t(lang, "ui_no_driver")),
+        };
+    });
+    if let Some(reason) = reason {
+        widgets::note(ui, tone, &reason);
+    }
+    if facts.is_some_and(|f| f.driver.is_none())
+        && (!nvidia.is_empty() || !session.opts.overrides.gpus.is_empty())
+    {
+        widgets::callout(ui, Tone::Warn, |ui| {
+            ui.label(t(lang, "ui_fix_driver_steps"));
+        });
     }
 
     widgets::section(ui, &t(lang, "ui_toolkits"));
@@ -140,6 +141,9 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     widgets::section(ui, "Python");
     if report.pythons.is_empty() {
         ui.label(t(lang, "ui_none_found"));
+        if session.goal == cuda_setup_core::recommend::Goal::Pytorch {
+            widgets::get_python(ui, lang, session.opts.target.os);
+        }
     }
     for p in &report.pythons {
         ui.horizontal(|ui| {
@@ -202,6 +206,10 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         });
     }
     widgets::gap(ui);
+    egui::CollapsingHeader::new(t(lang, "ui_why_this"))
+        .id_salt("system-why")
+        .show(ui, |ui| details(session, report, ui));
+    widgets::gap(ui);
     if ui
         .add_enabled(
             !session.system.running,
@@ -231,27 +239,133 @@ fn gpu_row(ui: &mut Ui, lang: Lang, g: &Gpu) {
     };
     ui.horizontal(|ui| {
         widgets::badge(ui, tone, &status);
-        ui.label(RichText::new(&g.name).strong());
-        let mut bits = Vec::new();
-        if let Some(cc) = g.compute_capability {
-            bits.push(format!("{} ({cc})", cc.sm()));
-        }
-        if let Some(a) = &g.architecture {
-            bits.push(a.clone());
-        }
+        ui.label(RichText::new(plain_gpu(&g.name, g.architecture.as_deref())).strong());
         if let Some(m) = g.memory_total_bytes {
-            bits.push(text::bytes(m));
-        }
-        if !bits.is_empty() {
-            ui.label(RichText::new(bits.join(" · ")).weak());
+            ui.label(RichText::new(text::bytes(m)).weak());
         }
     });
+}
+
+/// A GPU as a beginner reads it: its name and its generation, "RTX 3060 (Ampere)".
+fn plain_gpu(name: &str, architecture: Option<&str>) -> String {
+    match architecture {
+        Some(a) if !name.contains(a) => format!("{name} ({a})"),
+        _ => name.to_string(),
+    }
+}
+
+/// The driver's badge and the reason for it, from the recommendation: red when there is
+/// none or it cannot run what is recommended, amber when it runs it only through
+/// minor-version compatibility or an update is advised, green otherwise.
+fn driver_state(session: &Session) -> (Tone, String, Option<String>) {
+    use cuda_setup_core::recommend::DriverAction;
+    let lang = session.lang;
+    let driver = session.facts().and_then(|f| f.driver.as_ref());
+    let Some(rec) = session.recommendation() else {
+        return match driver {
+            Some(_) => (Tone::Pending, t(lang, "ui_installed"), None),
+            None => (Tone::Bad, t(lang, "ui_missing"), None),
+        };
+    };
+    let headline = rec.driver_headline().map(|m| msg(lang, &m));
+    let Some(current) = driver else {
+        let why = t(lang, "ui_driver_none_why");
+        return (
+            Tone::Bad,
+            t(lang, "ui_missing"),
+            Some(headline.map_or(why.clone(), |h| format!("{why} {h}"))),
+        );
+    };
+    let current = current.to_string();
+    if rec.driver.action != DriverAction::None {
+        let why = tf(lang, "ui_driver_too_old_why", &[("current", &current)]);
+        return (
+            Tone::Bad,
+            t(lang, "ui_driver_too_old"),
+            Some(headline.map_or(why.clone(), |h| format!("{why} {h}"))),
+        );
+    }
+    let minor = rec.reasons.iter().find(|m| m.key == "toolkit_minor_compat");
+    if let Some(m) = minor {
+        let minimum = m.params.get("minimum").cloned().unwrap_or_default();
+        return (
+            Tone::Warn,
+            t(lang, "ui_driver_compat"),
+            Some(tf(
+                lang,
+                "ui_driver_compat_why",
+                &[("current", &current), ("minimum", &minimum)],
+            )),
+        );
+    }
+    if let (Some(m), Some(what)) = (&rec.driver.upgrade_minimum, &rec.driver.unlocks) {
+        return (
+            Tone::Warn,
+            t(lang, "ui_driver_update_advised"),
+            Some(tf(
+                lang,
+                "ui_driver_update_advised_why",
+                &[("current", &current), ("minimum", m), ("unlocks", what)],
+            )),
+        );
+    }
+    (
+        Tone::Ok,
+        t(lang, "ui_driver_runs_it"),
+        Some(tf(lang, "ui_driver_runs_it_why", &[("current", &current)])),
+    )
+}
+
+/// The technical facts behind the plain words: compute capabilities, what the driver
+/// supports, the recommender's reasons.
+fn details(session: &Session, report: &cuda_setup_core::detect::SystemReport, ui: &mut Ui) {
+    let lang = session.lang;
+    for g in &report.gpus {
+        if let Some(cc) = g.compute_capability {
+            ui.label(tf(
+                lang,
+                "ui_gpu_cc",
+                &[("gpu", &g.name), ("sm", &cc.sm()), ("cc", &cc)],
+            ));
+        }
+    }
+    for g in &session.opts.overrides.gpus {
+        let name = g.name.clone().unwrap_or_default();
+        let cc = g.compute_capability;
+        ui.label(tf(
+            lang,
+            "ui_gpu_cc",
+            &[("gpu", &name), ("sm", &cc.sm()), ("cc", &cc)],
+        ));
+    }
+    if let Some(c) = session.facts().and_then(|f| f.driver_cuda.as_ref()) {
+        ui.label(tf(lang, "ui_driver_cuda", &[("cuda", c)]));
+    }
+    if let Some(rec) = session.recommendation() {
+        for r in &rec.reasons {
+            ui.horizontal_wrapped(|ui| {
+                ui.label("•");
+                ui.label(msg(lang, r));
+            });
+        }
+    }
 }
 
 /// The facts given rather than detected, and the sandbox root, in one sentence.
 fn what_if(session: &Session) -> String {
     let o = &session.opts.overrides;
-    let mut given: Vec<String> = o.gpus.iter().map(|g| g.label()).collect();
+    let mut given: Vec<String> = o
+        .gpus
+        .iter()
+        .map(|g| {
+            let arch = session.opts.tables.architecture_of(g.compute_capability);
+            let name = g
+                .name
+                .clone()
+                .unwrap_or_else(|| t(session.lang, "ui_nvidia_gpu"));
+            plain_gpu(&name, arch.map(|a| a.name.as_str()))
+        })
+        .collect();
     match &o.driver {
         Some(Some(d)) => given.push(tf(session.lang, "ui_driver_version", &[("version", d)])),
         Some(None) => given.push(t(session.lang, "ui_no_driver")),

@@ -167,6 +167,9 @@ impl RunReport {
 struct Journal {
     plan: String,
     done: Vec<usize>,
+    /// The run stopped after the driver for a restart; the rest of the plan waits.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    awaiting_restart: bool,
 }
 
 fn journal_path(target: &Target) -> PathBuf {
@@ -175,17 +178,22 @@ fn journal_path(target: &Target) -> PathBuf {
 
 /// The plan of an install that stopped for a restart (after the driver) and resumes now:
 /// what the wizard opens on after the restart, and what `install` reruns.
-// Contract for #18: filled in with the driver step (a journal flag written when a run
-// stops with `restart_pending`).
+/// The journal is judged as [`check_interrupted`] judges it (a rejected one is set aside).
 pub fn awaiting_restart(target: &Target) -> Option<Plan> {
-    let _ = target;
-    None
+    match read_journal(target) {
+        Ok(Some((j, plan))) if j.awaiting_restart => Some(plan),
+        _ => None,
+    }
 }
 
 /// The plan of an install that a kill interrupted, if its journal is still there and
-/// passes [`check_interrupted`] (a rejected one is set aside).
+/// passes [`check_interrupted`] (a rejected one is set aside). A plan waiting for a
+/// restart is not interrupted: [`awaiting_restart`] gives it.
 pub fn interrupted_plan(target: &Target) -> Option<Plan> {
-    check_interrupted(target).ok().flatten()
+    match read_journal(target) {
+        Ok(Some((j, plan))) if !j.awaiting_restart => Some(plan),
+        _ => None,
+    }
 }
 
 /// The journal of an interrupted install, judged whole before a step of it is resumed:
@@ -285,6 +293,7 @@ fn check_plan(target: &Target, plan: &Plan, done: &[usize]) -> Result<(), String
                     }
                 }),
             Step::InstallToolkit(t) => downloaded(&t.installer).and_then(|()| folder(&t.dir)),
+            Step::InstallDriver(d) => downloaded(&d.installer),
             Step::AssembleToolkit(a) => a
                 .wheels
                 .iter()
@@ -313,10 +322,11 @@ fn load_journal(target: &Target, plan_json: &str) -> (Vec<usize>, Option<Rejecte
     }
 }
 
-fn save_journal(target: &Target, plan_json: &str, done: &[usize]) {
+fn save_journal(target: &Target, plan_json: &str, done: &[usize], awaiting_restart: bool) {
     let j = Journal {
         plan: plan_json.to_string(),
         done: done.to_vec(),
+        awaiting_restart,
     };
     let _ = state_file::write(
         &journal_path(target),
@@ -514,13 +524,25 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                 report.changed |= outcome.changed;
                 report.reboot_required |= outcome.reboot_required;
                 done.push(index);
-                save_journal(target, &plan_json, &done);
+                // A new driver is not in use before a restart: what follows (a toolkit
+                // that checks the driver, the GPU test) waits for it.
+                let restart = outcome.reboot_required
+                    && matches!(step, steps::Step::InstallDriver(_))
+                    && index + 1 < plan.steps.len();
+                save_journal(target, &plan_json, &done, restart);
                 let _ = tx.send(RunEvent::Finished {
                     index,
                     name,
                     outcome,
                     skipped: false,
                 });
+                if restart {
+                    log.line(&format!(
+                        "step {index} {name}: the computer must restart before the rest of the plan; the plan waits in the journal"
+                    ));
+                    report.restart_pending = true;
+                    break;
+                }
             }
             Err(steps::StepError::Cancelled) => {
                 log.line(&format!("step {index} {name}: cancelled"));
@@ -554,16 +576,17 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         }
     }
     crate::lock::test_pause("run_end");
-    if report.ok() {
+    if report.ok() && !report.restart_pending {
         // Complete: the next run starts afresh (and finds everything in place).
         let _ = std::fs::remove_file(journal_path(target));
     }
     report.elapsed_ms = start.elapsed().as_millis() as u64;
     log.line(&format!(
-        "finished: ok={} changed={} reboot={}",
+        "finished: ok={} changed={} reboot={} restart_pending={}",
         report.ok(),
         report.changed,
-        report.reboot_required
+        report.reboot_required,
+        report.restart_pending
     ));
     report
 }

@@ -30,6 +30,9 @@ pub struct Inputs {
     /// is kept when it is a complete toolkit and refused otherwise, never replaced.
     #[serde(default)]
     pub from_wheels: bool,
+    /// The plan installs the NVIDIA driver (Windows): administrator rights are needed.
+    #[serde(default)]
+    pub driver: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +123,19 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
             )),
             None => {}
         }
+    }
+    if inputs.driver && !inputs.needs_admin {
+        out.push(if t.elevated {
+            check("admin", Status::Pass, "running with administrator rights".into(), "", "")
+        } else {
+            check(
+                "admin",
+                Status::Fail,
+                "not running as administrator".into(),
+                "installing the NVIDIA driver needs administrator rights",
+                "right-click cuda-setup and choose \"Run as administrator\", or install the driver yourself and choose --skip-driver",
+            )
+        });
     }
     if inputs.needs_admin {
         out.push(if t.elevated {
@@ -307,6 +323,7 @@ mod tests {
             needs_admin: false,
             developer: false,
             from_wheels: false,
+            driver: false,
         };
         checks(&inputs, &ctx)
             .into_iter()

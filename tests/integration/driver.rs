@@ -4,6 +4,8 @@
 //! signed or not by its last line) beside the CUDA installer stand-in. Also the table
 //! behind it (`drivers.toml`) read from a `--compat-dir`.
 
+#![cfg(unix)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
@@ -141,7 +143,6 @@ fn detected(root: &Path) -> Option<Version> {
     cuda_setup_core::detect::gpu::installed_driver(&host)
 }
 
-#[cfg(unix)]
 #[test]
 fn no_driver_plans_the_driver_first_and_the_run_installs_it_once() {
     let m = Machine::new(0, Some("NVIDIA Corporation"));
@@ -247,7 +248,6 @@ fn no_driver_plans_the_driver_first_and_the_run_installs_it_once() {
     );
 }
 
-#[cfg(unix)]
 #[test]
 fn an_unsigned_or_foreign_driver_is_never_run() {
     for signer in [None, Some("Someone Else Ltd")] {
@@ -286,7 +286,6 @@ fn an_unsigned_or_foreign_driver_is_never_run() {
     }
 }
 
-#[cfg(unix)]
 #[test]
 fn a_driver_that_needs_a_restart_stops_the_run_and_the_rerun_finishes_the_rest() {
     let m = Machine::new(3010, Some("NVIDIA Corporation"));
@@ -338,7 +337,6 @@ fn a_driver_that_needs_a_restart_stops_the_run_and_the_rerun_finishes_the_rest()
     );
 }
 
-#[cfg(unix)]
 #[test]
 fn the_restart_words_and_exit_code_of_a_human_run() {
     let m = Machine::new(3010, Some("NVIDIA Corporation"));

@@ -481,7 +481,9 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 md5: None,
                 size: d.download.size,
                 dest: installer.clone(),
-                bundle_dirs: Vec::new(),
+                // A driver put in the bundle folder by hand is found by its name (its
+                // signature is checked all the same).
+                bundle_dirs: bundle_dirs.clone(),
                 cache_dir: None,
                 connections: choices.connections,
             }),

@@ -76,7 +76,7 @@ pub struct Args {
     #[arg(long)]
     pub with_driver: bool,
     /// I will install the NVIDIA driver myself (Windows: no driver step in the plan)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "with_driver")]
     pub skip_driver: bool,
     /// GPUs by compute capability (default: detected)
     #[arg(long = "gpu-cc", value_name = "X.Y")]

@@ -75,6 +75,9 @@ pub struct Args {
     /// Let the CUDA installer update the display driver when it is too old
     #[arg(long)]
     pub with_driver: bool,
+    /// I will install the NVIDIA driver myself (Windows: no driver step in the plan)
+    #[arg(long, conflicts_with = "with_driver")]
+    pub skip_driver: bool,
     /// GPUs by compute capability (default: detected)
     #[arg(long = "gpu-cc", value_name = "X.Y")]
     pub gpu_cc: Vec<ComputeCapability>,
@@ -201,6 +204,7 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
         mirrors: args.mirror.clone(),
         bundle: args.bundle.clone(),
         with_driver: args.with_driver,
+        skip_driver: args.skip_driver,
         python,
         ..Choices::new(args.how.method)
     }
@@ -353,6 +357,8 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             "{}",
             serde_json::to_string_pretty(&report).expect("serialisable")
         );
+    } else if report.restart_pending {
+        println!("{}", t(lang, "cli_restart_pending"));
     } else if report.ok() {
         println!(
             "{} {}",
@@ -363,6 +369,9 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             },
             describe(&plan, lang)
         );
+        if report.reboot_required {
+            println!("{}", t(lang, "cli_reboot_required"));
+        }
     }
     if let Some(log) = &report.log_file {
         eprintln!("{}", tf(lang, "cli_log", &[("path", &log.display())]));
@@ -397,7 +406,7 @@ pub fn code(r: &RunReport) -> i32 {
         ALREADY_RUNNING
     } else if r.failure.is_some() {
         FAILED
-    } else if r.reboot_required {
+    } else if r.reboot_required || r.restart_pending {
         REBOOT_REQUIRED
     } else {
         SUCCESS

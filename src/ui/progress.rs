@@ -44,6 +44,8 @@ pub struct RunView {
 pub fn step_title(lang: Lang, name: &str) -> String {
     let key = match name {
         "preflight" => "ui_step_preflight",
+        "download_driver" => "ui_step_download_driver",
+        "install_driver" => "ui_step_install_driver",
         "download_toolkit" => "ui_step_download_toolkit",
         "install_toolkit" => "ui_step_install_toolkit",
         "assemble_toolkit" => "ui_step_assemble_toolkit",

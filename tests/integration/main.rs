@@ -12,6 +12,7 @@ mod cli;
 mod cudnn;
 mod detect;
 mod download;
+mod driver;
 mod gui;
 mod gui_verdict;
 mod gui_journey;

@@ -84,3 +84,52 @@ pub fn serve_installer(server: &super::server::Server, release: &str, name: &str
         )),
     );
 }
+
+/// What the driver stand-in does.
+pub struct Driver<'a> {
+    /// NVIDIA's version it "installs" (`617.14`).
+    pub version: &'a str,
+    pub exit_code: i32,
+    /// The trailer's signer (`Some(NVIDIA)`), or no trailer: unsigned.
+    pub signer: Option<&'a str>,
+}
+
+/// Windows' version of an NVIDIA driver (`581.57` → `32.0.15.8157`): the last five digits
+/// of its last two fields are NVIDIA's version.
+pub fn windows_driver_version(nvidia: &str) -> String {
+    let digits: String = nvidia.chars().filter(char::is_ascii_digit).collect();
+    assert_eq!(digits.len(), 5, "{nvidia}");
+    format!("32.0.1{}.{}", &digits[..1], &digits[1..])
+}
+
+/// The driver installer stand-in: a shell program (named like NVIDIA's
+/// `…-desktop-win10-win11-64bit-international-dch-whql.exe` where it is served) that
+/// insists on `-s` and `-noreboot`, logs its arguments to `$SystemRoot/../../driver-args.log`
+/// (the root), writes the display driver's INF into the root's DriverStore — what
+/// detection reads as the installed driver — and exits with `exit_code`. Its last line is
+/// the stand-in signature (`# stand-in signature: <signer>`) when `signer` is given.
+pub fn driver_installer(d: &Driver) -> Vec<u8> {
+    let mut s = format!(
+        r#"#!/bin/sh
+# Stand-in for NVIDIA's display driver {v} (setup.exe of the DCH package).
+mkdir -p "$SystemRoot"; root="$SystemRoot/../.."
+echo "$@" >> "$root/driver-args.log"
+silent=0; noreboot=0
+for a in "$@"; do case "$a" in -s) silent=1;; -noreboot) noreboot=1;; -clean) echo "-clean would reset the user's settings" >&2; exit 9;; esac; done
+[ $silent = 1 ] || {{ echo "not silent: a window would open" >&2; exit 2; }}
+[ $noreboot = 1 ] || {{ echo "it would restart the computer by itself" >&2; exit 3; }}
+d="$SystemRoot/System32/DriverStore/FileRepository/nv_dispi.inf_amd64_standin"
+mkdir -p "$d"
+printf '[Version]\nClass=Display\nDriverVer = 10/28/2025,{win}\n' > "$d/nv_dispi.inf"
+echo "installed NVIDIA driver {v}"
+exit {code}
+"#,
+        v = d.version,
+        win = windows_driver_version(d.version),
+        code = d.exit_code,
+    );
+    if let Some(signer) = d.signer {
+        s.push_str(&format!("# stand-in signature: {signer}\n"));
+    }
+    s.into_bytes()
+}

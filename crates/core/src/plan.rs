@@ -178,9 +178,19 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
         return Err(PlanError::Blocked(b.join("; ")));
     }
     let mut notes = Vec::new();
-    match rec.driver.action {
-        crate::recommend::DriverAction::None => {}
-        action => notes.push(format!(
+    // Windows: the driver is the plan's first step (after the pre-flight checks).
+    let driver = rec
+        .driver
+        .install
+        .as_ref()
+        .filter(|_| target.os == Os::Windows && !choices.skip_driver);
+    match (rec.driver.action, driver) {
+        (crate::recommend::DriverAction::None, _) => {}
+        (_, Some(d)) => notes.push(format!(
+            "the NVIDIA driver {} is installed first; the computer may need a restart after it, then run the same command again",
+            d.version
+        )),
+        (action, None) => notes.push(format!(
             "the NVIDIA driver must be {} to {} or newer{}",
             if action == crate::recommend::DriverAction::Install {
                 "installed"
@@ -193,6 +203,8 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 .map_or("-".into(), ToString::to_string),
             if choices.with_driver {
                 " (the CUDA installer's Display.Driver is included)"
+            } else if choices.skip_driver {
+                " (you chose to install it yourself: nvidia.com/drivers, or NVIDIA App)"
             } else {
                 " (nvidia.com/drivers, or --with-driver)"
             }
@@ -288,6 +300,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                     needs_admin: true,
                     developer: true,
                     from_wheels: false,
+                    driver: false,
                 }));
                 steps.push(Step::Download(DownloadSpec {
                     what: "toolkit_installer".into(),
@@ -415,6 +428,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 needs_admin: false,
                 developer: false,
                 from_wheels: false,
+                driver: false,
             }));
             match &choices.python {
                 Some(py) => {
@@ -436,10 +450,61 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
             }
         }
     }
+    if let Some(d) = driver {
+        let file = crate::safe_path::file_name(&d.download.file)
+            .map_err(|why| PlanError::UnsafeName {
+                what: "driver installer",
+                why,
+            })?
+            .to_string();
+        let installer = downloads.join(&file);
+        let mut mirrors = choices.mirrors.clone();
+        mirrors.extend(d.mirrors.iter().cloned());
+        let at = match steps.first_mut() {
+            Some(Step::Preflight(inputs)) => {
+                inputs.driver = true;
+                inputs.needed_is_estimate |= d.download.size.is_none();
+                inputs.needed_bytes = inputs
+                    .needed_bytes
+                    .saturating_add(d.download.size.unwrap_or(DRIVER_BYTES));
+                1
+            }
+            _ => 0,
+        };
+        let driver_steps = [
+            Step::Download(DownloadSpec {
+                what: crate::steps::DRIVER_INSTALLER.into(),
+                url: d.download.url.clone(),
+                mirrors,
+                // NVIDIA publishes none: the signature is checked before it runs.
+                sha256: None,
+                md5: None,
+                size: d.download.size,
+                dest: installer.clone(),
+                // A driver put in the bundle folder by hand is found by its name (its
+                // signature is checked all the same).
+                bundle_dirs: bundle_dirs.clone(),
+                cache_dir: None,
+                connections: choices.connections,
+            }),
+            Step::InstallDriver(crate::steps::driver::InstallSpec {
+                version: d.version.clone(),
+                package: d.package,
+                installer,
+                args: d.silent_args.clone(),
+                timeout_minutes: 30,
+            }),
+        ];
+        steps.splice(at..at, driver_steps);
+    }
     plan.notes = notes;
     plan.steps = steps;
     Ok(plan)
 }
+
+/// Room for a driver whose size is not recorded: an estimate, about twice the ≈ 0.9 GB
+/// download (dossier section 12: 591.86 desktop ≈ 918 MB), as it unpacks beside itself.
+const DRIVER_BYTES: u64 = 2_000_000_000;
 
 /// The `wheels` method: resolve the component wheels on the index, then one download per
 /// wheel and the assembly. Returns the toolkit folder and the cuDNN wheel's path, if any.
@@ -504,6 +569,7 @@ fn wheel_steps(
         needs_admin: false,
         developer: true,
         from_wheels: true,
+        driver: false,
     }));
     let fetch = |w: &crate::wheels::Wheel, what: &str| -> Result<(Step, PathBuf), PlanError> {
         let dest = downloads.join(w.file_name(&origin).map_err(PlanError::Wheels)?);

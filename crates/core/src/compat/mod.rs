@@ -23,6 +23,11 @@ const EMBEDDED: [&str; 4] = [
     include_str!("../../../../compat-tables/gpus.toml"),
 ];
 
+/// The Windows driver packages. Optional in a `--compat-dir` (folders made before it
+/// existed keep working): when absent there, the built-in one is used.
+pub const DRIVERS_FILE: &str = "drivers.toml";
+const EMBEDDED_DRIVERS: &str = include_str!("../../../../compat-tables/drivers.toml");
+
 pub const CUDA_DOWNLOAD_BASE: &str = "https://developer.download.nvidia.com/compute/cuda";
 pub const CUDNN_REDIST_BASE: &str =
     "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn";
@@ -63,6 +68,7 @@ pub struct Tables {
     pub cudnn: CudnnFile,
     pub pytorch: PytorchFile,
     pub gpus: GpusFile,
+    pub drivers: DriversFile,
     /// What `refresh` added (nothing for tables read from files alone).
     pub live: Live,
 }
@@ -79,10 +85,11 @@ pub enum InstallerKind {
 impl Tables {
     /// The tables compiled into the binary.
     pub fn embedded() -> Result<Tables, TableError> {
-        Self::from_texts(TableSource::Embedded, EMBEDDED)
+        Self::from_texts(TableSource::Embedded, EMBEDDED, EMBEDDED_DRIVERS)
     }
 
-    /// Tables from a directory holding the four files (`--compat-dir`).
+    /// Tables from a directory holding the four files (`--compat-dir`), and
+    /// `drivers.toml` if it holds one (else the built-in one).
     pub fn from_dir(dir: &Path) -> Result<Tables, TableError> {
         let mut texts = Vec::with_capacity(4);
         for name in FILES {
@@ -94,7 +101,15 @@ impl Tables {
             texts.push(text);
         }
         let texts: [&str; 4] = [&texts[0], &texts[1], &texts[2], &texts[3]];
-        Self::from_texts(TableSource::Dir(dir.to_path_buf()), texts)
+        let file = dir.join(DRIVERS_FILE);
+        let drivers = match std::fs::symlink_metadata(&file) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => EMBEDDED_DRIVERS.to_string(),
+            _ => read_table(&file).map_err(|source| TableError::Read {
+                file: file.clone(),
+                source,
+            })?,
+        };
+        Self::from_texts(TableSource::Dir(dir.to_path_buf()), texts, &drivers)
     }
 
     /// Embedded tables, or those in `dir` when given.
@@ -105,13 +120,18 @@ impl Tables {
         }
     }
 
-    fn from_texts(source: TableSource, texts: [&str; 4]) -> Result<Tables, TableError> {
+    fn from_texts(
+        source: TableSource,
+        texts: [&str; 4],
+        drivers: &str,
+    ) -> Result<Tables, TableError> {
         let tables = Tables {
             source,
             toolkits: parse(FILES[0], texts[0])?,
             cudnn: parse(FILES[1], texts[1])?,
             pytorch: parse(FILES[2], texts[2])?,
             gpus: parse(FILES[3], texts[3])?,
+            drivers: parse(DRIVERS_FILE, drivers)?,
             live: Live::default(),
         };
         validate::all(&tables)?;
@@ -195,6 +215,49 @@ impl Tables {
             self.cudnn.releases.last(),
             self.pytorch.releases.last(),
         )
+    }
+}
+
+impl Tables {
+    /// The Windows driver package a GPU named `name` needs: the first rule of
+    /// `drivers.toml` whose words appear in the name, else the model's segment in
+    /// `gpus.toml` (workstation, data centre), else the default (GeForce desktop).
+    pub fn driver_package_for(&self, name: &str) -> DriverPackage {
+        let words = name_words(name);
+        let hit = |rule: &DriverRule| {
+            let n = rule.words.len();
+            n > 0
+                && words.windows(n).any(|w| {
+                    w.iter()
+                        .zip(&rule.words)
+                        .all(|(have, want)| match want.strip_suffix('*') {
+                            Some(prefix) => have.starts_with(prefix),
+                            None => have == want,
+                        })
+                })
+        };
+        if let Some(rule) = self.drivers.choose.rules.iter().find(|r| hit(r)) {
+            return rule.package;
+        }
+        match self.gpus_by_name(name).as_slice() {
+            [one] => match one.segment.as_deref() {
+                Some("datacenter") => DriverPackage::DataCenter,
+                Some("workstation") => DriverPackage::Rtx,
+                _ => self.drivers.choose.default,
+            },
+            _ => self.drivers.choose.default,
+        }
+    }
+
+    pub fn driver_package(&self, package: DriverPackage) -> Option<&DriverPackageRow> {
+        self.drivers.packages.iter().find(|p| p.name == package)
+    }
+}
+
+impl DriverPackageRow {
+    /// The installer's URL for `version` (the pattern's `{v}` filled in).
+    pub fn url_for(&self, version: &Version) -> String {
+        self.url.replace("{v}", &version.to_string())
     }
 }
 

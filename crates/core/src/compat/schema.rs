@@ -241,6 +241,118 @@ pub struct GpuModel {
     pub segment: Option<String>,
 }
 
+// ---------- drivers.toml ----------
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriversFile {
+    pub meta: Meta,
+    pub hosts: DriverHosts,
+    pub silent: DriverSilent,
+    pub choose: DriverChoose,
+    #[serde(rename = "package")]
+    pub packages: Vec<DriverPackageRow>,
+}
+
+/// The hosts serving the same paths: the patterns' own, and mirrors tried before it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverHosts {
+    pub canonical: String,
+    #[serde(default)]
+    pub mirrors: Vec<String>,
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    pub note: Option<String>,
+}
+
+/// The installer's silent arguments.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverSilent {
+    pub args: Vec<String>,
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    pub note: Option<String>,
+}
+
+/// Which package a GPU's name needs: the first matching rule, else `default`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverChoose {
+    pub default: DriverPackage,
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    pub note: Option<String>,
+    #[serde(rename = "rule")]
+    pub rules: Vec<DriverRule>,
+}
+
+/// `words` appear in the GPU's name one after another (case ignored; `a*` matches a word
+/// beginning with `a`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverRule {
+    pub package: DriverPackage,
+    pub words: Vec<String>,
+}
+
+/// NVIDIA's Windows driver packages (dossier section 12): the GPU decides which one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriverPackage {
+    /// GeForce desktop (Game Ready, DCH).
+    GeforceDesktop,
+    /// GeForce notebook (a "Laptop GPU").
+    GeforceNotebook,
+    /// RTX / Quadro workstation cards (desktop and notebook in one package).
+    Rtx,
+    /// Data-centre cards (Tesla, A100, H100, L4, T4, V100 …).
+    DataCenter,
+}
+
+impl DriverPackage {
+    pub const ALL: [DriverPackage; 4] = [
+        DriverPackage::GeforceDesktop,
+        DriverPackage::GeforceNotebook,
+        DriverPackage::Rtx,
+        DriverPackage::DataCenter,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriverPackage::GeforceDesktop => "geforce_desktop",
+            DriverPackage::GeforceNotebook => "geforce_notebook",
+            DriverPackage::Rtx => "rtx",
+            DriverPackage::DataCenter => "data_center",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverPackageRow {
+    pub name: DriverPackage,
+    pub label: String,
+    /// The download URL with `{v}` for the version (`581.57`).
+    pub url: String,
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    pub note: Option<String>,
+    /// The versions seen at that URL, ascending.
+    #[serde(rename = "version")]
+    pub versions: Vec<DriverVersionRow>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverVersionRow {
+    pub version: Version,
+    /// Bytes, when recorded exactly.
+    pub size: Option<u64>,
+    pub note: Option<String>,
+}
+
 // ---------- shared ----------
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]

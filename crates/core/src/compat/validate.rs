@@ -23,7 +23,9 @@ pub(super) fn all(t: &Tables) -> Check {
     toolkits(t)?;
     cudnn(t)?;
     pytorch(t)?;
-    gpus(t)
+    gpus(t)?;
+    meta(DRIVERS_FILE, &t.drivers.meta)?;
+    drivers(t)
 }
 
 fn meta(file: &str, m: &Meta) -> Check {
@@ -400,4 +402,103 @@ impl std::fmt::Display for GpuKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({})", self.1, self.0)
     }
+}
+
+/// A base URL we fetch from: https, a host, no path beyond `/`.
+fn https_base(f: &str, key: &str, url: &str) -> Check {
+    let host = url.strip_prefix("https://").unwrap_or_default();
+    if host.is_empty() || host.contains(['/', '?', '#', ' ', '{']) {
+        return Err(bad(
+            f,
+            key,
+            format!("\"{url}\" must be https://HOST with nothing after the host"),
+        ));
+    }
+    Ok(())
+}
+
+fn drivers(t: &Tables) -> Check {
+    let f = DRIVERS_FILE;
+    let d = &t.drivers;
+    https_base(f, "hosts.canonical", &d.hosts.canonical)?;
+    let mut hosts = HashSet::new();
+    for m in &d.hosts.mirrors {
+        https_base(f, "hosts.mirrors", m)?;
+        if *m == d.hosts.canonical || !hosts.insert(m) {
+            return Err(bad(f, "hosts.mirrors", format!("{m} is listed twice")));
+        }
+    }
+    if d.silent.args.is_empty() || d.silent.args.iter().any(|a| a.trim().is_empty()) {
+        return Err(bad(
+            f,
+            "silent.args",
+            "must name the silent flags, none empty",
+        ));
+    }
+    let mut seen = HashSet::new();
+    for p in &d.packages {
+        let k = format!("package \"{}\"", p.name.as_str());
+        if !seen.insert(p.name) {
+            return Err(bad(f, k, "appears twice"));
+        }
+        if !p.url.contains("{v}") {
+            return Err(bad(f, format!("{k}.url"), "must contain {v} (the version)"));
+        }
+        let Some(rest) = p.url.strip_prefix(&format!("{}/", d.hosts.canonical)) else {
+            return Err(bad(
+                f,
+                format!("{k}.url"),
+                format!("must start with hosts.canonical ({}/)", d.hosts.canonical),
+            ));
+        };
+        let file = rest.rsplit('/').next().unwrap_or_default();
+        if file.is_empty() || !file.contains("{v}") || rest.contains(['?', '#', ' ', '\\']) {
+            return Err(bad(
+                f,
+                format!("{k}.url"),
+                "must end in a file name holding {v}, with no query",
+            ));
+        }
+        if p.versions.is_empty() {
+            return Err(bad(f, k, "no versions"));
+        }
+        ascending(f, &format!("{k}: version"), &p.versions, |v| {
+            v.version.clone()
+        })?;
+        for v in &p.versions {
+            parts(f, &format!("{k}: version \"{}\"", v.version), &v.version, 2)?;
+            if v.size == Some(0) {
+                return Err(bad(
+                    f,
+                    format!("{k}: version \"{}\".size", v.version),
+                    "is 0",
+                ));
+            }
+        }
+    }
+    for want in DriverPackage::ALL {
+        if !seen.contains(&want) {
+            return Err(bad(
+                f,
+                "package",
+                format!("\"{}\" is missing", want.as_str()),
+            ));
+        }
+    }
+    for (i, r) in d.choose.rules.iter().enumerate() {
+        let word_ok = |w: &String| {
+            let w = w.strip_suffix('*').unwrap_or(w);
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        };
+        if r.words.is_empty() || !r.words.iter().all(word_ok) {
+            return Err(bad(
+                f,
+                format!("choose.rule[{i}].words"),
+                "each must be lowercase letters and digits (a trailing * for a prefix), at least one",
+            ));
+        }
+    }
+    Ok(())
 }

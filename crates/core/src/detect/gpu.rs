@@ -162,6 +162,8 @@ pub enum DriverSource {
     Nvml,
     /// Linux `/proc/driver/nvidia/version`: the kernel module is loaded, NVML is not usable.
     Proc,
+    /// A sandbox root's Windows DriverStore: `nv_dispi.inf`'s `DriverVer`.
+    Inf,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -204,7 +206,7 @@ pub fn probe(host: &Host, tables: &Tables, timeout: Duration) -> Result<GpuProbe
             out.gpus = gpus;
         }
         Err(e) => {
-            out.driver = proc_driver(host);
+            out.driver = proc_driver(host).or_else(|| inf_driver(host));
             out.driver_error = Some(e);
         }
     }
@@ -370,6 +372,63 @@ fn proc_driver(host: &Host) -> Option<DriverInfo> {
     })
 }
 
+/// The installed driver's version alone (the driver step's "already there?"): NVML on the
+/// machine itself; under a sandbox root what `probe` reads there instead.
+pub fn installed_driver(host: &Host) -> Option<Version> {
+    if host.root_is_real() {
+        let nvml = std::panic::catch_unwind(nvml_wrapper::Nvml::init)
+            .ok()?
+            .ok()?;
+        return nvml.sys_driver_version().ok()?.parse().ok();
+    }
+    proc_driver(host)
+        .or_else(|| inf_driver(host))
+        .map(|d| d.version)
+}
+
+/// A sandbox root standing for Windows: the display driver package's INF in the root's
+/// DriverStore (`nv_dispi.inf_amd64_*/nv_dispi.inf`, the newest if several). Only under a
+/// root: a real DriverStore keeps the packages of old drivers too, and NVML says which runs.
+fn inf_driver(host: &Host) -> Option<DriverInfo> {
+    if host.os != Os::Windows || host.root_is_real() {
+        return None;
+    }
+    let repo = host.system_path("C:\\Windows\\System32\\DriverStore\\FileRepository");
+    std::fs::read_dir(repo)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("nv_dispi.inf_"))
+        .filter_map(|e| std::fs::read_to_string(e.path().join("nv_dispi.inf")).ok())
+        .filter_map(|text| parse_inf_version(&text))
+        .max()
+        .map(|version| DriverInfo {
+            version,
+            cuda_version: None,
+            source: DriverSource::Inf,
+        })
+}
+
+/// `DriverVer = 10/28/2025,32.0.15.8157` → 581.57: NVIDIA's version is the last five digits
+/// of the Windows version's last two fields (15.8157 → 158157 → 581.57).
+pub fn parse_inf_version(text: &str) -> Option<Version> {
+    let line = text.lines().find(|l| {
+        l.trim_start()
+            .get(..9)
+            .is_some_and(|k| k.eq_ignore_ascii_case("driverver"))
+    })?;
+    let windows = line.split_once('=')?.1.split(',').nth(1)?.trim();
+    let fields: Vec<&str> = windows.split('.').collect();
+    let [_, _, a, b] = fields.as_slice() else {
+        return None;
+    };
+    if !(a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit()) && b.len() == 4) {
+        return None;
+    }
+    let digits = format!("{a}{b}");
+    let last5 = digits.get(digits.len().checked_sub(5)?..)?;
+    format!("{}.{}", &last5[..3], &last5[3..]).parse().ok()
+}
+
 /// `NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 …` → 550.54.15.
 pub fn parse_proc_version(text: &str) -> Option<Version> {
     let line = text.lines().find(|l| l.starts_with("NVRM version"))?;
@@ -505,6 +564,42 @@ pub fn parse_pnp_json(text: &str) -> Result<Vec<PciDevice>, ProbeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_windows_driver_version_reads_as_nvidia_numbers() {
+        let inf = "[Version]\nSignature=\"$Windows NT$\"\nDriverVer = 10/28/2025,32.0.15.8157\n";
+        assert_eq!(parse_inf_version(inf), Some("581.57".parse().unwrap()));
+        let inf = "driverver=03/10/2024,31.0.15.5176";
+        assert_eq!(parse_inf_version(inf), Some("551.76".parse().unwrap()));
+        assert_eq!(parse_inf_version("DriverVer = 01/01/2020,1.2.3"), None);
+        assert_eq!(parse_inf_version("Class = Display"), None);
+    }
+
+    /// A sandbox root standing for Windows: the INF says which driver is installed; the
+    /// newest package wins, and a Linux root never looks there.
+    #[test]
+    fn a_sandbox_windows_driver_is_read_from_its_driver_store() {
+        let root = tempfile::tempdir().unwrap();
+        let host = Host::sandbox(Os::Windows, root.path(), Default::default());
+        assert_eq!(installed_driver(&host), None);
+        let repo = root
+            .path()
+            .join("C/Windows/System32/DriverStore/FileRepository");
+        for (dir, ver) in [
+            ("nv_dispi.inf_amd64_a", "31.0.15.5176"),
+            ("nv_dispi.inf_amd64_b", "32.0.15.8157"),
+        ] {
+            std::fs::create_dir_all(repo.join(dir)).unwrap();
+            std::fs::write(
+                repo.join(dir).join("nv_dispi.inf"),
+                format!("DriverVer = 10/28/2025,{ver}\n"),
+            )
+            .unwrap();
+        }
+        assert_eq!(installed_driver(&host), Some("581.57".parse().unwrap()));
+        let linux = Host::sandbox(Os::Linux, root.path(), Default::default());
+        assert_eq!(installed_driver(&linux), None);
+    }
 
     #[test]
     fn bus_ids_match_across_domain_widths() {

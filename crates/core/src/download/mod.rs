@@ -426,10 +426,23 @@ pub fn download(
     reporter: &dyn Reporter,
     cancel: &Cancel,
 ) -> Result<Outcome, DownloadError> {
-    let started = std::time::Instant::now();
     if req.expected.sha256.is_none() && req.expected.md5.is_none() {
         return Err(DownloadError::NoHash);
     }
+    download_signed(req, opts, reporter, cancel)
+}
+
+/// [`download`] of a file whose publisher gives no hash but signs it (NVIDIA's driver
+/// installers, Authenticode): a hash is checked when given, the size when known, and the
+/// caller checks the signature before the file is used. Without a hash nothing is
+/// cached (the cache is keyed by hash); a part file still resumes.
+pub fn download_signed(
+    req: &Request,
+    opts: &Options,
+    reporter: &dyn Reporter,
+    cancel: &Cancel,
+) -> Result<Outcome, DownloadError> {
+    let started = std::time::Instant::now();
     let sources = sources(req);
     for url in &sources {
         if url.starts_with("http://") {

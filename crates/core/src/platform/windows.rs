@@ -105,3 +105,76 @@ pub fn owned_by_administrators(path: &std::path::Path) -> std::io::Result<bool> 
     unsafe { LocalFree(sd as _) };
     Ok(ok)
 }
+
+/// Where Windows looks for programs to start once at the user's next sign-in.
+const RUN_ONCE: &str = r"Software\Microsoft\Windows\CurrentVersion\RunOnce";
+/// Our value under it.
+const RUN_ONCE_NAME: &str = "cuda-setup";
+
+/// Opens `exe` (the wizard) once after the next restart, so it resumes the plan waiting
+/// in the journal: `HKCU\…\RunOnce`, for this user, no rights needed. The wizard calls
+/// it (never for a `--root` target); the unattended CLI never does.
+pub fn reopen_after_restart(exe: &std::path::Path) -> std::io::Result<()> {
+    run_once_at(RUN_ONCE, RUN_ONCE_NAME, exe)
+}
+
+fn run_once_at(key: &str, name: &str, exe: &std::path::Path) -> std::io::Result<()> {
+    use winreg::RegKey;
+    use winreg::enums::HKEY_CURRENT_USER;
+    let (k, _) = RegKey::predef(HKEY_CURRENT_USER).create_subkey(key)?;
+    // Quoted: a path with spaces (C:\Program Files\…) is one program, not several words.
+    k.set_value(name, &format!("\"{}\"", exe.display()))
+}
+
+/// The restart Windows does with `shutdown /r /t 0`.
+fn restart_command() -> (PathBuf, [&'static str; 3]) {
+    let windows = std::env::var("SystemRoot").unwrap_or_else(|_| r"C:\Windows".into());
+    (
+        std::path::Path::new(&windows).join(r"System32\shutdown.exe"),
+        ["/r", "/t", "0"],
+    )
+}
+
+/// Restarts the computer now (the wizard's "Restart now", after `reopen_after_restart`).
+pub fn restart_now() -> Result<(), super::RunError> {
+    let (program, args) = restart_command();
+    let out = super::Host::real().run(&program, &args, std::time::Duration::from_secs(30))?;
+    match out.status {
+        Some(0) => Ok(()),
+        status => Err(super::RunError::Spawn {
+            program: program.display().to_string(),
+            reason: format!("exit {status:?}: {}", out.stderr.trim()),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The RunOnce value is the quoted program path (checked in a key of the test's own,
+    /// so the real RunOnce is left alone).
+    #[test]
+    fn run_once_holds_the_quoted_program() {
+        use winreg::RegKey;
+        use winreg::enums::HKEY_CURRENT_USER;
+        let key = r"Software\cuda-setup-tests\RunOnce";
+        let exe = std::path::Path::new(r"C:\Program Files\cuda-setup\cuda-setup.exe");
+        run_once_at(key, "cuda-setup", exe).unwrap();
+        let k = RegKey::predef(HKEY_CURRENT_USER).open_subkey(key).unwrap();
+        let v: String = k.get_value("cuda-setup").unwrap();
+        assert_eq!(v, r#""C:\Program Files\cuda-setup\cuda-setup.exe""#);
+        let _ = RegKey::predef(HKEY_CURRENT_USER).delete_subkey_all(r"Software\cuda-setup-tests");
+    }
+
+    #[test]
+    fn restart_is_shutdown_r_now() {
+        let (program, args) = restart_command();
+        assert!(
+            program.ends_with(r"System32\shutdown.exe"),
+            "{}",
+            program.display()
+        );
+        assert_eq!(args, ["/r", "/t", "0"]);
+    }
+}

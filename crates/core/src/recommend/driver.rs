@@ -2,7 +2,9 @@
 //! (the highest CUDA the installed driver supports), else the tables' per-release driver
 //! minimum for this OS, else the major line's minor-version-compatibility floor.
 
-use super::{DriverAction, Facts, GpuFact, Recommendation, Request};
+use super::{
+    Download, DriverAction, DriverInstall, DriverPackage, Facts, GpuFact, Recommendation, Request,
+};
 use crate::compat::{Tables, ToolkitRelease};
 use crate::message::Message;
 use crate::msg;
@@ -160,7 +162,7 @@ pub(super) fn gpu_needs(
 
 /// Fills in the driver action from what was picked.
 pub(super) fn advise(
-    _tables: &Tables,
+    tables: &Tables,
     facts: &Facts,
     _request: &Request,
     needs: &Needs,
@@ -195,5 +197,262 @@ pub(super) fn advise(
                     .push(msg!("driver_update_unlocks", minimum = m, unlocks = what));
             }
         }
+    }
+    if facts.os == crate::compat::Os::Windows && rec.driver.action != DriverAction::None {
+        let (install, reasons) = windows_install(tables, facts, needs.minimum.as_ref());
+        rec.driver.install = install;
+        rec.reasons.extend(reasons);
+    }
+}
+
+/// The Windows driver the plan installs: the package of the primary (first) GPU, and the
+/// newest known version of it at or above `minimum` (the newest known when there is no
+/// minimum). None, with a reason, when no known version is new enough.
+pub(super) fn windows_install(
+    tables: &Tables,
+    facts: &Facts,
+    minimum: Option<&Version>,
+) -> (Option<DriverInstall>, Vec<Message>) {
+    let mut reasons = Vec::new();
+    let package_of = |g: &GpuFact| {
+        g.name
+            .as_deref()
+            .map_or(tables.drivers.choose.default, |n| {
+                tables.driver_package_for(n)
+            })
+    };
+    let Some(primary) = facts.gpus.first() else {
+        return (None, reasons);
+    };
+    let package = package_of(primary);
+    if let Some(other) = facts.gpus.iter().find(|g| package_of(g) != package) {
+        reasons.push(msg!(
+            "driver_package_primary",
+            gpu = primary.label(),
+            package = label(tables, package),
+            other = other.label()
+        ));
+    }
+    let Some(row) = tables.driver_package(package) else {
+        return (None, reasons);
+    };
+    let pick = row
+        .versions
+        .iter()
+        .rev()
+        .find(|v| minimum.is_none_or(|m| v.version >= *m));
+    let Some(pick) = pick else {
+        reasons.push(msg!(
+            "driver_package_none_known",
+            package = &row.label,
+            minimum = minimum.map(ToString::to_string).unwrap_or_default()
+        ));
+        return (None, reasons);
+    };
+    let url = row.url_for(&pick.version);
+    let file = crate::download::file_name_of(&url).to_string();
+    reasons.push(msg!(
+        "driver_package_chosen",
+        package = &row.label,
+        version = &pick.version,
+        gpu = primary.label()
+    ));
+    let install = DriverInstall {
+        version: pick.version.clone(),
+        package,
+        download: Download {
+            file,
+            url,
+            size: pick.size,
+            // NVIDIA publishes none: the Authenticode signature is checked instead.
+            sha256: None,
+            md5: None,
+        },
+        confirmed: row.confirmed && tables.drivers.hosts.confirmed,
+        mirrors: tables.drivers.hosts.mirrors.clone(),
+        silent_args: tables.drivers.silent.args.clone(),
+    };
+    (Some(install), reasons)
+}
+
+fn label(tables: &Tables, p: DriverPackage) -> String {
+    tables
+        .driver_package(p)
+        .map_or_else(|| p.as_str().to_string(), |r| r.label.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compat::Os;
+    use crate::version::ComputeCapability;
+
+    fn tables() -> Tables {
+        Tables::embedded().unwrap()
+    }
+
+    fn gpu(name: &str) -> GpuFact {
+        GpuFact {
+            name: Some(name.into()),
+            compute_capability: ComputeCapability::new(8, 6),
+        }
+    }
+
+    fn facts(os: Os, gpus: Vec<GpuFact>) -> Facts {
+        Facts {
+            os,
+            gpus,
+            driver: None,
+            driver_cuda: None,
+            python: Some("3.12".parse().unwrap()),
+            installed_toolkits: vec![],
+            unidentified_gpus: vec![],
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn the_gpu_name_decides_the_package() {
+        let t = tables();
+        use DriverPackage::*;
+        for (name, want) in [
+            ("NVIDIA GeForce RTX 3060", GeforceDesktop),
+            ("NVIDIA GeForce RTX 3060 Laptop GPU", GeforceNotebook),
+            ("NVIDIA GeForce RTX 4090", GeforceDesktop),
+            ("NVIDIA TITAN RTX", GeforceDesktop),
+            // Workstation notebooks use the RTX package, not the GeForce notebook one.
+            ("NVIDIA RTX A2000 Laptop GPU", Rtx),
+            ("NVIDIA RTX A1000", Rtx),
+            ("Quadro RTX 5000", Rtx),
+            ("NVIDIA RTX 6000 Ada Generation", Rtx),
+            ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", Rtx),
+            ("NVIDIA T1000 8GB", Rtx),
+            ("Tesla T4", DataCenter),
+            ("NVIDIA A100-SXM4-40GB", DataCenter),
+            ("NVIDIA H100 PCIe", DataCenter),
+            ("NVIDIA L4", DataCenter),
+            ("Tesla V100-SXM2-16GB", DataCenter),
+            // No rule: gpus.toml's segment says data centre.
+            ("NVIDIA B200", DataCenter),
+        ] {
+            assert_eq!(t.driver_package_for(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_newest_known_version_at_or_above_the_minimum_is_installed() {
+        let t = tables();
+        let f = facts(Os::Windows, vec![gpu("NVIDIA GeForce RTX 3060 Laptop GPU")]);
+        let row = t.driver_package(DriverPackage::GeforceNotebook).unwrap();
+        let newest = &row.versions.last().unwrap().version;
+        let (got, reasons) = windows_install(&t, &f, Some(&"527.41".parse().unwrap()));
+        let got = got.unwrap();
+        assert_eq!(got.package, DriverPackage::GeforceNotebook);
+        assert_eq!(&got.version, newest);
+        assert_eq!(got.download.url, row.url_for(newest));
+        assert!(
+            got.download
+                .file
+                .ends_with("-notebook-win10-win11-64bit-international-dch-whql.exe")
+        );
+        assert!(got.download.file.starts_with(&newest.to_string()));
+        assert!(got.download.sha256.is_none() && got.download.md5.is_none());
+        assert!(!got.confirmed, "every driver fact is third-party");
+        assert_eq!(got.silent_args, ["-s", "-noreboot"]);
+        assert!(got.mirrors.iter().all(|m| m.starts_with("https://")));
+        assert!(reasons.iter().any(|r| r.key == "driver_package_chosen"));
+        // No minimum: the newest known.
+        let (got, _) = windows_install(&t, &f, None);
+        assert_eq!(&got.unwrap().version, newest);
+        // A recorded size is carried.
+        let desktop = t.driver_package(DriverPackage::GeforceDesktop).unwrap();
+        let sized = desktop.versions.iter().find(|v| v.size.is_some()).unwrap();
+        let f = facts(Os::Windows, vec![gpu("NVIDIA GeForce RTX 3060")]);
+        let only = Tables {
+            drivers: {
+                let mut d = t.drivers.clone();
+                d.packages
+                    .iter_mut()
+                    .for_each(|p| p.versions.retain(|v| v.version <= sized.version));
+                d
+            },
+            ..t.clone()
+        };
+        let (got, _) = windows_install(&only, &f, Some(&sized.version));
+        assert_eq!(got.unwrap().download.size, sized.size);
+    }
+
+    #[test]
+    fn no_known_version_new_enough_means_nvidia_com() {
+        let t = tables();
+        let f = facts(Os::Windows, vec![gpu("Tesla T4")]);
+        let (got, reasons) = windows_install(&t, &f, Some(&"999.99".parse().unwrap()));
+        assert!(got.is_none());
+        let r = reasons
+            .iter()
+            .find(|r| r.key == "driver_package_none_known")
+            .unwrap();
+        assert_eq!(r.params["minimum"], "999.99");
+        let text = crate::i18n::render(r, crate::i18n::Lang::En);
+        assert!(text.contains("nvidia.com/drivers"), "{text}");
+    }
+
+    #[test]
+    fn two_kinds_of_card_follow_the_primary_and_say_so() {
+        let t = tables();
+        let f = facts(
+            Os::Windows,
+            vec![gpu("NVIDIA GeForce RTX 3060 Laptop GPU"), gpu("Tesla T4")],
+        );
+        let (got, reasons) = windows_install(&t, &f, None);
+        assert_eq!(got.unwrap().package, DriverPackage::GeforceNotebook);
+        let r = reasons
+            .iter()
+            .find(|r| r.key == "driver_package_primary")
+            .unwrap();
+        assert!(r.params["other"].contains("Tesla T4"), "{r:?}");
+        // Two cards of one package: nothing to say.
+        let f = facts(
+            Os::Windows,
+            vec![
+                gpu("NVIDIA GeForce RTX 3060"),
+                gpu("NVIDIA GeForce RTX 4090"),
+            ],
+        );
+        let (_, reasons) = windows_install(&t, &f, None);
+        assert!(reasons.iter().all(|r| r.key != "driver_package_primary"));
+    }
+
+    /// Through the recommender: Windows without a driver gets the install; Linux never
+    /// does; a driver that is new enough gets none.
+    #[test]
+    fn the_recommendation_fills_the_install_on_windows_only() {
+        let t = tables();
+        let req = Request {
+            goal: super::super::Goal::Pytorch,
+            cuda: None,
+            method: Default::default(),
+        };
+        let rec = super::super::recommend(
+            &t,
+            &facts(Os::Windows, vec![gpu("NVIDIA GeForce RTX 3060")]),
+            &req,
+        );
+        assert_eq!(rec.driver.action, DriverAction::Install);
+        let i = rec.driver.install.as_ref().expect("a driver to install");
+        assert_eq!(i.package, DriverPackage::GeforceDesktop);
+        assert!(rec.driver.minimum.as_ref().is_none_or(|m| i.version >= *m));
+        let rec = super::super::recommend(
+            &t,
+            &facts(Os::Linux, vec![gpu("NVIDIA GeForce RTX 3060")]),
+            &req,
+        );
+        assert_eq!(rec.driver.action, DriverAction::Install);
+        assert!(rec.driver.install.is_none());
+        let mut f = facts(Os::Windows, vec![gpu("NVIDIA GeForce RTX 3060")]);
+        f.driver = Some("999.99".parse().unwrap());
+        let rec = super::super::recommend(&t, &f, &req);
+        assert_eq!(rec.driver.action, DriverAction::None);
+        assert!(rec.driver.install.is_none());
     }
 }

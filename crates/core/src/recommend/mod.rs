@@ -221,19 +221,7 @@ pub struct DriverAdvice {
     pub install: Option<DriverInstall>,
 }
 
-/// NVIDIA's Windows driver packages (dossier section 12): the GPU decides which one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DriverPackage {
-    /// GeForce desktop (Game Ready, DCH).
-    GeforceDesktop,
-    /// GeForce notebook (a "Laptop GPU").
-    GeforceNotebook,
-    /// RTX / Quadro workstation cards (desktop and notebook in one package).
-    Rtx,
-    /// Data-centre cards (Tesla, A100, H100, L4, T4, V100 …).
-    DataCenter,
-}
+pub use crate::compat::DriverPackage;
 
 /// The driver the plan installs on Windows.
 #[derive(Debug, Clone, Serialize)]
@@ -246,6 +234,10 @@ pub struct DriverInstall {
     pub download: Download,
     /// False when the URL pattern or version for this package is UNCONFIRMED.
     pub confirmed: bool,
+    /// Hosts serving the same path, tried before `download.url` (`drivers.toml` `[hosts]`).
+    pub mirrors: Vec<String>,
+    /// The installer's silent flags (`drivers.toml` `[silent]`: `-s -noreboot`).
+    pub silent_args: Vec<String>,
 }
 
 /// The pip command that installs the CPU build, offered when there is no NVIDIA GPU.

@@ -167,6 +167,9 @@ impl RunReport {
 struct Journal {
     plan: String,
     done: Vec<usize>,
+    /// The run stopped after the driver for a restart; the rest of the plan waits.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    awaiting_restart: bool,
 }
 
 fn journal_path(target: &Target) -> PathBuf {
@@ -175,17 +178,22 @@ fn journal_path(target: &Target) -> PathBuf {
 
 /// The plan of an install that stopped for a restart (after the driver) and resumes now:
 /// what the wizard opens on after the restart, and what `install` reruns.
-// Contract for #18: filled in with the driver step (a journal flag written when a run
-// stops with `restart_pending`).
+/// The journal is judged as [`check_interrupted`] judges it (a rejected one is set aside).
 pub fn awaiting_restart(target: &Target) -> Option<Plan> {
-    let _ = target;
-    None
+    match read_journal(target) {
+        Ok(Some((j, plan))) if j.awaiting_restart => Some(plan),
+        _ => None,
+    }
 }
 
 /// The plan of an install that a kill interrupted, if its journal is still there and
-/// passes [`check_interrupted`] (a rejected one is set aside).
+/// passes [`check_interrupted`] (a rejected one is set aside). A plan waiting for a
+/// restart is not interrupted: [`awaiting_restart`] gives it.
 pub fn interrupted_plan(target: &Target) -> Option<Plan> {
-    check_interrupted(target).ok().flatten()
+    match read_journal(target) {
+        Ok(Some((j, plan))) if !j.awaiting_restart => Some(plan),
+        _ => None,
+    }
 }
 
 /// The journal of an interrupted install, judged whole before a step of it is resumed:
@@ -240,11 +248,13 @@ fn check_plan(target: &Target, plan: &Plan, done: &[usize]) -> Result<(), String
             "step {i} is not a step of its plan, or listed twice"
         ));
     }
-    let downloads: Vec<&Path> = plan
+    // (file, hashed): only the driver's download has no hash, and only the driver step,
+    // which checks the file's signature, may run it.
+    let downloads: Vec<(&Path, bool)> = plan
         .steps
         .iter()
         .filter_map(|s| match s {
-            Step::Download(d) => Some(d.dest.as_path()),
+            Step::Download(d) => Some((d.dest.as_path(), d.what != steps::DRIVER_INSTALLER)),
             _ => None,
         })
         .collect();
@@ -260,7 +270,7 @@ fn check_plan(target: &Target, plan: &Plan, done: &[usize]) -> Result<(), String
         ok.map_err(|why| format!("{}: {why}", p.display()))
     };
     let downloaded = |p: &Path| {
-        if downloads.contains(&p) {
+        if downloads.contains(&(p, true)) {
             Ok(())
         } else {
             Err(format!(
@@ -285,6 +295,16 @@ fn check_plan(target: &Target, plan: &Plan, done: &[usize]) -> Result<(), String
                     }
                 }),
             Step::InstallToolkit(t) => downloaded(&t.installer).and_then(|()| folder(&t.dir)),
+            Step::InstallDriver(d) => {
+                if downloads.iter().any(|(f, _)| *f == d.installer.as_path()) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{} would run without being downloaded",
+                        d.installer.display()
+                    ))
+                }
+            }
             Step::AssembleToolkit(a) => a
                 .wheels
                 .iter()
@@ -313,10 +333,11 @@ fn load_journal(target: &Target, plan_json: &str) -> (Vec<usize>, Option<Rejecte
     }
 }
 
-fn save_journal(target: &Target, plan_json: &str, done: &[usize]) {
+fn save_journal(target: &Target, plan_json: &str, done: &[usize], awaiting_restart: bool) {
     let j = Journal {
         plan: plan_json.to_string(),
         done: done.to_vec(),
+        awaiting_restart,
     };
     let _ = state_file::write(
         &journal_path(target),
@@ -514,13 +535,25 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                 report.changed |= outcome.changed;
                 report.reboot_required |= outcome.reboot_required;
                 done.push(index);
-                save_journal(target, &plan_json, &done);
+                // A new driver is not in use before a restart: what follows (a toolkit
+                // that checks the driver, the GPU test) waits for it.
+                let restart = outcome.reboot_required
+                    && matches!(step, steps::Step::InstallDriver(_))
+                    && index + 1 < plan.steps.len();
+                save_journal(target, &plan_json, &done, restart);
                 let _ = tx.send(RunEvent::Finished {
                     index,
                     name,
                     outcome,
                     skipped: false,
                 });
+                if restart {
+                    log.line(&format!(
+                        "step {index} {name}: the computer must restart before the rest of the plan; the plan waits in the journal"
+                    ));
+                    report.restart_pending = true;
+                    break;
+                }
             }
             Err(steps::StepError::Cancelled) => {
                 log.line(&format!("step {index} {name}: cancelled"));
@@ -554,16 +587,17 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         }
     }
     crate::lock::test_pause("run_end");
-    if report.ok() {
+    if report.ok() && !report.restart_pending {
         // Complete: the next run starts afresh (and finds everything in place).
         let _ = std::fs::remove_file(journal_path(target));
     }
     report.elapsed_ms = start.elapsed().as_millis() as u64;
     log.line(&format!(
-        "finished: ok={} changed={} reboot={}",
+        "finished: ok={} changed={} reboot={} restart_pending={}",
         report.ok(),
         report.changed,
-        report.reboot_required
+        report.reboot_required,
+        report.restart_pending
     ));
     report
 }
@@ -601,4 +635,110 @@ fn failure_params(plan: &Plan, e: &steps::StepError) -> BTreeMap<&'static str, S
         p.insert("needed", gb(to_free));
     }
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compat::Os;
+    use crate::steps::{DRIVER_INSTALLER, DownloadSpec, Step, driver, toolkit};
+
+    fn download(target: &Target, what: &str, file: &str) -> Step {
+        Step::Download(DownloadSpec {
+            what: what.into(),
+            url: format!("https://us.download.nvidia.com/{file}"),
+            mirrors: vec![],
+            sha256: (what != DRIVER_INSTALLER).then(|| "ab".repeat(32)),
+            md5: None,
+            size: None,
+            dest: target.downloads_dir().join(file),
+            bundle_dirs: vec![],
+            cache_dir: None,
+            connections: 1,
+        })
+    }
+
+    fn plan(target: &Target, steps: Vec<Step>) -> Plan {
+        Plan {
+            format: 1,
+            goal: crate::recommend::Goal::Developer,
+            os: target.os,
+            root: target.root.clone(),
+            toolkit: None,
+            cudnn: None,
+            torch_command: None,
+            notes: vec![],
+            steps,
+        }
+    }
+
+    fn journal(target: &Target, plan: &Plan, done: &[usize], awaiting: bool) {
+        std::fs::create_dir_all(target.state_dir()).unwrap();
+        save_journal(
+            target,
+            &serde_json::to_string(plan).unwrap(),
+            done,
+            awaiting,
+        );
+    }
+
+    /// A plan waiting for a restart is given by `awaiting_restart` only; a killed run's
+    /// by `interrupted_plan` only.
+    #[test]
+    fn a_restart_and_a_kill_are_told_apart() {
+        let root = tempfile::tempdir().unwrap();
+        let target = Target::rooted(Os::Windows, root.path());
+        let installer = target.downloads_dir().join("617.14-desktop.exe");
+        let p = plan(
+            &target,
+            vec![
+                download(&target, DRIVER_INSTALLER, "617.14-desktop.exe"),
+                Step::InstallDriver(driver::InstallSpec {
+                    version: "617.14".parse().unwrap(),
+                    package: crate::recommend::DriverPackage::GeforceDesktop,
+                    installer,
+                    args: vec!["-s".into(), "-noreboot".into()],
+                    timeout_minutes: 30,
+                }),
+            ],
+        );
+        journal(&target, &p, &[0, 1], true);
+        assert_eq!(awaiting_restart(&target), Some(p.clone()));
+        assert_eq!(interrupted_plan(&target), None);
+        journal(&target, &p, &[0], false);
+        assert_eq!(awaiting_restart(&target), None);
+        assert_eq!(interrupted_plan(&target), Some(p));
+    }
+
+    /// The hashless driver download may feed only the driver step (which checks the
+    /// signature): a journal that runs it as the CUDA installer is refused, and set aside.
+    #[test]
+    fn an_unhashed_download_never_runs_as_the_toolkit_installer() {
+        let root = tempfile::tempdir().unwrap();
+        let target = Target::rooted(Os::Windows, root.path());
+        let p = plan(
+            &target,
+            vec![
+                download(&target, DRIVER_INSTALLER, "cuda.exe"),
+                Step::InstallToolkit(toolkit::InstallSpec {
+                    version: "12.4.1".parse().unwrap(),
+                    installer: target.downloads_dir().join("cuda.exe"),
+                    dir: root.path().join("C/Program Files/CUDA"),
+                    subpackages: vec![],
+                    timeout_minutes: 60,
+                }),
+            ],
+        );
+        journal(&target, &p, &[0], true);
+        let err = check_interrupted(&target).unwrap_err().to_string();
+        assert!(
+            err.contains("without being downloaded and verified"),
+            "{err}"
+        );
+        assert_eq!(awaiting_restart(&target), None);
+        assert!(
+            !journal_path(&target).exists(),
+            "the journal was not set aside"
+        );
+    }
 }

@@ -16,6 +16,10 @@ pub enum FailureKind {
     DiskFull,
     InstallerFailed,
     InstallerTimeout,
+    /// The driver installer is not signed by NVIDIA Corporation: not run.
+    DriverSignature,
+    /// NVIDIA's driver installer reported an error.
+    DriverFailed,
     NeedsAdmin,
     FileInUse,
     Cudnn,
@@ -32,7 +36,7 @@ pub enum FailureKind {
 
 impl FailureKind {
     /// Every kind, in the order docs/cli.md lists them.
-    pub const ALL: [FailureKind; 19] = [
+    pub const ALL: [FailureKind; 21] = [
         FailureKind::Preflight,
         FailureKind::DownloadNetwork,
         FailureKind::DownloadMissing,
@@ -41,6 +45,8 @@ impl FailureKind {
         FailureKind::DiskFull,
         FailureKind::InstallerFailed,
         FailureKind::InstallerTimeout,
+        FailureKind::DriverSignature,
+        FailureKind::DriverFailed,
         FailureKind::NeedsAdmin,
         FailureKind::FileInUse,
         FailureKind::Cudnn,
@@ -67,6 +73,8 @@ impl FailureKind {
             FailureKind::DiskFull => "fail_disk_full",
             FailureKind::InstallerFailed => "fail_installer_failed",
             FailureKind::InstallerTimeout => "fail_installer_timeout",
+            FailureKind::DriverSignature => "fail_driver_signature",
+            FailureKind::DriverFailed => "fail_driver_failed",
             FailureKind::NeedsAdmin => "fail_needs_admin",
             FailureKind::FileInUse => "fail_file_in_use",
             FailureKind::Cudnn => "fail_cudnn",
@@ -92,6 +100,8 @@ impl FailureKind {
             FailureKind::DiskFull => "fix_disk_full",
             FailureKind::InstallerFailed => "fix_installer_failed",
             FailureKind::InstallerTimeout => "fix_installer_timeout",
+            FailureKind::DriverSignature => "fix_driver_signature",
+            FailureKind::DriverFailed => "fix_driver_failed",
             FailureKind::NeedsAdmin => "fix_needs_admin",
             FailureKind::FileInUse => "fix_file_in_use",
             FailureKind::Cudnn => "fix_cudnn",
@@ -112,7 +122,7 @@ mod tests {
     use super::*;
 
     /// The words a script sees, written out: serialising must give exactly these.
-    const WORDS: [&str; 19] = [
+    const WORDS: [&str; 21] = [
         "preflight",
         "download_network",
         "download_missing",
@@ -121,6 +131,8 @@ mod tests {
         "disk_full",
         "installer_failed",
         "installer_timeout",
+        "driver_signature",
+        "driver_failed",
         "needs_admin",
         "file_in_use",
         "cudnn",

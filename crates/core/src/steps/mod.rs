@@ -1,6 +1,7 @@
 //! The steps a plan is made of, each idempotent: run on a machine where it is already
 //! done, it changes nothing and says so (`changed: false`).
 
+pub mod driver;
 pub mod env;
 mod failure;
 pub mod installer_process;
@@ -25,6 +26,8 @@ pub use failure::FailureKind;
 pub enum Step {
     Preflight(preflight::Inputs),
     Download(DownloadSpec),
+    /// Windows: NVIDIA's display driver, silently, after its signature is checked.
+    InstallDriver(driver::InstallSpec),
     InstallToolkit(toolkit::InstallSpec),
     /// The `wheels` method: lay downloaded component wheels out as a toolkit tree.
     AssembleToolkit(crate::wheels::AssembleSpec),
@@ -66,7 +69,9 @@ impl Step {
         match self {
             Step::Preflight(_) => "preflight",
             Step::Download(d) if d.what == "cudnn_archive" => "download_cudnn",
+            Step::Download(d) if d.what == DRIVER_INSTALLER => "download_driver",
             Step::Download(_) => "download_toolkit",
+            Step::InstallDriver(_) => "install_driver",
             Step::InstallToolkit(_) => "install_toolkit",
             Step::AssembleToolkit(_) => "assemble_toolkit",
             Step::InstallCudnn { .. } => "install_cudnn",
@@ -80,9 +85,13 @@ impl Step {
     }
 }
 
+/// `DownloadSpec::what` of the driver installer: the one download that has no hash
+/// (NVIDIA publishes none); its Authenticode signature is checked before it runs.
+pub const DRIVER_INSTALLER: &str = "driver_installer";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DownloadSpec {
-    /// `toolkit_installer` or `cudnn_archive`.
+    /// `toolkit_installer`, `cudnn_archive`, `toolkit_wheel` or [`DRIVER_INSTALLER`].
     pub what: String,
     pub url: String,
     pub mirrors: Vec<String>,
@@ -133,6 +142,15 @@ pub enum StepError {
     },
     #[error("the CUDA installer did not finish within {minutes} minutes and was stopped")]
     InstallerTimeout { minutes: u64 },
+    /// The driver installer is not signed by NVIDIA: it was not run.
+    #[error("{}: not run: {source}", .path.display())]
+    DriverSignature {
+        path: PathBuf,
+        #[source]
+        source: crate::platform::signature::SignatureError,
+    },
+    #[error("NVIDIA's driver installer ({version}) exited with {}", .code.map_or("no code".into(), |c| c.to_string()))]
+    DriverInstaller { code: Option<i32>, version: Version },
     #[error("{what} needs administrator rights")]
     NeedsAdmin { what: String },
     #[error("cuDNN: {0}")]
@@ -244,6 +262,8 @@ impl StepError {
             },
             StepError::Installer { .. } => FailureKind::InstallerFailed,
             StepError::InstallerTimeout { .. } => FailureKind::InstallerTimeout,
+            StepError::DriverSignature { .. } => FailureKind::DriverSignature,
+            StepError::DriverInstaller { .. } => FailureKind::DriverFailed,
             StepError::NeedsAdmin { .. } => FailureKind::NeedsAdmin,
             StepError::Cudnn(CudnnError::InUse { .. }) => FailureKind::FileInUse,
             StepError::Cudnn(CudnnError::DiskFull { .. }) => FailureKind::DiskFull,
@@ -274,6 +294,8 @@ impl StepError {
             StepError::Download(e) => e.hint().into(),
             StepError::Installer { .. } => "read the installer's log named above; a reboot and a second run often help, and antivirus software can block it".into(),
             StepError::InstallerTimeout { .. } => "check that no other installer (Windows Update, another CUDA setup) is running, then run again".into(),
+            StepError::DriverSignature { path, .. } => format!("delete {} and download it again, or install the driver from nvidia.com/drivers", path.display()),
+            StepError::DriverInstaller { .. } => "restart the computer and run the same command again, or install the driver from nvidia.com/drivers (or --skip-driver to leave it to you)".into(),
             StepError::NeedsAdmin { .. } => "run from an administrator prompt (Windows) or with sudo (Linux), or choose --method wheels / a folder you own".into(),
             StepError::Cudnn(e) => e.hint().into(),
             StepError::Wheels(e) => e.hint().into(),
@@ -314,6 +336,7 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
     match step {
         Step::Preflight(inputs) => preflight::run(inputs, ctx),
         Step::Download(spec) => run_download(spec, ctx),
+        Step::InstallDriver(spec) => driver::install(spec, ctx),
         Step::InstallToolkit(spec) => toolkit::install(spec, ctx),
         Step::AssembleToolkit(spec) => assemble_toolkit(spec, ctx),
         Step::InstallCudnn { archive, cuda_dir } => install_cudnn(archive, cuda_dir, ctx),
@@ -395,11 +418,16 @@ fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome, StepError
                 .starts_with("https://developer.download.nvidia.com"),
     };
     let reporter = download_reporter(ctx);
-    let o = download::download(&req, &download::Options::default(), &reporter, ctx.cancel)
-        .map_err(|e| match e {
-            DownloadError::Cancelled => StepError::Cancelled,
-            e => StepError::Download(e),
-        })?;
+    let opts = download::Options::default();
+    let o = if spec.what == DRIVER_INSTALLER {
+        download::download_signed(&req, &opts, &reporter, ctx.cancel)
+    } else {
+        download::download(&req, &opts, &reporter, ctx.cancel)
+    }
+    .map_err(|e| match e {
+        DownloadError::Cancelled => StepError::Cancelled,
+        e => StepError::Download(e),
+    })?;
     let changed = matches!(
         o.source,
         download::Source::Network(_) | download::Source::Bundle(_) | download::Source::Cache(_)

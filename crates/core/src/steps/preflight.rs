@@ -30,6 +30,9 @@ pub struct Inputs {
     /// is kept when it is a complete toolkit and refused otherwise, never replaced.
     #[serde(default)]
     pub from_wheels: bool,
+    /// The plan installs the NVIDIA driver (Windows): administrator rights are needed.
+    #[serde(default)]
+    pub driver: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,21 +124,26 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
             None => {}
         }
     }
-    if inputs.needs_admin {
+    if inputs.needs_admin || inputs.driver {
         out.push(if t.elevated {
             check("admin", Status::Pass, "running with administrator rights".into(), "", "")
         } else {
-            check(
-                "admin",
-                Status::Fail,
-                "not running as administrator".into(),
-                "NVIDIA's installer writes to Program Files (Windows) or /usr/local (Linux)",
-                if t.os == Os::Windows {
-                    "right-click cuda-setup and choose \"Run as administrator\", or install with --method wheels into your own folder"
-                } else {
-                    "run with sudo, or install with --method wheels into a folder you own"
-                },
-            )
+            let (why, fix) = match (inputs.needs_admin, t.os) {
+                // Only the driver needs the rights (the PyTorch goal).
+                (false, _) => (
+                    "installing the NVIDIA driver needs administrator rights",
+                    "right-click cuda-setup and choose \"Run as administrator\", or install the driver yourself and choose --skip-driver",
+                ),
+                (true, Os::Windows) => (
+                    "NVIDIA's installer writes to Program Files",
+                    "right-click cuda-setup and choose \"Run as administrator\", or install with --method wheels into your own folder",
+                ),
+                (true, Os::Linux) => (
+                    "NVIDIA's installer writes to /usr/local",
+                    "run with sudo, or install with --method wheels into a folder you own",
+                ),
+            };
+            check("admin", Status::Fail, "not running as administrator".into(), why, fix)
         });
     }
     let temp = t
@@ -307,6 +315,7 @@ mod tests {
             needs_admin: false,
             developer: false,
             from_wheels: false,
+            driver: false,
         };
         checks(&inputs, &ctx)
             .into_iter()
@@ -324,5 +333,46 @@ mod tests {
         assert_eq!(guess[0].status, Status::Warn, "{guess:?}");
         assert!(guess[0].what.contains("may be needed"));
         assert_eq!(disk_checks(1, false)[0].status, Status::Pass);
+    }
+
+    /// The PyTorch goal on Windows with a driver to install: the rights are asked for,
+    /// and the way out without them is to install the driver yourself.
+    #[test]
+    fn a_driver_step_needs_administrator_rights() {
+        let root = tempfile::tempdir().unwrap();
+        let mut target = Target::rooted(Os::Windows, root.path());
+        let inputs = |driver| Inputs {
+            toolkit_dir: None,
+            toolkit_version: None,
+            needed_bytes: 1,
+            needed_is_estimate: true,
+            work_dir: root.path().to_path_buf(),
+            needs_admin: false,
+            developer: false,
+            from_wheels: false,
+            driver,
+        };
+        let admin = |target: &Target, driver| {
+            let ctx = Ctx {
+                target,
+                cancel: &Cancel::default(),
+                emit: &|_| {},
+            };
+            checks(&inputs(driver), &ctx)
+                .into_iter()
+                .find(|c| c.id == "admin")
+        };
+        assert_eq!(admin(&target, true).unwrap().status, Status::Pass);
+        target.elevated = false;
+        let c = admin(&target, true).unwrap();
+        assert_eq!(c.status, Status::Fail);
+        assert!(
+            c.why.contains("NVIDIA driver") && c.fix.contains("--skip-driver"),
+            "{c:?}"
+        );
+        assert!(
+            admin(&target, false).is_none(),
+            "no driver, no rights needed"
+        );
     }
 }

@@ -1,0 +1,166 @@
+//! Installing NVIDIA's Windows display driver silently (`-s -noreboot`, dossier section 12).
+//! NVIDIA publishes no hash for driver installers, so nothing runs before its Authenticode
+//! signature says NVIDIA Corporation signed it. Already at (or above) the version: nothing
+//! to do. A driver usually needs a restart before CUDA can use it: the executor stops
+//! there and the plan resumes after it.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Ctx, StepError, StepEvent, StepOutcome, installer_process};
+use crate::platform::{Finished, signature};
+use crate::recommend::DriverPackage;
+use crate::target::Target;
+use crate::version::Version;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstallSpec {
+    pub version: Version,
+    pub package: DriverPackage,
+    /// The downloaded installer (the plan's `download_driver` step).
+    pub installer: PathBuf,
+    /// The silent flags (`drivers.toml` `[silent]`).
+    pub args: Vec<String>,
+    /// Minutes before the installer is stopped.
+    pub timeout_minutes: u64,
+}
+
+/// Exit codes that mean "installed; restart to finish". MSI's ERROR_SUCCESS_REBOOT_REQUIRED
+/// (3010) and ERROR_SUCCESS_REBOOT_INITIATED (1641). UNCONFIRMED for NVIDIA's driver
+/// setup.exe: no public NVIDIA source lists its exit codes; these are the codes fleet tools
+/// (and our toolkit step) already read as "reboot".
+pub const REBOOT_CODES: [i32; 2] = [3010, 1641];
+
+/// The driver the target has now, as detection sees it (NVML on a real machine; in a
+/// `--root` sandbox the driver package's INF under the root's DriverStore).
+pub fn installed(target: &Target) -> Option<Version> {
+    match &target.root {
+        None => crate::detect::gpu::installed_driver(&target.host),
+        Some(root) => crate::detect::gpu::installed_driver(&crate::platform::Host::sandbox(
+            target.os,
+            root,
+            Default::default(),
+        )),
+    }
+}
+
+/// Whether exit `code` means "installed; restart to finish". A stand-in run off Windows
+/// (a sandbox root) reports its status through a Unix wait status, which keeps only the
+/// low 8 bits: 3010 arrives as 194 there.
+fn asks_for_restart(code: i32) -> bool {
+    REBOOT_CODES
+        .iter()
+        .any(|&r| code == r || (cfg!(unix) && code == r % 256))
+}
+
+pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    let t = ctx.target;
+    if let Some(have) = installed(t).filter(|v| *v >= spec.version) {
+        return Ok(StepOutcome {
+            changed: false,
+            detail: format!(
+                "NVIDIA driver {have} is installed (at least {})",
+                spec.version
+            ),
+            reboot_required: false,
+        });
+    }
+    let state = t.state_dir();
+    if !installer_process::wait_for_earlier(&state, &|| ctx.cancel.is_cancelled(), &|pid| {
+        (ctx.emit)(StepEvent::Log {
+            line: format!(
+                "an installer started by an earlier run (process {pid}) is still running; waiting for it to finish"
+            ),
+        })
+    }) {
+        return Err(StepError::Cancelled);
+    }
+    if !t.elevated {
+        return Err(StepError::NeedsAdmin {
+            what: format!("installing the NVIDIA driver {}", spec.version),
+        });
+    }
+    // Only a file NVIDIA signed runs. A sandbox root off Windows reads the stand-in's
+    // trailer; Windows always asks WinVerifyTrust.
+    let sig = signature::check(&spec.installer, t.root.is_some() && !cfg!(windows));
+    (ctx.emit)(StepEvent::Log {
+        line: format!("signature of {}: {sig:?}", spec.installer.display()),
+    });
+    signature::require_nvidia(&sig).map_err(|source| StepError::DriverSignature {
+        path: spec.installer.clone(),
+        source,
+    })?;
+    #[cfg(unix)]
+    {
+        // A download has no execute bit where that matters (a sandbox run off Windows).
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&spec.installer, std::fs::Permissions::from_mode(0o755));
+    }
+    let mut cmd = Command::new(&spec.installer);
+    cmd.args(&spec.args);
+    if t.root.is_some() {
+        // A sandbox root: the installer's Windows folder is the root's.
+        cmd.env("SystemRoot", t.system_path("C:\\Windows"));
+    }
+    if let Some(dir) = spec.installer.parent() {
+        cmd.current_dir(dir);
+    }
+    let cmd = installer_process::guarded(cmd);
+    (ctx.emit)(StepEvent::Log {
+        line: format!(
+            "running {:?} {:?}",
+            cmd.get_program(),
+            cmd.get_args().collect::<Vec<_>>()
+        ),
+    });
+    let emit = ctx.emit;
+    let mut job = None;
+    let finished = crate::platform::run_long_with(
+        cmd,
+        Duration::from_secs(spec.timeout_minutes * 60),
+        &|| ctx.cancel.is_cancelled(),
+        &mut |line| emit(StepEvent::Log { line }),
+        &mut |child| {
+            installer_process::record(&state, child.id(), &spec.installer);
+            job = installer_process::Job::tie(child);
+        },
+    );
+    installer_process::clear(&state);
+    drop(job);
+    let finished = finished.map_err(|e| StepError::Io {
+        path: spec.installer.clone(),
+        source: crate::error::cause(e),
+    })?;
+    let code = match finished {
+        Finished::Exited(code) => code,
+        Finished::Cancelled => return Err(StepError::Cancelled),
+        Finished::TimedOut => {
+            return Err(StepError::InstallerTimeout {
+                minutes: spec.timeout_minutes,
+            });
+        }
+    };
+    let reboot_required = code.is_some_and(asks_for_restart);
+    if code != Some(0) && !reboot_required {
+        return Err(StepError::DriverInstaller {
+            code,
+            version: spec.version.clone(),
+        });
+    }
+    Ok(StepOutcome {
+        changed: true,
+        detail: format!(
+            "NVIDIA driver {} installed{}",
+            spec.version,
+            if reboot_required {
+                " (restart the computer to finish)"
+            } else {
+                ""
+            }
+        ),
+        reboot_required,
+    })
+}

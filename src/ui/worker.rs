@@ -663,47 +663,26 @@ fn download_cudnn(
 /// next sign-in (the plan waits in the journal and resumes), then, with `now`, Windows
 /// restarts. A `--root` sandbox is not this machine: nothing is registered or restarted
 /// there, and the answer is as if it were.
-// TODO(drvcore-merge): replace the two commands below with drvcore's
-// `platform::windows::reopen_after_restart(&exe)` and `platform::windows::restart_now()`.
 fn restart(target: &Target, now: bool) -> Result<bool, String> {
     use cuda_setup_core::compat::Os;
     if target.root.is_some() {
         return Ok(now);
     }
-    if target.os != Os::Windows || !cfg!(windows) {
+    if target.os != Os::Windows {
         return Err("only Windows restarts for its driver".into());
     }
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let run = |program: &str, args: &[&str]| -> Result<(), String> {
-        let status = std::process::Command::new(program)
-            .args(args)
-            .status()
-            .map_err(|e| format!("{program}: {e}"))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!("{program}: {status}"))
+    #[cfg(windows)]
+    {
+        use cuda_setup_core::platform::windows;
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        windows::reopen_after_restart(&exe).map_err(|e| e.to_string())?;
+        if now {
+            windows::restart_now().map_err(|e| cuda_setup_core::error::chain(&e))?;
         }
-    };
-    let command = format!("\"{}\"", exe.display());
-    run(
-        "reg",
-        &[
-            "add",
-            r"HKCU\Software\Microsoft\Windows\CurrentVersion\RunOnce",
-            "/v",
-            "cuda-setup",
-            "/t",
-            "REG_SZ",
-            "/d",
-            &command,
-            "/f",
-        ],
-    )?;
-    if now {
-        run("shutdown", &["/r", "/t", "5"])?;
+        Ok(now)
     }
-    Ok(now)
+    #[cfg(not(windows))]
+    Err("only Windows restarts for its driver".into())
 }
 
 /// The system's viewer for a file; nothing waits for it.

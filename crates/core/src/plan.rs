@@ -323,7 +323,8 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                         toolkit::subpackages(
                             &tk.version,
                             choices.visual_studio,
-                            choices.with_driver,
+                            // A driver step of its own already installs the driver.
+                            choices.with_driver && driver.is_none(),
                         )
                     } else {
                         Vec::new()

@@ -125,7 +125,7 @@ pub enum StepError {
     Preflight { failed: Vec<preflight::Check> },
     #[error("download failed: {0}")]
     Download(#[source] DownloadError),
-    #[error("the CUDA installer exited with {code:?}, and {} missing afterwards; its log: {}", .missing.join(", "), .log.as_ref().map_or("-".into(), |p| p.display().to_string()))]
+    #[error("the CUDA installer exited with code {}, and {} missing afterwards; its log: {}", toolkit::exit_code(*.code), .missing.join(", "), .log.as_ref().map_or("-".into(), |p| p.display().to_string()))]
     Installer {
         code: Option<i32>,
         missing: Vec<String>,
@@ -147,7 +147,7 @@ pub enum StepError {
         #[source]
         source: Cause,
     },
-    #[error("pip failed (exit {code:?})")]
+    #[error("pip failed (exit code {})", toolkit::exit_code(*.code))]
     Pip { code: Option<i32> },
     #[error("verification failed: {detail}")]
     Verify { detail: String },
@@ -350,7 +350,15 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
             let r = crate::cudnn::recover(cuda_dir)?;
             Ok(StepOutcome {
                 changed: r.is_some(),
-                detail: format!("{r:?}"),
+                detail: format!(
+                    "cuDNN in {}: {}",
+                    cuda_dir.display(),
+                    match r {
+                        Some(crate::cudnn::Recovered::RolledBack) => "the interrupted install was rolled back",
+                        Some(crate::cudnn::Recovered::Completed) => "the interrupted install was completed",
+                        None => "nothing to recover",
+                    }
+                ),
                 reboot_required: false,
             })
         }

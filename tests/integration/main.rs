@@ -13,6 +13,7 @@ mod cudnn;
 mod detect;
 mod download;
 mod gui;
+mod gui_walk;
 mod install;
 mod one_writer;
 mod refresh;

@@ -211,17 +211,16 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     }
     .with_connections(args.connections as usize)
     .for_machine(target);
-    plan::build(target, &rec, &choices)
-        .map_err(|e| {
-            failed(
-                t(lang, "cli_err_plan"),
-                &t(lang, "cli_hint_details"),
-                Some(super::plain::details(
-                    &cuda_setup_core::error::chain(&e),
-                    e.hint(),
-                )),
-            )
-        })
+    plan::build(target, &rec, &choices).map_err(|e| {
+        failed(
+            t(lang, "cli_err_plan"),
+            &t(lang, "cli_hint_details"),
+            Some(super::plain::details(
+                &cuda_setup_core::error::chain(&e),
+                e.hint(),
+            )),
+        )
+    })
 }
 
 fn describe(plan: &Plan, lang: Lang) -> String {

@@ -137,8 +137,12 @@ impl CliError {
                 error: t(lang, "cli_err_tables"),
                 hint: t(lang, "cli_hint_tables"),
                 details: raw(match e {
-                    TableError::Read { .. } => "--compat-dir must hold toolkits.toml, cudnn.toml, pytorch.toml and gpus.toml",
-                    _ => "fix that entry (see compat-tables/README.md for the format), or drop --compat-dir to use the built-in tables",
+                    TableError::Read { .. } => {
+                        "--compat-dir must hold toolkits.toml, cudnn.toml, pytorch.toml and gpus.toml"
+                    }
+                    _ => {
+                        "fix that entry (see compat-tables/README.md for the format), or drop --compat-dir to use the built-in tables"
+                    }
                 }),
             },
             CliError::Usage { message, hint } => plain::Said {

@@ -117,16 +117,16 @@ pub fn cudnn(e: &CudnnError, lang: Lang) -> Said {
         | CudnnError::InUse { .. }
         | CudnnError::DiskFull { .. }
         | CudnnError::Io { .. }
-        | CudnnError::Busy(_) => failure(
-            &Failure::of("cudnn", &StepError::Cudnn(e.clone())),
-            lang,
-        ),
+        | CudnnError::Busy(_) => failure(&Failure::of("cudnn", &StepError::Cudnn(e.clone())), lang),
     }
 }
 
 /// A download's failure (the `download` command).
 pub fn download(e: &cuda_setup_core::download::DownloadError, lang: Lang) -> Said {
-    failure(&Failure::of("download", &StepError::Download(e.clone())), lang)
+    failure(
+        &Failure::of("download", &StepError::Download(e.clone())),
+        lang,
+    )
 }
 
 #[cfg(test)]
@@ -180,7 +180,10 @@ mod tests {
         for e in &errors {
             let said = cudnn(e, Lang::Zh);
             assert!(has_han(&said.error) && has_han(&said.hint), "{said:?}");
-            assert!(!said.error.contains('{') && !said.hint.contains('{'), "{said:?}");
+            assert!(
+                !said.error.contains('{') && !said.hint.contains('{'),
+                "{said:?}"
+            );
             let raw = cuda_setup_core::error::chain(e);
             assert!(!said.error.contains(&raw), "{said:?}");
             assert!(said.details.as_deref().unwrap().contains(&raw), "{said:?}");

@@ -679,18 +679,18 @@ impl Session {
             Event::CudnnInstalled(r) => {
                 self.cudnn.installing = false;
                 // A failed step's kind and words (another cuda-setup at work: busy).
-                self.cudnn.installed = Some(r.map_err(|e| {
-                    Box::new(Failure::of("install_cudnn", &StepError::Cudnn(e)))
-                }));
+                self.cudnn.installed = Some(
+                    r.map_err(|e| Box::new(Failure::of("install_cudnn", &StepError::Cudnn(e)))),
+                );
             }
             Event::CudnnUninstalled(r) => {
                 self.cudnn.undoing = false;
                 if r.is_ok() {
                     self.cudnn.installed = None;
                 }
-                self.cudnn.undone = Some(r.map_err(|e| {
-                    Box::new(Failure::of("install_cudnn", &StepError::Cudnn(e)))
-                }));
+                self.cudnn.undone = Some(
+                    r.map_err(|e| Box::new(Failure::of("install_cudnn", &StepError::Cudnn(e)))),
+                );
             }
             Event::Sample(s) => self.verify.samples.push(s),
             Event::MonitorUnavailable(why) => self.verify.monitor_error = Some(why),

@@ -458,6 +458,9 @@ fn a_failed_download_in_chinese_says_why_in_words_and_keeps_the_raw_error_in_det
     let (before, after) = err.split_once("details: ").unwrap();
     assert!(details.starts_with("details: download failed"), "{details}");
     assert!(after.contains("404") && after.contains(&url), "{after}");
-    assert!(!before.contains("404") && !before.contains("HTTP"), "raw text before details: {before}");
+    assert!(
+        !before.contains("404") && !before.contains("HTTP"),
+        "raw text before details: {before}"
+    );
     assert!(!out.exists());
 }

@@ -30,7 +30,8 @@ use support::cudnn_zip::Spec;
 use support::server::{Body, Fault, Server};
 use support::standin::{serve_installer, windows_installer};
 
-pub(crate) const INSTALLER: &str = "/compute/cuda/11.8.0/local_installers/cuda_11.8.0_522.06_windows.exe";
+pub(crate) const INSTALLER: &str =
+    "/compute/cuda/11.8.0/local_installers/cuda_11.8.0_522.06_windows.exe";
 
 /// A Python stand-in: `-m pip …` logs its arguments, `-c <doctor probe> N` prints what
 /// the doctor's probe prints for a working CUDA build of torch.

@@ -88,9 +88,17 @@ fn technical(s: &str) -> bool {
 
 /// A raw identifier: a token of lower-case words joined by `_` (set_env, download_toolkit).
 fn snake_case(s: &str) -> Option<&str> {
-    s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '/' || c == '\\' || c == '-' || c == '='))
-        .find(|tok| {
-            tok.contains('_')
+    s.split(|c: char| {
+        !(c.is_ascii_alphanumeric()
+            || c == '_'
+            || c == '.'
+            || c == '/'
+            || c == '\\'
+            || c == '-'
+            || c == '=')
+    })
+    .find(|tok| {
+        tok.contains('_')
                 && !tok.starts_with('_')
                 && !tok.ends_with('_')
                 && tok.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
@@ -99,7 +107,7 @@ fn snake_case(s: &str) -> Option<&str> {
                 // sm_86, cu118-like architecture names stay in "why" texts; as a value
                 // they are a GPU's name, not an identifier of ours.
                 && !tok.starts_with("sm_")
-        })
+    })
 }
 
 /// What is wrong with one visible text, if anything.
@@ -110,9 +118,13 @@ fn problem(s: &str, lang: Lang) -> Option<String> {
     // Rust's None: any lone "None" among Chinese words; in English, where the word
     // itself is English, only where a value stands ("(None", ": None", "= None").
     let rust_none = if lang == Lang::Zh {
-        s.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "None")
+        s.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == "None")
     } else {
-        s == "None" || ["(None", ": None", "= None", "None)"].iter().any(|p| s.contains(p))
+        s == "None"
+            || ["(None", ": None", "= None", "None)"]
+                .iter()
+                .any(|p| s.contains(p))
     };
     if rust_none {
         return Some("None".into());
@@ -181,8 +193,14 @@ impl Walk {
             "{page_name}: no Chinese text at all: {texts:?}"
         );
         for d in doubled(&texts) {
-            if !ALLOWED.iter().any(|(p, frag)| *p == page_name && d.contains(frag)) {
-                self.found.entry(format!("{page_name} ({what})")).or_default().push(d);
+            if !ALLOWED
+                .iter()
+                .any(|(p, frag)| *p == page_name && d.contains(frag))
+            {
+                self.found
+                    .entry(format!("{page_name} ({what})"))
+                    .or_default()
+                    .push(d);
             }
         }
         let mut seen: Vec<&String> = Vec::new();
@@ -228,7 +246,11 @@ fn walk(lang: Lang) {
     };
     let zh = lang == Lang::Zh;
     let next = if zh { "下一步" } else { "Next" };
-    let start = if zh { "开始安装" } else { "Start installing" };
+    let start = if zh {
+        "开始安装"
+    } else {
+        "Start installing"
+    };
     let install_cudnn = if zh { "安装 cuDNN" } else { "Install cuDNN" };
     let m = Machine::new(windows_installer(0, 0));
     let mut o = m.options(lang);
@@ -254,7 +276,10 @@ fn walk(lang: Lang) {
     click(&mut h, next);
     assert_eq!(h.state().page, Page::Cudnn);
     w.read(&mut h, "before an archive");
-    let not_zip = m.work.path().join("cudnn-windows-x86_64-9.10.2.21_cuda11-archive.zip.txt");
+    let not_zip = m
+        .work
+        .path()
+        .join("cudnn-windows-x86_64-9.10.2.21_cuda11-archive.zip.txt");
     std::fs::write(&not_zip, b"not a zip at all").unwrap();
     h.input_mut().dropped_files.push(Arc::new(Dropped(not_zip)));
     wait(&mut h, "validation", |a| a.session.cudnn.check.is_some());
@@ -304,7 +329,17 @@ fn walk(lang: Lang) {
     wait(&mut h, "prepare", |a| !a.session.prepare.running);
     click(&mut h, start);
     wait(&mut h, "install", |a| !a.session.install.run.running());
-    assert!(h.state().session.install.run.report.as_ref().unwrap().failure.is_some());
+    assert!(
+        h.state()
+            .session
+            .install
+            .run
+            .report
+            .as_ref()
+            .unwrap()
+            .failure
+            .is_some()
+    );
     w.read(&mut h, "failed run");
 
     // Repair with findings: a toolkit whose environment was never set.
@@ -319,7 +354,9 @@ fn walk(lang: Lang) {
     click(&mut h, next);
     assert_eq!(h.state().page, Page::Repair);
     wait(&mut h, "audit", |a| a.session.repair.findings.is_some());
-    assert!(cuda_setup_core::repair::problems(h.state().session.repair.findings.as_ref().unwrap()) > 0);
+    assert!(
+        cuda_setup_core::repair::problems(h.state().session.repair.findings.as_ref().unwrap()) > 0
+    );
     w.read(&mut h, "findings");
 
     for p in [
@@ -363,12 +400,23 @@ fn the_rules_catch_raw_text_and_pass_technical_values() {
         ("请运行 `cuda-setup repair`", true),
         ("torch.version.cuda 为 None", true),
         ("NVIDIA GeForce RTX 3060", false),
-        ("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8", false),
-        ("pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu118", false),
+        (
+            "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8",
+            false,
+        ),
+        (
+            "pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu118",
+            false,
+        ),
         ("驱动 522.06 最高支持 CUDA 11.8", false),
         ("DataLoader 的 num_workers", false),
     ] {
-        assert_eq!(problem(s, Lang::Zh).is_some(), bad, "{s}: {:?}", problem(s, Lang::Zh));
+        assert_eq!(
+            problem(s, Lang::Zh).is_some(),
+            bad,
+            "{s}: {:?}",
+            problem(s, Lang::Zh)
+        );
     }
 }
 
@@ -385,7 +433,10 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             if p.is_dir() {
                 todo.push(p);
             } else {
-                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
+                out.insert(
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
             }
         }
     }
@@ -403,7 +454,10 @@ fn the_cudnn_undo_button_puts_the_toolkit_folder_back() {
     wait(&mut h, "detection", |a| a.session.system.report.is_some());
     click(&mut h, "下一步");
     settle(&mut h);
-    let dir = h.state().toolkit_dir().expect("a toolkit in the recommendation");
+    let dir = h
+        .state()
+        .toolkit_dir()
+        .expect("a toolkit in the recommendation");
     let tk = crate::support::cudnn_zip::toolkit(dir.parent().unwrap(), "11.8.0");
     assert_eq!(tk, dir);
     // A header of the user's own that cuDNN's archive also brings.
@@ -425,7 +479,11 @@ fn the_cudnn_undo_button_puts_the_toolkit_folder_back() {
     // Undo asks first; Cancel changes nothing.
     click(&mut h, "撤销：卸载 cuDNN");
     settle(&mut h);
-    assert!(h.query_all(By::new().label_contains("要从")).next().is_some());
+    assert!(
+        h.query_all(By::new().label_contains("要从"))
+            .next()
+            .is_some()
+    );
     click(&mut h, "取消");
     assert!(tk.join("bin/cudnn64_9.dll").is_file());
     click(&mut h, "撤销：卸载 cuDNN");
@@ -435,9 +493,18 @@ fn the_cudnn_undo_button_puts_the_toolkit_folder_back() {
     assert!(
         matches!(h.state().session.cudnn.undone, Some(Ok(_))),
         "{:?}",
-        h.state().session.cudnn.undone.as_ref().map(|r| r.as_ref().err())
+        h.state()
+            .session
+            .cudnn
+            .undone
+            .as_ref()
+            .map(|r| r.as_ref().err())
     );
-    assert!(h.query_all(By::new().label_contains("已恢复原样")).next().is_some());
+    assert!(
+        h.query_all(By::new().label_contains("已恢复原样"))
+            .next()
+            .is_some()
+    );
     assert_eq!(snapshot(&tk), before, "the folder is as it was");
     // Nothing installed now: Next waits for an install or a skip, and Install is offered.
     assert!(!h.state_mut().can_next());

@@ -352,7 +352,11 @@ fn refused(ui: &mut Ui, lang: Lang, r: &Refused) {
             widgets::badge(ui, Tone::Bad, &t(lang, "ui_fail"));
             ui.label(RichText::new(t(lang, title)).strong());
         });
-        ui.label(tf(lang, "ui_what_to_do", &[("hint", &t(lang, "fix_cudnn"))]));
+        ui.label(tf(
+            lang,
+            "ui_what_to_do",
+            &[("hint", &t(lang, "fix_cudnn"))],
+        ));
         ui.label(RichText::new(t(lang, "ui_nothing_copied")).weak());
         progress::details(ui, lang, "refused", &format!("{}\n{}", r.detail, r.hint));
     });

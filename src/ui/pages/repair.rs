@@ -65,6 +65,9 @@ fn finding(ui: &mut Ui, lang: Lang, f: &Finding) {
         widgets::badge(ui, tone, &t(lang, key));
         ui.label(msg(lang, &f.message));
     });
+    if let Some(raw) = cuda_setup_core::i18n::details(&f.message, lang) {
+        crate::ui::progress::details(ui, lang, ("finding", f.id), &raw);
+    }
     let how = match &f.fix {
         repair::Fix::Steps { steps } => {
             let names: Vec<String> = steps.iter().map(|s| fix_step(lang, s)).collect();

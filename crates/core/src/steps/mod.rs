@@ -354,8 +354,10 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
                     "cuDNN in {}: {}",
                     cuda_dir.display(),
                     match r {
-                        Some(crate::cudnn::Recovered::RolledBack) => "the interrupted install was rolled back",
-                        Some(crate::cudnn::Recovered::Completed) => "the interrupted install was completed",
+                        Some(crate::cudnn::Recovered::RolledBack) =>
+                            "the interrupted install was rolled back",
+                        Some(crate::cudnn::Recovered::Completed) =>
+                            "the interrupted install was completed",
                         None => "nothing to recover",
                     }
                 ),

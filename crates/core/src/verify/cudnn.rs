@@ -326,7 +326,7 @@ pub fn check(cx: &Context) -> Check<CudnnReport> {
             Status::Failed,
             Some(
                 msg!("smoke_cuda_call_failed", call = e.call)
-                    .with_details(format!("{} ({})", e.name, e.text)),
+                    .with("error", format!("{} ({})", e.name, e.text)),
             ),
             r,
         ),
@@ -340,7 +340,7 @@ pub fn check(cx: &Context) -> Check<CudnnReport> {
                         .unwrap_or_default(),
                 });
             }
-            let m = msg!("cudnn_call_failed", call = call).with_details(text);
+            let m = msg!("cudnn_call_failed", call = call).with("error", text);
             Check::new(Status::Failed, Some(m), r)
         }
     }
@@ -348,7 +348,7 @@ pub fn check(cx: &Context) -> Check<CudnnReport> {
 
 fn load_failed(mut r: CudnnReport, e: LoadFailure) -> Check<CudnnReport> {
     let m = if e.missing.is_empty() {
-        msg!("library_load_failed", library = &e.library).with_details(&e.detail)
+        msg!("library_load_failed", library = &e.library).with("detail", &e.detail)
     } else {
         msg!(
             "library_missing_dependency",

@@ -28,6 +28,10 @@ const ALLOWED: &[(&str, &str)] = &[
     // "驱动" (the row's label) then "驱动 522.06 ✓" (driver_line in pages/choose.rs names
     // the driver again): uijourney page: the lead clears this at merge
     ("Choose", "驱动 522.06"),
+    // ui_sandbox_root's {os} is given `Os::as_str()` ("windows") in pages/system.rs; a
+    // name ("Windows") belongs there: uijourney page: the lead clears this at merge
+    ("System", "windows 系统处理"),
+    ("System", "windows machine"),
 ];
 
 /// Names written as their owners write them: PyTorch's arguments, the CPU architecture.
@@ -142,6 +146,14 @@ fn problem(s: &str, lang: Lang) -> Option<String> {
     }
     if let Some(tok) = snake_case(s) {
         return Some(format!("a raw identifier ({tok})"));
+    }
+    // An enum's serde word where a name belongs ("按 windows 系统处理").
+    if let Some(w) = s
+        .split(|c: char| c.is_whitespace() || !c.is_ascii())
+        .map(|w| w.trim_matches(|c: char| c.is_ascii_punctuation()))
+        .find(|w| ["windows", "linux"].contains(w))
+    {
+        return Some(format!("a raw identifier ({w})"));
     }
     // In Chinese: no English sentence, alone or inside Chinese words ("详细信息：every
     // source failed…"); each run of ASCII between Chinese characters is judged.
@@ -410,6 +422,12 @@ fn the_rules_catch_raw_text_and_pass_technical_values() {
         ),
         ("驱动 522.06 最高支持 CUDA 11.8", false),
         ("DataLoader 的 num_workers", false),
+        ("按 windows 系统处理", true),
+        ("按 Windows 系统处理", false),
+        (
+            "https://download.pytorch.org/whl/cu118/torch-2.7.1-cp311-cp311-linux_x86_64.whl",
+            false,
+        ),
     ] {
         assert_eq!(
             problem(s, Lang::Zh).is_some(),

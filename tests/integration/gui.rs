@@ -533,7 +533,7 @@ fn the_chinese_ui_renders_every_glyph() {
     settle(&mut h);
     assert!(has(&h, "只装 PyTorch") && has(&h, "开发者") && has(&h, "原因"));
     assert!(
-        has(&h, "CUDA 11.8.0 支持编译"),
+        has(&h, "CUDA 11.8.0 能为"),
         "the recommender's reasons in Chinese"
     );
     click(&mut h, "下一步");
@@ -773,6 +773,9 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     );
     assert!(has(&h, "The download could not reach the server"));
     assert!(has(&h, "the download continues where it stopped"));
+    // The exact error stays, folded under the plain words.
+    assert!(!has(&h, "HTTP 404"), "raw text in front");
+    click(&mut h, "Details");
     assert!(
         has(&h, "HTTP 404"),
         "the exact error stays, under the plain words"
@@ -927,6 +930,7 @@ fn a_panic_in_a_step_shows_the_failure_and_back_works() {
         "cuda-setup ran into a bug of its own, so this step stopped."
     ));
     assert!(has(&h, "please report it, with the log file"));
+    click(&mut h, "Details");
     assert!(
         has(&h, "test panic in download_toolkit"),
         "the message, as details"

@@ -292,9 +292,11 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     let total = plan.steps.len();
     let progress = Progress::new(args.json, "      ", std::time::Duration::from_secs(2));
     let report = run::run_blocking(&plan, &target, &Cancel::default(), &mut |e| match e {
-        RunEvent::Started { index, name } => {
-            progress.line(&format!("[{}/{total}] {name}", index + 1))
-        }
+        RunEvent::Started { index, name } => progress.line(&format!(
+            "[{}/{total}] {}",
+            index + 1,
+            super::plain::step_title(lang, name)
+        )),
         RunEvent::Step {
             event: StepEvent::Log { line },
             ..
@@ -329,7 +331,11 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             } else {
                 t(lang, "cli_step_nothing_to_do")
             };
-            eprintln!("      {name}: {how} — {}", outcome.detail);
+            eprintln!(
+                "      {}: {how} — {}",
+                super::plain::step_title(lang, name),
+                outcome.detail
+            );
         }
         // Another cuda-setup at work: said once, below, in the user's language.
         RunEvent::Failed {
@@ -339,7 +345,14 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         // Said in plain words once the run is over (the report has its parameters).
         RunEvent::Failed { name, .. } => {
             progress.finish();
-            eprintln!("      {}", tf(lang, "cli_step_failed", &[("name", &name)]));
+            eprintln!(
+                "      {}",
+                tf(
+                    lang,
+                    "cli_step_failed",
+                    &[("name", &super::plain::step_title(lang, name))]
+                )
+            );
         }
         RunEvent::Done(_) => {}
     });

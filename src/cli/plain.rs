@@ -54,6 +54,11 @@ pub fn fix_key(kind: FailureKind) -> &'static str {
     }
 }
 
+/// A step's name in words, as the wizard names it (never the raw `set_env`).
+pub fn step_title(lang: Lang, name: &str) -> String {
+    t(lang, cuda_setup_core::steps::title_key(name))
+}
+
 /// A step's (or a download's) failure: the kind's sentence with its parameters.
 pub fn failure(f: &Failure, lang: Lang) -> Said {
     let (what, _) = f.plain_words();

@@ -137,7 +137,14 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     super::wait_for_others(args.wait, lang);
     let result = repair::fix(&target, tables, &overrides, &findings, &mut |e| match e {
         RunEvent::Started { name, .. } if !args.json => {
-            eprintln!("{}", tf(lang, "cli_repair_fixing", &[("name", &name)]));
+            eprintln!(
+                "{}",
+                tf(
+                    lang,
+                    "cli_repair_fixing",
+                    &[("name", &super::plain::step_title(lang, name))]
+                )
+            );
         }
         // A fix that failed is said below, from its run's report.
         _ => {}

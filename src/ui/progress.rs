@@ -42,23 +42,7 @@ pub struct RunView {
 
 /// The translated title of a step (`StepEvent` names, as `Step::name` gives them).
 pub fn step_title(lang: Lang, name: &str) -> String {
-    let key = match name {
-        "preflight" => "ui_step_preflight",
-        "download_toolkit" => "ui_step_download_toolkit",
-        "install_toolkit" => "ui_step_install_toolkit",
-        "assemble_toolkit" => "ui_step_assemble_toolkit",
-        "download_cudnn" => "ui_step_download_cudnn",
-        "install_cudnn" => "ui_step_install_cudnn",
-        "configure_env" => "ui_step_configure_env",
-        "install_torch" => "ui_step_install_torch",
-        "verify" => "ui_step_verify",
-        "set_env" => "ui_step_set_env",
-        "recover_cudnn" => "ui_step_recover_cudnn",
-        "recover_toolkit" => "ui_step_recover_toolkit",
-        // Never the raw name: a step this match does not know yet still reads as words.
-        _ => "ui_step_other",
-    };
-    t(lang, key)
+    t(lang, cuda_setup_core::steps::title_key(name))
 }
 
 impl RunView {

@@ -80,6 +80,27 @@ impl Step {
     }
 }
 
+/// The catalogue key of a step's title, by its name ([`Step::name`]): how both front ends
+/// name a step to a user (never the raw `set_env`). Written out, not assembled; a name
+/// this match does not know yet still reads as words.
+pub fn title_key(name: &str) -> &'static str {
+    match name {
+        "preflight" => "ui_step_preflight",
+        "download_toolkit" => "ui_step_download_toolkit",
+        "install_toolkit" => "ui_step_install_toolkit",
+        "assemble_toolkit" => "ui_step_assemble_toolkit",
+        "download_cudnn" => "ui_step_download_cudnn",
+        "install_cudnn" => "ui_step_install_cudnn",
+        "configure_env" => "ui_step_configure_env",
+        "install_torch" => "ui_step_install_torch",
+        "verify" => "ui_step_verify",
+        "set_env" => "ui_step_set_env",
+        "recover_cudnn" => "ui_step_recover_cudnn",
+        "recover_toolkit" => "ui_step_recover_toolkit",
+        _ => "ui_step_other",
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DownloadSpec {
     /// `toolkit_installer` or `cudnn_archive`.
@@ -697,6 +718,35 @@ mod tests {
             url: "http://mirror/f".into(),
             status,
         }
+    }
+
+    /// Every step a plan or a fix can hold has a title of its own in both languages.
+    #[test]
+    fn every_step_has_a_title() {
+        let names = [
+            "preflight",
+            "download_toolkit",
+            "install_toolkit",
+            "assemble_toolkit",
+            "download_cudnn",
+            "install_cudnn",
+            "configure_env",
+            "install_torch",
+            "verify",
+            "set_env",
+            "recover_cudnn",
+            "recover_toolkit",
+        ];
+        for n in names {
+            let key = title_key(n);
+            assert!(key != "ui_step_other" && crate::i18n::has_key(key), "{n}");
+        }
+        let step = Step::SetEnv {
+            name: "CUDA_PATH".into(),
+            value: None,
+        };
+        assert!(names.contains(&step.name()));
+        assert_eq!(title_key("a_step_from_later"), "ui_step_other");
     }
 
     #[test]

@@ -195,6 +195,55 @@ mod tests {
         }
     }
 
+    /// A representative failure of each kind a step can end with: the Chinese sentence
+    /// and hint carry no raw text and no unfilled placeholder; the raw chain is in details.
+    #[test]
+    fn step_failures_say_a_chinese_sentence_with_the_raw_chain_in_details() {
+        let io = || cuda_setup_core::error::cause(std::io::Error::other("access denied"));
+        let errors = [
+            StepError::Installer {
+                code: Some(1),
+                missing: vec!["bin/nvcc.exe".into()],
+                log: None,
+            },
+            StepError::InstallerTimeout { minutes: 60 },
+            StepError::NeedsAdmin {
+                what: "the CUDA installer".into(),
+            },
+            StepError::Pip { code: None },
+            StepError::Verify {
+                detail: "missing bin/nvcc.exe".into(),
+            },
+            StepError::Io {
+                path: PathBuf::from("/opt/x"),
+                source: io(),
+            },
+            StepError::DiskFull {
+                path: PathBuf::from("/"),
+                needed: Some(3 << 30),
+                free: Some(1 << 20),
+            },
+            StepError::Internal {
+                message: "index out of bounds".into(),
+            },
+            StepError::Cancelled,
+            StepError::env("cannot set CUDA_PATH", std::io::Error::other("registry")),
+        ];
+        for e in &errors {
+            let said = failure(&Failure::of("install_toolkit", e), Lang::Zh);
+            assert!(has_han(&said.error) && has_han(&said.hint), "{said:?}");
+            for s in [&said.error, &said.hint] {
+                assert!(
+                    !s.contains('{') && !s.contains("Some(") && !s.contains('`'),
+                    "{s}"
+                );
+            }
+            let raw = cuda_setup_core::error::chain(e);
+            assert!(said.details.as_deref().unwrap().contains(&raw), "{said:?}");
+            assert!(!said.error.contains(&raw), "{said:?}");
+        }
+    }
+
     #[test]
     fn a_download_that_found_nothing_says_so_in_chinese() {
         let e = DownloadError::AllSourcesFailed(vec![DownloadError::Http {

@@ -93,7 +93,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             }
             return Ok(exit::BLOCKED);
         }
-        Err(e) => return Err(error(e)),
+        Err(e) => return Err(error(e, lang)),
     };
     if args.json {
         println!(
@@ -116,13 +116,28 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
 }
 
 /// The core's error as the CLI says it (the exit codes and words as before).
-fn error(e: BundleError) -> CliError {
+fn error(e: BundleError, lang: Lang) -> CliError {
     match e {
         BundleError::Cudnn(e) => e.into(),
         BundleError::Download(e) => e.into(),
+        // Nothing fits: the recommendation's reasons, in the user's language.
+        BundleError::Blocked(why) => CliError::Failed {
+            message: why
+                .iter()
+                .map(|m| i18n::render(m, lang))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            hint: i18n::t(lang, "cli_hint_see_recommend"),
+            details: Some(cuda_setup_core::error::chain(&BundleError::Blocked(why))),
+            code: exit::ERROR,
+        },
         e => CliError::Failed {
-            hint: e.hint().into(),
-            message: cuda_setup_core::error::chain(&e),
+            message: i18n::t(lang, "cli_err_bundle"),
+            hint: i18n::t(lang, "cli_hint_details"),
+            details: Some(super::plain::details(
+                &cuda_setup_core::error::chain(&e),
+                e.hint(),
+            )),
             code: exit::ERROR,
         },
     }

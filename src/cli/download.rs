@@ -211,22 +211,19 @@ impl download::Reporter for StatusLine {
             Event::Retry {
                 url: _,
                 attempt,
-                error,
+                error: _,
                 wait_ms,
             } => {
                 let seconds = format!("{:.1}", wait_ms as f64 / 1000.0);
                 say(tf(
                     self.lang,
                     "cli_dl_retry",
-                    &[
-                        ("attempt", &attempt),
-                        ("seconds", &seconds),
-                        ("error", &error),
-                    ],
+                    &[("attempt", &attempt), ("seconds", &seconds)],
                 ))
             }
-            Event::SourceFailed { url: _, error } => {
-                say(tf(self.lang, "cli_dl_source_failed", &[("error", &error)]))
+            // The source's own error is in the final `details:` line, if every one fails.
+            Event::SourceFailed { url, error: _ } => {
+                say(tf(self.lang, "cli_dl_source_failed", &[("url", &url)]))
             }
             Event::Waiting(b) => say(cuda_setup_core::i18n::render(
                 &b.message("download_waiting"),

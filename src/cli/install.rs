@@ -131,10 +131,13 @@ impl MethodArgs {
     }
 }
 
-fn failed(message: String, hint: &str) -> CliError {
+/// A failure before anything ran: the sentence and hint in the user's language, the
+/// raw text (if any) behind `details:`.
+fn failed(message: String, hint: &str, details: Option<String>) -> CliError {
     CliError::Failed {
         message,
         hint: hint.into(),
+        details,
         code: FAILED,
     }
 }
@@ -143,18 +146,16 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     if let Some(file) = &args.plan {
         let bytes = std::fs::read(file).map_err(|e| {
             failed(
-                format!("{}: {e}", file.display()),
+                tf(lang, "cli_err_not_a_plan", &[("path", &file.display())]),
                 &t(lang, "cli_hint_plan_file"),
+                Some(format!("{}: {e}", file.display())),
             )
         })?;
         return serde_json::from_slice(&bytes).map_err(|e| {
             failed(
-                tf(
-                    lang,
-                    "cli_err_not_a_plan",
-                    &[("path", &file.display()), ("error", &e)],
-                ),
+                tf(lang, "cli_err_not_a_plan", &[("path", &file.display())]),
                 &t(lang, "cli_hint_plan_file"),
+                Some(e.to_string()),
             )
         });
     }
@@ -180,7 +181,11 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
             .iter()
             .map(|m| cuda_setup_core::i18n::render(m, lang))
             .collect();
-        return Err(failed(b.join("\n"), &t(lang, "cli_hint_see_recommend")));
+        return Err(failed(
+            b.join("\n"),
+            &t(lang, "cli_hint_see_recommend"),
+            None,
+        ));
     }
     if let (Some(v), Some(tk)) = (&args.cudnn, &rec.toolkit) {
         rec.cudnn = Some(cudnn_by_version(tables, target.os, tk.version.major(), v)?);
@@ -210,8 +215,16 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     }
     .with_connections(args.connections as usize)
     .for_machine(target);
-    plan::build(target, &rec, &choices)
-        .map_err(|e| failed(cuda_setup_core::error::chain(&e), e.hint()))
+    plan::build(target, &rec, &choices).map_err(|e| {
+        failed(
+            t(lang, "cli_err_plan"),
+            &t(lang, "cli_hint_details"),
+            Some(super::plain::details(
+                &cuda_setup_core::error::chain(&e),
+                e.hint(),
+            )),
+        )
+    })
 }
 
 fn describe(plan: &Plan, lang: Lang) -> String {
@@ -283,9 +296,11 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     let total = plan.steps.len();
     let progress = Progress::new(args.json, "      ", std::time::Duration::from_secs(2));
     let report = run::run_blocking(&plan, &target, &Cancel::default(), &mut |e| match e {
-        RunEvent::Started { index, name } => {
-            progress.line(&format!("[{}/{total}] {name}", index + 1))
-        }
+        RunEvent::Started { index, name } => progress.line(&format!(
+            "[{}/{total}] {}",
+            index + 1,
+            super::plain::step_title(lang, name)
+        )),
         RunEvent::Step {
             event: StepEvent::Log { line },
             ..
@@ -320,25 +335,28 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             } else {
                 t(lang, "cli_step_nothing_to_do")
             };
-            eprintln!("      {name}: {how} — {}", outcome.detail);
+            eprintln!(
+                "      {}: {how} — {}",
+                super::plain::step_title(lang, name),
+                outcome.detail
+            );
         }
         // Another cuda-setup at work: said once, below, in the user's language.
         RunEvent::Failed {
             kind: FailureKind::Busy,
             ..
         } => progress.finish(),
-        RunEvent::Failed {
-            name, error, hint, ..
-        } => {
+        // Said in plain words once the run is over (the report has its parameters).
+        RunEvent::Failed { name, .. } => {
             progress.finish();
             eprintln!(
-                "      {}\n      hint: {hint}",
+                "      {}",
                 tf(
                     lang,
                     "cli_step_failed",
-                    &[("name", &name), ("error", &error)]
+                    &[("name", &super::plain::step_title(lang, name))]
                 )
-            )
+            );
         }
         RunEvent::Done(_) => {}
     });
@@ -348,6 +366,8 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         .filter(|f| f.kind == FailureKind::Busy)
     {
         super::print_busy(f, lang);
+    } else if let Some(f) = &report.failure {
+        super::plain::failure(f, lang).print();
     }
     if let Some(file) = &args.report {
         write_report(file, &report, lang)?;
@@ -389,8 +409,9 @@ fn write_report(file: &std::path::Path, report: &RunReport, lang: Lang) -> Resul
     )
     .map_err(|e| {
         failed(
-            format!("{}: {e}", file.display()),
+            tf(lang, "cli_err_report_write", &[("path", &file.display())]),
             &t(lang, "cli_hint_report_path"),
+            Some(e.to_string()),
         )
     })
 }

@@ -10,6 +10,7 @@ mod cudnn;
 mod detect;
 mod download;
 mod install;
+mod plain;
 mod progress;
 mod recommend;
 mod repair;
@@ -114,32 +115,68 @@ pub enum CliError {
     Cudnn(#[from] cuda_setup_core::cudnn::CudnnError),
     #[error("refresh: {0}")]
     Refresh(#[from] cuda_setup_core::refresh::RefreshError),
-    /// A command's own failure with its own exit code (install: 1603).
+    /// A command's own failure with its own exit code (install: 1603): `message` and
+    /// `hint` in the user's language, `details` the raw English chain.
     #[error("{message}")]
     Failed {
         message: String,
         hint: String,
+        details: Option<String>,
         code: i32,
     },
 }
 
 impl CliError {
-    fn hint(&self) -> Option<String> {
+    /// What it says: a plain sentence and hint in the user's language, the raw chain
+    /// behind `details:`.
+    fn said(&self, lang: Lang) -> plain::Said {
+        use cuda_setup_core::error::chain;
+        let raw = |hint: &str| Some(plain::details(&chain(self), hint));
         match self {
-            CliError::Tables(TableError::Read { .. }) => {
-                Some("--compat-dir must hold toolkits.toml, cudnn.toml, pytorch.toml and gpus.toml".into())
-            }
-            CliError::Tables(_) => Some(
-                "fix that entry (see compat-tables/README.md for the format), or drop --compat-dir to use the built-in tables"
-                    .into(),
-            ),
-            CliError::Usage { hint, .. } => Some(hint.clone()),
-            CliError::WhatIf(e) => Some(e.hint().into()),
-            CliError::CudnnVersion(e) => Some(e.hint().into()),
-            CliError::Download(e) => Some(e.hint().into()),
-            CliError::Cudnn(e) => Some(e.hint().into()),
-            CliError::Refresh(e) => Some(e.hint().into()),
-            CliError::Failed { hint, .. } => Some(hint.clone()),
+            CliError::Tables(e) => plain::Said {
+                error: t(lang, "cli_err_tables"),
+                hint: t(lang, "cli_hint_tables"),
+                details: raw(match e {
+                    TableError::Read { .. } => {
+                        "--compat-dir must hold toolkits.toml, cudnn.toml, pytorch.toml and gpus.toml"
+                    }
+                    _ => {
+                        "fix that entry (see compat-tables/README.md for the format), or drop --compat-dir to use the built-in tables"
+                    }
+                }),
+            },
+            CliError::Usage { message, hint } => plain::Said {
+                error: message.clone(),
+                hint: hint.clone(),
+                details: None,
+            },
+            CliError::WhatIf(e) => plain::Said {
+                error: t(lang, "cli_err_whatif"),
+                hint: t(lang, "cli_hint_whatif"),
+                details: raw(e.hint()),
+            },
+            CliError::CudnnVersion(e) => plain::Said {
+                error: t(lang, "cli_err_cudnn_version"),
+                hint: t(lang, "cli_hint_cudnn_version"),
+                details: raw(e.hint()),
+            },
+            CliError::Download(e) => plain::download(e, lang),
+            CliError::Cudnn(e) => plain::cudnn(e, lang),
+            CliError::Refresh(e) => plain::Said {
+                error: t(lang, "cli_err_refresh"),
+                hint: t(lang, "cli_hint_refresh"),
+                details: raw(e.hint()),
+            },
+            CliError::Failed {
+                message,
+                hint,
+                details,
+                ..
+            } => plain::Said {
+                error: message.clone(),
+                hint: hint.clone(),
+                details: details.clone(),
+            },
         }
     }
 
@@ -243,11 +280,8 @@ fn run() -> i32 {
             e.code()
         }
         Err(e) => {
-            // The error with its causes, once.
-            eprintln!("error: {}", cuda_setup_core::error::chain(&e));
-            if let Some(h) = e.hint() {
-                eprintln!("hint: {h}");
-            }
+            // In plain words, then the error with its causes, once.
+            e.said(lang).print();
             e.code()
         }
     }

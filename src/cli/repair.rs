@@ -137,16 +137,16 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     super::wait_for_others(args.wait, lang);
     let result = repair::fix(&target, tables, &overrides, &findings, &mut |e| match e {
         RunEvent::Started { name, .. } if !args.json => {
-            eprintln!("{}", tf(lang, "cli_repair_fixing", &[("name", &name)]));
+            eprintln!(
+                "{}",
+                tf(
+                    lang,
+                    "cli_repair_fixing",
+                    &[("name", &super::plain::step_title(lang, name))]
+                )
+            );
         }
-        RunEvent::Failed {
-            kind: FailureKind::Busy,
-            ..
-        } => {}
-        RunEvent::Failed { error, hint, .. } => eprintln!(
-            "{}\nhint: {hint}",
-            tf(lang, "cli_repair_failed", &[("error", &error)])
-        ),
+        // A fix that failed is said below, from its run's report.
         _ => {}
     });
     if args.json {
@@ -170,6 +170,14 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         .find_map(|r| r.failure.as_ref().filter(|f| f.kind == FailureKind::Busy));
     if let Some(f) = busy {
         super::print_busy(f, lang);
+    }
+    for f in result
+        .runs
+        .iter()
+        .filter_map(|r| r.failure.as_ref())
+        .filter(|f| f.kind != FailureKind::Busy && !args.json)
+    {
+        super::plain::failure(f, lang).print();
     }
     Ok(if busy.is_some() {
         exit::BUSY

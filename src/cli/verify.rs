@@ -190,6 +190,10 @@ fn reason_line<T>(o: &mut String, c: &Check<T>, lang: Lang, last: &mut Option<St
             let _ = writeln!(o, "    {}", t(lang, "cli_as_above"));
         } else {
             let _ = writeln!(o, "    {text}");
+            // The library's or the driver's own words, for searching and support.
+            if let Some(d) = i18n::details(r, lang) {
+                let _ = writeln!(o, "    details: {}", d.replace('\n', "\n      "));
+            }
         }
         *last = Some(text);
     }
@@ -394,6 +398,13 @@ pub fn human_doctor(r: &DoctorReport, lang: Lang) -> String {
             Severity::Problem => t(lang, "cli_doctor_problem"),
         };
         let _ = writeln!(o, "{tag} {}", i18n::render(&f.message, lang));
+        if let Some(d) = i18n::details(&f.message, lang) {
+            let _ = writeln!(
+                o,
+                "          details: {}",
+                d.replace('\n', "\n            ")
+            );
+        }
         if let Some(fix) = &f.fix {
             let _ = writeln!(
                 o,

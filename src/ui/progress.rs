@@ -42,21 +42,7 @@ pub struct RunView {
 
 /// The translated title of a step (`StepEvent` names, as `Step::name` gives them).
 pub fn step_title(lang: Lang, name: &str) -> String {
-    let key = match name {
-        "preflight" => "ui_step_preflight",
-        "download_driver" => "ui_step_download_driver",
-        "install_driver" => "ui_step_install_driver",
-        "download_toolkit" => "ui_step_download_toolkit",
-        "install_toolkit" => "ui_step_install_toolkit",
-        "assemble_toolkit" => "ui_step_assemble_toolkit",
-        "download_cudnn" => "ui_step_download_cudnn",
-        "install_cudnn" => "ui_step_install_cudnn",
-        "configure_env" => "ui_step_configure_env",
-        "install_torch" => "ui_step_install_torch",
-        "verify" => "ui_step_verify",
-        _ => return name.to_string(),
-    };
-    t(lang, key)
+    t(lang, cuda_setup_core::steps::title_key(name))
 }
 
 impl RunView {
@@ -237,8 +223,22 @@ pub fn failure_text(lang: Lang, f: &cuda_setup_core::run::Failure) -> (String, S
     (msg(lang, &what), msg(lang, &fix))
 }
 
+/// The raw text behind plain words (a core error's chain, a library's message), folded
+/// under "Details": for searching and for support, never in front.
+pub fn details(ui: &mut Ui, lang: Lang, id: impl std::hash::Hash + std::fmt::Debug, raw: &str) {
+    if raw.trim().is_empty() {
+        return;
+    }
+    egui::CollapsingHeader::new(t(lang, "ui_details"))
+        .id_salt(("details", id))
+        .default_open(false)
+        .show(ui, |ui| {
+            ui.label(RichText::new(raw).monospace().small().weak());
+        });
+}
+
 /// A failed step: which, in plain words with what to do, and the core's exact error
-/// (English, for searching and for support) under it.
+/// (English, for searching and for support) folded under "Details".
 pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &cuda_setup_core::run::Failure) {
     widgets::callout(ui, Tone::Bad, |ui| {
         ui.label(
@@ -252,14 +252,11 @@ pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &cuda_setup_core::run::Failur
         let (what, fix) = failure_text(lang, f);
         ui.label(what);
         ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
-        ui.label(
-            RichText::new(tf(
-                lang,
-                "ui_failure_details",
-                &[("error", &f.error), ("hint", &f.hint)],
-            ))
-            .weak()
-            .small(),
+        details(
+            ui,
+            lang,
+            ("failure", f.step),
+            &format!("{}\n{}", f.error, f.hint),
         );
     });
 }

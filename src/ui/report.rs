@@ -33,6 +33,18 @@ pub fn json(session: &Session) -> String {
     serde_json::to_string_pretty(&v).unwrap_or_default()
 }
 
+/// A message for a forum post: the sentence, then the raw text behind it (what helpers
+/// search for).
+fn with_details(
+    lang: cuda_setup_core::i18n::Lang,
+    m: &cuda_setup_core::message::Message,
+) -> String {
+    match cuda_setup_core::i18n::details(m, lang) {
+        Some(d) => format!("{} [{d}]", msg(lang, m)),
+        None => msg(lang, m),
+    }
+}
+
 fn status_word(session: &Session, s: Status) -> String {
     t(
         session.lang,
@@ -82,7 +94,13 @@ pub fn diagnostics(session: &Session) -> String {
                 g.architecture.clone().unwrap_or_default(),
                 g.problem
                     .as_ref()
-                    .map(|p| format!(" [problem: {} {:?}]", p.key, p.code))
+                    .map(|p| {
+                        // The sentence names the Device Manager code where there is one.
+                        let m = cuda_setup_core::message::Message::new(p.key.message_key())
+                            .with("gpu", &g.name)
+                            .with("code", p.code.unwrap_or_default());
+                        format!(" [{}]", msg(lang, &m))
+                    })
                     .unwrap_or_default()
             );
         }
@@ -137,7 +155,7 @@ pub fn diagnostics(session: &Session) -> String {
                 Some(tch) => format!(
                     ", torch {} (CUDA {}, available: {})",
                     tch.version,
-                    tch.cuda.as_deref().unwrap_or("none"),
+                    tch.cuda.as_deref().unwrap_or("-"),
                     tch.cuda_available
                 ),
                 None => String::new(),
@@ -166,9 +184,15 @@ pub fn diagnostics(session: &Session) -> String {
         }
         let _ = writeln!(
             s,
-            "{}: {:?}: {}",
+            "{}: {}: {}",
             t(lang, "ui_recommended"),
-            rec.goal,
+            t(
+                lang,
+                match rec.goal {
+                    cuda_setup_core::recommend::Goal::Pytorch => "ui_goal_pytorch",
+                    cuda_setup_core::recommend::Goal::Developer => "ui_goal_developer",
+                }
+            ),
             picks.join(", ")
         );
         for b in &rec.blockers {
@@ -197,7 +221,7 @@ pub fn diagnostics(session: &Session) -> String {
             status_word(session, r.status)
         );
         if let Some(m) = &r.reason {
-            let _ = writeln!(s, "  {}", msg(lang, m));
+            let _ = writeln!(s, "  {}", with_details(lang, m));
         }
         for g in &r.checks.gemm.detail.results {
             let _ = writeln!(
@@ -213,10 +237,17 @@ pub fn diagnostics(session: &Session) -> String {
         for x in f {
             let _ = writeln!(
                 s,
-                "{}: [{:?}] {}",
+                "{}: [{}] {}",
                 t(lang, "ui_page_repair"),
-                x.severity,
-                msg(lang, &x.message)
+                t(
+                    lang,
+                    match x.severity {
+                        cuda_setup_core::repair::Severity::Error => "ui_problem",
+                        cuda_setup_core::repair::Severity::Warning => "ui_warn",
+                        cuda_setup_core::repair::Severity::Info => "ui_ok",
+                    }
+                ),
+                with_details(lang, &x.message)
             );
         }
     }
@@ -228,7 +259,7 @@ pub fn diagnostics(session: &Session) -> String {
             status_word(session, d.status)
         );
         for f in &d.findings {
-            let _ = writeln!(s, "  - {}", msg(lang, &f.message));
+            let _ = writeln!(s, "  - {}", with_details(lang, &f.message));
         }
     }
     s

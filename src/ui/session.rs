@@ -10,18 +10,18 @@
 use std::path::PathBuf;
 
 use cuda_setup_core::compat::Os;
-use cuda_setup_core::cudnn::{CudnnError, Manifest};
+use cuda_setup_core::cudnn::Manifest;
 use cuda_setup_core::detect::SystemReport;
 use cuda_setup_core::download::{self, Cancel};
-use cuda_setup_core::i18n::{self, Lang};
+use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::message::Message;
 use cuda_setup_core::monitor::Sample;
 use cuda_setup_core::plan::{Choices, CudnnChoice, Method, Plan};
 use cuda_setup_core::recommend::{DriverAction, Facts, Goal, Recommendation, Request, TorchPick};
 use cuda_setup_core::repair::{self, Finding, FixResult};
-use cuda_setup_core::run::RunEvent;
+use cuda_setup_core::run::{Failure, RunEvent};
 use cuda_setup_core::steps::preflight::Status as CheckStatus;
-use cuda_setup_core::steps::{Step, StepEvent};
+use cuda_setup_core::steps::{Step, StepError, StepEvent};
 use cuda_setup_core::verify::SmokeReport;
 use cuda_setup_core::verify::doctor::{self, DoctorReport, PypiMirror};
 use cuda_setup_core::version::Version;
@@ -55,6 +55,8 @@ pub enum Action {
     DownloadCudnn,
     CancelCudnnDownload,
     InstallCudnn,
+    /// Remove the cuDNN this page installed (confirmed on the page first).
+    UndoCudnn,
     SkipCudnn,
     /// The smoke test.
     Verify,
@@ -254,16 +256,19 @@ pub struct Cudnn {
     pub check: Option<Result<Box<ArchiveCheck>, Box<Refused>>>,
     pub downloading: Option<Cancel>,
     pub download_progress: Option<download::Progress>,
-    pub download_error: Option<String>,
+    pub download_error: Option<Box<Failure>>,
     pub installing: bool,
     pub extracted: Option<(u64, u64)>,
-    pub installed: Option<Result<Box<Manifest>, String>>,
+    pub installed: Option<Result<Box<Manifest>, Box<Failure>>>,
     pub skipped: bool,
+    /// Undo (the page's button): running, and what it did.
+    pub undoing: bool,
+    pub undone: Option<Result<Box<Manifest>, Box<Failure>>>,
 }
 
 impl Cudnn {
     pub fn busy(&self) -> bool {
-        self.validating || self.downloading.is_some() || self.installing
+        self.validating || self.downloading.is_some() || self.installing || self.undoing
     }
 
     /// Installed, or skipped on purpose.
@@ -661,12 +666,20 @@ impl Session {
                 };
                 self.cudnn.installing = true;
                 self.cudnn.extracted = None;
+                self.cudnn.undone = None;
                 return vec![Command::InstallCudnn {
                     archive,
                     toolkit_dir,
                 }];
             }
             Action::SkipCudnn => self.cudnn.skipped = true,
+            Action::UndoCudnn => {
+                let Some(toolkit_dir) = self.toolkit_dir() else {
+                    return Vec::new();
+                };
+                self.cudnn.undoing = true;
+                return vec![Command::UninstallCudnn { toolkit_dir }];
+            }
             Action::Verify => {
                 self.verify = Verify {
                     running: true,
@@ -831,16 +844,19 @@ impl Session {
             Event::CudnnExtracted { bytes, total } => self.cudnn.extracted = Some((bytes, total)),
             Event::CudnnInstalled(r) => {
                 self.cudnn.installing = false;
-                let lang = self.lang;
-                self.cudnn.installed = Some(r.map_err(|e| match e {
-                    // Another cuda-setup at work on this toolkit: the install page's words.
-                    CudnnError::Busy(b) => format!(
-                        "{}\n{}",
-                        i18n::render(&b.message("fail_busy"), lang),
-                        i18n::render(&Message::new("fix_busy"), lang)
-                    ),
-                    e => format!("{}\n{}", cuda_setup_core::error::chain(&e), e.hint()),
-                }));
+                // A failed step's kind and words (another cuda-setup at work: busy).
+                self.cudnn.installed = Some(
+                    r.map_err(|e| Box::new(Failure::of("install_cudnn", &StepError::Cudnn(e)))),
+                );
+            }
+            Event::CudnnUninstalled(r) => {
+                self.cudnn.undoing = false;
+                if r.is_ok() {
+                    self.cudnn.installed = None;
+                }
+                self.cudnn.undone = Some(
+                    r.map_err(|e| Box::new(Failure::of("install_cudnn", &StepError::Cudnn(e)))),
+                );
             }
             // The doctor's check or the smoke test, whichever runs.
             Event::Sample(s) if self.torch.doctor_running => self.torch.samples.push(s),
@@ -901,11 +917,15 @@ impl Session {
             Crashed::ValidateCudnn => self.cudnn.validating = false,
             Crashed::DownloadCudnn => {
                 self.cudnn.downloading = None;
-                self.cudnn.download_error = Some(message.clone());
+                self.cudnn.download_error = Some(Box::new(Failure::internal(&message)));
             }
             Crashed::InstallCudnn => {
                 self.cudnn.installing = false;
-                self.cudnn.installed = Some(Err(message.clone()));
+                self.cudnn.installed = Some(Err(Box::new(Failure::internal(&message))));
+            }
+            Crashed::UninstallCudnn => {
+                self.cudnn.undoing = false;
+                self.cudnn.undone = Some(Err(Box::new(Failure::internal(&message))));
             }
             Crashed::Smoke => self.verify.running = false,
             Crashed::Doctor => self.torch.doctor_running = false,

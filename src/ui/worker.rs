@@ -15,8 +15,8 @@ use cuda_setup_core::linux_driver;
 use cuda_setup_core::plan::{self, Choices, Plan};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{CudnnPick, Recommendation};
-use cuda_setup_core::run::{self, RunEvent};
-use cuda_setup_core::steps::{Ctx, Step, preflight};
+use cuda_setup_core::run::{self, Failure, RunEvent};
+use cuda_setup_core::steps::{Ctx, Step, StepError, preflight};
 use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::{self, SmokeOptions, SmokeReport, doctor};
 use cuda_setup_core::version::Version;
@@ -52,6 +52,10 @@ pub enum Command {
     },
     InstallCudnn {
         archive: PathBuf,
+        toolkit_dir: PathBuf,
+    },
+    /// Undo cuDNN: the transaction's uninstall (files it replaced are put back).
+    UninstallCudnn {
         toolkit_dir: PathBuf,
     },
     Smoke {
@@ -158,12 +162,15 @@ pub enum Event {
     Picked(Pick, Option<PathBuf>),
     CudnnValidated(Result<Box<ArchiveCheck>, Box<Refused>>),
     CudnnDownload(download::Progress),
-    CudnnDownloaded(Result<PathBuf, String>),
+    /// The archive, or why not (a download failure's kind, words and raw chain).
+    CudnnDownloaded(Result<PathBuf, Box<Failure>>),
     CudnnExtracted {
         bytes: u64,
         total: u64,
     },
     CudnnInstalled(Result<Box<cudnn::Manifest>, cudnn::CudnnError>),
+    /// The cuDNN page's Undo: what was removed (the toolkit folder is as before).
+    CudnnUninstalled(Result<Box<cudnn::Manifest>, cudnn::CudnnError>),
     Sample(Sample),
     MonitorUnavailable(String),
     Smoke(Box<SmokeReport>),
@@ -197,6 +204,7 @@ pub enum Crashed {
     ValidateCudnn,
     DownloadCudnn,
     InstallCudnn,
+    UninstallCudnn,
     Smoke,
     Doctor,
     Save,
@@ -218,6 +226,7 @@ impl Command {
             Command::ValidateCudnn { .. } => Crashed::ValidateCudnn,
             Command::DownloadCudnn { .. } => Crashed::DownloadCudnn,
             Command::InstallCudnn { .. } => Crashed::InstallCudnn,
+            Command::UninstallCudnn { .. } => Crashed::UninstallCudnn,
             Command::Smoke { .. } => Crashed::Smoke,
             Command::Doctor { .. } => Crashed::Doctor,
             Command::Save { .. } => Crashed::Save,
@@ -387,6 +396,11 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             };
             let r = cudnn::install(&archive, &toolkit_dir, &report).map(Box::new);
             out.send(Event::CudnnInstalled(r));
+        }
+        Command::UninstallCudnn { toolkit_dir } => {
+            // The CLI's `cudnn uninstall`: recover first, then restore what it replaced.
+            let r = cudnn::uninstall(&toolkit_dir).map(Box::new);
+            out.send(Event::CudnnUninstalled(r));
         }
         Command::Smoke { cuda_dir } => {
             let opts = SmokeOptions {
@@ -612,7 +626,16 @@ fn download_cudnn(
     mirrors: &[String],
     cancel: &Cancel,
     out: &Outbox,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, Box<Failure>> {
+    let failed = |e: download::DownloadError| {
+        Box::new(Failure::of(
+            "download_cudnn",
+            &match e {
+                download::DownloadError::Cancelled => StepError::Cancelled,
+                e => StepError::Download(e),
+            },
+        ))
+    };
     let downloads = env.target.downloads_dir();
     let mut expected = download::Expected {
         sha256: pick.archive.sha256.clone(),
@@ -628,8 +651,8 @@ fn download_cudnn(
             &download::Options::default(),
             Some(&downloads),
         )
-        .map_err(|e| cuda_setup_core::error::chain(&e))?
-        .ok_or_else(|| format!("no published hash for {}", pick.archive.file))?;
+        .map_err(failed)?
+        .ok_or_else(|| failed(download::DownloadError::NoHash))?;
         expected = download::Expected {
             size: published.size.or(expected.size),
             ..published
@@ -653,10 +676,7 @@ fn download_cudnn(
     };
     download::download(&req, &download::Options::default(), &reporter, cancel)
         .map(|o| o.path)
-        .map_err(|e| match e {
-            download::DownloadError::Cancelled => "cancelled".into(),
-            e => format!("{}\n{}", cuda_setup_core::error::chain(&e), e.hint()),
-        })
+        .map_err(failed)
 }
 
 /// After the driver, Windows must restart: cuda-setup is registered to open again at the

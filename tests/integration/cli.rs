@@ -420,3 +420,47 @@ fn usage_errors_speak_the_users_language() {
     );
     assert!(err.contains("hint: copy the SHA-256 exactly"), "{err}");
 }
+
+/// A download that fails, in Chinese: the `error:` and `hint:` lines are the catalogue's
+/// plain words; the raw error (the server's 404) comes only on the `details:` line.
+#[test]
+fn a_failed_download_in_chinese_says_why_in_words_and_keeps_the_raw_error_in_details() {
+    let server = crate::support::server::Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("f.zip");
+    let url = server.url("/nowhere/f.zip");
+    let sha = "0".repeat(64);
+    let o = run(&[
+        "--lang",
+        "zh",
+        "download",
+        "--url",
+        &url,
+        "--out",
+        out.to_str().unwrap(),
+        "--sha256",
+        &sha,
+        "--no-cache",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let line = |prefix: &str| {
+        err.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} line: {err}"))
+            .to_string()
+    };
+    let han = |s: &str| s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+    let (error, hint, details) = (line("error: "), line("hint: "), line("details: "));
+    assert_eq!(error, "error: 服务器上没有这个文件。", "{err}");
+    assert!(han(&hint) && hint.contains("--mirror"), "{hint}");
+    // The raw text (the chain may run over several lines) comes last, after details:.
+    let (before, after) = err.split_once("details: ").unwrap();
+    assert!(details.starts_with("details: download failed"), "{details}");
+    assert!(after.contains("404") && after.contains(&url), "{after}");
+    assert!(
+        !before.contains("404") && !before.contains("HTTP"),
+        "raw text before details: {before}"
+    );
+    assert!(!out.exists());
+}

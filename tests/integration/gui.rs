@@ -30,7 +30,8 @@ use support::cudnn_zip::Spec;
 use support::server::{Body, Fault, Server};
 use support::standin::{serve_installer, windows_installer};
 
-const INSTALLER: &str = "/compute/cuda/11.8.0/local_installers/cuda_11.8.0_522.06_windows.exe";
+pub(crate) const INSTALLER: &str =
+    "/compute/cuda/11.8.0/local_installers/cuda_11.8.0_522.06_windows.exe";
 
 /// A Python stand-in: `-m pip …` logs its arguments, `-c <doctor probe> N` prints what
 /// the doctor's probe prints for a working CUDA build of torch.
@@ -50,13 +51,13 @@ fn python_standin(dir: &Path) -> PathBuf {
     py
 }
 
-struct Machine {
-    server: Server,
-    work: tempfile::TempDir,
+pub(crate) struct Machine {
+    pub(crate) server: Server,
+    pub(crate) work: tempfile::TempDir,
 }
 
 impl Machine {
-    fn new(installer: Vec<u8>) -> Machine {
+    pub(crate) fn new(installer: Vec<u8>) -> Machine {
         let server = Server::start();
         serve_installer(
             &server,
@@ -70,7 +71,7 @@ impl Machine {
         }
     }
 
-    fn root(&self) -> PathBuf {
+    pub(crate) fn root(&self) -> PathBuf {
         self.work.path().join("root")
     }
 
@@ -80,7 +81,7 @@ impl Machine {
         b
     }
 
-    fn cudnn_zip(&self) -> PathBuf {
+    pub(crate) fn cudnn_zip(&self) -> PathBuf {
         let z = self
             .work
             .path()
@@ -96,14 +97,14 @@ impl Machine {
         z
     }
 
-    fn toolkit(&self) -> PathBuf {
+    pub(crate) fn toolkit(&self) -> PathBuf {
         self.root()
             .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8")
     }
 
     /// The wizard's options: a Windows machine in the root, an RTX 3060 (sm_86) with
     /// driver 522.06 and Python 3.11 given, the loopback mirror, the stand-in Python.
-    fn options(&self, lang: Lang) -> Options {
+    pub(crate) fn options(&self, lang: Lang) -> Options {
         let tables = Tables::embedded().unwrap();
         let mut o = Options::sandbox(tables, Os::Windows, &self.root());
         // Detection sees only the root and the stand-in's folder.
@@ -142,7 +143,7 @@ impl Machine {
     }
 }
 
-fn harness(app: App) -> Harness<'static, App> {
+pub(crate) fn harness(app: App) -> Harness<'static, App> {
     Harness::builder()
         .with_size([1000.0, 1400.0])
         .with_context_setup(|ctx| {
@@ -152,7 +153,7 @@ fn harness(app: App) -> Harness<'static, App> {
 }
 
 /// Steps frames until `done` holds (the worker answers on its own threads).
-fn wait(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&App) -> bool) {
+pub(crate) fn wait(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&App) -> bool) {
     let t0 = Instant::now();
     loop {
         h.step();
@@ -170,22 +171,22 @@ fn wait(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&App) -> bool) {
 }
 
 /// Settles the frame (and runs kittest's accessibility check: every widget is named).
-fn settle(h: &mut Harness<'_, App>) {
+pub(crate) fn settle(h: &mut Harness<'_, App>) {
     assert!(h.run_ok().is_some(), "the page keeps repainting");
 }
 
-fn click(h: &mut Harness<'_, App>, label: &str) {
+pub(crate) fn click(h: &mut Harness<'_, App>, label: &str) {
     h.get_by_label(label).click();
     h.step();
     h.step();
 }
 
-fn has(h: &Harness<'_, App>, text: &str) -> bool {
+pub(crate) fn has(h: &Harness<'_, App>, text: &str) -> bool {
     h.query_all_by_label_contains(text).next().is_some()
 }
 
 #[derive(Debug)]
-struct Dropped(PathBuf);
+pub(crate) struct Dropped(pub(crate) PathBuf);
 
 impl egui::DroppedFile for Dropped {
     fn path(&self) -> &Path {
@@ -534,7 +535,7 @@ fn the_chinese_ui_renders_every_glyph() {
     assert!(has(&h, "只装 PyTorch") && has(&h, "开发者") && has(&h, "原因"));
     click(&mut h, "推荐原因（为什么这样选？）");
     assert!(
-        has(&h, "CUDA 11.8.0 支持编译"),
+        has(&h, "CUDA 11.8.0 能为"),
         "the recommender's reasons in Chinese"
     );
     click(&mut h, "下一步");
@@ -774,6 +775,9 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     );
     assert!(has(&h, "The download could not reach the server"));
     assert!(has(&h, "the download continues where it stopped"));
+    // The exact error stays, folded under the plain words.
+    assert!(!has(&h, "HTTP 404"), "raw text in front");
+    click(&mut h, "Details");
     assert!(
         has(&h, "HTTP 404"),
         "the exact error stays, under the plain words"
@@ -928,6 +932,7 @@ fn a_panic_in_a_step_shows_the_failure_and_back_works() {
         "cuda-setup ran into a bug of its own, so this step stopped."
     ));
     assert!(has(&h, "please report it, with the log file"));
+    click(&mut h, "Details");
     assert!(
         has(&h, "test panic in download_toolkit"),
         "the message, as details"

@@ -316,7 +316,7 @@ fn a_failing_installer_exits_1603_and_names_what_is_missing() {
     assert_eq!(r["failure"]["kind"], "installer_failed");
     let e = r["failure"]["error"].as_str().unwrap();
     assert!(
-        e.contains("nvcc.exe") && e.contains("cudart64_110.dll") && e.contains("Some(1)"),
+        e.contains("nvcc.exe") && e.contains("cudart64_110.dll") && e.contains("code 1"),
         "{e}"
     );
     assert!(

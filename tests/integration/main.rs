@@ -16,6 +16,7 @@ mod driver;
 mod gui;
 mod gui_journey;
 mod gui_verdict;
+mod gui_walk;
 mod install;
 mod one_writer;
 mod refresh;

@@ -60,6 +60,21 @@ pub fn render_key<N: AsRef<str>, V: AsRef<str>>(
     Some(text)
 }
 
+/// The raw text behind a message: its parameters that the sentence does not show (a
+/// library's or a tool's own error, kept in the report's params for scripts and
+/// support). Front ends fold it under "details" (`details:` on the command line);
+/// None when the sentence shows every parameter.
+pub fn details(m: &Message, lang: Lang) -> Option<String> {
+    let text = CATALOGUE.text(m.key, lang)?;
+    let raw: Vec<&str> = m
+        .params
+        .iter()
+        .filter(|(name, value)| !value.is_empty() && !text.contains(&format!("{{{name}}}")))
+        .map(|(_, value)| value.as_str())
+        .collect();
+    (!raw.is_empty()).then(|| raw.join("\n"))
+}
+
 /// The text of `key` in `lang`: the front ends' words (labels, status lines).
 pub fn t(lang: Lang, key: &'static str) -> String {
     render(&Message::new(key), lang)
@@ -112,6 +127,48 @@ mod tests {
             render_key("driver_runs_cuda", params, Lang::Zh).as_deref(),
             Some("驱动 551.78 最高支持 CUDA 12.4。")
         );
+    }
+
+    /// The raw texts, as the core produces them: the sentence in Chinese shows
+    /// none of them, `details` keeps them; and "at least" reads "up to" (最高).
+    #[test]
+    fn raw_errors_stay_out_of_the_sentence_and_in_the_details() {
+        let libloading =
+            "a libloading error occurred: libnvidia-ml.so.1: cannot open shared object file";
+        let cases = [
+            crate::msg!("smoke_no_driver", library = "libnvidia-ml.so.1")
+                .with("detail", libloading),
+            crate::msg!("library_load_failed", library = "cudnn64_9.dll")
+                .with("detail", libloading),
+            crate::msg!("smoke_cuda_call_failed", call = "cublasGemmEx")
+                .with("error", "CUBLAS_STATUS_NOT_SUPPORTED"),
+            crate::msg!("doctor_cuda_unavailable")
+                .with("detail", "Found no NVIDIA driver on your system."),
+        ];
+        for m in &cases {
+            let zh = render(m, Lang::Zh);
+            let raw = details(m, Lang::Zh).unwrap_or_else(|| panic!("{m:?}: no details"));
+            assert!(!raw.is_empty() && !zh.contains(&raw), "{zh}");
+            assert!(
+                zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "{zh}"
+            );
+            assert!(!zh.contains('{') && !zh.contains('`'), "{zh}");
+        }
+        // A sentence that shows every parameter has no details.
+        let m = crate::msg!("driver_runs_cuda", driver = "522.06", cuda = "11.8");
+        assert_eq!(details(&m, Lang::Zh), None);
+        let m = crate::msg!(
+            "driver_runs_cuda_at_least",
+            driver = "522.06",
+            cuda = "11.8"
+        );
+        let zh = render(&m, Lang::Zh);
+        assert!(
+            zh.contains("最高支持 CUDA 11.8") && !zh.contains("至少"),
+            "{zh}"
+        );
+        assert!(render(&m, Lang::En).contains("up to 11.8"));
     }
 
     #[test]

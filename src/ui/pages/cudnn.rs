@@ -7,19 +7,25 @@ use std::path::PathBuf;
 use egui::{ProgressBar, RichText, Ui};
 
 use super::Screen;
+use crate::ui::progress;
 use crate::ui::session::{Action, Session};
 use crate::ui::text::{self, t, tf};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::{ArchiveCheck, Pick, Refused};
 use cuda_setup_core::compat::Os;
+use cuda_setup_core::cudnn::Manifest;
 use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::run::Failure;
 
 #[derive(Default)]
-pub struct State;
+pub struct State {
+    /// Undo was clicked: the confirmation is showing.
+    confirm_undo: bool,
+}
 
 impl Screen for State {
     fn show(&mut self, s: &Session, ui: &mut Ui) -> Vec<Action> {
-        show(s, ui)
+        show(self, s, ui)
     }
 
     fn can_next(&self, s: &Session) -> bool {
@@ -61,7 +67,7 @@ impl Screen for State {
     }
 }
 
-fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
+fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     let lang = session.lang;
     let mut actions = Vec::new();
     let c = &session.cudnn;
@@ -149,11 +155,8 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
             actions.push(Action::CancelCudnnDownload);
         }
     }
-    if let Some(e) = &c.download_error {
-        widgets::callout(ui, Tone::Bad, |ui| {
-            ui.label(RichText::new(t(lang, "ui_download_failed")).strong());
-            ui.label(e);
-        });
+    if let Some(f) = &c.download_error {
+        failed(ui, lang, "ui_download_failed", f);
     }
 
     if let Some(a) = &c.archive {
@@ -193,28 +196,103 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
                         actions.push(Action::InstallCudnn);
                     }
                 }
-                Some(Ok(m)) => widgets::note(
-                    ui,
-                    Tone::Ok,
-                    &tf(
-                        lang,
-                        "ui_cudnn_installed",
-                        &[
-                            ("version", &m.cudnn_version),
-                            ("files", &m.files.len()),
-                            ("replaced", &m.files.iter().filter(|f| f.replaced).count()),
-                        ],
-                    ),
-                ),
-                Some(Err(e)) => widgets::callout(ui, Tone::Bad, |ui| {
-                    ui.label(RichText::new(t(lang, "ui_cudnn_install_failed")).strong());
-                    ui.label(e);
-                }),
+                Some(Ok(m)) => {
+                    widgets::note(
+                        ui,
+                        Tone::Ok,
+                        &tf(
+                            lang,
+                            "ui_cudnn_installed",
+                            &[
+                                ("version", &m.cudnn_version),
+                                ("files", &m.files.len()),
+                                ("replaced", &m.files.iter().filter(|f| f.replaced).count()),
+                            ],
+                        ),
+                    );
+                    actions.extend(undo(state, session, ui, m, &dir));
+                }
+                Some(Err(f)) => failed(ui, lang, "ui_cudnn_install_failed", f),
             }
         }
         Some(Err(r)) => refused(ui, lang, r),
         None => {}
     }
+    match &c.undone {
+        Some(Ok(m)) => widgets::note(
+            ui,
+            Tone::Ok,
+            &tf(
+                lang,
+                "ui_cudnn_undone",
+                &[("version", &m.cudnn_version), ("dir", &dir.display())],
+            ),
+        ),
+        Some(Err(f)) => failed(ui, lang, "ui_cudnn_undo_failed", f),
+        None => {}
+    }
+    actions
+}
+
+/// A failure on this page: the title, the kind's plain words and what to do, the raw
+/// error folded under "Details".
+fn failed(ui: &mut Ui, lang: Lang, title: &'static str, f: &Failure) {
+    widgets::callout(ui, Tone::Bad, |ui| {
+        ui.label(RichText::new(t(lang, title)).strong());
+        let (what, fix) = progress::failure_text(lang, f);
+        ui.label(what);
+        ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
+        progress::details(ui, lang, title, &format!("{}\n{}", f.error, f.hint));
+    });
+}
+
+/// Undo: a button, then a confirmation naming what goes and what comes back; the core's
+/// uninstall runs on the worker.
+fn undo(
+    state: &mut State,
+    session: &Session,
+    ui: &mut Ui,
+    m: &Manifest,
+    dir: &std::path::Path,
+) -> Vec<Action> {
+    let lang = session.lang;
+    let mut actions = Vec::new();
+    if session.cudnn.undoing {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(t(lang, "ui_cudnn_undoing"));
+        });
+        return actions;
+    }
+    if !state.confirm_undo {
+        if ui.button(t(lang, "ui_cudnn_undo")).clicked() {
+            state.confirm_undo = true;
+        }
+        return actions;
+    }
+    widgets::callout(ui, Tone::Warn, |ui| {
+        ui.label(tf(
+            lang,
+            "ui_cudnn_undo_confirm",
+            &[
+                ("version", &m.cudnn_version),
+                ("dir", &dir.display()),
+                ("replaced", &m.files.iter().filter(|f| f.replaced).count()),
+            ],
+        ));
+        ui.horizontal(|ui| {
+            if ui
+                .button(RichText::new(t(lang, "ui_cudnn_undo_yes")).strong())
+                .clicked()
+            {
+                state.confirm_undo = false;
+                actions.push(Action::UndoCudnn);
+            }
+            if ui.button(t(lang, "ui_cancel")).clicked() {
+                state.confirm_undo = false;
+            }
+        });
+    });
     actions
 }
 
@@ -274,8 +352,12 @@ fn refused(ui: &mut Ui, lang: Lang, r: &Refused) {
             widgets::badge(ui, Tone::Bad, &t(lang, "ui_fail"));
             ui.label(RichText::new(t(lang, title)).strong());
         });
-        ui.label(&r.detail);
-        ui.label(tf(lang, "ui_what_to_do", &[("hint", &r.hint)]));
+        ui.label(tf(
+            lang,
+            "ui_what_to_do",
+            &[("hint", &t(lang, "fix_cudnn"))],
+        ));
         ui.label(RichText::new(t(lang, "ui_nothing_copied")).weak());
+        progress::details(ui, lang, "refused", &format!("{}\n{}", r.detail, r.hint));
     });
 }

@@ -12,6 +12,7 @@ use crate::ui::text::{msg, t, tf};
 use crate::ui::widgets::{self, Tone};
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::repair::{self, Finding, Severity};
+use cuda_setup_core::steps::Step;
 
 #[derive(Default)]
 pub struct State;
@@ -42,6 +43,18 @@ impl Screen for State {
     }
 }
 
+/// One step of a fix in words: an environment variable names itself and its value.
+fn fix_step(lang: Lang, step: &Step) -> String {
+    match step {
+        Step::SetEnv {
+            name,
+            value: Some(v),
+        } => tf(lang, "ui_fix_set_env", &[("name", name), ("value", v)]),
+        Step::SetEnv { name, value: None } => tf(lang, "ui_fix_unset_env", &[("name", name)]),
+        s => step_title(lang, s.name()),
+    }
+}
+
 fn finding(ui: &mut Ui, lang: Lang, f: &Finding) {
     let (tone, key) = match f.severity {
         Severity::Error => (Tone::Bad, "ui_problem"),
@@ -52,9 +65,12 @@ fn finding(ui: &mut Ui, lang: Lang, f: &Finding) {
         widgets::badge(ui, tone, &t(lang, key));
         ui.label(msg(lang, &f.message));
     });
+    if let Some(raw) = cuda_setup_core::i18n::details(&f.message, lang) {
+        crate::ui::progress::details(ui, lang, ("finding", f.id), &raw);
+    }
     let how = match &f.fix {
         repair::Fix::Steps { steps } => {
-            let names: Vec<String> = steps.iter().map(|s| step_title(lang, s.name())).collect();
+            let names: Vec<String> = steps.iter().map(|s| fix_step(lang, s)).collect();
             tf(lang, "ui_fix_steps", &[("steps", &names.join(", "))])
         }
         repair::Fix::ResumeInstall => t(lang, "ui_fix_resume"),

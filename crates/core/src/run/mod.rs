@@ -109,6 +109,18 @@ impl Failure {
         }
     }
 
+    /// A failure outside a plan's run (the wizard's cuDNN page, the CLI's `download` and
+    /// `cudnn`): the same kind, words and parameters as a step's.
+    pub fn of(step: &'static str, e: &steps::StepError) -> Failure {
+        Failure {
+            step,
+            kind: e.kind(),
+            error: chain(e),
+            hint: e.hint(),
+            params: failure_params(None, e),
+        }
+    }
+
     /// The plain-words sentence of the failure and what to do, as catalogue messages
     /// with their parameters (`fail_<kind>`, `fix_<kind>`), for the front ends.
     pub fn plain_words(&self) -> (crate::message::Message, crate::message::Message) {
@@ -462,7 +474,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             kind: e.kind(),
             error: error.clone(),
             hint: e.hint(),
-            params: failure_params(plan, e),
+            params: failure_params(Some(plan), e),
         });
         let _ = tx.send(RunEvent::Failed {
             index: 0,
@@ -573,7 +585,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                     kind: e.kind(),
                     error: error.clone(),
                     hint: hint.clone(),
-                    params: failure_params(plan, &e),
+                    params: failure_params(Some(plan), &e),
                 });
                 let _ = tx.send(RunEvent::Failed {
                     index,
@@ -604,7 +616,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
 
 /// The plain words' parameters of a failure: for a full drive the folder, what is free
 /// and what to free (when the step does not know, the plan's pre-flight figure).
-fn failure_params(plan: &Plan, e: &steps::StepError) -> BTreeMap<&'static str, String> {
+fn failure_params(plan: Option<&Plan>, e: &steps::StepError) -> BTreeMap<&'static str, String> {
     let mut p = BTreeMap::new();
     // `busy`: which cuda-setup holds what.
     if let Some(b) = e.busy() {
@@ -619,7 +631,7 @@ fn failure_params(plan: &Plan, e: &steps::StepError) -> BTreeMap<&'static str, S
             .display()
             .to_string();
         let needed = needed.or_else(|| {
-            plan.steps.iter().find_map(|s| match s {
+            plan?.steps.iter().find_map(|s| match s {
                 steps::Step::Preflight(i) => Some(i.needed_bytes),
                 _ => None,
             })

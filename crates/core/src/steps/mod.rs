@@ -88,6 +88,28 @@ impl Step {
 /// `DownloadSpec::what` of the driver installer: the one download that has no hash
 /// (NVIDIA publishes none); its Authenticode signature is checked before it runs.
 pub const DRIVER_INSTALLER: &str = "driver_installer";
+/// The catalogue key of a step's title, by its name ([`Step::name`]): how both front ends
+/// name a step to a user (never the raw `set_env`). Written out, not assembled; a name
+/// this match does not know yet still reads as words.
+pub fn title_key(name: &str) -> &'static str {
+    match name {
+        "preflight" => "ui_step_preflight",
+        "download_driver" => "ui_step_download_driver",
+        "install_driver" => "ui_step_install_driver",
+        "download_toolkit" => "ui_step_download_toolkit",
+        "install_toolkit" => "ui_step_install_toolkit",
+        "assemble_toolkit" => "ui_step_assemble_toolkit",
+        "download_cudnn" => "ui_step_download_cudnn",
+        "install_cudnn" => "ui_step_install_cudnn",
+        "configure_env" => "ui_step_configure_env",
+        "install_torch" => "ui_step_install_torch",
+        "verify" => "ui_step_verify",
+        "set_env" => "ui_step_set_env",
+        "recover_cudnn" => "ui_step_recover_cudnn",
+        "recover_toolkit" => "ui_step_recover_toolkit",
+        _ => "ui_step_other",
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DownloadSpec {
@@ -134,7 +156,7 @@ pub enum StepError {
     Preflight { failed: Vec<preflight::Check> },
     #[error("download failed: {0}")]
     Download(#[source] DownloadError),
-    #[error("the CUDA installer exited with {code:?}, and {} missing afterwards; its log: {}", .missing.join(", "), .log.as_ref().map_or("-".into(), |p| p.display().to_string()))]
+    #[error("the CUDA installer exited with code {}, and {} missing afterwards; its log: {}", toolkit::exit_code(*.code), .missing.join(", "), .log.as_ref().map_or("-".into(), |p| p.display().to_string()))]
     Installer {
         code: Option<i32>,
         missing: Vec<String>,
@@ -165,7 +187,7 @@ pub enum StepError {
         #[source]
         source: Cause,
     },
-    #[error("pip failed (exit {code:?})")]
+    #[error("pip failed (exit code {})", toolkit::exit_code(*.code))]
     Pip { code: Option<i32> },
     #[error("verification failed: {detail}")]
     Verify { detail: String },
@@ -373,7 +395,17 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
             let r = crate::cudnn::recover(cuda_dir)?;
             Ok(StepOutcome {
                 changed: r.is_some(),
-                detail: format!("{r:?}"),
+                detail: format!(
+                    "cuDNN in {}: {}",
+                    cuda_dir.display(),
+                    match r {
+                        Some(crate::cudnn::Recovered::RolledBack) =>
+                            "the interrupted install was rolled back",
+                        Some(crate::cudnn::Recovered::Completed) =>
+                            "the interrupted install was completed",
+                        None => "nothing to recover",
+                    }
+                ),
                 reboot_required: false,
             })
         }
@@ -715,6 +747,35 @@ mod tests {
             url: "http://mirror/f".into(),
             status,
         }
+    }
+
+    /// Every step a plan or a fix can hold has a title of its own in both languages.
+    #[test]
+    fn every_step_has_a_title() {
+        let names = [
+            "preflight",
+            "download_toolkit",
+            "install_toolkit",
+            "assemble_toolkit",
+            "download_cudnn",
+            "install_cudnn",
+            "configure_env",
+            "install_torch",
+            "verify",
+            "set_env",
+            "recover_cudnn",
+            "recover_toolkit",
+        ];
+        for n in names {
+            let key = title_key(n);
+            assert!(key != "ui_step_other" && crate::i18n::has_key(key), "{n}");
+        }
+        let step = Step::SetEnv {
+            name: "CUDA_PATH".into(),
+            value: None,
+        };
+        assert!(names.contains(&step.name()));
+        assert_eq!(title_key("a_step_from_later"), "ui_step_other");
     }
 
     #[test]

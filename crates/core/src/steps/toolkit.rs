@@ -192,10 +192,16 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     Ok(StepOutcome {
         changed: true,
         detail: format!(
-            "CUDA {} installed at {} (installer exit {code:?})",
+            "CUDA {} installed at {} (the installer's exit code: {})",
             spec.version,
-            spec.dir.display()
+            spec.dir.display(),
+            exit_code(code)
         ),
         reboot_required,
     })
+}
+
+/// An exit code as words: the number, or how the process ended without one.
+pub(crate) fn exit_code(code: Option<i32>) -> String {
+    code.map_or_else(|| "none (ended by a signal)".into(), |c| c.to_string())
 }

@@ -324,11 +324,10 @@ pub fn check(cx: &Context) -> Check<CudnnReport> {
         }
         Err(ConvError::Cuda(e)) => Check::new(
             Status::Failed,
-            Some(msg!(
-                "smoke_cuda_call_failed",
-                call = e.call,
-                error = format!("{} ({})", e.name, e.text)
-            )),
+            Some(
+                msg!("smoke_cuda_call_failed", call = e.call)
+                    .with("error", format!("{} ({})", e.name, e.text)),
+            ),
             r,
         ),
         Err(ConvError::Cudnn { call, text }) => {
@@ -341,7 +340,7 @@ pub fn check(cx: &Context) -> Check<CudnnReport> {
                         .unwrap_or_default(),
                 });
             }
-            let m = msg!("cudnn_call_failed", call = call, error = text);
+            let m = msg!("cudnn_call_failed", call = call).with("error", text);
             Check::new(Status::Failed, Some(m), r)
         }
     }
@@ -349,11 +348,7 @@ pub fn check(cx: &Context) -> Check<CudnnReport> {
 
 fn load_failed(mut r: CudnnReport, e: LoadFailure) -> Check<CudnnReport> {
     let m = if e.missing.is_empty() {
-        msg!(
-            "library_load_failed",
-            library = &e.library,
-            detail = &e.detail
-        )
+        msg!("library_load_failed", library = &e.library).with("detail", &e.detail)
     } else {
         msg!(
             "library_missing_dependency",

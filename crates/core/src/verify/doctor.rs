@@ -353,11 +353,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
     if let Some(e) = &p.probe_error {
         out.push(finding(
             Problem,
-            msg!(
-                "doctor_python_failed",
-                python = cx.python.display(),
-                detail = e
-            ),
+            msg!("doctor_python_failed", python = cx.python.display()).with("detail", e),
             None,
         ));
         return out;
@@ -375,7 +371,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
             };
             out.push(finding(
                 Problem,
-                msg!("doctor_torch_import_failed", detail = &e.detail),
+                msg!("doctor_torch_import_failed").with("detail", &e.detail),
                 Some(fix),
             ));
             return out;
@@ -473,12 +469,11 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
         if driver_known {
             out.push(finding(
                 Problem,
-                msg!(
-                    "doctor_cuda_unavailable",
-                    detail = t
-                        .cuda_error
+                msg!("doctor_cuda_unavailable").with(
+                    "detail",
+                    t.cuda_error
                         .clone()
-                        .unwrap_or_else(|| "no reason given".into())
+                        .unwrap_or_else(|| "no reason given".into()),
                 ),
                 Some(Fix {
                     message: msg!("fix_cuda_unavailable"),
@@ -549,7 +544,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
                 .then(|| cx.install_fix("fix_reinstall_torch", true));
             out.push(finding(
                 Problem,
-                msg!("doctor_gpu_check_failed", detail = e),
+                msg!("doctor_gpu_check_failed").with("detail", e),
                 fix,
             ));
         } else if c.ok {
@@ -759,11 +754,7 @@ pub fn examine(host: &Host, tables: &Tables, opts: &DoctorOptions, gpu: &GpuFact
             report.probe_error = Some(e.clone());
             report.findings.push(finding(
                 Severity::Problem,
-                msg!(
-                    "doctor_python_failed",
-                    python = python.display(),
-                    detail = e
-                ),
+                msg!("doctor_python_failed", python = python.display()).with("detail", e),
                 None,
             ));
             return finish(report, Status::Failed);

@@ -362,45 +362,37 @@ pub fn driver_outcome(f: &DriverFailure) -> (Status, Message) {
     match f {
         DriverFailure::NotLoaded(l) => (
             Status::Skipped,
-            msg!("smoke_no_driver", library = &l.library, detail = &l.detail),
+            msg!("smoke_no_driver", library = &l.library).with("detail", &l.detail),
         ),
         DriverFailure::Incomplete { library, detail } => (
             Status::Failed,
-            msg!("smoke_driver_failed", call = library, error = detail),
+            msg!("smoke_driver_failed")
+                .with("call", library)
+                .with("error", detail),
         ),
         DriverFailure::Call(e) if e.code == CUDA_ERROR_NO_DEVICE => (
             Status::Skipped,
-            msg!("smoke_no_gpu", error = format!("{}: {}", e.name, e.text)),
+            msg!("smoke_no_gpu").with("error", format!("{}: {}", e.name, e.text)),
         ),
         DriverFailure::Call(e) if e.code == CUDA_ERROR_STUB_LIBRARY => {
             (Status::Failed, msg!("smoke_driver_stub"))
         }
         DriverFailure::Call(e) => (
             Status::Failed,
-            msg!(
-                "smoke_driver_failed",
-                call = e.call,
-                error = format!("{}: {}", e.name, e.text)
-            ),
+            msg!("smoke_driver_failed")
+                .with("call", e.call)
+                .with("error", format!("{}: {}", e.name, e.text)),
         ),
     }
 }
 
 fn cuda_failed(e: &cuda::CudaError) -> Message {
-    msg!(
-        "smoke_cuda_call_failed",
-        call = e.call,
-        error = format!("{}: {}", e.name, e.text)
-    )
+    msg!("smoke_cuda_call_failed", call = e.call).with("error", format!("{}: {}", e.name, e.text))
 }
 
 fn load_failure_message(l: &loader::LoadFailure) -> Message {
     if l.missing.is_empty() {
-        msg!(
-            "library_load_failed",
-            library = &l.library,
-            detail = &l.detail
-        )
+        msg!("library_load_failed", library = &l.library).with("detail", &l.detail)
     } else {
         msg!(
             "library_missing_dependency",
@@ -479,7 +471,10 @@ fn gpu_part(
             }
             match d.device_count() {
                 Err(e) => Err(driver_outcome(&DriverFailure::Call(e))),
-                Ok(0) => Err((Status::Skipped, msg!("smoke_no_gpu", error = "0 devices"))),
+                Ok(0) => Err((
+                    Status::Skipped,
+                    msg!("smoke_no_gpu").with("error", "0 devices"),
+                )),
                 Ok(n) if opts.device >= n => Err((
                     Status::Failed,
                     msg!("smoke_no_such_device", index = opts.device, count = n),
@@ -580,7 +575,7 @@ fn run_gemm(
         let m = match &e {
             gemm::GemmError::Cuda(c) => cuda_failed(c),
             gemm::GemmError::Cublas { call, status } => {
-                msg!("smoke_cuda_call_failed", call = call, error = status)
+                msg!("smoke_cuda_call_failed", call = call).with("error", status)
             }
         };
         return Check::new(Status::Failed, Some(m), report);

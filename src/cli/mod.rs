@@ -10,6 +10,7 @@ mod cudnn;
 mod detect;
 mod download;
 mod install;
+mod linux_driver;
 mod progress;
 mod recommend;
 mod repair;

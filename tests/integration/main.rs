@@ -14,6 +14,7 @@ mod detect;
 mod download;
 mod gui;
 mod install;
+mod linux_driver;
 mod one_writer;
 mod refresh;
 mod repair;

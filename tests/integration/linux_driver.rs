@@ -101,3 +101,31 @@ fn an_unknown_distribution_is_told_so_without_commands() {
     assert!(text.contains("We do not know the driver packages of Arch Linux"), "{text}");
     assert!(!text.contains("sudo "), "{text}");
 }
+
+/// The hidden diagnostic the Wine check uses: off Windows a sandbox reads a stand-in's
+/// trailer; without `--sandbox` nothing can be checked.
+#[test]
+fn debug_signature_reports_what_the_driver_step_sees() {
+    let d = tempfile::tempdir().unwrap();
+    let signed = d.path().join("signed.exe");
+    std::fs::write(&signed, "MZ stand-in\n# stand-in signature: NVIDIA Corporation\n").unwrap();
+    let other = d.path().join("other.exe");
+    std::fs::write(&other, "MZ stand-in\n# stand-in signature: Someone Else\n").unwrap();
+    let sig = |file: &Path, sandbox: bool| -> Value {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
+        c.args(["debug", "signature"]).arg(file);
+        if sandbox {
+            c.arg("--sandbox");
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = sig(&signed, true);
+    assert_eq!((v["state"].as_str(), v["signer"].as_str(), v["nvidia"].as_bool()), (Some("trusted"), Some("NVIDIA Corporation"), Some(true)), "{v}");
+    let v = sig(&other, true);
+    assert_eq!((v["state"].as_str(), v["nvidia"].as_bool()), (Some("trusted"), Some(false)), "{v}");
+    if cfg!(not(windows)) {
+        assert_eq!(sig(&signed, false)["state"], "unavailable");
+    }
+}

@@ -127,7 +127,7 @@ mod wintrust {
     use std::path::Path;
 
     use windows_sys::Win32::Foundation::{
-        HWND, TRUST_E_NOSIGNATURE, TRUST_E_PROVIDER_UNKNOWN, TRUST_E_SUBJECT_FORM_UNKNOWN,
+        INVALID_HANDLE_VALUE, TRUST_E_NOSIGNATURE, TRUST_E_PROVIDER_UNKNOWN, TRUST_E_SUBJECT_FORM_UNKNOWN,
     };
     use windows_sys::Win32::Security::Cryptography::{
         CERT_NAME_SIMPLE_DISPLAY_TYPE, CertGetNameStringW,
@@ -166,7 +166,7 @@ mod wintrust {
         // for the whole call; the state data it opens is closed below on every path.
         let status = unsafe {
             WinVerifyTrust(
-                -1isize as HWND, // INVALID_HANDLE_VALUE: no window, no UI
+                INVALID_HANDLE_VALUE, // no interactive user: never any UI
                 &mut action,
                 (&mut data as *mut WINTRUST_DATA).cast(),
             )
@@ -189,7 +189,7 @@ mod wintrust {
         // SAFETY: closes the state data the call above opened (a no-op when it opened none).
         unsafe {
             WinVerifyTrust(
-                -1isize as HWND,
+                INVALID_HANDLE_VALUE,
                 &mut action,
                 (&mut data as *mut WINTRUST_DATA).cast(),
             )

@@ -71,9 +71,9 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         .flatten();
     if args.json {
         let mut value = to_json(&rec, lang);
-        value["linux_driver"] = linux
-            .as_ref()
-            .map_or(serde_json::Value::Null, |a| super::linux_driver::json(a, lang));
+        value["linux_driver"] = linux.as_ref().map_or(serde_json::Value::Null, |a| {
+            super::linux_driver::json(a, lang)
+        });
         println!(
             "{}",
             serde_json::to_string_pretty(&value).expect("serialisable")

@@ -9,7 +9,16 @@ use serde_json::Value;
 
 fn recommend(root: &Path, lang: &str, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
-        .args(["recommend", "--os", "linux", "--gpu-cc", "8.6", "--python", "3.12", "--root"])
+        .args([
+            "recommend",
+            "--os",
+            "linux",
+            "--gpu-cc",
+            "8.6",
+            "--python",
+            "3.12",
+            "--root",
+        ])
         .arg(root)
         .args(["--lang", lang])
         .args(extra)
@@ -36,23 +45,41 @@ fn sandbox(os_release: &str, secure_boot: Option<u8>) -> tempfile::TempDir {
     d
 }
 
-const UBUNTU: &str = "PRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"24.04\"\n";
+const UBUNTU: &str =
+    "PRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"24.04\"\n";
 
 #[test]
 fn no_driver_on_ubuntu_with_secure_boot_prints_the_apt_command_and_the_key_step() {
     let root = sandbox(UBUNTU, Some(1));
     let out = recommend(root.path(), "en", &["--no-driver"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("Ubuntu 24.04.1 LTS (package nvidia-driver-580)"), "{text}");
-    assert!(text.contains("\n    sudo apt install nvidia-driver-580\n"), "{text}");
-    assert!(text.contains("Secure Boot is on") && text.contains("Enroll MOK"), "{text}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("Ubuntu 24.04.1 LTS (package nvidia-driver-580)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n    sudo apt install nvidia-driver-580\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Secure Boot is on") && text.contains("Enroll MOK"),
+        "{text}"
+    );
 
     // The same in Chinese: the commands stay as they are, the words are the catalogue's.
     let out = recommend(root.path(), "zh", &["--no-driver"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("安全启动"), "{text}");
-    assert!(text.contains("\n    sudo apt install nvidia-driver-580\n"), "{text}");
+    assert!(
+        text.contains("\n    sudo apt install nvidia-driver-580\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -61,10 +88,22 @@ fn json_carries_the_linux_driver_advice_and_keeps_the_other_fields() {
         "NAME=\"Rocky Linux\"\nID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.4\"\nPRETTY_NAME=\"Rocky Linux 9.4 (Blue Onyx)\"\n",
         Some(0),
     );
-    let out = recommend(root.path(), "en", &["--driver", "470.57.02", "--json"]);
+    let out = recommend(
+        root.path(),
+        "en",
+        &[
+            "--driver",
+            "470.57.02",
+            "--goal",
+            "developer",
+            "--cuda",
+            "12.4",
+            "--json",
+        ],
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["driver"]["action"], "update", "{v}");
-    assert!(v["reasons"].is_array() && v["torch"].is_object(), "{v}");
+    assert!(v["reasons"].is_array() && v["toolkit"].is_object(), "{v}");
     let a = &v["linux_driver"];
     assert_eq!(a["family"], "rhel", "{a}");
     assert_eq!(a["secure_boot"], false);
@@ -72,9 +111,20 @@ fn json_carries_the_linux_driver_advice_and_keeps_the_other_fields() {
         a["commands"][1],
         "sudo dnf config-manager --add-repo https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/cuda-rhel9.repo"
     );
-    assert!(a["intro"].as_str().unwrap().contains("Rocky Linux 9.4"), "{a}");
-    let keys: Vec<&str> = a["notes"].as_array().unwrap().iter().map(|n| n["key"].as_str().unwrap()).collect();
-    assert_eq!(keys, ["linux_driver_secure_boot_off", "linux_driver_restart"]);
+    assert!(
+        a["intro"].as_str().unwrap().contains("Rocky Linux 9.4"),
+        "{a}"
+    );
+    let keys: Vec<&str> = a["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        ["linux_driver_secure_boot_off", "linux_driver_restart"]
+    );
 }
 
 #[test]
@@ -86,7 +136,15 @@ fn a_good_driver_or_windows_gets_no_linux_advice() {
     assert!(v["linux_driver"].is_null(), "{v}");
 
     let out = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
-        .args(["recommend", "--os", "windows", "--gpu-cc", "8.6", "--no-driver", "--json"])
+        .args([
+            "recommend",
+            "--os",
+            "windows",
+            "--gpu-cc",
+            "8.6",
+            "--no-driver",
+            "--json",
+        ])
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -98,7 +156,10 @@ fn an_unknown_distribution_is_told_so_without_commands() {
     let root = sandbox("ID=arch\nPRETTY_NAME=\"Arch Linux\"\n", None);
     let out = recommend(root.path(), "en", &["--no-driver"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("We do not know the driver packages of Arch Linux"), "{text}");
+    assert!(
+        text.contains("We do not know the driver packages of Arch Linux"),
+        "{text}"
+    );
     assert!(!text.contains("sudo "), "{text}");
 }
 
@@ -108,7 +169,11 @@ fn an_unknown_distribution_is_told_so_without_commands() {
 fn debug_signature_reports_what_the_driver_step_sees() {
     let d = tempfile::tempdir().unwrap();
     let signed = d.path().join("signed.exe");
-    std::fs::write(&signed, "MZ stand-in\n# stand-in signature: NVIDIA Corporation\n").unwrap();
+    std::fs::write(
+        &signed,
+        "MZ stand-in\n# stand-in signature: NVIDIA Corporation\n",
+    )
+    .unwrap();
     let other = d.path().join("other.exe");
     std::fs::write(&other, "MZ stand-in\n# stand-in signature: Someone Else\n").unwrap();
     let sig = |file: &Path, sandbox: bool| -> Value {
@@ -118,13 +183,30 @@ fn debug_signature_reports_what_the_driver_step_sees() {
             c.arg("--sandbox");
         }
         let out = c.output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let v = sig(&signed, true);
-    assert_eq!((v["state"].as_str(), v["signer"].as_str(), v["nvidia"].as_bool()), (Some("trusted"), Some("NVIDIA Corporation"), Some(true)), "{v}");
+    assert_eq!(
+        (
+            v["state"].as_str(),
+            v["signer"].as_str(),
+            v["nvidia"].as_bool()
+        ),
+        (Some("trusted"), Some("NVIDIA Corporation"), Some(true)),
+        "{v}"
+    );
     let v = sig(&other, true);
-    assert_eq!((v["state"].as_str(), v["nvidia"].as_bool()), (Some("trusted"), Some(false)), "{v}");
+    assert_eq!(
+        (v["state"].as_str(), v["nvidia"].as_bool()),
+        (Some("trusted"), Some(false)),
+        "{v}"
+    );
     if cfg!(not(windows)) {
         assert_eq!(sig(&signed, false)["state"], "unavailable");
     }

@@ -48,7 +48,11 @@ pub fn parse(text: &str) -> OsRelease {
         let Some((k, v)) = line.split_once('=') else {
             continue;
         };
-        if k.is_empty() || !k.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') {
+        if k.is_empty()
+            || !k
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        {
             continue;
         }
         vars.insert(k, unquote(v));
@@ -56,8 +60,11 @@ pub fn parse(text: &str) -> OsRelease {
     let word = |v: &String| -> Option<String> {
         let v = v.trim();
         // An ID is a short lowercase word; anything else is not one we can match.
-        (!v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b)))
-            .then(|| v.to_string())
+        (!v.is_empty()
+            && v.len() <= 64
+            && v.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b)))
+        .then(|| v.to_string())
     };
     let text_value = |v: &String| -> Option<String> {
         let v: String = v.chars().filter(|c| !c.is_control()).take(128).collect();
@@ -67,7 +74,11 @@ pub fn parse(text: &str) -> OsRelease {
         id: vars.get("ID").and_then(word),
         id_like: vars
             .get("ID_LIKE")
-            .map(|v| v.split_whitespace().filter_map(|w| word(&w.to_string())).collect())
+            .map(|v| {
+                v.split_whitespace()
+                    .filter_map(|w| word(&w.to_string()))
+                    .collect()
+            })
             .unwrap_or_default(),
         version_id: vars.get("VERSION_ID").and_then(word),
         pretty_name: vars.get("PRETTY_NAME").and_then(text_value),
@@ -78,7 +89,9 @@ fn unquote(v: &str) -> String {
     let v = v.trim();
     for q in ['"', '\''] {
         if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
-            return v[1..v.len() - 1].replace("\\\"", "\"").replace("\\\\", "\\");
+            return v[1..v.len() - 1]
+                .replace("\\\"", "\"")
+                .replace("\\\\", "\\");
         }
     }
     v.to_string()
@@ -96,12 +109,17 @@ mod tests {
         assert_eq!(r.id.as_deref(), Some("rocky"));
         assert_eq!(r.id_like, ["rhel", "centos", "fedora"]);
         assert_eq!(r.version_id.as_deref(), Some("9.4"));
-        assert_eq!(r.pretty_name.as_deref(), Some("Rocky Linux 9.4 (Blue Onyx)"));
+        assert_eq!(
+            r.pretty_name.as_deref(),
+            Some("Rocky Linux 9.4 (Blue Onyx)")
+        );
     }
 
     #[test]
     fn values_that_are_not_ids_are_dropped() {
-        let r = parse("ID=Ubuntu Linux\nVERSION_ID=\"24.04; rm -rf /\"\nPRETTY_NAME=\"\x1b[31mred\x1b[0m\"\n");
+        let r = parse(
+            "ID=Ubuntu Linux\nVERSION_ID=\"24.04; rm -rf /\"\nPRETTY_NAME=\"\x1b[31mred\x1b[0m\"\n",
+        );
         assert_eq!(r.id, None);
         assert_eq!(r.version_id, None);
         assert_eq!(r.pretty_name.as_deref(), Some("[31mred[0m"));

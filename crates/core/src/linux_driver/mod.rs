@@ -46,7 +46,11 @@ impl LinuxDriverAdvice {
         let distro = self.distro.clone().unwrap_or_else(|| "Linux".into());
         match (&self.family, &self.package) {
             (None, _) => msg!("linux_driver_unknown", distro = distro),
-            (Some(_), Some(p)) => msg!("linux_driver_commands_package", distro = distro, package = p),
+            (Some(_), Some(p)) => msg!(
+                "linux_driver_commands_package",
+                distro = distro,
+                package = p
+            ),
             (Some(_), None) => msg!("linux_driver_commands", distro = distro),
         }
     }
@@ -74,7 +78,9 @@ impl LinuxDriverAdvice {
 /// The embedded table, parsed once (a unit test keeps it valid).
 fn embedded() -> Option<&'static Table> {
     static TABLE: OnceLock<Option<Table>> = OnceLock::new();
-    TABLE.get_or_init(|| table::parse(table::EMBEDDED).ok()).as_ref()
+    TABLE
+        .get_or_init(|| table::parse(table::EMBEDDED).ok())
+        .as_ref()
 }
 
 /// The advice for a driver of at least `minimum` (None: any current one) on the host;
@@ -129,7 +135,11 @@ pub fn advise(
     };
     // A derivative's VERSION_ID is its own, not its parent's: only the generic route.
     let release = (!derivative)
-        .then(|| os.version_id.as_deref().and_then(|v| find_release(family, v)))
+        .then(|| {
+            os.version_id
+                .as_deref()
+                .and_then(|v| find_release(family, v))
+        })
         .flatten();
     let (route, branch, release_confirmed) = pick(family, release, minimum);
     let fill = |s: &str| match branch {
@@ -153,8 +163,14 @@ pub fn advise(
 
 fn find_release<'a>(f: &'a Family, version_id: &str) -> Option<&'a table::Release> {
     let major = version_id.split('.').next().unwrap_or(version_id);
-    f.releases.iter().find(|r| r.version_id == version_id)
-        .or_else(|| f.releases.iter().find(|r| !r.version_id.contains('.') && r.version_id == major))
+    f.releases
+        .iter()
+        .find(|r| r.version_id == version_id)
+        .or_else(|| {
+            f.releases
+                .iter()
+                .find(|r| !r.version_id.contains('.') && r.version_id == major)
+        })
 }
 
 /// The route: the release's own branch when one is new enough, else the release's other

@@ -108,11 +108,21 @@ fn validate(t: &Table) -> Result<(), TableError> {
             return Err(invalid(key, "names no os-release ID"));
         }
         for id in &f.ids {
-            if id.is_empty() || !id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b)) {
-                return Err(invalid(&key, format!("ID \"{id}\" is not an os-release ID")));
+            if id.is_empty()
+                || !id
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
+            {
+                return Err(invalid(
+                    &key,
+                    format!("ID \"{id}\" is not an os-release ID"),
+                ));
             }
             if !ids.insert(id.as_str()) {
-                return Err(invalid(&key, format!("ID \"{id}\" belongs to two families")));
+                return Err(invalid(
+                    &key,
+                    format!("ID \"{id}\" belongs to two families"),
+                ));
             }
         }
         if let Some(c) = &f.mok_command {
@@ -125,7 +135,12 @@ fn validate(t: &Table) -> Result<(), TableError> {
         let mut versions = std::collections::BTreeSet::new();
         for r in &f.releases {
             let rkey = format!("{key}, release \"{}\"", r.version_id);
-            if r.version_id.is_empty() || !r.version_id.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            if r.version_id.is_empty()
+                || !r
+                    .version_id
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b == b'.')
+            {
                 return Err(invalid(rkey, "version_id must be digits and dots"));
             }
             if !versions.insert(r.version_id.as_str()) {
@@ -134,11 +149,17 @@ fn validate(t: &Table) -> Result<(), TableError> {
             if r.source.trim().is_empty() {
                 return Err(invalid(rkey, "needs a source"));
             }
-            if r.branches.iter().any(|&b| b == 0) || !r.branches.windows(2).all(|w| w[0] < w[1]) {
-                return Err(invalid(rkey, "branches must be ascending, unique and non-zero"));
+            if r.branches.contains(&0) || !r.branches.windows(2).all(|w| w[0] < w[1]) {
+                return Err(invalid(
+                    rkey,
+                    "branches must be ascending, unique and non-zero",
+                ));
             }
             if !r.branches.is_empty() && f.branch.is_none() {
-                return Err(invalid(rkey, "names branches, but the family has no branch route"));
+                return Err(invalid(
+                    rkey,
+                    "names branches, but the family has no branch route",
+                ));
             }
             if let Some(n) = &r.newer {
                 route(&rkey, "newer", n, false)?;
@@ -171,9 +192,16 @@ fn command(key: &str, name: &str, c: &str, branch: bool) -> Result<(), TableErro
     if c.trim().is_empty() || c.chars().any(char::is_control) {
         return Err(invalid(k(), format!("\"{c}\" is not one printable line")));
     }
-    let rest = if branch { c.replace("{branch}", "") } else { c.to_string() };
+    let rest = if branch {
+        c.replace("{branch}", "")
+    } else {
+        c.to_string()
+    };
     if rest.contains('{') || rest.contains('}') {
-        return Err(invalid(k(), format!("\"{c}\": the only placeholder is {{branch}}, in the branch route")));
+        return Err(invalid(
+            k(),
+            format!("\"{c}\": the only placeholder is {{branch}}, in the branch route"),
+        ));
     }
     Ok(())
 }
@@ -197,16 +225,31 @@ mod tests {
     #[test]
     fn bad_rows_are_refused_with_their_key() {
         let e = with("branches = [580]", "branches = [580, 535]").unwrap_err();
-        assert!(e.to_string().contains("family \"ubuntu\", release \"22.04\""), "{e}");
+        assert!(
+            e.to_string()
+                .contains("family \"ubuntu\", release \"22.04\""),
+            "{e}"
+        );
         let e = with("version_id = \"13\"", "version_id = \"12\"").unwrap_err();
         assert!(e.to_string().contains("appears twice"), "{e}");
         let e = with("sudo ubuntu-drivers install", "sudo apt install {version}").unwrap_err();
         assert!(e.to_string().contains("only placeholder"), "{e}");
         let e = with("ids = [\"fedora\"]", "ids = [\"debian\"]").unwrap_err();
         assert!(e.to_string().contains("two families"), "{e}");
-        let e = with("sudo apt update\", \"sudo apt install nvidia-driver-{branch}", "sudo apt update\nrm -rf /\", \"x").unwrap_err();
-        assert!(matches!(e, TableError::Parse(_) | TableError::Invalid { .. }), "{e}");
-        let e = with("confirmed = true\nsource = \"packages.ubuntu.com noble", "confirmed = true\nsource = \"\"\nx = \"packages.ubuntu.com noble").unwrap_err();
+        let e = with(
+            "sudo apt update\", \"sudo apt install nvidia-driver-{branch}",
+            "sudo apt update\nrm -rf /\", \"x",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, TableError::Parse(_) | TableError::Invalid { .. }),
+            "{e}"
+        );
+        let e = with(
+            "confirmed = true\nsource = \"packages.ubuntu.com noble",
+            "confirmed = true\nsource = \"\"\nx = \"packages.ubuntu.com noble",
+        )
+        .unwrap_err();
         assert!(matches!(e, TableError::Parse(_)), "unknown field: {e}");
         assert!(parse("[meta]\nsubject = \"x\"\nsources = []\nfamily = []\n").is_err());
     }

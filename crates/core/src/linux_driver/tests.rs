@@ -65,12 +65,18 @@ fn ubuntu_2404_gets_the_branch_its_archive_ships() {
     assert_eq!(a.distro.as_deref(), Some("Ubuntu 24.04.1 LTS"));
     assert_eq!(a.family.as_deref(), Some("ubuntu"));
     assert_eq!(a.package.as_deref(), Some("nvidia-driver-580"));
-    assert_eq!(a.commands, ["sudo apt update", "sudo apt install nvidia-driver-580"]);
+    assert_eq!(
+        a.commands,
+        ["sudo apt update", "sudo apt install nvidia-driver-580"]
+    );
     assert!(a.confirmed);
     assert_eq!(a.secure_boot, Some(false));
     assert_eq!(a.intro().key, "linux_driver_commands_package");
     let keys: Vec<_> = a.notes().iter().map(|m| m.key).collect();
-    assert_eq!(keys, ["linux_driver_secure_boot_off", "linux_driver_restart"]);
+    assert_eq!(
+        keys,
+        ["linux_driver_secure_boot_off", "linux_driver_restart"]
+    );
 }
 
 #[test]
@@ -78,12 +84,19 @@ fn a_minimum_above_every_known_branch_gets_the_generic_command() {
     let a = advice_for(UBUNTU_2404, Sb::On, Some("600.10"));
     assert_eq!(a.commands, ["sudo ubuntu-drivers install"]);
     assert_eq!(a.package, None);
-    assert!(!a.confirmed, "ubuntu-drivers install is unconfirmed in the table");
+    assert!(
+        !a.confirmed,
+        "ubuntu-drivers install is unconfirmed in the table"
+    );
     assert_eq!(a.secure_boot, Some(true));
     let keys: Vec<_> = a.notes().iter().map(|m| m.key).collect();
     assert_eq!(
         keys,
-        ["linux_driver_unconfirmed", "linux_driver_secure_boot_on", "linux_driver_restart"]
+        [
+            "linux_driver_unconfirmed",
+            "linux_driver_secure_boot_on",
+            "linux_driver_restart"
+        ]
     );
 }
 
@@ -91,14 +104,28 @@ fn a_minimum_above_every_known_branch_gets_the_generic_command() {
 fn debian_12_uses_non_free_then_nvidias_repository_beyond_its_branch() {
     let a = advice_for(DEBIAN_12, Sb::LegacyBios, Some("525.60.13"));
     assert_eq!(a.package.as_deref(), Some("nvidia-driver"));
-    assert_eq!(a.commands, ["sudo apt update", "sudo apt install nvidia-driver firmware-misc-nonfree"]);
+    assert_eq!(
+        a.commands,
+        [
+            "sudo apt update",
+            "sudo apt install nvidia-driver firmware-misc-nonfree"
+        ]
+    );
     assert!(a.non_free && a.confirmed);
-    assert_eq!(a.secure_boot, Some(false), "no /sys/firmware/efi: a legacy BIOS");
+    assert_eq!(
+        a.secure_boot,
+        Some(false),
+        "no /sys/firmware/efi: a legacy BIOS"
+    );
     assert!(a.notes().iter().any(|m| m.key == "linux_driver_non_free"));
 
     let a = advice_for(DEBIAN_12, Sb::Off, Some("570.86.10"));
     assert_eq!(a.package.as_deref(), Some("cuda-drivers"));
-    assert!(a.commands[0].contains("/repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb"), "{:?}", a.commands);
+    assert!(
+        a.commands[0].contains("/repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb"),
+        "{:?}",
+        a.commands
+    );
     assert_eq!(a.commands.last().unwrap(), "sudo apt install cuda-drivers");
 }
 
@@ -110,7 +137,10 @@ fn fedora_41_gets_rpm_fusion_and_the_akmods_key_step() {
     assert!(a.commands.iter().any(|c| c.contains("akmod-nvidia")));
     assert!(!a.confirmed);
     let notes = a.notes();
-    let sb = notes.iter().find(|m| m.key == "linux_driver_secure_boot_command").unwrap();
+    let sb = notes
+        .iter()
+        .find(|m| m.key == "linux_driver_secure_boot_command")
+        .unwrap();
     assert!(sb.param("command").unwrap().contains("mokutil --import"));
 }
 
@@ -121,10 +151,17 @@ fn rocky_9_point_release_gets_nvidias_rhel9_repository() {
     assert_eq!(a.commands.len(), 3);
     assert!(a.commands[0].ends_with("epel-release-latest-9.noarch.rpm"));
     assert!(a.commands[1].ends_with("/repos/rhel9/x86_64/cuda-rhel9.repo"));
-    assert_eq!(a.commands[2], "sudo dnf module install nvidia-driver:latest-dkms");
+    assert_eq!(
+        a.commands[2],
+        "sudo dnf module install nvidia-driver:latest-dkms"
+    );
     assert!(a.confirmed);
     assert_eq!(a.secure_boot, None, "efivarfs not mounted: cannot tell");
-    assert!(a.notes().iter().any(|m| m.key == "linux_driver_secure_boot_unknown"));
+    assert!(
+        a.notes()
+            .iter()
+            .any(|m| m.key == "linux_driver_secure_boot_unknown")
+    );
 }
 
 #[test]
@@ -144,7 +181,11 @@ fn an_unknown_distribution_gets_no_invented_commands() {
     let intro = a.intro();
     assert_eq!(intro.key, "linux_driver_unknown");
     assert_eq!(intro.param("distro"), Some("Arch Linux"));
-    assert!(!a.notes().iter().any(|m| m.key == "linux_driver_unconfirmed"));
+    assert!(
+        !a.notes()
+            .iter()
+            .any(|m| m.key == "linux_driver_unconfirmed")
+    );
 }
 
 #[test]
@@ -169,7 +210,10 @@ fn a_malformed_huge_or_missing_os_release_is_an_unknown_distribution() {
     // /usr/lib/os-release stands in for a missing /etc/os-release.
     std::fs::create_dir_all(d.path().join("usr/lib")).unwrap();
     std::fs::write(d.path().join("usr/lib/os-release"), DEBIAN_12).unwrap();
-    assert_eq!(advice(&host(d.path()), None).unwrap().family.as_deref(), Some("debian"));
+    assert_eq!(
+        advice(&host(d.path()), None).unwrap().family.as_deref(),
+        Some("debian")
+    );
 }
 
 #[test]
@@ -186,7 +230,8 @@ fn secure_boot_states() {
     // UEFI with efivarfs mounted, but no SecureBoot variable: firmware without it.
     let d = root(None, Sb::NotMounted);
     std::fs::write(
-        d.path().join("sys/firmware/efi/efivars/BootOrder-8be4df61-93ca-11d2-aa0d-00e098032b8c"),
+        d.path()
+            .join("sys/firmware/efi/efivars/BootOrder-8be4df61-93ca-11d2-aa0d-00e098032b8c"),
         [6, 0, 0, 0, 1, 0],
     )
     .unwrap();

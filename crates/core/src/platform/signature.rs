@@ -111,7 +111,11 @@ fn standin(path: &Path) -> Signature {
         return Signature::Unsigned;
     }
     let text = String::from_utf8_lossy(&tail);
-    let last = text.trim_end_matches(['\n', '\r']).rsplit('\n').next().unwrap_or("");
+    let last = text
+        .trim_end_matches(['\n', '\r'])
+        .rsplit('\n')
+        .next()
+        .unwrap_or("");
     match last.trim_end_matches('\r').strip_prefix(STANDIN_MARK) {
         Some(signer) if !signer.trim().is_empty() => Signature::Trusted {
             signer: signer.trim().to_string(),
@@ -127,16 +131,16 @@ mod wintrust {
     use std::path::Path;
 
     use windows_sys::Win32::Foundation::{
-        INVALID_HANDLE_VALUE, TRUST_E_NOSIGNATURE, TRUST_E_PROVIDER_UNKNOWN, TRUST_E_SUBJECT_FORM_UNKNOWN,
+        INVALID_HANDLE_VALUE, TRUST_E_NOSIGNATURE, TRUST_E_PROVIDER_UNKNOWN,
+        TRUST_E_SUBJECT_FORM_UNKNOWN,
     };
     use windows_sys::Win32::Security::Cryptography::{
         CERT_NAME_SIMPLE_DISPLAY_TYPE, CertGetNameStringW,
     };
     use windows_sys::Win32::Security::WinTrust::{
-        WINTRUST_ACTION_GENERIC_VERIFY_V2, WINTRUST_DATA, WINTRUST_FILE_INFO,
-        WTD_CHOICE_FILE, WTD_REVOKE_NONE, WTD_STATEACTION_CLOSE, WTD_STATEACTION_VERIFY,
-        WTD_UI_NONE, WTHelperGetProvSignerFromChain, WTHelperProvDataFromStateData,
-        WinVerifyTrust,
+        WINTRUST_ACTION_GENERIC_VERIFY_V2, WINTRUST_DATA, WINTRUST_FILE_INFO, WTD_CHOICE_FILE,
+        WTD_REVOKE_NONE, WTD_STATEACTION_CLOSE, WTD_STATEACTION_VERIFY, WTD_UI_NONE,
+        WTHelperGetProvSignerFromChain, WTHelperProvDataFromStateData, WinVerifyTrust,
     };
 
     use super::Signature;
@@ -278,7 +282,10 @@ mod tests {
         }
         .message();
         assert_eq!(m.params.get("signer").map(String::as_str), Some("Someone"));
-        assert_eq!(SignatureError::Unsigned.message().key, "driver_signature_unsigned");
+        assert_eq!(
+            SignatureError::Unsigned.message().key,
+            "driver_signature_unsigned"
+        );
         assert_eq!(
             SignatureError::Unavailable.message().key,
             "driver_signature_unavailable"
@@ -335,8 +342,7 @@ mod tests {
         f.set_len(64 << 20).unwrap();
         drop(f);
         let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
-        std::io::Write::write_all(&mut f, b"\n# stand-in signature: NVIDIA Corporation\n")
-            .unwrap();
+        std::io::Write::write_all(&mut f, b"\n# stand-in signature: NVIDIA Corporation\n").unwrap();
         drop(f);
         assert_eq!(
             standin(&p),

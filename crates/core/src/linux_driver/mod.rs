@@ -111,7 +111,7 @@ fn unknown(os: &OsRelease, secure_boot: Option<bool>) -> LinuxDriverAdvice {
 }
 
 /// The decision, from the table and what was read.
-pub fn advise(
+fn advise(
     t: &Table,
     os: &OsRelease,
     minimum: Option<&Version>,

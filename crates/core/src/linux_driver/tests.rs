@@ -106,10 +106,7 @@ fn debian_12_uses_non_free_then_nvidias_repository_beyond_its_branch() {
     assert_eq!(a.package.as_deref(), Some("nvidia-driver"));
     assert_eq!(
         a.commands,
-        [
-            "sudo apt update",
-            "sudo apt install nvidia-driver firmware-misc-nonfree"
-        ]
+        ["sudo apt update", "sudo apt install nvidia-driver"]
     );
     assert!(a.non_free && a.confirmed);
     assert_eq!(

@@ -7,10 +7,12 @@ mod out;
 
 mod bundle;
 mod cudnn;
+mod debug;
 mod detect;
 mod download;
 mod install;
 mod plain;
+mod linux_driver;
 mod progress;
 mod recommend;
 mod repair;
@@ -94,6 +96,9 @@ pub enum Command {
     Smoke(verify::SmokeArgs),
     /// Check PyTorch in a Python: CPU build, CUDA vs driver, GPU arch, cuDNN, a GPU matmul; with fixes
     Doctor(verify::DoctorArgs),
+    /// Diagnostics (the Wine check, support): a file's signature, the language picked
+    #[command(hide = true)]
+    Debug(debug::Args),
 }
 
 /// An error rendered at the edge: what happened, and what to do about it.
@@ -259,6 +264,7 @@ fn run() -> i32 {
             Some(Command::Tables(args)) => tables::run(&base, &tables, cache_file, &args, lang),
             Some(Command::Smoke(args)) => verify::run_smoke(&tables, &args, lang),
             Some(Command::Doctor(args)) => verify::run_doctor(&tables, &args, lang),
+            Some(Command::Debug(args)) => debug::run(&args),
             // No subcommand: the wizard (or, with no display, a pointer to the CLI).
             None => Ok(crate::ui::launch(&base, &tables, &cli.gui, cli.lang)),
         });

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use super::{CliError, exit};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::i18n::{self, Lang, t};
+use cuda_setup_core::linux_driver;
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{self, DriverAction, Facts, Goal, Recommendation, Request};
 use cuda_setup_core::version::{ComputeCapability, Version};
@@ -45,23 +46,43 @@ pub struct Args {
     /// Only consider CUDA toolkits matching this version (12, 12.4 or 12.4.1)
     #[arg(long, value_name = "VER")]
     pub cuda: Option<Version>,
+    /// Look at the machine under DIR instead of this one (its /etc/os-release and
+    /// Secure Boot state, for the Linux driver commands)
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<std::path::PathBuf>,
 }
 
 pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
-    let facts = facts(tables, args.os.unwrap_or_else(Os::current), &flags(args))?;
+    let os = args.os.unwrap_or_else(Os::current);
+    let host = match &args.root {
+        Some(root) => Host::sandbox(os, root, Default::default()),
+        None => Host::real(),
+    };
+    let facts = WhatIf::parse(tables, &flags(args))?.facts(os, tables, &host);
     let request = Request {
         goal: args.goal.unwrap_or(Goal::Pytorch),
         cuda: args.cuda.clone(),
         method: cuda_setup_core::recommend::Method::Installer,
     };
     let rec = recommend::recommend(tables, &facts, &request);
+    // Linux, a driver to install or update: the distribution's own commands.
+    let linux = (rec.os == Os::Linux && rec.driver.action != DriverAction::None)
+        .then(|| linux_driver::advice(&host, rec.driver.minimum.as_ref()))
+        .flatten();
     if args.json {
+        let mut value = to_json(&rec, lang);
+        value["linux_driver"] = linux.as_ref().map_or(serde_json::Value::Null, |a| {
+            super::linux_driver::json(a, lang)
+        });
         println!(
             "{}",
-            serde_json::to_string_pretty(&to_json(&rec, lang)).expect("serialisable")
+            serde_json::to_string_pretty(&value).expect("serialisable")
         );
     } else {
         print!("{}", human(&rec, lang));
+        if let Some(a) = &linux {
+            print!("\n{}", super::linux_driver::human(a, lang));
+        }
         println!(
             "\n{}",
             i18n::render(&cuda_setup_core::refresh::tables_message(tables), lang)

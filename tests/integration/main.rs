@@ -18,6 +18,7 @@ mod gui_journey;
 mod gui_verdict;
 mod gui_walk;
 mod install;
+mod linux_driver;
 mod one_writer;
 mod refresh;
 mod repair;

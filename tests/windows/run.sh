@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Windows .exe, run for real under Wine (the nearest Windows CI has):
-#   detect --json; install --unattended into the prefix's Program Files with a stand-in
+#   detect --json; the driver signature check (WinVerifyTrust) and the language from the
+#   system locale with no LANG; install --unattended into the prefix's Program Files with a stand-in
 #   NVIDIA installer (.exe built here) from a loopback server and a real-layout cuDNN zip,
 #   checked in the files and the registry (wine reg query); repair clean, then a deleted
 #   cuDNN DLL found and fixed; install --method wheels with NVIDIA's real Windows wheels
@@ -51,6 +52,32 @@ assert not [g for g in d["gpus"] if g["vendor"] == "nvidia"], d["gpus"]
 assert "indows" in d["system"]["os_name"], d["system"]["os_name"]
 PY
 then ok "detect --json: no driver, no invented GPU, Windows system"; else bad "detect --json"; cat "$work/detect.err"; fi
+
+# 1b. The driver step's Authenticode check calls WinVerifyTrust for real. Our own .exe is
+#     unsigned (Wine answers TRUST_E_NOSIGNATURE), a text file is no PE file
+#     (TRUST_E_SUBJECT_FORM_UNKNOWN): both "unsigned", neither passes as NVIDIA's.
+winpath() { echo "Z:$(echo "$1" | tr / '\\')"; }
+printf 'not an installer\n' > "$work/readme.txt"
+sig_exe=$(W debug signature "$(winpath "$exe")" 2>"$work/sig.err" | tr -d '\r')
+sig_txt=$(W debug signature "$(winpath "$work/readme.txt")" 2>>"$work/sig.err" | tr -d '\r')
+if [ "$sig_exe" = '{"nvidia":false,"state":"unsigned"}' ] && [ "$sig_txt" = '{"nvidia":false,"state":"unsigned"}' ]; then
+    ok "WinVerifyTrust: cuda-setup.exe and a text file are unsigned, not NVIDIA's"
+else
+    bad "WinVerifyTrust: exe $sig_exe, text $sig_txt"; cat "$work/sig.err"
+fi
+
+# 1c. No LANG, LC_ALL or LC_MESSAGES in the program's environment: the language comes from
+#     the system's locale. Wine takes its locale from LC_ALL; cmd clears the variable
+#     before starting the program, as a Chinese Windows sets none.
+zh_lang=$(LC_ALL=zh_CN.UTF-8 wine cmd /c "set LANG=&& set LC_MESSAGES=&& set LC_ALL=&& $(winpath "$exe") debug lang" 2>/dev/null | tr -d '\r')
+zh_text=$(LC_ALL=zh_CN.UTF-8 wine cmd /c "set LANG=&& set LC_MESSAGES=&& set LC_ALL=&& $(winpath "$exe") recommend --os windows --gpu-cc 8.6 --driver 600.00" 2>/dev/null | tr -d '\r')
+en_lang=$(env -u LANG -u LC_ALL -u LC_MESSAGES wine "$exe" debug lang 2>/dev/null | tr -d '\r')
+if [ "$zh_lang" = '{"LANG":null,"LC_ALL":null,"LC_MESSAGES":null,"lang":"Zh"}' ] && grep -q '推荐方案' <<<"$zh_text" \
+    && [ "$en_lang" = '{"LANG":null,"LC_ALL":null,"LC_MESSAGES":null,"lang":"En"}' ]; then
+    ok "no LANG: Chinese from a Chinese system locale (English from an English one)"
+else
+    bad "system locale: zh $zh_lang / en $en_lang"; head -3 <<<"$zh_text"
+fi
 
 # 2. install from a loopback mirror.
 www="$work/www/compute/cuda/11.8.0"

@@ -1,0 +1,200 @@
+//! Linux: no silent driver installer of ours. Which package gives the needed driver
+//! branch on the detected distribution, the exact commands, and whether Secure Boot will
+//! ask to enrol a key. The facts are `compat-tables/drivers-linux.toml` (`table`).
+
+mod distro;
+mod secure_boot;
+pub mod table;
+
+use std::sync::OnceLock;
+
+use crate::message::Message;
+use crate::msg;
+use crate::platform::Host;
+use crate::version::Version;
+
+pub use distro::OsRelease;
+use table::{Family, Route, Table};
+
+/// What to tell a Linux user whose driver is missing or too old.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LinuxDriverAdvice {
+    /// The distribution as `/etc/os-release` names it (`PRETTY_NAME`), when known.
+    pub distro: Option<String>,
+    /// The family of the table that matched (`ubuntu`, `debian`, `fedora`, `rhel`);
+    /// None: a distribution the table does not know (then `commands` is empty).
+    pub family: Option<String>,
+    /// The package that provides the branch (`nvidia-driver-550`), when known.
+    pub package: Option<String>,
+    /// The exact commands, in order.
+    pub commands: Vec<String>,
+    /// Debian: the non-free components must be enabled first.
+    pub non_free: bool,
+    /// Some(true): Secure Boot is on, and the new kernel module needs a key enrolled
+    /// (MOK) at the next boot.
+    pub secure_boot: Option<bool>,
+    /// Secure Boot on: what the user runs to enrol the key before restarting, where the
+    /// install does not ask by itself.
+    pub mok_command: Option<String>,
+    /// False when the package facts for this distribution are UNCONFIRMED.
+    pub confirmed: bool,
+}
+
+impl LinuxDriverAdvice {
+    /// The line above the commands.
+    pub fn intro(&self) -> Message {
+        let distro = self.distro.clone().unwrap_or_else(|| "Linux".into());
+        match (&self.family, &self.package) {
+            (None, _) => msg!("linux_driver_unknown", distro = distro),
+            (Some(_), Some(p)) => msg!(
+                "linux_driver_commands_package",
+                distro = distro,
+                package = p
+            ),
+            (Some(_), None) => msg!("linux_driver_commands", distro = distro),
+        }
+    }
+
+    /// The lines below the commands: unconfirmed facts, non-free, Secure Boot, restart.
+    pub fn notes(&self) -> Vec<Message> {
+        let mut out = Vec::new();
+        if self.family.is_some() && !self.confirmed {
+            out.push(msg!("linux_driver_unconfirmed"));
+        }
+        if self.non_free {
+            out.push(msg!("linux_driver_non_free"));
+        }
+        out.push(match (self.secure_boot, &self.mok_command) {
+            (Some(true), Some(c)) => msg!("linux_driver_secure_boot_command", command = c),
+            (Some(true), None) => msg!("linux_driver_secure_boot_on"),
+            (Some(false), _) => msg!("linux_driver_secure_boot_off"),
+            (None, _) => msg!("linux_driver_secure_boot_unknown"),
+        });
+        out.push(msg!("linux_driver_restart"));
+        out
+    }
+}
+
+/// The embedded table, parsed once (a unit test keeps it valid).
+fn embedded() -> Option<&'static Table> {
+    static TABLE: OnceLock<Option<Table>> = OnceLock::new();
+    TABLE
+        .get_or_init(|| table::parse(table::EMBEDDED).ok())
+        .as_ref()
+}
+
+/// The advice for a driver of at least `minimum` (None: any current one) on the host;
+/// None when the host is not Linux.
+pub fn advice(host: &Host, minimum: Option<&Version>) -> Option<LinuxDriverAdvice> {
+    if host.os != crate::compat::Os::Linux {
+        return None;
+    }
+    let os = distro::read(host).unwrap_or_default();
+    let sb = secure_boot::state(host);
+    Some(match embedded() {
+        Some(t) => advise(t, &os, minimum, sb),
+        None => unknown(&os, sb),
+    })
+}
+
+fn unknown(os: &OsRelease, secure_boot: Option<bool>) -> LinuxDriverAdvice {
+    LinuxDriverAdvice {
+        distro: os.pretty_name.clone(),
+        family: None,
+        package: None,
+        commands: Vec::new(),
+        non_free: false,
+        secure_boot,
+        mok_command: None,
+        confirmed: false,
+    }
+}
+
+/// The decision, from the table and what was read.
+fn advise(
+    t: &Table,
+    os: &OsRelease,
+    minimum: Option<&Version>,
+    secure_boot: Option<bool>,
+) -> LinuxDriverAdvice {
+    // The distribution's own ID first; a derivative through ID_LIKE (then unconfirmed).
+    let by_id = os
+        .id
+        .as_deref()
+        .and_then(|id| t.families.iter().find(|f| f.ids.iter().any(|i| i == id)));
+    let (family, derivative) = match by_id {
+        Some(f) => (f, false),
+        None => match os
+            .id_like
+            .iter()
+            .find_map(|like| t.families.iter().find(|f| f.ids.iter().any(|i| i == like)))
+        {
+            Some(f) => (f, true),
+            None => return unknown(os, secure_boot),
+        },
+    };
+    // A derivative's VERSION_ID is its own, not its parent's: only the generic route.
+    let release = (!derivative)
+        .then(|| {
+            os.version_id
+                .as_deref()
+                .and_then(|v| find_release(family, v))
+        })
+        .flatten();
+    let (route, branch, release_confirmed) = pick(family, release, minimum);
+    let fill = |s: &str| match branch {
+        Some(b) => s.replace("{branch}", &b.to_string()),
+        None => s.to_string(),
+    };
+    LinuxDriverAdvice {
+        distro: os.pretty_name.clone().or_else(|| os.id.clone()),
+        family: Some(family.name.clone()),
+        package: route.package.as_deref().map(fill),
+        commands: route.commands.iter().map(|c| fill(c)).collect(),
+        non_free: family.non_free,
+        secure_boot,
+        mok_command: family.mok_command.clone(),
+        confirmed: route.confirmed
+            && release_confirmed
+            && !derivative
+            && (secure_boot != Some(true) || family.mok_command.is_none() || family.mok_confirmed),
+    }
+}
+
+fn find_release<'a>(f: &'a Family, version_id: &str) -> Option<&'a table::Release> {
+    let major = version_id.split('.').next().unwrap_or(version_id);
+    f.releases
+        .iter()
+        .find(|r| r.version_id == version_id)
+        .or_else(|| {
+            f.releases
+                .iter()
+                .find(|r| !r.version_id.contains('.') && r.version_id == major)
+        })
+}
+
+/// The route: the release's own branch when one is new enough, else the release's other
+/// source, else the family's generic commands. Returns the branch for `{branch}`.
+fn pick<'a>(
+    f: &'a Family,
+    release: Option<&'a table::Release>,
+    minimum: Option<&Version>,
+) -> (&'a Route, Option<u32>, bool) {
+    if let Some(r) = release {
+        // The lowest branch that is new enough (it keeps older GPUs); any: the newest.
+        let branch = match minimum {
+            Some(m) => r.branches.iter().copied().find(|&b| b >= m.major()),
+            None => r.branches.last().copied(),
+        };
+        if let (Some(b), Some(route)) = (branch, &f.branch) {
+            return (route, Some(b), r.confirmed);
+        }
+        if let Some(newer) = &r.newer {
+            return (newer, None, r.confirmed);
+        }
+    }
+    (&f.generic, None, true)
+}
+
+#[cfg(test)]
+mod tests;

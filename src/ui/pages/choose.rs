@@ -381,7 +381,8 @@ fn method(session: &Session, settings: &mut Settings, ui: &mut Ui) {
 
 fn driver_line(lang: Lang, rec: &Recommendation) -> String {
     let current = match &rec.driver.current {
-        Some(d) => tf(lang, "ui_driver_version", &[("version", d)]),
+        // The row's label already says "Driver": the version alone.
+        Some(d) => d.to_string(),
         None => t(lang, "ui_no_driver"),
     };
     match (rec.driver.action, &rec.driver.minimum) {

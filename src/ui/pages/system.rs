@@ -11,6 +11,7 @@ use super::Screen;
 use crate::ui::session::{Action, Session};
 use crate::ui::text::{self, msg, t, tf};
 use crate::ui::widgets::{self, Tone};
+use cuda_setup_core::compat::Os;
 use cuda_setup_core::detect::{Gpu, GpuSource};
 use cuda_setup_core::i18n::Lang;
 
@@ -387,7 +388,14 @@ fn what_if(session: &Session) -> String {
             "ui_sandbox_root",
             &[
                 ("root", &root.display()),
-                ("os", &session.opts.target.os.as_str()),
+                // The system's name as people write it, not the flag's word.
+                (
+                    "os",
+                    &match session.opts.target.os {
+                        Os::Windows => "Windows",
+                        Os::Linux => "Linux",
+                    },
+                ),
             ],
         );
     }

@@ -19,7 +19,7 @@ use support::server::{Body, Server};
 use support::standin::{Driver, driver_installer, serve_installer, windows_installer};
 
 /// The driver the plan picks for a GeForce desktop card with no driver: the newest known.
-fn newest_desktop() -> Version {
+pub(crate) fn newest_desktop() -> Version {
     let t = Tables::embedded().unwrap();
     let row = t.driver_package(DriverPackage::GeforceDesktop).unwrap();
     row.versions.last().unwrap().version.clone()

@@ -100,7 +100,7 @@ fn click(h: &mut Harness<'_, App>, label: &str) {
     h.step();
 }
 
-fn enter(h: &mut Harness<'_, App>) {
+pub(crate) fn enter(h: &mut Harness<'_, App>) {
     h.key_press(egui::Key::Enter);
     h.step();
     h.step();

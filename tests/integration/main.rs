@@ -14,6 +14,7 @@ mod detect;
 mod download;
 mod driver;
 mod gui;
+mod gui_driver;
 mod gui_journey;
 mod gui_verdict;
 mod gui_walk;

@@ -3,7 +3,8 @@
 #   detect --json; the driver signature check (WinVerifyTrust) and the language from the
 #   system locale with no LANG; install --unattended into the prefix's Program Files with a stand-in
 #   NVIDIA installer (.exe built here) from a loopback server and a real-layout cuDNN zip,
-#   checked in the files and the registry (wine reg query); repair clean, then a deleted
+#   checked in the files and the registry (wine reg query); the driver step with no
+#   driver, whose unsigned stand-in WinVerifyTrust refuses before it runs; repair clean, then a deleted
 #   cuDNN DLL found and fixed; install --method wheels with NVIDIA's real Windows wheels
 #   from a loopback PEP 503 index (files and registry checked, the real nvcc.exe run); the
 #   GUI under Xvfb with a screenshot whose pixels are checked; a user folder with Chinese
@@ -107,6 +108,57 @@ if grep -q 'NVIDIA GPU Computing Toolkit\\CUDA\\v11.8' <<<"$cuda_path" && grep -
     ok "registry: CUDA_PATH and CUDA_PATH_V11_8"; else bad "registry CUDA_PATH"; reg CUDA_PATH; fi
 if grep -qi 'CUDA\\v11.8\\bin' <<<"$path" && grep -qi 'system32' <<<"$path"; then
     ok "registry: PATH has the toolkit's bin and kept system32"; else bad "registry PATH"; reg PATH; fi
+
+# 2b. The driver step with no driver (Wine has none): the plan downloads NVIDIA's driver
+#     from the loopback mirror at NVIDIA's own path, and the real WinVerifyTrust refuses
+#     the file (an unsigned stand-in .exe) before it runs: exit 1603 (67 as Wine's exit
+#     status holds it), failure kind driver_signature, and the stand-in's marker absent.
+x86_64-w64-mingw32-gcc -O2 -s -o "$work/standin_driver.exe" tests/windows/standin_driver.c
+W install --dry-run --json --cuda 11.8 --gpu-cc 8.6 --no-cudnn --mirror "http://127.0.0.1:$port" \
+    > "$work/driver-plan.json" 2>"$work/driver-plan.err"
+drv_path=$(python3 - "$work/driver-plan.json" <<'PY'
+import json, sys, urllib.parse
+p = json.load(open(sys.argv[1]))
+names = [s["step"] for s in p["steps"]]
+assert names[:3] == ["preflight", "download", "install_driver"], names
+assert p["steps"][1]["what"] == "driver_installer", p["steps"][1]
+print(urllib.parse.urlparse(p["steps"][1]["url"]).path)
+PY
+)
+if [[ "$drv_path" =~ ^/Windows/([0-9.]+)/([0-9.]+)-desktop-win10-win11-64bit-international-dch-whql\.exe$ ]]; then
+    ok "install with no driver plans download_driver and install_driver first ($drv_path)"
+    mkdir -p "$work/www$(dirname "$drv_path")"
+    cp "$work/standin_driver.exe" "$work/www$drv_path"
+    W install --unattended --json --cuda 11.8 --gpu-cc 8.6 --no-cudnn --mirror "http://127.0.0.1:$port" \
+        > "$work/driver.json" 2>"$work/driver.err"; rc=$?
+    if [ $rc = $((1603 % 256)) ] && grep -q 'signature of .*: not signed' "$work/driver.err" \
+        && python3 - "$work/driver.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = r["failure"]
+assert f["step"] == "install_driver" and f["kind"] == "driver_signature", f
+assert "not signed" in f["error"], f["error"]
+st = {s["name"]: s["status"] for s in r["steps"]}
+assert st["download_driver"] == "done" and st["install_driver"] == "failed", st
+PY
+    then
+        ok "WinVerifyTrust refuses the unsigned driver: exit 1603, kind driver_signature"
+    else
+        bad "unsigned driver (exit $rc)"; head -c 1500 "$work/driver.json"; tail -5 "$work/driver.err"
+    fi
+    if [ -f "$work/www$drv_path" ] && [ ! -e "$WINEPREFIX/drive_c/driver-standin-ran.txt" ]; then
+        ok "the unsigned driver installer never ran (no marker)"
+    else
+        bad "the unsigned driver installer ran: $(cat "$WINEPREFIX/drive_c/driver-standin-ran.txt" 2>/dev/null)"
+    fi
+    # The failed run keeps its journal for a rerun. Wine makes the user, not the
+    # Administrators group (as an elevated Windows process does), the owner of what it
+    # writes, so the next elevated command would set the journal aside (repair reports
+    # that): section 3 audits the toolkit alone.
+    rm -f "$WINEPREFIX/drive_c/ProgramData/cuda-setup/install-journal.json"
+else
+    bad "install with no driver: no driver download planned ($drv_path)"; head -c 1500 "$work/driver-plan.json"; tail -5 "$work/driver-plan.err"
+fi
 
 # 3. repair: clean; then a deleted cuDNN DLL is found and fixed.
 W repair --json > "$work/repair1.json" 2>"$work/repair1.err"; rc=$?

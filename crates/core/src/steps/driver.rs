@@ -87,7 +87,7 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     // trailer; Windows always asks WinVerifyTrust.
     let sig = signature::check(&spec.installer, t.root.is_some() && !cfg!(windows));
     (ctx.emit)(StepEvent::Log {
-        line: format!("signature of {}: {sig:?}", spec.installer.display()),
+        line: format!("signature of {}: {sig}", spec.installer.display()),
     });
     signature::require_nvidia(&sig).map_err(|source| StepError::DriverSignature {
         path: spec.installer.clone(),

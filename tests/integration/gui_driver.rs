@@ -114,6 +114,9 @@ fn walk_to_prepare(
     settle(&mut h);
     assert!(has(&h, &format!("× {}", tr("ui_missing"))), "a red badge");
     assert!(has(&h, &tr("ui_driver_none_why")));
+    // The plan installs it: the page says so, and sends no one to NVIDIA's site.
+    assert!(has(&h, &tr("ui_driver_we_install")));
+    assert!(!has(&h, &tr("ui_fix_driver_steps")));
     enter(&mut h);
 
     // Choose: "install the driver first" at the very top, then the driver card, then the
@@ -197,11 +200,7 @@ fn start_install(h: &mut Harness<'_, App>, lang: Lang) {
     assert!(has(h, &t(lang, "ui_checks_passed_driver_first")));
     assert!(!has(
         h,
-        &t(lang, "ui_driver_first")
-            .split('{')
-            .next()
-            .unwrap()
-            .to_string()
+        t(lang, "ui_driver_first").split('{').next().unwrap()
     ));
     assert!(h.state().session.steps().contains(&Page::Install));
     assert!(has(h, &t(lang, "ui_start_install")));
@@ -508,7 +507,7 @@ fn installing_the_driver_myself_leaves_it_out_and_prepare_amber() {
                 .unwrap(),
         );
         let amber = tf(lang, "ui_driver_first", &[("what", &headline)]);
-        assert!(has(&h, &format!("{amber}")), "{amber}");
+        assert!(has(&h, &amber), "{amber}");
         match goal {
             Goal::Pytorch => {
                 assert!(!h.state().session.steps().contains(&Page::Install));

@@ -8,7 +8,7 @@
 use egui::{Grid, RichText, Ui};
 
 use super::Screen;
-use crate::ui::session::{Action, Session};
+use crate::ui::session::{Action, DriverPlan, Session};
 use crate::ui::text::{self, msg, t, tf};
 use crate::ui::widgets::{self, Tone};
 use cuda_setup_core::compat::Os;
@@ -107,9 +107,14 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     if facts.is_some_and(|f| f.driver.is_none())
         && (!nvidia.is_empty() || !session.opts.overrides.gpus.is_empty())
     {
-        widgets::callout(ui, Tone::Warn, |ui| {
-            ui.label(t(lang, "ui_fix_driver_steps"));
-        });
+        // Where the plan installs it, sending the user to NVIDIA's site would be wrong.
+        if session.driver_plan() == DriverPlan::Planned {
+            widgets::note(ui, Tone::Info, &t(lang, "ui_driver_we_install"));
+        } else {
+            widgets::callout(ui, Tone::Warn, |ui| {
+                ui.label(t(lang, "ui_fix_driver_steps"));
+            });
+        }
     }
 
     widgets::section(ui, &t(lang, "ui_toolkits"));

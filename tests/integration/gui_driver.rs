@@ -526,3 +526,56 @@ fn installing_the_driver_myself_leaves_it_out_and_prepare_amber() {
         assert!(driver_runs(&m).is_empty(), "the driver installer ran");
     }
 }
+
+/// The PyTorch goal: the driver is the plan's last step, and the PyTorch page still
+/// follows it in the wizard. It too waits for the restart ("Restart now" here), and the
+/// window after the restart continues to the PyTorch page.
+#[test]
+fn the_pytorch_goal_also_waits_for_the_restart_then_goes_on_to_pytorch() {
+    let lang = Lang::En;
+    let m = machine(REBOOT, Some("NVIDIA Corporation"));
+    let mut h = walk_to_prepare(&m, lang, Goal::Pytorch, false);
+    let steps = plan_steps(&h);
+    assert_eq!(steps.last(), Some(&"install_driver"), "{steps:?}");
+    start_install(&mut h, lang);
+    wait(&mut h, "install", |a| !a.session.install.run.running());
+    settle(&mut h);
+    let r = h.state().session.install.run.report.clone().unwrap();
+    assert!(r.restart_pending && r.failure.is_none(), "{r:?}");
+    assert!(has(&h, "Restart needed") && has(&h, "Restart later"));
+    assert!(
+        !h.state_mut().can_next(),
+        "the PyTorch page waits for the restart"
+    );
+    // Enter is "Restart now" (a sandbox restarts nothing).
+    enter(&mut h);
+    wait(&mut h, "the restart", |a| {
+        matches!(a.session.install.restart, Some(Some(_)))
+    });
+    settle(&mut h);
+    assert!(matches!(
+        h.state().session.install.restart,
+        Some(Some(Ok(true)))
+    ));
+    assert!(has(&h, &t(lang, "ui_restart_under_way")));
+    drop(h);
+
+    let mut h = harness(App::new(options(&m, lang, Goal::Pytorch)));
+    h.step();
+    settle(&mut h);
+    assert_eq!(h.state().page, Page::Install);
+    assert_eq!(h.state().session.goal, Goal::Pytorch);
+    let done = h
+        .query_all_by_label(&format!("✓ {}", t(lang, "ui_step_done")))
+        .count();
+    assert_eq!(done, steps.len(), "everything ran before the restart");
+    enter(&mut h);
+    wait(&mut h, "the rest (nothing)", |a| {
+        !a.session.install.run.running()
+    });
+    settle(&mut h);
+    assert!(h.state().session.install.finished());
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Pytorch);
+    assert_eq!(driver_runs(&m).len(), 1, "the driver installer ran again");
+}

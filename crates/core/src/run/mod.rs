@@ -548,10 +548,10 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                 report.reboot_required |= outcome.reboot_required;
                 done.push(index);
                 // A new driver is not in use before a restart: what follows (a toolkit
-                // that checks the driver, the GPU test) waits for it.
-                let restart = outcome.reboot_required
-                    && matches!(step, steps::Step::InstallDriver(_))
-                    && index + 1 < plan.steps.len();
+                // that checks the driver, the GPU test) waits for it, even when the plan
+                // ends here: the wizard's PyTorch page and GPU check follow the plan.
+                let restart =
+                    outcome.reboot_required && matches!(step, steps::Step::InstallDriver(_));
                 save_journal(target, &plan_json, &done, restart);
                 let _ = tx.send(RunEvent::Finished {
                     index,

@@ -93,8 +93,8 @@ fn top(h: &Harness<'_, App>, label: &str) -> f32 {
 }
 
 /// Welcome → System → Choose (choosing `goal`) → Prepare, checking the driver on each: red
-/// with its reason on System, the headline and the driver card first on Choose, the
-/// driver's two steps first on Prepare. Leaves the harness on a prepared Prepare page.
+/// with its reason on System, the headline and the driver card first on Choose. Leaves
+/// the harness on a prepared, ready Prepare page.
 fn walk_to_prepare(
     m: &Machine,
     lang: Lang,

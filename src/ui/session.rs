@@ -343,11 +343,14 @@ impl Repair {
             RunEvent::Step {
                 event: StepEvent::Log { line },
                 ..
-            } => self.log.push(format!("  {line}")),
-            RunEvent::Finished { name, outcome, .. } => {
-                self.log
-                    .push(format!("✓ {}: {}", step_title(lang, name), outcome.detail))
-            }
+            } => self
+                .log
+                .push(format!("  {}", cuda_setup_core::i18n::render(&line, lang))),
+            RunEvent::Finished { name, outcome, .. } => self.log.push(format!(
+                "✓ {}: {}",
+                step_title(lang, name),
+                cuda_setup_core::i18n::render(&outcome.detail, lang)
+            )),
             RunEvent::Failed {
                 name, error, hint, ..
             } => self

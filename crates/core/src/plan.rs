@@ -22,9 +22,136 @@ pub struct Plan {
     pub toolkit: Option<Version>,
     pub cudnn: Option<Version>,
     pub torch_command: Option<String>,
-    /// Things the user should know (a driver to install, a part left out).
-    pub notes: Vec<String>,
+    /// Things the user should know (a driver to install, a part left out). Serialised
+    /// as `{key, params}`; a plan saved by an older version (English sentences here)
+    /// still loads, without those sentences.
+    #[serde(deserialize_with = "notes::current_only")]
+    pub notes: Vec<Note>,
     pub steps: Vec<Step>,
+}
+
+/// Something the user should know about a plan, as a catalogue key with its parameters
+/// (`{"key": "plan_note_…", "params": {…}}` in JSON): front ends say it in the user's
+/// language through [`Note::message`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "key", content = "params")]
+pub enum Note {
+    /// Windows: the plan's first step installs the driver.
+    #[serde(rename = "plan_note_driver_first")]
+    DriverFirst { version: String },
+    /// The driver must be installed or updated, and the plan does not do it itself.
+    #[serde(rename = "plan_note_driver_needed")]
+    DriverNeeded {
+        update: bool,
+        minimum: String,
+        how: DriverHow,
+    },
+    #[serde(rename = "plan_note_no_cudnn")]
+    NoCudnn {},
+    /// The wheels index gave no cuDNN: left out (`error`: the index's own words).
+    #[serde(rename = "plan_note_cudnn_not_on_index")]
+    CudnnNotOnIndex { error: String },
+    #[serde(rename = "plan_note_no_python")]
+    NoPython {
+        min: String,
+        max: String,
+        command: String,
+    },
+    /// A plan `repair --fix` made of its fixes.
+    #[serde(rename = "plan_note_repair")]
+    Repair {},
+}
+
+/// Who puts the driver in place when the plan has no driver step of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriverHow {
+    /// The CUDA installer's Display.Driver (`--with-driver`).
+    CudaInstaller,
+    /// The user said they will (`--skip-driver`, "I will install it myself").
+    Yourself,
+    /// Nobody yet: the link, or `--with-driver`.
+    NotChosen,
+}
+
+impl Note {
+    /// The note as a message to render in the user's language.
+    pub fn message(&self) -> crate::message::Message {
+        use crate::msg;
+        match self {
+            Note::DriverFirst { version } => msg!("plan_note_driver_first", version = version),
+            Note::DriverNeeded {
+                update,
+                minimum,
+                how,
+            } => match (update, how) {
+                (false, DriverHow::CudaInstaller) => {
+                    msg!("plan_note_driver_install_cuda_installer", minimum = minimum)
+                }
+                (false, DriverHow::Yourself) => {
+                    msg!("plan_note_driver_install_yourself", minimum = minimum)
+                }
+                (false, DriverHow::NotChosen) => {
+                    msg!("plan_note_driver_install_link", minimum = minimum)
+                }
+                (true, DriverHow::CudaInstaller) => {
+                    msg!("plan_note_driver_update_cuda_installer", minimum = minimum)
+                }
+                (true, DriverHow::Yourself) => {
+                    msg!("plan_note_driver_update_yourself", minimum = minimum)
+                }
+                (true, DriverHow::NotChosen) => {
+                    msg!("plan_note_driver_update_link", minimum = minimum)
+                }
+            },
+            Note::NoCudnn {} => msg!("plan_note_no_cudnn"),
+            Note::CudnnNotOnIndex { error } => {
+                msg!("plan_note_cudnn_not_on_index").with("error", error)
+            }
+            Note::NoPython { min, max, command } => {
+                msg!(
+                    "plan_note_no_python",
+                    min = min,
+                    max = max,
+                    command = command
+                )
+            }
+            Note::Repair {} => msg!("plan_note_repair"),
+        }
+    }
+}
+
+mod notes {
+    use serde::{Deserialize, Deserializer};
+
+    use super::Note;
+
+    /// Notes as this version writes them; an older plan's English sentences are dropped
+    /// (they only described it), so a plan file a user saved still runs. A note of a kind
+    /// this version does not know is an error: the plan is from a newer cuda-setup.
+    pub fn current_only<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Note>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Saved {
+            // Read only to be told apart from a note.
+            Old(#[allow(dead_code)] String),
+            Current(Note),
+            Unknown(serde_json::Value),
+        }
+        let mut out = Vec::new();
+        for n in Vec::<Saved>::deserialize(d)? {
+            match n {
+                Saved::Old(_) => {}
+                Saved::Current(n) => out.push(n),
+                Saved::Unknown(v) => {
+                    return Err(serde::de::Error::custom(format!(
+                        "a note this version does not know: {v}"
+                    )));
+                }
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Where cuDNN comes from.
@@ -186,29 +313,24 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
         .filter(|_| target.os == Os::Windows && !choices.skip_driver);
     match (rec.driver.action, driver) {
         (crate::recommend::DriverAction::None, _) => {}
-        (_, Some(d)) => notes.push(format!(
-            "the NVIDIA driver {} is installed first; the computer may need a restart after it, then run the same command again",
-            d.version
-        )),
-        (action, None) => notes.push(format!(
-            "the NVIDIA driver must be {} to {} or newer{}",
-            if action == crate::recommend::DriverAction::Install {
-                "installed"
-            } else {
-                "updated"
-            },
-            rec.driver
+        (_, Some(d)) => notes.push(Note::DriverFirst {
+            version: d.version.to_string(),
+        }),
+        (action, None) => notes.push(Note::DriverNeeded {
+            update: action != crate::recommend::DriverAction::Install,
+            minimum: rec
+                .driver
                 .minimum
                 .as_ref()
                 .map_or("-".into(), ToString::to_string),
-            if choices.with_driver {
-                " (the CUDA installer's Display.Driver is included)"
+            how: if choices.with_driver {
+                DriverHow::CudaInstaller
             } else if choices.skip_driver {
-                " (you chose to install it yourself: nvidia.com/drivers, or NVIDIA App)"
+                DriverHow::Yourself
             } else {
-                " (nvidia.com/drivers, or --with-driver)"
-            }
-        )),
+                DriverHow::NotChosen
+            },
+        }),
     }
     let bundle = match &choices.bundle {
         Some(dir) => Some(read_bundle(dir)?),
@@ -342,7 +464,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                     cudnn_wheel
                 }
                 (CudnnChoice::Recommended, None) => {
-                    notes.push("no cuDNN release fits this toolkit; it is left out".into());
+                    notes.push(Note::NoCudnn {});
                     None
                 }
                 // The wheels method on Linux takes cuDNN from the index only (the resolver's
@@ -444,10 +566,11 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                         args,
                     });
                 }
-                None => notes.push(format!(
-                    "no Python found: install Python {}–{} from python.org, then run: {}",
-                    torch.python_min, torch.python_max, torch.command
-                )),
+                None => notes.push(Note::NoPython {
+                    min: torch.python_min.to_string(),
+                    max: torch.python_max.to_string(),
+                    command: torch.command.clone(),
+                }),
             }
         }
     }
@@ -514,7 +637,7 @@ fn wheel_steps(
     rec: &Recommendation,
     choices: &Choices,
     steps: &mut Vec<Step>,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
     bundle_dirs: &[PathBuf],
 ) -> Result<(PathBuf, Option<PathBuf>), PlanError> {
     let tk = rec
@@ -552,7 +675,9 @@ fn wheel_steps(
             (r, index)
         }
     };
-    notes.extend(resolved.notes.iter().cloned());
+    notes.extend(resolved.notes.iter().map(|error| Note::CudnnNotOnIndex {
+        error: error.clone(),
+    }));
     let dir = target.user_toolkit_dir(&tk.version);
     let total: u64 = resolved
         .wheels

@@ -181,6 +181,37 @@ pub enum Event {
     Waiting(crate::lock::Busy),
 }
 
+impl Event {
+    /// The line a front end shows for this event, in the user's language (None for
+    /// progress, verifying and done). A source's own error is a parameter the sentence
+    /// does not show: front ends put it after "details" ([`crate::i18n::details`]).
+    pub fn message(&self) -> Option<crate::message::Message> {
+        Some(match self {
+            Event::Trying { url } => crate::msg!("download_trying", url = url),
+            Event::InsecureUrl { url } => crate::msg!("download_insecure", url = url),
+            Event::Retry {
+                attempt,
+                error,
+                wait_ms,
+                ..
+            } => crate::msg!(
+                "download_retry",
+                attempt = attempt,
+                seconds = format!("{:.1}", *wait_ms as f64 / 1000.0)
+            )
+            .with("error", error),
+            Event::SourceFailed { url, error } => {
+                crate::msg!("download_source_failed", url = url).with("error", error)
+            }
+            Event::PartDiscarded { path, reason } => {
+                crate::msg!("download_discarded", path = path.display()).with("reason", reason)
+            }
+            Event::Waiting(b) => b.message("download_waiting"),
+            Event::Progress(_) | Event::Verifying | Event::Done { .. } => return None,
+        })
+    }
+}
+
 /// Receives events (from worker threads: must be Send + Sync).
 pub trait Reporter: Send + Sync {
     fn event(&self, event: Event);

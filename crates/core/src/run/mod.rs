@@ -61,7 +61,11 @@ pub struct StepReport {
     pub name: &'static str,
     pub status: StepStatus,
     pub changed: bool,
+    /// What the step did (English), or the error that stopped it.
     pub detail: String,
+    /// What the step did as `{key, params}`, for a front end to say in its language
+    /// (None for a step that did not finish).
+    pub message: Option<crate::message::Message>,
     pub elapsed_ms: u64,
 }
 
@@ -152,6 +156,7 @@ impl RunReport {
                     status: StepStatus::NotRun,
                     changed: false,
                     detail: String::new(),
+                    message: None,
                     elapsed_ms: 0,
                 })
                 .collect(),
@@ -495,7 +500,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                 name,
                 outcome: StepOutcome {
                     changed: false,
-                    detail: "done in an earlier run".into(),
+                    detail: crate::msg!("step_done_earlier"),
                     reboot_required: false,
                 },
                 skipped: true,
@@ -512,7 +517,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         let t0 = Instant::now();
         let emit = |e: StepEvent| {
             if let StepEvent::Log { line } = &e {
-                log.line(&format!("step {index} {name}: {line}"));
+                log.line(&format!("step {index} {name}: {}", english(line)));
             }
             let _ = tx.send(RunEvent::Step { index, event: e });
         };
@@ -537,13 +542,15 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         r.elapsed_ms = t0.elapsed().as_millis() as u64;
         match result {
             Ok(outcome) => {
+                let detail = english(&outcome.detail);
                 log.line(&format!(
-                    "step {index} {name}: done (changed: {}) {}",
-                    outcome.changed, outcome.detail
+                    "step {index} {name}: done (changed: {}) {detail}",
+                    outcome.changed
                 ));
                 r.status = StepStatus::Done;
                 r.changed = outcome.changed;
-                r.detail = outcome.detail.clone();
+                r.detail = detail;
+                r.message = Some(outcome.detail.clone());
                 report.changed |= outcome.changed;
                 report.reboot_required |= outcome.reboot_required;
                 done.push(index);
@@ -616,6 +623,15 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
 
 /// The plain words' parameters of a failure: for a full drive the folder, what is free
 /// and what to free (when the step does not know, the plan's pre-flight figure).
+/// A message in English, with its raw parameters, for the log file (read by support).
+fn english(m: &crate::message::Message) -> String {
+    let text = crate::i18n::render(m, crate::i18n::Lang::En);
+    match crate::i18n::details(m, crate::i18n::Lang::En) {
+        Some(raw) => format!("{text} ({})", raw.replace('\n', "; ")),
+        None => text,
+    }
+}
+
 fn failure_params(plan: Option<&Plan>, e: &steps::StepError) -> BTreeMap<&'static str, String> {
     let mut p = BTreeMap::new();
     // `busy`: which cuda-setup holds what.

@@ -11,6 +11,7 @@ use cuda_setup_core::download::Cancel;
 use cuda_setup_core::i18n::{self, Lang, render, t, tf};
 use cuda_setup_core::linux_driver::{self, LinuxDriverAdvice};
 use cuda_setup_core::plan::{self, Choices, CudnnChoice, Method, Plan};
+use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{DriverAction, Goal, Request, cudnn_by_version};
 use cuda_setup_core::run::{self, RunEvent, RunReport};
 use cuda_setup_core::steps::{FailureKind, StepEvent};
@@ -185,8 +186,14 @@ fn make_plan(
             method: args.how.method,
         },
     );
+    // A `--root` sandbox is read as `recommend --root` reads it (its os-release, its
+    // Secure Boot variable), not the machine running the command.
+    let host = match &target.root {
+        Some(root) => Host::sandbox(target.os, root, Default::default()),
+        None => Host::real(),
+    };
     let linux = (target.os == Os::Linux && rec.driver.action != DriverAction::None)
-        .then(|| linux_driver::advice(&target.host, rec.driver.minimum.as_ref()))
+        .then(|| linux_driver::advice(&host, rec.driver.minimum.as_ref()))
         .flatten();
     if !rec.fits() {
         // Stopped by the driver on Linux: what to run comes before the error.

@@ -21,9 +21,7 @@ use egui_kittest::kittest::{By, NodeT, Queryable};
 use super::gui::{Dropped, INSTALLER, Machine, click, harness, settle, wait};
 use crate::support::server::Fault;
 use crate::support::standin::windows_installer;
-
-/// Names written as their owners write them: PyTorch's arguments, the CPU architecture.
-const IDENTIFIERS: &[&str] = &["batch_size", "num_workers", "pin_memory", "x86_64"];
+use crate::support::words::{has_han, problem};
 
 /// Every text on screen in the order it is laid out: each node's label and value.
 fn visible(h: &Harness<'_, App>) -> Vec<String> {
@@ -54,117 +52,6 @@ fn doubled(texts: &[String]) -> Vec<String> {
         })
         .map(|w| format!("{:?} then {:?}: a doubled word", w[0], w[1]))
         .collect()
-}
-
-fn has_han(s: &str) -> bool {
-    s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
-}
-
-/// A word of a sentence: lower-case letters (names and acronyms are capitalised).
-fn sentence_words(s: &str) -> usize {
-    s.split_whitespace()
-        .map(|w| w.trim_matches(|c: char| ",.;:!?()\"'“”".contains(c)))
-        .filter(|w| w.len() >= 2 && w.chars().all(|c| c.is_ascii_lowercase()))
-        .count()
-}
-
-/// A command line, a path or a URL: technical text every language shows as it is.
-fn technical(s: &str) -> bool {
-    let first = s.split_whitespace().next().unwrap_or("");
-    ["python", "pip", "cuda-setup", "nvcc", "sudo", "conda", "py"].contains(&first)
-        || s.contains("://")
-        || s.contains(" --")
-        || s.starts_with('/')
-        || s.starts_with('-')
-}
-
-/// A raw identifier: a token of lower-case words joined by `_` (set_env, download_toolkit).
-fn snake_case(s: &str) -> Option<&str> {
-    s.split(|c: char| {
-        !(c.is_ascii_alphanumeric()
-            || c == '_'
-            || c == '.'
-            || c == '/'
-            || c == '\\'
-            || c == '-'
-            || c == '=')
-    })
-    .find(|tok| {
-        tok.contains('_')
-                && !tok.starts_with('_')
-                && !tok.ends_with('_')
-                && tok.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-                && tok.chars().any(|c| c.is_ascii_lowercase())
-                && !IDENTIFIERS.contains(tok)
-                // sm_86, cu118-like architecture names stay in "why" texts; as a value
-                // they are a GPU's name, not an identifier of ours.
-                && !tok.starts_with("sm_")
-    })
-}
-
-/// What is wrong with one visible text, if anything.
-fn problem(s: &str, lang: Lang) -> Option<String> {
-    if s.contains("Some(") {
-        return Some("Some(".into());
-    }
-    // Rust's None: any lone "None" among Chinese words; in English, where the word
-    // itself is English, only where a value stands ("(None", ": None", "= None").
-    let rust_none = if lang == Lang::Zh {
-        s.split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|w| w == "None")
-    } else {
-        s == "None"
-            || ["(None", ": None", "= None", "None)"]
-                .iter()
-                .any(|p| s.contains(p))
-    };
-    if rust_none {
-        return Some("None".into());
-    }
-    if s.contains('`') {
-        return Some("a backtick".into());
-    }
-    if let Some(i) = s.find('{')
-        && s[i + 1..]
-            .split('}')
-            .next()
-            .is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
-    {
-        return Some("a placeholder left unfilled".into());
-    }
-    if let Some(tok) = snake_case(s) {
-        return Some(format!("a raw identifier ({tok})"));
-    }
-    // An enum's serde word where a name belongs ("按 windows 系统处理").
-    if let Some(w) = s
-        .split(|c: char| c.is_whitespace() || !c.is_ascii())
-        .map(|w| w.trim_matches(|c: char| c.is_ascii_punctuation()))
-        .find(|w| ["windows", "linux"].contains(w))
-    {
-        return Some(format!("a raw identifier ({w})"));
-    }
-    // In Chinese: no English sentence, alone or inside Chinese words ("详细信息：every
-    // source failed…"); each run of ASCII between Chinese characters is judged. A text
-    // in “quotes” is what a program prints, quoted so the user recognises it
-    // (“CUDA out of memory”): not judged.
-    let unquoted: String = s
-        .split('“')
-        .enumerate()
-        .map(|(i, part)| match (i, part.split_once('”')) {
-            (0, _) | (_, None) => part,
-            (_, Some((_, rest))) => rest,
-        })
-        .collect::<Vec<_>>()
-        .join("“”");
-    if lang == Lang::Zh
-        && unquoted
-            .split(|c: char| !c.is_ascii())
-            .map(str::trim)
-            .any(|seg| !technical(seg) && sentence_words(seg) >= 3)
-    {
-        return Some("an English sentence".into());
-    }
-    None
 }
 
 /// The run logs' lines: the raw details a user unfolds on purpose ("Log", "pip output").

@@ -30,41 +30,38 @@ pub struct Plan {
     pub steps: Vec<Step>,
 }
 
-/// Something the user should know about a plan, as a catalogue key with its parameters
-/// (`{"key": "plan_note_…", "params": {…}}` in JSON): front ends say it in the user's
-/// language through [`Note::message`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "key", content = "params")]
+/// Something the user should know about a plan. In JSON it is its message,
+/// `{"key": "plan_note_…", "params": {…}}` (the catalogue's key, so a script renders it
+/// as the front ends do); front ends say it in the user's language through
+/// [`Note::message`].
+#[derive(Debug, Clone, PartialEq)]
 pub enum Note {
     /// Windows: the plan's first step installs the driver.
-    #[serde(rename = "plan_note_driver_first")]
-    DriverFirst { version: String },
+    DriverFirst {
+        version: String,
+    },
     /// The driver must be installed or updated, and the plan does not do it itself.
-    #[serde(rename = "plan_note_driver_needed")]
     DriverNeeded {
         update: bool,
         minimum: String,
         how: DriverHow,
     },
-    #[serde(rename = "plan_note_no_cudnn")]
-    NoCudnn {},
-    /// The wheels index gave no cuDNN: left out (`error`: the index's own words).
-    #[serde(rename = "plan_note_cudnn_not_on_index")]
-    CudnnNotOnIndex { error: String },
-    #[serde(rename = "plan_note_no_python")]
+    NoCudnn,
+    /// The wheels index gave no cuDNN: left out (`error`: the resolver's own words).
+    CudnnNotOnIndex {
+        error: String,
+    },
     NoPython {
         min: String,
         max: String,
         command: String,
     },
     /// A plan `repair --fix` made of its fixes.
-    #[serde(rename = "plan_note_repair")]
-    Repair {},
+    Repair,
 }
 
 /// Who puts the driver in place when the plan has no driver step of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DriverHow {
     /// The CUDA installer's Display.Driver (`--with-driver`).
     CudaInstaller,
@@ -72,6 +69,56 @@ pub enum DriverHow {
     Yourself,
     /// Nobody yet: the link, or `--with-driver`.
     NotChosen,
+}
+
+impl Serialize for Note {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.message().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Note {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Saved {
+            key: String,
+            #[serde(default)]
+            params: std::collections::BTreeMap<String, String>,
+        }
+        let Saved { key, params } = Saved::deserialize(d)?;
+        let get = |name: &str| params.get(name).cloned().unwrap_or_default();
+        let driver = |update, how| Note::DriverNeeded {
+            update,
+            minimum: get("minimum"),
+            how,
+        };
+        Ok(match key.as_str() {
+            "plan_note_driver_first" => Note::DriverFirst {
+                version: get("version"),
+            },
+            "plan_note_driver_install_cuda_installer" => driver(false, DriverHow::CudaInstaller),
+            "plan_note_driver_install_yourself" => driver(false, DriverHow::Yourself),
+            "plan_note_driver_install_link" => driver(false, DriverHow::NotChosen),
+            "plan_note_driver_update_cuda_installer" => driver(true, DriverHow::CudaInstaller),
+            "plan_note_driver_update_yourself" => driver(true, DriverHow::Yourself),
+            "plan_note_driver_update_link" => driver(true, DriverHow::NotChosen),
+            "plan_note_no_cudnn" => Note::NoCudnn,
+            "plan_note_cudnn_not_on_index" => Note::CudnnNotOnIndex {
+                error: get("error"),
+            },
+            "plan_note_no_python" => Note::NoPython {
+                min: get("min"),
+                max: get("max"),
+                command: get("command"),
+            },
+            "plan_note_repair" => Note::Repair,
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "a note this version does not know: {other}"
+                )));
+            }
+        })
+    }
 }
 
 impl Note {
@@ -104,7 +151,7 @@ impl Note {
                     msg!("plan_note_driver_update_link", minimum = minimum)
                 }
             },
-            Note::NoCudnn {} => msg!("plan_note_no_cudnn"),
+            Note::NoCudnn => msg!("plan_note_no_cudnn"),
             Note::CudnnNotOnIndex { error } => {
                 msg!("plan_note_cudnn_not_on_index").with("error", error)
             }
@@ -116,7 +163,7 @@ impl Note {
                     command = command
                 )
             }
-            Note::Repair {} => msg!("plan_note_repair"),
+            Note::Repair => msg!("plan_note_repair"),
         }
     }
 }
@@ -130,24 +177,12 @@ mod notes {
     /// (they only described it), so a plan file a user saved still runs. A note of a kind
     /// this version does not know is an error: the plan is from a newer cuda-setup.
     pub fn current_only<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Note>, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Saved {
-            // Read only to be told apart from a note.
-            Old(#[allow(dead_code)] String),
-            Current(Note),
-            Unknown(serde_json::Value),
-        }
+        // A sentence (an older version's note) or a note: told apart by their JSON type,
+        // so a note's own error (one this version does not know) is the one reported.
         let mut out = Vec::new();
-        for n in Vec::<Saved>::deserialize(d)? {
-            match n {
-                Saved::Old(_) => {}
-                Saved::Current(n) => out.push(n),
-                Saved::Unknown(v) => {
-                    return Err(serde::de::Error::custom(format!(
-                        "a note this version does not know: {v}"
-                    )));
-                }
+        for v in Vec::<serde_json::Value>::deserialize(d)? {
+            if !v.is_string() {
+                out.push(Note::deserialize(v).map_err(serde::de::Error::custom)?);
             }
         }
         Ok(out)
@@ -464,7 +499,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                     cudnn_wheel
                 }
                 (CudnnChoice::Recommended, None) => {
-                    notes.push(Note::NoCudnn {});
+                    notes.push(Note::NoCudnn);
                     None
                 }
                 // The wheels method on Linux takes cuDNN from the index only (the resolver's
@@ -743,6 +778,92 @@ fn read_bundle(dir: &Path) -> Result<BundleManifest, PlanError> {
 mod tests {
     use super::*;
     use crate::bundle::lookup_expected;
+
+    /// Every kind of note, each way the driver can be put in place.
+    fn every_note() -> Vec<Note> {
+        let mut all = vec![
+            Note::DriverFirst {
+                version: "581.57".into(),
+            },
+            Note::NoCudnn,
+            Note::CudnnNotOnIndex {
+                error: "cuDNN is left out: HTTP 404".into(),
+            },
+            Note::NoPython {
+                min: "3.9".into(),
+                max: "3.13".into(),
+                command: "pip install torch".into(),
+            },
+            Note::Repair,
+        ];
+        for update in [false, true] {
+            for how in [
+                DriverHow::CudaInstaller,
+                DriverHow::Yourself,
+                DriverHow::NotChosen,
+            ] {
+                all.push(Note::DriverNeeded {
+                    update,
+                    minimum: "580.88".into(),
+                    how,
+                });
+            }
+        }
+        all
+    }
+
+    /// Each note is a catalogue sentence in both languages, every placeholder filled, the
+    /// raw error only in the details; in JSON it is its message and reads back the same.
+    #[test]
+    fn every_note_says_a_sentence_in_both_languages_and_reads_back() {
+        use crate::i18n::{self, Lang};
+        let mut keys = std::collections::BTreeSet::new();
+        for n in every_note() {
+            let m = n.message();
+            assert!(i18n::has_key(m.key), "{m:?}");
+            keys.insert(m.key);
+            let (en, zh) = (i18n::render(&m, Lang::En), i18n::render(&m, Lang::Zh));
+            assert!(!en.contains('{') && !zh.contains('{'), "{en} / {zh}");
+            assert!(
+                zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "{zh}"
+            );
+            assert!(!zh.contains("HTTP 404"), "{zh}");
+            let json = serde_json::to_value(&n).unwrap();
+            assert_eq!(json["key"], m.key, "{json}");
+            assert_eq!(serde_json::from_value::<Note>(json).unwrap(), n);
+        }
+        assert_eq!(keys.len(), every_note().len(), "one key per note");
+        let m = every_note()[2].message();
+        assert_eq!(
+            i18n::details(&m, Lang::Zh).as_deref(),
+            Some("cuDNN is left out: HTTP 404")
+        );
+    }
+
+    /// A plan saved by an older version (English sentences as notes) still loads, without
+    /// them; a note this version does not know is an error that names it.
+    #[test]
+    fn an_older_plans_sentences_are_dropped_and_an_unknown_note_is_refused() {
+        let plan = |notes: serde_json::Value| {
+            serde_json::json!({
+                "format": 1, "goal": "pytorch", "os": "windows", "root": null,
+                "toolkit": null, "cudnn": null, "torch_command": null,
+                "notes": notes, "steps": [],
+            })
+        };
+        let old = plan(serde_json::json!([
+            "the NVIDIA driver must be updated to 580.88 or newer",
+            {"key": "plan_note_no_cudnn", "params": {}, "text": "no cuDNN release fits"}
+        ]));
+        let p: Plan = serde_json::from_value(old).unwrap();
+        assert_eq!(p.notes, vec![Note::NoCudnn]);
+        let newer = plan(serde_json::json!([{"key": "plan_note_from_the_future"}]));
+        let e = serde_json::from_value::<Plan>(newer)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("plan_note_from_the_future"), "{e}");
+    }
 
     #[test]
     fn choices_start_from_the_same_defaults_and_keep_connections_in_range() {

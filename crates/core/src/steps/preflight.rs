@@ -370,6 +370,91 @@ mod tests {
         assert_eq!(disk_checks(1, false)[0].status, Status::Pass);
     }
 
+    /// Every check a sandbox can produce (room short, a guess, enough; the rights for
+    /// each reason; a non-ASCII and an over-long path; no Visual Studio) says its
+    /// finding, reason and remedy in both languages; the English fields read as before.
+    #[test]
+    fn every_check_says_its_words_in_both_languages() {
+        use crate::i18n::{self, Lang};
+        let root = tempfile::tempdir().unwrap();
+        let long = root.path().join("x".repeat(210));
+        let mut all = Vec::new();
+        for os in [Os::Windows, Os::Linux] {
+            for (needs_admin, driver) in [(true, false), (false, true)] {
+                for (needed_bytes, needed_is_estimate) in
+                    [(u64::MAX / 2, false), (u64::MAX / 2, true), (1, false)]
+                {
+                    let mut target = Target::rooted(os, root.path());
+                    target.elevated = false;
+                    target.host = crate::platform::Host::sandbox(
+                        os,
+                        root.path(),
+                        [(
+                            "TEMP".to_string(),
+                            "C:\\Users\\\u{5f20}\u{4e09}\\Temp".to_string(),
+                        )]
+                        .into(),
+                    );
+                    let ctx = Ctx {
+                        target: &target,
+                        cancel: &Cancel::default(),
+                        emit: &|_| {},
+                    };
+                    all.extend(checks(
+                        &Inputs {
+                            toolkit_dir: Some(long.clone()),
+                            toolkit_version: Some("12.4".parse().unwrap()),
+                            needed_bytes,
+                            needed_is_estimate,
+                            work_dir: root.path().to_path_buf(),
+                            needs_admin,
+                            developer: true,
+                            from_wheels: false,
+                            driver,
+                        },
+                        &ctx,
+                    ));
+                }
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for c in &all {
+            for m in c.lines() {
+                seen.insert(m.key);
+                let zh = i18n::render(&m, Lang::Zh);
+                assert!(
+                    zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) && !zh.contains('{'),
+                    "{}: {zh}",
+                    c.id
+                );
+            }
+            assert_eq!(c.what, i18n::render(&c.message, Lang::En));
+            assert_eq!(c.status == Status::Pass, c.reason.is_none(), "{c:?}");
+        }
+        for key in [
+            "check_disk_short",
+            "check_disk_estimate",
+            "check_disk_ok",
+            "check_admin_missing",
+            "check_admin_driver_why",
+            "check_admin_windows_why",
+            "check_admin_linux_why",
+            "check_path_long",
+            "check_vs_missing",
+            "preflight_warning",
+            "preflight_not_passed",
+        ] {
+            assert!(seen.contains(key), "{key} not produced: {seen:?}");
+        }
+        // The wizard reads the path off the English finding.
+        let ascii = all.iter().find(|c| c.message.key == "check_path_non_ascii");
+        let ascii = ascii.expect("the non-ASCII TEMP is found");
+        assert!(
+            ascii.what.ends_with(" contains non-ASCII characters"),
+            "{ascii:?}"
+        );
+    }
+
     /// The PyTorch goal on Windows with a driver to install: the rights are asked for,
     /// and the way out without them is to install the driver yourself.
     #[test]

@@ -176,7 +176,7 @@ impl StatusLine {
     /// No bar under `--json`.
     pub fn new(json: bool, lang: Lang) -> Self {
         StatusLine {
-            progress: Progress::new(json, "  ", Duration::from_secs(5)),
+            progress: Progress::new(json, "  ", Duration::from_secs(5), lang),
             lang,
         }
     }

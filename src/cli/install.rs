@@ -327,7 +327,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     }
     super::wait_for_others(args.wait, lang);
     let total = plan.steps.len();
-    let progress = Progress::new(args.json, "      ", std::time::Duration::from_secs(2));
+    let progress = Progress::new(args.json, "      ", std::time::Duration::from_secs(2), lang);
     let report = run::run_blocking(&plan, &target, &Cancel::default(), &mut |e| match e {
         RunEvent::Started { index, name } => progress.line(&format!(
             "[{}/{total}] {}",

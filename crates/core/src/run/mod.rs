@@ -342,9 +342,12 @@ fn check_plan(target: &Target, plan: &Plan, done: &[usize]) -> Result<(), String
 /// The steps of `plan_json` a killed run finished; none when the journal is another
 /// plan's, or was rejected (then set aside, and the run starts from the first step —
 /// steps are idempotent, so that only costs time).
-fn load_journal(target: &Target, plan_json: &str) -> (Vec<usize>, Option<Rejected>) {
+/// The steps an interrupted run of this same plan finished. Plans are compared as plans,
+/// not as text: a journal an older version wrote (notes as English sentences, which no
+/// longer load) still resumes the plan it holds.
+fn load_journal(target: &Target, plan: &Plan) -> (Vec<usize>, Option<Rejected>) {
     match read_journal(target) {
-        Ok(Some((j, _))) if j.plan == plan_json => (j.done, None),
+        Ok(Some((j, saved))) if saved == *plan => (j.done, None),
         Ok(_) => (Vec::new(), None),
         Err(r) => (Vec::new(), Some(r)),
     }
@@ -449,7 +452,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
     let plan_json = serde_json::to_string(plan).expect("serialisable");
     let held = lock(target);
     let (mut done, rejected) = match &held {
-        Ok(_) => load_journal(target, &plan_json),
+        Ok(_) => load_journal(target, plan),
         Err(_) => (Vec::new(), None),
     };
     let (log, log_file) = RunLog::open(&target.logs_dir());
@@ -708,6 +711,39 @@ mod tests {
             done,
             awaiting,
         );
+    }
+
+    /// A journal written before notes were messages (English sentences) still gives its
+    /// plan after the restart, and the run resumes after the steps it had done.
+    #[test]
+    fn a_journal_with_the_older_notes_still_resumes() {
+        let root = tempfile::tempdir().unwrap();
+        let target = Target::rooted(Os::Windows, root.path());
+        let p = plan(
+            &target,
+            vec![
+                Step::SetEnv {
+                    name: "CUDA_SETUP_A".into(),
+                    value: Some("1".into()),
+                },
+                Step::SetEnv {
+                    name: "CUDA_SETUP_B".into(),
+                    value: Some("2".into()),
+                },
+            ],
+        );
+        let mut old = serde_json::to_value(&p).unwrap();
+        old["notes"] = serde_json::json!(["the NVIDIA driver 617.14 is installed first"]);
+        std::fs::create_dir_all(target.state_dir()).unwrap();
+        save_journal(&target, &old.to_string(), &[0], true);
+        let resumed = awaiting_restart(&target).expect("the older journal loads");
+        assert_eq!(resumed, p);
+        let report = run_blocking(&resumed, &target, &Cancel::default(), &mut |_| {});
+        assert!(report.ok(), "{:?}", report.failure);
+        let status: Vec<_> = report.steps.iter().map(|s| s.status).collect();
+        assert_eq!(status, [StepStatus::DoneBefore, StepStatus::Done]);
+        let done = report.steps[1].message.as_ref().unwrap();
+        assert_eq!(done.key, "step_set_env_value");
     }
 
     /// A plan waiting for a restart is given by `awaiting_restart` only; a killed run's

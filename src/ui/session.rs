@@ -104,6 +104,13 @@ pub fn default_pip_mirror(lang: Lang) -> usize {
     }
 }
 
+/// The wheels method's PyPI index a language starts with, as the Choose page's field
+/// holds it: the name of [`default_pip_mirror`]'s mirror ("tsinghua" in Chinese, "" —
+/// pypi.org — otherwise). One source of truth for both pages.
+pub fn default_pypi(lang: Lang) -> &'static str {
+    PIP_MIRRORS[default_pip_mirror(lang)].0
+}
+
 /// The PyPI mirror at `index` of [`PIP_MIRRORS`] (None: pypi.org).
 pub fn pip_mirror(index: usize) -> Option<PypiMirror> {
     let (name, _) = PIP_MIRRORS[index.min(PIP_MIRRORS.len() - 1)];
@@ -128,7 +135,9 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn new(opts: &Options) -> Settings {
+    /// From the command line; in the Chinese UI the wheels' PyPI index starts as the
+    /// same Chinese mirror the PyPI page uses ([`default_pypi`]), unless one was given.
+    pub fn new(opts: &Options, lang: Lang) -> Settings {
         Settings {
             cuda: opts
                 .cuda
@@ -140,7 +149,10 @@ impl Settings {
             skip_driver: false,
             connections: 8,
             method: opts.method,
-            pypi: opts.pypi_mirror.clone().unwrap_or_default(),
+            pypi: opts
+                .pypi_mirror
+                .clone()
+                .unwrap_or_else(|| default_pypi(lang).to_string()),
         }
     }
 
@@ -398,7 +410,7 @@ impl Session {
             },
             goal: opts.goal.unwrap_or(Goal::Pytorch),
             existing,
-            settings: Settings::new(&opts),
+            settings: Settings::new(&opts, lang),
             torch: Torch {
                 python: opts
                     .python
@@ -586,9 +598,20 @@ impl Session {
             // The app's: which page shows is not the session's.
             Action::Next | Action::Back | Action::Go(_) => {}
             Action::SetLang(l) => {
+                let before = self.lang;
                 self.lang = l;
                 if !self.torch.mirror_chosen {
                     self.torch.mirror = default_pip_mirror(l);
+                }
+                // The wheels' index follows the language until the user (or the command
+                // line) set one, and until a plan was made with it (the recommendation
+                // does not depend on it).
+                if self.opts.pypi_mirror.is_none()
+                    && self.settings.pypi == default_pypi(before)
+                    && self.prepare.result.is_none()
+                    && !self.prepare.running
+                {
+                    self.settings.pypi = default_pypi(l).to_string();
                 }
             }
             Action::SetMode(m) => self.mode = m,

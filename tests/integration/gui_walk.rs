@@ -3,8 +3,16 @@
 //! is not the catalogue's words fails — an English sentence, `Some(`, `None`, backticks, a
 //! raw snake_case identifier, a `{placeholder}` left unfilled. Paths, URLs, versions,
 //! commands and package names pass: they are placeholder values, the same in every
-//! language. The same walk in English checks the markup rules. Also: the cuDNN page's
-//! Undo button (click, confirm, the toolkit folder back as it was).
+//! language. The same walk in English checks the markup rules. Jargon (cu118, sm_86,
+//! "GA", PTX, 核函数) fails too, in any language, outside commands and addresses: it
+//! belongs behind "Why this recommendation?" and "Details", which the walk leaves closed
+//! (their default), so what it reads is the front line.
+//!
+//! Every frame the walk reads has exactly one primary button, and Enter presses it: the
+//! walk moves on with Enter wherever the primary is the way forward (Welcome, System,
+//! Choose, Prepare, Install, cuDNN with a checked archive, PyTorch, Repair with findings).
+//! Both goals are walked, and repair. Also: the cuDNN page's Undo button (click, confirm,
+//! the toolkit folder back as it was).
 
 #![cfg(unix)]
 
@@ -12,13 +20,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cuda_setup::ui::widgets::primaries_drawn;
 use cuda_setup::ui::{App, Page};
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::recommend::Goal;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{By, NodeT, Queryable};
 
-use super::gui::{Dropped, INSTALLER, Machine, click, harness, settle, wait};
+use super::gui::{Dropped, INSTALLER, Machine, click, harness, has, settle, wait};
 use crate::support::server::Fault;
 use crate::support::standin::windows_installer;
 
@@ -96,14 +105,36 @@ fn snake_case(s: &str) -> Option<&str> {
                 && tok.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
                 && tok.chars().any(|c| c.is_ascii_lowercase())
                 && !IDENTIFIERS.contains(tok)
-                // sm_86, cu118-like architecture names stay in "why" texts; as a value
-                // they are a GPU's name, not an identifier of ours.
+                // sm_86 is jargon, judged by its own rule.
                 && !tok.starts_with("sm_")
     })
 }
 
+/// Jargon a beginner cannot read, outside a command or an address: a PyTorch build tag
+/// (cu118), an architecture code (sm_86), NVIDIA's release tag ("GA"), PTX, 核函数.
+fn jargon(s: &str) -> Option<String> {
+    if technical(s) {
+        return None;
+    }
+    if s.contains("核函数") {
+        return Some("jargon (核函数)".into());
+    }
+    s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find(|tok| {
+            let digits = |t: &str| t.len() >= 2 && t.chars().all(|c| c.is_ascii_digit());
+            *tok == "GA"
+                || *tok == "PTX"
+                || tok.strip_prefix("cu").is_some_and(digits)
+                || tok.strip_prefix("sm_").is_some_and(digits)
+        })
+        .map(|tok| format!("jargon ({tok})"))
+}
+
 /// What is wrong with one visible text, if anything.
 fn problem(s: &str, lang: Lang) -> Option<String> {
+    if let Some(j) = jargon(s) {
+        return Some(j);
+    }
     if s.contains("Some(") {
         return Some("Some(".into());
     }
@@ -198,6 +229,13 @@ impl Walk {
         }
         let logs = log_lines(h.state());
         let page_name = format!("{page:?}");
+        let primaries = primaries_drawn(&h.ctx);
+        if primaries != 1 {
+            self.found
+                .entry(format!("{page_name} ({what})"))
+                .or_default()
+                .push(format!("{primaries} primary buttons, not one"));
+        }
         let texts = visible(h);
         // The walk reads what is there: every page says something in the user's language.
         assert!(
@@ -238,6 +276,15 @@ impl Walk {
     }
 }
 
+/// Enter, as a user presses it with no text field in focus: the page's primary button.
+fn enter(h: &mut Harness<'_, App>) {
+    let focused = h.ctx.memory(|m| m.focused());
+    assert!(focused.is_none(), "a widget has the keyboard: {focused:?}");
+    h.key_press(egui::Key::Enter);
+    h.step();
+    h.step();
+}
+
 /// Every page of a first-time developer setup, through to Done; then a failed run and
 /// Repair with findings.
 fn walk(lang: Lang) {
@@ -259,10 +306,12 @@ fn walk(lang: Lang) {
     let mut h = harness(App::new(o));
     h.step();
     w.read(&mut h, "start");
-    click(&mut h, next);
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::System, "Enter is Next on Welcome");
     wait(&mut h, "detection", |a| a.session.system.report.is_some());
     w.read(&mut h, "detected");
-    click(&mut h, next);
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Choose);
     w.read(&mut h, "recommendation");
     click(&mut h, if zh { "高级选项" } else { "Advanced" });
     w.read(&mut h, "advanced options");
@@ -270,11 +319,13 @@ fn walk(lang: Lang) {
     wait(&mut h, "prepare", |a| !a.session.prepare.running);
     w.read(&mut h, "checks");
     assert!(h.state().session.prepare.ready());
-    click(&mut h, start);
+    assert!(has(&h, start), "the primary says what it starts");
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Install, "Enter starts the install");
     wait(&mut h, "install", |a| !a.session.install.run.running());
     assert!(h.state().session.install.run.succeeded());
     w.read(&mut h, "finished run");
-    click(&mut h, next);
+    enter(&mut h);
     assert_eq!(h.state().page, Page::Cudnn);
     w.read(&mut h, "before an archive");
     let not_zip = m
@@ -291,10 +342,13 @@ fn walk(lang: Lang) {
         .push(Arc::new(Dropped(m.cudnn_zip())));
     wait(&mut h, "validation", |a| a.session.cudnn.check.is_some());
     w.read(&mut h, "archive checked");
-    click(&mut h, install_cudnn);
+    // The primary is "Install cuDNN" now (Next waits for it), and Enter presses it.
+    h.get_by_label(install_cudnn);
+    enter(&mut h);
     wait(&mut h, "cuDNN install", |a| {
         a.session.cudnn.installed.is_some()
     });
+    assert!(matches!(h.state().session.cudnn.installed, Some(Ok(_))));
     w.read(&mut h, "installed");
     click(&mut h, next);
     wait(&mut h, "smoke", |a| a.session.verify.report.is_some());
@@ -367,6 +421,15 @@ fn walk(lang: Lang) {
         cuda_setup_core::repair::problems(h.state().session.repair.findings.as_ref().unwrap()) > 0
     );
     w.read(&mut h, "findings");
+    // "Fix N problems" is the primary: Enter fixes, then the audit runs again.
+    enter(&mut h);
+    assert!(h.state().session.repair.fixing || h.state().session.repair.fixed.is_some());
+    wait(&mut h, "fix and audit", |a| {
+        a.session.repair.fixed.is_some() && !a.session.repair.busy()
+    });
+    w.read(&mut h, "fixed");
+
+    walk_pytorch(&mut w, lang);
 
     for p in [
         Page::Welcome,
@@ -383,6 +446,44 @@ fn walk(lang: Lang) {
         assert!(w.pages.contains(&p), "the walk missed {p:?}: {:?}", w.pages);
     }
     w.verdict();
+}
+
+/// The PyTorch goal, Enter all the way: the driver checked, the wheel installed into the
+/// stand-in Python by Enter on the PyTorch page, the doctor's verdict, Done.
+fn walk_pytorch(w: &mut Walk, lang: Lang) {
+    let m = Machine::new(windows_installer(0, 0));
+    let mut h = harness(App::new(m.options(lang)));
+    h.step();
+    enter(&mut h);
+    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Choose);
+    w.read(&mut h, "PyTorch goal");
+    enter(&mut h);
+    if h.state().page == Page::Prepare {
+        wait(&mut h, "prepare", |a| !a.session.prepare.running);
+        w.read(&mut h, "PyTorch goal checks");
+        enter(&mut h);
+    }
+    if h.state().page == Page::Install {
+        wait(&mut h, "install", |a| !a.session.install.run.running());
+        w.read(&mut h, "PyTorch goal run");
+        enter(&mut h);
+    }
+    assert_eq!(h.state().page, Page::Pytorch);
+    w.read(&mut h, "PyTorch goal, before pip");
+    // Enter is "Install PyTorch", not Next: pip runs, then the doctor.
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Pytorch);
+    assert!(h.state().session.torch.run.started, "Enter ran pip");
+    wait(&mut h, "pip and the doctor", |a| {
+        !a.session.torch.busy() && a.session.torch.doctor.is_some()
+    });
+    w.read(&mut h, "PyTorch works");
+    // Working now: Next is the primary.
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Done);
+    w.read(&mut h, "PyTorch goal summary");
 }
 
 #[test]
@@ -423,6 +524,16 @@ fn the_rules_catch_raw_text_and_pass_technical_values() {
         ("按 Windows 系统处理", false),
         ("出现“CUDA out of memory”（显存不足）", false),
         ("出现“CUDA out of memory”，then make it smaller", true),
+        // Jargon stays behind "why" and "Details"; plain words in front.
+        ("CUDA 11.8 GA", true),
+        ("PyTorch 2.7.1 (cu118)", true),
+        ("torch 2.7.1+cu118", true),
+        ("NVIDIA GeForce RTX 3060 (sm_86)", true),
+        ("内置 PTX 代码", true),
+        ("编译核函数", true),
+        ("NVIDIA GeForce RTX 3060 (Ampere)", false),
+        ("PyTorch 2.7.1 (for CUDA 11.8)", false),
+        ("CUDA 12.4 Update 1", false),
         (
             "https://download.pytorch.org/whl/cu118/torch-2.7.1-cp311-cp311-linux_x86_64.whl",
             false,

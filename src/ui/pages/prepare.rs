@@ -67,8 +67,9 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         Err(e) => {
             widgets::callout(ui, Tone::Bad, |ui| {
                 ui.label(RichText::new(t(lang, "ui_prepare_failed")).strong());
-                ui.label(e);
                 ui.label(t(lang, "ui_prepare_failed_hint"));
+                // The core's error chain, word for word: for searching and support.
+                crate::ui::progress::details(ui, lang, "prepare-failed", e);
             });
         }
         Ok(p) => {

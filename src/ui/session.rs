@@ -394,6 +394,9 @@ pub struct Session {
     /// Where the tables' facts come from; `refreshing` while the background refresh runs.
     pub tables_line: Message,
     pub refreshing: bool,
+    /// The wheels' PyPI index was set (on the Choose page or the command line): it no
+    /// longer follows the language.
+    pub pypi_chosen: bool,
     /// A worker thread's panic message, shown until the user moves to another page.
     pub crash: Option<String>,
 }
@@ -401,6 +404,7 @@ pub struct Session {
 impl Session {
     /// The session at start: the mode follows what is on disk (an install there: repair).
     pub fn new(opts: Options, lang: Lang, existing: Existing) -> Session {
+        let pypi_chosen = opts.pypi_mirror.is_some();
         Session {
             lang,
             mode: if existing.found() {
@@ -432,6 +436,7 @@ impl Session {
             repair: Repair::default(),
             saved: None,
             refreshing: false,
+            pypi_chosen,
             crash: None,
         }
     }
@@ -606,7 +611,7 @@ impl Session {
                 // The wheels' index follows the language until the user (or the command
                 // line) set one, and until a plan was made with it (the recommendation
                 // does not depend on it).
-                if self.opts.pypi_mirror.is_none()
+                if !self.pypi_chosen
                     && self.settings.pypi == default_pypi(before)
                     && self.prepare.result.is_none()
                     && !self.prepare.running
@@ -624,6 +629,7 @@ impl Session {
             }
             Action::SetSettings(s) => {
                 if s != self.settings {
+                    self.pypi_chosen |= s.pypi != self.settings.pypi;
                     // Another toolkit or method is another recommendation (wheels know
                     // more releases), and any setting another plan.
                     self.settings = s;

@@ -638,3 +638,63 @@ fn the_cudnn_undo_button_puts_the_toolkit_folder_back() {
     assert!(!h.state_mut().can_next());
     assert!(h.query_all(By::new().label("安装 cuDNN")).next().is_some());
 }
+
+/// Choose, wheels method: in Chinese the wheels' PyPI index starts as the Tsinghua mirror
+/// (the PyTorch page's default, one source of truth), said on the page with how to turn it
+/// off; emptied, it stays off; English starts with pypi.org. The Advanced panel names
+/// "连接数" once (the slider has no caption of its own beside the grid's).
+#[test]
+fn chinese_wheels_default_to_the_mirror_and_the_connections_slider_is_named_once() {
+    use cuda_setup::ui::session::Action;
+    use cuda_setup_core::recommend::Method;
+    let m = Machine::new(windows_installer(0, 0));
+    let mut o = m.options(Lang::Zh);
+    o.goal = Some(Goal::Developer);
+    o.method = Method::Wheels;
+    let mut h = harness(App::new(o));
+    h.step();
+    enter(&mut h);
+    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Choose);
+    settle(&mut h);
+    let s = &h.state().session;
+    assert_eq!(s.settings.pypi, "tsinghua");
+    assert_eq!(
+        s.choices().pypi_index.as_deref(),
+        Some("https://pypi.tuna.tsinghua.edu.cn/simple")
+    );
+    let note = "中文界面默认从清华大学镜像下载这些安装包";
+    assert!(has(&h, note), "the default is said, with how to turn it off");
+
+    click(&mut h, "高级选项");
+    let named: Vec<_> = h
+        .query_all_by_label("连接数")
+        .filter(|n| n.accesskit_node().role() != egui::accesskit::Role::Slider)
+        .collect();
+    assert_eq!(named.len(), 1, "连接数 once");
+    let slider = h.get_by_role(egui::accesskit::Role::Slider);
+    assert_eq!(slider.accesskit_node().label().as_deref(), Some("连接数"));
+
+    // Turned off (the field emptied), it stays off, in either language.
+    let off = cuda_setup::ui::session::Settings {
+        pypi: String::new(),
+        ..h.state().session.settings.clone()
+    };
+    h.state_mut().apply(Action::SetSettings(off));
+    settle(&mut h);
+    assert!(!has(&h, note));
+    assert_eq!(h.state().session.choices().pypi_index, None);
+    h.state_mut().apply(Action::SetLang(Lang::En));
+    h.state_mut().apply(Action::SetLang(Lang::Zh));
+    assert_eq!(h.state().session.settings.pypi, "");
+
+    // English: pypi.org, as before; switching language before a plan follows it.
+    let m = Machine::new(windows_installer(0, 0));
+    let mut app = App::new(m.options(Lang::En));
+    assert_eq!(app.session.settings.pypi, "");
+    app.apply(Action::SetLang(Lang::Zh));
+    assert_eq!(app.session.settings.pypi, "tsinghua");
+    app.apply(Action::SetLang(Lang::En));
+    assert_eq!(app.session.settings.pypi, "");
+}

@@ -365,8 +365,7 @@ fn method(session: &Session, settings: &mut Settings, ui: &mut Ui) {
         cuda_setup_core::recommend::method_advice(&cuda_setup_core::recommend::MethodFacts {
             elevated: session.opts.target.elevated || cfg!(windows),
             // A mirror the user asked for (the Chinese UI's default is no request).
-            pypi_mirror: !settings.pypi.trim().is_empty()
-                && (session.opts.pypi_mirror.is_some() || settings.pypi != default_pypi(lang)),
+            pypi_mirror: session.pypi_chosen && !settings.pypi.trim().is_empty(),
             installer_download_failed: false,
         });
     if advised == settings.method {
@@ -386,7 +385,7 @@ fn method(session: &Session, settings: &mut Settings, ui: &mut Ui) {
             widgets::note(ui, Tone::Bad, &t(lang, "ui_method_pypi_bad"));
         }
         // Chinese: the mirror is ours, not the user's: say so, and how to turn it off.
-        if session.opts.pypi_mirror.is_none()
+        if !session.pypi_chosen
             && !settings.pypi.is_empty()
             && settings.pypi == default_pypi(lang)
         {

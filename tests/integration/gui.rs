@@ -226,7 +226,10 @@ fn first_time_developer_setup_through_every_page() {
     assert_eq!(h.state().session.goal, Goal::Developer);
     settle(&mut h);
     assert!(has(&h, "CUDA 11.8"), "the toolkit pick");
-    assert!(!has(&h, "11.8 GA"), "NVIDIA's release tag is no word for a beginner");
+    assert!(
+        !has(&h, "11.8 GA"),
+        "NVIDIA's release tag is no word for a beginner"
+    );
     assert!(has(&h, "cuDNN 9."), "the cuDNN pick");
     click(&mut h, "Why this recommendation?");
     assert!(has(&h, "CUDA 11.8.0 builds code for"), "a reason, rendered");
@@ -693,10 +696,7 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
     settle(&mut h);
     assert!(has(&h, "How to install the toolkit"));
     assert!(has(&h, "the wheels are the same NVIDIA files from PyPI"));
-    assert!(
-        has(&h, "CUDA 13.5"),
-        "the wheels-only release is offered"
-    );
+    assert!(has(&h, "CUDA 13.5"), "the wheels-only release is offered");
     click(&mut h, "Next");
 
     // Prepare resolves the wheels on the index: no administrator rights needed.

@@ -665,7 +665,10 @@ fn chinese_wheels_default_to_the_mirror_and_the_connections_slider_is_named_once
         Some("https://pypi.tuna.tsinghua.edu.cn/simple")
     );
     let note = "中文界面默认从清华大学镜像下载这些安装包";
-    assert!(has(&h, note), "the default is said, with how to turn it off");
+    assert!(
+        has(&h, note),
+        "the default is said, with how to turn it off"
+    );
 
     click(&mut h, "高级选项");
     let named: Vec<_> = h

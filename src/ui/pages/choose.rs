@@ -385,9 +385,7 @@ fn method(session: &Session, settings: &mut Settings, ui: &mut Ui) {
             widgets::note(ui, Tone::Bad, &t(lang, "ui_method_pypi_bad"));
         }
         // Chinese: the mirror is ours, not the user's: say so, and how to turn it off.
-        if !session.pypi_chosen
-            && !settings.pypi.is_empty()
-            && settings.pypi == default_pypi(lang)
+        if !session.pypi_chosen && !settings.pypi.is_empty() && settings.pypi == default_pypi(lang)
         {
             ui.label(RichText::new(t(lang, "ui_method_pypi_default")).weak());
         }

@@ -44,11 +44,9 @@ impl Screen for State {
     /// for "Skip").
     fn primary(&self, s: &Session) -> Option<Primary> {
         let c = &s.cudnn;
-        (matches!(c.check, Some(Ok(_))) && c.installed.is_none() && s.toolkit_dir().is_some())
-            .then(|| {
-                Primary::new(t(s.lang, "ui_install_cudnn"), Action::InstallCudnn)
-                    .enabled(!c.busy())
-            })
+        (matches!(c.check, Some(Ok(_))) && c.installed.is_none() && s.toolkit_dir().is_some()).then(
+            || Primary::new(t(s.lang, "ui_install_cudnn"), Action::InstallCudnn).enabled(!c.busy()),
+        )
     }
 
     fn show_work(&self, s: &Session) -> Vec<Action> {

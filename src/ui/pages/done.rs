@@ -80,7 +80,10 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     if let Some(rec) = session.recommendation() {
         let mut picks = Vec::new();
         if let Some(tk) = &rec.toolkit {
-            picks.push(format!("CUDA {}", crate::ui::text::plain_release(&tk.label)));
+            picks.push(format!(
+                "CUDA {}",
+                crate::ui::text::plain_release(&tk.label)
+            ));
         }
         if let Some(p) = &rec.torch {
             picks.push(tf(

@@ -211,16 +211,25 @@ fn log_lines(app: &App) -> Vec<String> {
         .collect()
 }
 
-/// What one page shows that breaks the rules, said as `page: "text" (why)`.
+/// What one page shows that breaks the rules, said as `page: "text" (why)`. Other gui
+/// tests walk their own journeys with it: `Walk::new(lang)`, `read` on each page
+/// (catalogue words, no jargon in front, one primary button), `verdict` at the end.
 #[derive(Default)]
-struct Walk {
+pub(crate) struct Walk {
     lang: Option<Lang>,
     found: BTreeMap<String, Vec<String>>,
     pages: Vec<Page>,
 }
 
 impl Walk {
-    fn read(&mut self, h: &mut Harness<'_, App>, what: &str) {
+    pub(crate) fn new(lang: Lang) -> Walk {
+        Walk {
+            lang: Some(lang),
+            ..Walk::default()
+        }
+    }
+
+    pub(crate) fn read(&mut self, h: &mut Harness<'_, App>, what: &str) {
         settle(h);
         let lang = self.lang.expect("a language");
         let page = h.state().page;
@@ -267,7 +276,7 @@ impl Walk {
         }
     }
 
-    fn verdict(&self) {
+    pub(crate) fn verdict(&self) {
         assert!(
             self.found.is_empty(),
             "texts that are not the catalogue's plain words:\n{:#?}",
@@ -277,7 +286,7 @@ impl Walk {
 }
 
 /// Enter, as a user presses it with no text field in focus: the page's primary button.
-fn enter(h: &mut Harness<'_, App>) {
+pub(crate) fn enter(h: &mut Harness<'_, App>) {
     let focused = h.ctx.memory(|m| m.focused());
     assert!(focused.is_none(), "a widget has the keyboard: {focused:?}");
     h.key_press(egui::Key::Enter);
@@ -288,10 +297,7 @@ fn enter(h: &mut Harness<'_, App>) {
 /// Every page of a first-time developer setup, through to Done; then a failed run and
 /// Repair with findings.
 fn walk(lang: Lang) {
-    let mut w = Walk {
-        lang: Some(lang),
-        ..Walk::default()
-    };
+    let mut w = Walk::new(lang);
     let zh = lang == Lang::Zh;
     let next = if zh { "下一步" } else { "Next" };
     let start = if zh {

@@ -978,6 +978,9 @@ fn a_dead_worker_is_shown_and_back_works() {
         &h,
         "cuda-setup ran into a bug of its own while working on this page"
     ));
+    // Blocked: "Check again" is the one primary (and the only such button).
+    h.get_by_label("Check again");
+    assert_eq!(cuda_setup::ui::widgets::primaries_drawn(&h.ctx), 1);
     // The panic's own words only behind "Details".
     assert!(!has(&h, "test panic in worker_prepare"));
     // (The crash's, and the failed preparation's: both name it.)

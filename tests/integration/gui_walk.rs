@@ -435,8 +435,6 @@ fn walk(lang: Lang) {
     });
     w.read(&mut h, "fixed");
 
-    walk_pytorch(&mut w, lang);
-
     for p in [
         Page::Welcome,
         Page::System,
@@ -500,6 +498,19 @@ fn every_page_in_chinese_shows_only_the_catalogues_words() {
 #[test]
 fn every_page_in_english_has_no_raw_markup() {
     walk(Lang::En);
+}
+
+/// The PyTorch goal's walk, a test of its own so that it runs beside the others.
+#[test]
+fn the_pytorch_goal_in_chinese_and_english_goes_on_with_enter() {
+    for lang in [Lang::Zh, Lang::En] {
+        let mut w = Walk::new(lang);
+        walk_pytorch(&mut w, lang);
+        for p in [Page::Choose, Page::Pytorch, Page::Done] {
+            assert!(w.pages.contains(&p), "the walk missed {p:?}: {:?}", w.pages);
+        }
+        w.verdict();
+    }
 }
 
 /// The checks themselves: each rule catches what it names and lets technical values by.

@@ -49,14 +49,36 @@ pub fn snake_case(s: &str) -> Option<&str> {
                 && tok.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
                 && tok.chars().any(|c| c.is_ascii_lowercase())
                 && !IDENTIFIERS.contains(tok)
-                // sm_86, cu118-like architecture names stay in "why" texts; as a value
-                // they are a GPU's name, not an identifier of ours.
+                // sm_86 is jargon, judged by its own rule.
                 && !tok.starts_with("sm_")
     })
 }
 
+/// Jargon a beginner cannot read, outside a command or an address: a PyTorch build tag
+/// (cu118), an architecture code (sm_86), NVIDIA's release tag ("GA"), PTX, 核函数.
+pub fn jargon(s: &str) -> Option<String> {
+    if technical(s) {
+        return None;
+    }
+    if s.contains("核函数") {
+        return Some("jargon (核函数)".into());
+    }
+    s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find(|tok| {
+            let digits = |t: &str| t.len() >= 2 && t.chars().all(|c| c.is_ascii_digit());
+            *tok == "GA"
+                || *tok == "PTX"
+                || tok.strip_prefix("cu").is_some_and(digits)
+                || tok.strip_prefix("sm_").is_some_and(digits)
+        })
+        .map(|tok| format!("jargon ({tok})"))
+}
+
 /// What is wrong with one visible text, if anything.
 pub fn problem(s: &str, lang: Lang) -> Option<String> {
+    if let Some(j) = jargon(s) {
+        return Some(j);
+    }
     if s.contains("Some(") {
         return Some("Some(".into());
     }

@@ -86,8 +86,7 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
         source,
     })?;
     (ctx.emit)(StepEvent::Log {
-        line: crate::msg!("step_driver_signed", file = spec.installer.display())
-            .with("signature", format!("{sig:?}")),
+        line: crate::msg!("step_driver_signed", file = spec.installer.display()),
     });
     #[cfg(unix)]
     {

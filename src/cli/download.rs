@@ -176,7 +176,7 @@ impl StatusLine {
     /// No bar under `--json`.
     pub fn new(json: bool, lang: Lang) -> Self {
         StatusLine {
-            progress: Progress::new(json, "  ", Duration::from_secs(5)),
+            progress: Progress::new(json, "  ", Duration::from_secs(5), lang),
             lang,
         }
     }
@@ -206,35 +206,12 @@ impl download::Reporter for StatusLine {
                     note: &note,
                 });
             }
-            Event::Trying { url } => say(tf(self.lang, "cli_dl_trying", &[("url", &url)])),
-            Event::InsecureUrl { url } => say(tf(self.lang, "cli_dl_insecure", &[("url", &url)])),
-            Event::Retry {
-                url: _,
-                attempt,
-                error: _,
-                wait_ms,
-            } => {
-                let seconds = format!("{:.1}", wait_ms as f64 / 1000.0);
-                say(tf(
-                    self.lang,
-                    "cli_dl_retry",
-                    &[("attempt", &attempt), ("seconds", &seconds)],
-                ))
+            // A source's own error is in the final `details:` line, if every one fails.
+            e => {
+                if let Some(m) = e.message() {
+                    say(cuda_setup_core::i18n::render(&m, self.lang))
+                }
             }
-            // The source's own error is in the final `details:` line, if every one fails.
-            Event::SourceFailed { url, error: _ } => {
-                say(tf(self.lang, "cli_dl_source_failed", &[("url", &url)]))
-            }
-            Event::Waiting(b) => say(cuda_setup_core::i18n::render(
-                &b.message("download_waiting"),
-                self.lang,
-            )),
-            Event::PartDiscarded { path, reason } => say(tf(
-                self.lang,
-                "cli_dl_discarded",
-                &[("path", &path.display()), ("reason", &reason)],
-            )),
-            Event::Verifying | Event::Done { .. } => {}
         }
     }
 }

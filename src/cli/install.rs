@@ -8,9 +8,11 @@ use super::progress::{Progress, Update};
 use super::{CliError, exit, recommend};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::download::Cancel;
-use cuda_setup_core::i18n::{Lang, t, tf};
+use cuda_setup_core::i18n::{self, Lang, render, t, tf};
+use cuda_setup_core::linux_driver::{self, LinuxDriverAdvice};
 use cuda_setup_core::plan::{self, Choices, CudnnChoice, Method, Plan};
-use cuda_setup_core::recommend::{Goal, Request, cudnn_by_version};
+use cuda_setup_core::platform::Host;
+use cuda_setup_core::recommend::{DriverAction, Goal, Request, cudnn_by_version};
 use cuda_setup_core::run::{self, RunEvent, RunReport};
 use cuda_setup_core::steps::{FailureKind, StepEvent};
 use cuda_setup_core::target::Target;
@@ -142,7 +144,14 @@ fn failed(message: String, hint: &str, details: Option<String>) -> CliError {
     }
 }
 
-fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Result<Plan, CliError> {
+/// The plan, and on Linux with a driver to install or update, the distribution's own
+/// commands for it (as `recommend` prints them).
+fn make_plan(
+    tables: &Tables,
+    args: &Args,
+    target: &Target,
+    lang: Lang,
+) -> Result<(Plan, Option<LinuxDriverAdvice>), CliError> {
     if let Some(file) = &args.plan {
         let bytes = std::fs::read(file).map_err(|e| {
             failed(
@@ -151,13 +160,15 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
                 Some(format!("{}: {e}", file.display())),
             )
         })?;
-        return serde_json::from_slice(&bytes).map_err(|e| {
-            failed(
-                tf(lang, "cli_err_not_a_plan", &[("path", &file.display())]),
-                &t(lang, "cli_hint_plan_file"),
-                Some(e.to_string()),
-            )
-        });
+        return serde_json::from_slice(&bytes)
+            .map(|plan| (plan, None))
+            .map_err(|e| {
+                failed(
+                    tf(lang, "cli_err_not_a_plan", &[("path", &file.display())]),
+                    &t(lang, "cli_hint_plan_file"),
+                    Some(e.to_string()),
+                )
+            });
     }
     let goal = args.goal.unwrap_or(Goal::Developer);
     let flags = Flags {
@@ -175,7 +186,20 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
             method: args.how.method,
         },
     );
+    // A `--root` sandbox is read as `recommend --root` reads it (its os-release, its
+    // Secure Boot variable), not the machine running the command.
+    let host = match &target.root {
+        Some(root) => Host::sandbox(target.os, root, Default::default()),
+        None => Host::real(),
+    };
+    let linux = (target.os == Os::Linux && rec.driver.action != DriverAction::None)
+        .then(|| linux_driver::advice(&host, rec.driver.minimum.as_ref()))
+        .flatten();
     if !rec.fits() {
+        // Stopped by the driver on Linux: what to run comes before the error.
+        if let Some(a) = &linux {
+            eprint!("{}", super::linux_driver::human(a, lang));
+        }
         let b: Vec<String> = rec
             .blockers
             .iter()
@@ -215,16 +239,18 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     }
     .with_connections(args.connections as usize)
     .for_machine(target);
-    plan::build(target, &rec, &choices).map_err(|e| {
-        failed(
-            t(lang, "cli_err_plan"),
-            &t(lang, "cli_hint_details"),
-            Some(super::plain::details(
-                &cuda_setup_core::error::chain(&e),
-                e.hint(),
-            )),
-        )
-    })
+    plan::build(target, &rec, &choices)
+        .map(|plan| (plan, linux))
+        .map_err(|e| {
+            failed(
+                t(lang, "cli_err_plan"),
+                &t(lang, "cli_hint_details"),
+                Some(super::plain::details(
+                    &cuda_setup_core::error::chain(&e),
+                    e.hint(),
+                )),
+            )
+        })
 }
 
 fn describe(plan: &Plan, lang: Lang) -> String {
@@ -249,12 +275,13 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         Some(root) => Target::rooted(args.os.unwrap_or_else(Os::current), root),
         None => Target::real(),
     };
-    let plan = make_plan(tables, args, &target, lang)?;
+    let (plan, linux) = make_plan(tables, args, &target, lang)?;
     if args.dry_run {
         if args.json {
             println!(
                 "{}",
-                serde_json::to_string_pretty(&plan).expect("serialisable")
+                serde_json::to_string_pretty(&plan_json(&plan, linux.as_ref(), lang))
+                    .expect("serialisable")
             );
         } else {
             println!(
@@ -262,16 +289,22 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
                 tf(lang, "cli_plan", &[("plan", &describe(&plan, lang))])
             );
             for (i, s) in plan.steps.iter().enumerate() {
-                println!("  {}. {}", i + 1, s.name());
+                println!("  {}. {}", i + 1, super::plain::step_title(lang, s.name()));
             }
             for n in &plan.notes {
-                println!("  {}", tf(lang, "cli_note", &[("note", n)]));
+                println!("  {}", note(n, lang));
+            }
+            if let Some(a) = &linux {
+                print!("\n{}", super::linux_driver::human(a, lang));
             }
         }
         return Ok(exit::OK);
     }
     for n in &plan.notes {
-        eprintln!("{}", tf(lang, "cli_note", &[("note", n)]));
+        eprintln!("{}", note(n, lang));
+    }
+    if let Some(a) = &linux {
+        eprint!("{}", super::linux_driver::human(a, lang));
     }
     if !args.yes && !args.unattended {
         if !std::io::stdin().is_terminal() {
@@ -294,7 +327,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     }
     super::wait_for_others(args.wait, lang);
     let total = plan.steps.len();
-    let progress = Progress::new(args.json, "      ", std::time::Duration::from_secs(2));
+    let progress = Progress::new(args.json, "      ", std::time::Duration::from_secs(2), lang);
     let report = run::run_blocking(&plan, &target, &Cancel::default(), &mut |e| match e {
         RunEvent::Started { index, name } => progress.line(&format!(
             "[{}/{total}] {}",
@@ -304,7 +337,13 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         RunEvent::Step {
             event: StepEvent::Log { line },
             ..
-        } => progress.line(&format!("      {line}")),
+        } => {
+            progress.line(&format!("      {}", render(&line, lang)));
+            // A source's or a tool's own words (a retry's error), for support.
+            if let Some(raw) = i18n::details(&line, lang) {
+                progress.line(&format!("        details: {}", raw.replace('\n', "; ")));
+            }
+        }
         RunEvent::Step {
             event:
                 StepEvent::Progress {
@@ -338,7 +377,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             eprintln!(
                 "      {}: {how} — {}",
                 super::plain::step_title(lang, name),
-                outcome.detail
+                render(&outcome.detail, lang)
             );
         }
         // Another cuda-setup at work: said once, below, in the user's language.
@@ -397,6 +436,31 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         eprintln!("{}", tf(lang, "cli_log", &[("path", &log.display())]));
     }
     Ok(code(&report))
+}
+
+/// A plan note in the user's language, with the raw text it carries after `details:`.
+fn note(n: &plan::Note, lang: Lang) -> String {
+    let m = n.message();
+    let text = tf(lang, "cli_note", &[("note", &render(&m, lang))]);
+    match i18n::details(&m, lang) {
+        Some(raw) => format!("{text} (details: {})", raw.replace('\n', "; ")),
+        None => text,
+    }
+}
+
+/// `--dry-run --json`: the plan as `--plan FILE` reads it, each note with its `text` in
+/// `--lang`, and `linux_driver` as `recommend --json` has it (null when none).
+fn plan_json(plan: &Plan, linux: Option<&LinuxDriverAdvice>, lang: Lang) -> serde_json::Value {
+    let mut v = serde_json::to_value(plan).expect("serialisable");
+    if let Some(notes) = v["notes"].as_array_mut() {
+        for (json, n) in notes.iter_mut().zip(&plan.notes) {
+            json["text"] = render(&n.message(), lang).into();
+        }
+    }
+    v["linux_driver"] = linux.map_or(serde_json::Value::Null, |a| {
+        super::linux_driver::json(a, lang)
+    });
+    v
 }
 
 fn write_report(file: &std::path::Path, report: &RunReport, lang: Lang) -> Result<(), CliError> {

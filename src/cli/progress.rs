@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use cuda_setup_core::i18n::{Lang, tf};
 use cuda_setup_core::units;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -17,6 +18,8 @@ pub struct Progress {
     /// Plain mode: at most one line per this long.
     every: Duration,
     last: Mutex<Option<Instant>>,
+    /// The language of the words around the figures ("3:20 left").
+    lang: Lang,
 }
 
 /// One update: what the progress line says.
@@ -31,7 +34,7 @@ pub struct Update<'a> {
 
 impl Progress {
     /// `indent` starts every line; `every` spaces the plain lines.
-    pub fn new(json: bool, indent: &'static str, every: Duration) -> Progress {
+    pub fn new(json: bool, indent: &'static str, every: Duration, lang: Lang) -> Progress {
         let draw = !json && std::io::stderr().is_terminal();
         let bar = draw.then(|| {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -43,6 +46,7 @@ impl Progress {
             indent,
             every,
             last: Mutex::new(None),
+            lang,
         }
     }
 
@@ -53,7 +57,14 @@ impl Progress {
             .unwrap_or_default();
         let eta = u
             .eta_secs
-            .map(|s| format!("  ETA {}", units::clock(s)))
+            .map(|s| {
+                let left = tf(
+                    self.lang,
+                    "cli_progress_left",
+                    &[("time", &units::clock(s))],
+                );
+                format!("  {left}")
+            })
             .unwrap_or_default();
         let note = if u.note.is_empty() {
             String::new()
@@ -135,8 +146,12 @@ mod tests {
 
     #[test]
     fn no_bar_under_json_nor_off_a_terminal() {
-        assert!(Progress::new(true, "", Duration::ZERO).bar.is_none());
-        let plain = Progress::new(false, "  ", Duration::ZERO);
+        assert!(
+            Progress::new(true, "", Duration::ZERO, Lang::En)
+                .bar
+                .is_none()
+        );
+        let plain = Progress::new(false, "  ", Duration::ZERO, Lang::En);
         assert_eq!(plain.bar.is_some(), std::io::stderr().is_terminal());
     }
 }

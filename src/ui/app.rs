@@ -12,7 +12,7 @@ use cuda_setup_core::i18n::Lang;
 
 use super::pages::Pages;
 use super::session::{Action, Session};
-use super::text::{t, tf};
+use super::text::t;
 use super::widgets;
 use super::worker::{Command, Env, Event, Worker};
 
@@ -112,6 +112,7 @@ impl App {
     /// One frame: apply what arrived, then draw, then apply what the user asked for.
     pub fn show(&mut self, ui: &mut Ui) {
         self.worker.set_context(ui.ctx());
+        widgets::reset_primaries(ui.ctx());
         while let Ok(e) = self.events.try_recv() {
             self.on_event(e);
         }
@@ -147,11 +148,10 @@ impl App {
                     ui.heading(t(lang, page.title_key()));
                     ui.add_space(4.0);
                     if let Some(m) = &session.crash {
-                        widgets::note(
-                            ui,
-                            widgets::Tone::Bad,
-                            &tf(lang, "ui_worker_crashed", &[("error", m)]),
-                        );
+                        widgets::callout(ui, widgets::Tone::Bad, |ui| {
+                            ui.label(t(lang, "ui_worker_crashed_plain"));
+                            super::progress::details(ui, lang, "crash", m);
+                        });
                         ui.add_space(4.0);
                     }
                     actions.extend(pages.get_mut(page).show(session, ui));
@@ -233,9 +233,9 @@ impl App {
                 let can = self.can_next();
                 match screen.primary(&self.session) {
                     Some(p) => {
-                        let r = widgets::primary_enabled(ui, p.enabled, &t(lang, p.label));
+                        let r = widgets::primary_enabled(ui, p.enabled, &p.label);
                         if r.clicked() || (enter && p.enabled) {
-                            actions.push(p.action);
+                            actions.extend(p.actions);
                         }
                         if last {
                             if ui.button(t(lang, "ui_close")).clicked() {

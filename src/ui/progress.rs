@@ -99,7 +99,9 @@ impl RunView {
                         s.progress = Some((done, total, bytes_per_sec, eta_secs));
                     }
                 }
-                StepEvent::Log { line } => self.log.push(format!("  {line}")),
+                StepEvent::Log { line } => self
+                    .log
+                    .push(format!("  {}", cuda_setup_core::i18n::render(&line, lang))),
             },
             RunEvent::Finished {
                 index,
@@ -115,10 +117,13 @@ impl RunView {
                             changed: outcome.changed,
                         }
                     };
-                    s.detail = outcome.detail.clone();
+                    s.detail = cuda_setup_core::i18n::render(&outcome.detail, lang);
                 }
-                self.log
-                    .push(format!("✓ {}: {}", step_title(lang, name), outcome.detail));
+                self.log.push(format!(
+                    "✓ {}: {}",
+                    step_title(lang, name),
+                    cuda_setup_core::i18n::render(&outcome.detail, lang)
+                ));
             }
             RunEvent::Failed {
                 index,

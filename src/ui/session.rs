@@ -104,6 +104,13 @@ pub fn default_pip_mirror(lang: Lang) -> usize {
     }
 }
 
+/// The wheels method's PyPI index a language starts with, as the Choose page's field
+/// holds it: the name of [`default_pip_mirror`]'s mirror ("tsinghua" in Chinese, "" —
+/// pypi.org — otherwise). One source of truth for both pages.
+pub fn default_pypi(lang: Lang) -> &'static str {
+    PIP_MIRRORS[default_pip_mirror(lang)].0
+}
+
 /// The PyPI mirror at `index` of [`PIP_MIRRORS`] (None: pypi.org).
 pub fn pip_mirror(index: usize) -> Option<PypiMirror> {
     let (name, _) = PIP_MIRRORS[index.min(PIP_MIRRORS.len() - 1)];
@@ -128,7 +135,9 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn new(opts: &Options) -> Settings {
+    /// From the command line; in the Chinese UI the wheels' PyPI index starts as the
+    /// same Chinese mirror the PyPI page uses ([`default_pypi`]), unless one was given.
+    pub fn new(opts: &Options, lang: Lang) -> Settings {
         Settings {
             cuda: opts
                 .cuda
@@ -140,7 +149,10 @@ impl Settings {
             skip_driver: false,
             connections: 8,
             method: opts.method,
-            pypi: opts.pypi_mirror.clone().unwrap_or_default(),
+            pypi: opts
+                .pypi_mirror
+                .clone()
+                .unwrap_or_else(|| default_pypi(lang).to_string()),
         }
     }
 
@@ -343,11 +355,14 @@ impl Repair {
             RunEvent::Step {
                 event: StepEvent::Log { line },
                 ..
-            } => self.log.push(format!("  {line}")),
-            RunEvent::Finished { name, outcome, .. } => {
-                self.log
-                    .push(format!("✓ {}: {}", step_title(lang, name), outcome.detail))
-            }
+            } => self
+                .log
+                .push(format!("  {}", cuda_setup_core::i18n::render(&line, lang))),
+            RunEvent::Finished { name, outcome, .. } => self.log.push(format!(
+                "✓ {}: {}",
+                step_title(lang, name),
+                cuda_setup_core::i18n::render(&outcome.detail, lang)
+            )),
             RunEvent::Failed {
                 name, error, hint, ..
             } => self
@@ -382,6 +397,9 @@ pub struct Session {
     /// Where the tables' facts come from; `refreshing` while the background refresh runs.
     pub tables_line: Message,
     pub refreshing: bool,
+    /// The wheels' PyPI index was set (on the Choose page or the command line): it no
+    /// longer follows the language.
+    pub pypi_chosen: bool,
     /// A worker thread's panic message, shown until the user moves to another page.
     pub crash: Option<String>,
 }
@@ -389,6 +407,7 @@ pub struct Session {
 impl Session {
     /// The session at start: the mode follows what is on disk (an install there: repair).
     pub fn new(opts: Options, lang: Lang, existing: Existing) -> Session {
+        let pypi_chosen = opts.pypi_mirror.is_some();
         Session {
             lang,
             mode: if existing.found() {
@@ -398,7 +417,7 @@ impl Session {
             },
             goal: opts.goal.unwrap_or(Goal::Pytorch),
             existing,
-            settings: Settings::new(&opts),
+            settings: Settings::new(&opts, lang),
             torch: Torch {
                 python: opts
                     .python
@@ -420,6 +439,7 @@ impl Session {
             repair: Repair::default(),
             saved: None,
             refreshing: false,
+            pypi_chosen,
             crash: None,
         }
     }
@@ -586,9 +606,20 @@ impl Session {
             // The app's: which page shows is not the session's.
             Action::Next | Action::Back | Action::Go(_) => {}
             Action::SetLang(l) => {
+                let before = self.lang;
                 self.lang = l;
                 if !self.torch.mirror_chosen {
                     self.torch.mirror = default_pip_mirror(l);
+                }
+                // The wheels' index follows the language until the user (or the command
+                // line) set one, and until a plan was made with it (the recommendation
+                // does not depend on it).
+                if !self.pypi_chosen
+                    && self.settings.pypi == default_pypi(before)
+                    && self.prepare.result.is_none()
+                    && !self.prepare.running
+                {
+                    self.settings.pypi = default_pypi(l).to_string();
                 }
             }
             Action::SetMode(m) => self.mode = m,
@@ -601,6 +632,7 @@ impl Session {
             }
             Action::SetSettings(s) => {
                 if s != self.settings {
+                    self.pypi_chosen |= s.pypi != self.settings.pypi;
                     // Another toolkit or method is another recommendation (wheels know
                     // more releases), and any setting another plan.
                     self.settings = s;

@@ -4,7 +4,7 @@
 //! results (the smoke test, the doctor, detection's facts); [`banner`] draws its answer.
 //! Also the live GPU plot the checks show while they run ([`live_plot`]).
 
-use egui::{Color32, CornerRadius, Frame, Margin, RichText, Stroke, Ui};
+use egui::{CornerRadius, Frame, Margin, RichText, Stroke, Ui};
 use egui_plot::{Legend, Line, Plot};
 
 use cuda_setup_core::i18n::Lang;
@@ -15,6 +15,7 @@ use cuda_setup_core::verify::doctor::{DoctorReport, Severity};
 use cuda_setup_core::verify::{SmokeReport, Status};
 
 use super::flow::{Mode, Page};
+use super::pages::Primary;
 use super::session::{Action, Session};
 use super::text::{msg, t, tf};
 use super::widgets::{self, Tone};
@@ -369,21 +370,28 @@ pub fn fix_actions(session: &Session, here: Page, fix: Fix) -> Vec<Action> {
     }
 }
 
-/// The verdict of `scope` as one big framed sentence, with the fixing button; `skip_fix`
-/// leaves out a button the page already has. Returns what the button asked for.
-pub fn banner(
-    session: &Session,
-    ui: &mut Ui,
-    here: Page,
-    scope: Scope,
-    skip_fix: Option<Fix>,
-) -> Vec<Action> {
+/// The verdict's fix as the page's primary button (drawn by the frame, pressed by
+/// Enter): None when the card works, nothing was checked yet, or nothing we can do fixes
+/// it.
+pub fn fix_primary(session: &Session, here: Page, scope: Scope) -> Option<Primary> {
+    match decide(&Inputs::of(session, scope)) {
+        Verdict::NotYet { fix: Some(fix), .. } => {
+            let actions = fix_actions(session, here, fix);
+            (!actions.is_empty()).then(|| Primary::many(t(session.lang, fix_label(fix)), actions))
+        }
+        _ => None,
+    }
+}
+
+/// The verdict of `scope` as one big framed sentence. Its fix is the page's primary
+/// button ([`fix_primary`], at the bottom): the banner names it, so there is one button
+/// to press, not two.
+pub fn banner(session: &Session, ui: &mut Ui, scope: Scope) {
     let lang = session.lang;
     let v = decide(&Inputs::of(session, scope));
     let Some(head) = headline(lang, &v) else {
-        return Vec::new();
+        return;
     };
-    let mut actions = Vec::new();
     let tone = match v {
         Verdict::Ready { .. } => Tone::Ok,
         _ => Tone::Bad,
@@ -420,22 +428,17 @@ pub fn banner(
                     ui.label(RichText::new(t(lang, how)).weak());
                     ui.label(t(lang, "ui_verdict_watch_gpu"));
                 }
-                Verdict::NotYet { fix: Some(fix), .. } if Some(*fix) != skip_fix => {
+                Verdict::NotYet { fix: Some(fix), .. } => {
                     ui.add_space(4.0);
-                    let b = egui::Button::new(
-                        RichText::new(t(lang, fix_label(*fix)))
-                            .strong()
-                            .color(Color32::WHITE),
-                    )
-                    .fill(c);
-                    if ui.add(b).clicked() {
-                        actions = fix_actions(session, here, *fix);
-                    }
+                    ui.label(tf(
+                        lang,
+                        "ui_verdict_press_fix",
+                        &[("button", &t(lang, fix_label(*fix)))],
+                    ));
                 }
                 _ => {}
             }
         });
-    actions
 }
 
 /// GPU utilisation and memory (percent) over the seconds of a check, so the user sees

@@ -161,6 +161,8 @@ pub fn primary(ui: &mut Ui, text: &str) -> egui::Response {
 
 /// [`primary`], greyed out when `enabled` is false.
 pub fn primary_enabled(ui: &mut Ui, enabled: bool, text: &str) -> egui::Response {
+    ui.ctx()
+        .data_mut(|d| *d.get_temp_mut_or_default::<usize>(primaries_id()) += 1);
     let fill = ui.visuals().selection.bg_fill;
     let button = egui::Button::new(
         RichText::new(text)
@@ -172,6 +174,21 @@ pub fn primary_enabled(ui: &mut Ui, enabled: bool, text: &str) -> egui::Response
     .corner_radius(CornerRadius::same(6))
     .min_size(egui::vec2(120.0, 32.0));
     ui.add_enabled(enabled, button)
+}
+
+fn primaries_id() -> egui::Id {
+    egui::Id::unique("cuda-setup-primaries-this-frame")
+}
+
+/// How many primary buttons this frame drew so far: one per page, always (the tests
+/// check it on every page; the app resets it at the start of each frame).
+pub fn primaries_drawn(ctx: &egui::Context) -> usize {
+    ctx.data(|d| d.get_temp::<usize>(primaries_id()).unwrap_or(0))
+}
+
+/// A new frame: no primary drawn yet.
+pub fn reset_primaries(ctx: &egui::Context) {
+    ctx.data_mut(|d| d.insert_temp(primaries_id(), 0usize));
 }
 
 /// No Python was found and PyTorch needs one: how to get one, before the user reaches

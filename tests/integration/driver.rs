@@ -194,7 +194,8 @@ fn no_driver_plans_the_driver_first_and_the_run_installs_it_once() {
     human.retain(|a| a != "--json");
     let text = String::from_utf8_lossy(&cli(&human).stdout).to_string();
     assert!(
-        text.contains("2. download_driver") && text.contains("3. install_driver"),
+        text.contains("2. Download the NVIDIA driver")
+            && text.contains("3. Install the NVIDIA driver"),
         "{text}"
     );
 

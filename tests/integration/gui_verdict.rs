@@ -236,6 +236,11 @@ fn the_success_banner_names_the_card_and_the_speedup_in_english_and_chinese() {
         &h,
         "Measured against a simple calculation on one processor core"
     ));
+    // The card by its generation, not its architecture code.
+    assert!(has(&h, "NVIDIA GeForce RTX 3060 (Ampere)"));
+    assert!(!has(&h, "sm_86"));
+    // Working: Next is the page's one primary.
+    assert_eq!(cuda_setup::ui::widgets::primaries_drawn(&h.ctx), 1);
 
     // PyTorch: the doctor's own figure, and the guide's happy ending in Chinese.
     h.state_mut().page = Page::Pytorch;
@@ -286,7 +291,22 @@ fn a_failure_banner_has_the_one_button_that_fixes_it() {
     assert_eq!(h.state().page, Page::Choose);
     assert_eq!(h.state().session.mode, Mode::Setup);
 
-    // A check that failed for its own reason: its words, and repair.
+    // A check that failed for its own reason: its words, and repair. The driver's own
+    // message is not in front: it is behind "Details".
+    h.state_mut().page = Page::Verify;
+    let mut failed = smoke(Status::Failed, Some("smoke_driver_failed"));
+    let raw = "cuInit returned CUDA_ERROR_UNKNOWN (999)";
+    failed.reason = failed.reason.map(|m| m.with("error", raw));
+    event(&mut h, Event::Smoke(Box::new(failed)));
+    assert!(has(&h, "Not usable yet: "));
+    assert!(has(&h, "the NVIDIA driver is installed but does not work"));
+    assert!(!has(&h, raw));
+    h.get_by_label("Details").click();
+    settle(&mut h);
+    assert!(has(&h, raw), "the raw text, unfolded");
+    click(&mut h, "Install the driver");
+    assert_eq!(h.state().page, Page::Choose);
+
     h.state_mut().page = Page::Verify;
     event(
         &mut h,

@@ -3,8 +3,16 @@
 //! is not the catalogue's words fails — an English sentence, `Some(`, `None`, backticks, a
 //! raw snake_case identifier, a `{placeholder}` left unfilled. Paths, URLs, versions,
 //! commands and package names pass: they are placeholder values, the same in every
-//! language. The same walk in English checks the markup rules. Also: the cuDNN page's
-//! Undo button (click, confirm, the toolkit folder back as it was).
+//! language. The same walk in English checks the markup rules. Jargon (cu118, sm_86,
+//! "GA", PTX, 核函数) fails too, in any language, outside commands and addresses: it
+//! belongs behind "Why this recommendation?" and "Details", which the walk leaves closed
+//! (their default), so what it reads is the front line.
+//!
+//! Every frame the walk reads has exactly one primary button, and Enter presses it: the
+//! walk moves on with Enter wherever the primary is the way forward (Welcome, System,
+//! Choose, Prepare, Install, cuDNN with a checked archive, PyTorch, Repair with findings).
+//! Both goals are walked, and repair. Also: the cuDNN page's Undo button (click, confirm,
+//! the toolkit folder back as it was).
 
 #![cfg(unix)]
 
@@ -12,18 +20,17 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cuda_setup::ui::widgets::primaries_drawn;
 use cuda_setup::ui::{App, Page};
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::recommend::Goal;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{By, NodeT, Queryable};
 
-use super::gui::{Dropped, INSTALLER, Machine, click, harness, settle, wait};
+use super::gui::{Dropped, INSTALLER, Machine, click, harness, has, settle, wait};
 use crate::support::server::Fault;
 use crate::support::standin::windows_installer;
-
-/// Names written as their owners write them: PyTorch's arguments, the CPU architecture.
-const IDENTIFIERS: &[&str] = &["batch_size", "num_workers", "pin_memory", "x86_64"];
+use crate::support::words::{has_han, problem};
 
 /// Every text on screen in the order it is laid out: each node's label and value.
 fn visible(h: &Harness<'_, App>) -> Vec<String> {
@@ -56,117 +63,6 @@ fn doubled(texts: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn has_han(s: &str) -> bool {
-    s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
-}
-
-/// A word of a sentence: lower-case letters (names and acronyms are capitalised).
-fn sentence_words(s: &str) -> usize {
-    s.split_whitespace()
-        .map(|w| w.trim_matches(|c: char| ",.;:!?()\"'“”".contains(c)))
-        .filter(|w| w.len() >= 2 && w.chars().all(|c| c.is_ascii_lowercase()))
-        .count()
-}
-
-/// A command line, a path or a URL: technical text every language shows as it is.
-fn technical(s: &str) -> bool {
-    let first = s.split_whitespace().next().unwrap_or("");
-    ["python", "pip", "cuda-setup", "nvcc", "sudo", "conda", "py"].contains(&first)
-        || s.contains("://")
-        || s.contains(" --")
-        || s.starts_with('/')
-        || s.starts_with('-')
-}
-
-/// A raw identifier: a token of lower-case words joined by `_` (set_env, download_toolkit).
-fn snake_case(s: &str) -> Option<&str> {
-    s.split(|c: char| {
-        !(c.is_ascii_alphanumeric()
-            || c == '_'
-            || c == '.'
-            || c == '/'
-            || c == '\\'
-            || c == '-'
-            || c == '=')
-    })
-    .find(|tok| {
-        tok.contains('_')
-                && !tok.starts_with('_')
-                && !tok.ends_with('_')
-                && tok.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-                && tok.chars().any(|c| c.is_ascii_lowercase())
-                && !IDENTIFIERS.contains(tok)
-                // sm_86, cu118-like architecture names stay in "why" texts; as a value
-                // they are a GPU's name, not an identifier of ours.
-                && !tok.starts_with("sm_")
-    })
-}
-
-/// What is wrong with one visible text, if anything.
-fn problem(s: &str, lang: Lang) -> Option<String> {
-    if s.contains("Some(") {
-        return Some("Some(".into());
-    }
-    // Rust's None: any lone "None" among Chinese words; in English, where the word
-    // itself is English, only where a value stands ("(None", ": None", "= None").
-    let rust_none = if lang == Lang::Zh {
-        s.split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|w| w == "None")
-    } else {
-        s == "None"
-            || ["(None", ": None", "= None", "None)"]
-                .iter()
-                .any(|p| s.contains(p))
-    };
-    if rust_none {
-        return Some("None".into());
-    }
-    if s.contains('`') {
-        return Some("a backtick".into());
-    }
-    if let Some(i) = s.find('{')
-        && s[i + 1..]
-            .split('}')
-            .next()
-            .is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
-    {
-        return Some("a placeholder left unfilled".into());
-    }
-    if let Some(tok) = snake_case(s) {
-        return Some(format!("a raw identifier ({tok})"));
-    }
-    // An enum's serde word where a name belongs ("按 windows 系统处理").
-    if let Some(w) = s
-        .split(|c: char| c.is_whitespace() || !c.is_ascii())
-        .map(|w| w.trim_matches(|c: char| c.is_ascii_punctuation()))
-        .find(|w| ["windows", "linux"].contains(w))
-    {
-        return Some(format!("a raw identifier ({w})"));
-    }
-    // In Chinese: no English sentence, alone or inside Chinese words ("详细信息：every
-    // source failed…"); each run of ASCII between Chinese characters is judged. A text
-    // in “quotes” is what a program prints, quoted so the user recognises it
-    // (“CUDA out of memory”): not judged.
-    let unquoted: String = s
-        .split('“')
-        .enumerate()
-        .map(|(i, part)| match (i, part.split_once('”')) {
-            (0, _) | (_, None) => part,
-            (_, Some((_, rest))) => rest,
-        })
-        .collect::<Vec<_>>()
-        .join("“”");
-    if lang == Lang::Zh
-        && unquoted
-            .split(|c: char| !c.is_ascii())
-            .map(str::trim)
-            .any(|seg| !technical(seg) && sentence_words(seg) >= 3)
-    {
-        return Some("an English sentence".into());
-    }
-    None
-}
-
 /// The run logs' lines: the raw details a user unfolds on purpose ("Log", "pip output").
 fn log_lines(app: &App) -> Vec<String> {
     let s = &app.session;
@@ -180,16 +76,25 @@ fn log_lines(app: &App) -> Vec<String> {
         .collect()
 }
 
-/// What one page shows that breaks the rules, said as `page: "text" (why)`.
+/// What one page shows that breaks the rules, said as `page: "text" (why)`. Other gui
+/// tests walk their own journeys with it: `Walk::new(lang)`, `read` on each page
+/// (catalogue words, no jargon in front, one primary button), `verdict` at the end.
 #[derive(Default)]
-struct Walk {
+pub(crate) struct Walk {
     lang: Option<Lang>,
     found: BTreeMap<String, Vec<String>>,
     pages: Vec<Page>,
 }
 
 impl Walk {
-    fn read(&mut self, h: &mut Harness<'_, App>, what: &str) {
+    pub(crate) fn new(lang: Lang) -> Walk {
+        Walk {
+            lang: Some(lang),
+            ..Walk::default()
+        }
+    }
+
+    pub(crate) fn read(&mut self, h: &mut Harness<'_, App>, what: &str) {
         settle(h);
         let lang = self.lang.expect("a language");
         let page = h.state().page;
@@ -198,6 +103,13 @@ impl Walk {
         }
         let logs = log_lines(h.state());
         let page_name = format!("{page:?}");
+        let primaries = primaries_drawn(&h.ctx);
+        if primaries != 1 {
+            self.found
+                .entry(format!("{page_name} ({what})"))
+                .or_default()
+                .push(format!("{primaries} primary buttons, not one"));
+        }
         let texts = visible(h);
         // The walk reads what is there: every page says something in the user's language.
         assert!(
@@ -229,7 +141,7 @@ impl Walk {
         }
     }
 
-    fn verdict(&self) {
+    pub(crate) fn verdict(&self) {
         assert!(
             self.found.is_empty(),
             "texts that are not the catalogue's plain words:\n{:#?}",
@@ -238,13 +150,19 @@ impl Walk {
     }
 }
 
+/// Enter, as a user presses it with no text field in focus: the page's primary button.
+pub(crate) fn enter(h: &mut Harness<'_, App>) {
+    let focused = h.ctx.memory(|m| m.focused());
+    assert!(focused.is_none(), "a widget has the keyboard: {focused:?}");
+    h.key_press(egui::Key::Enter);
+    h.step();
+    h.step();
+}
+
 /// Every page of a first-time developer setup, through to Done; then a failed run and
 /// Repair with findings.
 fn walk(lang: Lang) {
-    let mut w = Walk {
-        lang: Some(lang),
-        ..Walk::default()
-    };
+    let mut w = Walk::new(lang);
     let zh = lang == Lang::Zh;
     let next = if zh { "下一步" } else { "Next" };
     let start = if zh {
@@ -259,10 +177,12 @@ fn walk(lang: Lang) {
     let mut h = harness(App::new(o));
     h.step();
     w.read(&mut h, "start");
-    click(&mut h, next);
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::System, "Enter is Next on Welcome");
     wait(&mut h, "detection", |a| a.session.system.report.is_some());
     w.read(&mut h, "detected");
-    click(&mut h, next);
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Choose);
     w.read(&mut h, "recommendation");
     click(&mut h, if zh { "高级选项" } else { "Advanced" });
     w.read(&mut h, "advanced options");
@@ -270,11 +190,13 @@ fn walk(lang: Lang) {
     wait(&mut h, "prepare", |a| !a.session.prepare.running);
     w.read(&mut h, "checks");
     assert!(h.state().session.prepare.ready());
-    click(&mut h, start);
+    assert!(has(&h, start), "the primary says what it starts");
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Install, "Enter starts the install");
     wait(&mut h, "install", |a| !a.session.install.run.running());
     assert!(h.state().session.install.run.succeeded());
     w.read(&mut h, "finished run");
-    click(&mut h, next);
+    enter(&mut h);
     assert_eq!(h.state().page, Page::Cudnn);
     w.read(&mut h, "before an archive");
     let not_zip = m
@@ -291,10 +213,13 @@ fn walk(lang: Lang) {
         .push(Arc::new(Dropped(m.cudnn_zip())));
     wait(&mut h, "validation", |a| a.session.cudnn.check.is_some());
     w.read(&mut h, "archive checked");
-    click(&mut h, install_cudnn);
+    // The primary is "Install cuDNN" now (Next waits for it), and Enter presses it.
+    h.get_by_label(install_cudnn);
+    enter(&mut h);
     wait(&mut h, "cuDNN install", |a| {
         a.session.cudnn.installed.is_some()
     });
+    assert!(matches!(h.state().session.cudnn.installed, Some(Ok(_))));
     w.read(&mut h, "installed");
     click(&mut h, next);
     wait(&mut h, "smoke", |a| a.session.verify.report.is_some());
@@ -367,6 +292,13 @@ fn walk(lang: Lang) {
         cuda_setup_core::repair::problems(h.state().session.repair.findings.as_ref().unwrap()) > 0
     );
     w.read(&mut h, "findings");
+    // "Fix N problems" is the primary: Enter fixes, then the audit runs again.
+    enter(&mut h);
+    assert!(h.state().session.repair.fixing || h.state().session.repair.fixed.is_some());
+    wait(&mut h, "fix and audit", |a| {
+        a.session.repair.fixed.is_some() && !a.session.repair.busy()
+    });
+    w.read(&mut h, "fixed");
 
     for p in [
         Page::Welcome,
@@ -385,6 +317,44 @@ fn walk(lang: Lang) {
     w.verdict();
 }
 
+/// The PyTorch goal, Enter all the way: the driver checked, the wheel installed into the
+/// stand-in Python by Enter on the PyTorch page, the doctor's verdict, Done.
+fn walk_pytorch(w: &mut Walk, lang: Lang) {
+    let m = Machine::new(windows_installer(0, 0));
+    let mut h = harness(App::new(m.options(lang)));
+    h.step();
+    enter(&mut h);
+    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Choose);
+    w.read(&mut h, "PyTorch goal");
+    enter(&mut h);
+    if h.state().page == Page::Prepare {
+        wait(&mut h, "prepare", |a| !a.session.prepare.running);
+        w.read(&mut h, "PyTorch goal checks");
+        enter(&mut h);
+    }
+    if h.state().page == Page::Install {
+        wait(&mut h, "install", |a| !a.session.install.run.running());
+        w.read(&mut h, "PyTorch goal run");
+        enter(&mut h);
+    }
+    assert_eq!(h.state().page, Page::Pytorch);
+    w.read(&mut h, "PyTorch goal, before pip");
+    // Enter is "Install PyTorch", not Next: pip runs, then the doctor.
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Pytorch);
+    assert!(h.state().session.torch.run.started, "Enter ran pip");
+    wait(&mut h, "pip and the doctor", |a| {
+        !a.session.torch.busy() && a.session.torch.doctor.is_some()
+    });
+    w.read(&mut h, "PyTorch works");
+    // Working now: Next is the primary.
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Done);
+    w.read(&mut h, "PyTorch goal summary");
+}
+
 #[test]
 fn every_page_in_chinese_shows_only_the_catalogues_words() {
     walk(Lang::Zh);
@@ -393,6 +363,19 @@ fn every_page_in_chinese_shows_only_the_catalogues_words() {
 #[test]
 fn every_page_in_english_has_no_raw_markup() {
     walk(Lang::En);
+}
+
+/// The PyTorch goal's walk, a test of its own so that it runs beside the others.
+#[test]
+fn the_pytorch_goal_in_chinese_and_english_goes_on_with_enter() {
+    for lang in [Lang::Zh, Lang::En] {
+        let mut w = Walk::new(lang);
+        walk_pytorch(&mut w, lang);
+        for p in [Page::Choose, Page::Pytorch, Page::Done] {
+            assert!(w.pages.contains(&p), "the walk missed {p:?}: {:?}", w.pages);
+        }
+        w.verdict();
+    }
 }
 
 /// The checks themselves: each rule catches what it names and lets technical values by.
@@ -423,6 +406,16 @@ fn the_rules_catch_raw_text_and_pass_technical_values() {
         ("按 Windows 系统处理", false),
         ("出现“CUDA out of memory”（显存不足）", false),
         ("出现“CUDA out of memory”，then make it smaller", true),
+        // Jargon stays behind "why" and "Details"; plain words in front.
+        ("CUDA 11.8 GA", true),
+        ("PyTorch 2.7.1 (cu118)", true),
+        ("torch 2.7.1+cu118", true),
+        ("NVIDIA GeForce RTX 3060 (sm_86)", true),
+        ("内置 PTX 代码", true),
+        ("编译核函数", true),
+        ("NVIDIA GeForce RTX 3060 (Ampere)", false),
+        ("PyTorch 2.7.1 (for CUDA 11.8)", false),
+        ("CUDA 12.4 Update 1", false),
         (
             "https://download.pytorch.org/whl/cu118/torch-2.7.1-cp311-cp311-linux_x86_64.whl",
             false,
@@ -526,4 +519,67 @@ fn the_cudnn_undo_button_puts_the_toolkit_folder_back() {
     // Nothing installed now: Next waits for an install or a skip, and Install is offered.
     assert!(!h.state_mut().can_next());
     assert!(h.query_all(By::new().label("安装 cuDNN")).next().is_some());
+}
+
+/// Choose, wheels method: in Chinese the wheels' PyPI index starts as the Tsinghua mirror
+/// (the PyTorch page's default, one source of truth), said on the page with how to turn it
+/// off; emptied, it stays off; English starts with pypi.org. The Advanced panel names
+/// "连接数" once (the slider has no caption of its own beside the grid's).
+#[test]
+fn chinese_wheels_default_to_the_mirror_and_the_connections_slider_is_named_once() {
+    use cuda_setup::ui::session::Action;
+    use cuda_setup_core::recommend::Method;
+    let m = Machine::new(windows_installer(0, 0));
+    let mut o = m.options(Lang::Zh);
+    o.goal = Some(Goal::Developer);
+    o.method = Method::Wheels;
+    let mut h = harness(App::new(o));
+    h.step();
+    enter(&mut h);
+    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    enter(&mut h);
+    assert_eq!(h.state().page, Page::Choose);
+    settle(&mut h);
+    let s = &h.state().session;
+    assert_eq!(s.settings.pypi, "tsinghua");
+    assert_eq!(
+        s.choices().pypi_index.as_deref(),
+        Some("https://pypi.tuna.tsinghua.edu.cn/simple")
+    );
+    let note = "中文界面默认从清华大学镜像下载这些安装包";
+    assert!(
+        has(&h, note),
+        "the default is said, with how to turn it off"
+    );
+
+    click(&mut h, "高级选项");
+    let named: Vec<_> = h
+        .query_all_by_label("连接数")
+        .filter(|n| n.accesskit_node().role() != egui::accesskit::Role::Slider)
+        .collect();
+    assert_eq!(named.len(), 1, "连接数 once");
+    let slider = h.get_by_role(egui::accesskit::Role::Slider);
+    assert_eq!(slider.accesskit_node().label().as_deref(), Some("连接数"));
+
+    // Turned off (the field emptied), it stays off, in either language.
+    let off = cuda_setup::ui::session::Settings {
+        pypi: String::new(),
+        ..h.state().session.settings.clone()
+    };
+    h.state_mut().apply(Action::SetSettings(off));
+    settle(&mut h);
+    assert!(!has(&h, note));
+    assert_eq!(h.state().session.choices().pypi_index, None);
+    h.state_mut().apply(Action::SetLang(Lang::En));
+    h.state_mut().apply(Action::SetLang(Lang::Zh));
+    assert_eq!(h.state().session.settings.pypi, "");
+
+    // English: pypi.org, as before; switching language before a plan follows it.
+    let m = Machine::new(windows_installer(0, 0));
+    let mut app = App::new(m.options(Lang::En));
+    assert_eq!(app.session.settings.pypi, "");
+    app.apply(Action::SetLang(Lang::Zh));
+    assert_eq!(app.session.settings.pypi, "tsinghua");
+    app.apply(Action::SetLang(Lang::En));
+    assert_eq!(app.session.settings.pypi, "");
 }

@@ -9,6 +9,7 @@ mod support;
 
 mod bundle;
 mod cli;
+mod cli_words;
 mod cudnn;
 mod detect;
 mod download;

@@ -7,6 +7,8 @@ pub mod server;
 pub mod standin;
 pub mod tree;
 pub mod wheels;
+#[allow(dead_code)]
+pub mod words;
 
 /// The newest torch the embedded tables vouch for (release and variants confirmed), by its
 /// newest patch, as a recommendation names it: a test that sees the recommended torch

@@ -22,9 +22,171 @@ pub struct Plan {
     pub toolkit: Option<Version>,
     pub cudnn: Option<Version>,
     pub torch_command: Option<String>,
-    /// Things the user should know (a driver to install, a part left out).
-    pub notes: Vec<String>,
+    /// Things the user should know (a driver to install, a part left out). Serialised
+    /// as `{key, params}`; a plan saved by an older version (English sentences here)
+    /// still loads, without those sentences.
+    #[serde(deserialize_with = "notes::current_only")]
+    pub notes: Vec<Note>,
     pub steps: Vec<Step>,
+}
+
+/// Something the user should know about a plan. In JSON it is its message,
+/// `{"key": "plan_note_…", "params": {…}}` (the catalogue's key, so a script renders it
+/// as the front ends do); front ends say it in the user's language through
+/// [`Note::message`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// Windows: the plan's first step installs the driver.
+    DriverFirst {
+        version: String,
+    },
+    /// The driver must be installed or updated, and the plan does not do it itself.
+    DriverNeeded {
+        update: bool,
+        minimum: String,
+        how: DriverHow,
+    },
+    NoCudnn,
+    /// The wheels index gave no cuDNN: left out (`error`: the resolver's own words).
+    CudnnNotOnIndex {
+        error: String,
+    },
+    NoPython {
+        min: String,
+        max: String,
+        command: String,
+    },
+    /// A plan `repair --fix` made of its fixes.
+    Repair,
+}
+
+/// Who puts the driver in place when the plan has no driver step of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriverHow {
+    /// The CUDA installer's Display.Driver (`--with-driver`).
+    CudaInstaller,
+    /// The user said they will (`--skip-driver`, "I will install it myself").
+    Yourself,
+    /// Nobody yet: the link, or `--with-driver`.
+    NotChosen,
+}
+
+impl Serialize for Note {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.message().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Note {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Saved {
+            key: String,
+            #[serde(default)]
+            params: std::collections::BTreeMap<String, String>,
+        }
+        let Saved { key, params } = Saved::deserialize(d)?;
+        let get = |name: &str| params.get(name).cloned().unwrap_or_default();
+        let driver = |update, how| Note::DriverNeeded {
+            update,
+            minimum: get("minimum"),
+            how,
+        };
+        Ok(match key.as_str() {
+            "plan_note_driver_first" => Note::DriverFirst {
+                version: get("version"),
+            },
+            "plan_note_driver_install_cuda_installer" => driver(false, DriverHow::CudaInstaller),
+            "plan_note_driver_install_yourself" => driver(false, DriverHow::Yourself),
+            "plan_note_driver_install_link" => driver(false, DriverHow::NotChosen),
+            "plan_note_driver_update_cuda_installer" => driver(true, DriverHow::CudaInstaller),
+            "plan_note_driver_update_yourself" => driver(true, DriverHow::Yourself),
+            "plan_note_driver_update_link" => driver(true, DriverHow::NotChosen),
+            "plan_note_no_cudnn" => Note::NoCudnn,
+            "plan_note_cudnn_not_on_index" => Note::CudnnNotOnIndex {
+                error: get("error"),
+            },
+            "plan_note_no_python" => Note::NoPython {
+                min: get("min"),
+                max: get("max"),
+                command: get("command"),
+            },
+            "plan_note_repair" => Note::Repair,
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "a note this version does not know: {other}"
+                )));
+            }
+        })
+    }
+}
+
+impl Note {
+    /// The note as a message to render in the user's language.
+    pub fn message(&self) -> crate::message::Message {
+        use crate::msg;
+        match self {
+            Note::DriverFirst { version } => msg!("plan_note_driver_first", version = version),
+            Note::DriverNeeded {
+                update,
+                minimum,
+                how,
+            } => match (update, how) {
+                (false, DriverHow::CudaInstaller) => {
+                    msg!("plan_note_driver_install_cuda_installer", minimum = minimum)
+                }
+                (false, DriverHow::Yourself) => {
+                    msg!("plan_note_driver_install_yourself", minimum = minimum)
+                }
+                (false, DriverHow::NotChosen) => {
+                    msg!("plan_note_driver_install_link", minimum = minimum)
+                }
+                (true, DriverHow::CudaInstaller) => {
+                    msg!("plan_note_driver_update_cuda_installer", minimum = minimum)
+                }
+                (true, DriverHow::Yourself) => {
+                    msg!("plan_note_driver_update_yourself", minimum = minimum)
+                }
+                (true, DriverHow::NotChosen) => {
+                    msg!("plan_note_driver_update_link", minimum = minimum)
+                }
+            },
+            Note::NoCudnn => msg!("plan_note_no_cudnn"),
+            Note::CudnnNotOnIndex { error } => {
+                msg!("plan_note_cudnn_not_on_index").with("error", error)
+            }
+            Note::NoPython { min, max, command } => {
+                msg!(
+                    "plan_note_no_python",
+                    min = min,
+                    max = max,
+                    command = command
+                )
+            }
+            Note::Repair => msg!("plan_note_repair"),
+        }
+    }
+}
+
+mod notes {
+    use serde::{Deserialize, Deserializer};
+
+    use super::Note;
+
+    /// Notes as this version writes them; an older plan's English sentences are dropped
+    /// (they only described it), so a plan file a user saved still runs. A note of a kind
+    /// this version does not know is an error: the plan is from a newer cuda-setup.
+    pub fn current_only<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Note>, D::Error> {
+        // A sentence (an older version's note) or a note: told apart by their JSON type,
+        // so a note's own error (one this version does not know) is the one reported.
+        let mut out = Vec::new();
+        for v in Vec::<serde_json::Value>::deserialize(d)? {
+            if !v.is_string() {
+                out.push(Note::deserialize(v).map_err(serde::de::Error::custom)?);
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Where cuDNN comes from.
@@ -186,29 +348,24 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
         .filter(|_| target.os == Os::Windows && !choices.skip_driver);
     match (rec.driver.action, driver) {
         (crate::recommend::DriverAction::None, _) => {}
-        (_, Some(d)) => notes.push(format!(
-            "the NVIDIA driver {} is installed first; the computer may need a restart after it, then run the same command again",
-            d.version
-        )),
-        (action, None) => notes.push(format!(
-            "the NVIDIA driver must be {} to {} or newer{}",
-            if action == crate::recommend::DriverAction::Install {
-                "installed"
-            } else {
-                "updated"
-            },
-            rec.driver
+        (_, Some(d)) => notes.push(Note::DriverFirst {
+            version: d.version.to_string(),
+        }),
+        (action, None) => notes.push(Note::DriverNeeded {
+            update: action != crate::recommend::DriverAction::Install,
+            minimum: rec
+                .driver
                 .minimum
                 .as_ref()
                 .map_or("-".into(), ToString::to_string),
-            if choices.with_driver {
-                " (the CUDA installer's Display.Driver is included)"
+            how: if choices.with_driver {
+                DriverHow::CudaInstaller
             } else if choices.skip_driver {
-                " (you chose to install it yourself: nvidia.com/drivers, or NVIDIA App)"
+                DriverHow::Yourself
             } else {
-                " (nvidia.com/drivers, or --with-driver)"
-            }
-        )),
+                DriverHow::NotChosen
+            },
+        }),
     }
     let bundle = match &choices.bundle {
         Some(dir) => Some(read_bundle(dir)?),
@@ -342,7 +499,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                     cudnn_wheel
                 }
                 (CudnnChoice::Recommended, None) => {
-                    notes.push("no cuDNN release fits this toolkit; it is left out".into());
+                    notes.push(Note::NoCudnn);
                     None
                 }
                 // The wheels method on Linux takes cuDNN from the index only (the resolver's
@@ -444,10 +601,11 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                         args,
                     });
                 }
-                None => notes.push(format!(
-                    "no Python found: install Python {}–{} from python.org, then run: {}",
-                    torch.python_min, torch.python_max, torch.command
-                )),
+                None => notes.push(Note::NoPython {
+                    min: torch.python_min.to_string(),
+                    max: torch.python_max.to_string(),
+                    command: torch.command.clone(),
+                }),
             }
         }
     }
@@ -514,7 +672,7 @@ fn wheel_steps(
     rec: &Recommendation,
     choices: &Choices,
     steps: &mut Vec<Step>,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
     bundle_dirs: &[PathBuf],
 ) -> Result<(PathBuf, Option<PathBuf>), PlanError> {
     let tk = rec
@@ -552,7 +710,9 @@ fn wheel_steps(
             (r, index)
         }
     };
-    notes.extend(resolved.notes.iter().cloned());
+    notes.extend(resolved.notes.iter().map(|error| Note::CudnnNotOnIndex {
+        error: error.clone(),
+    }));
     let dir = target.user_toolkit_dir(&tk.version);
     let total: u64 = resolved
         .wheels
@@ -618,6 +778,92 @@ fn read_bundle(dir: &Path) -> Result<BundleManifest, PlanError> {
 mod tests {
     use super::*;
     use crate::bundle::lookup_expected;
+
+    /// Every kind of note, each way the driver can be put in place.
+    fn every_note() -> Vec<Note> {
+        let mut all = vec![
+            Note::DriverFirst {
+                version: "581.57".into(),
+            },
+            Note::NoCudnn,
+            Note::CudnnNotOnIndex {
+                error: "cuDNN is left out: HTTP 404".into(),
+            },
+            Note::NoPython {
+                min: "3.9".into(),
+                max: "3.13".into(),
+                command: "pip install torch".into(),
+            },
+            Note::Repair,
+        ];
+        for update in [false, true] {
+            for how in [
+                DriverHow::CudaInstaller,
+                DriverHow::Yourself,
+                DriverHow::NotChosen,
+            ] {
+                all.push(Note::DriverNeeded {
+                    update,
+                    minimum: "580.88".into(),
+                    how,
+                });
+            }
+        }
+        all
+    }
+
+    /// Each note is a catalogue sentence in both languages, every placeholder filled, the
+    /// raw error only in the details; in JSON it is its message and reads back the same.
+    #[test]
+    fn every_note_says_a_sentence_in_both_languages_and_reads_back() {
+        use crate::i18n::{self, Lang};
+        let mut keys = std::collections::BTreeSet::new();
+        for n in every_note() {
+            let m = n.message();
+            assert!(i18n::has_key(m.key), "{m:?}");
+            keys.insert(m.key);
+            let (en, zh) = (i18n::render(&m, Lang::En), i18n::render(&m, Lang::Zh));
+            assert!(!en.contains('{') && !zh.contains('{'), "{en} / {zh}");
+            assert!(
+                zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "{zh}"
+            );
+            assert!(!zh.contains("HTTP 404"), "{zh}");
+            let json = serde_json::to_value(&n).unwrap();
+            assert_eq!(json["key"], m.key, "{json}");
+            assert_eq!(serde_json::from_value::<Note>(json).unwrap(), n);
+        }
+        assert_eq!(keys.len(), every_note().len(), "one key per note");
+        let m = every_note()[2].message();
+        assert_eq!(
+            i18n::details(&m, Lang::Zh).as_deref(),
+            Some("cuDNN is left out: HTTP 404")
+        );
+    }
+
+    /// A plan saved by an older version (English sentences as notes) still loads, without
+    /// them; a note this version does not know is an error that names it.
+    #[test]
+    fn an_older_plans_sentences_are_dropped_and_an_unknown_note_is_refused() {
+        let plan = |notes: serde_json::Value| {
+            serde_json::json!({
+                "format": 1, "goal": "pytorch", "os": "windows", "root": null,
+                "toolkit": null, "cudnn": null, "torch_command": null,
+                "notes": notes, "steps": [],
+            })
+        };
+        let old = plan(serde_json::json!([
+            "the NVIDIA driver must be updated to 580.88 or newer",
+            {"key": "plan_note_no_cudnn", "params": {}, "text": "no cuDNN release fits"}
+        ]));
+        let p: Plan = serde_json::from_value(old).unwrap();
+        assert_eq!(p.notes, vec![Note::NoCudnn]);
+        let newer = plan(serde_json::json!([{"key": "plan_note_from_the_future"}]));
+        let e = serde_json::from_value::<Plan>(newer)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("plan_note_from_the_future"), "{e}");
+    }
 
     #[test]
     fn choices_start_from_the_same_defaults_and_keep_connections_in_range() {

@@ -7,7 +7,7 @@
 use egui::{Grid, RichText, TextEdit, Ui};
 
 use super::Screen;
-use crate::ui::session::{Action, DriverPlan, Session, Settings};
+use crate::ui::session::{Action, DriverPlan, Session, Settings, default_pypi};
 use crate::ui::text::{self, msg, t, tf};
 use crate::ui::widgets::{self, Tone};
 use cuda_setup_core::compat::Os;
@@ -104,7 +104,10 @@ fn show(session: &Session, settings: &mut Settings, ui: &mut Ui) -> Vec<Action> 
                 ui.label(t(lang, "ui_toolkit"));
                 match &rec.toolkit {
                     Some(tk) => {
-                        ui.label(RichText::new(format!("CUDA {}", tk.label)).strong());
+                        ui.label(
+                            RichText::new(format!("CUDA {}", text::plain_release(&tk.label)))
+                                .strong(),
+                        );
                         let size = tk.installer.as_ref().and_then(|i| i.size);
                         ui.label(RichText::new(about(size, TOOLKIT_ESTIMATE)).weak());
                     }
@@ -118,8 +121,12 @@ fn show(session: &Session, settings: &mut Settings, ui: &mut Ui) -> Vec<Action> 
                 match &rec.cudnn {
                     Some(c) => {
                         ui.label(
-                            RichText::new(format!("cuDNN {} (cuda{})", c.version, c.cuda_major))
-                                .strong(),
+                            RichText::new(tf(
+                                lang,
+                                "ui_cudnn_choice",
+                                &[("version", &c.version), ("major", &c.cuda_major)],
+                            ))
+                            .strong(),
                         );
                         match c.archive.size {
                             Some(size) => ui.label(RichText::new(about(Some(size), "")).weak()),
@@ -357,7 +364,8 @@ fn method(session: &Session, settings: &mut Settings, ui: &mut Ui) {
     let (advised, why) =
         cuda_setup_core::recommend::method_advice(&cuda_setup_core::recommend::MethodFacts {
             elevated: session.opts.target.elevated || cfg!(windows),
-            pypi_mirror: !settings.pypi.trim().is_empty(),
+            // A mirror the user asked for (the Chinese UI's default is no request).
+            pypi_mirror: session.pypi_chosen && !settings.pypi.trim().is_empty(),
             installer_download_failed: false,
         });
     if advised == settings.method {
@@ -375,6 +383,11 @@ fn method(session: &Session, settings: &mut Settings, ui: &mut Ui) {
         });
         if !settings.pypi.trim().is_empty() && settings.pypi_index().is_none() {
             widgets::note(ui, Tone::Bad, &t(lang, "ui_method_pypi_bad"));
+        }
+        // Chinese: the mirror is ours, not the user's: say so, and how to turn it off.
+        if !session.pypi_chosen && !settings.pypi.is_empty() && settings.pypi == default_pypi(lang)
+        {
+            ui.label(RichText::new(t(lang, "ui_method_pypi_default")).weak());
         }
     }
 }
@@ -423,10 +436,10 @@ fn advanced(session: &Session, settings: &mut Settings, ui: &mut Ui, goal: Goal)
         )
         .labelled_by(l.id);
         ui.end_row();
-        ui.label(t(lang, "ui_connections"));
-        ui.add(
-            egui::Slider::new(&mut settings.connections, 1..=16).text(t(lang, "ui_connections")),
-        );
+        // The grid's left column names it: no caption beside the slider too.
+        let l = ui.label(t(lang, "ui_connections"));
+        ui.add(egui::Slider::new(&mut settings.connections, 1..=16))
+            .labelled_by(l.id);
         ui.end_row();
     });
     let cuda = settings.cuda.trim();

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use egui::{ProgressBar, RichText, Ui};
 
-use super::Screen;
+use super::{Primary, Screen};
 use crate::ui::progress;
 use crate::ui::session::{Action, Session};
 use crate::ui::text::{self, t, tf};
@@ -38,6 +38,15 @@ impl Screen for State {
 
     fn busy(&self, s: &Session) -> bool {
         s.cudnn.busy()
+    }
+
+    /// An archive checked and nothing copied yet: "Install cuDNN" (Next waits for it or
+    /// for "Skip").
+    fn primary(&self, s: &Session) -> Option<Primary> {
+        let c = &s.cudnn;
+        (matches!(c.check, Some(Ok(_))) && c.installed.is_none() && s.toolkit_dir().is_some()).then(
+            || Primary::new(t(s.lang, "ui_install_cudnn"), Action::InstallCudnn).enabled(!c.busy()),
+        )
     }
 
     fn show_work(&self, s: &Session) -> Vec<Action> {
@@ -186,16 +195,8 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
                         &[("done", &text::bytes(done)), ("total", &text::bytes(total))],
                     )));
                 }
-                None => {
-                    widgets::note(ui, Tone::Info, &t(lang, "ui_nothing_copied_yet"));
-                    widgets::gap(ui);
-                    if ui
-                        .button(RichText::new(t(lang, "ui_install_cudnn")).strong())
-                        .clicked()
-                    {
-                        actions.push(Action::InstallCudnn);
-                    }
-                }
+                // "Install cuDNN" is the page's primary button, at the bottom.
+                None => widgets::note(ui, Tone::Info, &t(lang, "ui_nothing_copied_yet")),
                 Some(Ok(m)) => {
                     widgets::note(
                         ui,

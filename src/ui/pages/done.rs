@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use egui::{RichText, Ui};
 
-use super::Screen;
+use super::{Primary, Screen};
 use crate::ui::flow::{Mode, Page};
 use crate::ui::progress::StepState;
 use crate::ui::report;
@@ -35,6 +35,11 @@ impl Screen for State {
     /// The last page: Close instead of Next.
     fn can_next(&self, _s: &Session) -> bool {
         false
+    }
+
+    /// Not usable yet: the verdict's fix (install PyTorch, the driver …); else Close.
+    fn primary(&self, s: &Session) -> Option<Primary> {
+        verdict::fix_primary(s, Page::Done, Scope::All)
     }
 }
 
@@ -75,10 +80,17 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     if let Some(rec) = session.recommendation() {
         let mut picks = Vec::new();
         if let Some(tk) = &rec.toolkit {
-            picks.push(format!("CUDA {}", tk.label));
+            picks.push(format!(
+                "CUDA {}",
+                crate::ui::text::plain_release(&tk.label)
+            ));
         }
         if let Some(p) = &rec.torch {
-            picks.push(format!("PyTorch {} ({})", p.version, p.variant));
+            picks.push(tf(
+                lang,
+                "ui_torch_choice",
+                &[("version", &p.version), ("cuda", &p.cuda)],
+            ));
         }
         line(
             ui,
@@ -91,7 +103,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     for (tone, name, state) in layers(session) {
         line(ui, tone, &name, &state);
     }
-    actions.extend(verdict::banner(session, ui, Page::Done, Scope::All, None));
+    verdict::banner(session, ui, Scope::All);
     widgets::gap(ui);
     if session.goal == Goal::Developer && session.install.run.succeeded() {
         widgets::note(ui, Tone::Info, &t(lang, "ui_new_terminal"));
@@ -148,7 +160,10 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         Some(Ok(p)) => {
             ui.label(tf(lang, "ui_report_saved", &[("path", &p.display())]));
         }
-        Some(Err(e)) if !e.is_empty() => widgets::note(ui, Tone::Bad, e),
+        Some(Err(e)) if !e.is_empty() => widgets::callout(ui, Tone::Bad, |ui| {
+            ui.label(t(lang, "ui_report_not_saved"));
+            crate::ui::progress::details(ui, lang, "save-failed", e);
+        }),
         _ => {}
     }
     actions
@@ -276,7 +291,7 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
                     "version",
                     &d.torch
                         .as_ref()
-                        .map(|t| t.version.clone())
+                        .map(|t| crate::ui::text::plain_torch_version(&t.version).to_string())
                         .unwrap_or_default(),
                 )],
             ),

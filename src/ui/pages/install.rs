@@ -46,11 +46,12 @@ impl Screen for State {
 
     fn primary(&self, s: &Session) -> Option<Primary> {
         let i = &s.install;
+        let label = |key| t(s.lang, key);
         if i.restart_pending() {
             // Asked already: the choice is made (or under way).
             return match &i.restart {
                 None => Some(Primary::new(
-                    "ui_restart_now",
+                    label("ui_restart_now"),
                     Action::Restart { now: true },
                 )),
                 Some(_) => None,
@@ -59,10 +60,10 @@ impl Screen for State {
         if !i.run.started {
             return i
                 .resumed
-                .then(|| Primary::new("ui_continue_install", Action::StartInstall));
+                .then(|| Primary::new(label("ui_continue_install"), Action::StartInstall));
         }
         (!i.run.running() && !i.run.succeeded())
-            .then(|| Primary::new("ui_try_again", Action::StartInstall))
+            .then(|| Primary::new(label("ui_try_again"), Action::StartInstall))
     }
 }
 

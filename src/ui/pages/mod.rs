@@ -22,23 +22,33 @@ pub mod system;
 pub mod verify;
 pub mod welcome;
 
-/// A page's one primary action, when it is not Next: its label (a catalogue key), what
-/// it does, and whether it can be done now. The frame draws it with
+/// A page's one primary action, when it is not Next: its label (already in the user's
+/// language), what it does, and whether it can be done now. The frame draws it with
 /// [`crate::ui::widgets::primary`] at the bottom right, Enter triggers it, and Next is
-/// then drawn as a secondary button beside it.
+/// then drawn as a secondary button beside it. A page draws no primary of its own.
 pub struct Primary {
-    pub label: &'static str,
-    pub action: Action,
+    pub label: String,
+    pub actions: Vec<Action>,
     pub enabled: bool,
 }
 
 impl Primary {
-    pub fn new(label: &'static str, action: Action) -> Primary {
+    pub fn new(label: String, action: Action) -> Primary {
+        Primary::many(label, vec![action])
+    }
+
+    /// A primary that does several things in order (a verdict's fix: set the mode, go).
+    pub fn many(label: String, actions: Vec<Action>) -> Primary {
         Primary {
             label,
-            action,
+            actions,
             enabled: true,
         }
+    }
+
+    /// Drawn, but greyed out unless `enabled`.
+    pub fn enabled(self, enabled: bool) -> Primary {
+        Primary { enabled, ..self }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use egui::{RichText, Ui};
 
-use super::Screen;
+use super::{Primary, Screen};
 use crate::ui::progress::step_title;
 use crate::ui::session::{Action, DriverPlan, Session, is_driver_step};
 use crate::ui::text::{self, t, tf};
@@ -40,6 +40,12 @@ impl Screen for State {
         })
     }
 
+    /// Blocked (a check failed, or the plan could not be made): once the user fixed it,
+    /// "Check again" is the way on; else Next ("Start installing").
+    fn primary(&self, s: &Session) -> Option<Primary> {
+        blocked(s).then(|| Primary::new(t(s.lang, "ui_check_again"), Action::Prepare))
+    }
+
     /// The next page installs (the toolkit, or the driver for the PyTorch goal).
     fn next_label(&self, s: &Session) -> &'static str {
         if s.steps().contains(&crate::ui::flow::Page::Install) {
@@ -48,6 +54,11 @@ impl Screen for State {
             "ui_next"
         }
     }
+}
+
+/// Checked, and something stands in the way.
+fn blocked(s: &Session) -> bool {
+    !s.prepare.running && s.prepare.result.is_some() && !s.prepare.ready()
 }
 
 fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
@@ -67,8 +78,9 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         Err(e) => {
             widgets::callout(ui, Tone::Bad, |ui| {
                 ui.label(RichText::new(t(lang, "ui_prepare_failed")).strong());
-                ui.label(e);
                 ui.label(t(lang, "ui_prepare_failed_hint"));
+                // The core's error chain, word for word: for searching and support.
+                crate::ui::progress::details(ui, lang, "prepare-failed", e);
             });
         }
         Ok(p) => {
@@ -127,9 +139,12 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
             }
         }
     }
-    widgets::gap(ui);
-    if ui.button(t(lang, "ui_check_again")).clicked() {
-        actions.push(Action::Prepare);
+    // Blocked, "Check again" is the primary button, at the bottom.
+    if !blocked(session) {
+        widgets::gap(ui);
+        if ui.button(t(lang, "ui_check_again")).clicked() {
+            actions.push(Action::Prepare);
+        }
     }
     actions
 }

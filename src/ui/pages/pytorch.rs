@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use egui::{RichText, TextEdit, Ui};
 
-use super::Screen;
+use super::{Primary, Screen};
 use crate::ui::flow::Page;
 use crate::ui::session::{Action, PIP_MIRRORS, Session, default_pip_mirror, pip_mirror};
 use crate::ui::text::{msg, t, tf};
@@ -56,6 +56,29 @@ impl Screen for State {
         }
     }
 
+    /// "Install PyTorch" (the page's point; Next then says it goes on without it) until
+    /// the doctor finds PyTorch working; a verdict's other fix (the driver) when that is
+    /// what stands in the way.
+    fn primary(&self, s: &Session) -> Option<Primary> {
+        let torch = self.pick(s)?;
+        let lang = s.lang;
+        let install = |key| {
+            let has_python = !python_of(s).trim().is_empty();
+            Primary::new(t(lang, key), Action::RunPip(Box::new(torch.clone())))
+                .enabled(has_python && !s.torch.busy())
+        };
+        match verdict::decide(&verdict::Inputs::of(s, Scope::Torch)) {
+            verdict::Verdict::Ready { .. } => None,
+            verdict::Verdict::NotYet {
+                fix: Some(f @ (Fix::InstallTorch | Fix::ReinstallTorch)),
+                ..
+            } => Some(install(verdict::fix_label(f))),
+            verdict::Verdict::NotYet { .. } => verdict::fix_primary(s, Page::Pytorch, Scope::Torch)
+                .or_else(|| Some(install("ui_install_pytorch"))),
+            verdict::Verdict::Pending => Some(install("ui_install_pytorch")),
+        }
+    }
+
     /// The recommended wheel's pip command, run in the chosen Python.
     fn show_work(&self, s: &Session) -> Vec<Action> {
         match self.pick(s) {
@@ -65,20 +88,26 @@ impl Screen for State {
     }
 }
 
+/// The Python pip runs in: the one chosen, else the first one detection found.
+fn python_of(session: &Session) -> String {
+    let chosen = &session.torch.python;
+    if !chosen.is_empty() {
+        return chosen.clone();
+    }
+    session
+        .system
+        .report
+        .as_ref()
+        .and_then(|r| r.pythons.first())
+        .map(|p| p.path.display().to_string())
+        .unwrap_or_default()
+}
+
 fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     let lang = session.lang;
     let mut actions = Vec::new();
     let torch_state = &session.torch;
-    let mut python = torch_state.python.clone();
-    if python.is_empty()
-        && let Some(p) = session
-            .system
-            .report
-            .as_ref()
-            .and_then(|r| r.pythons.first())
-    {
-        python = p.path.display().to_string();
-    }
+    let mut python = python_of(session);
     ui.label(msg(
         lang,
         &cuda_setup_core::msg!("torch_wheel_bundles_runtime"),
@@ -92,10 +121,10 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     };
     ui.label(tf(
         lang,
-        "ui_torch_pick",
+        "ui_torch_pick_plain",
         &[
             ("version", &torch.version),
-            ("variant", &torch.variant),
+            ("cuda", &torch.cuda),
             ("min", &torch.python_min),
             ("max", &torch.python_max),
         ],
@@ -163,19 +192,8 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     }
     widgets::gap(ui);
     let busy = torch_state.busy();
-    let has_python = !typed.is_empty();
+    // "Install PyTorch" is the page's primary button, at the bottom (Enter presses it).
     ui.horizontal(|ui| {
-        // The page's primary button.
-        let fill = ui.visuals().selection.bg_fill;
-        let install = egui::Button::new(
-            RichText::new(t(lang, "ui_install_pytorch"))
-                .strong()
-                .color(ui.visuals().selection.stroke.color),
-        )
-        .fill(fill);
-        if ui.add_enabled(!busy && has_python, install).clicked() {
-            actions.push(Action::RunPip(Box::new(torch.clone())));
-        }
         if torch_state.run.running() && ui.button(t(lang, "ui_cancel")).clicked() {
             actions.push(Action::CancelPip);
         }
@@ -211,14 +229,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     if let Some(d) = &torch_state.doctor {
         doctor_report(ui, lang, d);
     }
-    // "Install PyTorch" is already on the page; the banner's other fixes are not.
-    actions.extend(verdict::banner(
-        session,
-        ui,
-        Page::Pytorch,
-        Scope::Torch,
-        Some(Fix::InstallTorch),
-    ));
+    verdict::banner(session, ui, Scope::Torch);
     if python != torch_state.python {
         // Before a RunPip of this frame, which runs in the Python shown.
         actions.insert(0, Action::SetPython(python));
@@ -280,9 +291,21 @@ fn doctor_report(ui: &mut Ui, lang: cuda_setup_core::i18n::Lang, d: &DoctorRepor
             ui.label(format!("Python {v}"));
         }
         if let Some(tch) = &d.torch {
-            ui.label(format!("torch {}", tch.version));
+            ui.label(format!(
+                "PyTorch {}",
+                crate::ui::text::plain_torch_version(&tch.version)
+            ));
         }
     });
+    // The verdict below says what it means, and its button fixes it; what the check
+    // found, item by item (architectures, builds, raw errors), is behind "Details".
+    egui::CollapsingHeader::new(t(lang, "ui_details"))
+        .id_salt("doctor-findings")
+        .default_open(false)
+        .show(ui, |ui| findings(ui, lang, d));
+}
+
+fn findings(ui: &mut Ui, lang: cuda_setup_core::i18n::Lang, d: &DoctorReport) {
     for f in &d.findings {
         let tone = match f.severity {
             Severity::Ok => Tone::Ok,
@@ -304,6 +327,9 @@ fn doctor_report(ui: &mut Ui, lang: cuda_setup_core::i18n::Lang, d: &DoctorRepor
             );
             ui.label(msg(lang, &f.message));
         });
+        if let Some(raw) = cuda_setup_core::i18n::details(&f.message, lang) {
+            crate::ui::progress::details(ui, lang, ("doctor", f.message.key), &raw);
+        }
         if let Some(fix) = &f.fix {
             ui.indent(f.message.key, |ui| {
                 ui.label(msg(lang, &fix.message));

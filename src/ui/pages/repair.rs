@@ -5,7 +5,7 @@
 
 use egui::{RichText, Ui};
 
-use super::Screen;
+use super::{Primary, Screen};
 use crate::ui::progress::step_title;
 use crate::ui::session::{Action, Session};
 use crate::ui::text::{msg, t, tf};
@@ -41,6 +41,26 @@ impl Screen for State {
     fn busy(&self, s: &Session) -> bool {
         s.repair.busy()
     }
+
+    /// Problems that cuda-setup can fix: "Fix N problems"; else Next.
+    fn primary(&self, s: &Session) -> Option<Primary> {
+        let fixable = fixable(s.repair.findings.as_deref()?);
+        (fixable > 0).then(|| {
+            Primary::new(
+                tf(s.lang, "ui_fix_count", &[("count", &fixable)]),
+                Action::Fix,
+            )
+            .enabled(!s.repair.busy())
+        })
+    }
+}
+
+/// The problems a fix of ours can mend.
+fn fixable(findings: &[Finding]) -> usize {
+    findings
+        .iter()
+        .filter(|f| f.severity != Severity::Info && f.fixable())
+        .count()
 }
 
 /// One step of a fix in words: an environment variable names itself and its value.
@@ -121,28 +141,12 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
             finding(ui, lang, f);
         }
         let problems = repair::problems(findings);
-        let fixable = findings
-            .iter()
-            .filter(|f| f.severity != Severity::Info && f.fixable())
-            .count();
         widgets::gap(ui);
         if problems == 0 {
             widgets::note(ui, Tone::Ok, &t(lang, "ui_repair_nothing"));
         }
+        // "Fix N problems" is the page's primary button, at the bottom.
         ui.horizontal(|ui| {
-            if fixable > 0
-                && ui
-                    .add_enabled(
-                        !session.repair.busy(),
-                        egui::Button::new(
-                            RichText::new(tf(lang, "ui_fix_count", &[("count", &fixable)]))
-                                .strong(),
-                        ),
-                    )
-                    .clicked()
-            {
-                actions.push(Action::Fix);
-            }
             if ui
                 .add_enabled(
                     !session.repair.busy(),

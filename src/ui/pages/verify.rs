@@ -3,7 +3,7 @@
 
 use egui::{RichText, Ui};
 
-use super::Screen;
+use super::{Primary, Screen};
 use crate::ui::flow::Page;
 use crate::ui::session::{Action, Session};
 use crate::ui::text::{msg, t, tf};
@@ -35,6 +35,11 @@ impl Screen for State {
     fn why_not_next(&self, _s: &Session) -> Option<&'static str> {
         Some("ui_wait_verify")
     }
+
+    /// Not usable yet: the verdict's fix (install the driver, repair …); else Next.
+    fn primary(&self, s: &Session) -> Option<Primary> {
+        verdict::fix_primary(s, Page::Verify, Scope::Cuda)
+    }
 }
 
 fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
@@ -61,7 +66,12 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     ui.horizontal(|ui| {
         status_badge(ui, lang, r.status);
         if let Some(d) = &r.device {
-            ui.label(RichText::new(format!("{} ({})", d.name, d.compute_capability.sm())).strong());
+            // The card's generation in front ("RTX 3060 (Ampere)"); sm_86 is jargon.
+            let name = match session.opts.tables.architecture_of(d.compute_capability) {
+                Some(a) if !d.name.contains(&a.name) => format!("{} ({})", d.name, a.name),
+                _ => d.name.clone(),
+            };
+            ui.label(RichText::new(name).strong());
         }
         if let Some(tk) = &r.toolkit {
             ui.label(
@@ -83,6 +93,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
             },
             &msg(lang, reason),
         );
+        raw_details(ui, lang, "reason", reason);
     }
     let c = &r.checks;
     // The reason above is not repeated under each check it stopped.
@@ -189,14 +200,16 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     {
         actions.push(Action::Verify);
     }
-    actions.extend(verdict::banner(
-        session,
-        ui,
-        Page::Verify,
-        Scope::Cuda,
-        None,
-    ));
+    verdict::banner(session, ui, Scope::Cuda);
     actions
+}
+
+/// What a check's library said, word for word (English, for searching and for support):
+/// folded under "Details", never in front.
+fn raw_details(ui: &mut Ui, lang: Lang, id: &str, m: &cuda_setup_core::message::Message) {
+    if let Some(raw) = cuda_setup_core::i18n::details(m, lang) {
+        crate::ui::progress::details(ui, lang, ("verify", id, m.key), &raw);
+    }
 }
 
 fn check(
@@ -216,6 +229,7 @@ fn check(
         detail(ui);
         if let Some(m) = reason {
             ui.label(RichText::new(msg(lang, m)).weak());
+            raw_details(ui, lang, title, m);
         }
     });
 }

@@ -181,6 +181,37 @@ pub enum Event {
     Waiting(crate::lock::Busy),
 }
 
+impl Event {
+    /// The line a front end shows for this event, in the user's language (None for
+    /// progress, verifying and done). A source's own error is a parameter the sentence
+    /// does not show: front ends put it after "details" ([`crate::i18n::details`]).
+    pub fn message(&self) -> Option<crate::message::Message> {
+        Some(match self {
+            Event::Trying { url } => crate::msg!("download_trying", url = url),
+            Event::InsecureUrl { url } => crate::msg!("download_insecure", url = url),
+            Event::Retry {
+                attempt,
+                error,
+                wait_ms,
+                ..
+            } => crate::msg!(
+                "download_retry",
+                attempt = attempt,
+                seconds = format!("{:.1}", *wait_ms as f64 / 1000.0)
+            )
+            .with("error", error),
+            Event::SourceFailed { url, error } => {
+                crate::msg!("download_source_failed", url = url).with("error", error)
+            }
+            Event::PartDiscarded { path, reason } => {
+                crate::msg!("download_discarded", path = path.display()).with("reason", reason)
+            }
+            Event::Waiting(b) => b.message("download_waiting"),
+            Event::Progress(_) | Event::Verifying | Event::Done { .. } => return None,
+        })
+    }
+}
+
 /// Receives events (from worker threads: must be Send + Sync).
 pub trait Reporter: Send + Sync {
     fn event(&self, event: Event);
@@ -520,6 +551,58 @@ fn io_err(path: &Path, e: std::io::Error) -> DownloadError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every event a user reads is a sentence in both languages; a source's raw error
+    /// is not in it but in the details.
+    #[test]
+    fn every_event_line_is_a_sentence_with_the_raw_error_in_details() {
+        use crate::i18n::{self, Lang};
+        let raw = "HTTP 503 Service Unavailable";
+        let events = [
+            Event::Trying {
+                url: "https://example.com/f".into(),
+            },
+            Event::InsecureUrl {
+                url: "http://example.com/f".into(),
+            },
+            Event::Retry {
+                url: "https://example.com/f".into(),
+                attempt: 2,
+                error: raw.into(),
+                wait_ms: 1500,
+            },
+            Event::SourceFailed {
+                url: "https://example.com/f".into(),
+                error: raw.into(),
+            },
+            Event::PartDiscarded {
+                path: "f.part.json".into(),
+                reason: raw.into(),
+            },
+            Event::Waiting(crate::lock::Busy {
+                pid: Some(42),
+                folder: "/tmp/x".into(),
+            }),
+        ];
+        for e in &events {
+            let m = e.message().unwrap();
+            let zh = i18n::render(&m, Lang::Zh);
+            assert!(
+                zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "{zh}"
+            );
+            assert!(!zh.contains(raw) && !zh.contains('{'), "{zh}");
+            if matches!(
+                e,
+                Event::Retry { .. } | Event::SourceFailed { .. } | Event::PartDiscarded { .. }
+            ) {
+                assert_eq!(i18n::details(&m, Lang::Zh).as_deref(), Some(raw));
+            }
+        }
+        let retry = i18n::render(&events[2].message().unwrap(), Lang::Zh);
+        assert!(retry.contains("1.5") && retry.contains('2'), "{retry}");
+        assert!(Event::Verifying.message().is_none());
+    }
 
     #[test]
     fn mirrors_come_first_with_the_canonical_path() {

@@ -25,18 +25,6 @@ pub enum Signature {
     Unavailable,
 }
 
-/// For the step's log: words, not the enum's Debug form.
-impl std::fmt::Display for Signature {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Signature::Trusted { signer } => write!(f, "signed by {signer}, trusted"),
-            Signature::Unsigned => f.write_str("not signed"),
-            Signature::Untrusted { code } => write!(f, "signature not valid (code {code:#x})"),
-            Signature::Unavailable => f.write_str("cannot be checked on this system"),
-        }
-    }
-}
-
 /// Why a file is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SignatureError {

@@ -210,7 +210,7 @@ pub fn fix(
             toolkit: None,
             cudnn: None,
             torch_command: None,
-            notes: vec!["repair".into()],
+            notes: vec![crate::plan::Note::Repair],
             steps,
         };
         runs.push(run::run_blocking(&plan, target, &cancel, on_event));

@@ -61,7 +61,11 @@ pub struct StepReport {
     pub name: &'static str,
     pub status: StepStatus,
     pub changed: bool,
+    /// What the step did (English), or the error that stopped it.
     pub detail: String,
+    /// What the step did as `{key, params}`, for a front end to say in its language
+    /// (None for a step that did not finish).
+    pub message: Option<crate::message::Message>,
     pub elapsed_ms: u64,
 }
 
@@ -152,6 +156,7 @@ impl RunReport {
                     status: StepStatus::NotRun,
                     changed: false,
                     detail: String::new(),
+                    message: None,
                     elapsed_ms: 0,
                 })
                 .collect(),
@@ -337,9 +342,12 @@ fn check_plan(target: &Target, plan: &Plan, done: &[usize]) -> Result<(), String
 /// The steps of `plan_json` a killed run finished; none when the journal is another
 /// plan's, or was rejected (then set aside, and the run starts from the first step —
 /// steps are idempotent, so that only costs time).
-fn load_journal(target: &Target, plan_json: &str) -> (Vec<usize>, Option<Rejected>) {
+/// The steps an interrupted run of this same plan finished. Plans are compared as plans,
+/// not as text: a journal an older version wrote (notes as English sentences, which no
+/// longer load) still resumes the plan it holds.
+fn load_journal(target: &Target, plan: &Plan) -> (Vec<usize>, Option<Rejected>) {
     match read_journal(target) {
-        Ok(Some((j, _))) if j.plan == plan_json => (j.done, None),
+        Ok(Some((j, saved))) if saved == *plan => (j.done, None),
         Ok(_) => (Vec::new(), None),
         Err(r) => (Vec::new(), Some(r)),
     }
@@ -444,7 +452,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
     let plan_json = serde_json::to_string(plan).expect("serialisable");
     let held = lock(target);
     let (mut done, rejected) = match &held {
-        Ok(_) => load_journal(target, &plan_json),
+        Ok(_) => load_journal(target, plan),
         Err(_) => (Vec::new(), None),
     };
     let (log, log_file) = RunLog::open(&target.logs_dir());
@@ -495,7 +503,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                 name,
                 outcome: StepOutcome {
                     changed: false,
-                    detail: "done in an earlier run".into(),
+                    detail: crate::msg!("step_done_earlier"),
                     reboot_required: false,
                 },
                 skipped: true,
@@ -512,7 +520,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         let t0 = Instant::now();
         let emit = |e: StepEvent| {
             if let StepEvent::Log { line } = &e {
-                log.line(&format!("step {index} {name}: {line}"));
+                log.line(&format!("step {index} {name}: {}", english(line)));
             }
             let _ = tx.send(RunEvent::Step { index, event: e });
         };
@@ -537,13 +545,15 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         r.elapsed_ms = t0.elapsed().as_millis() as u64;
         match result {
             Ok(outcome) => {
+                let detail = english(&outcome.detail);
                 log.line(&format!(
-                    "step {index} {name}: done (changed: {}) {}",
-                    outcome.changed, outcome.detail
+                    "step {index} {name}: done (changed: {}) {detail}",
+                    outcome.changed
                 ));
                 r.status = StepStatus::Done;
                 r.changed = outcome.changed;
-                r.detail = outcome.detail.clone();
+                r.detail = detail;
+                r.message = Some(outcome.detail.clone());
                 report.changed |= outcome.changed;
                 report.reboot_required |= outcome.reboot_required;
                 done.push(index);
@@ -616,6 +626,15 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
 
 /// The plain words' parameters of a failure: for a full drive the folder, what is free
 /// and what to free (when the step does not know, the plan's pre-flight figure).
+/// A message in English, with its raw parameters, for the log file (read by support).
+fn english(m: &crate::message::Message) -> String {
+    let text = crate::i18n::render(m, crate::i18n::Lang::En);
+    match crate::i18n::details(m, crate::i18n::Lang::En) {
+        Some(raw) => format!("{text} ({})", raw.replace('\n', "; ")),
+        None => text,
+    }
+}
+
 fn failure_params(plan: Option<&Plan>, e: &steps::StepError) -> BTreeMap<&'static str, String> {
     let mut p = BTreeMap::new();
     // `busy`: which cuda-setup holds what.
@@ -692,6 +711,39 @@ mod tests {
             done,
             awaiting,
         );
+    }
+
+    /// A journal written before notes were messages (English sentences) still gives its
+    /// plan after the restart, and the run resumes after the steps it had done.
+    #[test]
+    fn a_journal_with_the_older_notes_still_resumes() {
+        let root = tempfile::tempdir().unwrap();
+        let target = Target::rooted(Os::Windows, root.path());
+        let p = plan(
+            &target,
+            vec![
+                Step::SetEnv {
+                    name: "CUDA_SETUP_A".into(),
+                    value: Some("1".into()),
+                },
+                Step::SetEnv {
+                    name: "CUDA_SETUP_B".into(),
+                    value: Some("2".into()),
+                },
+            ],
+        );
+        let mut old = serde_json::to_value(&p).unwrap();
+        old["notes"] = serde_json::json!(["the NVIDIA driver 617.14 is installed first"]);
+        std::fs::create_dir_all(target.state_dir()).unwrap();
+        save_journal(&target, &old.to_string(), &[0], true);
+        let resumed = awaiting_restart(&target).expect("the older journal loads");
+        assert_eq!(resumed, p);
+        let report = run_blocking(&resumed, &target, &Cancel::default(), &mut |_| {});
+        assert!(report.ok(), "{:?}", report.failure);
+        let status: Vec<_> = report.steps.iter().map(|s| s.status).collect();
+        assert_eq!(status, [StepStatus::DoneBefore, StepStatus::Done]);
+        let done = report.steps[1].message.as_ref().unwrap();
+        assert_eq!(done.key, "step_set_env_value");
     }
 
     /// A plan waiting for a restart is given by `awaiting_restart` only; a killed run's

@@ -61,19 +61,14 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     if let Some(have) = installed(t).filter(|v| *v >= spec.version) {
         return Ok(StepOutcome {
             changed: false,
-            detail: format!(
-                "NVIDIA driver {have} is installed (at least {})",
-                spec.version
-            ),
+            detail: crate::msg!("step_driver_present", have = have, version = &spec.version),
             reboot_required: false,
         });
     }
     let state = t.state_dir();
     if !installer_process::wait_for_earlier(&state, &|| ctx.cancel.is_cancelled(), &|pid| {
         (ctx.emit)(StepEvent::Log {
-            line: format!(
-                "an installer started by an earlier run (process {pid}) is still running; waiting for it to finish"
-            ),
+            line: crate::msg!("step_waiting_earlier_installer", pid = pid),
         })
     }) {
         return Err(StepError::Cancelled);
@@ -86,13 +81,13 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     // Only a file NVIDIA signed runs. A sandbox root off Windows reads the stand-in's
     // trailer; Windows always asks WinVerifyTrust.
     let sig = signature::check(&spec.installer, t.root.is_some() && !cfg!(windows));
-    (ctx.emit)(StepEvent::Log {
-        line: format!("signature of {}: {sig}", spec.installer.display()),
-    });
     signature::require_nvidia(&sig).map_err(|source| StepError::DriverSignature {
         path: spec.installer.clone(),
         source,
     })?;
+    (ctx.emit)(StepEvent::Log {
+        line: crate::msg!("step_driver_signed", file = spec.installer.display()),
+    });
     #[cfg(unix)]
     {
         // A download has no execute bit where that matters (a sandbox run off Windows).
@@ -110,11 +105,7 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     }
     let cmd = installer_process::guarded(cmd);
     (ctx.emit)(StepEvent::Log {
-        line: format!(
-            "running {:?} {:?}",
-            cmd.get_program(),
-            cmd.get_args().collect::<Vec<_>>()
-        ),
+        line: super::running(&cmd),
     });
     let emit = ctx.emit;
     let mut job = None;
@@ -122,7 +113,7 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
         cmd,
         Duration::from_secs(spec.timeout_minutes * 60),
         &|| ctx.cancel.is_cancelled(),
-        &mut |line| emit(StepEvent::Log { line }),
+        &mut |line| emit(StepEvent::output(line)),
         &mut |child| {
             installer_process::record(&state, child.id(), &spec.installer);
             job = installer_process::Job::tie(child);
@@ -152,15 +143,11 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     }
     Ok(StepOutcome {
         changed: true,
-        detail: format!(
-            "NVIDIA driver {} installed{}",
-            spec.version,
-            if reboot_required {
-                " (restart the computer to finish)"
-            } else {
-                ""
-            }
-        ),
+        detail: if reboot_required {
+            crate::msg!("step_driver_installed_restart", version = &spec.version)
+        } else {
+            crate::msg!("step_driver_installed", version = &spec.version)
+        },
         reboot_required,
     })
 }

@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::download::{self, Cancel, DownloadError, DownloadKind, Expected};
 use crate::error::Cause;
+use crate::message::Message;
+use crate::msg;
 use crate::target::Target;
 use crate::version::Version;
 
@@ -136,15 +138,25 @@ pub enum StepEvent {
         bytes_per_sec: f64,
         eta_secs: Option<f64>,
     },
-    Log {
-        line: String,
-    },
+    /// A line for the log and the progress view: a step's own words, or a program's
+    /// output quoted as it is (`step_output`).
+    Log { line: Message },
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+impl StepEvent {
+    /// A program's output line, quoted as it is.
+    pub fn output(line: String) -> StepEvent {
+        StepEvent::Log {
+            line: msg!("step_output", line = line),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
 pub struct StepOutcome {
     pub changed: bool,
-    pub detail: String,
+    /// What the step did, in words front ends render in the user's language.
+    pub detail: Message,
     pub reboot_required: bool,
 }
 
@@ -369,9 +381,9 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
             Ok(StepOutcome {
                 changed: !changes.is_empty(),
                 detail: if names.is_empty() {
-                    "already set".into()
+                    msg!("step_env_already")
                 } else {
-                    format!("set {}", names.join(", "))
+                    msg!("step_env_set", names = names.join(", "))
                 },
                 reboot_required: false,
             })
@@ -382,8 +394,8 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
             let changed = change.is_some();
             record_env_changes(ctx.target, &change.into_iter().collect::<Vec<_>>())?;
             let detail = match value {
-                Some(v) => format!("{name}={v}"),
-                None => format!("{name} removed"),
+                Some(v) => msg!("step_set_env_value", name = name, value = v),
+                None => msg!("step_set_env_removed", name = name),
             };
             Ok(StepOutcome {
                 changed,
@@ -395,17 +407,15 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
             let r = crate::cudnn::recover(cuda_dir)?;
             Ok(StepOutcome {
                 changed: r.is_some(),
-                detail: format!(
-                    "cuDNN in {}: {}",
-                    cuda_dir.display(),
-                    match r {
-                        Some(crate::cudnn::Recovered::RolledBack) =>
-                            "the interrupted install was rolled back",
-                        Some(crate::cudnn::Recovered::Completed) =>
-                            "the interrupted install was completed",
-                        None => "nothing to recover",
+                detail: match r {
+                    Some(crate::cudnn::Recovered::RolledBack) => {
+                        msg!("step_cudnn_rolled_back", dir = cuda_dir.display())
                     }
-                ),
+                    Some(crate::cudnn::Recovered::Completed) => {
+                        msg!("step_cudnn_completed", dir = cuda_dir.display())
+                    }
+                    None => msg!("step_cudnn_nothing_to_recover", dir = cuda_dir.display()),
+                },
                 reboot_required: false,
             })
         }
@@ -414,12 +424,19 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
                 .map_err(StepError::Wheels)?;
             Ok(StepOutcome {
                 changed: r.restored || r.removed > 0,
-                detail: format!(
-                    "{}: previous tree put back: {}; leftover copies removed: {}",
-                    dir.display(),
-                    if r.restored { "yes" } else { "no" },
-                    r.removed
-                ),
+                detail: if r.restored {
+                    msg!(
+                        "step_toolkit_put_back",
+                        dir = dir.display(),
+                        removed = r.removed
+                    )
+                } else {
+                    msg!(
+                        "step_toolkit_leftovers",
+                        dir = dir.display(),
+                        removed = r.removed
+                    )
+                },
                 reboot_required: false,
             })
         }
@@ -466,17 +483,19 @@ fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome, StepError
     );
     Ok(StepOutcome {
         changed,
-        detail: format!(
-            "{} ({} bytes, sha256 {})",
-            o.path.display(),
-            o.size,
-            o.sha256
-        ),
+        detail: msg!(
+            "step_downloaded",
+            path = o.path.display(),
+            size = crate::units::bytes(o.size)
+        )
+        .with("bytes", o.size)
+        .with("sha256", o.sha256),
         reboot_required: false,
     })
 }
 
-/// The download engine's events as step events: progress, and a log line per source.
+/// The download engine's events as step events: progress, and a log line per source
+/// (its words from [`download::Event::message`]; a source's raw error a parameter).
 fn download_reporter<'a>(ctx: &'a Ctx<'a>) -> impl Fn(download::Event) + Send + Sync + 'a {
     move |e: download::Event| match e {
         download::Event::Progress(p) => (ctx.emit)(StepEvent::Progress {
@@ -485,28 +504,11 @@ fn download_reporter<'a>(ctx: &'a Ctx<'a>) -> impl Fn(download::Event) + Send + 
             bytes_per_sec: p.bytes_per_sec,
             eta_secs: p.eta_secs,
         }),
-        download::Event::Trying { url } => (ctx.emit)(StepEvent::Log {
-            line: format!("downloading {url}"),
-        }),
-        download::Event::Retry { error, attempt, .. } => (ctx.emit)(StepEvent::Log {
-            line: format!("retry {attempt}: {error}"),
-        }),
-        download::Event::SourceFailed { url, error } => (ctx.emit)(StepEvent::Log {
-            line: format!("{url}: {error}"),
-        }),
-        download::Event::InsecureUrl { url } => (ctx.emit)(StepEvent::Log {
-            line: format!("warning: plain http: {url}"),
-        }),
-        download::Event::PartDiscarded { path, reason } => (ctx.emit)(StepEvent::Log {
-            line: format!(
-                "{} was discarded ({reason}); the download starts over",
-                path.display()
-            ),
-        }),
-        download::Event::Waiting(b) => (ctx.emit)(StepEvent::Log {
-            line: format!("waiting: {b}"),
-        }),
-        _ => {}
+        e => {
+            if let Some(line) = e.message() {
+                (ctx.emit)(StepEvent::Log { line })
+            }
+        }
     }
 }
 
@@ -562,21 +564,21 @@ fn assemble_toolkit(
     Ok(StepOutcome {
         changed: o.changed,
         detail: if o.changed {
-            format!(
-                "CUDA {} from {} wheels at {} ({} files)",
-                spec.version,
-                spec.wheels.len(),
-                spec.dir.display(),
-                o.files
+            msg!(
+                "step_assembled",
+                version = &spec.version,
+                wheels = spec.wheels.len(),
+                dir = spec.dir.display(),
+                files = o.files
             )
         } else if o.kept_foreign {
-            format!(
-                "CUDA {} is already installed at {} (not built from wheels): it is kept as it is",
-                spec.version.major_minor(),
-                spec.dir.display()
+            msg!(
+                "step_assembled_kept",
+                version = spec.version.major_minor(),
+                dir = spec.dir.display()
             )
         } else {
-            format!("CUDA {} already built from these wheels", spec.version)
+            msg!("step_assembled_same", version = &spec.version)
         },
         reboot_required: false,
     })
@@ -592,7 +594,7 @@ fn install_cudnn(archive: &Path, cuda_dir: &Path, ctx: &Ctx) -> Result<StepOutco
     {
         return Ok(StepOutcome {
             changed: false,
-            detail: format!("cuDNN {} already installed", m.cudnn_version),
+            detail: msg!("step_cudnn_already", version = &m.cudnn_version),
             reboot_required: false,
         });
     }
@@ -612,7 +614,11 @@ fn install_cudnn(archive: &Path, cuda_dir: &Path, ctx: &Ctx) -> Result<StepOutco
     let m = crate::cudnn::install(archive, cuda_dir, &emit).map_err(StepError::Cudnn)?;
     Ok(StepOutcome {
         changed: true,
-        detail: format!("cuDNN {} ({} files)", m.cudnn_version, m.files.len()),
+        detail: msg!(
+            "step_cudnn_installed",
+            version = &m.cudnn_version,
+            files = m.files.len()
+        ),
         reboot_required: false,
     })
 }
@@ -648,7 +654,7 @@ fn install_torch(python: &Path, args: &[String], ctx: &Ctx) -> Result<StepOutcom
         cmd,
         std::time::Duration::from_secs(3600),
         &|| ctx.cancel.is_cancelled(),
-        &mut |line| emit(StepEvent::Log { line }),
+        &mut |line| emit(StepEvent::output(line)),
     )
     .map_err(|e| StepError::Io {
         path: python.to_path_buf(),
@@ -657,13 +663,26 @@ fn install_torch(python: &Path, args: &[String], ctx: &Ctx) -> Result<StepOutcom
     match finished {
         crate::platform::Finished::Exited(Some(0)) => Ok(StepOutcome {
             changed: true,
-            detail: format!("pip install {}", args.join(" ")),
+            detail: msg!(
+                "step_torch_installed",
+                command = format!("pip install {}", args.join(" "))
+            ),
             reboot_required: false,
         }),
         crate::platform::Finished::Exited(code) => Err(StepError::Pip { code }),
         crate::platform::Finished::Cancelled => Err(StepError::Cancelled),
         crate::platform::Finished::TimedOut => Err(StepError::Pip { code: None }),
     }
+}
+
+/// "running PROGRAM ARGS" for an installer about to start (its command line quoted as is).
+fn running(cmd: &std::process::Command) -> Message {
+    let mut line = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        line.push(' ');
+        line.push_str(&a.to_string_lossy());
+    }
+    msg!("step_running", command = line)
 }
 
 /// The files that prove a toolkit is there: nvcc and the runtime library.
@@ -705,7 +724,7 @@ fn verify(ctx: &Ctx, dir: &Path, version: &Version, cudnn: bool) -> Result<StepO
             detail: format!("missing {}", missing.join(", ")),
         });
     }
-    let mut detail = format!("CUDA {version} at {}", dir.display());
+    let mut detail = msg!("step_verified", version = version, dir = dir.display());
     if cudnn {
         let r = crate::cudnn::verify(dir).map_err(StepError::Cudnn)?;
         if !r.problems.is_empty() {
@@ -718,7 +737,12 @@ fn verify(ctx: &Ctx, dir: &Path, version: &Version, cudnn: bool) -> Result<StepO
                 detail: format!("cuDNN: {}", p.join(", ")),
             });
         }
-        detail.push_str(&format!(", cuDNN {} intact", r.cudnn_version));
+        detail = msg!(
+            "step_verified_cudnn",
+            version = version,
+            dir = dir.display(),
+            cudnn = &r.cudnn_version
+        );
     }
     Ok(StepOutcome {
         changed: false,

@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{Ctx, StepError, StepEvent, StepOutcome};
 use crate::compat::Os;
+use crate::i18n::{self, Lang};
+use crate::message::Message;
+use crate::msg;
 use crate::units;
 use crate::version::Version;
 
@@ -43,22 +46,58 @@ pub enum Status {
     Fail,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One check's result. `message`, `reason` and `remedy` are its words (what was found,
+/// why it matters, what to do) for front ends to render in the user's language; `what`,
+/// `why` and `fix` are the same in English, for the log, the JSON report and scripts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Check {
     pub id: String,
     pub status: Status,
     pub what: String,
     pub why: String,
     pub fix: String,
+    pub message: Message,
+    pub reason: Option<Message>,
+    pub remedy: Option<Message>,
 }
 
-fn check(id: &str, status: Status, what: String, why: &str, fix: &str) -> Check {
+fn check(
+    id: &str,
+    status: Status,
+    message: Message,
+    reason: Option<Message>,
+    remedy: Option<Message>,
+) -> Check {
+    let en = |m: &Option<Message>| {
+        m.as_ref()
+            .map_or_else(String::new, |m| i18n::render(m, Lang::En))
+    };
     Check {
         id: id.into(),
         status,
-        what,
-        why: why.into(),
-        fix: fix.into(),
+        what: i18n::render(&message, Lang::En),
+        why: en(&reason),
+        fix: en(&remedy),
+        message,
+        reason,
+        remedy,
+    }
+}
+
+impl Check {
+    /// The lines a front end shows for this check, in the order read: what was found;
+    /// when it did not pass, first whether it stops the install, then why and what to do.
+    pub fn lines(&self) -> Vec<Message> {
+        let lead = match self.status {
+            Status::Pass => None,
+            Status::Warn => Some(msg!("preflight_warning")),
+            Status::Fail => Some(msg!("preflight_not_passed")),
+        };
+        lead.into_iter()
+            .chain([self.message.clone()])
+            .chain(self.reason.clone())
+            .chain(self.remedy.clone())
+            .collect()
     }
 }
 
@@ -83,67 +122,68 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
         ("disk_work", Some(inputs.work_dir.clone())),
     ] {
         let Some(dir) = dir else { continue };
-        match crate::platform::free_space(&dir).ok() {
-            Some(free) if free < inputs.needed_bytes && inputs.needed_is_estimate => {
-                out.push(check(
-                    id,
-                    Status::Warn,
-                    format!(
-                        "{} free on the drive of {}; about {} may be needed",
-                        units::bytes(free),
-                        dir.display(),
-                        units::bytes(inputs.needed_bytes)
-                    ),
-                    "the download's size is not known yet, so this is an estimate; the download stops cleanly if the drive fills",
-                    "free some space (Disk Cleanup, empty the recycle bin), or choose another drive",
-                ))
-            }
-            Some(free) if free < inputs.needed_bytes => out.push(check(
-                id,
-                Status::Fail,
-                format!(
-                    "{} free on the drive of {}, {} needed",
-                    units::bytes(free),
-                    dir.display(),
-                    units::bytes(inputs.needed_bytes)
-                ),
-                "the installer, its unpacked files and the installed toolkit all need room at once",
-                "free some space (Disk Cleanup, empty the recycle bin), or choose another drive",
-            )),
-            Some(free) => out.push(check(
+        let Ok(bytes_free) = crate::platform::free_space(&dir) else {
+            continue;
+        };
+        let (free, needed, dir) = (
+            units::bytes(bytes_free),
+            units::bytes(inputs.needed_bytes),
+            dir.display().to_string(),
+        );
+        out.push(if bytes_free >= inputs.needed_bytes {
+            check(
                 id,
                 Status::Pass,
-                format!(
-                    "{} free on the drive of {}",
-                    units::bytes(free),
-                    dir.display()
+                msg!("check_disk_ok", free = free, dir = dir),
+                None,
+                None,
+            )
+        } else if inputs.needed_is_estimate {
+            check(
+                id,
+                Status::Warn,
+                msg!(
+                    "check_disk_estimate",
+                    free = free,
+                    dir = dir,
+                    needed = needed
                 ),
-                "",
-                "",
-            )),
-            None => {}
-        }
+                Some(msg!("check_disk_estimate_why")),
+                Some(msg!("check_disk_fix")),
+            )
+        } else {
+            check(
+                id,
+                Status::Fail,
+                msg!("check_disk_short", free = free, dir = dir, needed = needed),
+                Some(msg!("check_disk_why")),
+                Some(msg!("check_disk_fix")),
+            )
+        });
     }
     if inputs.needs_admin || inputs.driver {
         out.push(if t.elevated {
-            check("admin", Status::Pass, "running with administrator rights".into(), "", "")
+            check("admin", Status::Pass, msg!("check_admin_ok"), None, None)
         } else {
             let (why, fix) = match (inputs.needs_admin, t.os) {
                 // Only the driver needs the rights (the PyTorch goal).
                 (false, _) => (
-                    "installing the NVIDIA driver needs administrator rights",
-                    "right-click cuda-setup and choose \"Run as administrator\", or install the driver yourself and choose --skip-driver",
+                    msg!("check_admin_driver_why"),
+                    msg!("check_admin_driver_fix"),
                 ),
                 (true, Os::Windows) => (
-                    "NVIDIA's installer writes to Program Files",
-                    "right-click cuda-setup and choose \"Run as administrator\", or install with --method wheels into your own folder",
+                    msg!("check_admin_windows_why"),
+                    msg!("check_admin_windows_fix"),
                 ),
-                (true, Os::Linux) => (
-                    "NVIDIA's installer writes to /usr/local",
-                    "run with sudo, or install with --method wheels into a folder you own",
-                ),
+                (true, Os::Linux) => (msg!("check_admin_linux_why"), msg!("check_admin_linux_fix")),
             };
-            check("admin", Status::Fail, "not running as administrator".into(), why, fix)
+            check(
+                "admin",
+                Status::Fail,
+                msg!("check_admin_missing"),
+                Some(why),
+                Some(fix),
+            )
         });
     }
     let temp = t
@@ -164,11 +204,17 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
             Some("non_ascii") => out.push(check(
                 id,
                 Status::Warn,
-                format!("{} contains non-ASCII characters", p.display()),
-                "NVIDIA's installer is known to fail when its temporary or target folder has characters outside ASCII (a Chinese user name, for example)",
-                "set TEMP and TMP to a plain folder such as C:\\Temp before installing (System Properties → Environment Variables)",
+                msg!("check_path_non_ascii", path = p.display()),
+                Some(msg!("check_path_non_ascii_why")),
+                Some(msg!("check_path_non_ascii_fix")),
             )),
-            Some(_) => out.push(check(id, Status::Warn, format!("{} is over 200 characters", p.display()), "long paths break older tools", "use a shorter folder")),
+            Some(_) => out.push(check(
+                id,
+                Status::Warn,
+                msg!("check_path_long", path = p.display()),
+                Some(msg!("check_path_long_why")),
+                Some(msg!("check_path_long_fix")),
+            )),
             None => {}
         }
     }
@@ -182,13 +228,19 @@ pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
         #[cfg(not(windows))]
         let vs: Option<PathBuf> = None;
         out.push(match vs {
-            Some(p) => check("visual_studio", Status::Pass, format!("Visual Studio at {}", p.display()), "", ""),
+            Some(p) => check(
+                "visual_studio",
+                Status::Pass,
+                msg!("check_vs_found", path = p.display()),
+                None,
+                None,
+            ),
             None => check(
                 "visual_studio",
                 Status::Warn,
-                "no Visual Studio found".into(),
-                "nvcc needs Microsoft's C++ compiler (cl.exe) to compile; the toolkit installs without it and its Visual Studio integration is left out",
-                "install \"Visual Studio Build Tools\" with the \"Desktop development with C++\" workload if you will compile CUDA code",
+                msg!("check_vs_missing"),
+                Some(msg!("check_vs_missing_why")),
+                Some(msg!("check_vs_missing_fix")),
             ),
         });
     }
@@ -209,13 +261,13 @@ fn already_installed(dir: &Path, v: &Version) -> Check {
     check(
         "already_installed",
         Status::Pass,
-        format!(
-            "CUDA {} is already installed at {}; it will be kept",
-            v.major_minor(),
-            dir.display()
+        msg!(
+            "check_already_installed",
+            version = v.major_minor(),
+            dir = dir.display()
         ),
-        "",
-        "",
+        None,
+        None,
     )
 }
 
@@ -223,58 +275,41 @@ fn already_installed(dir: &Path, v: &Version) -> Check {
 /// `wheels::assemble` does: ours is rebuilt safely, a complete foreign toolkit is kept,
 /// anything else is refused).
 fn wheels_destination(t: &crate::target::Target, dir: &Path, v: &Version) -> Check {
-    const WHY: &str = "cuda-setup never replaces or deletes a folder it did not build";
-    const FIX: &str = "move that folder elsewhere yourself (or finish it with NVIDIA's installer), then run again";
+    let not_ours = |message| {
+        check(
+            "install_path_not_ours",
+            Status::Fail,
+            message,
+            Some(msg!("check_not_ours_why")),
+            Some(msg!("check_not_ours_fix")),
+        )
+    };
     match crate::wheels::assemble::read_record(dir) {
         Ok(Some(_)) => check(
             "wheels_ours",
             Status::Pass,
-            format!(
-                "CUDA {} at {} was built by cuda-setup from wheels: it is rebuilt only if the wheels differ, and put back if the new one fails its check",
-                v.major_minor(),
-                dir.display()
+            msg!(
+                "check_wheels_ours",
+                version = v.major_minor(),
+                dir = dir.display()
             ),
-            "",
-            "",
+            None,
+            None,
         ),
-        Err(e) => check(
-            "install_path_not_ours",
-            Status::Fail,
-            e.to_string(),
-            WHY,
-            FIX,
-        ),
+        Err(e) => not_ours(msg!("check_not_ours_record", dir = dir.display()).with("error", e)),
         Ok(None) if super::toolkit_missing(t, dir, v).is_empty() => already_installed(dir, v),
-        Ok(None) => check(
-            "install_path_not_ours",
-            Status::Fail,
-            format!(
-                "{} holds files cuda-setup did not build and is not a complete CUDA {}",
-                dir.display(),
-                v.major_minor()
-            ),
-            WHY,
-            FIX,
-        ),
+        Ok(None) => not_ours(msg!(
+            "check_not_ours",
+            dir = dir.display(),
+            version = v.major_minor()
+        )),
     }
 }
 
 pub fn run(inputs: &Inputs, ctx: &Ctx) -> Result<StepOutcome, StepError> {
     let all = checks(inputs, ctx);
-    for c in &all {
-        let mark = match c.status {
-            Status::Pass => "ok",
-            Status::Warn => "warning",
-            Status::Fail => "FAILED",
-        };
-        let tail = if c.status == Status::Pass {
-            String::new()
-        } else {
-            format!(" — {} — {}", c.why, c.fix)
-        };
-        (ctx.emit)(StepEvent::Log {
-            line: format!("[{mark}] {}{tail}", c.what),
-        });
+    for line in all.iter().flat_map(Check::lines) {
+        (ctx.emit)(StepEvent::Log { line });
     }
     let failed: Vec<Check> = all
         .iter()
@@ -287,7 +322,7 @@ pub fn run(inputs: &Inputs, ctx: &Ctx) -> Result<StepOutcome, StepError> {
     let warns = all.iter().filter(|c| c.status == Status::Warn).count();
     Ok(StepOutcome {
         changed: false,
-        detail: format!("{} checks, {warns} warnings", all.len()),
+        detail: msg!("preflight_done", checks = all.len(), warnings = warns),
         reboot_required: false,
     })
 }
@@ -333,6 +368,91 @@ mod tests {
         assert_eq!(guess[0].status, Status::Warn, "{guess:?}");
         assert!(guess[0].what.contains("may be needed"));
         assert_eq!(disk_checks(1, false)[0].status, Status::Pass);
+    }
+
+    /// Every check a sandbox can produce (room short, a guess, enough; the rights for
+    /// each reason; a non-ASCII and an over-long path; no Visual Studio) says its
+    /// finding, reason and remedy in both languages; the English fields read as before.
+    #[test]
+    fn every_check_says_its_words_in_both_languages() {
+        use crate::i18n::{self, Lang};
+        let root = tempfile::tempdir().unwrap();
+        let long = root.path().join("x".repeat(210));
+        let mut all = Vec::new();
+        for os in [Os::Windows, Os::Linux] {
+            for (needs_admin, driver) in [(true, false), (false, true)] {
+                for (needed_bytes, needed_is_estimate) in
+                    [(u64::MAX / 2, false), (u64::MAX / 2, true), (1, false)]
+                {
+                    let mut target = Target::rooted(os, root.path());
+                    target.elevated = false;
+                    target.host = crate::platform::Host::sandbox(
+                        os,
+                        root.path(),
+                        [(
+                            "TEMP".to_string(),
+                            "C:\\Users\\\u{5f20}\u{4e09}\\Temp".to_string(),
+                        )]
+                        .into(),
+                    );
+                    let ctx = Ctx {
+                        target: &target,
+                        cancel: &Cancel::default(),
+                        emit: &|_| {},
+                    };
+                    all.extend(checks(
+                        &Inputs {
+                            toolkit_dir: Some(long.clone()),
+                            toolkit_version: Some("12.4".parse().unwrap()),
+                            needed_bytes,
+                            needed_is_estimate,
+                            work_dir: root.path().to_path_buf(),
+                            needs_admin,
+                            developer: true,
+                            from_wheels: false,
+                            driver,
+                        },
+                        &ctx,
+                    ));
+                }
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for c in &all {
+            for m in c.lines() {
+                seen.insert(m.key);
+                let zh = i18n::render(&m, Lang::Zh);
+                assert!(
+                    zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) && !zh.contains('{'),
+                    "{}: {zh}",
+                    c.id
+                );
+            }
+            assert_eq!(c.what, i18n::render(&c.message, Lang::En));
+            assert_eq!(c.status == Status::Pass, c.reason.is_none(), "{c:?}");
+        }
+        for key in [
+            "check_disk_short",
+            "check_disk_estimate",
+            "check_disk_ok",
+            "check_admin_missing",
+            "check_admin_driver_why",
+            "check_admin_windows_why",
+            "check_admin_linux_why",
+            "check_path_long",
+            "check_vs_missing",
+            "preflight_warning",
+            "preflight_not_passed",
+        ] {
+            assert!(seen.contains(key), "{key} not produced: {seen:?}");
+        }
+        // The wizard reads the path off the English finding.
+        let ascii = all.iter().find(|c| c.message.key == "check_path_non_ascii");
+        let ascii = ascii.expect("the non-ASCII TEMP is found");
+        assert!(
+            ascii.what.ends_with(" contains non-ASCII characters"),
+            "{ascii:?}"
+        );
     }
 
     /// The PyTorch goal on Windows with a driver to install: the rights are asked for,

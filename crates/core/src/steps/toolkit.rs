@@ -68,10 +68,10 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     if toolkit_missing(t, &spec.dir, &spec.version).is_empty() {
         return Ok(StepOutcome {
             changed: false,
-            detail: format!(
-                "CUDA {} already installed at {}",
-                spec.version.major_minor(),
-                spec.dir.display()
+            detail: crate::msg!(
+                "step_toolkit_present",
+                version = spec.version.major_minor(),
+                dir = spec.dir.display()
             ),
             reboot_required: false,
         });
@@ -83,9 +83,7 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     if !installer_process::wait_for_earlier(&state, &|| ctx.cancel.is_cancelled(), &|pid| {
         waited.set(true);
         (ctx.emit)(StepEvent::Log {
-            line: format!(
-                "NVIDIA's installer started by an earlier run (process {pid}) is still running; waiting for it to finish"
-            ),
+            line: crate::msg!("step_waiting_earlier_installer", pid = pid),
         })
     }) {
         return Err(StepError::Cancelled);
@@ -93,10 +91,10 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     if waited.get() && toolkit_missing(t, &spec.dir, &spec.version).is_empty() {
         return Ok(StepOutcome {
             changed: true,
-            detail: format!(
-                "CUDA {} installed at {} by the installer an earlier run started",
-                spec.version,
-                spec.dir.display()
+            detail: crate::msg!(
+                "step_toolkit_installed_earlier",
+                version = &spec.version,
+                dir = spec.dir.display()
             ),
             reboot_required: false,
         });
@@ -146,11 +144,7 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     cmd.current_dir(&log_dir);
     let cmd = installer_process::guarded(cmd);
     (ctx.emit)(StepEvent::Log {
-        line: format!(
-            "running {:?} {:?}",
-            cmd.get_program(),
-            cmd.get_args().collect::<Vec<_>>()
-        ),
+        line: super::running(&cmd),
     });
     let emit = ctx.emit;
     let mut job = None;
@@ -158,7 +152,7 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
         cmd,
         Duration::from_secs(spec.timeout_minutes * 60),
         &|| ctx.cancel.is_cancelled(),
-        &mut |line| emit(StepEvent::Log { line }),
+        &mut |line| emit(StepEvent::output(line)),
         &mut |child| {
             installer_process::record(&state, child.id(), &spec.installer);
             job = installer_process::Job::tie(child);
@@ -191,11 +185,11 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     let reboot_required = matches!(code, Some(3010) | Some(1641));
     Ok(StepOutcome {
         changed: true,
-        detail: format!(
-            "CUDA {} installed at {} (the installer's exit code: {})",
-            spec.version,
-            spec.dir.display(),
-            exit_code(code)
+        detail: crate::msg!(
+            "step_toolkit_installed",
+            version = &spec.version,
+            dir = spec.dir.display(),
+            code = exit_code(code)
         ),
         reboot_required,
     })

@@ -146,15 +146,15 @@ pub fn prefetch(
     let Some(want) = TorchArgs::find(args) else {
         return Ok(None);
     };
-    let log = |line: String| (ctx.emit)(StepEvent::Log { line });
+    let log = |line: crate::message::Message| (ctx.emit)(StepEvent::Log { line });
     let forced = args.iter().any(|a| a == "--force-reinstall");
     if let Some(v) = installed_torch(python, ctx).filter(|v| !forced && is_wanted(v, &want)) {
-        log(format!("torch {v} is installed already"));
+        log(crate::msg!("step_torch_present", version = v));
         return Ok(None);
     }
     let tags = parse_tags(&ask(python, &["-m", "pip", "debug", "--verbose"], ctx));
     if tags.is_empty() {
-        log("pip lists no compatible tags: pip downloads torch itself".into());
+        log(crate::msg!("step_torch_pip_fetches"));
         return Ok(None);
     }
     let files = match index::fetch_project(&want.index, "torch", &download::Options::default()) {
@@ -164,20 +164,16 @@ pub fn prefetch(
             return Err(StepError::Wheels(e));
         }
         Err(e) => {
-            log(format!(
-                "{}: pip downloads torch itself",
-                crate::error::chain(&e)
-            ));
+            log(crate::msg!("step_torch_pip_fetches_index").with("error", crate::error::chain(&e)));
             return Ok(None);
         }
     };
     let Some(file) = pick(&files, &want.version, &tags) else {
-        log(format!(
-            "{}: no torch {} wheel with a SHA-256 for this Python ({}): pip downloads it itself",
-            index::project_url(&want.index, "torch"),
-            want.version,
-            tags[0]
-        ));
+        log(
+            crate::msg!("step_torch_pip_fetches_no_hash", version = &want.version)
+                .with("index", index::project_url(&want.index, "torch"))
+                .with("tag", &tags[0]),
+        );
         return Ok(None);
     };
     let name = crate::safe_path::file_name(&file.filename).map_err(|why| {
@@ -209,7 +205,10 @@ pub fn prefetch(
             e => StepError::Download(e),
         },
     )?;
-    log(format!("torch wheel verified: {}", dest.display()));
+    log(crate::msg!(
+        "step_torch_wheel_verified",
+        file = dest.display()
+    ));
     let mut out = args.to_vec();
     // pip takes a wheel by its path.
     out[want.at] = dest.display().to_string();

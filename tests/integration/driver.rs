@@ -267,6 +267,16 @@ fn an_unsigned_or_foreign_driver_is_never_run() {
         assert!(e.contains("not run") && e.contains(why), "{e}");
         assert!(!m.driver_log().exists(), "the unsigned installer ran");
         assert_eq!(detected(&m.root()), None);
+        // The refused file is set aside, so a second try downloads it anew.
+        let installer = std::path::PathBuf::from(
+            r["plan"]["steps"][2]["installer"]
+                .as_str()
+                .expect("the installer's path"),
+        );
+        assert!(!installer.exists(), "{}", installer.display());
+        let mut aside = installer.clone().into_os_string();
+        aside.push(".rejected");
+        assert!(std::path::Path::new(&aside).exists());
         // Nothing after it ran either.
         assert!(steps(&r)[3..].iter().all(|s| s.1 == "not_run"), "{r}");
         // The plain words, in both languages.

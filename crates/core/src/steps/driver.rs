@@ -81,10 +81,19 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     // Only a file NVIDIA signed runs. A sandbox root off Windows reads the stand-in's
     // trailer; Windows always asks WinVerifyTrust.
     let sig = signature::check(&spec.installer, t.root.is_some() && !cfg!(windows));
-    signature::require_nvidia(&sig).map_err(|source| StepError::DriverSignature {
-        path: spec.installer.clone(),
-        source,
-    })?;
+    if let Err(source) = signature::require_nvidia(&sig) {
+        // A file that failed the check is set aside (kept, for whoever wants to look at
+        // it), so "Try again" downloads it anew instead of refusing the same bytes.
+        if source != signature::SignatureError::Unavailable {
+            let mut aside = spec.installer.clone().into_os_string();
+            aside.push(".rejected");
+            let _ = std::fs::rename(&spec.installer, aside);
+        }
+        return Err(StepError::DriverSignature {
+            path: spec.installer.clone(),
+            source,
+        });
+    }
     (ctx.emit)(StepEvent::Log {
         line: crate::msg!("step_driver_signed", file = spec.installer.display()),
     });

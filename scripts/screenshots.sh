@@ -7,7 +7,7 @@
 # working torch would. `--page` walks the wizard by itself to each page, doing what a user
 # would click. Two journeys:
 #   driver 522.06 (new enough):  welcome system choose prepare install cudnn verify pytorch
-#                                done repair
+#                                done done-tips (its end: the lines to try, the tips) repair
 #   no driver (--no-driver):     choose-nodriver prepare-nodriver install-driver restart
 # Each shot waits for its page's work (a download part-way, an installer run, the PyTorch
 # check), then for the window to stop changing, scrolls to the verdict where one is shown
@@ -26,7 +26,7 @@ fi
 bin=$(realpath "$BIN")
 out=docs/screenshots
 mkdir -p "$out"
-all=(welcome system choose prepare install cudnn verify pytorch done repair
+all=(welcome system choose prepare install cudnn verify pytorch done done-tips repair
     choose-nodriver prepare-nodriver install-driver restart)
 shots=("$@")
 [ ${#shots[@]} -gt 0 ] || shots=("${all[@]}")
@@ -225,6 +225,7 @@ for lang in en zh; do
                 mkdir -p "$tk/bin" "$tk/include" "$tk/lib/x64"
                 echo '{"cuda":{"name":"CUDA SDK","version":"11.8.0"}}' > "$tk/version.json"
                 echo MZ > "$tk/bin/nvcc.exe"; echo MZ > "$tk/bin/cudart64_110.dll" ;;
+            done-tips) page=done; scroll=1 ;;
             choose-nodriver | prepare-nodriver) driver=(--no-driver); page=${shot%-nodriver} ;;
             install-driver)
                 driver=(--no-driver); page=install; stable=0

@@ -199,7 +199,8 @@ impl RunView {
                 failure_callout(ui, lang, f);
             } else if r.cancelled {
                 widgets::note(ui, Tone::Warn, &t(lang, "ui_run_cancelled"));
-            } else if r.reboot_required {
+            } else if r.reboot_required && !r.restart_pending {
+                // (A pending restart has its own box: "Restart now / later".)
                 widgets::note(ui, Tone::Warn, &t(lang, "ui_reboot_required"));
             }
         }

@@ -79,6 +79,9 @@ pub enum Measured {
 pub enum Reason {
     NoGpu,
     NoDriver,
+    /// Detection names a driver, but the check could not load it (a new driver before
+    /// its restart, or a broken install).
+    DriverNotLoaded,
     DriverTooOld,
     NoToolkit,
     NoPython,
@@ -127,6 +130,22 @@ fn not_yet(reason: Reason, fix: Option<Fix>) -> Verdict {
 
 /// The verdict for `i`.
 pub fn decide(i: &Inputs) -> Verdict {
+    let v = decide_checks(i);
+    // "Not installed" would contradict the driver the System page and Done list: a check
+    // that could not load a driver detection found says that instead.
+    match v {
+        Verdict::NotYet {
+            reason: Reason::NoDriver,
+            fix,
+        } if i.facts.is_some_and(|f| f.driver.is_some()) => Verdict::NotYet {
+            reason: Reason::DriverNotLoaded,
+            fix,
+        },
+        v => v,
+    }
+}
+
+fn decide_checks(i: &Inputs) -> Verdict {
     match i.scope {
         Scope::Cuda => i.smoke.map_or(Verdict::Pending, from_smoke),
         Scope::Torch => i.doctor.map_or(Verdict::Pending, from_doctor),
@@ -322,6 +341,7 @@ pub fn reason_text(lang: Lang, reason: &Reason) -> String {
     match reason {
         Reason::NoGpu => t(lang, "ui_verdict_no_gpu"),
         Reason::NoDriver => t(lang, "ui_verdict_no_driver"),
+        Reason::DriverNotLoaded => t(lang, "ui_verdict_driver_not_loaded"),
         Reason::DriverTooOld => t(lang, "ui_verdict_driver_too_old"),
         Reason::NoToolkit => t(lang, "ui_verdict_no_toolkit"),
         Reason::NoPython => t(lang, "ui_verdict_no_python"),

@@ -383,3 +383,18 @@ fn names_and_numbers_as_the_banner_prints_them() {
     assert_eq!(times(38.4), "38");
     assert_eq!(times(3.46), "3.5");
 }
+
+#[test]
+fn a_driver_detection_found_but_the_check_could_not_load_is_not_called_missing() {
+    let s = smoke(Status::Skipped, Some(Message::new("smoke_no_driver")), None);
+    let f = facts(true, Some("522.06"));
+    assert_eq!(
+        reason_and_fix(decide(&inputs(Scope::Cuda, Some(&s), None, Some(&f)))),
+        (Reason::DriverNotLoaded, Some(Fix::InstallDriver))
+    );
+    let none = facts(true, None);
+    assert_eq!(
+        reason_and_fix(decide(&inputs(Scope::Cuda, Some(&s), None, Some(&none)))),
+        (Reason::NoDriver, Some(Fix::InstallDriver))
+    );
+}

@@ -6,12 +6,11 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::{Ctx, StepError, StepEvent, StepOutcome, installer_process};
-use crate::platform::{Finished, signature};
+use crate::platform::signature;
 use crate::recommend::DriverPackage;
 use crate::target::Target;
 use crate::version::Version;
@@ -112,37 +111,7 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
     if let Some(dir) = spec.installer.parent() {
         cmd.current_dir(dir);
     }
-    let cmd = installer_process::guarded(cmd);
-    (ctx.emit)(StepEvent::Log {
-        line: super::running(&cmd),
-    });
-    let emit = ctx.emit;
-    let mut job = None;
-    let finished = crate::platform::run_long_with(
-        cmd,
-        Duration::from_secs(spec.timeout_minutes * 60),
-        &|| ctx.cancel.is_cancelled(),
-        &mut |line| emit(StepEvent::output(line)),
-        &mut |child| {
-            installer_process::record(&state, child.id(), &spec.installer);
-            job = installer_process::Job::tie(child);
-        },
-    );
-    installer_process::clear(&state);
-    drop(job);
-    let finished = finished.map_err(|e| StepError::Io {
-        path: spec.installer.clone(),
-        source: crate::error::cause(e),
-    })?;
-    let code = match finished {
-        Finished::Exited(code) => code,
-        Finished::Cancelled => return Err(StepError::Cancelled),
-        Finished::TimedOut => {
-            return Err(StepError::InstallerTimeout {
-                minutes: spec.timeout_minutes,
-            });
-        }
-    };
+    let code = installer_process::run(cmd, &state, &spec.installer, spec.timeout_minutes, ctx)?;
     let reboot_required = code.is_some_and(asks_for_restart);
     if code != Some(0) && !reboot_required {
         return Err(StepError::DriverInstaller {

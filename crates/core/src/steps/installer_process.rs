@@ -172,6 +172,47 @@ impl Drop for Job {
     }
 }
 
+/// Runs NVIDIA's installer `cmd` (the installer at `installer`) to its end: guarded, tied
+/// to our process, recorded in the state folder `state` while it runs, its output sent as
+/// log lines, stopped at `timeout_minutes` or on cancel. Its exit code, when it exited.
+pub fn run(
+    cmd: Command,
+    state: &Path,
+    installer: &Path,
+    timeout_minutes: u64,
+    ctx: &super::Ctx,
+) -> Result<Option<i32>, super::StepError> {
+    use super::{StepError, StepEvent};
+    let cmd = guarded(cmd);
+    (ctx.emit)(StepEvent::Log {
+        line: super::running(&cmd),
+    });
+    let emit = ctx.emit;
+    let mut job = None;
+    let finished = crate::platform::run_long_with(
+        cmd,
+        Duration::from_secs(timeout_minutes * 60),
+        &|| ctx.cancel.is_cancelled(),
+        &mut |line| emit(StepEvent::output(line)),
+        &mut |child| {
+            record(state, child.id(), installer);
+            job = Job::tie(child);
+        },
+    );
+    clear(state);
+    drop(job);
+    match finished.map_err(|e| StepError::Io {
+        path: installer.to_path_buf(),
+        source: crate::error::cause(e),
+    })? {
+        crate::platform::Finished::Exited(code) => Ok(code),
+        crate::platform::Finished::Cancelled => Err(StepError::Cancelled),
+        crate::platform::Finished::TimedOut => Err(StepError::InstallerTimeout {
+            minutes: timeout_minutes,
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

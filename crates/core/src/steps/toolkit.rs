@@ -4,13 +4,11 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::{Ctx, StepError, StepEvent, StepOutcome, installer_process, toolkit_missing};
 use crate::compat::Os;
-use crate::platform::Finished;
 use crate::version::Version;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -142,37 +140,7 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
         }
     };
     cmd.current_dir(&log_dir);
-    let cmd = installer_process::guarded(cmd);
-    (ctx.emit)(StepEvent::Log {
-        line: super::running(&cmd),
-    });
-    let emit = ctx.emit;
-    let mut job = None;
-    let finished = crate::platform::run_long_with(
-        cmd,
-        Duration::from_secs(spec.timeout_minutes * 60),
-        &|| ctx.cancel.is_cancelled(),
-        &mut |line| emit(StepEvent::output(line)),
-        &mut |child| {
-            installer_process::record(&state, child.id(), &spec.installer);
-            job = installer_process::Job::tie(child);
-        },
-    );
-    installer_process::clear(&state);
-    drop(job);
-    let finished = finished.map_err(|e| StepError::Io {
-        path: spec.installer.clone(),
-        source: crate::error::cause(e),
-    })?;
-    let code = match finished {
-        Finished::Exited(code) => code,
-        Finished::Cancelled => return Err(StepError::Cancelled),
-        Finished::TimedOut => {
-            return Err(StepError::InstallerTimeout {
-                minutes: spec.timeout_minutes,
-            });
-        }
-    };
+    let code = installer_process::run(cmd, &state, &spec.installer, spec.timeout_minutes, ctx)?;
     let missing = toolkit_missing(t, &spec.dir, &spec.version);
     if !missing.is_empty() {
         return Err(StepError::Installer {

@@ -163,16 +163,19 @@ pub fn primary(ui: &mut Ui, text: &str) -> egui::Response {
 pub fn primary_enabled(ui: &mut Ui, enabled: bool, text: &str) -> egui::Response {
     ui.ctx()
         .data_mut(|d| *d.get_temp_mut_or_default::<usize>(primaries_id()) += 1);
-    let fill = ui.visuals().selection.bg_fill;
-    let button = egui::Button::new(
-        RichText::new(text)
-            .strong()
-            .size(15.5)
-            .color(Color32::WHITE),
-    )
-    .fill(fill)
-    .corner_radius(CornerRadius::same(6))
-    .min_size(egui::vec2(120.0, 32.0));
+    // Disabled, it must not look like the button to press: no accent colour.
+    let (fill, color) = if enabled {
+        (ui.visuals().selection.bg_fill, Color32::WHITE)
+    } else {
+        (
+            ui.visuals().widgets.inactive.weak_bg_fill,
+            ui.visuals().weak_text_color(),
+        )
+    };
+    let button = egui::Button::new(RichText::new(text).strong().size(15.5).color(color))
+        .fill(fill)
+        .corner_radius(CornerRadius::same(6))
+        .min_size(egui::vec2(120.0, 32.0));
     ui.add_enabled(enabled, button)
 }
 

@@ -140,6 +140,20 @@ fn summary<'t>(t: &'t Tables, cache_file: Option<&'t Path>) -> Summary<'t> {
                 subject: &m.subject,
                 sources: &m.sources,
             })
+            // The driver tables: where the driver step's packages and the Linux
+            // commands come from.
+            .chain([FileSummary {
+                file: "drivers.toml",
+                subject: &t.drivers.meta.subject,
+                sources: &t.drivers.meta.sources,
+            }])
+            .chain(
+                cuda_setup_core::linux_driver::embedded().map(|l| FileSummary {
+                    file: "drivers-linux.toml",
+                    subject: &l.meta.subject,
+                    sources: &l.meta.sources,
+                }),
+            )
             .collect(),
     }
 }

@@ -193,7 +193,25 @@ fn tables_json_summarises() {
     assert_eq!(j["newest"]["cudnn"], newest.as_str());
     assert!(j["counts"]["toolkits"].as_u64().unwrap() >= 60);
     assert!(j["counts"]["gpus"].as_u64().unwrap() >= 80);
-    assert_eq!(j["files"].as_array().unwrap().len(), 4);
+    // The four tables, then the two driver tables the driver step and the Linux advice
+    // read, each with its sources.
+    let files: Vec<&str> = j["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "toolkits.toml",
+            "cudnn.toml",
+            "pytorch.toml",
+            "gpus.toml",
+            "drivers.toml",
+            "drivers-linux.toml"
+        ]
+    );
     assert!(
         j["files"]
             .as_array()

@@ -75,8 +75,9 @@ impl LinuxDriverAdvice {
     }
 }
 
-/// The embedded table, parsed once (a unit test keeps it valid).
-fn embedded() -> Option<&'static Table> {
+/// The embedded table, parsed once (a unit test keeps it valid); `tables` lists its
+/// subject and sources.
+pub fn embedded() -> Option<&'static Table> {
     static TABLE: OnceLock<Option<Table>> = OnceLock::new();
     TABLE
         .get_or_init(|| table::parse(table::EMBEDDED).ok())

@@ -120,17 +120,6 @@ fn error(e: BundleError, lang: Lang) -> CliError {
     match e {
         BundleError::Cudnn(e) => e.into(),
         BundleError::Download(e) => e.into(),
-        // Nothing fits: the recommendation's reasons, in the user's language.
-        BundleError::Blocked(why) => CliError::Failed {
-            message: why
-                .iter()
-                .map(|m| i18n::render(m, lang))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            hint: i18n::t(lang, "cli_hint_see_recommend"),
-            details: Some(cuda_setup_core::error::chain(&BundleError::Blocked(why))),
-            code: exit::ERROR,
-        },
         e => CliError::Failed {
             message: i18n::t(lang, "cli_err_bundle"),
             hint: i18n::t(lang, "cli_hint_details"),

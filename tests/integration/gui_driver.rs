@@ -189,13 +189,16 @@ fn start_install(h: &mut Harness<'_, App>, lang: Lang) {
         steps[..3],
         ["preflight", "download_driver", "install_driver"]
     );
+    // Listed in the plan's order, numbered as Install numbers them: the driver right
+    // after the pre-flight checks.
+    assert!(has(h, &format!("1. {}", step_title(lang, "preflight"))));
     assert!(has(
         h,
-        &format!("1. {}", step_title(lang, "download_driver"))
+        &format!("2. {}", step_title(lang, "download_driver"))
     ));
     assert!(has(
         h,
-        &format!("2. {}", step_title(lang, "install_driver"))
+        &format!("3. {}", step_title(lang, "install_driver"))
     ));
     assert!(has(h, &t(lang, "ui_checks_passed_driver_first")));
     assert!(!has(

@@ -167,7 +167,8 @@ fn no_driver_puts_the_driver_first_on_every_page() {
         assert!(h.state().session.prepare.ready());
         if planned {
             let first = cuda_setup::ui::progress::step_title(lang, "download_driver");
-            assert!(has(&h, &format!("1. {first}")), "the driver's step first");
+            // Right after the pre-flight checks, as the run does it.
+            assert!(has(&h, &format!("2. {first}")), "the driver's step first");
             assert!(h.state().session.steps().contains(&Page::Install));
             assert!(has(&h, &tr("ui_start_install")));
         } else {

@@ -6,7 +6,7 @@ use egui::{RichText, Ui};
 
 use super::{Primary, Screen};
 use crate::ui::progress::step_title;
-use crate::ui::session::{Action, DriverPlan, Session, is_driver_step};
+use crate::ui::session::{Action, DriverPlan, Session};
 use crate::ui::text::{self, t, tf};
 use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::Prepared;
@@ -99,15 +99,10 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
             if p.plan.goal == Goal::Pytorch {
                 ui.label(t(lang, "ui_plan_pytorch"));
             }
-            // The driver first: nothing else works without it.
-            let (driver, rest): (Vec<&str>, Vec<&str>) = p
-                .plan
-                .steps
-                .iter()
-                .map(|s| s.name())
-                .partition(|n| is_driver_step(n));
-            for (i, name) in driver.iter().chain(&rest).enumerate() {
-                ui.label(format!("{}. {}", i + 1, step_title(lang, name)));
+            // In the plan's own order (the driver comes right after the pre-flight
+            // checks), numbered as the Install page numbers them.
+            for (i, step) in p.plan.steps.iter().enumerate() {
+                ui.label(format!("{}. {}", i + 1, step_title(lang, step.name())));
             }
             if p.plan.goal == Goal::Developer {
                 ui.label(RichText::new(t(lang, "ui_plan_cudnn_later")).weak());

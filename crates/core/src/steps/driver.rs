@@ -27,12 +27,6 @@ pub struct InstallSpec {
     pub timeout_minutes: u64,
 }
 
-/// Exit codes that mean "installed; restart to finish". MSI's ERROR_SUCCESS_REBOOT_REQUIRED
-/// (3010) and ERROR_SUCCESS_REBOOT_INITIATED (1641). UNCONFIRMED for NVIDIA's driver
-/// setup.exe: no public NVIDIA source lists its exit codes; these are the codes fleet tools
-/// (and our toolkit step) already read as "reboot".
-pub const REBOOT_CODES: [i32; 2] = [3010, 1641];
-
 /// The driver the target has now, as detection sees it (NVML on a real machine; in a
 /// `--root` sandbox the driver package's INF under the root's DriverStore).
 pub fn installed(target: &Target) -> Option<Version> {
@@ -44,15 +38,6 @@ pub fn installed(target: &Target) -> Option<Version> {
             Default::default(),
         )),
     }
-}
-
-/// Whether exit `code` means "installed; restart to finish". A stand-in run off Windows
-/// (a sandbox root) reports its status through a Unix wait status, which keeps only the
-/// low 8 bits: 3010 arrives as 194 there.
-fn asks_for_restart(code: i32) -> bool {
-    REBOOT_CODES
-        .iter()
-        .any(|&r| code == r || (cfg!(unix) && code == r % 256))
 }
 
 pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> {
@@ -112,7 +97,7 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
         cmd.current_dir(dir);
     }
     let code = installer_process::run(cmd, &state, &spec.installer, spec.timeout_minutes, ctx)?;
-    let reboot_required = code.is_some_and(asks_for_restart);
+    let reboot_required = code.is_some_and(installer_process::asks_for_restart);
     if code != Some(0) && !reboot_required {
         return Err(StepError::DriverInstaller {
             code,

@@ -213,6 +213,21 @@ pub fn run(
     }
 }
 
+/// Exit codes that mean "installed; restart to finish": MSI's ERROR_SUCCESS_REBOOT_REQUIRED
+/// (3010) and ERROR_SUCCESS_REBOOT_INITIATED (1641). UNCONFIRMED for NVIDIA's driver
+/// setup.exe: no public NVIDIA source lists its exit codes; these are the codes fleet
+/// tools read as "reboot".
+pub const REBOOT_CODES: [i32; 2] = [3010, 1641];
+
+/// Whether exit `code` means "installed; restart to finish". A stand-in run off Windows
+/// (a sandbox root) reports its status through a Unix wait status, which keeps only the
+/// low 8 bits: 3010 arrives as 194 there.
+pub fn asks_for_restart(code: i32) -> bool {
+    REBOOT_CODES
+        .iter()
+        .any(|&r| code == r || (cfg!(unix) && code == r % 256))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

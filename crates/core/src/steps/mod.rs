@@ -481,15 +481,23 @@ fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome, StepError
         o.source,
         download::Source::Network(_) | download::Source::Bundle(_) | download::Source::Cache(_)
     );
-    Ok(StepOutcome {
-        changed,
-        detail: msg!(
+    // The driver has no checksum to verify: its signature is checked before it runs.
+    let detail = if spec.what == DRIVER_INSTALLER {
+        msg!(
+            "step_downloaded_signed",
+            path = o.path.display(),
+            size = crate::units::bytes(o.size)
+        )
+    } else {
+        msg!(
             "step_downloaded",
             path = o.path.display(),
             size = crate::units::bytes(o.size)
         )
-        .with("bytes", o.size)
-        .with("sha256", o.sha256),
+    };
+    Ok(StepOutcome {
+        changed,
+        detail: detail.with("bytes", o.size).with("sha256", o.sha256),
         reboot_required: false,
     })
 }

@@ -149,16 +149,23 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
             log: Some(log_dir),
         });
     }
-    // 3010 / 1641: MSI's "done, reboot required".
-    let reboot_required = matches!(code, Some(3010) | Some(1641));
+    let reboot_required = code.is_some_and(installer_process::asks_for_restart);
     Ok(StepOutcome {
         changed: true,
-        detail: crate::msg!(
-            "step_toolkit_installed",
-            version = &spec.version,
-            dir = spec.dir.display(),
-            code = exit_code(code)
-        ),
+        // (No code: the installer ended by a signal, and the files are there anyway.)
+        detail: match code {
+            Some(code) => crate::msg!(
+                "step_toolkit_installed",
+                version = &spec.version,
+                dir = spec.dir.display(),
+                code = code
+            ),
+            None => crate::msg!(
+                "step_toolkit_installed_no_code",
+                version = &spec.version,
+                dir = spec.dir.display()
+            ),
+        },
         reboot_required,
     })
 }

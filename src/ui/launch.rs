@@ -230,7 +230,8 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
     if !display_available() {
         eprintln!(
             "{}",
-            no_display_message(msg_lang, "DISPLAY / WAYLAND_DISPLAY not set")
+            // The variables' names only: the sentence around them is the catalogue's.
+            no_display_message(msg_lang, "DISPLAY / WAYLAND_DISPLAY")
         );
         return cuda_setup_core::exit::ERROR;
     }

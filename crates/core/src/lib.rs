@@ -13,6 +13,7 @@ pub mod bundle;
 pub mod compat;
 pub mod cudnn;
 pub mod detect;
+pub mod devlayout;
 pub mod download;
 pub mod error;
 pub mod exit;

@@ -10,6 +10,7 @@
 
 #[macro_use]
 pub mod loader;
+pub mod build;
 pub mod cuda;
 pub mod cudnn;
 pub mod doctor;

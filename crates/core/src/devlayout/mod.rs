@@ -41,6 +41,8 @@ pub struct Completion {
     /// Stubs NVIDIA's installer lays down that no wheel carries and we could not make
     /// (`lib64/stubs/libnvidia-ml.so`): said in the report and in docs.
     pub no_stub: Vec<String>,
+    /// DLLs whose export table could not be read, so no import library was made.
+    pub unreadable: Vec<String>,
 }
 
 /// Why a development layout could not be completed or read.

@@ -1,6 +1,5 @@
 //! The link names a developer's build needs from a toolkit, where NVIDIA's installer puts
 //! them, and which of its sub-packages lays each one down.
-//! OWNER: #19 helper "build check" (H4a).
 
 use std::path::Path;
 
@@ -18,13 +17,90 @@ pub struct LinkName {
     /// `lib64/stubs/libcuda.so`, `lib/x64/cublas.lib`.
     pub rel: String,
     pub present: bool,
-    /// The installer sub-package that lays it down (`cublas_dev_13.5`), where known.
+    /// The Windows installer sub-package that lays it down (`cublas_dev_13.5`), where the
+    /// dossier names one (§3.2); None on Linux (the runfile has no such names) and for
+    /// cuDNN (not part of the installer).
     pub package: Option<String>,
 }
 
-/// The link names the build check needs for the toolkit at `dir`: cudart, cuBLAS, the
+/// The libraries the build check links, in link order, with the Windows installer
+/// sub-package (without its `_X.Y`) that carries each import library. `cuda.lib`'s
+/// sub-package is not in the dossier: None.
+const LIBS: &[(&str, Option<&str>)] = &[
+    ("cudart", Some("cudart")),
+    ("cublas", Some("cublas_dev")),
+    ("cublasLt", Some("cublas_dev")),
+    ("cuda", None),
+];
+
+/// The link names the build check needs for the toolkit at `dir`: cudart, cuBLAS(Lt), the
 /// driver (`cuda`, through the stubs on Linux) and, when `cudnn`, cuDNN.
 pub fn link_names(os: Os, dir: &Path, version: &Version, cudnn: bool) -> Vec<LinkName> {
-    let _ = (os, dir, version, cudnn);
-    unimplemented!("#19 H4a")
+    let mm = format!("{}.{}", version.major(), version.minor());
+    let mut out: Vec<LinkName> = LIBS
+        .iter()
+        .map(|(lib, package)| {
+            let rel = rel_of(os, lib);
+            LinkName {
+                lib: lib.to_string(),
+                present: dir.join(&rel).exists(),
+                rel,
+                package: match os {
+                    Os::Windows => package.map(|p| format!("{p}_{mm}")),
+                    Os::Linux => None,
+                },
+            }
+        })
+        .collect();
+    if cudnn {
+        let rel = rel_of(os, "cudnn");
+        out.push(LinkName {
+            lib: "cudnn".into(),
+            present: dir.join(&rel).exists(),
+            rel,
+            package: None,
+        });
+    }
+    out
+}
+
+/// Where the installer puts `lib`'s link name.
+fn rel_of(os: Os, lib: &str) -> String {
+    match (os, lib) {
+        (Os::Linux, "cuda") => "lib64/stubs/libcuda.so".into(),
+        (Os::Linux, l) => format!("lib64/lib{l}.so"),
+        (Os::Windows, l) => format!("lib/x64/{l}.lib"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_where_the_installer_puts_them_and_say_what_is_missing() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("lib64/stubs")).unwrap();
+        std::fs::write(d.path().join("lib64/libcudart.so"), b"x").unwrap();
+        std::fs::write(d.path().join("lib64/stubs/libcuda.so"), b"x").unwrap();
+        let v: Version = "13.5.0".parse().unwrap();
+        let n = link_names(Os::Linux, d.path(), &v, true);
+        let missing: Vec<&str> = n
+            .iter()
+            .filter(|n| !n.present)
+            .map(|n| n.rel.as_str())
+            .collect();
+        assert_eq!(
+            missing,
+            [
+                "lib64/libcublas.so",
+                "lib64/libcublasLt.so",
+                "lib64/libcudnn.so"
+            ]
+        );
+        let w = link_names(Os::Windows, d.path(), &v, false);
+        assert_eq!(w[1].rel, "lib/x64/cublas.lib");
+        assert_eq!(w[1].package.as_deref(), Some("cublas_dev_13.5"));
+        assert!(w.iter().all(|n| n.lib != "cudnn"));
+    }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::{Finding, Fix, Severity, show};
 use crate::compat::{Os, Tables};
 use crate::detect::{SystemReport, Toolkit};
+use crate::devlayout::LinkName;
 use crate::message::Message;
 use crate::msg;
 use crate::steps::{Step, env, toolkit_missing};
@@ -95,6 +96,7 @@ pub fn all(i: &Input) -> Vec<Finding> {
     let mut out = Vec::new();
     driver(i, &mut out);
     toolkits(i, &mut out);
+    cannot_link(i, &mut out);
     environment(i, &mut out);
     cudnn(i, &mut out);
     interrupted(i, &mut out);
@@ -234,6 +236,191 @@ fn toolkits(i: &Input, out: &mut Vec<Finding>) {
                 manual("repair_fix_reinstall_toolkit"),
             ));
         }
+    }
+}
+
+/// The files a developer's build links (`-lcublas`, `cublas.lib`, the driver stub, cuDNN)
+/// that an intact toolkit lacks: the toolkit runs programs, but programs built with it
+/// do not link. Static file checks only (a few `exists` per toolkit, our two records):
+/// the audit stays fast and runs nothing.
+///
+/// Severity: an Error for the active toolkit — the one CUDA_PATH / CUDA_HOME point at,
+/// which nvcc, CMake's find_package(CUDAToolkit) and PyTorch's cpp_extension build with —
+/// because it fails only at link time, after smoke and verify said all was well, and a
+/// Warning for the others, which hurt only once someone switches to them.
+fn cannot_link(i: &Input, out: &mut Vec<Finding>) {
+    let os = i.target.os;
+    let active = i.active().map(|t| t.path.clone());
+    for t in i.intact() {
+        let v = t.version.as_ref().expect("intact toolkits have a version");
+        // cuDNN counts when we installed it; a name its record lists and that is gone is
+        // `repair_cudnn_damaged`'s to say (and to reinstall).
+        let cudnn = crate::cudnn::txn::read_manifest(&t.path).ok().flatten();
+        let missing: Vec<LinkName> = crate::devlayout::link_names(os, &t.path, v, cudnn.is_some())
+            .into_iter()
+            .filter(|n| !n.present)
+            .filter(|n| {
+                n.lib != "cudnn"
+                    || !cudnn
+                        .as_ref()
+                        .is_some_and(|m| m.files.iter().any(|f| f.path == n.rel))
+            })
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let severity = if active.as_ref() == Some(&t.path) {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let message = |names: &[&LinkName]| {
+            msg!(
+                "repair_toolkit_cannot_link",
+                path = show(&t.path),
+                libs = names
+                    .iter()
+                    .map(|n| lib_words(&n.lib))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                files = names
+                    .iter()
+                    .map(|n| n.rel.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        // A tree we built from wheels: completed in place, cuDNN's names with it.
+        if crate::wheels::assemble::is_ours(&t.path) {
+            let all: Vec<&LinkName> = missing.iter().collect();
+            out.push(finding(
+                "repair_toolkit_cannot_link",
+                severity,
+                message(&all),
+                steps(vec![Step::CompleteToolkit {
+                    dir: t.path.clone(),
+                    version: v.clone(),
+                }]),
+            ));
+            continue;
+        }
+        // NVIDIA's installer made it: only its installer adds what is missing.
+        let (toolkit, cudnn_names): (Vec<&LinkName>, Vec<&LinkName>) =
+            missing.iter().partition(|n| n.lib != "cudnn");
+        if !toolkit.is_empty() {
+            out.push(finding(
+                "repair_toolkit_cannot_link",
+                severity,
+                message(&toolkit),
+                installer_fix(i.target, i.tables, &t.path, v, &toolkit),
+            ));
+        }
+        // cuDNN we installed, without its link name: installed again from its archive.
+        if let (false, Some(m)) = (cudnn_names.is_empty(), &cudnn) {
+            let fix = match m.archive_path.as_ref().filter(|p| p.is_file()) {
+                Some(a) => steps(vec![Step::InstallCudnn {
+                    archive: a.clone(),
+                    cuda_dir: t.path.clone(),
+                }]),
+                None => manual("repair_fix_cudnn_archive"),
+            };
+            out.push(finding(
+                "repair_toolkit_cannot_link",
+                severity,
+                message(&cudnn_names),
+                fix,
+            ));
+        }
+    }
+}
+
+/// A library's name as users know it (the same in every language).
+fn lib_words(lib: &str) -> &str {
+    match lib {
+        "cublas" => "cuBLAS",
+        "cublasLt" => "cuBLASLt",
+        "cudnn" => "cuDNN",
+        "cuda" => "libcuda",
+        l => l,
+    }
+}
+
+/// What to do about a tree NVIDIA's installer made that lacks link names: run that
+/// installer again — on Windows with the sub-packages that lay them down (all of its
+/// default selection when one of them has no known sub-package), on Linux the runfile
+/// with `--toolkit` into the same folder.
+fn installer_fix(
+    target: &Target,
+    tables: &Tables,
+    dir: &Path,
+    v: &Version,
+    missing: &[&LinkName],
+) -> Fix {
+    let kind = match target.os {
+        Os::Windows => crate::compat::InstallerKind::WindowsLocal,
+        Os::Linux => crate::compat::InstallerKind::LinuxRunfile,
+    };
+    // The one we downloaded, else the release's file name, else NVIDIA's pattern.
+    let installer = installer_for(target, v)
+        .map(|p| show(&p))
+        .or_else(|| {
+            tables
+                .toolkits
+                .releases
+                .iter()
+                .find(|r| r.version == *v)
+                .and_then(|r| r.installer(kind))
+                .map(|inst| inst.file.clone())
+        })
+        .unwrap_or_else(|| match target.os {
+            Os::Windows => format!("cuda_{v}_windows_x86_64.exe"),
+            Os::Linux => format!("cuda_{v}_linux.run"),
+        });
+    let quote = |s: String| {
+        if s.contains(' ') {
+            format!("\"{s}\"")
+        } else {
+            s
+        }
+    };
+    let quoted = quote(installer);
+    match target.os {
+        Os::Windows => {
+            let mut packages: Vec<&str> = Vec::new();
+            for n in missing {
+                match n.package.as_deref() {
+                    Some(p) if !packages.contains(&p) => packages.push(p),
+                    Some(_) => {}
+                    None => {
+                        return Fix::Manual {
+                            how: msg!(
+                                "repair_fix_toolkit_installer_full",
+                                version = v.major_minor(),
+                                command = format!("{quoted} -s")
+                            ),
+                        };
+                    }
+                }
+            }
+            Fix::Manual {
+                how: msg!(
+                    "repair_fix_toolkit_subpackages",
+                    version = v.major_minor(),
+                    packages = packages.join(", "),
+                    command = format!("{quoted} -s {}", packages.join(" "))
+                ),
+            }
+        }
+        Os::Linux => Fix::Manual {
+            how: msg!(
+                "repair_fix_toolkit_runfile",
+                version = v.major_minor(),
+                command = format!(
+                    "sudo sh {quoted} --silent --toolkit {}",
+                    quote(format!("--toolkitpath={}", show(dir)))
+                )
+            ),
+        },
     }
 }
 

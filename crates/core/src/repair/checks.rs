@@ -315,13 +315,22 @@ fn cannot_link(i: &Input, out: &mut Vec<Finding>) {
                 installer_fix(i.target, i.tables, &t.path, v, &toolkit),
             ));
         }
-        // cuDNN we installed, without its link name: installed again from its archive.
+        // cuDNN we installed (from a wheel: NVIDIA's zip and tarball carry the link name,
+        // so their records list it) without its link name: installed again from its
+        // archive, which lays the name down. By hand: the install step takes a cuDNN its
+        // record finds intact for installed and would change nothing.
         if let (false, Some(m)) = (cudnn_names.is_empty(), &cudnn) {
             let fix = match m.archive_path.as_ref().filter(|p| p.is_file()) {
-                Some(a) => steps(vec![Step::InstallCudnn {
-                    archive: a.clone(),
-                    cuda_dir: t.path.clone(),
-                }]),
+                Some(a) => Fix::Manual {
+                    how: msg!(
+                        "repair_fix_cudnn_reinstall",
+                        command = format!(
+                            "cuda-setup cudnn install --archive {} --cuda-dir {}",
+                            quote(show(a)),
+                            quote(show(&t.path))
+                        )
+                    ),
+                },
                 None => manual("repair_fix_cudnn_archive"),
             };
             out.push(finding(
@@ -331,6 +340,15 @@ fn cannot_link(i: &Input, out: &mut Vec<Finding>) {
                 fix,
             ));
         }
+    }
+}
+
+/// A path or argument for a command line, quoted when it has a space.
+fn quote(s: String) -> String {
+    if s.contains(' ') {
+        format!("\"{s}\"")
+    } else {
+        s
     }
 }
 
@@ -376,13 +394,6 @@ fn installer_fix(
             Os::Windows => format!("cuda_{v}_windows_x86_64.exe"),
             Os::Linux => format!("cuda_{v}_linux.run"),
         });
-    let quote = |s: String| {
-        if s.contains(' ') {
-            format!("\"{s}\"")
-        } else {
-            s
-        }
-    };
     let quoted = quote(installer);
     match target.os {
         Os::Windows => {
@@ -1047,6 +1058,120 @@ mod tests {
                 "gpu_basic_display_adapter",
             ]
         );
+    }
+
+    /// The link check reads files and nothing else: a toolkit whose nvcc leaves a mark
+    /// when run gets its finding, the mark never appears, and the check takes no time to
+    /// speak of (repair's audit must stay well under half a second). Then our wheels
+    /// record turns the manual fix into completing the tree in place.
+    #[cfg(unix)]
+    #[test]
+    fn the_link_check_is_static_and_a_tree_of_ours_is_completed_in_place() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let tk = root.path().join("usr/local/cuda-13.5");
+        std::fs::create_dir_all(tk.join("bin")).unwrap();
+        std::fs::create_dir_all(tk.join("lib64")).unwrap();
+        let mark = root.path().join("nvcc-ran");
+        let nvcc = tk.join("bin/nvcc");
+        std::fs::write(&nvcc, format!("#!/bin/sh\ntouch '{}'\n", mark.display())).unwrap();
+        std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for f in ["libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13"] {
+            std::fs::write(tk.join("lib64").join(f), b"ELF").unwrap();
+        }
+        let version: Version = "13.5.0".parse().unwrap();
+        let report = SystemReport {
+            toolkits: vec![Toolkit {
+                path: tk.clone(),
+                version: Some(version.clone()),
+                version_source: Some(crate::detect::toolkit::VersionSource::VersionJson),
+                found_by: vec![],
+                env_vars: vec![],
+                nvcc: Some(nvcc.clone()),
+                runtime_dir: tk.join("lib64"),
+                path_rank: None,
+                active: true,
+            }],
+            ..Default::default()
+        };
+        let target = Target::rooted(Os::Linux, root.path());
+        let tables = Tables::embedded().unwrap();
+        let env = BTreeMap::new();
+        let input = Input {
+            target: &target,
+            tables: &tables,
+            report: &report,
+            env: &env,
+        };
+        let run = || {
+            let mut found = Vec::new();
+            let t0 = std::time::Instant::now();
+            cannot_link(&input, &mut found);
+            let took = t0.elapsed();
+            assert!(took < Duration::from_millis(250), "{took:?}");
+            found
+        };
+        let found = run();
+        assert!(!mark.exists(), "the link check ran nvcc");
+        assert_eq!(found.len(), 1, "{found:?}");
+        let f = &found[0];
+        assert_eq!(f.id, "repair_toolkit_cannot_link");
+        assert_eq!(f.severity, Severity::Error, "the active toolkit");
+        assert_eq!(
+            f.message.param("files"),
+            Some(
+                "lib64/libcudart.so, lib64/libcublas.so, lib64/libcublasLt.so, \
+                 lib64/stubs/libcuda.so"
+            )
+        );
+        assert_eq!(
+            f.message.param("libs"),
+            Some("cudart, cuBLAS, cuBLASLt, libcuda")
+        );
+        // NVIDIA's runfile made it, as far as we know: run it again.
+        match &f.fix {
+            Fix::Manual { how } => {
+                assert_eq!(how.key, "repair_fix_toolkit_runfile");
+                let cmd = how.param("command").unwrap();
+                assert!(
+                    cmd.starts_with("sudo sh cuda_13.5.0_linux.run --silent --toolkit")
+                        && cmd.ends_with(&format!("--toolkitpath={}", tk.display())),
+                    "{cmd}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // Ours (the wheels method's record): completed in place.
+        let meta = tk.join(crate::cudnn::txn::META);
+        std::fs::create_dir_all(&meta).unwrap();
+        std::fs::write(
+            meta.join(crate::wheels::assemble::RECORD),
+            r#"{"version":"13.5.0","wheels":["nvidia_cuda_runtime-13.5.38-py3-none-manylinux_2_27_x86_64.whl"],"files":3}"#,
+        )
+        .unwrap();
+        let found = run();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].fix,
+            Fix::Steps {
+                steps: vec![Step::CompleteToolkit {
+                    dir: tk.clone(),
+                    version: version.clone(),
+                }]
+            }
+        );
+        // Every link name there: nothing to say.
+        std::fs::create_dir_all(tk.join("lib64/stubs")).unwrap();
+        for f in [
+            "libcudart.so",
+            "libcublas.so",
+            "libcublasLt.so",
+            "stubs/libcuda.so",
+        ] {
+            std::fs::write(tk.join("lib64").join(f), b"ELF").unwrap();
+        }
+        assert!(run().is_empty());
+        assert!(!mark.exists());
     }
 
     #[test]

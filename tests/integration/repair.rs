@@ -1029,6 +1029,8 @@ fn an_installer_tree_without_cublas_lib_is_told_which_sub_package_to_add() {
         f.message.param("files"),
         Some("lib/x64/cublas.lib, lib/x64/cuda.lib")
     );
+    assert_eq!(f.message.param("libs"), Some("cuBLAS, libcuda"));
+    readable(&f.message);
     let Fix::Manual { how } = &f.fix else {
         panic!()
     };

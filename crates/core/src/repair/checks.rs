@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::{Finding, Fix, Severity, show};
 use crate::compat::{Os, Tables};
 use crate::detect::{SystemReport, Toolkit};
+use crate::devlayout::LinkName;
 use crate::message::Message;
 use crate::msg;
 use crate::steps::{Step, env, toolkit_missing};
@@ -95,6 +96,7 @@ pub fn all(i: &Input) -> Vec<Finding> {
     let mut out = Vec::new();
     driver(i, &mut out);
     toolkits(i, &mut out);
+    cannot_link(i, &mut out);
     environment(i, &mut out);
     cudnn(i, &mut out);
     interrupted(i, &mut out);
@@ -234,6 +236,202 @@ fn toolkits(i: &Input, out: &mut Vec<Finding>) {
                 manual("repair_fix_reinstall_toolkit"),
             ));
         }
+    }
+}
+
+/// The files a developer's build links (`-lcublas`, `cublas.lib`, the driver stub, cuDNN)
+/// that an intact toolkit lacks: the toolkit runs programs, but programs built with it
+/// do not link. Static file checks only (a few `exists` per toolkit, our two records):
+/// the audit stays fast and runs nothing.
+///
+/// Severity: an Error for the active toolkit — the one CUDA_PATH / CUDA_HOME point at,
+/// which nvcc, CMake's find_package(CUDAToolkit) and PyTorch's cpp_extension build with —
+/// because it fails only at link time, after smoke and verify said all was well, and a
+/// Warning for the others, which hurt only once someone switches to them.
+fn cannot_link(i: &Input, out: &mut Vec<Finding>) {
+    let os = i.target.os;
+    let active = i.active().map(|t| t.path.clone());
+    for t in i.intact() {
+        let v = t.version.as_ref().expect("intact toolkits have a version");
+        // cuDNN counts when we installed it; a name its record lists and that is gone is
+        // `repair_cudnn_damaged`'s to say (and to reinstall).
+        let cudnn = crate::cudnn::txn::read_manifest(&t.path).ok().flatten();
+        let missing: Vec<LinkName> = crate::devlayout::link_names(os, &t.path, v, cudnn.is_some())
+            .into_iter()
+            .filter(|n| !n.present)
+            .filter(|n| {
+                n.lib != "cudnn"
+                    || !cudnn
+                        .as_ref()
+                        .is_some_and(|m| m.files.iter().any(|f| f.path == n.rel))
+            })
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let severity = if active.as_ref() == Some(&t.path) {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let message = |names: &[&LinkName]| {
+            msg!(
+                "repair_toolkit_cannot_link",
+                path = show(&t.path),
+                libs = names
+                    .iter()
+                    .map(|n| lib_words(&n.lib))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                files = names
+                    .iter()
+                    .map(|n| n.rel.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        // A tree we built from wheels: completed in place, cuDNN's names with it.
+        if crate::wheels::assemble::is_ours(&t.path) {
+            let all: Vec<&LinkName> = missing.iter().collect();
+            out.push(finding(
+                "repair_toolkit_cannot_link",
+                severity,
+                message(&all),
+                steps(vec![Step::CompleteToolkit {
+                    dir: t.path.clone(),
+                    version: v.clone(),
+                }]),
+            ));
+            continue;
+        }
+        // NVIDIA's installer made it: only its installer adds what is missing.
+        let (toolkit, cudnn_names): (Vec<&LinkName>, Vec<&LinkName>) =
+            missing.iter().partition(|n| n.lib != "cudnn");
+        if !toolkit.is_empty() {
+            out.push(finding(
+                "repair_toolkit_cannot_link",
+                severity,
+                message(&toolkit),
+                installer_fix(i.target, i.tables, &t.path, v, &toolkit),
+            ));
+        }
+        // cuDNN we installed (from a wheel: NVIDIA's zip and tarball carry the link name,
+        // so their records list it) without its link name: installed again from its
+        // archive, which lays the name down. By hand: the install step takes a cuDNN its
+        // record finds intact for installed and would change nothing.
+        if let (false, Some(m)) = (cudnn_names.is_empty(), &cudnn) {
+            let fix = match m.archive_path.as_ref().filter(|p| p.is_file()) {
+                Some(a) => Fix::Manual {
+                    how: msg!(
+                        "repair_fix_cudnn_reinstall",
+                        command = format!(
+                            "cuda-setup cudnn install --archive {} --cuda-dir {}",
+                            quote(show(a)),
+                            quote(show(&t.path))
+                        )
+                    ),
+                },
+                None => manual("repair_fix_cudnn_archive"),
+            };
+            out.push(finding(
+                "repair_toolkit_cannot_link",
+                severity,
+                message(&cudnn_names),
+                fix,
+            ));
+        }
+    }
+}
+
+/// A path or argument for a command line, quoted when it has a space.
+fn quote(s: String) -> String {
+    if s.contains(' ') {
+        format!("\"{s}\"")
+    } else {
+        s
+    }
+}
+
+/// A library's name as users know it (the same in every language).
+fn lib_words(lib: &str) -> &str {
+    match lib {
+        "cublas" => "cuBLAS",
+        "cublasLt" => "cuBLASLt",
+        "cudnn" => "cuDNN",
+        "cuda" => "libcuda",
+        l => l,
+    }
+}
+
+/// What to do about a tree NVIDIA's installer made that lacks link names: run that
+/// installer again — on Windows with the sub-packages that lay them down (all of its
+/// default selection when one of them has no known sub-package), on Linux the runfile
+/// with `--toolkit` into the same folder.
+fn installer_fix(
+    target: &Target,
+    tables: &Tables,
+    dir: &Path,
+    v: &Version,
+    missing: &[&LinkName],
+) -> Fix {
+    let kind = match target.os {
+        Os::Windows => crate::compat::InstallerKind::WindowsLocal,
+        Os::Linux => crate::compat::InstallerKind::LinuxRunfile,
+    };
+    // The one we downloaded, else the release's file name, else NVIDIA's pattern.
+    let installer = installer_for(target, v)
+        .map(|p| show(&p))
+        .or_else(|| {
+            tables
+                .toolkits
+                .releases
+                .iter()
+                .find(|r| r.version == *v)
+                .and_then(|r| r.installer(kind))
+                .map(|inst| inst.file.clone())
+        })
+        .unwrap_or_else(|| match target.os {
+            Os::Windows => format!("cuda_{v}_windows_x86_64.exe"),
+            Os::Linux => format!("cuda_{v}_linux.run"),
+        });
+    let quoted = quote(installer);
+    match target.os {
+        Os::Windows => {
+            let mut packages: Vec<&str> = Vec::new();
+            for n in missing {
+                match n.package.as_deref() {
+                    Some(p) if !packages.contains(&p) => packages.push(p),
+                    Some(_) => {}
+                    None => {
+                        return Fix::Manual {
+                            how: msg!(
+                                "repair_fix_toolkit_installer_full",
+                                version = v.major_minor(),
+                                command = format!("{quoted} -s")
+                            ),
+                        };
+                    }
+                }
+            }
+            Fix::Manual {
+                how: msg!(
+                    "repair_fix_toolkit_subpackages",
+                    version = v.major_minor(),
+                    packages = packages.join(", "),
+                    command = format!("{quoted} -s {}", packages.join(" "))
+                ),
+            }
+        }
+        Os::Linux => Fix::Manual {
+            how: msg!(
+                "repair_fix_toolkit_runfile",
+                version = v.major_minor(),
+                command = format!(
+                    "sudo sh {quoted} --silent --toolkit {}",
+                    quote(format!("--toolkitpath={}", show(dir)))
+                )
+            ),
+        },
     }
 }
 
@@ -860,6 +1058,120 @@ mod tests {
                 "gpu_basic_display_adapter",
             ]
         );
+    }
+
+    /// The link check reads files and nothing else: a toolkit whose nvcc leaves a mark
+    /// when run gets its finding, the mark never appears, and the check takes no time to
+    /// speak of (repair's audit must stay well under half a second). Then our wheels
+    /// record turns the manual fix into completing the tree in place.
+    #[cfg(unix)]
+    #[test]
+    fn the_link_check_is_static_and_a_tree_of_ours_is_completed_in_place() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let tk = root.path().join("usr/local/cuda-13.5");
+        std::fs::create_dir_all(tk.join("bin")).unwrap();
+        std::fs::create_dir_all(tk.join("lib64")).unwrap();
+        let mark = root.path().join("nvcc-ran");
+        let nvcc = tk.join("bin/nvcc");
+        std::fs::write(&nvcc, format!("#!/bin/sh\ntouch '{}'\n", mark.display())).unwrap();
+        std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for f in ["libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13"] {
+            std::fs::write(tk.join("lib64").join(f), b"ELF").unwrap();
+        }
+        let version: Version = "13.5.0".parse().unwrap();
+        let report = SystemReport {
+            toolkits: vec![Toolkit {
+                path: tk.clone(),
+                version: Some(version.clone()),
+                version_source: Some(crate::detect::toolkit::VersionSource::VersionJson),
+                found_by: vec![],
+                env_vars: vec![],
+                nvcc: Some(nvcc.clone()),
+                runtime_dir: tk.join("lib64"),
+                path_rank: None,
+                active: true,
+            }],
+            ..Default::default()
+        };
+        let target = Target::rooted(Os::Linux, root.path());
+        let tables = Tables::embedded().unwrap();
+        let env = BTreeMap::new();
+        let input = Input {
+            target: &target,
+            tables: &tables,
+            report: &report,
+            env: &env,
+        };
+        let run = || {
+            let mut found = Vec::new();
+            let t0 = std::time::Instant::now();
+            cannot_link(&input, &mut found);
+            let took = t0.elapsed();
+            assert!(took < Duration::from_millis(250), "{took:?}");
+            found
+        };
+        let found = run();
+        assert!(!mark.exists(), "the link check ran nvcc");
+        assert_eq!(found.len(), 1, "{found:?}");
+        let f = &found[0];
+        assert_eq!(f.id, "repair_toolkit_cannot_link");
+        assert_eq!(f.severity, Severity::Error, "the active toolkit");
+        assert_eq!(
+            f.message.param("files"),
+            Some(
+                "lib64/libcudart.so, lib64/libcublas.so, lib64/libcublasLt.so, \
+                 lib64/stubs/libcuda.so"
+            )
+        );
+        assert_eq!(
+            f.message.param("libs"),
+            Some("cudart, cuBLAS, cuBLASLt, libcuda")
+        );
+        // NVIDIA's runfile made it, as far as we know: run it again.
+        match &f.fix {
+            Fix::Manual { how } => {
+                assert_eq!(how.key, "repair_fix_toolkit_runfile");
+                let cmd = how.param("command").unwrap();
+                assert!(
+                    cmd.starts_with("sudo sh cuda_13.5.0_linux.run --silent --toolkit")
+                        && cmd.ends_with(&format!("--toolkitpath={}", tk.display())),
+                    "{cmd}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // Ours (the wheels method's record): completed in place.
+        let meta = tk.join(crate::cudnn::txn::META);
+        std::fs::create_dir_all(&meta).unwrap();
+        std::fs::write(
+            meta.join(crate::wheels::assemble::RECORD),
+            r#"{"version":"13.5.0","wheels":["nvidia_cuda_runtime-13.5.38-py3-none-manylinux_2_27_x86_64.whl"],"files":3}"#,
+        )
+        .unwrap();
+        let found = run();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].fix,
+            Fix::Steps {
+                steps: vec![Step::CompleteToolkit {
+                    dir: tk.clone(),
+                    version: version.clone(),
+                }]
+            }
+        );
+        // Every link name there: nothing to say.
+        std::fs::create_dir_all(tk.join("lib64/stubs")).unwrap();
+        for f in [
+            "libcudart.so",
+            "libcublas.so",
+            "libcublasLt.so",
+            "stubs/libcuda.so",
+        ] {
+            std::fs::write(tk.join("lib64").join(f), b"ELF").unwrap();
+        }
+        assert!(run().is_empty());
+        assert!(!mark.exists());
     }
 
     #[test]

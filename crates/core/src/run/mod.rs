@@ -331,7 +331,7 @@ fn check_plan(target: &Target, plan: &Plan, done: &[usize]) -> Result<(), String
             | Step::ConfigureEnv { cuda_dir, .. }
             | Step::RecoverCudnn { cuda_dir }
             | Step::Verify { cuda_dir, .. } => folder(cuda_dir),
-            Step::RecoverToolkit { dir } => folder(dir),
+            Step::RecoverToolkit { dir } | Step::CompleteToolkit { dir, .. } => folder(dir),
             Step::Preflight(_) | Step::InstallTorch { .. } | Step::SetEnv { .. } => Ok(()),
         };
         r.map_err(|why| format!("step {i} ({}): {why}", step.name()))?;

@@ -58,6 +58,12 @@ pub enum Step {
     RecoverToolkit {
         dir: PathBuf,
     },
+    /// Complete a toolkit tree the wheels method built earlier, in place, with what a
+    /// developer's build links (link names, driver stub, import libraries) (repair).
+    CompleteToolkit {
+        dir: PathBuf,
+        version: Version,
+    },
     Verify {
         cuda_dir: PathBuf,
         version: Version,
@@ -82,6 +88,7 @@ impl Step {
             Step::SetEnv { .. } => "set_env",
             Step::RecoverCudnn { .. } => "recover_cudnn",
             Step::RecoverToolkit { .. } => "recover_toolkit",
+            Step::CompleteToolkit { .. } => "complete_toolkit",
             Step::Verify { .. } => "verify",
         }
     }
@@ -109,6 +116,7 @@ pub fn title_key(name: &str) -> &'static str {
         "set_env" => "ui_step_set_env",
         "recover_cudnn" => "ui_step_recover_cudnn",
         "recover_toolkit" => "ui_step_recover_toolkit",
+        "complete_toolkit" => "ui_step_complete_toolkit",
         _ => "ui_step_other",
     }
 }
@@ -440,12 +448,70 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
                 reboot_required: false,
             })
         }
+        Step::CompleteToolkit { dir, version } => complete_toolkit(dir, version, ctx),
         Step::Verify {
             cuda_dir,
             version,
             cudnn,
         } => verify(ctx, cuda_dir, version, *cudnn),
     }
+}
+
+/// Completes a wheel-built tree in place ([`crate::devlayout::complete`]): what it added
+/// is the outcome's detail; what it could not make is said in the log.
+fn complete_toolkit(dir: &Path, version: &Version, ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    use crate::devlayout::DevError;
+    let c = crate::devlayout::complete(ctx.target.os, dir, version).map_err(|e| match e {
+        DevError::Io { path, source } => match source.downcast_ref::<std::io::Error>() {
+            Some(io) if crate::platform::is_disk_full(io) => StepError::DiskFull {
+                free: crate::platform::free_space(&path).ok(),
+                path,
+                needed: None,
+            },
+            _ => StepError::Io { path, source },
+        },
+        // A DLL or library in the tree that is not what it should be: the tree we built
+        // from wheels is at fault (its kind and hint are the wheels method's).
+        DevError::Malformed { path, detail } => {
+            StepError::Wheels(crate::wheels::WheelError::Layout {
+                wheel: path.display().to_string(),
+                detail,
+            })
+        }
+    })?;
+    let not_made: Vec<&str> = c
+        .no_stub
+        .iter()
+        .chain(&c.unreadable)
+        .map(String::as_str)
+        .collect();
+    if !not_made.is_empty() {
+        (ctx.emit)(StepEvent::Log {
+            line: msg!("step_toolkit_not_made", files = not_made.join(", ")),
+        });
+    }
+    let added: Vec<&str> = c
+        .links
+        .iter()
+        .chain(&c.import_libs)
+        .chain(&c.stubs)
+        .chain(&c.files)
+        .map(String::as_str)
+        .collect();
+    Ok(StepOutcome {
+        changed: !added.is_empty(),
+        detail: if added.is_empty() {
+            msg!("step_toolkit_complete_already", dir = dir.display())
+        } else {
+            msg!(
+                "step_toolkit_completed",
+                dir = dir.display(),
+                count = added.len(),
+                files = added.join(", ")
+            )
+        },
+        reboot_required: false,
+    })
 }
 
 fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> {
@@ -797,6 +863,7 @@ mod tests {
             "set_env",
             "recover_cudnn",
             "recover_toolkit",
+            "complete_toolkit",
         ];
         for n in names {
             let key = title_key(n);

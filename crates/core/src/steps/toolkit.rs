@@ -174,3 +174,36 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
 pub(crate) fn exit_code(code: Option<i32>) -> String {
     code.map_or_else(|| "none (ended by a signal)".into(), |c| c.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The developer's selection holds every sub-package that lays down a link name the
+    /// build check needs (`cudart.lib`, `cublas.lib`, `cublasLt.lib`: dossier §3.2), with
+    /// nvcc; 13.x installs the full selection (an empty list).
+    #[test]
+    fn the_developer_selection_lays_down_every_link_name() {
+        let d = tempfile::tempdir().unwrap();
+        for v in ["11.8.0", "12.4.1", "12.9.1"] {
+            let v: Version = v.parse().unwrap();
+            let mm = v.major_minor();
+            for with in [false, true] {
+                let chosen = subpackages(&v, with, with);
+                assert!(chosen.contains(&format!("nvcc_{mm}")), "{v}");
+                let needed = crate::devlayout::link_names(Os::Windows, d.path(), &v, false);
+                let packages: Vec<&str> =
+                    needed.iter().filter_map(|n| n.package.as_deref()).collect();
+                assert!(
+                    packages.contains(&format!("cublas_dev_{mm}").as_str())
+                        && packages.contains(&format!("cudart_{mm}").as_str()),
+                    "{packages:?}"
+                );
+                for p in packages {
+                    assert!(chosen.iter().any(|c| c == p), "{v}: {p} left out");
+                }
+            }
+        }
+        assert!(subpackages(&"13.5.0".parse().unwrap(), true, false).is_empty());
+    }
+}

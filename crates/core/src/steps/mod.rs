@@ -1048,4 +1048,30 @@ mod tests {
             )
         );
     }
+
+    /// A journal written before the build check existed still loads: no build.
+    #[test]
+    fn an_old_verify_step_parses_without_the_build_check() {
+        let old = r#"{"step":"verify","cuda_dir":"/usr/local/cuda-12.4","version":"12.4.1","cudnn":true}"#;
+        let s: Step = serde_json::from_str(old).unwrap();
+        assert!(
+            matches!(
+                s,
+                Step::Verify {
+                    build: false,
+                    cudnn: true,
+                    ..
+                }
+            ),
+            "{s:?}"
+        );
+        let new = serde_json::to_string(&Step::Verify {
+            cuda_dir: "/x".into(),
+            version: "12.4.1".parse().unwrap(),
+            cudnn: false,
+            build: true,
+        })
+        .unwrap();
+        assert!(new.contains(r#""build":true"#), "{new}");
+    }
 }

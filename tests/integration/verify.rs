@@ -254,6 +254,7 @@ fn cudnn_into(tk: &Path, cudart: u32, companions: &[&str]) {
     );
 }
 
+/// `smoke --json` of the toolkit, its cuDNN in view (the build check is another test's).
 fn smoke_json(tk: &Path) -> Value {
     let out = cli(
         &[
@@ -262,6 +263,7 @@ fn smoke_json(tk: &Path) -> Value {
             "--cuda-dir",
             tk.to_str().unwrap(),
             "--no-nvcc",
+            "--no-build",
         ],
         &[],
     );

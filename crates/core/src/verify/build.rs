@@ -181,6 +181,12 @@ pub fn check(o: &BuildOptions) -> Check<BuildReport> {
         );
     };
     r.link_names = link_names(host.os, o.toolkit, version, o.cudnn);
+    // A tree built from wheels: no installer sub-package would help; repair completes it.
+    if crate::wheels::assemble::is_ours(o.toolkit) {
+        for l in &mut r.link_names {
+            l.package = None;
+        }
+    }
     r.missing = r
         .link_names
         .iter()

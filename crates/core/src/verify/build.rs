@@ -107,16 +107,21 @@ pub fn missing_packages(link: &[LinkName]) -> Vec<String> {
 /// and the fix.
 pub fn missing_message(toolkit: &Path, link: &[LinkName]) -> Message {
     let packages = missing_packages(link);
-    let m = if packages.is_empty() {
-        msg!("build_missing_link_names")
+    let missing = describe_missing(link).join(", ");
+    if packages.is_empty() {
+        msg!(
+            "build_missing_link_names",
+            dir = toolkit.display(),
+            missing = missing
+        )
     } else {
         msg!(
             "build_missing_link_names_packages",
+            dir = toolkit.display(),
+            missing = missing,
             packages = packages.join(" ")
         )
-    };
-    m.with("dir", toolkit.display())
-        .with("missing", describe_missing(link).join(", "))
+    }
 }
 
 /// The compiler's or the linker's first error line (`/usr/bin/ld: cannot find -lcublas:

@@ -1,4 +1,5 @@
-//! `cuda-setup smoke` (the GPU works: GEMM, bandwidth, cuDNN, nvcc) and `cuda-setup
+//! `cuda-setup smoke` (the GPU works: GEMM, bandwidth, cuDNN, nvcc; a program builds
+//! against the toolkit) and `cuda-setup
 //! doctor` (PyTorch in a Python works on the GPU, or the exact commands that fix it).
 
 use std::fmt::Write as _;
@@ -39,6 +40,9 @@ pub struct SmokeArgs {
     /// Do not compile and run the nvcc test kernel
     #[arg(long)]
     pub no_nvcc: bool,
+    /// Do not build (compile and link) a program against the toolkit's libraries
+    #[arg(long)]
+    pub no_build: bool,
     /// Seconds the GPU part may take before it is abandoned
     #[arg(long, default_value_t = 300, value_name = "SECS")]
     pub timeout: u64,
@@ -97,6 +101,7 @@ pub fn run_smoke(tables: &Tables, args: &SmokeArgs, lang: Lang) -> Result<i32, C
         sizes: args.sizes.clone(),
         timeout: Duration::from_secs(args.timeout),
         nvcc: !args.no_nvcc,
+        build: !args.no_build,
         ..SmokeOptions::default()
     };
     let report = verify::smoke(&Host::real(), tables, &opts);
@@ -376,6 +381,23 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
     reason_line(&mut o, n, lang, &mut last);
     if let Some(verify::nvcc::KernelOutcome::Ok { device }) = &n.detail.kernel {
         let _ = writeln!(o, "    {} {device}", t(lang, "cli_kernel_ran_on"));
+    }
+
+    let b = &r.checks.build;
+    let _ = writeln!(
+        o,
+        "\n[{}] {}",
+        status_word(b.status, lang),
+        t(lang, "cli_check_build")
+    );
+    reason_line(&mut o, b, lang, &mut last);
+    if b.detail.linked {
+        let _ = writeln!(
+            o,
+            "    {} {}",
+            t(lang, "cli_build_linked"),
+            b.detail.libraries.join(", ")
+        );
     }
 
     let _ = writeln!(

@@ -152,6 +152,7 @@ fn smoke(status: Status, reason: Option<&'static str>) -> SmokeReport {
             bandwidth: Check::new(Status::Skipped, None, Default::default()),
             cudnn: Check::new(Status::Skipped, None, Default::default()),
             nvcc: Check::new(Status::Skipped, None, Default::default()),
+            build: Check::new(Status::Skipped, None, Default::default()),
         },
         elapsed_ms: 900,
     }

@@ -784,3 +784,157 @@ fn a_torch_wheel_name_that_climbs_out_of_downloads_is_refused_and_pip_never_runs
     );
     assert!(!log.exists(), "pip ran with an index that lists a path");
 }
+
+/// The verify step of the developer goal, by its report entry.
+fn verify_step(r: &Value) -> &Value {
+    r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "verify")
+        .unwrap_or_else(|| panic!("no verify step: {r}"))
+}
+
+/// NVIDIA's installer lays down the import libraries a developer links (`cudart_11.8`:
+/// cudart.lib, cuda.lib; `cublas_dev_11.8`: cublas.lib, cublasLt.lib): the install's
+/// verify step finds them all, and with no Visual C++ here it passes saying the build
+/// check was skipped and why. An installer that left `cublas_dev` out fails the step,
+/// naming the missing file and the sub-package.
+#[test]
+fn windows_install_verifies_the_link_names_and_names_a_missing_sub_package() {
+    let m = Machine::new(windows_installer(0, 0));
+    let out = cli(&m.windows_args(), &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&out);
+    let v = verify_step(&r);
+    assert_eq!(v["status"], "done", "{v}");
+    assert_eq!(
+        v["message"]["key"], "step_verified_build_skipped_windows",
+        "{v}"
+    );
+    let detail = v["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("build check was skipped") && detail.contains("Visual Studio Build Tools"),
+        "{detail}"
+    );
+    for f in [
+        "cudart.lib",
+        "cuda.lib",
+        "cublas.lib",
+        "cublasLt.lib",
+        "cudnn.lib",
+    ] {
+        assert!(m.toolkit().join("lib/x64").join(f).is_file(), "{f}");
+    }
+    // The plan says the verify step builds.
+    let step = r["plan"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "verify")
+        .unwrap();
+    assert_eq!(step["build"], true, "{step}");
+
+    // Without cublas_dev: the step fails, naming the file and its sub-package.
+    let m = Machine::new(windows_installer(0, 0));
+    let out = cli(&m.windows_args(), &[("STANDIN_OMIT", "cublas_dev_11.8")]);
+    assert_ne!(out.status.code(), Some(0));
+    let r = report(&out);
+    assert_eq!(r["failure"]["step"], "verify", "{r}");
+    assert_eq!(r["failure"]["kind"], "verify");
+    let e = r["failure"]["error"].as_str().unwrap();
+    assert!(
+        e.contains("lib/x64/cublas.lib (cublas_dev_11.8)")
+            && e.contains("lib/x64/cublasLt.lib")
+            && e.contains("sub-packages cublas_dev_11.8")
+            && !e.contains("cudart.lib"),
+        "{e}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cublas_dev_11.8"), "{err}");
+}
+
+/// A folder with only the programs the runfile stand-in needs: no g++.
+fn bin_without_a_compiler(dir: &Path) -> PathBuf {
+    let bin = dir.join("bin-no-gxx");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["mkdir", "cat", "chmod", "ln", "sh", "rm", "mv", "cp"] {
+        let real = ["/bin", "/usr/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(tool))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("no {tool}"));
+        std::os::unix::fs::symlink(real, bin.join(tool)).unwrap();
+    }
+    bin
+}
+
+/// The Linux runfile lays down libcudart.so, libcublas.so, libcublasLt.so and
+/// stubs/libcuda.so: with a host compiler the verify step builds and links a program
+/// against the toolkit (a stand-in g++; the runfile's stand-in nvcc links like a real
+/// one); with none it passes saying so; without cuBLAS's link names it fails naming them.
+#[test]
+fn linux_install_builds_and_links_in_its_verify_step() {
+    let m = Machine::new(windows_installer(0, 0));
+    let gxx = m.work.path().join("gcc-bin");
+    std::fs::create_dir_all(&gxx).unwrap();
+    std::fs::write(gxx.join("g++"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(gxx.join("g++"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", gxx.display());
+    let mut args = m.linux_args();
+    args.push("--no-cudnn".into());
+    let out = cli(&args, &[("PATH", &path)]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&out);
+    let v = verify_step(&r);
+    assert_eq!(v["message"]["key"], "step_verified_build", "{v}");
+    let tk = m.root().join("usr/local/cuda-11.4");
+    let nvcc_args = std::fs::read_to_string(tk.join("bin/last-args")).unwrap();
+    assert!(
+        nvcc_args.contains("-cudart shared -lcudart -lcublas -lcublasLt -lcuda"),
+        "{nvcc_args}"
+    );
+
+    // No host compiler: done, and the step says the build check was skipped and why.
+    let m = Machine::new(windows_installer(0, 0));
+    let bin = bin_without_a_compiler(m.work.path());
+    let mut args = m.linux_args();
+    args.push("--no-cudnn".into());
+    let out = cli(&args, &[("PATH", &bin.display().to_string())]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = verify_step(&report(&out)).clone();
+    assert_eq!(
+        v["message"]["key"], "step_verified_build_skipped_linux",
+        "{v}"
+    );
+    assert!(v["detail"].as_str().unwrap().contains("g++"), "{v}");
+
+    // The runfile left cuBLAS's link names out: the step fails naming them.
+    let m = Machine::new(windows_installer(0, 0));
+    let mut args = m.linux_args();
+    args.push("--no-cudnn".into());
+    let out = cli(&args, &[("PATH", &path), ("STANDIN_OMIT", "cublas")]);
+    assert_ne!(out.status.code(), Some(0));
+    let r = report(&out);
+    assert_eq!(r["failure"]["step"], "verify", "{r}");
+    let e = r["failure"]["error"].as_str().unwrap();
+    assert!(
+        e.contains("lib64/libcublas.so, lib64/libcublasLt.so") && !e.contains("libcudart.so"),
+        "{e}"
+    );
+}

@@ -199,6 +199,7 @@ fn cublas_loads_from_the_toolkit_folder_alone() {
             "--cuda-dir",
             tk.to_str().unwrap(),
             "--no-nvcc",
+            "--no-build",
         ],
         &[],
     );
@@ -253,6 +254,7 @@ fn cudnn_into(tk: &Path, cudart: u32, companions: &[&str]) {
     );
 }
 
+/// `smoke --json` of the toolkit, its cuDNN in view (the build check is another test's).
 fn smoke_json(tk: &Path) -> Value {
     let out = cli(
         &[
@@ -261,6 +263,7 @@ fn smoke_json(tk: &Path) -> Value {
             "--cuda-dir",
             tk.to_str().unwrap(),
             "--no-nvcc",
+            "--no-build",
         ],
         &[],
     );
@@ -489,6 +492,342 @@ fn nvcc_check_compiles_runs_and_classifies() {
         ..opts(None, false)
     });
     assert_eq!(c.reason.unwrap().key, "nvcc_not_found");
+}
+
+/// A toolkit laid out as NVIDIA's Linux installer lays it out for a developer: the
+/// versioned libraries, their link names, the driver stub, headers, and a stand-in nvcc
+/// that links like a real one (`support::standin::nvcc_script`).
+fn linux_dev_toolkit(root: &Path) -> PathBuf {
+    let tk = root.join("cuda-12.4");
+    write(
+        &tk.join("version.json"),
+        r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#,
+    );
+    let lib = tk.join("lib64");
+    for (file, link) in [
+        ("libcudart.so.12", "libcudart.so"),
+        ("libcublas.so.12", "libcublas.so"),
+        ("libcublasLt.so.12", "libcublasLt.so"),
+    ] {
+        build_so(&lib, file, &["f"], &[]);
+        std::os::unix::fs::symlink(file, lib.join(link)).unwrap();
+    }
+    build_so(
+        &lib.join("stubs"),
+        "libcuda.so",
+        &["cuDriverGetVersion"],
+        &[],
+    );
+    for h in ["cuda.h", "cuda_runtime_api.h", "cublas_v2.h", "cublasLt.h"] {
+        write(&tk.join("include").join(h), "/* header */\n");
+    }
+    let version = std::fs::read_to_string(fixture("detect/nvcc-version-12.4.txt")).unwrap();
+    script(
+        &tk.join("bin/nvcc"),
+        support::standin::nvcc_script(&version).trim_start_matches("#!/bin/sh\n"),
+    );
+    tk
+}
+
+fn build_opts<'a>(
+    host: &'a Host,
+    tk: &'a Path,
+    v: &'a cuda_setup_core::version::Version,
+) -> verify::build::BuildOptions<'a> {
+    verify::build::BuildOptions {
+        host,
+        toolkit: tk,
+        version: Some(v),
+        cudnn: false,
+        timeout: Duration::from_secs(30),
+    }
+}
+
+/// A stand-in g++ (nvcc only needs it to exist here: the stand-in nvcc links).
+fn gxx(dir: &Path) -> PathBuf {
+    let d = dir.join("gcc-bin");
+    script(&d.join("g++"), "exit 0");
+    d
+}
+
+#[test]
+fn build_check_compiles_and_links_against_the_toolkit() {
+    let d = tempfile::tempdir().unwrap();
+    let tk = linux_dev_toolkit(d.path());
+    let gxx_dir = gxx(d.path());
+    let host = host_with_path(&[&gxx_dir, Path::new("/bin"), Path::new("/usr/bin")]);
+    let v = "12.4.1".parse().unwrap();
+    let c = verify::build::check(&build_opts(&host, &tk, &v));
+    assert_eq!(c.status, Status::Passed, "{c:#?}");
+    assert!(c.detail.compiled && c.detail.linked);
+    assert!(c.detail.missing.is_empty());
+    assert_eq!(c.detail.libraries, ["cudart", "cublas", "cublasLt", "cuda"]);
+    // Linked as a developer types it: shared cudart, plain -l flags.
+    let args = std::fs::read_to_string(tk.join("bin/last-args")).unwrap();
+    assert!(
+        args.contains("-cudart shared")
+            && args.contains("-lcublas")
+            && args.contains("-lcuda")
+            && args.contains("build_check.cu"),
+        "{args}"
+    );
+    // The scratch folder is gone.
+    let src = args
+        .split_whitespace()
+        .find(|a| a.ends_with("build_check.cu"))
+        .unwrap();
+    assert!(!Path::new(src).parent().unwrap().exists(), "{src}");
+
+    // cuDNN in the toolkit: linked too, and its link name is needed.
+    let c = verify::build::check(&verify::build::BuildOptions {
+        cudnn: true,
+        ..build_opts(&host, &tk, &v)
+    });
+    assert_eq!(c.status, Status::Failed);
+    assert_eq!(c.detail.missing, ["lib64/libcudnn.so"]);
+    build_so(
+        &tk.join("lib64"),
+        "libcudnn.so.9",
+        &["cudnnGetVersion"],
+        &[],
+    );
+    std::os::unix::fs::symlink("libcudnn.so.9", tk.join("lib64/libcudnn.so")).unwrap();
+    let c = verify::build::check(&verify::build::BuildOptions {
+        cudnn: true,
+        ..build_opts(&host, &tk, &v)
+    });
+    assert_eq!(c.status, Status::Passed, "{c:#?}");
+    let args = std::fs::read_to_string(tk.join("bin/last-args")).unwrap();
+    assert!(
+        args.contains("-lcudnn") && args.contains("-DCUDA_SETUP_CUDNN"),
+        "{args}"
+    );
+
+    // No host compiler: skipped, with how to get one.
+    let bare = host_with_path(&[d.path()]);
+    let c = verify::build::check(&build_opts(&bare, &tk, &v));
+    assert_eq!(c.status, Status::Skipped);
+    let m = c.reason.unwrap();
+    assert_eq!(m.key, "build_no_host_compiler_linux");
+    let text = cuda_setup_core::i18n::render(&m, cuda_setup_core::i18n::Lang::En);
+    assert!(
+        text.contains("g++") && text.contains("apt install"),
+        "{text}"
+    );
+    assert!(!c.detail.compiled);
+}
+
+#[test]
+fn build_check_fails_with_the_linkers_first_error_line() {
+    let d = tempfile::tempdir().unwrap();
+    let tk = linux_dev_toolkit(d.path());
+    let gxx_dir = gxx(d.path());
+    let host = host_with_path(&[&gxx_dir, Path::new("/bin"), Path::new("/usr/bin")]);
+    let v = "12.4.1".parse().unwrap();
+    // The link names are there, but the linker is not given the folder that holds them
+    // (as with a tree whose nvcc.profile lacks lib64/stubs): a stand-in nvcc that looks
+    // only in lib64.
+    let nvcc = std::fs::read_to_string(tk.join("bin/nvcc")).unwrap();
+    std::fs::write(
+        tk.join("bin/nvcc"),
+        nvcc.replace(" && [ ! -e \"$top/lib64/stubs/lib$l.so\" ]", ""),
+    )
+    .unwrap();
+    let c = verify::build::check(&build_opts(&host, &tk, &v));
+    assert_eq!(c.status, Status::Failed, "{c:#?}");
+    let m = c.reason.unwrap();
+    assert_eq!(m.key, "build_link_failed");
+    assert_eq!(
+        m.param("detail"),
+        Some("/usr/bin/ld: cannot find -lcuda: No such file or directory")
+    );
+    assert!(c.detail.compiled && !c.detail.linked);
+
+    // A compile error: the compiler's own line.
+    script(
+        &tk.join("bin/nvcc"),
+        "echo 'build_check.cu:5:10: fatal error: cublas_v2.h: No such file or directory' >&2; exit 1",
+    );
+    let c = verify::build::check(&build_opts(&host, &tk, &v));
+    assert_eq!(c.status, Status::Failed);
+    let m = c.reason.unwrap();
+    assert_eq!(m.key, "build_compile_failed");
+    assert!(m.param("detail").unwrap().contains("cublas_v2.h"));
+    assert!(!c.detail.compiled);
+
+    // A compiler that hangs is stopped.
+    script(&tk.join("bin/nvcc"), "exec /bin/sleep 30");
+    let start = std::time::Instant::now();
+    let c = verify::build::check(&verify::build::BuildOptions {
+        timeout: Duration::from_secs(1),
+        ..build_opts(&host, &tk, &v)
+    });
+    assert_eq!(c.status, Status::Failed);
+    assert!(start.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn smoke_build_names_the_missing_link_names() {
+    // Linux: what the wheels method left before #19 — versioned names only, no stub.
+    let d = tempfile::tempdir().unwrap();
+    let tk = toolkit_with_cublas(d.path(), true);
+    let gxx_dir = gxx(d.path());
+    let path = format!("{}:/usr/bin:/bin", gxx_dir.display());
+    let out = cli(
+        &[
+            "smoke",
+            "--json",
+            "--cuda-dir",
+            tk.to_str().unwrap(),
+            "--no-nvcc",
+        ],
+        &[("PATH", &path)],
+    );
+    // A toolkit a developer cannot link against fails, even with no driver or GPU.
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let j = json(&out);
+    let b = &j["checks"]["build"];
+    assert_eq!(b["status"], "failed", "{b:#}");
+    assert_eq!(b["reason"]["key"], "build_missing_link_names");
+    let missing: Vec<&str> = b["missing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        missing,
+        [
+            "lib64/libcudart.so",
+            "lib64/libcublas.so",
+            "lib64/libcublasLt.so",
+            "lib64/stubs/libcuda.so"
+        ]
+    );
+    let text = b["reason"]["text"].as_str().unwrap();
+    assert!(
+        text.contains("lib64/libcublas.so, ")
+            && text.contains("lib64/stubs/libcuda.so")
+            && text.contains("cuda-setup repair"),
+        "{text}"
+    );
+    if !driver_present() {
+        assert_eq!(j["reason"]["key"], "build_missing_link_names");
+    }
+    assert_eq!(b["link_names"][1]["lib"], "cublas");
+    assert_eq!(b["link_names"][1]["present"], false);
+
+    // In words, in both languages.
+    let out = cli(
+        &["smoke", "--cuda-dir", tk.to_str().unwrap(), "--no-nvcc"],
+        &[("PATH", &path)],
+    );
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("[FAILED] Build and link a program"), "{s}");
+    let out = cli(
+        &[
+            "smoke",
+            "--cuda-dir",
+            tk.to_str().unwrap(),
+            "--no-nvcc",
+            "--lang",
+            "zh",
+        ],
+        &[("PATH", &path)],
+    );
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("编译并链接程序") && s.contains("lib64/stubs/libcuda.so"),
+        "{s}"
+    );
+
+    // Windows: the missing import library, the sub-package that lays it down, the fix.
+    let w = d.path().join("v12.4");
+    for f in ["cudart.lib", "cuda.lib"] {
+        write(&w.join("lib/x64").join(f), "!<arch>\n");
+    }
+    let host = Host::sandbox(Os::Windows, d.path(), BTreeMap::new());
+    let v = "12.4.1".parse().unwrap();
+    let c = verify::build::check(&build_opts(&host, &w, &v));
+    assert_eq!(c.status, Status::Failed);
+    assert_eq!(
+        c.detail.missing,
+        ["lib/x64/cublas.lib", "lib/x64/cublasLt.lib"]
+    );
+    let m = c.reason.unwrap();
+    assert_eq!(m.key, "build_missing_link_names_packages");
+    let text = cuda_setup_core::i18n::render(&m, cuda_setup_core::i18n::Lang::En);
+    assert!(
+        text.contains("lib/x64/cublas.lib (cublas_dev_12.4)")
+            && text.contains("sub-packages cublas_dev_12.4")
+            && text.contains("cuda-setup repair"),
+        "{text}"
+    );
+    // Complete, but no Visual C++ here: skipped, with the Build Tools to install.
+    for f in ["cublas.lib", "cublasLt.lib"] {
+        write(&w.join("lib/x64").join(f), "!<arch>\n");
+    }
+    write(&w.join("bin/nvcc.exe"), "");
+    let c = verify::build::check(&build_opts(&host, &w, &v));
+    assert_eq!(c.status, Status::Skipped, "{c:#?}");
+    let m = c.reason.unwrap();
+    assert_eq!(m.key, "build_no_host_compiler_windows");
+    let text = cuda_setup_core::i18n::render(&m, cuda_setup_core::i18n::Lang::En);
+    assert!(text.contains("Desktop development with C++"), "{text}");
+}
+
+#[test]
+fn smoke_build_passes_on_a_complete_toolkit_with_no_gpu() {
+    let d = tempfile::tempdir().unwrap();
+    let tk = linux_dev_toolkit(d.path());
+    let gxx_dir = gxx(d.path());
+    let path = format!("{}:/usr/bin:/bin", gxx_dir.display());
+    let out = cli(
+        &[
+            "smoke",
+            "--json",
+            "--cuda-dir",
+            tk.to_str().unwrap(),
+            "--no-nvcc",
+        ],
+        &[("PATH", &path)],
+    );
+    let j = json(&out);
+    let b = &j["checks"]["build"];
+    assert_eq!(b["status"], "passed", "{b:#}");
+    assert_eq!(b["linked"], true);
+    assert_eq!(b["host_compiler"]["kind"], "on_path");
+    let out = cli(
+        &["smoke", "--cuda-dir", tk.to_str().unwrap(), "--no-nvcc"],
+        &[("PATH", &path)],
+    );
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("[passed] Build and link a program")
+            && s.contains("compiled and linked with: cudart, cublas, cublasLt, cuda"),
+        "{s}"
+    );
+    // Turned off: skipped, saying how.
+    let out = cli(
+        &[
+            "smoke",
+            "--json",
+            "--cuda-dir",
+            tk.to_str().unwrap(),
+            "--no-nvcc",
+            "--no-build",
+        ],
+        &[("PATH", &path)],
+    );
+    assert_eq!(
+        json(&out)["checks"]["build"]["reason"]["key"],
+        "build_not_requested"
+    );
 }
 
 fn real_python() -> PathBuf {

@@ -569,6 +569,8 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 cuda_dir: dir,
                 version: tk.version.clone(),
                 cudnn: cudnn_archive.is_some(),
+                // The developer goal: a toolkit a developer can build with.
+                build: true,
             });
         }
         Goal::Pytorch => {

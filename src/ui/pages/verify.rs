@@ -1,5 +1,6 @@
-//! Verify: the smoke test's results (GFLOP/s, copy bandwidth, cuDNN, nvcc) and a live plot
-//! of GPU utilisation and memory from NVML while it runs; then the verdict.
+//! Verify: the smoke test's results (GFLOP/s, copy bandwidth, cuDNN, nvcc, the build
+//! check) and a live plot of GPU utilisation and memory from NVML while it runs; then
+//! the verdict.
 
 use egui::{RichText, Ui};
 
@@ -187,6 +188,21 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
             }
             if c.nvcc.detail.compiled {
                 ui.label(t(lang, "ui_nvcc_compiled"));
+            }
+        },
+    );
+    check(
+        ui,
+        "ui_check_build",
+        c.build.status,
+        &c.build.reason,
+        &mut |ui| {
+            if c.build.detail.linked {
+                ui.label(tf(
+                    lang,
+                    "ui_build_linked",
+                    &[("libraries", &c.build.detail.libraries.join(", "))],
+                ));
             }
         },
     );

@@ -68,6 +68,10 @@ pub enum Step {
         cuda_dir: PathBuf,
         version: Version,
         cudnn: bool,
+        /// Also build (compile and link) a program against the toolkit: the developer
+        /// goal's check (`verify::build`). Absent in older journals: false.
+        #[serde(default)]
+        build: bool,
     },
 }
 
@@ -453,7 +457,8 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
             cuda_dir,
             version,
             cudnn,
-        } => verify(ctx, cuda_dir, version, *cudnn),
+            build,
+        } => verify(ctx, cuda_dir, version, *cudnn, *build),
     }
 }
 
@@ -791,7 +796,13 @@ pub fn toolkit_missing(target: &Target, dir: &Path, version: &Version) -> Vec<St
     missing
 }
 
-fn verify(ctx: &Ctx, dir: &Path, version: &Version, cudnn: bool) -> Result<StepOutcome, StepError> {
+fn verify(
+    ctx: &Ctx,
+    dir: &Path,
+    version: &Version,
+    cudnn: bool,
+    build: bool,
+) -> Result<StepOutcome, StepError> {
     let missing = toolkit_missing(ctx.target, dir, version);
     if !missing.is_empty() {
         return Err(StepError::Verify {
@@ -818,11 +829,87 @@ fn verify(ctx: &Ctx, dir: &Path, version: &Version, cudnn: bool) -> Result<StepO
             cudnn = &r.cudnn_version
         );
     }
+    if build {
+        detail = build_check(ctx, dir, version, cudnn, detail)?;
+    }
     Ok(StepOutcome {
         changed: false,
         detail,
         reboot_required: false,
     })
+}
+
+/// The developer goal's build check (`verify::build`) on the toolkit just installed:
+/// missing link names fail the step, naming them (and, for NVIDIA's installer, the
+/// sub-package that lays each down); so does a program that will not compile or link.
+/// No host compiler: the step passes and says the build check was skipped, and why.
+fn build_check(
+    ctx: &Ctx,
+    dir: &Path,
+    version: &Version,
+    cudnn: bool,
+    verified: Message,
+) -> Result<Message, StepError> {
+    use crate::verify::{Status, build};
+    let t = ctx.target;
+    // A sandbox run of another system's install: that system's names and compilers.
+    let host = if t.host.os == t.os {
+        t.host.clone()
+    } else {
+        crate::platform::Host::sandbox(
+            t.os,
+            t.root.as_deref().unwrap_or(Path::new("")),
+            t.host
+                .vars()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    };
+    // cuDNN inside the toolkit (from an archive or a wheel) is linked too.
+    let cudnn = cudnn || dir.join("include").join("cudnn.h").is_file();
+    let c = build::check(&build::BuildOptions {
+        host: &host,
+        toolkit: dir,
+        version: Some(version),
+        cudnn,
+        timeout: std::time::Duration::from_secs(600),
+    });
+    let why = |m: &Option<Message>| {
+        m.as_ref()
+            .map(|m| crate::i18n::render(m, crate::i18n::Lang::En))
+            .unwrap_or_default()
+    };
+    match c.status {
+        Status::Failed => Err(StepError::Verify {
+            detail: why(&c.reason),
+        }),
+        Status::Skipped => Ok(match c.reason.as_ref().map(|m| m.key) {
+            Some("build_no_host_compiler_windows") => msg!(
+                "step_verified_build_skipped_windows",
+                version = version,
+                dir = dir.display()
+            ),
+            Some("build_no_host_compiler_linux") => msg!(
+                "step_verified_build_skipped_linux",
+                version = version,
+                dir = dir.display()
+            ),
+            _ => verified,
+        }),
+        Status::Passed => Ok(match verified.param("cudnn") {
+            Some(v) => msg!(
+                "step_verified_build_cudnn",
+                version = version,
+                dir = dir.display(),
+                cudnn = v
+            ),
+            None => msg!(
+                "step_verified_build",
+                version = version,
+                dir = dir.display()
+            ),
+        }),
+    }
 }
 
 impl From<crate::cudnn::CudnnError> for StepError {
@@ -1027,5 +1114,31 @@ mod tests {
                 std::io::Error::from(std::io::ErrorKind::PermissionDenied)
             )
         );
+    }
+
+    /// A journal written before the build check existed still loads: no build.
+    #[test]
+    fn an_old_verify_step_parses_without_the_build_check() {
+        let old = r#"{"step":"verify","cuda_dir":"/usr/local/cuda-12.4","version":"12.4.1","cudnn":true}"#;
+        let s: Step = serde_json::from_str(old).unwrap();
+        assert!(
+            matches!(
+                s,
+                Step::Verify {
+                    build: false,
+                    cudnn: true,
+                    ..
+                }
+            ),
+            "{s:?}"
+        );
+        let new = serde_json::to_string(&Step::Verify {
+            cuda_dir: "/x".into(),
+            version: "12.4.1".parse().unwrap(),
+            cudnn: false,
+            build: true,
+        })
+        .unwrap();
+        assert!(new.contains(r#""build":true"#), "{new}");
     }
 }

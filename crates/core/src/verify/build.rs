@@ -10,9 +10,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::nvcc::HostCompiler;
+use super::nvcc::{HostCompiler, build_script, find_host_compiler, scratch_root};
 use super::{Check, Status};
-use crate::devlayout::LinkName;
+use crate::compat::Os;
+use crate::devlayout::{LinkName, link_names};
+use crate::message::Message;
+use crate::msg;
 use crate::platform::Host;
 use crate::version::Version;
 
@@ -37,10 +40,364 @@ pub struct BuildReport {
     pub linked: bool,
 }
 
+/// The program: every call reaches a library the developer links; it is built, never run
+/// (`main` returns before any call unless given an argument).
+pub const BUILD_SOURCE: &str = r#"// cuda-setup's build check: compiled and linked, never run.
+#include <cstdio>
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cublas_v2.h>
+#include <cublasLt.h>
+#ifdef CUDA_SETUP_CUDNN
+#include <cudnn.h>
+#endif
+
+int main(int argc, char** argv) {
+    (void)argv;
+    if (argc < 2) return 0;
+    int runtime = 0, driver = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cuDriverGetVersion(&driver);
+    cublasHandle_t h = 0;
+    if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) cublasDestroy(h);
+    size_t lt = cublasLtGetVersion();
+#ifdef CUDA_SETUP_CUDNN
+    size_t dnn = cudnnGetVersion();
+#else
+    size_t dnn = 0;
+#endif
+    printf("%d %d %zu %zu\n", runtime, driver, lt, dnn);
+    return 0;
+}
+"#;
+
+/// The libraries linked, in order (`cublasLt` only as the toolkit has it).
+fn libraries(link: &[LinkName]) -> Vec<String> {
+    link.iter().map(|l| l.lib.clone()).collect()
+}
+
+/// `lib/x64/cublas.lib (cublas_dev_13.5)` on Windows, where a sub-package lays it down;
+/// else the path.
+pub fn describe_missing(link: &[LinkName]) -> Vec<String> {
+    link.iter()
+        .filter(|l| !l.present)
+        .map(|l| match &l.package {
+            Some(p) => format!("{} ({p})", l.rel),
+            None => l.rel.clone(),
+        })
+        .collect()
+}
+
+/// The installer sub-packages that would lay the missing names down (Windows), once each.
+pub fn missing_packages(link: &[LinkName]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in link
+        .iter()
+        .filter(|l| !l.present)
+        .filter_map(|l| l.package.clone())
+    {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The message for missing link names: each one named (with its sub-package on Windows),
+/// and the fix.
+pub fn missing_message(toolkit: &Path, link: &[LinkName]) -> Message {
+    let packages = missing_packages(link);
+    let missing = describe_missing(link).join(", ");
+    if packages.is_empty() {
+        msg!(
+            "build_missing_link_names",
+            dir = toolkit.display(),
+            missing = missing
+        )
+    } else {
+        msg!(
+            "build_missing_link_names_packages",
+            dir = toolkit.display(),
+            missing = missing,
+            packages = packages.join(" ")
+        )
+    }
+}
+
+/// The compiler's or the linker's first error line (`/usr/bin/ld: cannot find -lcublas:
+/// No such file or directory`, `LINK : fatal error LNK1181: …`), else the last line.
+pub fn first_error_line(output: &str) -> String {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let is_error = |l: &&&str| {
+        let l = l.to_ascii_lowercase();
+        l.contains("cannot find")
+            || l.contains("undefined reference")
+            || l.contains("error")
+            || l.contains("fatal")
+            || l.contains("unresolved external")
+            || l.contains("no such file")
+    };
+    let line = lines
+        .iter()
+        .find(is_error)
+        .or(lines.last())
+        .copied()
+        .unwrap_or("");
+    if line.chars().count() > 400 {
+        line.chars().take(400).collect::<String>() + "…"
+    } else {
+        line.to_string()
+    }
+}
+
+/// Whether the output says the linker failed (the source compiled).
+pub fn is_link_error(output: &str) -> bool {
+    let l = output.to_ascii_lowercase();
+    l.contains("cannot find -l")
+        || l.contains("undefined reference")
+        || l.contains("ld returned")
+        || l.contains("/ld:")
+        || l.contains("lnk1")
+        || l.contains("lnk2")
+}
+
+/// Why the build was skipped for want of a host compiler, with the fix for this system.
+pub fn no_host_compiler(os: Os) -> Message {
+    match os {
+        Os::Windows => msg!("build_no_host_compiler_windows"),
+        Os::Linux => msg!("build_no_host_compiler_linux"),
+    }
+}
+
 /// Runs the build check. Failed (missing link names, or the compiler's first error line),
 /// Skipped (no toolkit version, no host compiler — with the fix), or Passed.
 pub fn check(o: &BuildOptions) -> Check<BuildReport> {
-    let _ = o;
-    let _ = Status::Skipped;
-    unimplemented!("#19 H4a")
+    let mut r = BuildReport::default();
+    let host = o.host;
+    let Some(version) = o.version else {
+        return Check::new(
+            Status::Skipped,
+            Some(msg!("build_no_version", dir = o.toolkit.display())),
+            r,
+        );
+    };
+    r.link_names = link_names(host.os, o.toolkit, version, o.cudnn);
+    // A tree built from wheels: no installer sub-package would help; repair completes it.
+    if crate::wheels::assemble::is_ours(o.toolkit) {
+        for l in &mut r.link_names {
+            l.package = None;
+        }
+    }
+    r.missing = r
+        .link_names
+        .iter()
+        .filter(|l| !l.present)
+        .map(|l| l.rel.clone())
+        .collect();
+    if !r.missing.is_empty() {
+        let m = missing_message(o.toolkit, &r.link_names);
+        return Check::new(Status::Failed, Some(m), r);
+    }
+    let nvcc = o.toolkit.join("bin").join(host.exe("nvcc"));
+    if !nvcc.is_file() {
+        return Check::new(
+            Status::Skipped,
+            Some(msg!("nvcc_not_found", path = nvcc.display())),
+            r,
+        );
+    }
+    let Some(compiler) = find_host_compiler(host, Duration::from_secs(30)) else {
+        return Check::new(Status::Skipped, Some(no_host_compiler(host.os)), r);
+    };
+    r.host_compiler = Some(compiler.clone());
+    r.libraries = libraries(&r.link_names);
+
+    let root = scratch_root(host, &std::env::temp_dir());
+    let dir = root.join(format!(
+        "cuda-setup-build-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default()
+    ));
+    let result = build(o, &mut r, &nvcc, &compiler, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    match result {
+        Ok(()) => Check::new(Status::Passed, None, r),
+        Err(m) => Check::new(Status::Failed, Some(m), r),
+    }
+}
+
+/// The arguments after the output and source: shared cudart, the libraries as a developer
+/// types them (nvcc.profile supplies the folders).
+pub fn link_args(os: Os, libs: &[String], cudnn: bool) -> Vec<String> {
+    let mut a: Vec<String> = vec!["-cudart".into(), "shared".into()];
+    if cudnn {
+        a.push("-DCUDA_SETUP_CUDNN".into());
+    }
+    for l in libs {
+        a.push(match os {
+            Os::Linux => format!("-l{l}"),
+            Os::Windows => format!("{l}.lib"),
+        });
+    }
+    a
+}
+
+fn build(
+    o: &BuildOptions,
+    r: &mut BuildReport,
+    nvcc: &Path,
+    compiler: &HostCompiler,
+    dir: &Path,
+) -> Result<(), Message> {
+    let host = o.host;
+    let io = |e: std::io::Error| {
+        msg!(
+            "build_compile_failed",
+            detail = format!("{}: {e}", dir.display())
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    std::fs::write(dir.join("build_check.cu"), BUILD_SOURCE).map_err(io)?;
+    let exe_name = host.exe("build_check");
+    let exe = dir.join(&exe_name);
+    let extra = link_args(host.os, &r.libraries, o.cudnn);
+    let out = match host.os {
+        Os::Windows => {
+            let vcvars = match compiler {
+                HostCompiler::Vcvars { vcvars } => Some(vcvars.as_path()),
+                HostCompiler::OnPath { .. } => None,
+            };
+            let mut args: Vec<String> =
+                vec!["-o".into(), exe_name.clone(), "build_check.cu".into()];
+            args.extend(extra);
+            let bat = dir.join("build.bat");
+            std::fs::write(&bat, build_script(dir, vcvars, nvcc, &args)).map_err(io)?;
+            host.run(&bat, &[], o.timeout)
+        }
+        Os::Linux => {
+            let out_path = exe.display().to_string();
+            let src = dir.join("build_check.cu").display().to_string();
+            let mut a: Vec<&str> = vec!["-o", &out_path, &src];
+            a.extend(extra.iter().map(String::as_str));
+            host.run(nvcc, &a, o.timeout)
+        }
+    };
+    let out = out.map_err(|e| msg!("build_compile_failed", detail = e.to_string()))?;
+    let text = format!("{}\n{}", out.stdout, out.stderr);
+    if out.status == Some(0) && exe.is_file() {
+        r.compiled = true;
+        r.linked = true;
+        return Ok(());
+    }
+    let detail = first_error_line(&text);
+    if host.os == Os::Windows && out.status == Some(90) {
+        return Err(msg!("vcvars_failed", detail = detail));
+    }
+    if is_link_error(&text) {
+        r.compiled = true;
+        Err(msg!("build_link_failed", detail = detail).with("dir", o.toolkit.display()))
+    } else {
+        Err(msg!("build_compile_failed", detail = detail))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_linker_line_is_the_one_shown() {
+        let gcc = "/usr/bin/ld: cannot find -lcublas: No such file or directory\ncollect2: error: ld returned 1 exit status\n";
+        assert_eq!(
+            first_error_line(gcc),
+            "/usr/bin/ld: cannot find -lcublas: No such file or directory"
+        );
+        assert!(is_link_error(gcc));
+        let msvc = "build_check.cu\r\n   Creating library build_check.lib\r\nLINK : fatal error LNK1181: cannot open input file 'cublas.lib'\r\n";
+        assert_eq!(
+            first_error_line(msvc),
+            "LINK : fatal error LNK1181: cannot open input file 'cublas.lib'"
+        );
+        assert!(is_link_error(msvc));
+        let cc = "build_check.cu:4:10: fatal error: cublas_v2.h: No such file or directory\n";
+        assert!(first_error_line(cc).contains("cublas_v2.h"));
+        assert!(!is_link_error(cc));
+        assert_eq!(first_error_line("a\nb\n"), "b");
+        assert_eq!(first_error_line(""), "");
+    }
+
+    #[test]
+    fn libraries_as_a_developer_types_them() {
+        let libs: Vec<String> = ["cudart", "cublas", "cuda"].map(String::from).to_vec();
+        assert_eq!(
+            link_args(Os::Linux, &libs, false),
+            ["-cudart", "shared", "-lcudart", "-lcublas", "-lcuda"]
+        );
+        assert_eq!(
+            link_args(Os::Windows, &libs, true),
+            [
+                "-cudart",
+                "shared",
+                "-DCUDA_SETUP_CUDNN",
+                "cudart.lib",
+                "cublas.lib",
+                "cuda.lib"
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_names_say_which_sub_package_lays_them_down() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("lib/x64")).unwrap();
+        for f in ["cudart.lib", "cuda.lib"] {
+            std::fs::write(d.path().join("lib/x64").join(f), b"!<arch>\n").unwrap();
+        }
+        let host = Host::sandbox(Os::Windows, d.path(), Default::default());
+        let v: Version = "12.4.1".parse().unwrap();
+        let c = check(&BuildOptions {
+            host: &host,
+            toolkit: d.path(),
+            version: Some(&v),
+            cudnn: true,
+            timeout: Duration::from_secs(5),
+        });
+        assert_eq!(c.status, Status::Failed);
+        assert_eq!(
+            c.detail.missing,
+            [
+                "lib/x64/cublas.lib",
+                "lib/x64/cublasLt.lib",
+                "lib/x64/cudnn.lib"
+            ]
+        );
+        let m = c.reason.unwrap();
+        assert_eq!(m.key, "build_missing_link_names_packages");
+        assert_eq!(m.param("packages"), Some("cublas_dev_12.4"));
+        let text = crate::i18n::render(&m, crate::i18n::Lang::En);
+        assert!(
+            text.contains("lib/x64/cublas.lib (cublas_dev_12.4)")
+                && text.contains("lib/x64/cudnn.lib")
+                && text.contains("cuda-setup repair"),
+            "{text}"
+        );
+
+        // No version: nothing to look for.
+        let c = check(&BuildOptions {
+            host: &host,
+            toolkit: d.path(),
+            version: None,
+            cudnn: false,
+            timeout: Duration::from_secs(5),
+        });
+        assert_eq!(c.status, Status::Skipped);
+        assert_eq!(c.reason.unwrap().key, "build_no_version");
+    }
 }

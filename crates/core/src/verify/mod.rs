@@ -1,6 +1,7 @@
 //! Verify: does the stack actually work? `smoke` runs a GEMM on the GPU through the
 //! toolkit's own cuBLAS (checked against the CPU, timed), measures host↔device bandwidth
-//! with pageable and pinned memory, runs a cuDNN convolution and an nvcc-built kernel.
+//! with pageable and pinned memory, runs a cuDNN convolution and an nvcc-built kernel,
+//! and builds (compiles and links, never runs) a program against the toolkit's libraries.
 //! `doctor` examines a Python's PyTorch and says exactly how to fix what is wrong.
 //!
 //! Everything NVIDIA is loaded at run time: with no driver, no GPU or a wrong toolkit the
@@ -109,6 +110,8 @@ pub struct SmokeOptions {
     pub timeout: Duration,
     pub compile_timeout: Duration,
     pub nvcc: bool,
+    /// The build check (compile and link against the toolkit's libraries; no GPU needed).
+    pub build: bool,
 }
 
 impl Default for SmokeOptions {
@@ -121,6 +124,7 @@ impl Default for SmokeOptions {
             timeout: Duration::from_secs(300),
             compile_timeout: Duration::from_secs(180),
             nvcc: true,
+            build: true,
         }
     }
 }
@@ -191,6 +195,8 @@ pub struct Checks {
     pub bandwidth: Check<gemm::BandwidthReport>,
     pub cudnn: Check<cudnn::CudnnReport>,
     pub nvcc: Check<nvcc::NvccReport>,
+    /// Compile and link against shared cudart, cuBLAS, cuDNN and the driver stub.
+    pub build: Check<build::BuildReport>,
 }
 
 /// What `smoke` found (docs/cli.md lists the fields).
@@ -243,6 +249,12 @@ pub fn smoke(host: &Host, tables: &Tables, opts: &SmokeOptions) -> SmokeReport {
             .collect();
         crate::detect::cudnn::probe(host, &tks)
     };
+    // cuDNN inside the toolkit is linked by the build check too.
+    let build_cudnn = toolkit.as_ref().is_some_and(|t| {
+        installs
+            .iter()
+            .any(|i| i.toolkit.as_deref() == Some(t.path.as_path()))
+    });
 
     let progress = Arc::new(Mutex::new(Progress::default()));
     let (tx, rx) = mpsc::channel();
@@ -320,11 +332,35 @@ pub fn smoke(host: &Host, tables: &Tables, opts: &SmokeOptions) -> SmokeReport {
         })
     };
 
+    // Needs no GPU: runs with no driver, and after a GPU part that hung.
+    let build_c = if !opts.build {
+        Check::new(
+            Status::Skipped,
+            Some(msg!("build_not_requested")),
+            Default::default(),
+        )
+    } else if let Some(t) = &toolkit {
+        build::check(&build::BuildOptions {
+            host,
+            toolkit: &t.path,
+            version: t.version.as_ref(),
+            cudnn: build_cudnn,
+            timeout: opts.compile_timeout,
+        })
+    } else {
+        Check::new(
+            Status::Skipped,
+            Some(msg!("smoke_no_toolkit")),
+            Default::default(),
+        )
+    };
+
     let statuses = [
         gemm_c.status,
         bandwidth_c.status,
         cudnn_c.status,
         nvcc_c.status,
+        build_c.status,
     ];
     let status = overall(gemm_c.status, &statuses);
     let reason = [
@@ -332,6 +368,7 @@ pub fn smoke(host: &Host, tables: &Tables, opts: &SmokeOptions) -> SmokeReport {
         (&bandwidth_c.status, &bandwidth_c.reason),
         (&cudnn_c.status, &cudnn_c.reason),
         (&nvcc_c.status, &nvcc_c.reason),
+        (&build_c.status, &build_c.reason),
     ]
     .iter()
     .find(|(s, _)| **s == Status::Failed)
@@ -353,6 +390,7 @@ pub fn smoke(host: &Host, tables: &Tables, opts: &SmokeOptions) -> SmokeReport {
             bandwidth: bandwidth_c,
             cudnn: cudnn_c,
             nvcc: nvcc_c,
+            build: build_c,
         },
         elapsed_ms: start.elapsed().as_millis() as u64,
     }

@@ -469,8 +469,9 @@ int main() {
     assert!(
         configure.status.success(),
         "cmake could not configure a project with find_package(CUDAToolkit) and \
-         -DCUDAToolkit_ROOT={}:\n{out}",
-        dir.display()
+         -DCUDAToolkit_ROOT={} (link names missing: {:?}):\n{out}",
+        dir.display(),
+        missing_linux_link_names(dir)
     );
     let value = |key: &str| -> String {
         out.lines()
@@ -535,9 +536,17 @@ fn real_nvidia_wheels_dev_linux_smoke_build_check_passes_with_gxx() {
     let j: Value = serde_json::from_slice(&s.stdout)
         .unwrap_or_else(|e| panic!("smoke --json printed no JSON ({e}):\n{}", text(&s)));
     let b = &j["checks"]["build"];
+    assert!(
+        b.is_object(),
+        "smoke --json has no checks.build (the #19 build check): {}",
+        text(&s)
+    );
     assert_eq!(
-        b["status"], "passed",
-        "smoke's checks.build did not pass on the tree built from NVIDIA's wheels: {b:#}"
+        b["status"],
+        "passed",
+        "smoke's checks.build did not pass on the tree built from NVIDIA's wheels \
+         (link names missing: {:?}): {b:#}",
+        missing_linux_link_names(&t.dir)
     );
     assert_eq!(b["linked"], true, "checks.build: {b:#}");
     let cc = b["host_compiler"]["path"].as_str().unwrap_or_default();

@@ -11,12 +11,13 @@
 #   wheels plus cuBLAS, NVRTC and cuDNN (cached under target/tmp/wheels-dev/), for Linux
 #   and Windows; the real nvcc and g++ link a program against the shared cudart, cuBLAS,
 #   cuDNN and the driver stub; CMake's find_package(CUDAToolkit) finds the tree and
-#   builds against CUDA::cublas and CUDA::cuda_driver; smoke's build check passes; the
+#   builds against CUDA::cublas and CUDA::cuda_driver; pkg-config gives g++ the flags;
+#   smoke's build check passes; the
 #   Windows tree's made import libraries (cublas.lib, cudnn.lib) list every DLL export.
 #
 # Needs: PyPI (about 2.1 GB once, about 40 s on a fast link: toolkit wheels 0.13 GB for
 # Linux and 0.11 GB for Windows; dev wheels 1.0 GB for Linux and 0.9 GB for Windows),
-# python3 with pip, gcc, g++, cmake, readelf, and about 8 GB of disk while it runs.
+# python3 with pip, gcc, g++, cmake, pkg-config, readelf, and about 8 GB of disk while it runs.
 # Without PyPI it prints SKIP and exits 0 (a machine with no network has
 # nothing to check); a missing tool or any other failure fails.
 # The GPU tests are another matter: see docs/cli.md, "Verify on a GPU machine".
@@ -38,7 +39,7 @@ fi
 
 # The tools the tests drive: each missing one is named with what to install.
 missing=0
-for tool in gcc:gcc g++:g++ cmake:cmake readelf:binutils; do
+for tool in gcc:gcc g++:g++ cmake:cmake pkg-config:pkg-config readelf:binutils; do
     if ! command -v "${tool%%:*}" >/dev/null 2>&1; then
         echo "FAIL: ${tool%%:*} is not on PATH; the real-artifact tests need it (apt-get install ${tool#*:})" >&2
         missing=1

@@ -10,13 +10,15 @@
 //!   are read instead;
 //! - Linux: CMake's `find_package(CUDAToolkit)` finds the tree, says 13.5, and a target
 //!   linked to `CUDA::cublas` and `CUDA::cuda_driver` builds;
+//! - Linux: pkg-config's `cudart-13.5`, `cublas-13.5`, `cuda-13.5` give `g++` alone the
+//!   flags to link them;
 //! - Linux: `smoke`'s `build` check passes with `g++`;
 //! - Windows (assembled here with `--os windows`): `cublas.lib`, `cublasLt.lib` and
 //!   `cudnn.lib` are import libraries made from the DLLs' export tables, naming every
 //!   export; NVIDIA's own `cudart.lib` is left as the wheel ships it.
 //!
-//! All are ignored (`real_nvidia_wheels_dev_*`): they need PyPI, a C++ compiler, readelf
-//! and cmake, and `scripts/real-artifacts.sh` runs them. They share one installed tree per
+//! All are ignored (`real_nvidia_wheels_dev_*`): they need PyPI, g++, readelf, cmake
+//! and pkg-config, and `scripts/real-artifacts.sh` runs them. They share one installed tree per
 //! platform (an install moves about 1 GB of wheels).
 
 #![cfg(all(unix, target_arch = "x86_64"))]
@@ -323,6 +325,21 @@ int main() {
 }
 "#;
 
+/// A host-only program (g++, no nvcc) calling the runtime, cuBLAS and the driver.
+const HOST_PROGRAM: &str = r#"#include <cstdio>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+int main() {
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cuDriverGetVersion(&driver);
+  cublasHandle_t h;
+  printf("%d %d %d\n", runtime, driver, (int)cublasCreate(&h));
+  return 0;
+}
+"#;
+
 /// a. The real nvcc and g++ link a program against the shared cudart, cuBLAS, cuDNN and
 /// the driver stub, with the tree's own nvcc.profile giving the library folders.
 #[test]
@@ -418,23 +435,7 @@ target_link_libraries(kernel PRIVATE CUDA::cublas)
 "#,
     )
     .unwrap();
-    std::fs::write(
-        src.join("main.cpp"),
-        r#"#include <cstdio>
-#include <cuda.h>
-#include <cuda_runtime.h>
-#include <cublas_v2.h>
-int main() {
-  int runtime = 0, driver = 0;
-  cudaRuntimeGetVersion(&runtime);
-  cuDriverGetVersion(&driver);
-  cublasHandle_t h;
-  printf("%d %d %d\n", runtime, driver, (int)cublasCreate(&h));
-  return 0;
-}
-"#,
-    )
-    .unwrap();
+    std::fs::write(src.join("main.cpp"), HOST_PROGRAM).unwrap();
     std::fs::write(
         src.join("kernel.cu"),
         r#"#include <cstdio>
@@ -524,6 +525,53 @@ int main() {
         n.iter().any(|x| x == "libcublas.so.13"),
         "the CMake-built kernel program does not ask for libcublas.so.13: NEEDED {n:?}"
     );
+}
+
+/// b'. pkg-config's files (`pkgconfig/*-13.5.pc`, as NVIDIA's runfile names them) give g++
+/// alone, without nvcc, what it needs to link the runtime, cuBLAS and the driver stub.
+#[test]
+#[ignore = "needs PyPI: NVIDIA's real wheels; scripts/real-artifacts.sh runs it"]
+fn real_nvidia_wheels_dev_linux_pkg_config_gives_gxx_the_flags_to_link() {
+    need("pkg-config", "pkg-config");
+    need("g++", "g++");
+    let t = tree(Platform::Linux);
+    let pc = t.dir.join("pkgconfig");
+    let modules = ["cudart-13.5", "cublas-13.5", "cuda-13.5"];
+    let flags = Command::new("pkg-config")
+        .args(["--cflags", "--libs"])
+        .args(modules)
+        .env("PKG_CONFIG_PATH", &pc)
+        .output()
+        .unwrap();
+    assert!(
+        flags.status.success(),
+        "pkg-config {modules:?} with PKG_CONFIG_PATH={} failed:\n{}",
+        pc.display(),
+        text(&flags)
+    );
+    let flags = String::from_utf8_lossy(&flags.stdout).into_owned();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("main.cpp"), HOST_PROGRAM).unwrap();
+    let c = Command::new("g++")
+        .arg("main.cpp")
+        .args(flags.split_whitespace())
+        .args(["-o", "p"])
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    assert!(
+        c.status.success(),
+        "g++ main.cpp {} failed (the flags pkg-config gives for {modules:?}):\n{}",
+        flags.trim(),
+        text(&c)
+    );
+    let n = needed(&work.path().join("p"));
+    for lib in ["libcudart.so.13", "libcublas.so.13", "libcuda.so.1"] {
+        assert!(
+            n.iter().any(|x| x == lib),
+            "the program g++ linked with pkg-config's flags does not ask for {lib}: NEEDED {n:?}"
+        );
+    }
 }
 
 /// c. smoke's build check passes on the tree with g++ (the rest of smoke needs a GPU).

@@ -22,6 +22,7 @@ mod gui_walk;
 mod install;
 mod linux_driver;
 mod one_writer;
+mod real_dev;
 mod refresh;
 mod repair;
 mod state_files;

@@ -444,6 +444,53 @@ pub fn write_stub(path: &Path, soname: &str, symbols: &[String]) -> Result<(), D
     })
 }
 
+/// A shared library's SONAME and the functions it defines, read through its section
+/// headers as a linker reads them (what [`write_stub`] wrote, or NVIDIA's own stub).
+pub fn read_exports(path: &Path) -> Result<(Option<String>, Vec<String>), DevError> {
+    use object::read::elf::{Dyn, FileHeader};
+    use object::{Object, ObjectSymbol};
+    let malformed = |detail: String| DevError::Malformed {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let bytes = std::fs::read(path).map_err(|e| DevError::io(path, e))?;
+    let data = bytes.as_slice();
+    let elf = object::read::elf::ElfFile64::<object::Endianness>::parse(data)
+        .map_err(|e| malformed(e.to_string()))?;
+    if elf.kind() != object::ObjectKind::Dynamic {
+        return Err(malformed("not a shared library".into()));
+    }
+    let endian = elf.endian();
+    let sections = elf
+        .elf_header()
+        .sections(endian, data)
+        .map_err(|e| malformed(e.to_string()))?;
+    let soname = match sections
+        .dynamic(endian, data)
+        .map_err(|e| malformed(e.to_string()))?
+    {
+        Some((dynamic, link)) => {
+            let strings = sections
+                .strings(endian, data, link)
+                .map_err(|e| malformed(e.to_string()))?;
+            dynamic
+                .iter()
+                .find(|d| d.tag(endian) == object::elf::DT_SONAME)
+                .and_then(|d| d.string(endian, strings).ok())
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+        }
+        None => None,
+    };
+    let mut names: Vec<String> = elf
+        .dynamic_symbols()
+        .filter(|s| s.is_definition() && s.is_global())
+        .filter_map(|s| s.name().ok().map(str::to_string))
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok((soname, names))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,6 +598,9 @@ typedef CUresult (CUDAAPI *PFN_cuInit)(unsigned int Flags);
             }
             assert_eq!(at, i + 1, "{name} not reachable through .hash");
         }
+        let (so, names) = read_exports(&p).unwrap();
+        assert_eq!(so.as_deref(), Some("libcuda.so.1"));
+        assert_eq!(names, syms);
         // Written again, the same bytes: nothing half-written stays beside it.
         write_stub(&p, "libcuda.so.1", &syms).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), bytes);

@@ -201,7 +201,12 @@ fn linux_dev_layout(dir: &Path) {
     let stub = dir.join("lib64/stubs/libcuda.so");
     let (soname, names) = cuda_setup_core::devlayout::stub::read_exports(&stub).unwrap();
     assert_eq!(soname.as_deref(), Some("libcuda.so.1"));
-    for f in ["cuInit", "cuDriverGetVersion", "cuMemAlloc_v2", "cuLaunchKernel"] {
+    for f in [
+        "cuInit",
+        "cuDriverGetVersion",
+        "cuMemAlloc_v2",
+        "cuLaunchKernel",
+    ] {
         assert!(names.iter().any(|n| n == f), "the stub lacks {f}");
     }
     assert!(

@@ -156,6 +156,21 @@ const SEC_DYNSTR: u32 = 3;
 const SEC_TEXT: u16 = 4;
 const SEC_SHSTRTAB: u16 = 6;
 
+/// One section header.
+#[derive(Default)]
+struct Shdr {
+    name: u32,
+    kind: u32,
+    flags: u64,
+    /// (address, file offset)
+    at: (u64, u64),
+    size: usize,
+    link: u32,
+    info: u32,
+    align: u64,
+    entsize: u64,
+}
+
 /// `mov eax, 34 (CUDA_ERROR_STUB_LIBRARY); ret`.
 const BODY: [u8; 6] = [0xb8, 34, 0, 0, 0, 0xc3];
 
@@ -334,94 +349,81 @@ pub fn stub_bytes(soname: &str, symbols: &[String]) -> Vec<u8> {
     debug_assert_eq!(b.len(), shstrtab_off);
     b.extend_from_slice(&shstrtab);
     b.resize(shdr_off, 0);
-    // Section headers: (name, type, flags, address, offset, size, link, info, align,
-    // entry size).
-    let sections: [(u32, u32, u64, u64, u64, u64, u32, u32, u64, u64); 7] = [
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
-        (
-            sh_name[1],
-            SHT_HASH,
-            SHF_ALLOC,
-            hash_off as u64,
-            hash_off as u64,
-            hash_len as u64,
-            SEC_DYNSYM,
-            0,
-            8,
-            4,
-        ),
-        (
-            sh_name[2],
-            SHT_DYNSYM,
-            SHF_ALLOC,
-            dynsym_off as u64,
-            dynsym_off as u64,
-            (SYM * nsyms) as u64,
-            SEC_DYNSTR,
-            1, // the first global symbol
-            8,
-            SYM as u64,
-        ),
-        (
-            sh_name[3],
-            SHT_STRTAB,
-            SHF_ALLOC,
-            dynstr_off as u64,
-            dynstr_off as u64,
-            dynstr.len() as u64,
-            0,
-            0,
-            1,
-            0,
-        ),
-        (
-            sh_name[4],
-            SHT_PROGBITS,
-            SHF_ALLOC | SHF_EXECINSTR,
-            text_off as u64,
-            text_off as u64,
-            text_len as u64,
-            0,
-            0,
-            16,
-            0,
-        ),
-        (
-            sh_name[5],
-            SHT_DYNAMIC,
-            SHF_ALLOC | SHF_WRITE,
-            dyn_addr,
-            dyn_off as u64,
-            dyn_len as u64,
-            SEC_DYNSTR,
-            0,
-            8,
-            16,
-        ),
-        (
-            sh_name[6],
-            SHT_STRTAB,
-            0,
-            0,
-            shstrtab_off as u64,
-            shstrtab.len() as u64,
-            0,
-            0,
-            1,
-            0,
-        ),
+    // Section headers; `.dynamic` is the only one whose address is not its offset.
+    let at = |off: usize| (off as u64, off as u64);
+    let sections = [
+        Shdr::default(),
+        Shdr {
+            name: sh_name[1],
+            kind: SHT_HASH,
+            flags: SHF_ALLOC,
+            at: at(hash_off),
+            size: hash_len,
+            link: SEC_DYNSYM,
+            align: 8,
+            entsize: 4,
+            ..Shdr::default()
+        },
+        Shdr {
+            name: sh_name[2],
+            kind: SHT_DYNSYM,
+            flags: SHF_ALLOC,
+            at: at(dynsym_off),
+            size: SYM * nsyms,
+            link: SEC_DYNSTR,
+            info: 1, // the first global symbol
+            align: 8,
+            entsize: SYM as u64,
+        },
+        Shdr {
+            name: sh_name[3],
+            kind: SHT_STRTAB,
+            flags: SHF_ALLOC,
+            at: at(dynstr_off),
+            size: dynstr.len(),
+            align: 1,
+            ..Shdr::default()
+        },
+        Shdr {
+            name: sh_name[4],
+            kind: SHT_PROGBITS,
+            flags: SHF_ALLOC | SHF_EXECINSTR,
+            at: at(text_off),
+            size: text_len,
+            align: 16,
+            ..Shdr::default()
+        },
+        Shdr {
+            name: sh_name[5],
+            kind: SHT_DYNAMIC,
+            flags: SHF_ALLOC | SHF_WRITE,
+            at: (dyn_addr, dyn_off as u64),
+            size: dyn_len,
+            link: SEC_DYNSTR,
+            align: 8,
+            entsize: 16,
+            ..Shdr::default()
+        },
+        Shdr {
+            name: sh_name[6],
+            kind: SHT_STRTAB,
+            at: (0, shstrtab_off as u64),
+            size: shstrtab.len(),
+            align: 1,
+            ..Shdr::default()
+        },
     ];
-    for (name, kind, flags, addr, off, size, link, info, align, entsize) in sections {
-        put32(&mut b, name);
-        put32(&mut b, kind);
-        put64(&mut b, flags);
-        put64(&mut b, addr);
-        put64(&mut b, off);
-        put64(&mut b, size);
-        put32(&mut b, link);
-        put32(&mut b, info);
-        put64(&mut b, align);
-        put64(&mut b, entsize);
+    for sh in sections {
+        put32(&mut b, sh.name);
+        put32(&mut b, sh.kind);
+        put64(&mut b, sh.flags);
+        put64(&mut b, sh.at.0);
+        put64(&mut b, sh.at.1);
+        put64(&mut b, sh.size as u64);
+        put32(&mut b, sh.link);
+        put32(&mut b, sh.info);
+        put64(&mut b, sh.align);
+        put64(&mut b, sh.entsize);
     }
     b
 }

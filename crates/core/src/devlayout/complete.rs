@@ -280,6 +280,7 @@ mod tests {
     }
 
     /// A tree as the wheels lay it out on Linux: versioned names only, no stubs.
+    #[cfg(unix)]
     fn wheel_tree(d: &Path, cuda_h: bool) {
         for f in [
             "bin/nvcc",

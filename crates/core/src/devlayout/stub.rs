@@ -439,7 +439,20 @@ pub fn write_stub(path: &Path, soname: &str, symbols: &[String]) -> Result<(), D
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.part"));
-    std::fs::write(&tmp, &bytes).map_err(|e| DevError::io(&tmp, e))?;
+    // A leftover (even a link someone put there) is removed, never written through.
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| DevError::io(&tmp, e))?;
+    std::io::Write::write_all(&mut f, &bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            DevError::io(&tmp, e)
+        })?;
+    drop(f);
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         DevError::io(path, e)

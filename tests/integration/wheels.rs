@@ -162,6 +162,7 @@ fn linux_toolkit_is_assembled_and_found(w: Wheels) {
         serde_json::from_slice(&std::fs::read(dir.join("version.json")).unwrap()).unwrap();
     assert_eq!(vj["cuda"]["version"], TOOLKIT);
     assert_eq!(vj["cuda_nvcc"]["version"], "13.5.37");
+    linux_dev_layout(&dir);
 
     // Its nvcc runs from the tree (the stand-in prints what the real one does).
     let v = Command::new(dir.join("bin/nvcc"))
@@ -177,6 +178,64 @@ fn linux_toolkit_is_assembled_and_found(w: Wheels) {
     }
     detected_and_smoked(&dir, w);
     with_cudnn_then_again(&server, &index, r, &dir);
+}
+
+/// What NVIDIA's runfile has for building programs and the wheels lack, laid down by
+/// the assembly: link names to the versioned libraries, the driver stub (an ELF shared
+/// library named `libcuda.so.1` exporting the driver API from the tree's own cuda.h),
+/// pkg-config files, CCCL's CMake files where `find_package` looks, and an nvcc.profile
+/// whose library folders hold them.
+fn linux_dev_layout(dir: &Path) {
+    for (link, target) in [
+        ("lib64/libcudart.so", "libcudart.so.13"),
+        ("lib64/libnvvm.so", "libnvvm.so.4"),
+    ] {
+        assert_eq!(
+            std::fs::read_link(dir.join(link)).unwrap_or_else(|e| panic!("{link}: {e}")),
+            Path::new(target),
+            "{link}"
+        );
+        assert!(dir.join(link).is_file(), "{link} leads to the library");
+    }
+    assert!(!dir.join("lib64/libcudart_static.so").exists());
+    let stub = dir.join("lib64/stubs/libcuda.so");
+    let (soname, names) = cuda_setup_core::devlayout::stub::read_exports(&stub).unwrap();
+    assert_eq!(soname.as_deref(), Some("libcuda.so.1"));
+    for f in [
+        "cuInit",
+        "cuDriverGetVersion",
+        "cuMemAlloc_v2",
+        "cuLaunchKernel",
+    ] {
+        assert!(names.iter().any(|n| n == f), "the stub lacks {f}");
+    }
+    assert!(
+        !dir.join("lib64/stubs/libnvidia-ml.so").exists(),
+        "no wheel carries it, none is made"
+    );
+    let pc = std::fs::read_to_string(dir.join("pkgconfig/cudart-13.5.pc")).unwrap();
+    assert!(pc.contains("Name: cudart\n") && pc.contains("Libs: -L${libdir} -lcudart\n"));
+    assert!(pc.contains("libdir=${cudaroot}/lib64\n"), "{pc}");
+    let pc = std::fs::read_to_string(dir.join("pkgconfig/cuda-13.5.pc")).unwrap();
+    assert!(pc.contains("libdir=${cudaroot}/lib64/stubs\n"), "{pc}");
+    assert!(
+        dir.join("lib64/cmake/cccl/cccl-config.cmake").is_file(),
+        "find_package(CCCL) looks in <prefix>/lib64/cmake/cccl"
+    );
+    // The wheels' profile names $(TOP)/lib and $(TOP)/lib/stubs: through lib -> lib64
+    // they hold cudart's link name and the stub.
+    let profile = std::fs::read_to_string(dir.join("bin/nvcc.profile")).unwrap();
+    assert!(
+        profile.contains("\"-L$(TOP)/lib/stubs\" \"-L$(TOP)/lib\""),
+        "{profile}"
+    );
+    assert!(dir.join("lib/stubs/libcuda.so").is_file());
+    assert!(dir.join("lib/libcudart.so").is_file());
+    let rec: Value = serde_json::from_slice(
+        &std::fs::read(dir.join(".cuda-setup/toolkit-wheels.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rec["dev_layout"], 1);
 }
 
 /// The real nvcc compiles a kernel, gcc as the host compiler, linked against the wheels'
@@ -462,6 +521,15 @@ fn windows_layout(w: Wheels) {
         !dir.join("bin/x86_64").exists(),
         "the wheels' bin/x86_64 becomes bin/x64"
     );
+    // CCCL's CMake files where find_package(CCCL) looks, its headers three folders up;
+    // the wheels' profile links from lib\x64.
+    assert!(dir.join("lib/cmake/cccl/cccl-config.cmake").is_file());
+    assert!(
+        std::fs::read_to_string(dir.join("bin/nvcc.profile"))
+            .unwrap()
+            .contains("/LIBPATH:$(TOP)/lib/$(_WIN_PLATFORM_)")
+    );
+    assert!(!dir.join("lib64").exists() && !dir.join("pkgconfig").exists());
     // The environment record: CUDA_PATH and PATH point at the tree.
     let rec = std::fs::read_to_string(root.path().join(".cuda-setup/windows-env.json")).unwrap();
     assert!(rec.contains("CUDA_PATH") && rec.contains("v13.5"), "{rec}");
@@ -627,6 +695,91 @@ fn a_cudnn_wheel_the_index_lacks_is_left_out_with_a_note() {
     assert!(
         t.contains("Unpack the toolkit wheels") && !t.contains("Install cuDNN"),
         "{t}"
+    );
+}
+
+/// cuBLAS chosen: its versioned libraries get their link names and a pkg-config file,
+/// and the step says what was added and what no wheel carries. Then the tree is made to
+/// look as one built before the development layout (no link names, no stub, a record
+/// without the mark): the next run completes it where it is, keeping what it holds, and
+/// the run after that finds nothing to do.
+#[test]
+fn cublas_gets_link_names_and_an_older_tree_is_completed_in_place() {
+    let wheels = tempfile::tempdir().unwrap();
+    let server = serve(&linux_files(wheels.path()));
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path().to_str().unwrap();
+    let index = server.url("/simple");
+    let mut args = install_args(&index, r, "linux");
+    let at = args.iter().position(|x| *x == COMPONENTS).unwrap();
+    args[at] = "nvcc,cudart,cccl,cublas";
+    let out = cli(&args, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let t = text(&out);
+    assert!(t.contains("library link names"), "{t}");
+    assert!(t.contains("lib64/stubs/libnvidia-ml.so"), "{t}");
+    let dir = root.path().join("usr/local/cuda-13.5");
+    for (link, target) in [
+        ("lib64/libcublas.so", "libcublas.so.13"),
+        ("lib64/libcublasLt.so", "libcublasLt.so.13"),
+        ("lib64/libnvblas.so", "libnvblas.so.13"),
+        ("lib64/libcudart.so", "libcudart.so.13"),
+    ] {
+        assert_eq!(
+            std::fs::read_link(dir.join(link)).unwrap(),
+            Path::new(target)
+        );
+    }
+    let pc = std::fs::read_to_string(dir.join("pkgconfig/cublas-13.5.pc")).unwrap();
+    assert!(pc.contains("Libs: -L${libdir} -lcublas\n"), "{pc}");
+    let (_, names) =
+        cuda_setup_core::devlayout::stub::read_exports(&dir.join("lib64/stubs/libcuda.so"))
+            .unwrap();
+    assert_eq!(names, support::wheels::CUDA_H_SYMBOLS);
+
+    // As a tree built before: no link names, no stub, no pkg-config, no mark.
+    for e in std::fs::read_dir(dir.join("lib64")).unwrap().flatten() {
+        if e.file_type().unwrap().is_symlink() {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    std::fs::remove_dir_all(dir.join("lib64/stubs")).unwrap();
+    std::fs::remove_dir_all(dir.join("pkgconfig")).unwrap();
+    let rp = dir.join(".cuda-setup/toolkit-wheels.json");
+    let mut rec: Value = serde_json::from_slice(&std::fs::read(&rp).unwrap()).unwrap();
+    rec.as_object_mut().unwrap().remove("dev_layout");
+    std::fs::write(&rp, rec.to_string()).unwrap();
+    std::fs::write(dir.join("lib64/kept.txt"), "not rebuilt").unwrap();
+
+    let before = server.requests();
+    let again = cli(&args, &[]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    let t = text(&again);
+    assert!(t.contains("completed for building programs"), "{t}");
+    assert!(
+        std::fs::read_link(dir.join("lib64/libcublas.so")).is_ok(),
+        "link names made again"
+    );
+    assert!(dir.join("lib64/stubs/libcuda.so").is_file());
+    assert!(dir.join("pkgconfig/cublas-13.5.pc").is_file());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("lib64/kept.txt")).unwrap(),
+        "not rebuilt",
+        "completed where it is, not rebuilt"
+    );
+    let rec: Value = serde_json::from_slice(&std::fs::read(&rp).unwrap()).unwrap();
+    assert_eq!(rec["dev_layout"], 1);
+    assert!(
+        server.requests() - before <= 10,
+        "no component wheel fetched again"
+    );
+
+    let third = cli(&args, &[]);
+    assert_eq!(third.status.code(), Some(0), "{}", text(&third));
+    assert!(
+        text(&third).contains("CUDA 13.5.0 already built from these wheels"),
+        "{}",
+        text(&third)
     );
 }
 

@@ -384,10 +384,97 @@ Cuda compilation tools, release 13.5, V13.5.37
 Build cuda_13.5.r13.5/compiler.37040193_0
 ";
 
+/// Lines of NVIDIA's 13.5 `cuda.h` (the runtime wheel's `include/cuda.h`): the CUDAAPI
+/// define, a versioned name, a per-thread-stream one, declarations on one line and over
+/// two. Enough for the driver stub the dev layout makes from it.
+pub const CUDA_H: &str = r#"#ifndef __cuda_cuda_h__
+#define __cuda_cuda_h__
+#if defined(__CUDA_API_VERSION_INTERNAL) || defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+    #define __CUDA_API_PTDS(api) api ## _ptds
+    #define __CUDA_API_PTSZ(api) api ## _ptsz
+#else
+    #define __CUDA_API_PTDS(api) api
+    #define __CUDA_API_PTSZ(api) api
+#endif
+#define cuCtxCreate                         cuCtxCreate_v4
+#define cuMemAlloc                          cuMemAlloc_v2
+#define cuMemcpyHtoD                        __CUDA_API_PTDS(cuMemcpyHtoD_v2)
+#define CUDA_VERSION 13050
+#ifdef _WIN32
+#define CUDAAPI __stdcall
+#else
+#define CUDAAPI
+#endif
+typedef enum cudaError_enum { CUDA_SUCCESS = 0, CUDA_ERROR_STUB_LIBRARY = 34 } CUresult;
+/**
+ * \brief Initialize the CUDA driver API
+ */
+CUresult CUDAAPI cuInit(unsigned int Flags);
+CUresult CUDAAPI cuDriverGetVersion(int *driverVersion);
+CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev);
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize);
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);
+CUresult CUDAAPI
+cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra);
+#endif
+"#;
+
+/// The driver functions [`CUDA_H`] gives the stub.
+pub const CUDA_H_SYMBOLS: &[&str] = &[
+    "cuCtxCreate",
+    "cuCtxCreate_v4",
+    "cuDriverGetVersion",
+    "cuInit",
+    "cuLaunchKernel",
+    "cuMemAlloc",
+    "cuMemAlloc_v2",
+    "cuMemcpyHtoD",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyHtoD_v2_ptds",
+];
+
+/// The wheels' own `bin/nvcc.profile` (Linux, Windows), as NVIDIA ships them.
+pub const NVCC_PROFILE_LINUX: &str = r#"
+TOP              = $(_HERE_)/..
+
+CICC_PATH        = $(TOP)/nvvm/bin
+NVVMIR_LIBRARY_DIR = $(TOP)/nvvm/libdevice
+
+LD_LIBRARY_PATH += $(TOP)/lib:
+PATH            += $(CICC_PATH):$(_HERE_):
+
+INCLUDES        +=  "-I$(TOP)/include" $(_SPACE_)
+SYSTEM_INCLUDES +=  "-isystem" "$(TOP)/include/cccl" $(_SPACE_)
+
+LIBRARIES        =+ $(_SPACE_) "-L$(TOP)/lib/stubs" "-L$(TOP)/lib"
+
+CUDAFE_FLAGS    +=
+PTXAS_FLAGS     +=
+"#;
+pub const NVCC_PROFILE_WINDOWS: &str = r#"
+TOP              = $(_HERE_)/..
+
+CICC_PATH        = $(TOP)/nvvm/bin
+NVVMIR_LIBRARY_DIR = $(TOP)/nvvm/libdevice
+
+PATH            += $(CICC_PATH);$(_HERE_);$(TOP)/lib;
+
+INCLUDES        += "-I$(TOP)/include" "-I$(TOP)/include/cccl" $(_SPACE_)
+SYSTEM_INCLUDES +=  $(_SPACE_)
+
+LIBRARIES        =+ $(_SPACE_) "/LIBPATH:$(TOP)/lib/$(_WIN_PLATFORM_)"
+
+CUDAFE_FLAGS    +=
+PTXAS_FLAGS     +=
+"#;
+
 /// Stand-ins for NVIDIA's CUDA 13.5 toolkit wheels for `p`, written into `dir`: the
-/// `cuda-toolkit` metapackage and the nvcc, nvvm, crt, runtime and cccl wheels, with the
-/// real ones' file names, member paths and modes (a few members each, small bytes). On
-/// Linux `nvcc` is a script that prints [`NVCC_VERSION`].
+/// `cuda-toolkit` metapackage and the nvcc, nvvm, crt, runtime, cccl and cublas wheels,
+/// with the real ones' file names, member paths and modes (a few members each, small
+/// bytes): libraries by their versioned names only, no import library for cuBLAS's DLLs,
+/// CCCL's CMake files in its own `cccl/lib/cmake/`, an excerpt of `cuda.h` ([`CUDA_H`])
+/// in the runtime wheel, no `stubs/`. On Linux `nvcc` is a script that prints
+/// [`NVCC_VERSION`]. (cuBLAS is fetched only when a test chooses the `cublas` component.)
 pub fn toolkit_standins(dir: &Path, p: Platform) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let win = p == Platform::Windows;
@@ -445,7 +532,12 @@ pub fn toolkit_standins(dir: &Path, p: Platform) -> PathBuf {
     ] {
         members.push(x(&format!("bin/{tool}{exe}"), stub(tool)));
     }
-    members.push(f("bin/nvcc.profile", b"TOP = $(_HERE_)/..\n".to_vec()));
+    let profile = if win {
+        NVCC_PROFILE_WINDOWS
+    } else {
+        NVCC_PROFILE_LINUX
+    };
+    members.push(f("bin/nvcc.profile", profile.as_bytes().to_vec()));
     members.push(f("bin/crt/link.stub", stub("link.stub")));
     members.push(f("bin/crt/prelink.stub", stub("prelink.stub")));
     members.push(f("include/fatbinary_section.h", b"#pragma once\n".to_vec()));
@@ -496,7 +588,6 @@ pub fn toolkit_standins(dir: &Path, p: Platform) -> PathBuf {
     );
 
     let mut members: Members = [
-        "cuda.h",
         "cuda_runtime.h",
         "cuda_runtime_api.h",
         "driver_types.h",
@@ -505,6 +596,7 @@ pub fn toolkit_standins(dir: &Path, p: Platform) -> PathBuf {
     .iter()
     .map(|h| f(&format!("include/{h}"), b"#pragma once\n".to_vec()))
     .collect();
+    members.push(f("include/cuda.h", CUDA_H.as_bytes().to_vec()));
     let libs: &[&str] = if win {
         &[
             "bin/x86_64/cudart64_13.dll",
@@ -533,7 +625,10 @@ pub fn toolkit_standins(dir: &Path, p: Platform) -> PathBuf {
     let mut members = vec![f("cccl/LICENSE", licence.into())];
     for c in [
         "cccl/cccl-config.cmake",
+        "cccl/cccl-config-version.cmake",
         "cub/cub-config.cmake",
+        "cub/cub-header-search.cmake",
+        "libcudacxx/libcudacxx-config.cmake",
         "thrust/thrust-config.cmake",
     ] {
         members.push(f(&format!("cccl/lib/cmake/{c}"), stub(c)));
@@ -551,6 +646,39 @@ pub fn toolkit_standins(dir: &Path, p: Platform) -> PathBuf {
         "nvidia-cuda-cccl",
         "13.3.5.0.6",
         "CUDA CCCL",
+        &[],
+        members,
+    );
+
+    // cuBLAS: its libraries and headers; on Windows the DLLs only, no .lib (as NVIDIA's).
+    let mut members: Members = ["cublas.h", "cublasLt.h", "cublas_api.h", "cublas_v2.h"]
+        .iter()
+        .map(|h| f(&format!("include/{h}"), b"#pragma once\n".to_vec()))
+        .collect();
+    let libs: &[&str] = if win {
+        &[
+            "bin/x86_64/cublas64_13.dll",
+            "bin/x86_64/cublasLt64_13.dll",
+            "bin/x86_64/nvblas64_13.dll",
+        ]
+    } else {
+        &[
+            "lib/libcublas.so.13",
+            "lib/libcublasLt.so.13",
+            "lib/libnvblas.so.13",
+        ]
+    };
+    members.extend(libs.iter().map(|l| f(l, stub(l))));
+    let cublas_tag = if win {
+        tag
+    } else {
+        "py3-none-manylinux1_x86_64.manylinux_2_5_x86_64"
+    };
+    component(
+        format!("nvidia_cublas-13.10.0.20-{cublas_tag}.whl"),
+        "nvidia-cublas",
+        "13.10.0.20",
+        "CUBLAS native runtime libraries",
         &[],
         members,
     );

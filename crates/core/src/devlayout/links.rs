@@ -19,9 +19,71 @@ pub fn unversioned(file: &str) -> Option<String> {
 
 /// In folder `lib`, a relative link `libX.so → libX.so.N` for every versioned library
 /// that has no unversioned name yet. Returns the link names made, sorted.
+///
+/// When a library has more than one versioned name (`libcudnn.so.9` and
+/// `libcudnn.so.9.28.1`), the link goes to the shortest (the SONAME's, as NVIDIA's
+/// tarballs link it). A name already there (a file, a link, even a broken link) is kept.
+/// Only regular files and links are considered; on Windows nothing is made.
 pub fn add_links(lib: &Path) -> Result<Vec<String>, DevError> {
-    let _ = lib;
-    unimplemented!("#19 H1")
+    add_links_except(lib, &|_| false)
+}
+
+/// [`add_links`], leaving out the libraries `skip` says belong to someone else (by the
+/// versioned file name: cuDNN's, which its own transaction installs and links).
+pub fn add_links_except(lib: &Path, skip: &dyn Fn(&str) -> bool) -> Result<Vec<String>, DevError> {
+    let entries = match std::fs::read_dir(lib) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(DevError::io(lib, e)),
+    };
+    // link name → the versioned name it goes to.
+    let mut wanted: std::collections::BTreeMap<String, String> = Default::default();
+    for e in entries {
+        let e = e.map_err(|err| DevError::io(lib, err))?;
+        let Ok(name) = e.file_name().into_string() else {
+            continue;
+        };
+        let Some(link) = unversioned(&name) else {
+            continue;
+        };
+        if skip(&name) {
+            continue;
+        }
+        let kind = e.file_type().map_err(|err| DevError::io(&e.path(), err))?;
+        if !(kind.is_file() || kind.is_symlink()) {
+            continue;
+        }
+        let shorter = |old: &String| (name.len(), &name) < (old.len(), old);
+        match wanted.get(&link) {
+            Some(old) if !shorter(old) => {}
+            _ => {
+                wanted.insert(link, name);
+            }
+        }
+    }
+    let mut made = Vec::new();
+    for (link, target) in wanted {
+        let at = lib.join(&link);
+        if std::fs::symlink_metadata(&at).is_ok() {
+            continue;
+        }
+        if symlink(&target, &at)? {
+            made.push(link);
+        }
+    }
+    Ok(made)
+}
+
+/// A relative link at `at` to `target`; false where the system has none (Windows).
+#[cfg(unix)]
+fn symlink(target: &str, at: &Path) -> Result<bool, DevError> {
+    std::os::unix::fs::symlink(target, at).map_err(|e| DevError::io(at, e))?;
+    Ok(true)
+}
+
+#[cfg(not(unix))]
+fn symlink(_target: &str, _at: &Path) -> Result<bool, DevError> {
+    Ok(false)
 }
 
 #[cfg(test)]
@@ -42,5 +104,44 @@ mod tests {
         assert_eq!(unversioned("libcudart_static.a"), None);
         assert_eq!(unversioned("libfoo.so.1a"), None);
         assert_eq!(unversioned("lib.so.1"), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_go_to_the_shortest_versioned_name_once_and_keep_what_is_there() {
+        let d = tempfile::tempdir().unwrap();
+        let lib = d.path();
+        for f in [
+            "libcublas.so.13",
+            "libcudnn.so.9",
+            "libcudnn.so.9.28.1",
+            "libcudart_static.a",
+            "libnvvm.so.4",
+        ] {
+            std::fs::write(lib.join(f), f).unwrap();
+        }
+        // Already there: kept as it is.
+        std::fs::write(lib.join("libnvvm.so"), "mine").unwrap();
+        // A folder that looks like a library is not one.
+        std::fs::create_dir(lib.join("libodd.so.1")).unwrap();
+        let made = add_links(lib).unwrap();
+        assert_eq!(made, ["libcublas.so", "libcudnn.so"]);
+        assert_eq!(
+            std::fs::read_link(lib.join("libcublas.so")).unwrap(),
+            Path::new("libcublas.so.13"),
+            "relative, so the tree can move"
+        );
+        assert_eq!(
+            std::fs::read_link(lib.join("libcudnn.so")).unwrap(),
+            Path::new("libcudnn.so.9")
+        );
+        assert_eq!(
+            std::fs::read(lib.join("libcudnn.so")).unwrap(),
+            b"libcudnn.so.9"
+        );
+        assert_eq!(std::fs::read(lib.join("libnvvm.so")).unwrap(), b"mine");
+        assert!(!lib.join("libodd.so").exists());
+        assert!(add_links(lib).unwrap().is_empty(), "idempotent");
+        assert!(add_links(&lib.join("missing")).unwrap().is_empty());
     }
 }

@@ -642,7 +642,16 @@ fn assemble_toolkit(
     })?;
     Ok(StepOutcome {
         changed: o.changed,
-        detail: if o.changed {
+        detail: if let Some(m) = crate::wheels::assemble::completion_message(
+            &o,
+            &spec.version,
+            spec.wheels.len(),
+            &spec.dir,
+        ) {
+            // Built (or an older tree of ours completed) and what was added for
+            // building programs, in plain words.
+            m
+        } else if o.changed {
             msg!(
                 "step_assembled",
                 version = &spec.version,

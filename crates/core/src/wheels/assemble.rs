@@ -10,6 +10,11 @@
 //! | `cccl/lib/cmake/`                             | `lib\cmake\`       | `lib64/cmake/`   |
 //! | `include/`, `nvvm/`                           | as is              | as is            |
 //!
+//! Then it is completed for building programs as NVIDIA's installer lays a toolkit down
+//! (`devlayout::complete`: link names, the driver stub, import libraries, pkg-config
+//! files); the record says so (`dev_layout`), and a tree of ours built before that is
+//! completed in place on the next run.
+//!
 //! The tree is built in a staging folder beside the destination and renamed into place,
 //! so the destination is either the old tree or the complete new one, never half of each
 //! (`swap.rs`); a folder we did not build is never replaced.
@@ -21,10 +26,17 @@ use serde::{Deserialize, Serialize};
 
 use super::{WheelError, swap};
 use crate::compat::Os;
+use crate::devlayout::{Completion, DevError};
+use crate::message::Message;
+use crate::msg;
 use crate::version::Version;
 
 /// Our record of what a wheel-built tree holds (in the tree's `.cuda-setup/`).
 pub const RECORD: &str = "toolkit-wheels.json";
+
+/// The development layout a tree built now has ([`Record::dev_layout`]); a record with
+/// less is completed ([`complete_in_place`]).
+pub const DEV_LAYOUT: u32 = 1;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AssembleSpec {
@@ -39,6 +51,10 @@ pub struct Record {
     /// Wheel file names, sorted.
     pub wheels: Vec<String>,
     pub files: usize,
+    /// [`DEV_LAYOUT`] once the tree was completed for building programs; 0 (absent) in
+    /// records written before that, whose tree the next run completes.
+    #[serde(default)]
+    pub dev_layout: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -48,6 +64,10 @@ pub struct Outcome {
     pub kept_foreign: bool,
     pub files: usize,
     pub bytes: u64,
+    /// What was added for building programs: to the new tree, or to a tree of ours built
+    /// before the development layout (then `completed` is true and nothing was rebuilt).
+    pub completion: Completion,
+    pub completed: bool,
 }
 
 /// An I/O error while writing the tree; a full drive is told apart.
@@ -64,6 +84,13 @@ fn write_err(path: &Path, e: std::io::Error) -> WheelError {
 
 fn io(path: &Path, e: std::io::Error) -> WheelError {
     WheelError::io(path, crate::error::cause(e))
+}
+
+fn dev_err(e: DevError) -> WheelError {
+    match e {
+        DevError::Io { path, source } => WheelError::io(&path, source),
+        DevError::Malformed { path, detail } => WheelError::io(&path, crate::error::text(detail)),
+    }
 }
 
 /// Where a wheel entry goes in the toolkit tree; None for files that stay out
@@ -224,6 +251,8 @@ pub fn assemble(
                 kept_foreign: true,
                 files: 0,
                 bytes: 0,
+                completion: Completion::default(),
+                completed: false,
             });
         }
         Dest::Ours(r)
@@ -231,12 +260,22 @@ pub fn assemble(
                 && r.version == spec.version
                 && spec.dir.join("version.json").is_file() =>
         {
+            // Built before the development layout: completed where it is (what it
+            // holds stays, cuDNN installed into it included), not rebuilt.
+            let completed = r.dev_layout < DEV_LAYOUT;
+            let completion = if completed {
+                complete_in_place(os, &spec.dir)?
+            } else {
+                Completion::default()
+            };
             check(&spec.dir)?;
             return Ok(Outcome {
-                changed: false,
+                changed: completed,
                 kept_foreign: false,
                 files: r.files,
                 bytes: 0,
+                completion,
+                completed,
             });
         }
         Dest::Ours(_) | Dest::Empty => {}
@@ -248,31 +287,125 @@ pub fn assemble(
     std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
     let staging = swap::staging_path(&spec.dir);
     let _ = std::fs::remove_dir_all(&staging);
-    let result = build(spec, os, &staging, progress, cancelled).and_then(|(files, bytes)| {
-        let record = Record {
-            version: spec.version.clone(),
-            wheels: names.clone(),
-            files,
-        };
-        let rp = record_path(&staging);
-        std::fs::create_dir_all(rp.parent().expect("has parent")).map_err(|e| io(&rp, e))?;
-        std::fs::write(
-            &rp,
-            serde_json::to_vec_pretty(&record).expect("serialisable"),
-        )
-        .map_err(|e| io(&rp, e))?;
-        swap::swap_in(&staging, &spec.dir, check)?;
-        Ok(Outcome {
-            changed: true,
-            kept_foreign: false,
-            files,
-            bytes,
-        })
-    });
+    let result =
+        build(spec, os, &staging, progress, cancelled).and_then(|(files, bytes, completion)| {
+            let record = Record {
+                version: spec.version.clone(),
+                wheels: names.clone(),
+                files,
+                dev_layout: DEV_LAYOUT,
+            };
+            write_record(&staging, &record)?;
+            swap::swap_in(&staging, &spec.dir, check)?;
+            Ok(Outcome {
+                changed: true,
+                kept_foreign: false,
+                files,
+                bytes,
+                completion,
+                completed: false,
+            })
+        });
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&staging);
     }
     result
+}
+
+/// Writes `record` into the tree at `dir`, beside and renamed into place: a record is
+/// never seen half-written (a broken one would make the tree not ours).
+fn write_record(dir: &Path, record: &Record) -> Result<(), WheelError> {
+    let rp = record_path(dir);
+    std::fs::create_dir_all(rp.parent().expect("has parent")).map_err(|e| io(&rp, e))?;
+    let tmp = rp.with_extension("json.part");
+    std::fs::write(
+        &tmp,
+        serde_json::to_vec_pretty(record).expect("serialisable"),
+    )
+    .map_err(|e| write_err(&tmp, e))?;
+    std::fs::rename(&tmp, &rp).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io(&rp, e)
+    })
+}
+
+/// Completes a finished tree of ours at `dir` for building programs
+/// ([`crate::devlayout::complete`]) and marks its record with [`DEV_LAYOUT`]. Idempotent;
+/// a tree without a valid record of ours is refused, untouched.
+pub fn complete_in_place(os: Os, dir: &Path) -> Result<Completion, WheelError> {
+    let Some(mut record) = read_record(dir)? else {
+        return Err(WheelError::NotOurs {
+            dir: dir.display().to_string(),
+        });
+    };
+    let completion = crate::devlayout::complete(os, dir, &record.version).map_err(dev_err)?;
+    if record.dev_layout < DEV_LAYOUT {
+        record.dev_layout = DEV_LAYOUT;
+        write_record(dir, &record)?;
+    }
+    Ok(completion)
+}
+
+/// The words for what the development layout added, for the step's detail; None when
+/// nothing was added (the plain "built" or "already built" words say all).
+pub fn completion_message(
+    o: &Outcome,
+    version: &Version,
+    wheels: usize,
+    dir: &Path,
+) -> Option<Message> {
+    let c = &o.completion;
+    let configs = c.files.len();
+    if !c.import_libs.is_empty() || !c.unreadable.is_empty() {
+        return Some(if c.unreadable.is_empty() {
+            msg!(
+                "step_assembled_dev_windows",
+                version = version,
+                wheels = wheels,
+                dir = dir.display(),
+                files = o.files,
+                import_libs = c.import_libs.len()
+            )
+        } else {
+            msg!(
+                "step_assembled_dev_windows_unreadable",
+                version = version,
+                wheels = wheels,
+                dir = dir.display(),
+                files = o.files,
+                import_libs = c.import_libs.len(),
+                unreadable = c.unreadable.join(", ")
+            )
+        });
+    }
+    if c.links.is_empty() && c.stubs.is_empty() && configs == 0 {
+        return None;
+    }
+    let no_driver_stub = c
+        .no_stub
+        .iter()
+        .any(|s| s == crate::devlayout::complete::DRIVER_STUB);
+    Some(if no_driver_stub {
+        msg!(
+            "step_assembled_dev_linux_no_stub",
+            version = version,
+            wheels = wheels,
+            dir = dir.display(),
+            files = o.files,
+            links = c.links.len(),
+            configs = configs
+        )
+    } else {
+        msg!(
+            "step_assembled_dev_linux",
+            version = version,
+            wheels = wheels,
+            dir = dir.display(),
+            files = o.files,
+            links = c.links.len(),
+            configs = configs
+        )
+    })
 }
 
 fn build(
@@ -281,7 +414,7 @@ fn build(
     out: &Path,
     progress: &dyn Fn(u64, u64),
     cancelled: &dyn Fn() -> bool,
-) -> Result<(usize, u64), WheelError> {
+) -> Result<(usize, u64, Completion), WheelError> {
     let mut zips = Vec::new();
     let mut total = 0u64;
     for w in &spec.wheels {
@@ -371,7 +504,9 @@ fn build(
         std::os::unix::fs::symlink("lib64", out.join("lib")).map_err(|e| io(out, e))?;
     }
     write_version_json(spec, out)?;
-    Ok((files, done))
+    // What NVIDIA's installer has for building programs and the wheels lack.
+    let completion = crate::devlayout::complete(os, out, &spec.version).map_err(dev_err)?;
+    Ok((files, done, completion))
 }
 
 /// NVIDIA's `version.json`: `cuda.version` is the release, one object per component.

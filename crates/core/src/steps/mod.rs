@@ -452,7 +452,7 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
                 reboot_required: false,
             })
         }
-        Step::CompleteToolkit { dir, version } => complete_toolkit(dir, version, ctx),
+        Step::CompleteToolkit { dir, .. } => complete_toolkit(dir, ctx),
         Step::Verify {
             cuda_dir,
             version,
@@ -464,26 +464,11 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
 
 /// Completes a wheel-built tree in place ([`crate::devlayout::complete`]): what it added
 /// is the outcome's detail; what it could not make is said in the log.
-fn complete_toolkit(dir: &Path, version: &Version, ctx: &Ctx) -> Result<StepOutcome, StepError> {
-    use crate::devlayout::DevError;
-    let c = crate::devlayout::complete(ctx.target.os, dir, version).map_err(|e| match e {
-        DevError::Io { path, source } => match source.downcast_ref::<std::io::Error>() {
-            Some(io) if crate::platform::is_disk_full(io) => StepError::DiskFull {
-                free: crate::platform::free_space(&path).ok(),
-                path,
-                needed: None,
-            },
-            _ => StepError::Io { path, source },
-        },
-        // A DLL or library in the tree that is not what it should be: the tree we built
-        // from wheels is at fault (its kind and hint are the wheels method's).
-        DevError::Malformed { path, detail } => {
-            StepError::Wheels(crate::wheels::WheelError::Layout {
-                wheel: path.display().to_string(),
-                detail,
-            })
-        }
-    })?;
+fn complete_toolkit(dir: &Path, ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    // Repair proposes this step only for a tree of ours; its record is marked complete
+    // too, so the next install does not complete it again.
+    let c = crate::wheels::assemble::complete_in_place(ctx.target.os, dir)
+        .map_err(StepError::Wheels)?;
     let not_made: Vec<&str> = c
         .no_stub
         .iter()

@@ -283,6 +283,11 @@ impl ExtensionFacts {
     }
 }
 
+/// Whether a finding is about building extensions (not about PyTorch using the GPU).
+pub fn is_extension_finding(key: &str) -> bool {
+    key.starts_with("doctor_ext_") || key.starts_with("doctor_build_")
+}
+
 /// Commands that set CUDA_HOME to `dir` (for this console and for new ones).
 pub fn set_cuda_home_commands(os: Os, dir: &Path) -> Vec<String> {
     match os {

@@ -552,3 +552,42 @@ fn doctor_build_extension_json() {
     let out = cli(&["doctor", "--build-timeout", "10"], &[]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A real PyTorch (CUDA build) and a real toolkit: the extension builds and imports (and
+/// runs, on a GPU). CUDA_SETUP_TEST_TORCH_PYTHON: a Python with torch; CUDA_SETUP_TEST_CUDA_DIR:
+/// the toolkit (e.g. one `install --method wheels` assembled). Minutes of compiling.
+#[test]
+#[ignore = "real artifacts: needs a CUDA build of torch and a toolkit (see the doc comment)"]
+fn real_torch_builds_an_extension_with_the_toolkit() {
+    let (Ok(py), Ok(tk)) = (
+        std::env::var("CUDA_SETUP_TEST_TORCH_PYTHON"),
+        std::env::var("CUDA_SETUP_TEST_CUDA_DIR"),
+    ) else {
+        panic!("set CUDA_SETUP_TEST_TORCH_PYTHON and CUDA_SETUP_TEST_CUDA_DIR");
+    };
+    let path = std::env::var("PATH").unwrap_or_default();
+    let h = host(&[("PATH", &path), ("CUDA_HOME", &tk)]);
+    let opts = DoctorOptions {
+        python: Some(PathBuf::from(py)),
+        mirror: None,
+        timeout: Duration::from_secs(300),
+        size: 256,
+    };
+    let gpu = GpuFacts::detect(&h, &Tables::embedded().unwrap());
+    let r = doctor::examine_with(
+        &h,
+        &Tables::embedded().unwrap(),
+        &opts,
+        &gpu,
+        &ExtensionOptions {
+            build: true,
+            build_timeout: Duration::from_secs(1200),
+        },
+    );
+    key(&r, "doctor_ext_toolkit_ok");
+    let b = r.build_extension.as_ref().unwrap();
+    assert_eq!(b.status, Status::Passed, "{b:#?}");
+    if !gpu.gpus.is_empty() {
+        assert_eq!(b.kernel.as_deref(), Some("ran"), "{b:#?}");
+    }
+}

@@ -1,5 +1,7 @@
 //! host_config.h parsing, first error lines, and the extension findings.
 
+// (Marks the file as test code for i18n::source_keys: it holds a Chinese cl.exe banner.)
+#[cfg(test)]
 use super::*;
 
 /// The compiler checks of CUDA 13.5.37's `include/crt/host_config.h` (nvidia-cuda-crt

@@ -35,6 +35,7 @@ out = {
     "torch": None,
     "torch_error": None,
     "check": None,
+    "extension": None,
 }
 
 
@@ -94,6 +95,45 @@ def gpu_check(torch):
         c["error"] = text(e)
 
 
+def extension_facts():
+    # The toolkit torch.utils.cpp_extension builds extensions with: its CUDA_HOME, found
+    # from CUDA_HOME, else CUDA_PATH, else nvcc on PATH, else the default folder. When
+    # that module does not import, the same rules are applied here.
+    import os
+    import shutil
+    e = {
+        "cuda_home": None,
+        "source": None,
+        "cuda_home_env": os.environ.get("CUDA_HOME") or None,
+        "cuda_path_env": os.environ.get("CUDA_PATH") or None,
+        "nvcc_on_path": shutil.which("nvcc"),
+        "error": None,
+    }
+    out["extension"] = e
+    try:
+        from torch.utils import cpp_extension
+        h = cpp_extension.CUDA_HOME
+        e["cuda_home"] = str(h) if h else None
+        e["source"] = "cpp_extension"
+        return
+    except Exception as err:
+        e["error"] = text(err)
+    e["source"] = "probe"
+    h = e["cuda_home_env"] or e["cuda_path_env"]
+    if not h and e["nvcc_on_path"]:
+        h = os.path.dirname(os.path.dirname(e["nvcc_on_path"]))
+    if not h:
+        if sys.platform == "win32":
+            import glob
+            found = glob.glob("C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v*.*")
+            h = found[0] if found else None
+        else:
+            h = "/usr/local/cuda"
+        if h and not os.path.exists(h):
+            h = None
+    e["cuda_home"] = h
+
+
 def main():
     try:
         import torch
@@ -138,6 +178,11 @@ def main():
             torch.cuda.init()
         except Exception as e:
             t["cuda_error"] = text(e)
+    if t["cuda"]:
+        try:
+            extension_facts()
+        except Exception as e:
+            out["extension"] = {"error": text(e)}
     try:
         t["cudnn_available"] = bool(torch.backends.cudnn.is_available())
     except Exception:

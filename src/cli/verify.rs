@@ -65,6 +65,18 @@ pub struct DoctorArgs {
     /// Seconds the Python probe may take (importing torch can be slow)
     #[arg(long, default_value_t = 180, value_name = "SECS")]
     pub timeout: u64,
+    /// Also build a minimal CUDA extension with this Python's PyTorch, import it, and run
+    /// it on the GPU if there is one (in a temp folder, removed afterwards)
+    #[arg(long)]
+    pub build_extension: bool,
+    /// Seconds the extension build may take (compilers included)
+    #[arg(
+        long,
+        default_value_t = 900,
+        value_name = "SECS",
+        requires = "build_extension"
+    )]
+    pub build_timeout: u64,
 }
 
 fn usage(message: String, hint: &str) -> CliError {
@@ -136,7 +148,11 @@ pub fn run_doctor(tables: &Tables, args: &DoctorArgs, lang: Lang) -> Result<i32,
         timeout: Duration::from_secs(args.timeout.max(1)),
         size: args.size,
     };
-    let report = doctor::examine(&host, tables, &opts, &gpu);
+    let ext = doctor::ExtensionOptions {
+        build: args.build_extension,
+        build_timeout: Duration::from_secs(args.build_timeout.max(1)),
+    };
+    let report = doctor::examine_with(&host, tables, &opts, &gpu, &ext);
     if args.json {
         println!("{}", to_json(&report, lang));
     } else {

@@ -11,7 +11,7 @@ use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::message::Message;
 use cuda_setup_core::monitor::Sample;
 use cuda_setup_core::recommend::{Facts, Goal};
-use cuda_setup_core::verify::doctor::{DoctorReport, Severity};
+use cuda_setup_core::verify::doctor::{DoctorReport, Severity, extension};
 use cuda_setup_core::verify::{SmokeReport, Status};
 
 use super::flow::{Mode, Page};
@@ -264,11 +264,15 @@ fn from_doctor(d: &DoctorReport) -> Verdict {
     if problem("doctor_gpu_check_wrong").is_some() {
         return not_yet(Reason::WrongResults, Some(Fix::InstallDriver));
     }
-    if let Some(f) = d.findings.iter().find(|f| f.severity == Severity::Problem) {
+    // Building extensions (toolkit, compiler) is doctor's other question: PyTorch itself
+    // works without them.
+    if let Some(f) = d.findings.iter().find(|f| {
+        f.severity == Severity::Problem && !extension::is_extension_finding(f.message.key)
+    }) {
         // The rest (cuDNN missing from the wheel, no kernel image) a reinstall fixes.
         return not_yet(Reason::Failed(f.message.clone()), Some(Fix::ReinstallTorch));
     }
-    if d.status != Status::Passed {
+    if d.status == Status::Skipped {
         return not_yet(Reason::NoGpu, None);
     }
     let check = d.check.as_ref().filter(|c| c.ok);

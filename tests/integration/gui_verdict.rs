@@ -214,6 +214,8 @@ fn doctor(root: &Path, cuda: bool) -> DoctorReport {
         }),
         findings,
         recommended: None,
+        extension: None,
+        build_extension: None,
         pypi_mirror: None,
         elapsed_ms: 1200,
     }

@@ -85,6 +85,8 @@ fn doctor(torch: Option<TorchState>, findings: Vec<Finding>) -> DoctorReport {
         findings,
         recommended: None,
         pypi_mirror: None,
+        extension: None,
+        build_extension: None,
         elapsed_ms: 1,
     }
 }
@@ -246,6 +248,34 @@ fn torch_ok_with_the_speedup_torch_measured() {
     assert_eq!(
         reason_and_fix(decide(&inputs(Scope::Torch, None, Some(&d), None))),
         (Reason::WrongResults, Some(Fix::InstallDriver))
+    );
+}
+
+#[test]
+fn an_extension_problem_does_not_stop_torch_being_ready() {
+    // A toolkit of another CUDA major and too new a g++: extensions will not build, but
+    // PyTorch itself uses the GPU.
+    let d = doctor(
+        Some(cuda_torch()),
+        vec![
+            problem("doctor_ext_major_mismatch"),
+            problem("doctor_ext_gcc_too_new"),
+        ],
+    );
+    assert_eq!(d.status, Status::Failed);
+    assert!(matches!(
+        decide(&inputs(Scope::Torch, None, Some(&d), None)),
+        Verdict::Ready {
+            works: Works::Torch,
+            ..
+        }
+    ));
+    // A torch problem next to them still decides.
+    let mut d = d;
+    d.findings.push(problem("doctor_arch_missing"));
+    assert_eq!(
+        reason_and_fix(decide(&inputs(Scope::Torch, None, Some(&d), None))),
+        (Reason::TorchNotForGpu, Some(Fix::ReinstallTorch))
     );
 }
 

@@ -34,6 +34,9 @@ pub struct DoctorProbe {
     pub check: Option<GpuCheck>,
     #[serde(default)]
     pub probe_error: Option<String>,
+    /// What `torch.utils.cpp_extension` would build with (CUDA builds of torch only).
+    #[serde(default)]
+    pub extension: Option<extension::ExtensionProbe>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -153,7 +156,7 @@ pub struct Finding {
     pub fix: Option<Fix>,
 }
 
-fn finding(severity: Severity, message: Message, fix: Option<Fix>) -> Finding {
+pub(crate) fn finding(severity: Severity, message: Message, fix: Option<Fix>) -> Finding {
     Finding {
         severity,
         message,
@@ -628,7 +631,29 @@ pub struct DoctorReport {
     /// The wheel the fixes install.
     pub recommended: Option<TorchPick>,
     pub pypi_mirror: Option<PypiMirror>,
+    /// The toolkit and host compiler a CUDA extension would be built with.
+    pub extension: Option<extension::ExtensionFacts>,
+    /// `--build-extension`'s result (None when not asked for).
+    pub build_extension: Option<extension::BuildExtensionReport>,
     pub elapsed_ms: u64,
+}
+
+/// What `doctor --build-extension` asks for beyond [`DoctorOptions`].
+#[derive(Debug, Clone)]
+pub struct ExtensionOptions {
+    /// Build, import (and on a GPU, run) a minimal CUDAExtension.
+    pub build: bool,
+    /// The build's limit (the whole build, compilers included, is stopped after it).
+    pub build_timeout: Duration,
+}
+
+impl Default for ExtensionOptions {
+    fn default() -> Self {
+        ExtensionOptions {
+            build: false,
+            build_timeout: Duration::from_secs(900),
+        }
+    }
 }
 
 /// The Python on PATH (python3 first; never the Windows Store alias).
@@ -688,6 +713,17 @@ pub fn recommendation(
 
 /// Examines the Python in `opts` (or PATH's) against the GPU facts given.
 pub fn examine(host: &Host, tables: &Tables, opts: &DoctorOptions, gpu: &GpuFacts) -> DoctorReport {
+    examine_with(host, tables, opts, gpu, &ExtensionOptions::default())
+}
+
+/// [`examine`], and with `ext.build` a minimal CUDA extension built and imported.
+pub fn examine_with(
+    host: &Host,
+    tables: &Tables,
+    opts: &DoctorOptions,
+    gpu: &GpuFacts,
+    ext: &ExtensionOptions,
+) -> DoctorReport {
     let start = Instant::now();
     let mut report = DoctorReport {
         status: Status::Skipped,
@@ -704,6 +740,8 @@ pub fn examine(host: &Host, tables: &Tables, opts: &DoctorOptions, gpu: &GpuFact
         findings: Vec::new(),
         recommended: None,
         pypi_mirror: opts.mirror.clone(),
+        extension: None,
+        build_extension: None,
         elapsed_ms: 0,
     };
     let finish = |mut r: DoctorReport, status: Status| {
@@ -775,7 +813,7 @@ pub fn examine(host: &Host, tables: &Tables, opts: &DoctorOptions, gpu: &GpuFact
     }
     let gpu = &gpu;
     let rec = recommendation(tables, host.os, gpu, py_version.as_ref());
-    let found = findings(&Context {
+    let mut found = findings(&Context {
         os: host.os,
         python: &python,
         probe: &probe,
@@ -783,6 +821,24 @@ pub fn examine(host: &Host, tables: &Tables, opts: &DoctorOptions, gpu: &GpuFact
         recommendation: Some(&rec),
         mirror: opts.mirror.as_ref(),
     });
+    // Building extensions: only a CUDA build of torch has anything to build them with.
+    let cuda_torch = probe.torch.as_ref().filter(|t| !t.is_cpu_build());
+    let facts = match (cuda_torch, &probe.extension) {
+        (Some(_), Some(e)) => Some(extension::ExtensionFacts::gather(host, e)),
+        _ => None,
+    };
+    if let (Some(t), Some(f)) = (cuda_torch, &facts) {
+        found.extend(extension::findings(host.os, t, f));
+    }
+    if ext.build {
+        let b = match extension::build_skip_reason(host.os, cuda_torch, facts.as_ref()) {
+            Some(why) => extension::BuildExtensionReport::skipped(why),
+            None => extension::build_extension(host, &python, ext.build_timeout),
+        };
+        found.push(b.finding());
+        report.build_extension = Some(b);
+    }
+    report.extension = facts;
     let status = status_of(&found, gpu.gpus.is_empty());
     report.python_version = Some(probe.python.clone());
     report.probe_error = probe.probe_error.clone();
@@ -793,6 +849,8 @@ pub fn examine(host: &Host, tables: &Tables, opts: &DoctorOptions, gpu: &GpuFact
     report.recommended = rec.torch.clone();
     finish(report, status)
 }
+
+pub mod extension;
 
 #[cfg(test)]
 mod tests;

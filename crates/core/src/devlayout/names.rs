@@ -24,22 +24,36 @@ pub struct LinkName {
 }
 
 /// The libraries the build check links, in link order, with the Windows installer
-/// sub-package (without its `_X.Y`) that carries each import library. `cuda.lib`'s
-/// sub-package is not in the dossier: None.
-const LIBS: &[(&str, Option<&str>)] = &[
-    ("cudart", Some("cudart")),
-    ("cublas", Some("cublas_dev")),
-    ("cublasLt", Some("cublas_dev")),
-    ("cuda", None),
+/// sub-package (without its `_X.Y`) that carries each import library, and whether the
+/// library is always part of a toolkit. `cuda.lib`'s sub-package is not in the dossier:
+/// None.
+const LIBS: &[(&str, Option<&str>, Always)] = &[
+    ("cudart", Some("cudart"), Always::Yes),
+    ("cublas", Some("cublas_dev"), Always::IfInstalled),
+    ("cublasLt", Some("cublas_dev"), Always::IfInstalled),
+    ("cuda", None, Always::Yes),
 ];
 
-/// The link names the build check needs for the toolkit at `dir`: cudart, cuBLAS(Lt), the
-/// driver (`cuda`, through the stubs on Linux) and, when `cudnn`, cuDNN.
+#[derive(PartialEq)]
+enum Always {
+    Yes,
+    /// Only when the toolkit carries the library itself (`libcublas.so.13`,
+    /// `cublas64_13.dll`): a toolkit installed without cuBLAS (`--components
+    /// nvcc,cudart`) has nothing to link, so no link name is missing; one with the
+    /// library but not its link name (the installer's `cublas_13.5` without
+    /// `cublas_dev_13.5`, a wheel) is what the check is for.
+    IfInstalled,
+}
+
+/// The link names the build check needs for the toolkit at `dir`: cudart, the driver
+/// (`cuda`, through the stubs on Linux), cuBLAS(Lt) when the toolkit carries cuBLAS and,
+/// when `cudnn`, cuDNN.
 pub fn link_names(os: Os, dir: &Path, version: &Version, cudnn: bool) -> Vec<LinkName> {
     let mm = format!("{}.{}", version.major(), version.minor());
     let mut out: Vec<LinkName> = LIBS
         .iter()
-        .map(|(lib, package)| {
+        .filter(|(lib, _, always)| *always == Always::Yes || carries(os, dir, lib))
+        .map(|(lib, package, _)| {
             let rel = rel_of(os, lib);
             LinkName {
                 lib: lib.to_string(),
@@ -64,6 +78,34 @@ pub fn link_names(os: Os, dir: &Path, version: &Version, cudnn: bool) -> Vec<Lin
     out
 }
 
+/// Whether the toolkit at `dir` carries library `lib` itself: a versioned `libX.so.N` in
+/// `lib64/` (Linux), an `X64_N.dll` in `bin/x64/` (13.x) or `bin/` (Windows).
+fn carries(os: Os, dir: &Path, lib: &str) -> bool {
+    let (folders, matches): (&[&str], Box<dyn Fn(&str) -> bool>) = match os {
+        Os::Linux => {
+            let prefix = format!("lib{lib}.so.");
+            (&["lib64"], Box::new(move |n: &str| n.starts_with(&prefix)))
+        }
+        Os::Windows => {
+            let prefix = format!("{}64_", lib.to_ascii_lowercase());
+            (
+                &["bin/x64", "bin"],
+                Box::new(move |n: &str| {
+                    let n = n.to_ascii_lowercase();
+                    n.starts_with(&prefix) && n.ends_with(".dll")
+                }),
+            )
+        }
+    };
+    folders.iter().any(|f| {
+        std::fs::read_dir(dir.join(f)).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| matches(&e.file_name().to_string_lossy()))
+        })
+    })
+}
+
 /// Where the installer puts `lib`'s link name.
 fn rel_of(os: Os, lib: &str) -> String {
     match (os, lib) {
@@ -83,6 +125,14 @@ mod tests {
         std::fs::create_dir_all(d.path().join("lib64/stubs")).unwrap();
         std::fs::write(d.path().join("lib64/libcudart.so"), b"x").unwrap();
         std::fs::write(d.path().join("lib64/stubs/libcuda.so"), b"x").unwrap();
+        let v: Version = "13.5.0".parse().unwrap();
+        // No cuBLAS in the toolkit: nothing of it to link, nothing missing.
+        let n = link_names(Os::Linux, d.path(), &v, false);
+        assert!(n.iter().all(|n| n.present), "{n:?}");
+        std::fs::write(d.path().join("lib64/libcublas.so.13"), b"x").unwrap();
+        std::fs::write(d.path().join("lib64/libcublasLt.so.13"), b"x").unwrap();
+        std::fs::create_dir_all(d.path().join("bin/x64")).unwrap();
+        std::fs::write(d.path().join("bin/x64/cublas64_13.dll"), b"x").unwrap();
         let v: Version = "13.5.0".parse().unwrap();
         let n = link_names(Os::Linux, d.path(), &v, true);
         let missing: Vec<&str> = n

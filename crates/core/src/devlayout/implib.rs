@@ -479,9 +479,26 @@ mod tests {
         // The data export is DATA in the library too; the functions are code.
         let (_, with) = read_import_lib_with(&lib).unwrap();
         assert_eq!(with, kinds);
-        // An MSVC archive: the `!<arch>` magic, a first linker member.
+        // An MSVC archive: the `!<arch>` magic, a linker member whose symbol map has what
+        // link.exe looks up: `__imp_` names, code thunks (not for data), the descriptor.
         let bytes = std::fs::read(&lib).unwrap();
         assert!(bytes.starts_with(b"!<arch>\n/               "));
+        let archive = object::read::archive::ArchiveFile::parse(&*bytes).unwrap();
+        let symbols: BTreeSet<String> = archive
+            .symbols()
+            .unwrap()
+            .unwrap()
+            .map(|s| String::from_utf8_lossy(s.unwrap().name()).into_owned())
+            .collect();
+        for want in [
+            "__imp_cublasSgemm_v2",
+            "cublasSgemm_v2",
+            "__imp_cublasVersionTable",
+            "__IMPORT_DESCRIPTOR_cublas64_13",
+        ] {
+            assert!(symbols.contains(want), "{want} not in {symbols:?}");
+        }
+        assert!(!symbols.contains("cublasVersionTable"), "data has no thunk");
         // Nothing left beside it.
         let left: Vec<_> = std::fs::read_dir(d.path())
             .unwrap()

@@ -10,6 +10,7 @@ use std::path::Path;
 use zip::write::SimpleFileOptions;
 
 // (Its own copy: the benchmarks include this file alone, by path.)
+#[allow(clippy::duplicate_mod)]
 #[path = "pe.rs"]
 mod pe;
 

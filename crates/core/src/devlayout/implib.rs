@@ -252,16 +252,20 @@ pub fn read_import_lib(lib: &Path) -> Result<(String, Vec<String>), DevError> {
 
 /// [`read_import_lib`] with each name's kind (DATA or code).
 pub fn read_import_lib_with(lib: &Path) -> Result<(String, Vec<Export>), DevError> {
-    let len = std::fs::metadata(lib)
-        .map_err(|e| DevError::io(lib, e))?
-        .len();
-    if len > MAX_LIB_BYTES {
+    // Read at most one byte past the limit, whatever the file says its size is.
+    let file = File::open(lib).map_err(|e| DevError::io(lib, e))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_LIB_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(|e| DevError::io(lib, e))?;
+    if bytes.len() as u64 > MAX_LIB_BYTES {
         return Err(malformed(
             lib,
-            format!("{len} bytes: larger than any import library (limit {MAX_LIB_BYTES})"),
+            format!("larger than any import library (limit {MAX_LIB_BYTES} bytes)"),
         ));
     }
-    let bytes = std::fs::read(lib).map_err(|e| DevError::io(lib, e))?;
     let archive = object::read::archive::ArchiveFile::parse(&*bytes)
         .map_err(|e| malformed(lib, format!("not a library archive: {e}")))?;
     let mut dll: Option<String> = None;

@@ -1272,3 +1272,262 @@ fn a_tarball_with_names_one_on_windows_is_refused() {
         assert!(!dir.join(".cuda-setup").exists(), "{name} left records");
     }
 }
+
+// #19: the developer names NVIDIA's cuDNN wheel lacks (`cudnn.lib`, `libcudnn.so`), made
+// at install, in the manifest, checked by verify, removed by uninstall.
+
+/// The import libraries a Windows wheel install adds: one per DLL, named as NVIDIA's zip
+/// names them (`cudnn_adv64_9.dll` → `cudnn_adv.lib`).
+fn wheel_libs() -> Vec<(String, &'static str)> {
+    support::cudnn_zip::WHEEL_DLLS
+        .iter()
+        .map(|d| {
+            (
+                format!("lib/x64/{}.lib", d.split("64_").next().unwrap()),
+                *d,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_windows_cudnn_wheel_gets_import_libraries_that_uninstall_removes() {
+    use cuda_setup_core::devlayout::implib;
+    use support::cudnn_zip::{wheel_dll_exports, write_cudnn_wheel};
+    let w = tempfile::tempdir().unwrap();
+    let dir = toolkit(w.path(), "13.0.2");
+    let before = tree(&dir);
+    let wheel = w
+        .path()
+        .join(write_cudnn_wheel(w.path(), "9.27.0.42", 13, true));
+    let out = cli(
+        &[
+            "cudnn",
+            "install",
+            "--json",
+            "--archive",
+            p(&wheel),
+            "--cuda-dir",
+            p(&dir),
+        ],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: cudnn::Manifest = serde_json::from_slice(&out.stdout).unwrap();
+    for (lib, dll) in wheel_libs() {
+        // A real import library for the DLL beside the toolkit's own, listing its exports.
+        let (from, names) = implib::read_import_lib(&dir.join(&lib)).unwrap();
+        assert_eq!(from, dll, "{lib}");
+        assert_eq!(names, wheel_dll_exports(dll), "{lib}");
+        assert!(dir.join("bin/x64").join(dll).is_file(), "{dll}");
+        let f = m.files.iter().find(|f| f.path == lib).expect("in manifest");
+        assert!(!f.replaced && f.link.is_none() && f.size > 0, "{f:?}");
+        assert_eq!(
+            f.sha256,
+            support::wheels::sha256_file(&dir.join(&lib)),
+            "{lib}"
+        );
+    }
+    // Nothing but the DLLs' libraries was made, and the toolkit's own cudart.lib is kept.
+    let libs: Vec<&str> = m
+        .files
+        .iter()
+        .filter(|f| f.path.ends_with(".lib"))
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(libs.len(), support::cudnn_zip::WHEEL_DLLS.len(), "{libs:?}");
+    assert_eq!(
+        tree(&dir).get("lib/x64/cudart.lib"),
+        before.get("lib/x64/cudart.lib")
+    );
+    assert_eq!(cudnn::txn::read_manifest(&dir).unwrap().unwrap(), m);
+    no_staging(&dir);
+    assert!(cudnn::verify(&dir).unwrap().problems.is_empty());
+    // A library changed after the install is one verify names.
+    std::fs::write(dir.join("lib/x64/cudnn_ops.lib"), b"edited").unwrap();
+    std::fs::remove_file(dir.join("lib/x64/cudnn.lib")).unwrap();
+    let mut problems: Vec<(String, &str)> = cudnn::verify(&dir)
+        .unwrap()
+        .problems
+        .into_iter()
+        .map(|x| (x.path, x.problem))
+        .collect();
+    problems.sort();
+    assert_eq!(
+        problems,
+        [
+            ("lib/x64/cudnn.lib".to_string(), "missing"),
+            ("lib/x64/cudnn_ops.lib".to_string(), "altered"),
+        ]
+    );
+    let un = cli(&["cudnn", "uninstall", "--cuda-dir", p(&dir)], &[]);
+    assert_eq!(
+        un.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&un.stderr)
+    );
+    assert_eq!(tree(&dir), before, "uninstall removes the libraries too");
+}
+
+#[test]
+fn a_wheel_whose_library_is_in_use_rolls_back_its_import_libraries_too() {
+    use support::cudnn_zip::write_cudnn_wheel;
+    let w = tempfile::tempdir().unwrap();
+    let dir = toolkit(w.path(), "13.0.2");
+    let before = tree(&dir);
+    let wheel = w
+        .path()
+        .join(write_cudnn_wheel(w.path(), "9.27.0.42", 13, true));
+    // The last import library's move fails: everything before it is undone.
+    let last = wheel_libs().pop().unwrap().0;
+    let file = last.rsplit('/').next().unwrap();
+    let out = cli(
+        &[
+            "cudnn",
+            "install",
+            "--archive",
+            p(&wheel),
+            "--cuda-dir",
+            p(&dir),
+        ],
+        &[("CUDA_SETUP_TEST_IN_USE", file)],
+    );
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(file),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(tree(&dir), before, "rolled back, libraries included");
+    no_staging(&dir);
+}
+
+#[test]
+fn a_wheel_dll_that_is_no_dll_gets_no_library_and_the_install_goes_on() {
+    use support::cudnn_zip::write_cudnn_wheel;
+    let w = tempfile::tempdir().unwrap();
+    let dir = toolkit(w.path(), "13.0.2");
+    let good = w
+        .path()
+        .join(write_cudnn_wheel(w.path(), "9.27.0.42", 13, true));
+    // cudnn_ops64_9.dll damaged; and NVIDIA's wheel carrying one .lib already.
+    let files: Vec<(String, Vec<u8>)> = zip_files(&good)
+        .into_iter()
+        .map(|(n, b)| {
+            if n.ends_with("cudnn_ops64_9.dll") {
+                (n, b"MZ damaged".to_vec())
+            } else {
+                (n, b)
+            }
+        })
+        .chain([(
+            "nvidia/cudnn/lib/x64/cudnn_adv.lib".to_string(),
+            b"NVIDIA's cudnn_adv.lib".to_vec(),
+        )])
+        .collect();
+    let wheel = w
+        .path()
+        .join("nvidia_cudnn_cu13-9.27.0.42-py3-none-win_amd64.whl");
+    write_zip(&wheel, &files, false);
+    let m = cudnn::install(&wheel, &dir, &|_| {}).unwrap();
+    assert!(!dir.join("lib/x64/cudnn_ops.lib").exists());
+    assert_eq!(
+        std::fs::read(dir.join("lib/x64/cudnn_adv.lib")).unwrap(),
+        b"NVIDIA's cudnn_adv.lib",
+        "the wheel's own library, not one made over it"
+    );
+    assert!(dir.join("lib/x64/cudnn.lib").is_file());
+    let libs = m.files.iter().filter(|f| f.path.ends_with(".lib")).count();
+    assert_eq!(libs, support::cudnn_zip::WHEEL_DLLS.len() - 1);
+}
+
+#[test]
+fn nvidias_zip_and_tarball_get_nothing_added() {
+    // The zip ships its .lib files, the tarball its links: the manifest is the archive.
+    let w = tempfile::tempdir().unwrap();
+    let dir = toolkit(w.path(), "13.0.2");
+    let zip = w.path().join(format!("{}.zip", SPEC_927_13.top()));
+    SPEC_927_13.write(&zip);
+    let m = cudnn::install(&zip, &dir, &|_| {}).unwrap();
+    assert_eq!(m.files.len(), SPEC_927_13.files().len());
+    #[cfg(unix)]
+    {
+        use support::cudnn_tar::{LinuxSpec, linux_toolkit};
+        let spec = LinuxSpec {
+            version: "9.10.2.21",
+            cuda_major: 12,
+            lib_size: 10_000,
+        };
+        let dir = linux_toolkit(w.path(), "12.4.1");
+        let tarball = w.path().join(spec.file_name());
+        spec.write(&tarball);
+        let plan = archive::open(&tarball).unwrap();
+        let m = cudnn::install(&tarball, &dir, &|_| {}).unwrap();
+        assert_eq!(m.files.len(), plan.entries.len());
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_linux_cudnn_wheel_gets_its_link_names_that_uninstall_removes() {
+    use support::cudnn_tar::linux_toolkit;
+    use support::cudnn_zip::{WHEEL_SOS, write_cudnn_wheel};
+    let w = tempfile::tempdir().unwrap();
+    let dir = linux_toolkit(w.path(), "13.0.2");
+    let listing = |dir: &Path| {
+        let mut v: Vec<(String, Option<std::path::PathBuf>)> = Vec::new();
+        for e in std::fs::read_dir(dir.join("lib64")).unwrap().flatten() {
+            v.push((
+                e.file_name().into_string().unwrap(),
+                std::fs::read_link(e.path()).ok(),
+            ));
+        }
+        v.sort();
+        v
+    };
+    let before = (tree(&dir), listing(&dir));
+    let wheel = w
+        .path()
+        .join(write_cudnn_wheel(w.path(), "9.27.0.42", 13, false));
+    let m = cudnn::install(&wheel, &dir, &|_| {}).unwrap();
+    for so in WHEEL_SOS {
+        let link = format!("lib64/{}", so.strip_suffix(".9").unwrap());
+        assert_eq!(
+            std::fs::read_link(dir.join(&link)).unwrap(),
+            Path::new(so),
+            "{link}"
+        );
+        // It resolves: a linker's -lcudnn reads the library.
+        assert_eq!(
+            std::fs::read(dir.join(&link)).unwrap(),
+            std::fs::read(dir.join("lib64").join(so)).unwrap()
+        );
+        let f = m
+            .files
+            .iter()
+            .find(|f| f.path == link)
+            .expect("in manifest");
+        assert_eq!(f.link.as_deref(), Some(*so));
+    }
+    assert_eq!(
+        m.files.iter().filter(|f| f.link.is_some()).count(),
+        WHEEL_SOS.len()
+    );
+    assert!(cudnn::verify(&dir).unwrap().problems.is_empty());
+    // A link removed is one verify names.
+    std::fs::remove_file(dir.join("lib64/libcudnn_graph.so")).unwrap();
+    let r = cudnn::verify(&dir).unwrap();
+    assert_eq!(r.problems.len(), 1);
+    assert_eq!(
+        (r.problems[0].path.as_str(), r.problems[0].problem),
+        ("lib64/libcudnn_graph.so", "missing")
+    );
+    cudnn::uninstall(&dir).unwrap();
+    assert_eq!((tree(&dir), listing(&dir)), before, "links removed too");
+}

@@ -12,6 +12,7 @@ mod cli;
 mod cli_words;
 mod cudnn;
 mod detect;
+mod devlayout_windows;
 mod doctor_dev;
 mod download;
 mod driver;

@@ -9,6 +9,11 @@ use std::path::Path;
 
 use zip::write::SimpleFileOptions;
 
+// (Its own copy: the benchmarks include this file alone, by path.)
+#[allow(clippy::duplicate_mod)]
+#[path = "pe.rs"]
+mod pe;
+
 pub const DLLS_9: &[&str] = &[
     "cudnn64_9.dll",
     "cudnn_graph64_9.dll",
@@ -234,6 +239,44 @@ pub const WHEEL_SOS: &[&str] = &[
     "libcudnn_ops.so.9",
 ];
 
+/// What a stand-in wheel DLL exports: the main library its API, each sub-library its
+/// version check (`cudnn_adv64_9.dll` → `cudnnAdvVersionCheck`), as NVIDIA's do.
+pub fn wheel_dll_exports(dll: &str) -> Vec<String> {
+    let stem = dll.split("64_").next().unwrap_or(dll);
+    if stem == "cudnn" {
+        return [
+            "cudnnCreate",
+            "cudnnDestroy",
+            "cudnnGetErrorString",
+            "cudnnGetVersion",
+        ]
+        .map(String::from)
+        .to_vec();
+    }
+    let camel: String = stem
+        .split('_')
+        .skip(1)
+        .map(|p| {
+            let mut c = p.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect();
+    vec![format!("cudnn{camel}VersionCheck")]
+}
+
+/// A real x64 DLL (`pe.rs`) exporting [`wheel_dll_exports`], followed by DLL-like bytes
+/// to 64 KiB (a zip of it keeps a real DLL's ratio).
+pub fn wheel_dll(dll: &str, seed: u64) -> Vec<u8> {
+    let names = wheel_dll_exports(dll);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut bytes = pe::dll(dll, &names);
+    let rest = (64usize << 10).saturating_sub(bytes.len());
+    bytes.extend(dll_bytes(rest, seed));
+    bytes
+}
+
 /// A `nvidia-cudnn-cuNN` wheel with NVIDIA's layout: `nvidia/cudnn/bin/*.dll` (Windows)
 /// or `nvidia/cudnn/lib/*.so.9` (Linux), `nvidia/cudnn/include/`, and the dist-info.
 /// Returns the file name pip would give it.
@@ -249,10 +292,7 @@ pub fn write_cudnn_wheel(dir: &Path, version: &str, cuda_major: u32, windows: bo
     let mut files = Vec::new();
     if windows {
         for (i, d) in WHEEL_DLLS.iter().enumerate() {
-            files.push((
-                format!("nvidia/cudnn/bin/{d}"),
-                dll_bytes(64 << 10, i as u64),
-            ));
+            files.push((format!("nvidia/cudnn/bin/{d}"), wheel_dll(d, i as u64)));
         }
     } else {
         for (i, so) in WHEEL_SOS.iter().enumerate() {

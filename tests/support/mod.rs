@@ -3,6 +3,7 @@
 pub mod cudnn_tar;
 pub mod cudnn_zip;
 pub mod elf;
+pub mod pe;
 pub mod server;
 pub mod standin;
 pub mod tree;

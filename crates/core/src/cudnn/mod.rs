@@ -2,6 +2,7 @@
 //! staging, apply as a transaction with a manifest, verify and uninstall later.
 
 pub mod archive;
+mod devnames;
 mod extract;
 mod tarball;
 pub mod txn;
@@ -306,6 +307,9 @@ pub fn install(
             extract::extract(&plan, &staging, report).map_err(give_up)?
         }
     };
+    // The wheel's developer names (`libcudnn.so`, `cudnn.lib`), staged with its files.
+    let mut staged = staged;
+    staged.extend(devnames::stage(&plan, &staging, &staged).map_err(give_up)?);
     let files: Vec<ManifestFile> = staged
         .iter()
         .map(|s| {

@@ -10,21 +10,7 @@ use std::path::Path;
 use cuda_setup_core::devlayout::implib::{self, ImportLibs};
 use support::pe::Dll;
 
-/// The cuBLAS wheel's DLLs (`nvidia-cublas` 13.10.0.20, win_amd64) and a few of each's
-/// exports, as NVIDIA's export them.
-const CUBLAS: &[(&str, &[&str])] = &[
-    (
-        "cublas64_13.dll",
-        &[
-            "cublasCreate_v2",
-            "cublasDestroy_v2",
-            "cublasGemmEx",
-            "cublasSgemm_v2",
-        ],
-    ),
-    ("cublasLt64_13.dll", &["cublasLtCreate", "cublasLtMatmul"]),
-    ("nvblas64_13.dll", &["cgemm", "cgemm_", "sgemm", "sgemm_"]),
-];
+use support::wheels::CUBLAS_EXPORTS as CUBLAS;
 
 fn names(list: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = list.iter().map(|s| s.to_string()).collect();
@@ -101,37 +87,12 @@ fn a_windows_toolkit_tree_gets_the_import_libraries_it_lacks() {
 #[test]
 fn install_with_wheels_for_windows_makes_cublas_lib_from_the_dll() {
     use std::process::Command;
-    use support::wheels::{Platform, files, serve, toolkit_standins, write_wheel_with};
+    use support::wheels::{Platform, files, serve, toolkit_standins};
 
     let wheels = tempfile::tempdir().unwrap();
     let toolkit = toolkit_standins(&wheels.path().join("toolkit"), Platform::Windows);
-    // NVIDIA's cuBLAS wheel for Windows: three DLLs in bin/x86_64, headers, no .lib.
-    let cublas = wheels.path().join("cublas");
-    std::fs::create_dir_all(&cublas).unwrap();
-    let dlls: Vec<(String, Vec<u8>)> = CUBLAS
-        .iter()
-        .map(|(dll, exports)| {
-            (
-                format!("nvidia/cu13/bin/x86_64/{dll}"),
-                Dll::new(dll, exports).bytes(),
-            )
-        })
-        .collect();
-    let mut members: Vec<(&str, &[u8], u32)> = dlls
-        .iter()
-        .map(|(n, b)| (n.as_str(), b.as_slice(), 0o644))
-        .collect();
-    members.push(("nvidia/cu13/include/cublas_v2.h", b"#pragma once\n", 0o644));
-    members.push(("nvidia/cu13/include/cublasLt.h", b"#pragma once\n", 0o644));
-    write_wheel_with(
-        &cublas.join("nvidia_cublas-13.10.0.20-py3-none-win_amd64.whl"),
-        "Metadata-Version: 2.4\nName: nvidia-cublas\nVersion: 13.10.0.20\n\
-         Summary: CUBLAS native runtime libraries\n\
-         License-Expression: LicenseRef-NVIDIA-Proprietary\nRequires-Python: >=3\n\n",
-        &members,
-        Some("NVIDIA Software License Agreement (stand-in)\n"),
-    );
-    let server = serve(&files(&[&toolkit, &cublas]));
+    // Its cuBLAS wheel is NVIDIA's layout: three DLLs in bin/x86_64, headers, no .lib.
+    let server = serve(&files(&[&toolkit]));
     let root = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
         .env("LANG", "C")

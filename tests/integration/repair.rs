@@ -927,9 +927,13 @@ fn repair_fix_completes_an_old_wheels_tree_in_place() {
     }
     assert!(tk.join("lib64/stubs/libcuda.so").is_file());
     let now = support::tree::files(&tk, &|_| false);
-    for (k, v) in &before {
+    let record = ".cuda-setup/toolkit-wheels.json";
+    for (k, v) in before.iter().filter(|(k, _)| k.as_str() != record) {
         assert_eq!(now.get(k), Some(v), "{k} changed");
     }
+    // The record says the tree is complete now, so the next install leaves it be.
+    let r: Value = serde_json::from_slice(&now[record]).unwrap();
+    assert_eq!(r["dev_layout"], 1, "{r}");
     // Once complete, a second fix has nothing to do there.
     let j = json(&repair_cli(&root, "linux", false));
     assert!(with_id(&j, "findings", "repair_toolkit_cannot_link").is_empty());
@@ -947,6 +951,10 @@ fn installer_tree(libs: &[&str]) -> (tempfile::TempDir, Target, PathBuf) {
     );
     std::fs::remove_file(tk.join("lib/x64/cudart.lib")).unwrap();
     dev_libs(&tk, libs);
+    // cuBLAS itself was installed (`cublas_13.5`); whether its `.lib` is there is `libs`'s.
+    for dll in ["cublas64_13.dll", "cublasLt64_13.dll"] {
+        std::fs::write(tk.join("bin/x64").join(dll), b"MZ").unwrap();
+    }
     write_record(&target, &WindowsEnvRecord::default());
     env::configure(&target, &tk, &"13.5.0".parse().unwrap()).unwrap();
     (work, target, tk)

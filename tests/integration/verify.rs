@@ -751,6 +751,10 @@ fn smoke_build_names_the_missing_link_names() {
     for f in ["cudart.lib", "cuda.lib"] {
         write(&w.join("lib/x64").join(f), "!<arch>\n");
     }
+    // cuBLAS itself is installed (12.x keeps its DLLs in bin), its import libraries not.
+    for f in ["cublas64_12.dll", "cublasLt64_12.dll"] {
+        write(&w.join("bin").join(f), "MZ");
+    }
     let host = Host::sandbox(Os::Windows, d.path(), BTreeMap::new());
     let v = "12.4.1".parse().unwrap();
     let c = verify::build::check(&build_opts(&host, &w, &v));

@@ -803,6 +803,10 @@ fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
         for e in std::fs::read_dir(&d).unwrap().flatten() {
             let p = e.path();
             let rel = p.strip_prefix(dir).unwrap().display().to_string();
+            // The stand-in nvcc's own note of its last arguments (the build check ran it).
+            if rel == "bin/last-args" {
+                continue;
+            }
             let t = e.file_type().unwrap();
             if t.is_symlink() {
                 let to = std::fs::read_link(&p).unwrap();
@@ -833,9 +837,23 @@ fn leftovers(dir: &Path) -> Vec<String> {
 fn installer_toolkit(dir: &Path, complete: bool) {
     std::fs::create_dir_all(dir.join("bin")).unwrap();
     std::fs::create_dir_all(dir.join("lib64")).unwrap();
-    std::fs::write(dir.join("bin/nvcc"), "#!/bin/sh\necho installer nvcc\n").unwrap();
+    std::fs::write(
+        dir.join("bin/nvcc"),
+        support::standin::nvcc_script("installer nvcc\n"),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.join("bin/nvcc"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    }
     if complete {
+        // What NVIDIA's runfile lays down for a developer: the runtime, its link name and
+        // the driver stub.
         std::fs::write(dir.join("lib64/libcudart.so.13"), "installer cudart").unwrap();
+        std::os::unix::fs::symlink("libcudart.so.13", dir.join("lib64/libcudart.so")).unwrap();
+        std::fs::create_dir_all(dir.join("lib64/stubs")).unwrap();
+        std::fs::write(dir.join("lib64/stubs/libcuda.so"), "installer stub").unwrap();
     }
     std::fs::write(
         dir.join("version.json"),

@@ -468,6 +468,22 @@ CUDAFE_FLAGS    +=
 PTXAS_FLAGS     +=
 "#;
 
+/// The cuBLAS wheel's DLLs (`nvidia-cublas` 13.10.0.20, win_amd64) and a few of each's
+/// exports, as NVIDIA's export them: the stand-in wheel's DLLs export exactly these.
+pub const CUBLAS_EXPORTS: &[(&str, &[&str])] = &[
+    (
+        "cublas64_13.dll",
+        &[
+            "cublasCreate_v2",
+            "cublasDestroy_v2",
+            "cublasGemmEx",
+            "cublasSgemm_v2",
+        ],
+    ),
+    ("cublasLt64_13.dll", &["cublasLtCreate", "cublasLtMatmul"]),
+    ("nvblas64_13.dll", &["cgemm", "cgemm_", "sgemm", "sgemm_"]),
+];
+
 /// Stand-ins for NVIDIA's CUDA 13.5 toolkit wheels for `p`, written into `dir`: the
 /// `cuda-toolkit` metapackage and the nvcc, nvvm, crt, runtime, cccl and cublas wheels,
 /// with the real ones' file names, member paths and modes (a few members each, small
@@ -519,7 +535,8 @@ pub fn toolkit_standins(dir: &Path, p: Platform) -> PathBuf {
     let nvcc = if win {
         stub("nvcc.exe")
     } else {
-        format!("#!/bin/sh\ncat <<'EOF'\n{NVCC_VERSION}EOF\n").into_bytes()
+        // Prints the version and links like a real nvcc (the build check's link names).
+        super::standin::nvcc_script(NVCC_VERSION).into_bytes()
     };
     let mut members = vec![x(&format!("bin/nvcc{exe}"), nvcc)];
     for tool in [
@@ -668,7 +685,15 @@ pub fn toolkit_standins(dir: &Path, p: Platform) -> PathBuf {
             "lib/libnvblas.so.13",
         ]
     };
-    members.extend(libs.iter().map(|l| f(l, stub(l))));
+    // Windows: real PE32+ DLLs with export tables (import libraries are made from them).
+    members.extend(libs.iter().map(|l| {
+        let file = l.rsplit('/').next().unwrap_or(l);
+        let bytes = match CUBLAS_EXPORTS.iter().find(|(d, _)| *d == file) {
+            Some((dll, exports)) if win => super::pe::dll(dll, exports),
+            _ => stub(l),
+        };
+        f(l, bytes)
+    }));
     let cublas_tag = if win {
         tag
     } else {
@@ -707,17 +732,23 @@ pub fn standin(dir: &Path, runtime: &str, cudart: bool) -> Vec<IndexFile> {
         "Metadata-Version: 2.4\nName: nvidia-cuda-nvcc\nVersion: 13.5.37\n",
         &[(
             "nvidia/cu13/bin/nvcc",
-            format!("#!/bin/sh\necho 'Cuda compilation tools, release 13.5, V13.5.37 (runtime {runtime})'\n")
-                .as_bytes(),
+            super::standin::nvcc_script(&format!(
+                "Cuda compilation tools, release 13.5, V13.5.37 (runtime {runtime})\n"
+            ))
+            .as_bytes(),
             true,
         )],
     );
     let lib = format!("libcudart {runtime}\n");
-    let mut files: Vec<(&str, &[u8], bool)> = vec![(
-        "nvidia/cu13/include/cuda_runtime.h",
-        b"#pragma once\n",
-        false,
-    )];
+    let mut files: Vec<(&str, &[u8], bool)> = vec![
+        (
+            "nvidia/cu13/include/cuda_runtime.h",
+            b"#pragma once\n",
+            false,
+        ),
+        // The driver API's header, which the driver stub is made from.
+        ("nvidia/cu13/include/cuda.h", CUDA_H.as_bytes(), false),
+    ];
     if cudart {
         files.push(("nvidia/cu13/lib/libcudart.so.13", lib.as_bytes(), false));
     }

@@ -98,9 +98,21 @@ PTXAS_FLAGS     +=
 /// Adds to the tree at `dir` (a staging folder or a finished tree of ours) what NVIDIA's
 /// installer has and the wheels lack. Idempotent: what is already there is kept.
 pub fn complete(os: Os, dir: &Path, version: &Version) -> Result<Completion, DevError> {
+    complete_except(os, dir, version, &[])
+}
+
+/// [`complete`], leaving alone the files in `others` (paths relative to `dir`): cuDNN's,
+/// whose own transaction links them and whose manifest the caller reads (this module
+/// does not know cuDNN's records; `cudnn` uses this one).
+pub fn complete_except(
+    os: Os,
+    dir: &Path,
+    version: &Version,
+    others: &[String],
+) -> Result<Completion, DevError> {
     let mut c = Completion::default();
     match os {
-        Os::Linux => linux(dir, version, &mut c)?,
+        Os::Linux => linux(dir, version, others, &mut c)?,
         Os::Windows => {
             let made = super::implib::add_import_libs(dir)?;
             c.import_libs = made.made;
@@ -121,7 +133,12 @@ pub fn complete(os: Os, dir: &Path, version: &Version) -> Result<Completion, Dev
     Ok(c)
 }
 
-fn linux(dir: &Path, version: &Version, c: &mut Completion) -> Result<(), DevError> {
+fn linux(
+    dir: &Path,
+    version: &Version,
+    others: &[String],
+    c: &mut Completion,
+) -> Result<(), DevError> {
     let Some(lib64) = real_dir(dir, "lib64")? else {
         // No libraries at all: nothing to link, no stub to put anywhere.
         c.no_stub.push(DRIVER_STUB.into());
@@ -129,12 +146,7 @@ fn linux(dir: &Path, version: &Version, c: &mut Completion) -> Result<(), DevErr
         return Ok(());
     };
     // cuDNN's files belong to its own transaction, which links them itself.
-    let cudnn: Vec<String> = crate::cudnn::txn::read_manifest(dir)
-        .ok()
-        .flatten()
-        .map(|m| m.files.into_iter().map(|f| f.path).collect())
-        .unwrap_or_default();
-    let skip = |name: &str| cudnn.iter().any(|p| p == &format!("lib64/{name}"));
+    let skip = |name: &str| others.iter().any(|p| p == &format!("lib64/{name}"));
     c.links = super::links::add_links_except(&lib64, &skip)?
         .into_iter()
         .map(|l| format!("lib64/{l}"))
@@ -370,27 +382,12 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn cudnn_files_of_its_transaction_are_left_to_it() {
+    fn files_of_another_transaction_are_left_to_it() {
         let d = tempfile::tempdir().unwrap();
         wheel_tree(d.path(), true);
         std::fs::write(d.path().join("lib64/libcudnn.so.9"), "x").unwrap();
-        let manifest = serde_json::json!({
-            "format": 1, "cudnn_version": "9.27.0", "cuda_major": 13,
-            "toolkit_version": null, "archive": "a.whl",
-            "files": [{"path": "lib64/libcudnn.so.9", "sha256": "", "size": 1, "replaced": false}],
-        });
-        std::fs::create_dir_all(d.path().join(".cuda-setup")).unwrap();
-        std::fs::write(
-            d.path().join(".cuda-setup/cudnn-manifest.json"),
-            manifest.to_string(),
-        )
-        .unwrap();
-        assert!(
-            crate::cudnn::txn::read_manifest(d.path())
-                .unwrap()
-                .is_some()
-        );
-        let c = complete(Os::Linux, d.path(), &v()).unwrap();
+        let c =
+            complete_except(Os::Linux, d.path(), &v(), &["lib64/libcudnn.so.9".into()]).unwrap();
         assert!(
             !c.links.iter().any(|l| l.contains("cudnn")),
             "{:?}",

@@ -81,27 +81,24 @@ pub fn link_names(os: Os, dir: &Path, version: &Version, cudnn: bool) -> Vec<Lin
 /// Whether the toolkit at `dir` carries library `lib` itself: a versioned `libX.so.N` in
 /// `lib64/` (Linux), an `X64_N.dll` in `bin/x64/` (13.x) or `bin/` (Windows).
 fn carries(os: Os, dir: &Path, lib: &str) -> bool {
-    let (folders, matches): (&[&str], Box<dyn Fn(&str) -> bool>) = match os {
-        Os::Linux => {
-            let prefix = format!("lib{lib}.so.");
-            (&["lib64"], Box::new(move |n: &str| n.starts_with(&prefix)))
-        }
-        Os::Windows => {
-            let prefix = format!("{}64_", lib.to_ascii_lowercase());
-            (
-                &["bin/x64", "bin"],
-                Box::new(move |n: &str| {
-                    let n = n.to_ascii_lowercase();
-                    n.starts_with(&prefix) && n.ends_with(".dll")
-                }),
-            )
-        }
+    let (folders, prefix, suffix): (&[&str], String, &str) = match os {
+        Os::Linux => (&["lib64"], format!("lib{lib}.so."), ""),
+        Os::Windows => (
+            &["bin/x64", "bin"],
+            format!("{}64_", lib.to_ascii_lowercase()),
+            ".dll",
+        ),
     };
     folders.iter().any(|f| {
         std::fs::read_dir(dir.join(f)).is_ok_and(|entries| {
-            entries
-                .flatten()
-                .any(|e| matches(&e.file_name().to_string_lossy()))
+            entries.flatten().any(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let name = match os {
+                    Os::Windows => name.to_ascii_lowercase(),
+                    Os::Linux => name,
+                };
+                name.starts_with(&prefix) && name.ends_with(suffix)
+            })
         })
     })
 }

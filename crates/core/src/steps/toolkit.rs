@@ -185,6 +185,9 @@ mod tests {
     #[test]
     fn the_developer_selection_lays_down_every_link_name() {
         let d = tempfile::tempdir().unwrap();
+        // cuBLAS is in the tree (its DLL), so its link names count.
+        std::fs::create_dir_all(d.path().join("bin")).unwrap();
+        std::fs::write(d.path().join("bin/cublas64_12.dll"), b"MZ").unwrap();
         for v in ["11.8.0", "12.4.1", "12.9.1"] {
             let v: Version = v.parse().unwrap();
             let mm = v.major_minor();

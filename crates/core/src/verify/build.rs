@@ -360,6 +360,10 @@ mod tests {
         for f in ["cudart.lib", "cuda.lib"] {
             std::fs::write(d.path().join("lib/x64").join(f), b"!<arch>\n").unwrap();
         }
+        // cuBLAS itself is installed (12.x: DLLs in bin), its import libraries not.
+        std::fs::create_dir_all(d.path().join("bin")).unwrap();
+        std::fs::write(d.path().join("bin/cublas64_12.dll"), b"MZ").unwrap();
+        std::fs::write(d.path().join("bin/cublasLt64_12.dll"), b"MZ").unwrap();
         let host = Host::sandbox(Os::Windows, d.path(), Default::default());
         let v: Version = "12.4.1".parse().unwrap();
         let c = check(&BuildOptions {

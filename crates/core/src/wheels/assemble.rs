@@ -338,7 +338,14 @@ pub fn complete_in_place(os: Os, dir: &Path) -> Result<Completion, WheelError> {
             dir: dir.display().to_string(),
         });
     };
-    let completion = crate::devlayout::complete(os, dir, &record.version).map_err(dev_err)?;
+    // cuDNN's files in the tree belong to its own transaction, which links them itself.
+    let cudnn: Vec<String> = crate::cudnn::txn::read_manifest(dir)
+        .ok()
+        .flatten()
+        .map(|m| m.files.into_iter().map(|f| f.path).collect())
+        .unwrap_or_default();
+    let completion = crate::devlayout::complete::complete_except(os, dir, &record.version, &cudnn)
+        .map_err(dev_err)?;
     if record.dev_layout < DEV_LAYOUT {
         record.dev_layout = DEV_LAYOUT;
         write_record(dir, &record)?;

@@ -177,7 +177,12 @@ fn linux_toolkit_is_assembled_and_found(w: Wheels) {
         compile_a_kernel(&dir);
     }
     detected_and_smoked(&dir, w);
-    with_cudnn_then_again(&server, &index, r, &dir);
+    // cuDNN here is a stand-in wheel (its headers declare nothing), which the install's
+    // build check cannot compile against with the real nvcc; NVIDIA's real cuDNN wheel
+    // with the real toolkit is `real_dev::real_nvidia_wheels_dev_*`'s.
+    if w == Wheels::StandIn {
+        with_cudnn_then_again(&server, &index, r, &dir);
+    }
 }
 
 /// What NVIDIA's runfile has for building programs and the wheels lack, laid down by

@@ -46,8 +46,10 @@ pub const BUILD_SOURCE: &str = r#"// cuda-setup's build check: compiled and link
 #include <cstdio>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#ifdef CUDA_SETUP_CUBLAS
 #include <cublas_v2.h>
 #include <cublasLt.h>
+#endif
 #ifdef CUDA_SETUP_CUDNN
 #include <cudnn.h>
 #endif
@@ -58,9 +60,13 @@ int main(int argc, char** argv) {
     int runtime = 0, driver = 0;
     cudaRuntimeGetVersion(&runtime);
     cuDriverGetVersion(&driver);
+#ifdef CUDA_SETUP_CUBLAS
     cublasHandle_t h = 0;
     if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) cublasDestroy(h);
     size_t lt = cublasLtGetVersion();
+#else
+    size_t lt = 0;
+#endif
 #ifdef CUDA_SETUP_CUDNN
     size_t dnn = cudnnGetVersion();
 #else
@@ -237,6 +243,10 @@ pub fn check(o: &BuildOptions) -> Check<BuildReport> {
 /// types them (nvcc.profile supplies the folders).
 pub fn link_args(os: Os, libs: &[String], cudnn: bool) -> Vec<String> {
     let mut a: Vec<String> = vec!["-cudart".into(), "shared".into()];
+    // cuBLAS only where the toolkit carries it (`devlayout::link_names`).
+    if libs.iter().any(|l| l == "cublas") {
+        a.push("-DCUDA_SETUP_CUBLAS".into());
+    }
     if cudnn {
         a.push("-DCUDA_SETUP_CUDNN".into());
     }
@@ -334,17 +344,33 @@ mod tests {
     }
 
     #[test]
+    fn without_cublas_in_the_toolkit_the_program_leaves_it_out() {
+        let libs: Vec<String> = ["cudart", "cuda"].map(String::from).to_vec();
+        let a = link_args(Os::Linux, &libs, false);
+        assert_eq!(a, ["-cudart", "shared", "-lcudart", "-lcuda"]);
+        assert!(BUILD_SOURCE.contains("#ifdef CUDA_SETUP_CUBLAS\n#include <cublas_v2.h>"));
+    }
+
+    #[test]
     fn libraries_as_a_developer_types_them() {
         let libs: Vec<String> = ["cudart", "cublas", "cuda"].map(String::from).to_vec();
         assert_eq!(
             link_args(Os::Linux, &libs, false),
-            ["-cudart", "shared", "-lcudart", "-lcublas", "-lcuda"]
+            [
+                "-cudart",
+                "shared",
+                "-DCUDA_SETUP_CUBLAS",
+                "-lcudart",
+                "-lcublas",
+                "-lcuda"
+            ]
         );
         assert_eq!(
             link_args(Os::Windows, &libs, true),
             [
                 "-cudart",
                 "shared",
+                "-DCUDA_SETUP_CUBLAS",
                 "-DCUDA_SETUP_CUDNN",
                 "cudart.lib",
                 "cublas.lib",

@@ -901,7 +901,8 @@ fn linux_install_builds_and_links_in_its_verify_step() {
     let tk = m.root().join("usr/local/cuda-11.4");
     let nvcc_args = std::fs::read_to_string(tk.join("bin/last-args")).unwrap();
     assert!(
-        nvcc_args.contains("-cudart shared -lcudart -lcublas -lcublasLt -lcuda"),
+        nvcc_args
+            .contains("-cudart shared -DCUDA_SETUP_CUBLAS -lcudart -lcublas -lcublasLt -lcuda"),
         "{nvcc_args}"
     );
 

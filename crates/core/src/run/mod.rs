@@ -637,6 +637,10 @@ fn english(m: &crate::message::Message) -> String {
 
 fn failure_params(plan: Option<&Plan>, e: &steps::StepError) -> BTreeMap<&'static str, String> {
     let mut p = BTreeMap::new();
+    // `build`: what would not link or compile.
+    if let steps::StepError::Build { problem, .. } = e {
+        p.insert("problem", problem.clone());
+    }
     // `busy`: which cuda-setup holds what.
     if let Some(b) = e.busy() {
         p.insert("pid", crate::lock::pid_text(b.pid));

@@ -27,6 +27,9 @@ pub enum FailureKind {
     Env,
     Pip,
     Verify,
+    /// The developer goal's build check: a program would not compile or link against the
+    /// toolkit just installed (`failure.params.problem` says what).
+    Build,
     Io,
     Internal,
     Cancelled,
@@ -36,7 +39,7 @@ pub enum FailureKind {
 
 impl FailureKind {
     /// Every kind, in the order docs/cli.md lists them.
-    pub const ALL: [FailureKind; 21] = [
+    pub const ALL: [FailureKind; 22] = [
         FailureKind::Preflight,
         FailureKind::DownloadNetwork,
         FailureKind::DownloadMissing,
@@ -54,6 +57,7 @@ impl FailureKind {
         FailureKind::Env,
         FailureKind::Pip,
         FailureKind::Verify,
+        FailureKind::Build,
         FailureKind::Io,
         FailureKind::Internal,
         FailureKind::Cancelled,
@@ -82,6 +86,7 @@ impl FailureKind {
             FailureKind::Env => "fail_env",
             FailureKind::Pip => "fail_pip",
             FailureKind::Verify => "fail_verify",
+            FailureKind::Build => "fail_build",
             FailureKind::Io => "fail_io",
             FailureKind::Internal => "fail_internal",
             FailureKind::Cancelled => "fail_cancelled",
@@ -109,6 +114,7 @@ impl FailureKind {
             FailureKind::Env => "fix_env",
             FailureKind::Pip => "fix_pip",
             FailureKind::Verify => "fix_verify",
+            FailureKind::Build => "fix_build",
             FailureKind::Io => "fix_io",
             FailureKind::Internal => "fix_internal",
             FailureKind::Cancelled => "fix_cancelled",
@@ -122,7 +128,7 @@ mod tests {
     use super::*;
 
     /// The words a script sees, written out: serialising must give exactly these.
-    const WORDS: [&str; 21] = [
+    const WORDS: [&str; 22] = [
         "preflight",
         "download_network",
         "download_missing",
@@ -140,6 +146,7 @@ mod tests {
         "env",
         "pip",
         "verify",
+        "build",
         "io",
         "internal",
         "cancelled",

@@ -215,6 +215,10 @@ pub enum StepError {
     Pip { code: Option<i32> },
     #[error("verification failed: {detail}")]
     Verify { detail: String },
+    /// The build check failed: `problem` is what a user acts on, language-neutral (the
+    /// missing files, or the compiler's first error line); `detail` the check's words.
+    #[error("the build check failed: {detail}")]
+    Build { problem: String, detail: String },
     #[error("{}", .path.display())]
     Io {
         path: PathBuf,
@@ -319,6 +323,7 @@ impl StepError {
             StepError::Env { .. } => FailureKind::Env,
             StepError::Pip { .. } => FailureKind::Pip,
             StepError::Verify { .. } => FailureKind::Verify,
+            StepError::Build { .. } => FailureKind::Build,
             StepError::Io { .. } => FailureKind::Io,
             StepError::DiskFull { .. } => FailureKind::DiskFull,
             StepError::Internal { .. } => FailureKind::Internal,
@@ -348,6 +353,7 @@ impl StepError {
             StepError::Env { .. } => "run as administrator to change machine-wide variables, or set them by hand".into(),
             StepError::Pip { .. } => "read pip's output above; with a slow link choose a PyPI mirror (--pypi-mirror)".into(),
             StepError::Verify { .. } => "run `cuda-setup repair` to see what is missing".into(),
+            StepError::Build { .. } => "run `cuda-setup repair`: it adds what is missing, or names the installer's sub-packages to add".into(),
             StepError::Io { .. } => "check free space and permissions on that folder".into(),
             StepError::DiskFull { path, .. } => format!(
                 "free space on the drive holding {} (delete files you no longer need, empty the trash), or choose a folder on another drive, then run the same command again",
@@ -878,7 +884,16 @@ fn build_check(
             .unwrap_or_default()
     };
     match c.status {
-        Status::Failed => Err(StepError::Verify {
+        Status::Failed => Err(StepError::Build {
+            problem: if c.detail.missing.is_empty() {
+                c.reason
+                    .as_ref()
+                    .and_then(|m| m.param("detail"))
+                    .unwrap_or_default()
+                    .to_string()
+            } else {
+                c.detail.missing.join(", ")
+            },
             detail: why(&c.reason),
         }),
         Status::Skipped => Ok(match c.reason.as_ref().map(|m| m.key) {

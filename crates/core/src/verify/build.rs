@@ -133,31 +133,8 @@ pub fn missing_message(toolkit: &Path, link: &[LinkName]) -> Message {
 /// The compiler's or the linker's first error line (`/usr/bin/ld: cannot find -lcublas:
 /// No such file or directory`, `LINK : fatal error LNK1181: …`), else the last line.
 pub fn first_error_line(output: &str) -> String {
-    let lines: Vec<&str> = output
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let is_error = |l: &&&str| {
-        let l = l.to_ascii_lowercase();
-        l.contains("cannot find")
-            || l.contains("undefined reference")
-            || l.contains("error")
-            || l.contains("fatal")
-            || l.contains("unresolved external")
-            || l.contains("no such file")
-    };
-    let line = lines
-        .iter()
-        .find(is_error)
-        .or(lines.last())
-        .copied()
-        .unwrap_or("");
-    if line.chars().count() > 400 {
-        line.chars().take(400).collect::<String>() + "…"
-    } else {
-        line.to_string()
-    }
+    // One reading of compiler output for both checks (doctor's extension build too).
+    super::doctor::extension::first_error_line(output).unwrap_or_default()
 }
 
 /// Whether the output says the linker failed (the source compiled).

@@ -223,7 +223,7 @@ fn compiler_facts(host: &Host, compiler: HostCompiler) -> CompilerFacts {
         (_, HostCompiler::Vcvars { vcvars }) => vcvars
             .parent()
             .map(|d| d.join("Microsoft.VCToolsVersion.default.txt"))
-            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|p| read_small(&p))
             .and_then(|s| s.trim().parse::<Version>().ok())
             .and_then(|v| {
                 let p = v.parts();
@@ -704,6 +704,18 @@ pub fn first_error_line(log: &str) -> Option<String> {
 fn tail(log: &str, n: usize) -> String {
     let lines: Vec<&str> = log.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// A small text file (a version file): at most 4 KiB of it.
+fn read_small(p: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::fs::File::open(p)
+        .ok()?
+        .take(4 << 10)
+        .read_to_end(&mut buf)
+        .ok()?;
+    String::from_utf8(buf).ok()
 }
 
 /// Reads at most 4 MiB of the build log.

@@ -77,7 +77,8 @@ fn print_findings(findings: &[Finding], lang: Lang) {
                         "fix",
                         &steps
                             .iter()
-                            .map(|s| s.name())
+                            // In words, as the wizard names the steps.
+                            .map(|s| super::plain::step_title(lang, s.name()))
                             .collect::<Vec<_>>()
                             .join(", ")
                     )]

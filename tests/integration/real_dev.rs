@@ -110,33 +110,8 @@ fn fetch(p: Platform) -> (PathBuf, PathBuf) {
         .filter(|pin| wheel_for(&dir, pin).is_none())
         .collect();
     if !missing.is_empty() {
-        std::fs::create_dir_all(&dir).unwrap();
-        let python = ["python3", "python"]
-            .into_iter()
-            .find(|p| Command::new(p).arg("--version").output().is_ok())
-            .expect("these tests fetch NVIDIA's wheels with pip: install Python 3 with pip");
-        let mut cmd = Command::new(python);
-        cmd.args([
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--python-version",
-            "3.11",
-        ]);
-        for t in tags {
-            cmd.args(["--platform", t]);
-        }
-        cmd.arg("-d").arg(&dir).args(&missing);
         let start = std::time::Instant::now();
-        let out = cmd.output().expect("run pip");
-        assert!(
-            out.status.success(),
-            "pip download {missing:?} for {name} failed (these tests need PyPI):\n{}",
-            text(&out)
-        );
+        support::wheels::pip_download(&dir, tags, &missing);
         eprintln!(
             "fetched {missing:?} for {name} in {:.0} s",
             start.elapsed().as_secs_f64()

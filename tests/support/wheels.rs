@@ -58,7 +58,14 @@ pub fn cached(p: Platform) -> PathBuf {
     if std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0) >= PINS.len() {
         return dir;
     }
-    std::fs::create_dir_all(&dir).unwrap();
+    pip_download(&dir, tags, PINS);
+    dir
+}
+
+/// `pip download`s NVIDIA's wheels `pins` for the platform `tags` into `dir` (needs PyPI:
+/// only the ignored real-artifact tests call it); fails the test, saying why, if pip does.
+pub fn pip_download(dir: &Path, tags: &[&str], pins: &[&str]) {
+    std::fs::create_dir_all(dir).unwrap();
     let python = ["python3", "python"]
         .into_iter()
         .find(|p| Command::new(p).arg("--version").output().is_ok())
@@ -77,14 +84,13 @@ pub fn cached(p: Platform) -> PathBuf {
     for t in tags {
         cmd.args(["--platform", t]);
     }
-    cmd.arg("-d").arg(&dir).args(PINS);
+    cmd.arg("-d").arg(dir).args(pins);
     let out = cmd.output().expect("run pip");
     assert!(
         out.status.success(),
-        "pip download failed (these tests need PyPI):\n{}",
+        "pip download {pins:?} failed (these tests need PyPI):\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    dir
 }
 
 /// One file the index lists.

@@ -23,9 +23,19 @@ cat > "$www/local_installers/cuda_11.4.4_470.82.01_linux.run" <<'RUN'
 #!/bin/sh
 path=""; for a in "$@"; do case "$a" in --toolkitpath=*) path="${a#--toolkitpath=}";; esac; done
 [ -n "$path" ] || exit 1
-mkdir -p "$path/bin" "$path/lib64"
-printf '#!/bin/sh\necho "Cuda compilation tools, release 11.4, V11.4.152"\n' > "$path/bin/nvcc"; chmod +x "$path/bin/nvcc"
+mkdir -p "$path/bin" "$path/lib64/stubs"
+# An nvcc that prints its version and, for the build check, writes its -o file.
+cat > "$path/bin/nvcc" <<'NVCC'
+#!/bin/sh
+[ "$1" = --version ] && { echo "Cuda compilation tools, release 11.4, V11.4.152"; exit 0; }
+while [ $# -gt 0 ]; do [ "$1" = -o ] && { : > "$2"; exit 0; }; shift; done
+exit 1
+NVCC
+chmod +x "$path/bin/nvcc"
+# What NVIDIA's runfile lays down for a developer: the runtime, its link name, the stub.
 echo ELF > "$path/lib64/libcudart.so.11.0"
+ln -s libcudart.so.11.0 "$path/lib64/libcudart.so"
+echo ELF > "$path/lib64/stubs/libcuda.so"
 echo '{"cuda":{"name":"CUDA SDK","version":"11.4.4"}}' > "$path/version.json"
 RUN
 md5=$(md5sum "$www/local_installers/cuda_11.4.4_470.82.01_linux.run" | cut -d' ' -f1)

@@ -13,7 +13,9 @@ header = open(fixture).read().replace("#define CUDNN_MINOR 27", "#define CUDNN_M
 with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
     for d in dlls:
         z.writestr(f"{top}/bin/{d}", b"MZ" + os.urandom(30000) + bytes(20000))
+        # Both names NVIDIA's zip has: cudnn64_9.lib and the one developers link, cudnn.lib.
         z.writestr(f"{top}/lib/x64/{d[:-4]}.lib", b"import library")
+        z.writestr(f"{top}/lib/x64/{d[:-4].removesuffix('64_9')}.lib", b"import library")
     for h in ["cudnn.h", "cudnn_adv.h", "cudnn_backend.h", "cudnn_cnn.h", "cudnn_graph.h", "cudnn_ops.h"]:
         z.writestr(f"{top}/include/{h}", f"/* {h} */\n")
     z.writestr(f"{top}/include/cudnn_version.h", header)

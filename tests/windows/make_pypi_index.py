@@ -17,7 +17,10 @@ dlls = ["cudnn64_9.dll", "cudnn_adv64_9.dll", "cudnn_cnn64_9.dll", "cudnn_engine
         "cudnn_graph64_9.dll", "cudnn_heuristic64_9.dll", "cudnn_ops64_9.dll"]
 with zipfile.ZipFile(cudnn, "w", zipfile.ZIP_DEFLATED) as z:
     for d in dlls:
-        z.writestr(f"nvidia/cudnn/bin/{d}", b"MZ" + os.urandom(30000) + bytes(20000))
+        # A real DLL with an export table when run.sh built one (its import library is
+        # made from it, as from NVIDIA's), else bytes that only look like one.
+        dll = os.environ.get("CUDNN_STANDIN_DLL")
+        z.writestr(f"nvidia/cudnn/bin/{d}", open(dll, "rb").read() if dll else b"MZ" + os.urandom(30000) + bytes(20000))
     for h in ["cudnn.h", "cudnn_adv.h", "cudnn_backend.h", "cudnn_cnn.h", "cudnn_graph.h", "cudnn_ops.h"]:
         z.writestr(f"nvidia/cudnn/include/{h}", f"/* {h} */\n")
     z.writestr("nvidia/cudnn/include/cudnn_version.h", open(fixture).read())

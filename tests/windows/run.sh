@@ -178,13 +178,18 @@ if [ "$(ls "$wheels"/*.whl 2>/dev/null | wc -l)" -lt 6 ]; then
         cuda-toolkit==13.5.0 nvidia-cuda-nvcc==13.5.37 nvidia-nvvm==13.5.37 nvidia-cuda-crt==13.5.37 \
         nvidia-cuda-runtime==13.5.37 nvidia-cuda-cccl==13.3.5.0.6
 fi
-python3 tests/windows/make_pypi_index.py "$work/www/pypi" tests/fixtures/detect/cudnn_version-9.27.h "$wheels"/*.whl
+# cuDNN's stand-in DLLs are real ones (mingw) with an export table, as NVIDIA's wheel ships
+# them: without a .lib, which the install makes from the exports.
+printf '__declspec(dllexport) unsigned long long cudnnGetVersion(void) { return 92700; }\n' > "$work/cudnn_standin.c"
+x86_64-w64-mingw32-gcc -shared -O2 -s -o "$work/cudnn_standin.dll" "$work/cudnn_standin.c"
+CUDNN_STANDIN_DLL="$work/cudnn_standin.dll" \
+    python3 tests/windows/make_pypi_index.py "$work/www/pypi" tests/fixtures/detect/cudnn_version-9.27.h "$wheels"/*.whl
 W install --unattended --method wheels --pypi-mirror "http://127.0.0.1:$port/pypi/simple" --components nvcc,cudart,cccl \
     --cuda 13.5 --gpu-cc 8.6 --driver 600.00 > "$work/wheels.out" 2>"$work/wheels.err"; rc=$?
 cuda13=$(reg CUDA_PATH_V13_5 | sed -n 's/.*REG_[A-Z_]*SZ *//p' | head -1)
 tk13=$( [ -n "$cuda13" ] && winepath -u "$cuda13" 2>/dev/null | tr -d '\r')
-if [ $rc = 0 ] && [ -n "$tk13" ] && [ -f "$tk13/bin/nvcc.exe" ] && [ -f "$tk13/bin/x64/cudart64_13.dll" ] && [ -f "$tk13/bin/x64/cudnn64_9.dll" ]; then
-    ok "install --method wheels: nvcc.exe, cudart64_13.dll and cuDNN where CUDA_PATH_V13_5 points ($cuda13)"
+if [ $rc = 0 ] && [ -n "$tk13" ] && [ -f "$tk13/bin/nvcc.exe" ] && [ -f "$tk13/bin/x64/cudart64_13.dll" ] && [ -f "$tk13/bin/x64/cudnn64_9.dll" ] && [ -f "$tk13/lib/x64/cudnn.lib" ]; then
+    ok "install --method wheels: nvcc.exe, cudart64_13.dll, cuDNN and its cudnn.lib (made from the DLL) where CUDA_PATH_V13_5 points ($cuda13)"
 else
     bad "install --method wheels (exit $rc, CUDA_PATH_V13_5=$cuda13)"; tail -20 "$work/wheels.err"
 fi

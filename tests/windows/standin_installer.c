@@ -62,8 +62,22 @@ int main(int argc, char **argv) {
         snprintf(nvcc, sizeof nvcc, "%s\\nvcc.exe", sub);
         CopyFileA(me, nvcc, FALSE);
     }
+    char lib[MAX_PATH * 2];
+    snprintf(lib, sizeof lib, "%s\\lib\\x64", dir);
+    /* What a developer links, as NVIDIA's sub-packages lay it down: the runtime's import
+       libraries with cudart, cuBLAS's DLLs with cublas, its .lib files with cublas_dev. */
+    if (wants("cublas_11.8")) {
+        put(sub, "cublas64_11.dll", "MZ stand-in cublas");
+        put(sub, "cublasLt64_11.dll", "MZ stand-in cublasLt");
+    }
+    if (wants("cublas_dev_11.8")) {
+        put(lib, "cublas.lib", "!<arch>\n");
+        put(lib, "cublasLt.lib", "!<arch>\n");
+    }
     if (wants("cudart_11.8")) {
         put(sub, "cudart64_110.dll", "MZ stand-in cudart");
+        put(lib, "cudart.lib", "!<arch>\n");
+        put(lib, "cuda.lib", "!<arch>\n");
         snprintf(sub, sizeof sub, "%s\\include", dir);
         put(sub, "cuda_runtime.h", "/* cuda_runtime.h */");
     }

@@ -5,7 +5,6 @@
 //! archive has. They are staged beside the archive's files, so they are in the manifest
 //! and the transaction: rollback and `cudnn uninstall` remove them, `verify` checks them.
 
-use std::collections::BTreeMap;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -48,16 +47,12 @@ pub(super) fn stage(
 
     // Linux: one link per unversioned name, to its shortest versioned file
     // (`libcudnn.so.9` before `libcudnn.so.9.27.0`), as NVIDIA's tarball has it.
-    let mut links_to: BTreeMap<String, String> = BTreeMap::new();
-    for s in staged.iter().filter(|s| s.entry.kind == Kind::SharedLib) {
-        let file = file_name(&s.entry.inner);
-        if let Some(link) = links::unversioned(file) {
-            let shorter = links_to.get(&link).is_none_or(|t| file.len() < t.len());
-            if shorter {
-                links_to.insert(link, file.to_string());
-            }
-        }
-    }
+    let links_to = links::link_targets(
+        staged
+            .iter()
+            .filter(|s| s.entry.kind == Kind::SharedLib)
+            .map(|s| file_name(&s.entry.inner)),
+    );
     // (A Linux wheel's libraries are of no use on Windows: no links there.)
     for (link, target) in links_to.into_iter().filter(|_| cfg!(unix)) {
         let entry = made(format!("lib/{link}"), Kind::SharedLib, 0, Some(target));

@@ -17,6 +17,25 @@ pub fn unversioned(file: &str) -> Option<String> {
         .then(|| format!("{stem}.so"))
 }
 
+/// Link name → the versioned file it goes to, for versioned library file names: the
+/// shortest when there are several (`libcudnn.so.9` before `libcudnn.so.9.28.1`, the
+/// SONAME's, as NVIDIA's tarballs link it), ties by name. Other names are left out.
+pub fn link_targets<'a>(
+    files: impl IntoIterator<Item = &'a str>,
+) -> std::collections::BTreeMap<String, String> {
+    let mut wanted: std::collections::BTreeMap<String, String> = Default::default();
+    for name in files {
+        let Some(link) = unversioned(name) else {
+            continue;
+        };
+        let shorter = |old: &String| (name.len(), name) < (old.len(), old.as_str());
+        if wanted.get(&link).is_none_or(shorter) {
+            wanted.insert(link, name.to_string());
+        }
+    }
+    wanted
+}
+
 /// In folder `lib`, a relative link `libX.so → libX.so.N` for every versioned library
 /// that has no unversioned name yet. Returns the link names made, sorted.
 ///
@@ -36,31 +55,21 @@ pub fn add_links_except(lib: &Path, skip: &dyn Fn(&str) -> bool) -> Result<Vec<S
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(DevError::io(lib, e)),
     };
-    // link name → the versioned name it goes to.
-    let mut wanted: std::collections::BTreeMap<String, String> = Default::default();
+    let mut names = Vec::new();
     for e in entries {
         let e = e.map_err(|err| DevError::io(lib, err))?;
         let Ok(name) = e.file_name().into_string() else {
             continue;
         };
-        let Some(link) = unversioned(&name) else {
-            continue;
-        };
-        if skip(&name) {
+        if unversioned(&name).is_none() || skip(&name) {
             continue;
         }
         let kind = e.file_type().map_err(|err| DevError::io(&e.path(), err))?;
-        if !(kind.is_file() || kind.is_symlink()) {
-            continue;
-        }
-        let shorter = |old: &String| (name.len(), &name) < (old.len(), old);
-        match wanted.get(&link) {
-            Some(old) if !shorter(old) => {}
-            _ => {
-                wanted.insert(link, name);
-            }
+        if kind.is_file() || kind.is_symlink() {
+            names.push(name);
         }
     }
+    let wanted = link_targets(names.iter().map(String::as_str));
     let mut made = Vec::new();
     for (link, target) in wanted {
         let at = lib.join(&link);

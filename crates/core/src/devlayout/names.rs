@@ -84,7 +84,7 @@ fn carries(os: Os, dir: &Path, lib: &str) -> bool {
     let (folders, prefix, suffix): (&[&str], String, &str) = match os {
         Os::Linux => (&["lib64"], format!("lib{lib}.so."), ""),
         Os::Windows => (
-            &["bin/x64", "bin"],
+            &super::implib::DLL_DIRS,
             format!("{}64_", lib.to_ascii_lowercase()),
             ".dll",
         ),
@@ -106,7 +106,7 @@ fn carries(os: Os, dir: &Path, lib: &str) -> bool {
 /// Where the installer puts `lib`'s link name.
 fn rel_of(os: Os, lib: &str) -> String {
     match (os, lib) {
-        (Os::Linux, "cuda") => "lib64/stubs/libcuda.so".into(),
+        (Os::Linux, "cuda") => super::complete::DRIVER_STUB.into(),
         (Os::Linux, l) => format!("lib64/lib{l}.so"),
         (Os::Windows, l) => format!("lib/x64/{l}.lib"),
     }

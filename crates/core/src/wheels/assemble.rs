@@ -394,27 +394,21 @@ pub fn completion_message(
         .no_stub
         .iter()
         .any(|s| s == crate::devlayout::complete::DRIVER_STUB);
-    Some(if no_driver_stub {
-        msg!(
-            "step_assembled_dev_linux_no_stub",
-            version = version,
-            wheels = wheels,
-            dir = dir.display(),
-            files = o.files,
-            links = c.links.len(),
-            configs = configs
-        )
+    // The same facts either way; the words differ by whether the stub could be made.
+    let key = if no_driver_stub {
+        "step_assembled_dev_linux_no_stub"
     } else {
-        msg!(
-            "step_assembled_dev_linux",
-            version = version,
-            wheels = wheels,
-            dir = dir.display(),
-            files = o.files,
-            links = c.links.len(),
-            configs = configs
-        )
-    })
+        "step_assembled_dev_linux"
+    };
+    Some(
+        Message::new(key)
+            .with("version", version)
+            .with("wheels", wheels)
+            .with("dir", dir.display())
+            .with("files", o.files)
+            .with("links", c.links.len())
+            .with("configs", configs),
+    )
 }
 
 fn build(

@@ -294,9 +294,22 @@ impl ToolkitRelease {
         }
     }
 
-    /// Whether nvcc of this release can build code for a GPU of capability `cc`.
+    /// Whether nvcc of this release can build code for a GPU of capability `cc`: the
+    /// exact list when the tables have one, else the range.
     pub fn builds_for(&self, cc: ComputeCapability) -> bool {
-        self.sm_min <= cc && cc <= self.sm_max
+        if self.sm.is_empty() {
+            self.sm_min <= cc && cc <= self.sm_max
+        } else {
+            self.sm.contains(&cc)
+        }
+    }
+
+    /// The driver the installer for `os` carries, if it carries one.
+    pub fn carried_driver(&self, os: Os) -> Option<&Version> {
+        match os {
+            Os::Windows => self.carried_driver_windows.as_ref(),
+            Os::Linux => self.carried_driver_linux.as_ref(),
+        }
     }
 }
 

@@ -42,12 +42,24 @@ pub struct ToolkitLine {
 pub struct ToolkitRelease {
     pub version: Version,
     pub label: String,
+    /// The published minimum driver (Table 3's "Toolkit Driver Version") for Linux: a
+    /// requirement. None where no source states one.
     pub driver_linux: Option<Version>,
     pub driver_windows: Option<Version>,
     #[serde(default = "yes")]
     pub driver_confirmed: bool,
+    /// The driver NVIDIA's Linux runfile carries (its file name), when it carries one. A
+    /// fact about the installer, never a requirement (#20 class 3).
+    pub carried_driver_linux: Option<Version>,
+    /// The driver the Windows local installer carries (None: it carries none, as 13.x).
+    pub carried_driver_windows: Option<Version>,
     pub sm_min: ComputeCapability,
     pub sm_max: ComputeCapability,
+    /// The exact architectures nvcc of this release builds for, where a source lists
+    /// them (CMake's CMakeCUDAArchitecturesAll.cmake). Empty: only `sm_min..=sm_max`
+    /// is known.
+    #[serde(default)]
+    pub sm: Vec<ComputeCapability>,
     #[serde(default = "yes")]
     pub confirmed: bool,
     #[serde(default)]
@@ -228,6 +240,12 @@ pub struct Architecture {
     pub driver_min_windows: Option<Version>,
     #[serde(default = "yes")]
     pub driver_min_confirmed: bool,
+    /// The last driver branch that supports this architecture (Kepler: 470). None: the
+    /// current branches still do.
+    pub last_branch: Option<u32>,
+    #[serde(default = "yes")]
+    pub last_branch_confirmed: bool,
+    pub last_branch_source: Option<String>,
     pub note: Option<String>,
 }
 

@@ -89,6 +89,12 @@ pub struct Recommendation {
     pub driver: DriverAdvice,
     pub reasons: Vec<Message>,
     pub blockers: Vec<Message>,
+    /// GPUs a pick carries no code for, when no pick covers them all (#20 class 1); each
+    /// also has a `gpu_left_out` reason.
+    pub left_out: Vec<LeftOut>,
+    /// With GPUs left out: the `CUDA_VISIBLE_DEVICES` value (with
+    /// `CUDA_DEVICE_ORDER=PCI_BUS_ID`) that shows programs only the GPUs kept.
+    pub visible_devices: Option<String>,
     pub tables: TableSource,
     /// When fetched data (`refresh`) is merged in: when it was fetched, and whether live.
     pub refreshed: Option<crate::compat::Refreshed>,
@@ -116,6 +122,23 @@ impl Recommendation {
             }),
         }
     }
+}
+
+/// Which pick leaves a GPU out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Part {
+    Torch,
+    Toolkit,
+}
+
+/// A GPU that a pick carries no code for.
+#[derive(Debug, Clone, Serialize)]
+pub struct LeftOut {
+    pub part: Part,
+    /// Its position in `Facts::gpus` (NVML's order, which is PCI bus order).
+    pub index: usize,
+    pub gpu: GpuFact,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -216,6 +239,9 @@ pub struct DriverAdvice {
     /// With action `none`: a driver at least this new unlocks `unlocks`.
     pub upgrade_minimum: Option<Version>,
     pub unlocks: Option<String>,
+    /// The last driver branch every GPU here still gets (Kepler: 470), when one of them
+    /// is on a branch NVIDIA has stopped (#20 class 4): no driver above it can be offered.
+    pub last_branch: Option<u32>,
     /// Windows, action `install`/`update`: the driver package the plan's first step
     /// downloads and installs silently (None on Linux, or when no package is known).
     pub install: Option<DriverInstall>,
@@ -260,10 +286,13 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
             minimum: None,
             upgrade_minimum: None,
             unlocks: None,
+            last_branch: None,
             install: None,
         },
         reasons: Vec::new(),
         blockers: Vec::new(),
+        left_out: Vec::new(),
+        visible_devices: None,
         tables: tables.source.clone(),
         refreshed: tables.live.refreshed.clone(),
     };

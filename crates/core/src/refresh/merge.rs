@@ -117,8 +117,11 @@ fn toolkits(t: &mut Tables, s: &Section<super::LiveToolkit>) {
             driver_linux: None,
             driver_windows: None,
             driver_confirmed: false,
+            carried_driver_linux: None,
+            carried_driver_windows: None,
             sm_min: like.sm_min,
             sm_max: like.sm_max,
+            sm: like.sm.clone(),
             confirmed: true,
             preview: false,
             note: Some(format!(

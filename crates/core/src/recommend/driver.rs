@@ -55,6 +55,59 @@ impl Needs {
     }
 }
 
+/// What the driver will be when the user has done what is asked of them (#20 class 4).
+#[derive(Debug, Clone, PartialEq)]
+#[allow(dead_code)] // read by the picks (#20)
+pub(super) struct Outlook {
+    /// The driver must be installed or updated whatever is picked: there is none, or a
+    /// GPU's architecture needs a newer branch (Blackwell on a 56x driver).
+    pub update_anyway: bool,
+    /// The last driver branch every GPU still gets (the lowest `last_branch` among their
+    /// architectures); None when they are all on current branches.
+    pub last_branch: Option<u32>,
+}
+
+#[allow(dead_code)]
+impl Outlook {
+    pub fn of(tables: &Tables, facts: &Facts) -> Outlook {
+        let archs = facts
+            .gpus
+            .iter()
+            .filter_map(|g| tables.architecture_of(g.compute_capability));
+        let mut update_anyway = facts.driver.is_none();
+        let mut last_branch: Option<u32> = None;
+        for a in archs {
+            let min = match facts.os {
+                crate::compat::Os::Windows => a.driver_min_windows.as_ref(),
+                crate::compat::Os::Linux => a.driver_min_linux.as_ref(),
+            };
+            if let (Some(min), Some(d)) = (min, &facts.driver)
+                && d < min
+            {
+                update_anyway = true;
+            }
+            if let Some(b) = a.last_branch {
+                last_branch = Some(last_branch.map_or(b, |l| l.min(b)));
+            }
+        }
+        Outlook {
+            update_anyway,
+            last_branch,
+        }
+    }
+
+    /// The newest driver the user can end up with when updating: None means any (no
+    /// GPU is on a stopped branch); else the top of the last branch (`470.999.999`).
+    pub fn driver_ceiling(&self) -> Option<Version> {
+        self.last_branch.map(|b| Version::new(&[b, 999, 999]))
+    }
+
+    /// Whether a driver `minimum` can be installed on these GPUs at all.
+    pub fn reachable(&self, minimum: &Version) -> bool {
+        self.driver_ceiling().is_none_or(|c| *minimum <= c)
+    }
+}
+
 /// The highest CUDA `MAJOR.MINOR` the driver runs: NVML's figure, else the newest release
 /// whose confirmed minimum for this OS the driver meets.
 pub(super) fn driver_cuda(tables: &Tables, facts: &Facts) -> Option<Version> {

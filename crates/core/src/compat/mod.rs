@@ -304,6 +304,30 @@ impl ToolkitRelease {
         }
     }
 
+    /// The driver an installer's file name carries: `cuda_12.8.0_571.96_windows.exe` →
+    /// 571.96, `cuda_12.8.0_570.86.10_linux.run` → 570.86.10; None for names without
+    /// one (`cuda_13.0.0_windows.exe`, `cuda_13.4.1_linux.run`).
+    pub fn driver_in_file_name(version: &Version, file: &str) -> Option<Version> {
+        let rest = file.strip_prefix(&format!("cuda_{version}_"))?;
+        let (drv, _) = rest.split_once('_')?;
+        if !drv.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        drv.parse().ok()
+    }
+
+    /// This release with `carried_driver_*` read from its installers' file names (rows
+    /// learned by `refresh`).
+    pub fn with_carried_from_names(mut self) -> Self {
+        let named = |i: &Option<Installer>| {
+            i.as_ref()
+                .and_then(|i| Self::driver_in_file_name(&self.version, &i.file))
+        };
+        self.carried_driver_linux = named(&self.linux_runfile);
+        self.carried_driver_windows = named(&self.windows_local);
+        self
+    }
+
     /// The driver the installer for `os` carries, if it carries one.
     pub fn carried_driver(&self, os: Os) -> Option<&Version> {
         match os {

@@ -134,6 +134,8 @@ fn toolkits(t: &Tables) -> Check {
         if r.sm_min > r.sm_max {
             return Err(bad(f, format!("{k}.sm_min"), "is above sm_max"));
         }
+        sm_list(f, &k, r)?;
+        carried(f, &k, r)?;
         for (kind, inst) in [
             ("windows_local", &r.windows_local),
             ("windows_network", &r.windows_network),
@@ -157,6 +159,80 @@ fn toolkits(t: &Tables) -> Check {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// The exact list (#20 class 5): ascending without repeats, and the range its ends.
+fn sm_list(f: &str, k: &str, r: &ToolkitRelease) -> Check {
+    if r.sm.is_empty() {
+        return Ok(());
+    }
+    if r.sm.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(bad(
+            f,
+            format!("{k}.sm"),
+            "must be in ascending order, each once",
+        ));
+    }
+    if r.sm.first() != Some(&r.sm_min) || r.sm.last() != Some(&r.sm_max) {
+        return Err(bad(
+            f,
+            format!("{k}.sm"),
+            "must start at sm_min and end at sm_max",
+        ));
+    }
+    Ok(())
+}
+
+/// The driver an installer carries apart from the published minimum (#20 class 3): the
+/// carried one is the one its file name names (none when the name names none); a row
+/// its note flags as "not in Table 3" has no minimum; and no installer carries a driver
+/// below its own release's minimum.
+fn carried(f: &str, k: &str, r: &ToolkitRelease) -> Check {
+    for (os, inst) in [
+        (Os::Linux, &r.linux_runfile),
+        (Os::Windows, &r.windows_local),
+    ] {
+        let key = match os {
+            Os::Linux => "carried_driver_linux",
+            Os::Windows => "carried_driver_windows",
+        };
+        let have = r.carried_driver(os);
+        if let Some(inst) = inst {
+            let named = ToolkitRelease::driver_in_file_name(&r.version, &inst.file);
+            if named.as_ref() != have {
+                return Err(bad(
+                    f,
+                    format!("{k}.{key}"),
+                    format!(
+                        "must be the driver the installer's file name {} carries ({})",
+                        inst.file,
+                        named.map_or("none".to_string(), |v| v.to_string())
+                    ),
+                ));
+            }
+        }
+        if let (Some(c), Some(m)) = (have, r.driver_min(os))
+            && c < m
+        {
+            return Err(bad(
+                f,
+                format!("{k}.{key}"),
+                format!("{c} is below the release's own minimum {m}"),
+            ));
+        }
+    }
+    if r.note
+        .as_deref()
+        .is_some_and(|n| n.to_ascii_lowercase().contains("not in table 3"))
+        && (r.driver_linux.is_some() || r.driver_windows.is_some())
+    {
+        return Err(bad(
+            f,
+            format!("{k}.driver_linux"),
+            "the note says the release is not in Table 3, so no minimum is published: put the installer's driver in carried_driver_linux/_windows",
+        ));
     }
     Ok(())
 }
@@ -344,6 +420,13 @@ fn gpus(t: &Tables) -> Check {
     let g = &t.gpus;
     let mut ccs = HashSet::new();
     for a in &g.architectures {
+        if a.last_branch.is_some() && a.last_branch_source.is_none() {
+            return Err(bad(
+                f,
+                format!("architecture \"{}\".last_branch_source", a.name),
+                "a last driver branch needs its source",
+            ));
+        }
         for cc in &a.compute_capabilities {
             if !ccs.insert(*cc) {
                 return Err(bad(
@@ -501,4 +584,94 @@ fn drivers(t: &Tables) -> Check {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(v: &str, change: impl FnOnce(&mut ToolkitRelease)) -> Result<(), TableError> {
+        let mut t = Tables::embedded().unwrap();
+        let r = t
+            .toolkits
+            .releases
+            .iter_mut()
+            .find(|r| r.version.to_string() == v)
+            .unwrap();
+        change(r);
+        all(&t)
+    }
+
+    fn problem(e: Result<(), TableError>) -> String {
+        e.expect_err("should be refused").to_string()
+    }
+
+    /// #20 class 3: the driver an installer carries and the published minimum stay apart.
+    #[test]
+    fn carried_drivers_and_minimums_are_kept_apart() {
+        let v = |s: &str| Some(s.parse::<Version>().unwrap());
+        // 12.8.2 is not in Table 3: its runfile's driver back in the minimum slot.
+        let e = problem(with("12.8.2", |r| r.driver_linux = v("570.211.01")));
+        assert!(e.contains("not in Table 3"), "{e}");
+        // A carried figure the file name does not carry.
+        let e = problem(with("12.8.0", |r| r.carried_driver_linux = v("570.26")));
+        assert!(e.contains("cuda_12.8.0_570.86.10_linux.run"), "{e}");
+        // 13.x Windows installers carry none.
+        let e = problem(with("13.0.0", |r| r.carried_driver_windows = v("580.88")));
+        assert!(e.contains("(none)"), "{e}");
+        // A minimum above what the installer carries.
+        let e = problem(with("12.8.1", |r| r.driver_windows = v("572.62")));
+        assert!(e.contains("below the release's own minimum"), "{e}");
+        // A minimum equal to the carried driver is fine (12.8.1: 572.61 both).
+        with("12.8.1", |_| {}).unwrap();
+    }
+
+    /// #20 class 5: the exact lists are sorted, once each, and span sm_min..sm_max.
+    #[test]
+    fn sm_lists_are_sorted_and_span_the_range() {
+        let cc = |s: &str| s.parse::<ComputeCapability>().unwrap();
+        let e = problem(with("12.8.0", |r| r.sm.swap(0, 1)));
+        assert!(e.contains("ascending"), "{e}");
+        let e = problem(with("12.8.0", |r| r.sm.push(cc("12.0"))));
+        assert!(e.contains("ascending"), "{e}");
+        let e = problem(with("12.8.0", |r| r.sm_max = cc("12.1")));
+        assert!(e.contains("sm_max"), "{e}");
+        with("12.8.0", |r| {
+            r.sm.clear();
+        })
+        .unwrap();
+    }
+
+    /// The figures of dossier §1.2/§2: minimums apart from what the installers carry.
+    #[test]
+    fn the_tables_hold_the_dossier_figures() {
+        let t = Tables::embedded().unwrap();
+        let r = |s: &str| t.toolkit(&s.parse().unwrap()).unwrap();
+        let s = |v: Option<&Version>| v.map(ToString::to_string);
+        let o = |x: &str| Some(x.to_string());
+        assert_eq!(s(r("12.8.0").driver_min(Os::Linux)), o("570.26"));
+        assert_eq!(s(r("12.8.0").carried_driver(Os::Linux)), o("570.86.10"));
+        assert_eq!(s(r("12.8.0").driver_min(Os::Windows)), o("570.65"));
+        assert_eq!(s(r("12.8.0").carried_driver(Os::Windows)), o("571.96"));
+        for v in ["12.3.2", "12.8.2", "12.9.2", "13.0.3", "13.1.2"] {
+            assert_eq!(r(v).driver_min(Os::Linux), None, "{v}");
+            assert!(r(v).carried_driver(Os::Linux).is_some(), "{v}");
+        }
+        assert_eq!(s(r("13.0.3").carried_driver(Os::Linux)), o("580.126.20"));
+        for rel in &t.toolkits.releases {
+            if rel.version.major() >= 13 {
+                assert_eq!(rel.carried_driver(Os::Windows), None, "{}", rel.version);
+            }
+            if rel.version >= "13.4.1".parse().unwrap() {
+                assert_eq!(rel.carried_driver(Os::Linux), None, "{}", rel.version);
+            }
+            assert!(!rel.sm.is_empty(), "{}: no exact list", rel.version);
+        }
+        let arch = |n: &str| t.gpus.architectures.iter().find(|a| a.name == n).unwrap();
+        assert_eq!(arch("Kepler").last_branch, Some(470));
+        for n in ["Maxwell", "Pascal", "Volta"] {
+            assert_eq!(arch(n).last_branch, Some(580), "{n}");
+        }
+        assert_eq!(arch("Turing").last_branch, None);
+    }
 }

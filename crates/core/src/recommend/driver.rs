@@ -5,7 +5,7 @@
 use super::{
     Download, DriverAction, DriverInstall, DriverPackage, Facts, GpuFact, Recommendation, Request,
 };
-use crate::compat::{Tables, ToolkitRelease};
+use crate::compat::{Os, Tables, ToolkitRelease};
 use crate::message::Message;
 use crate::msg;
 use crate::version::Version;
@@ -57,7 +57,6 @@ impl Needs {
 
 /// What the driver will be when the user has done what is asked of them (#20 class 4).
 #[derive(Debug, Clone, PartialEq)]
-#[allow(dead_code)] // read by the picks (#20)
 pub(super) struct Outlook {
     /// The driver must be installed or updated whatever is picked: there is none, or a
     /// GPU's architecture needs a newer branch (Blackwell on a 56x driver).
@@ -67,12 +66,20 @@ pub(super) struct Outlook {
     pub last_branch: Option<u32>,
 }
 
-#[allow(dead_code)]
 impl Outlook {
     pub fn of(tables: &Tables, facts: &Facts) -> Outlook {
-        let archs = facts
-            .gpus
-            .iter()
+        Outlook::of_gpus(tables, facts, &facts.gpus)
+    }
+
+    /// The outlook for some of the GPUs (those a recommendation keeps, #20 class 1): a GPU
+    /// left out neither asks for an update nor holds the driver to its last branch.
+    pub fn of_gpus<'g>(
+        tables: &Tables,
+        facts: &Facts,
+        gpus: impl IntoIterator<Item = &'g GpuFact>,
+    ) -> Outlook {
+        let archs = gpus
+            .into_iter()
             .filter_map(|g| tables.architecture_of(g.compute_capability));
         let mut update_anyway = facts.driver.is_none();
         let mut last_branch: Option<u32> = None;
@@ -97,14 +104,33 @@ impl Outlook {
     }
 
     /// The newest driver the user can end up with when updating: None means any (no
-    /// GPU is on a stopped branch); else the top of the last branch (`470.999.999`).
+    /// GPU is on a stopped branch); else the top of the last branch (`470.999.999`), as
+    /// Linux numbers it. See [`Outlook::ceiling_on`] for Windows.
     pub fn driver_ceiling(&self) -> Option<Version> {
         self.last_branch.map(|b| Version::new(&[b, 999, 999]))
     }
 
-    /// Whether a driver `minimum` can be installed on these GPUs at all.
+    /// The ceiling as `os` numbers its drivers. Linux numbers branch B's drivers `B.x.y`.
+    /// Windows numbers them from `B.xx` up to the next branch (R470: 471.11 to 474.64;
+    /// R580: 580.88 to 58x.xx); no stopped branch had a successor within ten (R470 was
+    /// followed by R495, R580 by R590), so `(B+9).99` bounds it.
+    pub fn ceiling_on(&self, os: crate::compat::Os) -> Option<Version> {
+        match os {
+            crate::compat::Os::Linux => self.driver_ceiling(),
+            crate::compat::Os::Windows => self.last_branch.map(|b| Version::new(&[b + 9, 99])),
+        }
+    }
+
+    /// Whether a driver `minimum` can be installed on these GPUs at all (Linux numbering;
+    /// [`Outlook::reachable_on`] for either OS).
+    #[allow(dead_code)] // the contract's; the torch pick reads it
     pub fn reachable(&self, minimum: &Version) -> bool {
         self.driver_ceiling().is_none_or(|c| *minimum <= c)
+    }
+
+    /// Whether a driver `minimum` can be installed on these GPUs under `os`.
+    pub fn reachable_on(&self, os: crate::compat::Os, minimum: &Version) -> bool {
+        self.ceiling_on(os).is_none_or(|c| *minimum <= c)
     }
 }
 
@@ -132,33 +158,113 @@ fn floor(tables: &Tables, facts: &Facts, major: u32) -> Option<Version> {
         .map(|l| l.driver_floor(facts.os).clone())
 }
 
-/// How the driver runs toolkit release `r`, and the driver it needs to run it fully.
-pub(super) fn toolkit_fit(
-    tables: &Tables,
-    facts: &Facts,
-    r: &ToolkitRelease,
-) -> (DriverFit, Version, bool) {
+/// Where a release's driver minimum comes from (#20 class 3: a driver an installer
+/// carries is never one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum MinimumFrom {
+    /// NVIDIA publishes it for this release (Table 3).
+    Published,
+    /// None is published for this release (rows "not in Table 3"): the published minimum
+    /// of this earlier update of the same minor line. A later update never needs less, so
+    /// it is the honest lower bound; UNCONFIRMED.
+    Earlier(Version),
+    /// Nothing is published for the minor line on this OS: the major line's floor
+    /// (minor-version compatibility runs it from there).
+    Floor,
+}
+
+/// A release's driver minimum for this OS.
+#[derive(Debug, Clone)]
+pub(super) struct ReleaseMinimum {
+    pub version: Version,
+    pub from: MinimumFrom,
+    /// Published and confirmed by a first-hand source.
+    pub confirmed: bool,
+}
+
+/// The driver minimum of toolkit release `r` on this OS: its published minimum, else the
+/// newest published minimum of an earlier update of the same minor line, else the major
+/// line's floor.
+pub(super) fn release_minimum(tables: &Tables, os: Os, r: &ToolkitRelease) -> ReleaseMinimum {
+    if let Some(m) = r.driver_min(os) {
+        return ReleaseMinimum {
+            version: m.clone(),
+            from: MinimumFrom::Published,
+            confirmed: r.driver_confirmed,
+        };
+    }
+    let earlier = tables.toolkits.releases.iter().rfind(|o| {
+        o.version < r.version
+            && o.version.major_minor() == r.version.major_minor()
+            && o.driver_min(os).is_some()
+    });
+    if let Some(o) = earlier {
+        return ReleaseMinimum {
+            version: o.driver_min(os).expect("filtered").clone(),
+            from: MinimumFrom::Earlier(o.version.clone()),
+            confirmed: false,
+        };
+    }
+    let floor = tables
+        .toolkit_line(r.version.major())
+        .expect("validated: every release has a line")
+        .driver_floor(os)
+        .clone();
+    ReleaseMinimum {
+        version: floor,
+        from: MinimumFrom::Floor,
+        confirmed: false,
+    }
+}
+
+/// How the driver runs a toolkit release.
+#[derive(Debug, Clone)]
+pub(super) struct ToolkitFit {
+    pub fit: DriverFit,
+    /// The driver that runs it fully.
+    pub full: ReleaseMinimum,
+    /// The driver to ask for: the major line's floor when minor-version compatibility
+    /// runs it on the current driver, else `full` (never above a driver that runs it).
+    pub need: Version,
+}
+
+/// How the driver runs toolkit release `r`. Fully: the driver meets the release's minimum
+/// (and NVML, when it reports, does not say otherwise); a release with no minimum for
+/// this minor line runs fully only when NVML says so. Else minor-version compatibility
+/// from the major line's floor.
+pub(super) fn toolkit_fit(tables: &Tables, facts: &Facts, r: &ToolkitRelease) -> ToolkitFit {
     let floor =
         floor(tables, facts, r.version.major()).expect("validated: every release has a line");
-    let exact = r.driver_min(facts.os);
-    let minimum = exact.cloned().unwrap_or_else(|| floor.clone());
-    let confirmed = exact.is_some() && r.driver_confirmed;
+    let full = release_minimum(tables, facts.os, r);
     let Some(driver) = &facts.driver else {
-        return (DriverFit::No, minimum, confirmed);
+        let need = full.version.clone();
+        return ToolkitFit {
+            fit: DriverFit::No,
+            full,
+            need,
+        };
     };
-    let full = match (&facts.driver_cuda, exact) {
-        (Some(cuda), _) => r.version.major_minor() <= cuda.major_minor(),
-        (None, Some(m)) => driver >= m,
-        (None, None) => false,
+    let nvml = facts
+        .driver_cuda
+        .as_ref()
+        .map(|c| r.version.major_minor() <= c.major_minor());
+    let runs_fully = match full.from {
+        MinimumFrom::Floor => nvml == Some(true),
+        _ => *driver >= full.version && nvml != Some(false),
     };
-    let fit = if full {
+    let fit = if runs_fully {
         DriverFit::Yes
     } else if *driver >= floor {
         DriverFit::MinorCompat
     } else {
         DriverFit::No
     };
-    (fit, minimum, confirmed)
+    let need = if fit == DriverFit::MinorCompat {
+        floor
+    } else {
+        full.version.clone()
+    };
+    ToolkitFit { fit, full, need }
 }
 
 /// How the driver runs PyTorch wheels built with CUDA `cuda`. The wheels carry their own
@@ -221,6 +327,32 @@ pub(super) fn advise(
     needs: &Needs,
     rec: &mut Recommendation,
 ) {
+    // The driver is for the GPUs the picks keep: one left out (#20 class 1) holds it to
+    // no branch.
+    let kept = facts
+        .gpus
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !rec.left_out.iter().any(|l| l.index == *i))
+        .map(|(_, g)| g);
+    let outlook = Outlook::of_gpus(tables, facts, kept);
+    let ceiling = outlook.ceiling_on(facts.os);
+    rec.driver.last_branch = outlook.last_branch;
+    for (i, gpu) in facts.gpus.iter().enumerate() {
+        if rec.left_out.iter().any(|l| l.index == i) {
+            continue;
+        }
+        if let Some(a) = tables.architecture_of(gpu.compute_capability)
+            && let Some(b) = a.last_branch
+        {
+            rec.reasons.push(msg!(
+                "driver_last_branch",
+                gpu = gpu.label(),
+                architecture = &a.name,
+                branch = b
+            ));
+        }
+    }
     let adv = &mut rec.driver;
     adv.minimum = needs.minimum.clone();
     let min = needs
@@ -228,12 +360,18 @@ pub(super) fn advise(
         .clone()
         .map(|m| m.to_string())
         .unwrap_or_default();
+    // Never a minimum above a driver said to need no change (#20 class 3): fleet scripts
+    // read `driver.minimum`.
+    let below_minimum = match (&facts.driver, &needs.minimum) {
+        (Some(d), Some(m)) => d < m,
+        _ => false,
+    };
     match &facts.driver {
         None => {
             adv.action = DriverAction::Install;
             rec.reasons.push(msg!("driver_install", minimum = min));
         }
-        Some(current) if needs.update_required => {
+        Some(current) if needs.update_required || below_minimum => {
             adv.action = DriverAction::Update;
             rec.reasons.push(msg!(
                 "driver_update_required",
@@ -243,7 +381,10 @@ pub(super) fn advise(
         }
         Some(_) => {
             adv.action = DriverAction::None;
-            if let Some((m, what)) = &needs.unlock {
+            // An offer above the last branch cannot be followed (#20 class 4).
+            if let Some((m, what)) = &needs.unlock
+                && outlook.reachable_on(facts.os, m)
+            {
                 adv.upgrade_minimum = Some(m.clone());
                 adv.unlocks = Some(what.clone());
                 rec.reasons
@@ -252,7 +393,8 @@ pub(super) fn advise(
         }
     }
     if facts.os == crate::compat::Os::Windows && rec.driver.action != DriverAction::None {
-        let (install, reasons) = windows_install(tables, facts, needs.minimum.as_ref());
+        let (install, reasons) =
+            windows_install(tables, facts, needs.minimum.as_ref(), ceiling.as_ref());
         rec.driver.install = install;
         rec.reasons.extend(reasons);
     }
@@ -260,11 +402,13 @@ pub(super) fn advise(
 
 /// The Windows driver the plan installs: the package of the primary (first) GPU, and the
 /// newest known version of it at or above `minimum` (the newest known when there is no
-/// minimum). None, with a reason, when no known version is new enough.
+/// minimum) and at or below `ceiling` (the GPUs' last branch, #20 class 4: a newer one
+/// would not install on them). None, with a reason, when no known version fits.
 pub(super) fn windows_install(
     tables: &Tables,
     facts: &Facts,
     minimum: Option<&Version>,
+    ceiling: Option<&Version>,
 ) -> (Option<DriverInstall>, Vec<Message>) {
     let mut reasons = Vec::new();
     let package_of = |g: &GpuFact| {
@@ -293,6 +437,7 @@ pub(super) fn windows_install(
         .versions
         .iter()
         .rev()
+        .filter(|v| ceiling.is_none_or(|c| v.version <= *c))
         .find(|v| minimum.is_none_or(|m| v.version >= *m));
     let Some(pick) = pick else {
         reasons.push(msg!(
@@ -398,7 +543,7 @@ mod tests {
         let f = facts(Os::Windows, vec![gpu("NVIDIA GeForce RTX 3060 Laptop GPU")]);
         let row = t.driver_package(DriverPackage::GeforceNotebook).unwrap();
         let newest = &row.versions.last().unwrap().version;
-        let (got, reasons) = windows_install(&t, &f, Some(&"527.41".parse().unwrap()));
+        let (got, reasons) = windows_install(&t, &f, Some(&"527.41".parse().unwrap()), None);
         let got = got.unwrap();
         assert_eq!(got.package, DriverPackage::GeforceNotebook);
         assert_eq!(&got.version, newest);
@@ -415,7 +560,7 @@ mod tests {
         assert!(got.mirrors.iter().all(|m| m.starts_with("https://")));
         assert!(reasons.iter().any(|r| r.key == "driver_package_chosen"));
         // No minimum: the newest known.
-        let (got, _) = windows_install(&t, &f, None);
+        let (got, _) = windows_install(&t, &f, None, None);
         assert_eq!(&got.unwrap().version, newest);
         // A recorded size is carried.
         let desktop = t.driver_package(DriverPackage::GeforceDesktop).unwrap();
@@ -431,7 +576,7 @@ mod tests {
             },
             ..t.clone()
         };
-        let (got, _) = windows_install(&only, &f, Some(&sized.version));
+        let (got, _) = windows_install(&only, &f, Some(&sized.version), None);
         assert_eq!(got.unwrap().download.size, sized.size);
     }
 
@@ -439,7 +584,7 @@ mod tests {
     fn no_known_version_new_enough_means_nvidia_com() {
         let t = tables();
         let f = facts(Os::Windows, vec![gpu("Tesla T4")]);
-        let (got, reasons) = windows_install(&t, &f, Some(&"999.99".parse().unwrap()));
+        let (got, reasons) = windows_install(&t, &f, Some(&"999.99".parse().unwrap()), None);
         assert!(got.is_none());
         let r = reasons
             .iter()
@@ -457,7 +602,7 @@ mod tests {
             Os::Windows,
             vec![gpu("NVIDIA GeForce RTX 3060 Laptop GPU"), gpu("Tesla T4")],
         );
-        let (got, reasons) = windows_install(&t, &f, None);
+        let (got, reasons) = windows_install(&t, &f, None, None);
         assert_eq!(got.unwrap().package, DriverPackage::GeforceNotebook);
         let r = reasons
             .iter()
@@ -472,7 +617,7 @@ mod tests {
                 gpu("NVIDIA GeForce RTX 4090"),
             ],
         );
-        let (_, reasons) = windows_install(&t, &f, None);
+        let (_, reasons) = windows_install(&t, &f, None, None);
         assert!(reasons.iter().all(|r| r.key != "driver_package_primary"));
     }
 

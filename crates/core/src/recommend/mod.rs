@@ -8,6 +8,7 @@
 
 mod cudnn_version;
 mod driver;
+mod leave_out;
 mod toolkit;
 mod torch;
 
@@ -353,9 +354,11 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
                 &mut needs,
                 &mut rec.reasons,
                 &mut rec.blockers,
+                &mut rec.left_out,
             ) {
                 needs.add(need);
-                rec.cudnn = toolkit::pick_cudnn(tables, facts, &tk, &mut rec.reasons);
+                let kept = leave_out::kept_facts(facts, &rec.left_out);
+                rec.cudnn = toolkit::pick_cudnn(tables, &kept, &tk, &mut rec.reasons);
                 let major = tk.version.major();
                 rec.toolkit = Some(tk);
                 // Extensions must be built with the toolkit major torch was built with.
@@ -382,6 +385,8 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
         }
     }
 
+    // The GPUs every pick keeps (#20 class 1).
+    rec.visible_devices = leave_out::visible_devices(facts, &rec.left_out);
     if rec.blockers.is_empty() {
         driver::advise(tables, facts, request, &needs, &mut rec);
     }

@@ -475,6 +475,8 @@ fn cases() -> Vec<Case> {
             None,
             &[Blocked("no_toolkit_for_gpu"), NoToolkit],
         ),
+        // No toolkit builds for both (#20 class 1): the newer card is served and the
+        // Kepler one is left out, with CUDA_VISIBLE_DEVICES for the one kept.
         case(
             "dev: kepler + blackwell share nothing",
             Linux,
@@ -482,7 +484,7 @@ fn cases() -> Vec<Case> {
             Some("580.95.05"),
             &["3.5", "12.0"],
             None,
-            &[Blocked("gpus_have_no_common_toolkit")],
+            &[Toolkit("13.0.2"), Reason("gpu_left_out")],
         ),
         case(
             "dev: no driver, linux, ampere",
@@ -491,9 +493,10 @@ fn cases() -> Vec<Case> {
             None,
             &["8.6"],
             Some("3.12"),
+            // The 13.4.1 runfile carries no driver (#20 class 6).
             &[
                 Driver(DriverAction::Install),
-                Reason("toolkit_needs_driver"),
+                Reason("toolkit_needs_driver_linux"),
             ],
         ),
         case(
@@ -506,8 +509,11 @@ fn cases() -> Vec<Case> {
             &[
                 Toolkit("12.9.2"),
                 Driver(DriverAction::Update),
+                // 12.9.2 has no published minimum: 12.9.1's (#20 class 3).
                 DriverMinimum("576.57"),
-                Reason("toolkit_driver_unconfirmed"),
+                Reason("toolkit_minimum_inherited"),
+                // Its installer carries 576.57.
+                Reason("toolkit_needs_driver"),
             ],
         ),
         Case {
@@ -542,6 +548,149 @@ fn cases() -> Vec<Case> {
             &[],
             None,
             &[Blocked("no_nvidia_gpu")],
+        ),
+        // ---- #20 (toolkit) ----
+        // Class 3: the driver a runfile carries is no minimum. 12.8.2 and 13.0.3 are not
+        // in Table 3; their runfiles carry 570.211.01 and 580.126.20, above these
+        // drivers, which run them (NVML says so).
+        Case {
+            driver_cuda: Some("12.8"),
+            ..case(
+                "#20 c3: linux 570.172.08 (nvml 12.8) needs no 570.211.01",
+                Linux,
+                D,
+                Some("570.172.08"),
+                &["9.0"],
+                Some("3.12"),
+                &[
+                    Toolkit("12.8.2"),
+                    Driver(DriverAction::None),
+                    DriverMinimum("570.124.06"),
+                    Reason("toolkit_minimum_inherited"),
+                ],
+            )
+        },
+        Case {
+            driver_cuda: Some("13.0"),
+            ..case(
+                "#20 c3: linux 580.95.05 (nvml 13.0) needs no 580.126.20",
+                Linux,
+                D,
+                Some("580.95.05"),
+                &["9.0"],
+                Some("3.12"),
+                &[
+                    Toolkit("13.0.3"),
+                    Driver(DriverAction::None),
+                    DriverMinimum("580.95.05"),
+                ],
+            )
+        },
+        // Class 4: Blackwell on a 56x driver must update anyway: ask for the driver of
+        // the newest toolkit, not 570 and 12.8.
+        case(
+            "#20 c4: blackwell on 560 (linux) updates to the 13.x line",
+            Linux,
+            D,
+            Some("560.35.03"),
+            &["12.0"],
+            Some("3.12"),
+            &[
+                Toolkit("13.4.1"),
+                Driver(DriverAction::Update),
+                DriverMinimum("580.65.06"),
+            ],
+        ),
+        case(
+            "#20 c4: blackwell on 560.94 (windows) updates to the 13.x line",
+            Windows,
+            D,
+            Some("560.94"),
+            &["12.0"],
+            Some("3.12"),
+            &[
+                Toolkit("13.4.1"),
+                Driver(DriverAction::Update),
+                DriverMinimum("580.88"),
+            ],
+        ),
+        // Kepler's last branch is R470: nothing that needs a newer driver.
+        case(
+            "#20 c4: kepler without a driver stays within R470 (windows)",
+            Windows,
+            D,
+            None,
+            &["3.5"],
+            None,
+            &[
+                Toolkit("11.4.4"),
+                Driver(DriverAction::Install),
+                DriverMinimum("472.50"),
+                Reason("driver_last_branch"),
+            ],
+        ),
+        case(
+            "#20 c4: kepler on 470 (linux) is told its branch is the last",
+            Linux,
+            D,
+            Some("470.82.01"),
+            &["3.7"],
+            None,
+            &[
+                Toolkit("11.4.4"),
+                Driver(DriverAction::None),
+                Reason("driver_last_branch"),
+            ],
+        ),
+        // Class 5: sm_103 (B300) is first in 12.9; 12.8 builds 10.0, 10.1 and 12.0 only.
+        Case {
+            cuda: Some("12.8"),
+            ..case(
+                "#20 c5: b300 gets no 12.8",
+                Linux,
+                D,
+                Some("580.95.05"),
+                &["10.3"],
+                None,
+                &[Blocked("no_toolkit_matches_request"), NoToolkit],
+            )
+        },
+        // Class 6: CUDA 13.x Windows installers carry no driver.
+        case(
+            "#20 c6: windows 13.x installer carries no driver",
+            Windows,
+            D,
+            None,
+            &["8.9"],
+            Some("3.12"),
+            &[
+                Driver(DriverAction::Install),
+                Reason("toolkit_needs_driver_windows"),
+            ],
+        ),
+        // Class 1: a toolkit for the newer card when none builds for both; cuDNN says
+        // which newer release leaves a GPU out.
+        case(
+            "#20 c1: kepler k80 + rtx 5090, no driver (windows)",
+            Windows,
+            D,
+            None,
+            &["3.7", "12.0"],
+            None,
+            &[Toolkit("13.4.1"), Reason("gpu_left_out")],
+        ),
+        case(
+            "#20 c1: maxwell + ampere keep cuDNN 9.10 and say why",
+            Linux,
+            D,
+            Some("580.95.05"),
+            &["5.2", "8.6"],
+            None,
+            &[
+                Toolkit("12.9.1"),
+                Cudnn("9.10"),
+                Reason("cudnn_newer_misses_gpu"),
+            ],
         ),
     ]
 }
@@ -675,9 +824,40 @@ fn check_invariants(t: &Tables, f: &Facts, rec: &Recommendation) -> Result<(), S
             return Err("torch CUDA major differs from the toolkit's".into());
         }
     }
+    // #20 class 1: a GPU the toolkit leaves out is said so, and hidden from programs.
+    let toolkit_keeps = |i: usize| {
+        !rec.left_out
+            .iter()
+            .any(|l| l.index == i && l.part == Part::Toolkit)
+    };
+    if !rec.left_out.is_empty() {
+        let visible = rec
+            .visible_devices
+            .as_deref()
+            .ok_or("left out, no visible_devices")?;
+        for l in &rec.left_out {
+            if visible.split(',').any(|i| i == l.index.to_string()) {
+                return Err(format!("GPU {} is left out but visible", l.index));
+            }
+        }
+        if rec
+            .reasons
+            .iter()
+            .filter(|m| m.key == "gpu_left_out")
+            .count()
+            < rec.left_out.len()
+        {
+            return Err("a left-out GPU without its gpu_left_out reason".into());
+        }
+    }
     if let Some(tk) = &rec.toolkit {
         let r = t.toolkit(&tk.version).ok_or("unknown toolkit")?;
-        if r.preview || !f.gpus.iter().all(|g| r.builds_for(g.compute_capability)) {
+        let kept = f.gpus.iter().enumerate().filter(|(i, _)| toolkit_keeps(*i));
+        if r.preview
+            || !kept
+                .clone()
+                .all(|(_, g)| r.builds_for(g.compute_capability))
+        {
             return Err(format!(
                 "toolkit {} is a preview or misses a GPU",
                 tk.version
@@ -717,7 +897,9 @@ fn check_invariants(t: &Tables, f: &Facts, rec: &Recommendation) -> Result<(), S
             && !f
                 .gpus
                 .iter()
-                .all(|g| lo <= g.compute_capability && g.compute_capability <= hi)
+                .enumerate()
+                .filter(|(i, _)| toolkit_keeps(*i))
+                .all(|(_, g)| lo <= g.compute_capability && g.compute_capability <= hi)
         {
             return Err("cudnn does not support every GPU".into());
         }

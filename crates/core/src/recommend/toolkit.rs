@@ -1,7 +1,7 @@
 //! Choosing a CUDA toolkit release and the cuDNN that goes with it.
 
-use super::driver::{self, DriverFit, Need, Needs};
-use super::{CudnnPick, Download, Facts, Request, ToolkitPick};
+use super::driver::{self, DriverFit, MinimumFrom, Need, Needs, Outlook};
+use super::{CudnnPick, Download, Facts, LeftOut, Request, ToolkitPick, leave_out};
 use crate::compat::{CudnnRelease, InstallerKind, Os, Tables, ToolkitRelease};
 use crate::message::Message;
 use crate::msg;
@@ -9,15 +9,22 @@ use crate::version::{ComputeCapability, Version};
 
 struct Candidate<'t> {
     release: &'t ToolkitRelease,
+    /// How the driver runs it; with a driver update asked for anyway (#20 class 4), what
+    /// runs only through minor-version compatibility counts as needing the update.
     fit: DriverFit,
-    minimum: Version,
-    driver_confirmed: bool,
+    /// The driver that runs it fully.
+    full: driver::ReleaseMinimum,
+    /// The driver to ask for.
+    need: Version,
     confirmed: bool,
 }
 
 impl Candidate<'_> {
-    fn rank(&self) -> (DriverFit, bool, Version) {
-        (self.fit, self.confirmed, self.release.version.clone())
+    /// With an update asked for anyway, every candidate is ranked as it runs after the
+    /// update: the newest confirmed wins, whatever today's driver runs.
+    fn rank(&self, anyway: bool) -> (DriverFit, bool, Version) {
+        let fit = if anyway { DriverFit::No } else { self.fit };
+        (fit, self.confirmed, self.release.version.clone())
     }
 }
 
@@ -33,6 +40,7 @@ fn installer_kind(os: Os) -> InstallerKind {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(super) fn pick(
     tables: &Tables,
     facts: &Facts,
@@ -40,45 +48,71 @@ pub(super) fn pick(
     needs: &mut Needs,
     reasons: &mut Vec<Message>,
     blockers: &mut Vec<Message>,
+    left_out: &mut Vec<LeftOut>,
 ) -> Option<(ToolkitPick, Need)> {
     let kind = installer_kind(facts.os);
-    let gpu_ok = |r: &ToolkitRelease| {
-        facts
-            .gpus
-            .iter()
-            .all(|g| r.builds_for(g.compute_capability))
-    };
-    let usable = |r: &&ToolkitRelease| {
-        !r.preview
-            && (request.method == super::Method::Wheels || r.installer(kind).is_some())
-            && request
-                .cuda
-                .as_ref()
-                .is_none_or(|p| matches_prefix(&r.version, p))
-    };
-    let candidates: Vec<Candidate> = tables
+    let usable: Vec<&ToolkitRelease> = tables
         .toolkits
         .releases
         .iter()
-        .filter(usable)
-        .filter(|r| gpu_ok(r))
+        .filter(|r| {
+            !r.preview
+                && (request.method == super::Method::Wheels || r.installer(kind).is_some())
+                && request
+                    .cuda
+                    .as_ref()
+                    .is_none_or(|p| matches_prefix(&r.version, p))
+        })
+        .collect();
+    // #20 class 1: the toolkit must build for every GPU; when none does, it serves the
+    // GPUs it can keep (the newest card first) and says which it leaves out.
+    let keep = leave_out::kept(&facts.gpus, |gs| {
+        usable
+            .iter()
+            .any(|r| gs.iter().all(|g| r.builds_for(g.compute_capability)))
+    });
+    if keep.is_empty() {
+        blockers.push(no_toolkit(tables, facts, request));
+        return None;
+    }
+    let all = facts;
+    let kept_facts = leave_out::only(facts, &keep);
+    let facts = &kept_facts;
+    let outlook = Outlook::of(tables, facts);
+    let anyway = outlook.update_anyway;
+    let candidates: Vec<Candidate> = usable
+        .iter()
+        .copied()
+        .filter(|r| {
+            facts
+                .gpus
+                .iter()
+                .all(|g| r.builds_for(g.compute_capability))
+        })
         .map(|release| {
-            let (fit, minimum, driver_confirmed) = driver::toolkit_fit(tables, facts, release);
+            let tf = driver::toolkit_fit(tables, facts, release);
+            let (fit, need) = if anyway && tf.fit == DriverFit::MinorCompat {
+                (DriverFit::No, tf.full.version.clone())
+            } else {
+                (tf.fit, tf.need.clone())
+            };
             // The exact minimum matters when ranking what runs today; a driver that
             // must be installed anyway will be the newest one.
             let by_nvml = facts.driver_cuda.is_some() && fit == DriverFit::Yes;
             Candidate {
                 release,
                 fit,
-                minimum,
-                driver_confirmed,
                 confirmed: release.confirmed
-                    && (driver_confirmed || by_nvml || fit == DriverFit::No),
+                    && (tf.full.confirmed || by_nvml || fit == DriverFit::No),
+                full: tf.full,
+                need,
             }
         })
+        // #20 class 4: a driver above the GPUs' last branch cannot be installed.
+        .filter(|c| outlook.reachable_on(facts.os, &c.need))
         .collect();
 
-    let Some(best) = candidates.iter().max_by_key(|c| c.rank()) else {
+    let Some(best) = candidates.iter().max_by_key(|c| c.rank(anyway)) else {
         blockers.push(no_toolkit(tables, facts, request));
         return None;
     };
@@ -91,51 +125,95 @@ pub(super) fn pick(
                     && c.release.confirmed
                     && c.release.version > best.release.version
             })
-            // Only a stated minimum above today's driver is worth offering.
-            .filter(|c| facts.driver.as_ref().is_some_and(|d| c.minimum > *d))
-            .max_by_key(|c| c.rank())
+            // Only a stated minimum above today's driver, and one these GPUs can have,
+            // is worth offering.
+            .filter(|c| {
+                facts.driver.as_ref().is_some_and(|d| c.full.version > *d)
+                    && outlook.reachable_on(facts.os, &c.full.version)
+            })
+            .max_by_key(|c| c.rank(false))
     {
         needs.offer(
-            better.minimum.clone(),
+            better.full.version.clone(),
             format!("CUDA {}", better.release.version),
         );
     }
 
     let r = best.release;
+    if keep.len() < all.gpus.len() {
+        leave_out::record(
+            all,
+            super::Part::Toolkit,
+            "CUDA toolkit",
+            &keep,
+            left_out,
+            reasons,
+        );
+    }
     let gpus: Vec<String> = facts.gpus.iter().map(|g| g.label()).collect();
-    reasons.push(msg!(
-        "toolkit_builds_for",
-        version = &r.version,
-        sm_min = r.sm_min.sm(),
-        sm_max = r.sm_max.sm(),
-        gpus = gpus.join(", ")
-    ));
+    if r.sm.is_empty() {
+        reasons.push(msg!(
+            "toolkit_builds_for",
+            version = &r.version,
+            sm_min = r.sm_min.sm(),
+            sm_max = r.sm_max.sm(),
+            gpus = gpus.join(", ")
+        ));
+    } else {
+        let sm: Vec<String> = r.sm.iter().map(ToString::to_string).collect();
+        reasons.push(msg!(
+            "toolkit_builds_for_list",
+            version = &r.version,
+            sm = sm.join(", "),
+            gpus = gpus.join(", ")
+        ));
+    }
+    let from_floor = best.full.from == MinimumFrom::Floor;
     let key = match best.fit {
-        // No published minimum to quote: the driver's own CUDA figure decided it.
-        DriverFit::Yes if r.driver_min(facts.os).is_none() => "toolkit_runs_on_driver_reported",
+        // No minimum to quote: the driver's own CUDA figure decided it.
+        DriverFit::Yes if from_floor => "toolkit_runs_on_driver_reported",
         DriverFit::Yes => "toolkit_runs_on_driver",
         DriverFit::MinorCompat => "toolkit_minor_compat",
-        DriverFit::No => "toolkit_needs_driver",
+        // #20 class 6: only an installer that carries a new enough driver brings it.
+        DriverFit::No if r.carried_driver(facts.os).is_some_and(|c| *c >= best.need) => {
+            "toolkit_needs_driver"
+        }
+        DriverFit::No => match facts.os {
+            Os::Windows => "toolkit_needs_driver_windows",
+            Os::Linux => "toolkit_needs_driver_linux",
+        },
     };
     reasons.push(
         Message::new(key)
             .with("version", &r.version)
-            .with("minimum", &best.minimum),
+            .with("minimum", &best.full.version),
     );
     if !r.confirmed {
         reasons.push(msg!("toolkit_unconfirmed", version = &r.version));
     }
-    if !best.driver_confirmed && best.fit != DriverFit::Yes {
-        reasons.push(msg!(
+    match &best.full.from {
+        MinimumFrom::Earlier(from) => reasons.push(msg!(
+            "toolkit_minimum_inherited",
+            version = &r.version,
+            minimum = &best.full.version,
+            from = from
+        )),
+        MinimumFrom::Floor if best.fit != DriverFit::Yes => reasons.push(msg!(
             "toolkit_driver_unconfirmed",
             version = &r.version,
-            minimum = &best.minimum,
+            minimum = &best.full.version,
             major = r.version.major()
-        ));
+        )),
+        MinimumFrom::Published if !best.full.confirmed => reasons.push(msg!(
+            "toolkit_minimum_unconfirmed",
+            version = &r.version,
+            minimum = &best.full.version
+        )),
+        _ => {}
     }
     // Nothing is inferred for a release whose minimum driver no source states: say when
     // that decided the choice.
-    if r.driver_min(facts.os).is_none()
+    if from_floor
         && best.fit == DriverFit::Yes
         && let Some(cuda) = &facts.driver_cuda
     {
@@ -148,7 +226,7 @@ pub(super) fn pick(
     if let Some(skipped) = candidates
         .iter()
         .filter(|c| c.release.version > r.version && c.fit == DriverFit::MinorCompat)
-        .filter(|c| c.release.driver_min(facts.os).is_none())
+        .filter(|c| c.full.from == MinimumFrom::Floor)
         .max_by_key(|c| c.release.version.clone())
     {
         reasons.push(msg!(
@@ -204,7 +282,7 @@ pub(super) fn pick(
     Some((
         pick,
         Need {
-            minimum: best.minimum.clone(),
+            minimum: best.need.clone(),
             fit: best.fit,
         },
     ))
@@ -264,6 +342,8 @@ pub(super) fn pick_cudnn(
     let major = tk.version.major();
     let tk_mm = tk.version.major_minor();
     let mut best: Option<(bool, &CudnnRelease)> = None;
+    // Releases for this toolkit whose SM range misses a GPU, and which GPUs.
+    let mut missed: Vec<(&CudnnRelease, Vec<String>)> = Vec::new();
     for r in &tables.cudnn.releases {
         let (Some(cuda), Some(_)) = (r.cuda(major), r.archive(facts.os, major)) else {
             continue;
@@ -281,11 +361,14 @@ pub(super) fn pick_cudnn(
         }
         let sm_known = match sm_range(tables, r) {
             Some((lo, hi, own)) => {
-                if !facts
+                let outside: Vec<String> = facts
                     .gpus
                     .iter()
-                    .all(|g| lo <= g.compute_capability && g.compute_capability <= hi)
-                {
+                    .filter(|g| !(lo <= g.compute_capability && g.compute_capability <= hi))
+                    .map(|g| g.label())
+                    .collect();
+                if !outside.is_empty() {
+                    missed.push((r, outside));
                     continue;
                 }
                 own
@@ -297,10 +380,30 @@ pub(super) fn pick_cudnn(
             best = Some((confirmed, r));
         }
     }
+    // Say when the newest cuDNN for this toolkit leaves a GPU out (#20 class 1).
+    let newest_missed = missed
+        .iter()
+        .filter(|(m, _)| best.is_none_or(|(_, b)| m.version > b.version))
+        .max_by_key(|(m, _)| &m.version);
     let Some((confirmed, r)) = best else {
-        reasons.push(msg!("cudnn_none_for_toolkit", cuda = &tk.version));
+        match newest_missed {
+            Some((_, gpus)) => reasons.push(msg!(
+                "cudnn_none_for_gpus",
+                cuda = &tk.version,
+                gpus = gpus.join(", ")
+            )),
+            None => reasons.push(msg!("cudnn_none_for_toolkit", cuda = &tk.version)),
+        }
         return None;
     };
+    if let Some((m, gpus)) = newest_missed {
+        reasons.push(msg!(
+            "cudnn_newer_misses_gpu",
+            newer = &m.version,
+            gpus = gpus.join(", "),
+            version = &r.version
+        ));
+    }
     let a = r.archive(facts.os, major).expect("checked above");
     reasons.push(msg!(
         "cudnn_for_toolkit",
@@ -315,4 +418,224 @@ pub(super) fn pick_cudnn(
         reasons.push(msg!("cudnn8_needs_zlib"));
     }
     Some(CudnnPick::new(r, a, confirmed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{DriverAction, Goal, GpuFact, Method, Part, Recommendation, recommend};
+    use super::*;
+
+    fn tables() -> Tables {
+        Tables::embedded().unwrap()
+    }
+
+    fn gpu(name: Option<&str>, cc: &str) -> GpuFact {
+        GpuFact {
+            name: name.map(Into::into),
+            compute_capability: cc.parse().unwrap(),
+        }
+    }
+
+    fn facts(os: Os, gpus: Vec<GpuFact>, driver: Option<&str>, nvml: Option<&str>) -> Facts {
+        Facts {
+            os,
+            gpus,
+            driver: driver.map(|d| d.parse().unwrap()),
+            driver_cuda: nvml.map(|c| c.parse().unwrap()),
+            python: Some("3.12".parse().unwrap()),
+            installed_toolkits: vec![],
+            unidentified_gpus: vec![],
+            notes: vec![],
+        }
+    }
+
+    fn dev(t: &Tables, f: &Facts) -> Recommendation {
+        recommend(
+            t,
+            f,
+            &Request {
+                goal: Goal::Developer,
+                cuda: None,
+                method: Method::Installer,
+            },
+        )
+    }
+
+    /// One below `v` in its last part (None at 0).
+    fn one_below(v: &Version) -> Option<Version> {
+        let mut p = v.parts().to_vec();
+        let last = p.last_mut()?;
+        *last = last.checked_sub(1)?;
+        Some(Version::new(&p))
+    }
+
+    /// #20 class 3, swept: every GPU family, each OS, drivers exactly at and one below
+    /// every published minimum and every carried driver, with and without NVML's figure:
+    /// a driver said to need no change is never below the reported minimum, and "the
+    /// driver update comes with it" is said only of an installer carrying that driver.
+    #[test]
+    fn action_none_never_reports_a_minimum_above_the_driver() {
+        let t = tables();
+        let mut ccs: Vec<_> = t.gpus.gpus.iter().map(|g| g.cc).collect();
+        ccs.sort();
+        ccs.dedup();
+        let mut n = 0;
+        for os in [Os::Linux, Os::Windows] {
+            let mut drivers: Vec<Version> = t
+                .toolkits
+                .releases
+                .iter()
+                .flat_map(|r| [r.driver_min(os), r.carried_driver(os)])
+                .flatten()
+                .flat_map(|d| [Some(d.clone()), one_below(d)])
+                .flatten()
+                .collect();
+            drivers.sort();
+            drivers.dedup();
+            for cc in &ccs {
+                for d in &drivers {
+                    // NVML's figure: what the tables say this driver runs, or none.
+                    let runs = t
+                        .toolkits
+                        .releases
+                        .iter()
+                        .filter(|r| r.driver_min(os).is_some_and(|m| m <= d))
+                        .map(|r| r.version.major_minor().to_string())
+                        .max_by_key(|s| s.parse::<Version>().unwrap());
+                    for nvml in [None, runs.as_deref()] {
+                        let f = facts(
+                            os,
+                            vec![gpu(None, &cc.to_string())],
+                            Some(&d.to_string()),
+                            nvml,
+                        );
+                        let rec = dev(&t, &f);
+                        n += 1;
+                        if rec.driver.action == DriverAction::None {
+                            assert!(
+                                rec.driver.minimum.as_ref().is_none_or(|m| m <= d),
+                                "{os:?} cc {cc} driver {d} nvml {nvml:?}: minimum {:?} with action none",
+                                rec.driver.minimum
+                            );
+                        }
+                        if let Some(tk) = &rec.toolkit
+                            && rec.reasons.iter().any(|m| m.key == "toolkit_needs_driver")
+                        {
+                            let r = t.toolkit(&tk.version).unwrap();
+                            let need = rec
+                                .reasons
+                                .iter()
+                                .find(|m| m.key == "toolkit_needs_driver")
+                                .unwrap()
+                                .params["minimum"]
+                                .parse::<Version>()
+                                .unwrap();
+                            assert!(
+                                r.carried_driver(os).is_some_and(|c| *c >= need),
+                                "{os:?} {}: says the driver comes with it",
+                                tk.version
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(n > 1000, "swept {n}");
+    }
+
+    /// #20 class 4: Kepler's last branch is R470. Without a driver on Windows the plan
+    /// installs the R470 package (474.64), not the newest; on Linux with a 470 driver no
+    /// update above the branch is offered.
+    #[test]
+    fn kepler_keeps_to_its_last_branch() {
+        let t = tables();
+        let f = facts(
+            Os::Windows,
+            vec![gpu(Some("NVIDIA GeForce GTX 780"), "3.5")],
+            None,
+            None,
+        );
+        let rec = dev(&t, &f);
+        assert_eq!(rec.driver.last_branch, Some(470));
+        let install = rec.driver.install.as_ref().expect("a driver to install");
+        assert_eq!(install.version.to_string(), "474.64");
+        assert!(rec.driver.minimum.as_ref().unwrap() <= &install.version);
+        let r = rec
+            .reasons
+            .iter()
+            .find(|m| m.key == "driver_last_branch")
+            .unwrap();
+        assert_eq!(r.params["branch"], "470");
+        assert!(super::super::english(r).contains("R470"));
+
+        let f = facts(Os::Linux, vec![gpu(None, "3.7")], Some("470.82.01"), None);
+        let rec = dev(&t, &f);
+        assert_eq!(rec.toolkit.as_ref().unwrap().version.to_string(), "11.4.4");
+        assert_eq!(rec.driver.action, DriverAction::None);
+        assert_eq!(rec.driver.upgrade_minimum, None, "520.61.05 is above R470");
+        assert_eq!(rec.driver.unlocks, None);
+    }
+
+    /// #20 class 1: the toolkit serves the newer card, leaves the Kepler one out, and
+    /// `visible_devices` names the one kept, whatever the PCI order.
+    #[test]
+    fn a_left_out_gpu_is_named_and_hidden() {
+        let t = tables();
+        for (gpus, left, visible) in [(["3.7", "12.0"], 0, "1"), (["12.0", "3.7"], 1, "0")] {
+            let f = facts(
+                Os::Linux,
+                gpus.iter().map(|cc| gpu(None, cc)).collect(),
+                Some("580.95.05"),
+                None,
+            );
+            let rec = dev(&t, &f);
+            assert!(rec.blockers.is_empty(), "{:?}", rec.blockers);
+            assert_eq!(rec.left_out.len(), 1);
+            assert_eq!(rec.left_out[0].index, left);
+            assert_eq!(rec.left_out[0].part, Part::Toolkit);
+            assert_eq!(rec.visible_devices.as_deref(), Some(visible));
+            // Kepler is left out: its R470 ceiling does not hold the driver back.
+            assert_eq!(rec.driver.last_branch, None);
+            let m = rec
+                .reasons
+                .iter()
+                .find(|m| m.key == "gpu_left_out")
+                .unwrap();
+            assert_eq!(m.params["visible_devices"], visible);
+            assert!(m.params["gpu"].contains("sm_37"));
+        }
+        // Two cards one toolkit covers: none left out.
+        let f = facts(
+            Os::Linux,
+            vec![gpu(None, "12.0"), gpu(None, "6.1")],
+            Some("580.95.05"),
+            None,
+        );
+        let rec = dev(&t, &f);
+        assert!(rec.left_out.is_empty() && rec.visible_devices.is_none());
+        assert_eq!(
+            rec.toolkit.unwrap().version.major_minor().to_string(),
+            "12.9"
+        );
+    }
+
+    /// #20 class 5: the exact lists, not the range.
+    #[test]
+    fn exact_architecture_lists() {
+        let t = tables();
+        let cc = |s: &str| s.parse::<ComputeCapability>().unwrap();
+        let r = |v: &str| t.toolkit(&v.parse().unwrap()).unwrap().clone();
+        assert!(
+            !r("12.8.1").builds_for(cc("10.3")),
+            "sm_103 is first in 12.9"
+        );
+        assert!(r("12.8.1").builds_for(cc("12.0")));
+        assert!(r("12.9.1").builds_for(cc("10.3")) && r("12.9.1").builds_for(cc("12.1")));
+        assert!(!r("12.8.1").builds_for(cc("12.1")));
+        assert!(r("13.0.0").builds_for(cc("11.0")) && !r("13.0.0").builds_for(cc("10.1")));
+        assert!(r("12.9.1").builds_for(cc("10.1")) && !r("12.9.1").builds_for(cc("11.0")));
+        assert!(!r("12.0.0").builds_for(cc("3.7")) && r("11.8.0").builds_for(cc("3.7")));
+        assert!(!r("11.0.3").builds_for(cc("8.6")) && r("11.1.1").builds_for(cc("8.6")));
+        assert!(!r("13.0.0").builds_for(cc("7.0")));
+    }
 }

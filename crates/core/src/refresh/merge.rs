@@ -147,7 +147,8 @@ fn toolkits(t: &mut Tables, s: &Section<super::LiveToolkit>) {
                 None => live.linux.then(|| installer(runfile)),
             },
             origin: origin(s, &live.manifest),
-        });
+        }
+        .with_carried_from_names());
     }
     t.toolkits
         .releases

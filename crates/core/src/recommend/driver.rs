@@ -393,8 +393,10 @@ pub(super) fn advise(
         }
     }
     if facts.os == crate::compat::Os::Windows && rec.driver.action != DriverAction::None {
+        // The package of the first GPU kept: a left-out one is not what the driver is for.
+        let kept = super::leave_out::kept_facts(facts, &rec.left_out);
         let (install, reasons) =
-            windows_install(tables, facts, needs.minimum.as_ref(), ceiling.as_ref());
+            windows_install(tables, &kept, needs.minimum.as_ref(), ceiling.as_ref());
         rec.driver.install = install;
         rec.reasons.extend(reasons);
     }

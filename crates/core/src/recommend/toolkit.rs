@@ -604,6 +604,32 @@ mod tests {
             assert_eq!(m.params["visible_devices"], visible);
             assert!(m.params["gpu"].contains("sm_37"));
         }
+        // Windows: the driver package is for the card kept, not the Kepler one first.
+        let f = facts(
+            Os::Windows,
+            vec![
+                gpu(Some("Tesla K80"), "3.7"),
+                gpu(Some("NVIDIA GeForce RTX 5090"), "12.0"),
+            ],
+            None,
+            None,
+        );
+        let rec = dev(&t, &f);
+        let chosen = rec
+            .reasons
+            .iter()
+            .find(|m| m.key == "driver_package_chosen")
+            .unwrap();
+        assert!(chosen.params["gpu"].contains("5090"), "{chosen:?}");
+        assert_eq!(
+            rec.driver.install.as_ref().unwrap().package,
+            crate::compat::DriverPackage::GeforceDesktop
+        );
+        assert!(
+            rec.reasons
+                .iter()
+                .all(|m| m.key != "driver_package_primary")
+        );
         // Two cards one toolkit covers: none left out.
         let f = facts(
             Os::Linux,

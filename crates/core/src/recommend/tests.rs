@@ -671,6 +671,47 @@ fn cases() -> Vec<Case> {
                 DriverMinimum("580.65.06"),
             ],
         ),
+        // The cu13x floor exactly, and one below it (dossier §1.1, §6.3).
+        case(
+            "#20 ada, windows exactly 580.88",
+            Windows,
+            P,
+            Some("580.88"),
+            &["8.9"],
+            Some("3.12"),
+            &[Torch(NEWEST, "cu132"), Driver(DriverAction::None)],
+        ),
+        case(
+            "#20 ada, windows 580.87",
+            Windows,
+            P,
+            Some("580.87"),
+            &["8.9"],
+            Some("3.12"),
+            &[
+                Torch(NEWEST, "cu126"),
+                Driver(DriverAction::None),
+                Unlocks("580.88"),
+            ],
+        ),
+        case(
+            "#20 ampere, linux exactly 580.65.06",
+            Linux,
+            P,
+            Some("580.65.06"),
+            &["8.6"],
+            Some("3.13"),
+            &[Torch(NEWEST, "cu132"), Driver(DriverAction::None)],
+        ),
+        case(
+            "#20 ampere, linux 580.65.05",
+            Linux,
+            P,
+            Some("580.65.05"),
+            &["8.6"],
+            Some("3.13"),
+            &[Torch(NEWEST, "cu126"), Unlocks("580.65.06")],
+        ),
     ]
 }
 

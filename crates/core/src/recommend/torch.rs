@@ -1043,6 +1043,99 @@ mod tests {
         );
     }
 
+    /// Every Python from 3.7 to 3.16 on PCs of one and two GPUs, both systems: either a
+    /// wheel for this Python that carries code for every GPU it does not leave out, or a
+    /// blocker naming the cause: the Python (with versions that work, this one not among
+    /// them) or the GPUs (no Python would help).
+    #[test]
+    fn every_python_gets_a_wheel_or_the_right_cause() {
+        let t = tables();
+        let pcs: Vec<Vec<GpuFact>> = vec![
+            vec![gpu("RTX 4090", "8.9")],
+            vec![rtx5090()],
+            vec![gtx1080ti()],
+            vec![gpu("GTX 970", "5.2")],
+            vec![gpu("Tesla K80", "3.7")],
+            vec![rtx5090(), gtx1080ti()],
+            vec![gpu("V100", "7.0"), gpu("B200", "10.0")],
+        ];
+        let mut n = 0;
+        for os in [Os::Windows, Os::Linux] {
+            for driver in [None, Some("560.94"), Some("581.42")] {
+                for gpus in &pcs {
+                    for minor in 7..=16 {
+                        let py = format!("3.{minor}");
+                        let f = facts(os, gpus.clone(), driver, Some(&py));
+                        let r = rec(&t, &f);
+                        n += 1;
+                        let ctx = format!("{os:?} {driver:?} {gpus:?} {py}");
+                        match &r.torch {
+                            Some(p) => {
+                                let pyv: Version = py.parse().unwrap();
+                                assert!(p.python_min <= pyv && pyv <= p.python_max, "{ctx}");
+                                let v = t.variant(&p.variant).unwrap();
+                                let release = t
+                                    .pytorch
+                                    .releases
+                                    .iter()
+                                    .find(|r| r.patches.contains(&p.version))
+                                    .unwrap();
+                                let (covers, _) = coverage(&t, &f, release, v).unwrap();
+                                for (i, c) in covers.iter().enumerate() {
+                                    assert!(
+                                        *c || r.left_out.iter().any(|l| l.index == i),
+                                        "{ctx}: GPU {i} neither covered nor left out"
+                                    );
+                                }
+                                assert!(covers.iter().any(|c| *c), "{ctx}");
+                            }
+                            None => {
+                                let b = &r.blockers[0];
+                                match b.key {
+                                    "torch_blocked_by_python" => {
+                                        let pythons = &b.params["pythons"];
+                                        assert!(!pythons.is_empty(), "{ctx}");
+                                        // This Python is not among those that work.
+                                        let listed = pythons.split(", ").any(|run| {
+                                            let (lo, hi) =
+                                                run.split_once('–').unwrap_or((run, run));
+                                            let m = |s: &str| {
+                                                s.rsplit('.')
+                                                    .next()
+                                                    .unwrap()
+                                                    .parse::<u32>()
+                                                    .unwrap()
+                                            };
+                                            (m(lo)..=m(hi)).contains(&minor)
+                                        });
+                                        assert!(!listed, "{ctx}: {pythons}");
+                                    }
+                                    "no_torch_for_gpus" => {
+                                        // No Python would help.
+                                        for m in 7..=16 {
+                                            let other = facts(
+                                                os,
+                                                gpus.clone(),
+                                                driver,
+                                                Some(&format!("3.{m}")),
+                                            );
+                                            assert!(
+                                                rec(&t, &other).torch.is_none(),
+                                                "{ctx}: 3.{m} helps"
+                                            );
+                                        }
+                                    }
+                                    k => panic!("{ctx}: blocker {k}"),
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(n, 2 * 3 * 7 * 10);
+    }
+
     /// Every command the tables can produce pins torch with the variant's local version.
     #[test]
     fn every_command_pins_the_local_version() {

@@ -585,7 +585,7 @@ fn pytorch_goal_runs_pip_in_the_chosen_python() {
     assert_eq!(
         pip.trim(),
         format!(
-            "-m pip install torch=={} torchvision --index-url https://download.pytorch.org/whl/cu126",
+            "-m pip install torch=={}+cu126 torchvision --index-url https://download.pytorch.org/whl/cu126",
             support::newest_torch()
         )
     );
@@ -722,7 +722,7 @@ fn the_torch_wheel_comes_through_the_engine_verified_then_pip_installs_the_file(
     assert_eq!(
         r["plan"]["torch_command"],
         format!(
-            "pip install torch=={} torchvision --index-url {}/cu126",
+            "pip install torch=={}+cu126 torchvision --index-url {}/cu126",
             support::newest_torch(),
             m.server.url("/whl")
         )

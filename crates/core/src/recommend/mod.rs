@@ -212,13 +212,31 @@ pub struct TorchPick {
 
 impl TorchPick {
     /// The same wheels from a mirror of PyTorch's index (`https://mirror/whl`): the
-    /// index URL and the command change, nothing else.
-    pub fn use_index(&mut self, base: &str) {
+    /// index URL and the command change, nothing else. A PyPI index (`…/simple`, a
+    /// `pypi` host or path) is never taken as torch's index: it has no CUDA wheels (on
+    /// Windows only the CPU build); false then, and nothing changes.
+    pub fn use_index(&mut self, base: &str) -> bool {
         let base = base.trim_end_matches('/');
+        if is_pypi_index(base) {
+            return false;
+        }
         let default = crate::compat::TORCH_INDEX_BASE;
         self.command = self.command.replace(default, base);
         self.index_url = self.index_url.replace(default, base);
+        true
     }
+}
+
+/// Whether `url` looks like a PyPI index or mirror (`https://pypi.org/simple`,
+/// `https://pypi.tuna.tsinghua.edu.cn/simple`, `https://mirrors.aliyun.com/pypi/simple`)
+/// rather than PyTorch's wheel index (`…/whl`).
+pub fn is_pypi_index(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let host = host.to_ascii_lowercase();
+    let path = path.trim_end_matches('/').to_ascii_lowercase();
+    host.split('.').any(|label| label == "pypi")
+        || path.split('/').any(|seg| seg == "pypi" || seg == "simple")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -341,9 +359,10 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
                 &mut rec.reasons,
                 &mut rec.blockers,
             );
-            if let Some((p, need)) = pick {
-                needs.add(need);
-                rec.torch = Some(p);
+            if let Some(p) = pick {
+                needs.add(p.need);
+                leave_out(&mut rec, Part::Torch, &p.left_out);
+                rec.torch = Some(p.pick);
             }
         }
         Goal::Developer => {
@@ -371,12 +390,13 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
                     &mut torch_reasons,
                     &mut Vec::new(),
                 );
-                if let Some((p, need)) = found {
+                if let Some(p) = found {
                     rec.reasons.extend(torch_reasons);
-                    needs.add(need);
+                    needs.add(p.need);
+                    leave_out(&mut rec, Part::Torch, &p.left_out);
                     rec.reasons
                         .push(msg!("torch_matches_toolkit_major", major = major));
-                    rec.torch = Some(p);
+                    rec.torch = Some(p.pick);
                 } else {
                     rec.reasons
                         .push(msg!("torch_none_for_toolkit_major", major = major));
@@ -392,6 +412,18 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
     }
     provenance(tables, &mut rec);
     rec
+}
+
+/// Records the GPUs (indices into `rec.gpus`) a pick carries no code for;
+/// `visible_devices` is derived from all of them once every pick is made.
+fn leave_out(rec: &mut Recommendation, part: Part, left_out: &[usize]) {
+    for &index in left_out {
+        rec.left_out.push(LeftOut {
+            part,
+            index,
+            gpu: rec.gpus[index].clone(),
+        });
+    }
 }
 
 /// One reason per pick saying where its facts came from: the tables, a live source, or

@@ -309,7 +309,8 @@ fn cases() -> Vec<Case> {
             Some("550.54.15"),
             &["8.6"],
             Some("3.6"),
-            &[Blocked("no_torch_for_python"), NoTorch],
+            // #20 class 2: the blocker names the Python and the versions that would work.
+            &[Blocked("torch_blocked_by_python"), NoTorch],
         ),
         case(
             "python unknown",
@@ -692,6 +693,174 @@ fn cases() -> Vec<Case> {
                 Reason("cudnn_newer_misses_gpu"),
             ],
         ),
+        // ---- #20 torch ----
+        // Class 1: no cu13x (or cu128) wheel carries sm_6x and cu126 has no sm_120: the
+        // wheel is for the RTX 5090 (the newest GPU) and the GTX 1080 Ti is left out.
+        case(
+            "#20 rtx 5090 + gtx 1080 ti, windows 581 driver",
+            Windows,
+            P,
+            Some("581.42"),
+            &["12.0", "6.1"],
+            Some("3.12"),
+            &[
+                Torch(NEWEST, "cu132"),
+                Reason("gpu_left_out"),
+                Reason("torch_other_gpu_wheel"),
+                Driver(DriverAction::None),
+            ],
+        ),
+        case(
+            "#20 gtx 1080 ti + rtx 5090, linux 570 driver",
+            Linux,
+            P,
+            Some("570.124.06"),
+            &["6.1", "12.0"],
+            Some("3.12"),
+            &[
+                Torch("2.11.0", "cu128"),
+                Reason("gpu_left_out"),
+                Driver(DriverAction::None),
+            ],
+        ),
+        case(
+            "#20 volta v100 + rtx 4090: cu128's list has no 7.0 for sure",
+            Linux,
+            P,
+            Some("570.124.06"),
+            &["7.0", "8.9"],
+            Some("3.12"),
+            &[Torch(NEWEST, "cu126")],
+        ),
+        // Class 2: the Python is the cause, and the blocker says which Pythons work.
+        case(
+            "#20 python 3.8 on an rtx 5090",
+            Linux,
+            P,
+            Some("580.95.05"),
+            &["12.0"],
+            Some("3.8"),
+            &[Blocked("torch_blocked_by_python"), NoTorch],
+        ),
+        case(
+            "#20 python 3.8 on rtx 5090 + gtx 1080",
+            Windows,
+            P,
+            Some("581.42"),
+            &["12.0", "6.1"],
+            Some("3.8"),
+            &[Blocked("torch_blocked_by_python"), NoTorch],
+        ),
+        case(
+            "#20 python 3.16 on an rtx 4090",
+            Linux,
+            P,
+            Some("580.95.05"),
+            &["8.9"],
+            Some("3.16"),
+            &[Blocked("torch_blocked_by_python"), NoTorch],
+        ),
+        // Class 7: 2.15 (PyPI-confirmed, variants not) only where it is needed, and said.
+        case(
+            "#20 python 3.15 needs torch 2.15, unconfirmed",
+            Linux,
+            P,
+            Some("595.71.05"),
+            &["8.9"],
+            Some("3.15"),
+            &[
+                Torch("2.15.0", "cu132"),
+                Confirmed(false),
+                Reason("torch_unconfirmed"),
+            ],
+        ),
+        case(
+            "#20 python 3.14: the confirmed release, not 2.14/2.15",
+            Windows,
+            P,
+            Some("595.97"),
+            &["8.9"],
+            Some("3.14"),
+            &[Torch(NEWEST, "cu132"), Confirmed(true)],
+        ),
+        case(
+            "#20 python 3.12, rtx 4090, windows 551: confirmed cu126",
+            Windows,
+            P,
+            Some("551.78"),
+            &["8.9"],
+            Some("3.12"),
+            &[Torch(NEWEST, "cu126"), Confirmed(true), Unlocks("580.88")],
+        ),
+        // Class 4: the driver must be updated anyway (Blackwell on 560.94): the newest
+        // build after that update, with its minimum, not 2.11 cu128 on 570.
+        case(
+            "#20 rtx 5090 on 560.94 gets the newest build after the update",
+            Windows,
+            P,
+            Some("560.94"),
+            &["12.0"],
+            Some("3.12"),
+            &[
+                Torch(NEWEST, "cu132"),
+                Driver(DriverAction::Update),
+                DriverMinimum("580.88"),
+            ],
+        ),
+        case(
+            "#20 rtx 5090 on linux 560.35.03",
+            Linux,
+            P,
+            Some("560.35.03"),
+            &["12.0"],
+            Some("3.11"),
+            &[
+                Torch(NEWEST, "cu132"),
+                Driver(DriverAction::Update),
+                DriverMinimum("580.65.06"),
+            ],
+        ),
+        // The cu13x floor exactly, and one below it (dossier §1.1, §6.3).
+        case(
+            "#20 ada, windows exactly 580.88",
+            Windows,
+            P,
+            Some("580.88"),
+            &["8.9"],
+            Some("3.12"),
+            &[Torch(NEWEST, "cu132"), Driver(DriverAction::None)],
+        ),
+        case(
+            "#20 ada, windows 580.87",
+            Windows,
+            P,
+            Some("580.87"),
+            &["8.9"],
+            Some("3.12"),
+            &[
+                Torch(NEWEST, "cu126"),
+                Driver(DriverAction::None),
+                Unlocks("580.88"),
+            ],
+        ),
+        case(
+            "#20 ampere, linux exactly 580.65.06",
+            Linux,
+            P,
+            Some("580.65.06"),
+            &["8.6"],
+            Some("3.13"),
+            &[Torch(NEWEST, "cu132"), Driver(DriverAction::None)],
+        ),
+        case(
+            "#20 ampere, linux 580.65.05",
+            Linux,
+            P,
+            Some("580.65.05"),
+            &["8.6"],
+            Some("3.13"),
+            &[Torch(NEWEST, "cu126"), Unlocks("580.65.06")],
+        ),
     ]
 }
 
@@ -799,10 +968,33 @@ fn check_invariants(t: &Tables, f: &Facts, rec: &Recommendation) -> Result<(), S
             return Err(format!("torch {} does not support Python {py}", p.version));
         }
         let variant = t.variant(&p.variant).unwrap();
+        // Every GPU, except those the recommendation says it leaves out (#20 class 1):
+        // each of those has its reason, and CUDA_VISIBLE_DEVICES hides it.
+        let left_out: Vec<usize> = rec
+            .left_out
+            .iter()
+            .filter(|l| l.part == Part::Torch)
+            .map(|l| l.index)
+            .collect();
         if let Some(arch) = variant.arch_for(&p.version)
-            && !f.gpus.iter().all(|g| arch.runs_on(g.compute_capability))
+            && !f
+                .gpus
+                .iter()
+                .enumerate()
+                .all(|(i, g)| left_out.contains(&i) || arch.runs_on(g.compute_capability))
         {
             return Err(format!("{} does not run on every GPU", p.variant));
+        }
+        if !left_out.is_empty() {
+            let visible = rec.visible_devices.as_deref().ok_or("no visible_devices")?;
+            let shown: Vec<usize> = visible.split(',').filter_map(|i| i.parse().ok()).collect();
+            if shown.is_empty() || left_out.iter().any(|i| shown.contains(i)) {
+                return Err(format!("visible_devices {visible} shows a GPU left out"));
+            }
+            let reasons = rec.reasons.iter().filter(|m| m.key == "gpu_left_out");
+            if reasons.count() < left_out.len() {
+                return Err("a GPU left out without its gpu_left_out reason".into());
+            }
         }
         let floor = t
             .toolkit_line(variant.cuda.major())

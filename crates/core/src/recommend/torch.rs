@@ -1,37 +1,201 @@
 //! Choosing a PyTorch release and CUDA wheel variant.
+//!
+//! A wheel must carry code for every GPU (#20 class 1): by the variant's own SM list for
+//! that release, else by what any known list of the same variant (or CUDA line) says,
+//! never by the toolkit's range alone. When no wheel covers them all, the pick is for the
+//! GPUs it can keep (the newest GPU first, then as many as possible) and says which GPU
+//! it leaves out. When the driver must be updated anyway (no driver, or a GPU needs a
+//! newer branch), the candidates are ranked as they run after that update (#20 class 4).
 
-use super::driver::{self, DriverFit, Need, Needs};
+use super::driver::{self, DriverFit, Need, Needs, Outlook};
 use super::{Facts, TorchPick};
-use crate::compat::{IndexStyle, Os, Tables, TorchRelease, TorchVariant};
+use crate::compat::{IndexStyle, Os, Tables, TorchRelease, TorchVariant, VariantArch};
 use crate::message::Message;
 use crate::msg;
 use crate::version::Version;
 
-/// A (release, variant) pair that runs on every GPU and this Python.
+/// A (release, variant) pair that runs on at least one GPU and this Python.
 struct Candidate<'t> {
     release: &'t TorchRelease,
     variant: &'t TorchVariant,
     fit: DriverFit,
     minimum: Version,
-    /// The SM list is first-hand for this release (not inferred from the toolkit range).
+    /// Per GPU (in `Facts::gpus` order): whether the wheel carries code for it.
+    covers: Vec<bool>,
+    /// The SM list is first-hand for this release (not inferred).
     arch_known: bool,
     confirmed: bool,
     /// What the live wheel index says: Some(false) means no wheel for this Python and
     /// OS is listed (the candidate is dropped); None: the index was not read.
     in_index: Option<bool>,
+    /// The driver must be updated anyway: today's driver does not rank.
+    update_anyway: bool,
 }
 
 impl Candidate<'_> {
-    /// Preference: runs on today's driver, then confirmed facts, then newest torch, then
-    /// newest CUDA.
+    /// Preference: runs on today's driver (unless the driver is to be updated anyway),
+    /// then confirmed facts, then newest torch, then newest CUDA.
     fn rank(&self) -> (bool, bool, Version, Version) {
         (
-            self.fit == DriverFit::Yes,
+            self.update_anyway || self.fit == DriverFit::Yes,
             self.confirmed,
             self.release.version.clone(),
             self.variant.cuda.clone(),
         )
     }
+
+    /// How good the set of GPUs it covers is: all of them; else the one with the highest
+    /// compute capability among them; then as many as possible.
+    fn reach(&self, top: usize) -> (bool, bool, usize) {
+        let n = self.covers.iter().filter(|c| **c).count();
+        (n == self.covers.len(), self.covers[top], n)
+    }
+}
+
+/// What the torch pick gives the recommendation.
+pub(super) struct Picked {
+    pub pick: TorchPick,
+    /// Its driver requirement, as today's driver runs it.
+    pub need: Need,
+    /// Indices into `Facts::gpus` of the GPUs the wheel carries no code for.
+    pub left_out: Vec<usize>,
+}
+
+/// The part's name in `gpu_left_out` (a product name: the same in every language).
+pub(super) const PART_NAME: &str = "PyTorch";
+
+/// Every (release, variant) pair for `python` (all releases when None) whose CUDA major is
+/// `major` (when given), that runs on at least one GPU and whose driver the GPUs can get.
+fn candidates<'t>(
+    tables: &'t Tables,
+    facts: &Facts,
+    python: Option<&Version>,
+    major: Option<u32>,
+    outlook: &Outlook,
+) -> Vec<Candidate<'t>> {
+    let mut out = Vec::new();
+    let releases = tables
+        .pytorch
+        .releases
+        .iter()
+        .filter(|r| python.is_none_or(|py| r.python_min <= *py && *py <= r.python_max));
+    for release in releases {
+        for name in &release.variants {
+            let Some(variant) = tables.variant(name) else {
+                continue;
+            };
+            if major.is_some_and(|m| variant.cuda.major() != m) {
+                continue;
+            }
+            let Some((covers, arch_known)) = coverage(tables, facts, release, variant) else {
+                continue;
+            };
+            if !covers.iter().any(|c| *c) {
+                continue;
+            }
+            let Some((fit, minimum)) = driver::wheel_fit(tables, facts, &variant.cuda) else {
+                continue;
+            };
+            // A driver no GPU here can get (Kepler stops at R470: no CUDA 12 wheel).
+            if !outlook.reachable(&minimum) {
+                continue;
+            }
+            out.push(Candidate {
+                release,
+                variant,
+                fit,
+                minimum,
+                covers,
+                arch_known,
+                confirmed: release.confirmed && release.variants_confirmed && arch_known,
+                in_index: in_index(tables, facts, python, release, variant),
+                update_anyway: outlook.update_anyway,
+            });
+        }
+    }
+    out
+}
+
+/// The index of the GPU with the highest compute capability (the first such).
+fn top_gpu(facts: &Facts) -> usize {
+    let mut top = 0;
+    for (i, g) in facts.gpus.iter().enumerate() {
+        if g.compute_capability > facts.gpus[top].compute_capability {
+            top = i;
+        }
+    }
+    top
+}
+
+/// The Python versions (`MAJOR.MINOR`) any release in the tables supports, ascending.
+fn known_pythons(tables: &Tables) -> Vec<Version> {
+    let releases = &tables.pytorch.releases;
+    let (Some(lo), Some(hi)) = (
+        releases.iter().map(|r| r.python_min.clone()).min(),
+        releases.iter().map(|r| r.python_max.clone()).max(),
+    ) else {
+        return Vec::new();
+    };
+    if lo.major() != hi.major() {
+        return Vec::new();
+    }
+    (lo.minor()..=hi.minor())
+        .map(|m| Version::new(&[lo.major(), m]))
+        .collect()
+}
+
+/// The best GPU reach a Python gets (None: no wheel for it at all).
+fn best_reach(
+    tables: &Tables,
+    facts: &Facts,
+    python: Option<&Version>,
+    major: Option<u32>,
+    outlook: &Outlook,
+) -> Option<(bool, bool, usize)> {
+    let top = top_gpu(facts);
+    candidates(tables, facts, python, major, outlook)
+        .iter()
+        .filter(|c| c.in_index != Some(false))
+        .map(|c| c.reach(top))
+        .max()
+}
+
+/// `3.10–3.14`, or `3.9, 3.11–3.12` when there are gaps.
+fn python_ranges(pythons: &[Version]) -> String {
+    let mut runs: Vec<(Version, Version)> = Vec::new();
+    for p in pythons {
+        match runs.last_mut() {
+            Some((_, hi)) if hi.major() == p.major() && hi.minor() + 1 == p.minor() => {
+                *hi = p.clone();
+            }
+            _ => runs.push((p.clone(), p.clone())),
+        }
+    }
+    runs.iter()
+        .map(|(lo, hi)| {
+            if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}–{hi}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The Python versions whose best reach is `want` (those a wheel would fit as well as
+/// any Python can).
+fn pythons_reaching(
+    tables: &Tables,
+    facts: &Facts,
+    major: Option<u32>,
+    outlook: &Outlook,
+    want: (bool, bool, usize),
+) -> Vec<Version> {
+    known_pythons(tables)
+        .into_iter()
+        .filter(|p| best_reach(tables, facts, Some(p), major, outlook) == Some(want))
+        .collect()
 }
 
 /// Picks torch; `major` restricts the wheels' CUDA major (to match a toolkit).
@@ -43,88 +207,68 @@ pub(super) fn pick(
     needs: &mut Needs,
     reasons: &mut Vec<Message>,
     blockers: &mut Vec<Message>,
-) -> Option<(TorchPick, Need)> {
-    let releases = &tables.pytorch.releases;
-    let for_python: Vec<&TorchRelease> = releases
-        .iter()
-        .filter(|r| {
-            facts
-                .python
-                .as_ref()
-                .is_none_or(|py| r.python_min <= *py && *py <= r.python_max)
-        })
-        .collect();
-    if for_python.is_empty() {
-        let py = facts
-            .python
-            .clone()
-            .map(|p| p.to_string())
-            .unwrap_or_default();
-        let lo = releases
-            .iter()
-            .map(|r| &r.python_min)
-            .min()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        let hi = releases
-            .iter()
-            .map(|r| &r.python_max)
-            .max()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        blockers.push(msg!(
-            "no_torch_for_python",
-            python = py,
-            python_min = lo,
-            python_max = hi
-        ));
-        return None;
-    }
-
-    let mut candidates = Vec::new();
-    for release in &for_python {
-        for name in &release.variants {
-            let Some(variant) = tables.variant(name) else {
-                continue;
-            };
-            if major.is_some_and(|m| variant.cuda.major() != m) {
-                continue;
-            }
-            let Some(arch_known) = covers_gpus(tables, facts, release, variant) else {
-                continue;
-            };
-            let Some((fit, minimum)) = driver::wheel_fit(tables, facts, &variant.cuda) else {
-                continue;
-            };
-            candidates.push(Candidate {
-                release,
-                variant,
-                fit,
-                minimum,
-                arch_known,
-                confirmed: release.confirmed && release.variants_confirmed && arch_known,
-                in_index: in_index(tables, facts, release, variant),
-            });
+) -> Option<Picked> {
+    let outlook = Outlook::of(tables, facts);
+    let python = facts.python.as_ref();
+    let gpus: Vec<String> = facts.gpus.iter().map(|g| g.label()).collect();
+    let top = top_gpu(facts);
+    let (candidates, missing): (Vec<Candidate>, Vec<Candidate>) =
+        candidates(tables, facts, python, major, &outlook)
+            .into_iter()
+            .partition(|c| c.in_index != Some(false));
+    // The best any Python could do, and what this one does.
+    let best_any = best_reach(tables, facts, None, major, &outlook);
+    let here = candidates.iter().map(|c| c.reach(top)).max();
+    if let Some(py) = python
+        && let Some(want) = best_any
+        && here < Some(want)
+        && missing.iter().all(|c| c.reach(top) < want)
+    {
+        // Another Python would fit these GPUs (better): the Python is the cause.
+        let pythons = pythons_reaching(tables, facts, major, &outlook, want);
+        if !pythons.is_empty() {
+            blockers.push(msg!(
+                "torch_blocked_by_python",
+                python = py.major_minor(),
+                pythons = python_ranges(&pythons),
+                gpus = gpus.join(", ")
+            ));
+            return None;
         }
     }
-    let (candidates, missing): (Vec<Candidate>, Vec<Candidate>) = candidates
-        .into_iter()
-        .partition(|c| c.in_index != Some(false));
-    let Some(best) = candidates.iter().max_by_key(|c| c.rank()) else {
-        if missing.is_empty() {
-            let gpus: Vec<String> = facts.gpus.iter().map(|g| g.label()).collect();
-            blockers.push(msg!("no_torch_for_gpus", gpus = gpus.join(", ")));
-        } else {
+    let Some(reach) = here else {
+        // No Python helps (or it would have been named above): the GPUs are the cause,
+        // or the live index lists no wheel for this Python.
+        if !missing.is_empty() {
             blockers.push(msg!(
                 "no_torch_wheel_in_index",
                 python = python_label(facts),
                 platform = platform_label(facts.os)
             ));
+        } else {
+            blockers.push(msg!("no_torch_for_gpus", gpus = gpus.join(", ")));
         }
         return None;
     };
+    // The wheels that reach the GPUs best; the pick is the best ranked of them.
+    let pool: Vec<&Candidate> = candidates
+        .iter()
+        .filter(|c| c.reach(top) == reach)
+        .collect();
+    let best = *pool
+        .iter()
+        .max_by_key(|c| c.rank())
+        .expect("reach came from one");
+    let pool: Vec<&Candidate> = pool
+        .into_iter()
+        .filter(|c| c.covers == best.covers)
+        .collect();
+
     // The wheels the index lacks that would otherwise have been chosen.
-    let mut dropped: Vec<&Candidate> = missing.iter().filter(|c| c.rank() > best.rank()).collect();
+    let mut dropped: Vec<&Candidate> = missing
+        .iter()
+        .filter(|c| c.reach(top) >= reach && c.rank() > best.rank())
+        .collect();
     dropped.sort_by_key(|c| std::cmp::Reverse(c.rank()));
     for c in dropped.iter().take(2) {
         reasons.push(msg!(
@@ -136,9 +280,11 @@ pub(super) fn pick(
         ));
     }
 
-    // What a newer driver would add: the best candidate the current driver cannot run.
-    if best.fit == DriverFit::Yes
-        && let Some(better) = candidates
+    // What a newer driver would add: the best candidate the current driver cannot run
+    // (never one above the last branch these GPUs get: `candidates` left those out).
+    if !outlook.update_anyway
+        && best.fit == DriverFit::Yes
+        && let Some(better) = pool
             .iter()
             .filter(|c| c.fit == DriverFit::No && c.confirmed)
             .filter(|c| {
@@ -153,6 +299,10 @@ pub(super) fn pick(
     }
 
     explain(tables, facts, best, reasons);
+    let left_out: Vec<usize> = (0..facts.gpus.len()).filter(|i| !best.covers[*i]).collect();
+    if !left_out.is_empty() {
+        leave_out(tables, facts, major, &outlook, best, &left_out, reasons);
+    }
     let version = latest(best.release).clone();
     let pick = TorchPick {
         command: command(best.release, best.variant),
@@ -164,21 +314,66 @@ pub(super) fn pick(
         confirmed: best.confirmed,
         version,
     };
-    Some((
+    Some(Picked {
         pick,
-        Need {
+        need: Need {
             minimum: best.minimum.clone(),
             fit: best.fit,
         },
-    ))
+        left_out,
+    })
+}
+
+/// One `gpu_left_out` reason per GPU the wheel carries no code for, and the wheel that
+/// would run it (in another environment), when there is one.
+fn leave_out(
+    tables: &Tables,
+    facts: &Facts,
+    major: Option<u32>,
+    outlook: &Outlook,
+    best: &Candidate,
+    left_out: &[usize],
+    reasons: &mut Vec<Message>,
+) {
+    let kept: Vec<usize> = (0..facts.gpus.len()).filter(|i| best.covers[*i]).collect();
+    let kept_labels: Vec<String> = kept.iter().map(|i| facts.gpus[*i].label()).collect();
+    for &i in left_out {
+        let gpu = &facts.gpus[i];
+        reasons.push(msg!(
+            "gpu_left_out",
+            gpu = gpu.label(),
+            part = PART_NAME,
+            kept = kept_labels.join(", "),
+            visible_devices = super::leave_out::visible(&kept)
+        ));
+        // The wheel for this GPU alone (a separate environment).
+        let alone = Facts {
+            gpus: vec![gpu.clone()],
+            ..facts.clone()
+        };
+        let other = candidates(tables, &alone, facts.python.as_ref(), major, outlook)
+            .into_iter()
+            .filter(|c| c.in_index != Some(false))
+            .max_by_key(|c| c.rank());
+        if let Some(c) = other {
+            reasons.push(msg!(
+                "torch_other_gpu_wheel",
+                gpu = gpu.label(),
+                torch = latest(c.release),
+                index = i,
+                command = command(c.release, c.variant)
+            ));
+        }
+    }
 }
 
 /// Whether the wheel index (when it was read for this variant) lists a wheel of
-/// `release` for this OS and Python. Free-threaded builds do not count: a plain Python
+/// `release` for this OS and `python`. Free-threaded builds do not count: a plain Python
 /// cannot install them.
 fn in_index(
     tables: &Tables,
     facts: &Facts,
+    python: Option<&Version>,
     release: &TorchRelease,
     variant: &TorchVariant,
 ) -> Option<bool> {
@@ -187,10 +382,7 @@ fn in_index(
         w.version.major_minor() == release.version
             && w.for_os(facts.os)
             && !w.freethreaded
-            && facts
-                .python
-                .as_ref()
-                .is_none_or(|py| w.python == py.major_minor())
+            && python.is_none_or(|py| w.python == py.major_minor())
     }))
 }
 
@@ -208,28 +400,43 @@ fn platform_label(os: Os) -> &'static str {
     }
 }
 
-/// Whether `variant` of `release` runs on every GPU. Some(true): by the variant's own SM
-/// list; Some(false): inferred from the toolkit's SM range (no first-hand list); None: no.
-fn covers_gpus(
+/// Per GPU, whether `variant` of `release` carries code for it, and whether that comes
+/// from the release's own SM list (true) or is inferred (false). None: no way to tell.
+///
+/// Inferred: the toolkit must build for the GPU, and a known PyTorch list must cover it:
+/// one of this variant's own lists (any release), else one of a variant of the same
+/// CUDA major, else (no list for the line) the lowest SM any known list goes to. A GPU
+/// no known list for that CUDA line covers is never claimed (cu128 and sm_61).
+fn coverage(
     tables: &Tables,
     facts: &Facts,
     release: &TorchRelease,
     variant: &TorchVariant,
-) -> Option<bool> {
+) -> Option<(Vec<bool>, bool)> {
     if let Some(arch) = variant.arch_for(&release.version) {
-        let all = facts
+        let covers = facts
             .gpus
             .iter()
-            .all(|g| arch.runs_on(g.compute_capability));
-        return all.then_some(arch.confirmed);
+            .map(|g| arch.runs_on(g.compute_capability))
+            .collect();
+        return Some((covers, arch.confirmed));
     }
-    // No first-hand list: the toolkit's range, but never below the lowest SM any known
-    // PyTorch list goes to (PyTorch builds fewer architectures than nvcc can).
     let toolkit = tables
         .toolkits
         .releases
         .iter()
         .rfind(|r| r.version.major_minor() == variant.cuda && !r.preview)?;
+    let line: Vec<&VariantArch> = if variant.arch.is_empty() {
+        tables
+            .pytorch
+            .variants
+            .iter()
+            .filter(|v| v.cuda.major() == variant.cuda.major())
+            .flat_map(|v| &v.arch)
+            .collect()
+    } else {
+        variant.arch.iter().collect()
+    };
     let lowest_known = tables
         .pytorch
         .variants
@@ -237,11 +444,20 @@ fn covers_gpus(
         .flat_map(|v| &v.arch)
         .filter_map(|a| a.sm.first())
         .min()?;
-    let all = facts
+    let covers = facts
         .gpus
         .iter()
-        .all(|g| toolkit.builds_for(g.compute_capability) && *lowest_known <= g.compute_capability);
-    all.then_some(false)
+        .map(|g| {
+            let cc = g.compute_capability;
+            toolkit.builds_for(cc)
+                && if line.is_empty() {
+                    *lowest_known <= cc
+                } else {
+                    line.iter().any(|a| a.runs_on(cc))
+                }
+        })
+        .collect();
+    Some((covers, false))
 }
 
 fn latest(release: &TorchRelease) -> &Version {
@@ -251,21 +467,27 @@ fn latest(release: &TorchRelease) -> &Version {
         .expect("validated: patches is not empty")
 }
 
-/// The pip command, pinned so that a later `pip install -U` cannot swap in the CPU build.
+/// The pip command. torch (and torchvision, when its version is known) are pinned with
+/// the variant's local version (`torch==2.13.0+cu130`): only the PyTorch index has such a
+/// wheel, so neither PyPI's plain torch (the CPU build on Windows) nor a mirror of PyPI
+/// (an extra index, pip.conf) can satisfy it, and a later `pip install -U` cannot swap
+/// the CPU build in.
 pub(super) fn command(release: &TorchRelease, variant: &TorchVariant) -> String {
     let torch = latest(release);
     let index = variant.index_url();
+    let local = &variant.name;
     let tv = release
         .torchvision
         .as_ref()
         .filter(|_| release.torchvision_confirmed);
     match release.index_style {
         IndexStyle::IndexUrl => {
-            let tv = tv.map_or("torchvision".to_string(), |v| format!("torchvision=={v}"));
-            format!("pip install torch=={torch} {tv} --index-url {index}")
+            let tv = tv.map_or("torchvision".to_string(), |v| {
+                format!("torchvision=={v}+{local}")
+            });
+            format!("pip install torch=={torch}+{local} {tv} --index-url {index}")
         }
         IndexStyle::ExtraIndexUrlLocal => {
-            let local = &variant.name;
             let tv = tv.map_or(String::new(), |v| format!(" torchvision=={v}+{local}"));
             format!("pip install torch=={torch}+{local}{tv} --extra-index-url {index}")
         }
@@ -309,7 +531,14 @@ fn explain(tables: &Tables, facts: &Facts, best: &Candidate, reasons: &mut Vec<M
         cuda = &v.cuda,
         minimum = &best.minimum
     ));
-    let gpus: Vec<String> = facts.gpus.iter().map(|g| g.label()).collect();
+    // The GPUs it carries code for (all of them, unless some are left out).
+    let gpus: Vec<String> = facts
+        .gpus
+        .iter()
+        .zip(&best.covers)
+        .filter(|(_, c)| **c)
+        .map(|(g, _)| g.label())
+        .collect();
     match v.arch_for(&best.release.version) {
         Some(arch) => {
             let sms: Vec<String> = arch.sm.iter().map(|s| s.sm()).collect();
@@ -345,5 +574,579 @@ fn explain(tables: &Tables, facts: &Facts, best: &Candidate, reasons: &mut Vec<M
     reasons.push(msg!("torch_wheel_bundles_runtime"));
     if facts.os == Os::Windows && best.release.windows_pypi_default.as_deref() == Some("cpu") {
         reasons.push(msg!("windows_pypi_is_cpu"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{
+        DriverAction, GpuFact, LeftOut, Method, Part, Recommendation, Request, recommend,
+    };
+    use super::*;
+    use crate::version::ComputeCapability;
+
+    fn tables() -> Tables {
+        Tables::embedded().unwrap()
+    }
+
+    fn gpu(name: &str, cc: &str) -> GpuFact {
+        GpuFact {
+            name: Some(name.into()),
+            compute_capability: cc.parse().unwrap(),
+        }
+    }
+
+    fn facts(os: Os, gpus: Vec<GpuFact>, driver: Option<&str>, python: Option<&str>) -> Facts {
+        Facts {
+            os,
+            gpus,
+            driver: driver.map(|d| d.parse().unwrap()),
+            driver_cuda: None,
+            python: python.map(|p| p.parse().unwrap()),
+            installed_toolkits: vec![],
+            unidentified_gpus: vec![],
+            notes: vec![],
+        }
+    }
+
+    fn rec(t: &Tables, f: &Facts) -> Recommendation {
+        recommend(
+            t,
+            f,
+            &Request {
+                goal: super::super::Goal::Pytorch,
+                cuda: None,
+                method: Method::Installer,
+            },
+        )
+    }
+
+    fn rtx5090() -> GpuFact {
+        gpu("NVIDIA GeForce RTX 5090", "12.0")
+    }
+
+    fn gtx1080ti() -> GpuFact {
+        gpu("NVIDIA GeForce GTX 1080 Ti", "6.1")
+    }
+
+    fn reason<'a>(r: &'a Recommendation, key: &str) -> Vec<&'a Message> {
+        r.reasons.iter().filter(|m| m.key == key).collect()
+    }
+
+    /// #20 class 1: the PC. The wheel is for the RTX 5090; the GTX 1080 Ti is left
+    /// out, with the reason, the CUDA_VISIBLE_DEVICES value and the wheel that runs it.
+    #[test]
+    fn rtx_5090_and_gtx_1080_ti_share_no_wheel_and_the_pascal_is_left_out() {
+        let t = tables();
+        for (os, driver) in [(Os::Windows, "581.42"), (Os::Linux, "580.95.05")] {
+            let f = facts(os, vec![rtx5090(), gtx1080ti()], Some(driver), Some("3.12"));
+            let r = rec(&t, &f);
+            assert!(r.blockers.is_empty(), "{:?}", r.blockers);
+            let p = r.torch.as_ref().unwrap();
+            let variant = t.variant(&p.variant).unwrap();
+            let arch = variant.arch_for(&p.version).unwrap();
+            assert!(arch.runs_on(ComputeCapability::new(12, 0)), "{}", p.variant);
+            assert!(!arch.runs_on(ComputeCapability::new(6, 1)), "{}", p.variant);
+            assert!(matches!(
+                r.left_out.as_slice(),
+                [LeftOut { part: Part::Torch, index: 1, gpu }] if gpu.compute_capability == ComputeCapability::new(6, 1)
+            ));
+            assert_eq!(r.visible_devices.as_deref(), Some("0"));
+            let lo = reason(&r, "gpu_left_out");
+            assert_eq!(lo.len(), 1);
+            assert!(lo[0].params["gpu"].contains("1080 Ti"));
+            assert!(lo[0].params["kept"].contains("5090"));
+            assert!(!lo[0].params["kept"].contains("1080"));
+            assert_eq!(lo[0].params["part"], "PyTorch");
+            assert_eq!(lo[0].params["visible_devices"], "0");
+            for lang in [crate::i18n::Lang::En, crate::i18n::Lang::Zh] {
+                let text = crate::i18n::render(lo[0], lang);
+                assert!(text.contains("CUDA_VISIBLE_DEVICES=0"), "{text}");
+                assert!(text.contains("CUDA_DEVICE_ORDER=PCI_BUS_ID"), "{text}");
+            }
+            // The other GPU's wheel: cu126 (the only current line with sm_60).
+            let other = reason(&r, "torch_other_gpu_wheel");
+            assert_eq!(other.len(), 1);
+            assert!(other[0].params["command"].contains("+cu126"), "{other:?}");
+            assert_eq!(other[0].params["index"], "1");
+            // The arch reason names only the GPU the wheel runs on.
+            let covers = reason(&r, "torch_arch_covers");
+            assert!(!covers[0].params["gpus"].contains("1080"), "{covers:?}");
+        }
+    }
+
+    /// Order does not matter: the newest GPU is kept wherever it sits.
+    #[test]
+    fn the_newest_gpu_is_kept_in_any_position() {
+        let t = tables();
+        let f = facts(
+            Os::Linux,
+            vec![gtx1080ti(), rtx5090()],
+            Some("580.95.05"),
+            Some("3.12"),
+        );
+        let r = rec(&t, &f);
+        assert_eq!(r.visible_devices.as_deref(), Some("1"));
+        assert_eq!(r.left_out.len(), 1);
+        assert_eq!(r.left_out[0].index, 0);
+        // Three GPUs: two Pascal, one Blackwell: the Blackwell one is kept.
+        let f = facts(
+            Os::Linux,
+            vec![gtx1080ti(), gtx1080ti(), rtx5090()],
+            Some("580.95.05"),
+            Some("3.12"),
+        );
+        let r = rec(&t, &f);
+        assert_eq!(r.visible_devices.as_deref(), Some("2"));
+        assert_eq!(reason(&r, "gpu_left_out").len(), 2);
+        // GPUs one wheel covers: nothing left out, nothing hidden.
+        let f = facts(
+            Os::Linux,
+            vec![gpu("RTX 3090", "8.6"), rtx5090()],
+            Some("580.95.05"),
+            Some("3.12"),
+        );
+        let r = rec(&t, &f);
+        assert!(r.left_out.is_empty() && r.visible_devices.is_none());
+    }
+
+    /// The GPUs kept by two parts: the intersection.
+    #[test]
+    fn visible_devices_keep_what_every_part_keeps() {
+        let t = tables();
+        let f = facts(
+            Os::Linux,
+            vec![gtx1080ti(), gpu("RTX 3090", "8.6"), rtx5090()],
+            Some("580.95.05"),
+            Some("3.12"),
+        );
+        let mut r = rec(&t, &f);
+        r.left_out.clear();
+        super::super::leave_out(&mut r, Part::Toolkit, &[0]);
+        super::super::leave_out(&mut r, Part::Torch, &[0, 1]);
+        assert_eq!(r.left_out.len(), 3);
+        assert_eq!(
+            super::super::leave_out::visible_devices(&f, &r.left_out).as_deref(),
+            Some("2")
+        );
+        r.left_out.clear();
+        super::super::leave_out(&mut r, Part::Torch, &[0]);
+        assert_eq!(
+            super::super::leave_out::visible_devices(&f, &r.left_out).as_deref(),
+            Some("1,2")
+        );
+    }
+
+    /// The inferred list never claims a GPU no known list of that CUDA line covers: no
+    /// cu12x wheel other than cu126 (and the old cu11x/cu12[14] lines) runs sm_61, no
+    /// cu13x wheel runs below sm_75, and no cu126 wheel runs sm_120.
+    #[test]
+    fn no_wheel_claims_a_gpu_its_line_has_no_code_for() {
+        let t = tables();
+        let f = facts(
+            Os::Linux,
+            vec![gtx1080ti(), gpu("V100", "7.0"), rtx5090()],
+            None,
+            None,
+        );
+        for r in &t.pytorch.releases {
+            for name in &r.variants {
+                let v = t.variant(name).unwrap();
+                let Some((covers, _)) = coverage(&t, &f, r, v) else {
+                    continue;
+                };
+                let ctx = format!("{} {name}", r.version);
+                if matches!(name.as_str(), "cu128" | "cu129") || v.cuda.major() == 13 {
+                    assert!(!covers[0], "{ctx} claims sm_61");
+                    assert!(!covers[1], "{ctx} claims sm_70");
+                }
+                if name == "cu126" {
+                    assert!(covers[0] && covers[1] && !covers[2], "{ctx}");
+                }
+                if v.cuda.major() == 13 {
+                    assert!(covers[2], "{ctx} misses sm_120");
+                }
+            }
+        }
+    }
+
+    /// #20 class 2: a Python no release fits, where another would: the blocker names
+    /// the Python and the versions that work.
+    #[test]
+    fn the_python_is_blamed_and_the_working_pythons_named() {
+        let mut t = tables();
+        // Before the 2.15 rows existed: Python 3.15 had no torch at all.
+        t.pytorch
+            .releases
+            .retain(|r| r.version < "2.15".parse().unwrap());
+        let f = facts(
+            Os::Linux,
+            vec![gpu("NVIDIA GeForce RTX 4090", "8.9")],
+            Some("580.95.05"),
+            Some("3.15"),
+        );
+        let r = rec(&t, &f);
+        assert!(r.torch.is_none());
+        let b: Vec<_> = r.blockers.iter().map(|m| m.key).collect();
+        assert_eq!(b, ["torch_blocked_by_python"]);
+        let m = &r.blockers[0];
+        assert_eq!(m.params["python"], "3.15");
+        // 2.0 (Python 3.8) through 2.14 (3.14) have a wheel for sm_89; 1.13's CUDA 11.6
+        // and 11.7 lines (Python 3.7) stop below it.
+        assert_eq!(m.params["pythons"], "3.8–3.14");
+        assert!(m.params["gpus"].contains("4090"));
+        let text = crate::i18n::render(m, crate::i18n::Lang::En);
+        assert!(text.contains("3.8–3.14") && text.contains("3.15"), "{text}");
+
+        // Python 3.8 on an RTX 5090: the 3.8 releases (2.0 - 2.4) stop at CUDA 12.4.
+        let t = tables();
+        let f = facts(Os::Linux, vec![rtx5090()], Some("580.95.05"), Some("3.8"));
+        let r = rec(&t, &f);
+        let m = &r.blockers[0];
+        assert_eq!(m.key, "torch_blocked_by_python");
+        // cu128 from 2.7 (Python 3.9) on; 2.15 (3.15) with cu132, unconfirmed.
+        assert_eq!(m.params["pythons"], "3.9–3.15");
+
+        // No Python helps a Kepler GPU: the GPU is the cause.
+        let f = facts(Os::Linux, vec![gpu("Tesla K80", "3.7")], None, Some("3.8"));
+        let r = rec(&t, &f);
+        let b: Vec<_> = r.blockers.iter().map(|m| m.key).collect();
+        assert_eq!(b, ["no_torch_for_gpus"]);
+    }
+
+    #[test]
+    fn python_versions_read_as_ranges() {
+        let v = |s: &str| -> Vec<Version> { s.split(' ').map(|p| p.parse().unwrap()).collect() };
+        assert_eq!(python_ranges(&v("3.10 3.11 3.12 3.13 3.14")), "3.10–3.14");
+        assert_eq!(python_ranges(&v("3.9 3.11 3.12")), "3.9, 3.11–3.12");
+        assert_eq!(python_ranges(&v("3.12")), "3.12");
+    }
+
+    /// #20 class 7: 2.14 and 2.15 are PyPI-confirmed, their index variants are not: a
+    /// confirmed release wins wherever one fits, and 2.15 is taken only for Python 3.15,
+    /// saying it is unconfirmed.
+    #[test]
+    fn an_unconfirmed_release_is_taken_only_when_needed() {
+        let t = tables();
+        let r214 = t
+            .pytorch
+            .releases
+            .iter()
+            .find(|r| r.version == "2.14".parse().unwrap())
+            .unwrap();
+        let r215 = t
+            .pytorch
+            .releases
+            .iter()
+            .find(|r| r.version == "2.15".parse().unwrap())
+            .unwrap();
+        assert!(r214.confirmed && !r214.variants_confirmed);
+        assert!(r215.confirmed && !r215.variants_confirmed);
+        assert_eq!(r215.python_min.to_string(), "3.11");
+        assert_eq!(r215.python_max.to_string(), "3.15");
+        assert_eq!(r215.linux_pypi_default.as_deref(), Some("cu132"));
+        assert!(
+            !r214.patches.iter().any(|p| p.to_string() == "2.14.1"),
+            "3rd-party only"
+        );
+        for py in ["3.11", "3.12", "3.13", "3.14"] {
+            let f = facts(
+                Os::Linux,
+                vec![gpu("RTX 4090", "8.9")],
+                Some("595.71.05"),
+                Some(py),
+            );
+            let p = rec(&t, &f).torch.unwrap();
+            assert!(p.confirmed, "{py}: {}", p.version);
+            assert!(p.version < "2.14".parse().unwrap(), "{py}: {}", p.version);
+        }
+        let f = facts(
+            Os::Linux,
+            vec![gpu("RTX 4090", "8.9")],
+            Some("595.71.05"),
+            Some("3.15"),
+        );
+        let r = rec(&t, &f);
+        let p = r.torch.as_ref().unwrap();
+        assert_eq!(
+            (p.version.to_string().as_str(), p.variant.as_str()),
+            ("2.15.0", "cu132")
+        );
+        assert!(!p.confirmed);
+        assert!(!reason(&r, "torch_unconfirmed").is_empty());
+    }
+
+    /// #20 class 4: with the driver to be updated anyway, the newest build that runs after
+    /// the update; never a wheel above the last branch a GPU gets (Kepler: R470).
+    #[test]
+    fn after_a_required_update_the_newest_build_within_the_last_branch() {
+        let t = tables();
+        let newest = t
+            .pytorch
+            .releases
+            .iter()
+            .rfind(|r| r.confirmed && r.variants_confirmed)
+            .unwrap();
+        let f = facts(Os::Windows, vec![rtx5090()], Some("560.94"), Some("3.12"));
+        let r = rec(&t, &f);
+        let p = r.torch.as_ref().unwrap();
+        assert_eq!(&p.version, latest(newest));
+        assert_eq!(p.cuda.major(), 13);
+        assert_eq!(r.driver.action, DriverAction::Update);
+        assert!(r.driver.minimum.as_ref().unwrap() >= &"580.88".parse().unwrap());
+
+        // Kepler's last branch is R470 (set here; gpus.toml's value is the toolkit
+        // helper's): with a K80 and an RTX 3090 and no driver, no cu12x/cu13x wheel.
+        let mut t = tables();
+        for a in &mut t.gpus.architectures {
+            if a.name == "Kepler" {
+                a.last_branch = Some(470);
+            }
+        }
+        let pair = vec![gpu("Tesla K80", "3.7"), gpu("RTX 3090", "8.6")];
+        let f = facts(Os::Linux, pair.clone(), None, Some("3.12"));
+        let r = rec(&t, &f);
+        let p = r.torch.as_ref().expect("a cu11x wheel for the 3090");
+        assert_eq!(p.cuda.major(), 11, "{}", p.variant);
+        assert_eq!(r.visible_devices.as_deref(), Some("1"));
+        // With a 470 driver: a cu11x wheel, and no offer of a 525+ driver.
+        let f = facts(Os::Linux, pair, Some("470.82.01"), Some("3.12"));
+        let r = rec(&t, &f);
+        assert_eq!(r.torch.as_ref().unwrap().cuda.major(), 11);
+        assert!(
+            r.driver
+                .upgrade_minimum
+                .as_ref()
+                .is_none_or(|m| *m <= Version::new(&[470, 999, 999])),
+            "{:?}",
+            r.driver.upgrade_minimum
+        );
+    }
+
+    /// #20 class 7: on Windows PyPI's plain torch is the CPU build. The recommended
+    /// requirement carries the variant's local version, so a PyPI-like index (served
+    /// here on loopback) holding `torch-2.13.0-…-win_amd64.whl` has nothing that
+    /// satisfies it, judged by the project's own PEP 440 matching; a PyPI mirror never
+    /// becomes torch's index.
+    #[test]
+    fn the_windows_command_cannot_install_pypis_cpu_build() {
+        use crate::wheels::index::{self, WheelName};
+        use crate::wheels::version::Specifier;
+        use std::io::{Read, Write};
+
+        let t = tables();
+        let f = facts(
+            Os::Windows,
+            vec![gpu("NVIDIA GeForce RTX 4090", "8.9")],
+            Some("595.97"),
+            Some("3.12"),
+        );
+        let r = rec(&t, &f);
+        let p = r.torch.clone().unwrap();
+        let version = p.version.to_string();
+
+        // A PyPI-like simple index on loopback with PyPI's Windows CPU wheel.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let cpu_wheel = format!("torch-{version}-cp312-cp312-win_amd64.whl");
+        let page = format!(
+            "<!DOCTYPE html><html><body><a href=\"/files/{cpu_wheel}#sha256={}\">{cpu_wheel}</a></body></html>",
+            "ab".repeat(32)
+        );
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let mut req = Vec::new();
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = s.read(&mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
+                req.extend_from_slice(&buf[..n]);
+            }
+            let head = String::from_utf8_lossy(&req).to_string();
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                page.len()
+            );
+            s.write_all(reply.as_bytes()).unwrap();
+            head
+        });
+        let simple = format!("http://{addr}/simple");
+        let files = index::fetch_project(&simple, "torch", &Default::default()).unwrap();
+        let request = server.join().unwrap();
+        assert!(request.starts_with("GET /simple/torch/ "), "{request}");
+        assert_eq!(files.len(), 1);
+        let cpu = WheelName::parse(&files[0].filename).unwrap();
+        assert_eq!(cpu.dist, "torch");
+
+        // The requirement as the command states it.
+        let req = p
+            .command
+            .split_whitespace()
+            .find(|a| a.starts_with("torch=="))
+            .unwrap();
+        assert_eq!(req, format!("torch=={version}+{}", p.variant));
+        let spec: Specifier = req.trim_start_matches("torch").parse().unwrap();
+        assert!(
+            !spec.matches(&cpu.version),
+            "{req} matches {}",
+            files[0].filename
+        );
+        // The plain pin (the old command) would have taken it.
+        let plain: Specifier = format!("=={version}").parse().unwrap();
+        assert!(plain.matches(&cpu.version));
+        // And the wheel on PyTorch's index does match.
+        let cuda: WheelName = WheelName::parse(&format!(
+            "torch-{version}+{}-cp312-cp312-win_amd64.whl",
+            p.variant
+        ))
+        .unwrap();
+        assert!(spec.matches(&cuda.version));
+
+        // Only PyTorch's index (or a mirror of it) is torch's index; a PyPI mirror is an
+        // extra index for the dependencies and cannot carry `+cuNNN`.
+        assert!(p.command.contains(&format!("--index-url {}", p.index_url)));
+        for pypi in [
+            "https://pypi.tuna.tsinghua.edu.cn/simple",
+            "https://mirrors.aliyun.com/pypi/simple/",
+            "https://mirrors.ustc.edu.cn/pypi/simple",
+            "https://pypi.org/simple",
+            simple.as_str(),
+        ] {
+            let mut q = p.clone();
+            assert!(!q.use_index(pypi), "{pypi}");
+            assert_eq!(q.command, p.command);
+            let mirror: crate::verify::doctor::PypiMirror = pypi.parse().unwrap();
+            let cmd = crate::verify::doctor::install_command(
+                std::path::Path::new("python"),
+                &p.command,
+                Some(&mirror),
+            );
+            let words: Vec<&str> = cmd.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == "--index-url").unwrap();
+            assert_eq!(words[at + 1], p.index_url, "{cmd}");
+            assert!(!words.contains(&"-i"), "{cmd}");
+        }
+        // A mirror of PyTorch's index is taken.
+        let mut q = p.clone();
+        assert!(q.use_index("https://mirror.nju.edu.cn/pytorch/whl"));
+        assert!(q.command.contains(&format!(
+            "--index-url https://mirror.nju.edu.cn/pytorch/whl/{}",
+            p.variant
+        )));
+        assert!(
+            q.command
+                .contains(&format!("torch=={version}+{}", p.variant))
+        );
+    }
+
+    /// Every Python from 3.7 to 3.16 on PCs of one and two GPUs, both systems: either a
+    /// wheel for this Python that carries code for every GPU it does not leave out, or a
+    /// blocker naming the cause: the Python (with versions that work, this one not among
+    /// them) or the GPUs (no Python would help).
+    #[test]
+    fn every_python_gets_a_wheel_or_the_right_cause() {
+        let t = tables();
+        let pcs: Vec<Vec<GpuFact>> = vec![
+            vec![gpu("RTX 4090", "8.9")],
+            vec![rtx5090()],
+            vec![gtx1080ti()],
+            vec![gpu("GTX 970", "5.2")],
+            vec![gpu("Tesla K80", "3.7")],
+            vec![rtx5090(), gtx1080ti()],
+            vec![gpu("V100", "7.0"), gpu("B200", "10.0")],
+        ];
+        let mut n = 0;
+        for os in [Os::Windows, Os::Linux] {
+            for driver in [None, Some("560.94"), Some("581.42")] {
+                for gpus in &pcs {
+                    for minor in 7..=16 {
+                        let py = format!("3.{minor}");
+                        let f = facts(os, gpus.clone(), driver, Some(&py));
+                        let r = rec(&t, &f);
+                        n += 1;
+                        let ctx = format!("{os:?} {driver:?} {gpus:?} {py}");
+                        match &r.torch {
+                            Some(p) => {
+                                let pyv: Version = py.parse().unwrap();
+                                assert!(p.python_min <= pyv && pyv <= p.python_max, "{ctx}");
+                                let v = t.variant(&p.variant).unwrap();
+                                let release = t
+                                    .pytorch
+                                    .releases
+                                    .iter()
+                                    .find(|r| r.patches.contains(&p.version))
+                                    .unwrap();
+                                let (covers, _) = coverage(&t, &f, release, v).unwrap();
+                                for (i, c) in covers.iter().enumerate() {
+                                    assert!(
+                                        *c || r.left_out.iter().any(|l| l.index == i),
+                                        "{ctx}: GPU {i} neither covered nor left out"
+                                    );
+                                }
+                                assert!(covers.iter().any(|c| *c), "{ctx}");
+                            }
+                            None => {
+                                let b = &r.blockers[0];
+                                match b.key {
+                                    "torch_blocked_by_python" => {
+                                        let pythons = &b.params["pythons"];
+                                        assert!(!pythons.is_empty(), "{ctx}");
+                                        // This Python is not among those that work.
+                                        let listed = pythons.split(", ").any(|run| {
+                                            let (lo, hi) =
+                                                run.split_once('–').unwrap_or((run, run));
+                                            let m = |s: &str| {
+                                                s.rsplit('.')
+                                                    .next()
+                                                    .unwrap()
+                                                    .parse::<u32>()
+                                                    .unwrap()
+                                            };
+                                            (m(lo)..=m(hi)).contains(&minor)
+                                        });
+                                        assert!(!listed, "{ctx}: {pythons}");
+                                    }
+                                    "no_torch_for_gpus" => {
+                                        // No Python would help.
+                                        for m in 7..=16 {
+                                            let other = facts(
+                                                os,
+                                                gpus.clone(),
+                                                driver,
+                                                Some(&format!("3.{m}")),
+                                            );
+                                            assert!(
+                                                rec(&t, &other).torch.is_none(),
+                                                "{ctx}: 3.{m} helps"
+                                            );
+                                        }
+                                    }
+                                    k => panic!("{ctx}: blocker {k}"),
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(n, 2 * 3 * 7 * 10);
+    }
+
+    /// Every command the tables can produce pins torch with the variant's local version.
+    #[test]
+    fn every_command_pins_the_local_version() {
+        let t = tables();
+        for r in &t.pytorch.releases {
+            for name in &r.variants {
+                let v = t.variant(name).unwrap();
+                let c = command(r, v);
+                assert!(c.contains(&format!("torch=={}+{name} ", latest(r))), "{c}");
+                if let Some(tv) = r.torchvision.as_ref().filter(|_| r.torchvision_confirmed) {
+                    assert!(c.contains(&format!("torchvision=={tv}+{name}")), "{c}");
+                }
+            }
+        }
     }
 }

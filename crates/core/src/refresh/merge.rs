@@ -255,8 +255,9 @@ fn torch(t: &mut Tables, s: &Section<super::LiveVariant>) {
         };
         let file = format!("{}/<variant>/torch/", s.url.trim_end_matches('/'));
         if let Some(r) = t.pytorch.releases.iter_mut().find(|r| r.version == line) {
-            // A line the tables know without its variants: the index says which exist.
-            if r.variants.is_empty() {
+            // A line the tables know without its variants, or with variants only assumed
+            // (torch 2.14/2.15: PyPI-confirmed, variants not): the index says which exist.
+            if r.variants.is_empty() || !r.variants_confirmed {
                 r.variants = variants;
                 r.variants_confirmed = true;
                 r.origin = origin(s, &file);

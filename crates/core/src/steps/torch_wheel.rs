@@ -29,7 +29,12 @@ pub struct TorchArgs {
 impl TorchArgs {
     pub fn find(args: &[String]) -> Option<TorchArgs> {
         let at = args.iter().position(|a| a.starts_with("torch=="))?;
-        let version = args[at].strip_prefix("torch==")?.to_string();
+        // `torch==2.13.0+cu130`: the local label is the index's variant (`is_wanted`).
+        let version = args[at]
+            .strip_prefix("torch==")?
+            .split('+')
+            .next()?
+            .to_string();
         let index = args
             .iter()
             .position(|a| a == "--index-url")
@@ -291,6 +296,12 @@ mod tests {
             (a.at, a.version.as_str(), a.index.as_str()),
             (0, "2.13.0", "https://download.pytorch.org/whl/cu126")
         );
+        let pinned = TorchArgs::find(&args(
+            "torch==2.13.0+cu130 torchvision --index-url https://download.pytorch.org/whl/cu130",
+        ))
+        .unwrap();
+        assert_eq!(pinned.version, "2.13.0");
+        assert!(is_wanted("2.13.0+cu130", &pinned));
         assert!(TorchArgs::find(&args("torch torchvision --index-url https://x/cpu")).is_none());
         assert!(TorchArgs::find(&args("torch==2.13.0")).is_none());
     }

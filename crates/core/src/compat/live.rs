@@ -62,6 +62,9 @@ pub struct Live {
     pub wheels_origin: Origin,
     /// The newest release of each PyPI project read (`nvidia-cudnn-cu13` → 9.27.0.42).
     pub packages: BTreeMap<String, Version>,
+    /// Torch lines learned from PyPI (the PyTorch index unread, or not listing them),
+    /// each fact with its source.
+    pub torch_pypi: Vec<crate::refresh::pypi::PypiTorch>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

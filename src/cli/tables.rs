@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{CliError, exit};
-use cuda_setup_core::compat::{Meta, TableSource, Tables};
+use cuda_setup_core::compat::{Meta, PypiTorch, TableSource, Tables};
 use cuda_setup_core::i18n::{self, Lang, render};
-use cuda_setup_core::refresh::pypi::PypiTorch;
 use cuda_setup_core::refresh::{self, Sources, Status, Using};
 use cuda_setup_core::verify::doctor::PypiMirror;
 use cuda_setup_core::version::Version;

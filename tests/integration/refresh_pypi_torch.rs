@@ -12,6 +12,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::support::server::{Body, Fault, Server, dead_base};
+use crate::support::words;
+use cuda_setup_core::i18n::Lang;
 
 const PYTHONS: [&str; 5] = ["311", "312", "313", "314", "315"];
 
@@ -284,6 +286,20 @@ fn with_the_pytorch_index_unreachable_a_new_torch_is_learned_from_pypi_and_says_
     );
     let zh = String::from_utf8_lossy(&out.stdout);
     assert!(zh.contains("来自 PyPI") && zh.contains("尚未确认"), "{zh}");
+    // Each fact in plain words, in both languages (the catalogue's rules).
+    for (lang, code) in [(Lang::En, "en"), (Lang::Zh, "zh")] {
+        let out = run(
+            home.path(),
+            &dead_base(),
+            &dead_base(),
+            &["tables", "--json", "--lang", code],
+        );
+        let facts = texts(&json(&out)["facts"]);
+        assert_eq!(facts.len(), 4, "{facts:#?}");
+        for f in &facts {
+            assert_eq!(words::problem(f, lang), None, "{f}");
+        }
+    }
 
     // The recommendation for Python 3.15 (only 2.15 and 2.16 have it): torch 2.16, its
     // facts from the cached PyPI page, its variants not confirmed, and why.

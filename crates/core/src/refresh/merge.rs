@@ -302,7 +302,7 @@ fn pypi_torch(
     s: &Section<super::LiveTorch>,
     index: Option<&Section<super::LiveVariant>>,
 ) {
-    use super::pypi::{IndexSeen, PypiTorch};
+    use crate::compat::{IndexSeen, PypiTorch};
     let newest = t.pytorch.releases.iter().map(|r| r.version.clone()).max();
     let variant_for = |t: &Tables, cuda: &Option<Version>| {
         let cuda = cuda.as_ref()?;
@@ -662,7 +662,7 @@ not-a-hash  local_installers/cuda_13.6.0_windows.exe
 
     #[test]
     fn pypi_teaches_a_new_torch_line_with_its_variants_assumed_and_unconfirmed() {
-        use super::super::pypi::IndexSeen;
+        use crate::compat::IndexSeen;
         let base = Tables::embedded().unwrap();
         let snap = Snapshot {
             format: 1,
@@ -730,7 +730,7 @@ not-a-hash  local_installers/cuda_13.6.0_windows.exe
 
     #[test]
     fn the_index_wins_over_pypi_for_variants_and_pypi_adds_the_defaults() {
-        use super::super::pypi::IndexSeen;
+        use crate::compat::IndexSeen;
         let base = Tables::embedded().unwrap();
         let wheel = |py: &str, platform: &str| Wheel {
             version: v("2.16.0"),

@@ -751,7 +751,7 @@ fn cudas(t: &Tables, variants: &[String]) -> String {
 
 /// Why a torch line learned from PyPI has the CUDA variants it has: the index's, or
 /// assumed (the index unreachable, or not listing it yet).
-fn variants_message(t: &Tables, p: &pypi::PypiTorch) -> crate::message::Message {
+fn variants_message(t: &Tables, p: &crate::compat::PypiTorch) -> crate::message::Message {
     let torch = p.patches.last().unwrap_or(&p.version).to_string();
     let previous = p
         .variants_from
@@ -759,16 +759,16 @@ fn variants_message(t: &Tables, p: &pypi::PypiTorch) -> crate::message::Message 
         .map_or("-".to_string(), ToString::to_string);
     let cudas = cudas(t, &p.variants);
     match &p.index {
-        pypi::IndexSeen::Lists => {
+        crate::compat::IndexSeen::Lists => {
             crate::msg!("refresh_torch_variants_index", torch = torch, cudas = cudas)
         }
-        pypi::IndexSeen::Unreachable => crate::msg!(
+        crate::compat::IndexSeen::Unreachable => crate::msg!(
             "refresh_torch_variants_unreachable",
             torch = torch,
             cudas = cudas,
             previous = previous
         ),
-        pypi::IndexSeen::NotListed { at } => crate::msg!(
+        crate::compat::IndexSeen::NotListed { at } => crate::msg!(
             "refresh_torch_variants_unlisted",
             torch = torch,
             cudas = cudas,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{CliError, exit};
-use cuda_setup_core::compat::{Meta, TableSource, Tables};
+use cuda_setup_core::compat::{Meta, PypiTorch, TableSource, Tables};
 use cuda_setup_core::i18n::{self, Lang, render};
 use cuda_setup_core::refresh::{self, Sources, Status, Using};
 use cuda_setup_core::verify::doctor::PypiMirror;
@@ -44,6 +44,11 @@ struct Summary<'t> {
     files: Vec<FileSummary<'t>>,
     /// Newest release per PyPI project read by the last refresh.
     pypi: &'t BTreeMap<String, Version>,
+    /// Torch lines learned from PyPI (the PyTorch index unread or not listing them):
+    /// each fact with its source, and whether the CUDA variants are confirmed.
+    torch_from_pypi: &'t [PypiTorch],
+    /// The same as sentences in --lang, one per fact with where it came from.
+    facts: Vec<String>,
     cache_file: Option<&'t Path>,
     /// Present with --refresh.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,7 +90,7 @@ struct FileSummary<'t> {
     sources: &'t [String],
 }
 
-fn summary<'t>(t: &'t Tables, cache_file: Option<&'t Path>) -> Summary<'t> {
+fn summary<'t>(t: &'t Tables, cache_file: Option<&'t Path>, lang: Lang) -> Summary<'t> {
     let (tk, cudnn, torch) = t.newest();
     let metas: [&Meta; 4] = [
         &t.toolkits.meta,
@@ -97,6 +102,11 @@ fn summary<'t>(t: &'t Tables, cache_file: Option<&'t Path>) -> Summary<'t> {
         source: &t.source,
         using: Using::of(t),
         pypi: &t.live.packages,
+        torch_from_pypi: &t.live.torch_pypi,
+        facts: refresh::torch_pypi_messages(t)
+            .iter()
+            .map(|m| render(m, lang))
+            .collect(),
         cache_file,
         refresh: None,
         newest: Newest {
@@ -192,7 +202,7 @@ pub fn run(
         }
     }
     let t = outcome.as_ref().map_or(tables, |o| &o.tables);
-    let mut s = summary(t, cache_file.as_deref());
+    let mut s = summary(t, cache_file.as_deref(), lang);
     if let Some(o) = &outcome {
         s.refresh = Some(RefreshSummary {
             status: o.status,
@@ -237,9 +247,14 @@ pub fn run(
                 )
             );
         }
-        println!();
     } else {
         println!("{}", render(&refresh::tables_message(t), lang));
+    }
+    for f in &s.facts {
+        println!("  {f}");
+    }
+    if s.refresh.is_some() {
+        println!();
     }
     let show = |v: &Option<Version>| v.as_ref().map_or("-".to_string(), ToString::to_string);
     let src = match &s.source {

@@ -26,6 +26,7 @@ mod linux_driver;
 mod one_writer;
 mod real_dev;
 mod refresh;
+mod refresh_pypi_torch;
 mod repair;
 mod state_files;
 mod tables;

@@ -30,6 +30,11 @@ const PYPI_CUDNN12: &str = r#"<!DOCTYPE html><html><body>
 const PYPI_NVCC: &str =
     r#"{"meta":{"api-version":"1.1"},"name":"nvidia-cuda-nvcc","versions":["13.5.37"],"files":[]}"#;
 
+/// PyPI's torch page with nothing newer than the tables (refresh_pypi_torch.rs has one
+/// that is).
+const PYPI_TORCH: &str = r#"{"meta":{"api-version":"1.1"},"name":"torch","files":[
+{"filename":"torch-2.13.0-cp312-cp312-win_amd64.whl","url":"x/torch-2.13.0-cp312-cp312-win_amd64.whl","hashes":{},"requires-python":">=3.10"}]}"#;
+
 /// Every source, as NVIDIA, PyTorch and PyPI lay them out.
 fn sources() -> Server {
     let s = Server::start();
@@ -67,6 +72,7 @@ fn sources() -> Server {
     s.add("/simple/nvidia-cudnn-cu12/", bytes(PYPI_CUDNN12));
     s.add("/simple/nvidia-cudnn-cu13/", bytes(PYPI_CUDNN13));
     s.add("/simple/nvidia-cuda-nvcc/", bytes(PYPI_NVCC));
+    s.add("/simple/torch/", bytes(PYPI_TORCH));
     s
 }
 

@@ -62,6 +62,53 @@ pub struct Live {
     pub wheels_origin: Origin,
     /// The newest release of each PyPI project read (`nvidia-cudnn-cu13` → 9.27.0.42).
     pub packages: BTreeMap<String, Version>,
+    /// Torch lines learned from PyPI (the PyTorch index unread, or not listing them),
+    /// each fact with its source.
+    pub torch_pypi: Vec<PypiTorch>,
+}
+
+/// A torch line PyPI told of, and where each of its facts came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PypiTorch {
+    /// The line (`2.16`) and its releases on PyPI.
+    pub version: Version,
+    pub patches: Vec<Version>,
+    /// CPython versions with an x86-64 wheel, and the platforms (`win_amd64`, …).
+    pub python_min: Version,
+    pub python_max: Version,
+    pub platforms: Vec<String>,
+    pub requires_python: Option<String>,
+    /// The `torch` page read.
+    pub source: Origin,
+    /// The CUDA PyPI's Linux wheel is built for (its metadata's pin) and the CUDA
+    /// requirements it states; `linux_metadata`: the file read (None: none offered).
+    pub linux_cuda: Option<Version>,
+    pub linux_requires: Vec<String>,
+    pub linux_metadata: Option<String>,
+    /// Some(true): PyPI's Windows wheel requires no CUDA package (a CPU build);
+    /// None: its metadata was not offered.
+    pub windows_cpu: Option<bool>,
+    pub windows_requires: Vec<String>,
+    pub windows_metadata: Option<String>,
+    /// The CUDA variants in the tables' row and whether PyTorch's index confirmed them.
+    pub variants: Vec<String>,
+    pub variants_confirmed: bool,
+    /// The release whose variant list was assumed (unconfirmed only).
+    pub variants_from: Option<Version>,
+    /// What PyTorch's index said.
+    pub index: IndexSeen,
+}
+
+/// Whether PyTorch's index confirmed a line learned from PyPI.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum IndexSeen {
+    /// The index lists its wheels: the variants are the index's.
+    Lists,
+    /// The index was not read since PyPI was (unreachable, or refused).
+    Unreachable,
+    /// The index was read (at `at`) and lists no wheel of it in the variants read.
+    NotListed { at: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

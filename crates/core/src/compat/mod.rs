@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::version::{ComputeCapability, Version};
-pub use live::{Live, Origin, Refreshed, Wheel, utc};
+pub use live::{IndexSeen, Live, Origin, PypiTorch, Refreshed, Wheel, utc};
 pub use schema::*;
 
 /// The four file names, in load order.

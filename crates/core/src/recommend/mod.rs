@@ -463,6 +463,11 @@ fn provenance(tables: &Tables, rec: &mut Recommendation) {
         rec.reasons
             .push(source_reason(&what, origin, &tables.source));
     }
+    // A torch line learned from PyPI alone: whether its CUDA variants are confirmed.
+    if let Some(t) = &rec.torch {
+        rec.reasons
+            .extend(crate::refresh::torch_reasons(tables, &t.version));
+    }
 }
 
 fn source_reason(what: &str, origin: &Origin, source: &TableSource) -> Message {

@@ -31,6 +31,9 @@ pub fn apply(base: &Tables, snap: &Snapshot) -> Result<Tables, TableError> {
     if let Some(s) = &snap.torch {
         torch(&mut t, s);
     }
+    if let Some(s) = &snap.pypi_torch {
+        pypi_torch(&mut t, s, snap.torch.as_ref());
+    }
     if let Some(s) = &snap.pypi {
         t.live.packages = s
             .items
@@ -43,6 +46,7 @@ pub fn apply(base: &Tables, snap: &Snapshot) -> Result<Tables, TableError> {
         snap.cudnn.as_ref().map(|s| (s.fetched_at, s.live)),
         snap.torch.as_ref().map(|s| (s.fetched_at, s.live)),
         snap.pypi.as_ref().map(|s| (s.fetched_at, s.live)),
+        snap.pypi_torch.as_ref().map(|s| (s.fetched_at, s.live)),
     ];
     if let Some((fetched_at, _)) = sections.iter().flatten().max_by_key(|(at, _)| *at) {
         t.live.refreshed = Some(Refreshed {
@@ -290,6 +294,143 @@ fn torch(t: &mut Tables, s: &Section<super::LiveVariant>) {
     t.pytorch.releases.sort_by(|a, b| a.version.cmp(&b.version));
 }
 
+/// Torch lines PyPI knows and the tables do not: a row with PyPI's facts (releases,
+/// Pythons, the Linux and Windows wheels' CUDA) whose CUDA variants are assumed from the
+/// release before (PyPI does not say which the PyTorch index carries), marked
+/// unconfirmed. A row the PyTorch index taught gets PyPI's facts it lacks; a row of the
+/// tables is left as it is.
+fn pypi_torch(
+    t: &mut Tables,
+    s: &Section<super::LiveTorch>,
+    index: Option<&Section<super::LiveVariant>>,
+) {
+    use crate::compat::{IndexSeen, PypiTorch};
+    let newest = t.pytorch.releases.iter().map(|r| r.version.clone()).max();
+    let variant_for = |t: &Tables, cuda: &Option<Version>| {
+        let cuda = cuda.as_ref()?;
+        t.pytorch
+            .variants
+            .iter()
+            .find(|v| v.cuda.major_minor() == cuda.major_minor())
+            .map(|v| v.name.clone())
+    };
+    // Read since PyPI was: the index lists no wheel of a line it did not teach.
+    let index_seen = match index {
+        Some(i) if i.fetched_at >= s.fetched_at => IndexSeen::NotListed {
+            at: utc(i.fetched_at),
+        },
+        _ => IndexSeen::Unreachable,
+    };
+    for live in &s.items {
+        let (Some(py_min), Some(py_max)) = (live.pythons.iter().min(), live.pythons.iter().max())
+        else {
+            continue;
+        };
+        // A wheel requiring no CUDA package is a CPU build; else its pin names the variant.
+        let default = |m: &Option<super::pypi::WheelMetadata>| {
+            m.as_ref().and_then(|m| {
+                if m.cuda_packages.is_empty() {
+                    Some("cpu".to_string())
+                } else {
+                    variant_for(t, &m.cuda)
+                }
+            })
+        };
+        let (linux_default, windows_default) = (default(&live.linux), default(&live.windows));
+        let mut facts = PypiTorch {
+            version: live.version.clone(),
+            patches: live.patches.clone(),
+            python_min: py_min.clone(),
+            python_max: py_max.clone(),
+            platforms: live.platforms.clone(),
+            requires_python: live.requires_python.clone(),
+            source: origin(s, &s.url),
+            linux_cuda: live.linux.as_ref().and_then(|m| m.cuda.clone()),
+            linux_requires: live
+                .linux
+                .as_ref()
+                .map(|m| m.cuda_packages.clone())
+                .unwrap_or_default(),
+            linux_metadata: live.linux.as_ref().map(|m| m.url.clone()),
+            windows_cpu: live.windows.as_ref().map(|m| m.cuda_packages.is_empty()),
+            windows_requires: live
+                .windows
+                .as_ref()
+                .map(|m| m.cuda_packages.clone())
+                .unwrap_or_default(),
+            windows_metadata: live.windows.as_ref().map(|m| m.url.clone()),
+            variants: Vec::new(),
+            variants_confirmed: false,
+            variants_from: None,
+            index: index_seen.clone(),
+        };
+        if let Some(r) = t
+            .pytorch
+            .releases
+            .iter_mut()
+            .find(|r| r.version == live.version)
+        {
+            // The index taught it in this merge: PyPI adds the defaults it cannot know.
+            if matches!(r.origin, Origin::Fetched { .. }) && r.variants_confirmed {
+                r.linux_pypi_default = r.linux_pypi_default.take().or(linux_default);
+                r.windows_pypi_default = r.windows_pypi_default.take().or(windows_default);
+                facts.variants = r.variants.clone();
+                facts.variants_confirmed = true;
+                facts.index = IndexSeen::Lists;
+                t.live.torch_pypi.push(facts);
+            }
+            continue;
+        }
+        // Below the tables' newest line: the tables changed since it was read.
+        if newest.as_ref().is_some_and(|n| live.version < *n) {
+            continue;
+        }
+        let previous = t
+            .pytorch
+            .releases
+            .iter()
+            .rfind(|r| r.version < live.version && !r.variants.is_empty());
+        let mut variants = previous.map(|r| r.variants.clone()).unwrap_or_default();
+        // PyPI's Linux wheel is one of the index's builds: its variant is assumed too.
+        if let Some(d) = &linux_default
+            && d != "cpu"
+            && !variants.contains(d)
+        {
+            variants.push(d.clone());
+        }
+        variants.sort_by_key(|n| t.variant(n).map(|v| v.cuda.clone()));
+        let cuda = |n: &Option<Version>| n.as_ref().map_or("?".to_string(), ToString::to_string);
+        let note = format!(
+            "Learned from PyPI's torch page {} (Requires-Python {}; Linux wheel CUDA {}). The CUDA variants on PyTorch's index are not on PyPI: assumed {} as for torch {} (UNCONFIRMED); torchvision and the SM list unknown.",
+            s.url,
+            live.requires_python.as_deref().unwrap_or("?"),
+            cuda(&facts.linux_cuda),
+            variants.join(", "),
+            previous.map_or("?".to_string(), |r| r.version.to_string()),
+        );
+        facts.variants_from = previous.map(|r| r.version.clone());
+        facts.variants = variants.clone();
+        t.pytorch.releases.push(TorchRelease {
+            version: live.version.clone(),
+            patches: live.patches.clone(),
+            python_min: py_min.clone(),
+            python_max: py_max.clone(),
+            variants,
+            variants_confirmed: false,
+            linux_pypi_default: linux_default,
+            windows_pypi_default: windows_default,
+            torchvision: None,
+            torchvision_confirmed: false,
+            index_style: IndexStyle::IndexUrl,
+            confirmed: false,
+            note: Some(note),
+            origin: origin(s, &s.url),
+        });
+        t.live.torch_pypi.push(facts);
+    }
+    t.pytorch.releases.sort_by(|a, b| a.version.cmp(&b.version));
+}
+
 /// Releases in `merged` that `base` lacks (`CUDA 13.6.0`, `cuDNN 9.28.0.1`, `torch 2.16`).
 pub fn new_rows(base: &Tables, merged: &Tables) -> Vec<String> {
     let mut out = Vec::new();
@@ -445,9 +586,17 @@ not-a-hash  local_installers/cuda_13.6.0_windows.exe
 
     #[test]
     fn the_index_fills_a_torch_line_without_variants_and_learns_a_new_one() {
-        let base = Tables::embedded().unwrap();
-        let wheel = |ver: &str, py: &str, platform: &str| Wheel {
-            version: v(ver),
+        let mut base = Tables::embedded().unwrap();
+        // Not relying on the tables' rows of the day: the newest line loses its variants
+        // (as 2.15 had none when written), and the next line is new.
+        let newest = base.pytorch.releases.last_mut().unwrap();
+        newest.variants.clear();
+        newest.variants_confirmed = false;
+        let known = newest.version.clone();
+        let next = Version::new(&[known.major(), known.minor() + 1]);
+        let patch = |line: &Version, p: u32| Version::new(&[line.major(), line.minor(), p]);
+        let wheel = |ver: Version, py: &str, platform: &str| Wheel {
+            version: ver,
             python: v(py),
             freethreaded: false,
             platform: platform.into(),
@@ -458,9 +607,9 @@ not-a-hash  local_installers/cuda_13.6.0_windows.exe
                 vec![LiveVariant {
                     name: "cu130".into(),
                     wheels: vec![
-                        wheel("2.15.0", "3.11", "win_amd64"),
-                        wheel("2.16.0", "3.11", "win_amd64"),
-                        wheel("2.16.1", "3.15", "manylinux_2_28_x86_64"),
+                        wheel(patch(&known, 0), "3.11", "win_amd64"),
+                        wheel(patch(&next, 0), "3.11", "win_amd64"),
+                        wheel(patch(&next, 1), "3.15", "manylinux_2_28_x86_64"),
                     ],
                 }],
                 false,
@@ -468,22 +617,161 @@ not-a-hash  local_installers/cuda_13.6.0_windows.exe
             ..Default::default()
         };
         let t = apply(&base, &snap).unwrap();
-        let r215 = t
+        let filled = t
             .pytorch
             .releases
             .iter()
-            .find(|r| r.version == v("2.15"))
+            .find(|r| r.version == known)
             .unwrap();
-        assert_eq!(r215.variants, vec!["cu130"]);
-        let r216 = t.pytorch.releases.last().unwrap();
-        assert_eq!(r216.version, v("2.16"));
-        assert_eq!(r216.patches, vec![v("2.16.0"), v("2.16.1")]);
+        assert_eq!(filled.variants, vec!["cu130"]);
+        assert!(filled.variants_confirmed);
+        let learned = t.pytorch.releases.last().unwrap();
+        assert_eq!(learned.version, next);
+        assert_eq!(learned.patches, vec![patch(&next, 0), patch(&next, 1)]);
         assert_eq!(
-            (r216.python_min.clone(), r216.python_max.clone()),
+            (learned.python_min.clone(), learned.python_max.clone()),
             (v("3.11"), v("3.15"))
         );
-        assert!(!r216.confirmed && r216.torchvision.is_none());
-        assert!(matches!(r216.origin, Origin::Fetched { live: false, .. }));
+        assert!(!learned.confirmed && learned.torchvision.is_none());
+        assert!(matches!(
+            learned.origin,
+            Origin::Fetched { live: false, .. }
+        ));
         assert_eq!(t.live.wheels["cu130"].len(), 3);
+    }
+
+    fn torch_216(linux: bool) -> super::super::LiveTorch {
+        use super::super::pypi::WheelMetadata;
+        let (_, req) =
+            super::super::pypi::parse_metadata(super::super::pypi::tests::LINUX_216, &v("2.16.0"))
+                .unwrap();
+        super::super::LiveTorch {
+            version: v("2.16"),
+            patches: vec![v("2.16.0")],
+            pythons: ["3.11", "3.12", "3.13", "3.14", "3.15"].map(v).to_vec(),
+            platforms: vec!["manylinux_2_28_x86_64".into(), "win_amd64".into()],
+            requires_python: Some(">=3.11".into()),
+            linux: linux.then(|| {
+                WheelMetadata::from_requires("https://pypi.example/l.metadata", &req, Os::Linux)
+            }),
+            windows: Some(WheelMetadata::from_requires(
+                "https://pypi.example/w.metadata",
+                &req,
+                Os::Windows,
+            )),
+        }
+    }
+
+    #[test]
+    fn pypi_teaches_a_new_torch_line_with_its_variants_assumed_and_unconfirmed() {
+        use crate::compat::IndexSeen;
+        let base = Tables::embedded().unwrap();
+        let snap = Snapshot {
+            format: 1,
+            pypi_torch: Some(Section {
+                url: "https://pypi.org/simple/torch/".into(),
+                fetched_at: 1_796_220_180,
+                items: vec![torch_216(true)],
+                live: true,
+            }),
+            ..Default::default()
+        };
+        let t = apply(&base, &snap).unwrap();
+        let r = t.pytorch.releases.last().unwrap();
+        assert_eq!(r.version, v("2.16"));
+        assert_eq!(
+            (r.python_min.clone(), r.python_max.clone()),
+            (v("3.11"), v("3.15"))
+        );
+        assert_eq!(r.linux_pypi_default.as_deref(), Some("cu132"));
+        assert_eq!(r.windows_pypi_default.as_deref(), Some("cpu"));
+        assert!(!r.variants_confirmed && !r.confirmed);
+        // The variants of the newest earlier release that names any, plus PyPI's Linux one.
+        let previous = base
+            .pytorch
+            .releases
+            .iter()
+            .rfind(|r| !r.variants.is_empty())
+            .unwrap();
+        for name in &previous.variants {
+            assert!(r.variants.contains(name), "{:?}", r.variants);
+        }
+        assert!(r.variants.contains(&"cu132".to_string()));
+        assert!(
+            matches!(&r.origin, Origin::Fetched { file, live: true, .. } if file == "https://pypi.org/simple/torch/")
+        );
+        let facts = &t.live.torch_pypi[0];
+        assert_eq!(facts.index, IndexSeen::Unreachable);
+        assert_eq!(facts.variants_from.as_ref(), Some(&previous.version));
+        assert_eq!(facts.linux_cuda, Some(v("13.2")));
+        assert_eq!(facts.windows_cpu, Some(true));
+        assert_eq!(new_rows(&base, &t), vec!["torch 2.16"]);
+
+        // The index read in the same run lists no 2.16 wheel: said so, with its date.
+        let mut read = snap.clone();
+        read.torch = Some(Section {
+            url: "https://download.pytorch.org/whl".into(),
+            fetched_at: 1_796_220_180,
+            items: vec![],
+            live: true,
+        });
+        let t = apply(&base, &read).unwrap();
+        assert!(matches!(
+            t.live.torch_pypi[0].index,
+            IndexSeen::NotListed { .. }
+        ));
+
+        // Without the Linux metadata its CUDA is unknown, not guessed.
+        let mut no_meta = snap.clone();
+        no_meta.pypi_torch.as_mut().unwrap().items = vec![torch_216(false)];
+        let t = apply(&base, &no_meta).unwrap();
+        let r = t.pytorch.releases.last().unwrap();
+        assert_eq!(r.linux_pypi_default, None);
+        assert_eq!(t.live.torch_pypi[0].linux_cuda, None);
+    }
+
+    #[test]
+    fn the_index_wins_over_pypi_for_variants_and_pypi_adds_the_defaults() {
+        use crate::compat::IndexSeen;
+        let base = Tables::embedded().unwrap();
+        let wheel = |py: &str, platform: &str| Wheel {
+            version: v("2.16.0"),
+            python: v(py),
+            freethreaded: false,
+            platform: platform.into(),
+        };
+        let snap = Snapshot {
+            format: 1,
+            torch: section(
+                vec![LiveVariant {
+                    name: "cu130".into(),
+                    wheels: vec![
+                        wheel("3.11", "win_amd64"),
+                        wheel("3.15", "manylinux_2_28_x86_64"),
+                    ],
+                }],
+                true,
+            ),
+            pypi_torch: section(vec![torch_216(true)], true),
+            ..Default::default()
+        };
+        let t = apply(&base, &snap).unwrap();
+        let r = t.pytorch.releases.last().unwrap();
+        assert_eq!(r.variants, vec!["cu130"]);
+        assert!(r.variants_confirmed);
+        assert_eq!(r.linux_pypi_default.as_deref(), Some("cu132"));
+        assert_eq!(r.windows_pypi_default.as_deref(), Some("cpu"));
+        assert_eq!(t.live.torch_pypi[0].index, IndexSeen::Lists);
+        // A line the tables have is never touched by PyPI.
+        let mut old = torch_216(true);
+        old.version = base.pytorch.releases[0].version.clone();
+        let snap = Snapshot {
+            format: 1,
+            pypi_torch: section(vec![old], true),
+            ..Default::default()
+        };
+        let t = apply(&base, &snap).unwrap();
+        assert_eq!(t.pytorch.releases.len(), base.pytorch.releases.len());
+        assert!(t.live.torch_pypi.is_empty());
     }
 }

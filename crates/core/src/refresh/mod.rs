@@ -24,7 +24,7 @@ use crate::version::Version;
 
 pub use merge::apply;
 pub use nvidia::{LiveArchive, LiveCudnn, LiveToolkit};
-pub use pypi::LivePackage;
+pub use pypi::{LivePackage, LiveTorch};
 pub use torch_index::LiveVariant;
 
 pub const NVIDIA_BASE: &str = "https://developer.download.nvidia.com/compute";
@@ -163,6 +163,10 @@ pub struct Snapshot {
     pub cudnn: Option<Section<LiveCudnn>>,
     pub torch: Option<Section<LiveVariant>>,
     pub pypi: Option<Section<LivePackage>>,
+    /// Torch lines newer than the tables, from PyPI's `torch` page and wheel metadata
+    /// (absent in caches written before it was read).
+    #[serde(default)]
+    pub pypi_torch: Option<Section<LiveTorch>>,
 }
 
 const FORMAT: u32 = 1;
@@ -317,15 +321,19 @@ pub fn refresh(
         &mut errors,
     )?;
     let pypi = section(fetch_pypi(&fetcher, sources), at, &mut errors)?;
-    let failed = [
-        cuda.is_none(),
-        cudnn.is_none(),
-        torch.is_none(),
-        pypi.is_none(),
-    ]
-    .iter()
-    .filter(|f| **f)
-    .count();
+    let r = fetch_pypi_torch(&fetcher, base, sources, &mut errors);
+    // A mirror without the torch project answered all the same (noted; what an earlier
+    // refresh learned stays).
+    let no_torch = matches!(r, Err(RefreshError::NotFound { .. }));
+    let pypi_torch = section(r, at, &mut errors)?;
+    let answered = [
+        cuda.is_some(),
+        cudnn.is_some(),
+        torch.is_some(),
+        pypi.is_some(),
+        pypi_torch.is_some() || no_torch,
+    ];
+    let failed = answered.iter().filter(|a| !**a).count();
 
     let mut snap = Snapshot {
         format: FORMAT,
@@ -334,12 +342,14 @@ pub fn refresh(
         cudnn: cudnn.or(old.cudnn),
         torch: torch.or(old.torch),
         pypi: pypi.or(old.pypi),
+        pypi_torch: pypi_torch.or(old.pypi_torch),
     };
     snap.fetched_at = [
         snap.cuda.as_ref().map(|s| s.fetched_at),
         snap.cudnn.as_ref().map(|s| s.fetched_at),
         snap.torch.as_ref().map(|s| s.fetched_at),
         snap.pypi.as_ref().map(|s| s.fetched_at),
+        snap.pypi_torch.as_ref().map(|s| s.fetched_at),
     ]
     .into_iter()
     .flatten()
@@ -348,7 +358,7 @@ pub fn refresh(
 
     let status = match failed {
         0 => Status::Refreshed,
-        4 => Status::Offline,
+        n if n == answered.len() => Status::Offline,
         _ => Status::Partial,
     };
     let tables = if status == Status::Offline {
@@ -603,6 +613,243 @@ fn fetch_pypi(f: &fetch::Fetcher, s: &Sources) -> Result<(Vec<LivePackage>, Stri
         }
     }
     Ok((items, s.pypi.clone()))
+}
+
+/// Torch lines newer than `base` from PyPI's `torch` page, each with its newest
+/// patch's Linux and Windows wheel metadata (PEP 658) when the page offers it. A
+/// metadata file that cannot be read is a note (its facts stay unknown); one that is
+/// not what it claims is refused like a malformed page.
+fn fetch_pypi_torch(
+    f: &fetch::Fetcher,
+    base: &Tables,
+    s: &Sources,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<LiveTorch>, String), RefreshError> {
+    let url = s.pypi_page(pypi::TORCH);
+    let body = f.get(&url, Some(pypi::ACCEPT))?;
+    let malformed = |url: &str| {
+        let url = url.to_string();
+        move |problem| RefreshError::Malformed { url, problem }
+    };
+    let newest = base.pytorch.releases.iter().map(|r| &r.version).max();
+    let files = pypi::page_files(&url, &body).map_err(malformed(&url))?;
+    let plans = pypi::torch_plan(&files, newest).map_err(malformed(&url))?;
+    let mut items = Vec::new();
+    for mut plan in plans {
+        let version = plan
+            .live
+            .patches
+            .last()
+            .expect("a planned line has a patch")
+            .clone();
+        for (os, wheel) in [
+            (crate::compat::Os::Linux, plan.linux_wheel.take()),
+            (crate::compat::Os::Windows, plan.windows_wheel.take()),
+        ] {
+            let Some(wheel) = wheel else { continue };
+            let murl = wheel.metadata_url();
+            let text = match f.get_limited(&murl, None, fetch::MAX_METADATA_BYTES) {
+                Ok(t) => t,
+                Err(e) if e.is_transport() => {
+                    notes.push(e.to_string());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(Some(want)) = &wheel.metadata {
+                let got = sha256_hex(text.as_bytes());
+                if *want != got {
+                    return Err(RefreshError::Malformed {
+                        url: murl,
+                        problem: format!("its SHA-256 is {got}, the index page says {want}"),
+                    });
+                }
+            }
+            let (requires_python, requires) =
+                pypi::parse_metadata(&text, &version).map_err(malformed(&murl))?;
+            let meta = pypi::WheelMetadata::from_requires(&murl, &requires, os);
+            // The metadata's Requires-Python is the wheel's own; the page's a copy.
+            if let Some(rp) = requires_python {
+                plan.live.requires_python = Some(rp);
+            }
+            match os {
+                crate::compat::Os::Linux => plan.live.linux = Some(meta),
+                crate::compat::Os::Windows => plan.live.windows = Some(meta),
+            }
+        }
+        // Requires-Python may have changed with the metadata: the Pythons again.
+        let wheels: Vec<crate::compat::Wheel> = files
+            .iter()
+            .filter(|f| !f.yanked)
+            .filter_map(|f| torch_index::wheel(&f.filename, ""))
+            .filter(|w| w.version == version)
+            .collect();
+        pypi::settle_pythons(&mut plan.live, wheels.iter());
+        if plan.live.pythons.is_empty() {
+            notes.push(format!(
+                "{url}: torch {version} has no CPython x86-64 wheel its Requires-Python allows; not learned"
+            ));
+            continue;
+        }
+        items.push(plan.live);
+    }
+    Ok((items, url))
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The host of a source URL (`https://pypi.org/simple/torch/` → `pypi.org`).
+fn host(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| {
+            let h = u.host_str()?.to_string();
+            Some(match u.port() {
+                Some(p) => format!("{h}:{p}"),
+                None => h,
+            })
+        })
+        .unwrap_or_else(|| url.to_string())
+}
+
+/// `win_amd64`, `manylinux_2_28_x86_64` → `Windows, Linux`.
+fn platform_words(platforms: &[String]) -> String {
+    let mut words = Vec::new();
+    for p in platforms {
+        let w = if p == "win_amd64" {
+            "Windows"
+        } else if p.contains("linux") {
+            "Linux"
+        } else {
+            continue;
+        };
+        if !words.contains(&w) {
+            words.push(w);
+        }
+    }
+    words.sort_by_key(|w| *w != "Windows");
+    words.join(", ")
+}
+
+fn cudas(t: &Tables, variants: &[String]) -> String {
+    let list: Vec<String> = variants
+        .iter()
+        .map(|n| t.variant(n).map_or(n.clone(), |v| v.cuda.to_string()))
+        .collect();
+    if list.is_empty() {
+        "-".into()
+    } else {
+        list.join(", ")
+    }
+}
+
+/// Why a torch line learned from PyPI has the CUDA variants it has: the index's, or
+/// assumed (the index unreachable, or not listing it yet).
+fn variants_message(t: &Tables, p: &crate::compat::PypiTorch) -> crate::message::Message {
+    let torch = p.patches.last().unwrap_or(&p.version).to_string();
+    let previous = p
+        .variants_from
+        .as_ref()
+        .map_or("-".to_string(), ToString::to_string);
+    let cudas = cudas(t, &p.variants);
+    match &p.index {
+        crate::compat::IndexSeen::Lists => {
+            crate::msg!("refresh_torch_variants_index", torch = torch, cudas = cudas)
+        }
+        crate::compat::IndexSeen::Unreachable => crate::msg!(
+            "refresh_torch_variants_unreachable",
+            torch = torch,
+            cudas = cudas,
+            previous = previous
+        ),
+        crate::compat::IndexSeen::NotListed { at } => crate::msg!(
+            "refresh_torch_variants_unlisted",
+            torch = torch,
+            cudas = cudas,
+            previous = previous,
+            at = at
+        ),
+    }
+}
+
+/// What PyPI taught about each torch line the tables lacked, fact by fact, each with
+/// its source (`tables --refresh`).
+pub fn torch_pypi_messages(t: &Tables) -> Vec<crate::message::Message> {
+    let mut out = Vec::new();
+    for p in &t.live.torch_pypi {
+        let torch = p.patches.last().unwrap_or(&p.version).to_string();
+        let (file, at) = match &p.source {
+            crate::compat::Origin::Fetched {
+                file, fetched_at, ..
+            } => (file.as_str(), crate::compat::utc(*fetched_at)),
+            crate::compat::Origin::Table => ("", String::new()),
+        };
+        let source = host(file);
+        let pythons = if p.python_min == p.python_max {
+            p.python_min.to_string()
+        } else {
+            format!("{}–{}", p.python_min, p.python_max)
+        };
+        let patches: Vec<String> = p.patches.iter().map(ToString::to_string).collect();
+        out.push(crate::msg!(
+            "refresh_torch_pypi",
+            torch = &torch,
+            patches = patches.join(", "),
+            pythons = pythons,
+            platforms = platform_words(&p.platforms),
+            source = &source,
+            at = at
+        ));
+        out.push(match (&p.linux_metadata, &p.linux_cuda) {
+            (None, _) => crate::msg!("refresh_torch_pypi_linux_unknown", torch = &torch),
+            (Some(_), Some(cuda)) => crate::msg!(
+                "refresh_torch_pypi_linux_cuda",
+                torch = &torch,
+                cuda = cuda,
+                source = &source
+            ),
+            (Some(_), None) if p.linux_requires.is_empty() => {
+                crate::msg!("refresh_torch_pypi_linux_cpu", torch = &torch)
+            }
+            (Some(_), None) => crate::msg!("refresh_torch_pypi_linux_unpinned", torch = &torch),
+        });
+        if p.platforms.iter().any(|x| x == "win_amd64") {
+            out.push(match p.windows_cpu {
+                None => crate::msg!("refresh_torch_pypi_windows_unknown", torch = &torch),
+                Some(true) => crate::msg!("refresh_torch_pypi_windows_cpu", torch = &torch),
+                Some(false) => crate::msg!(
+                    "refresh_torch_pypi_windows_cuda",
+                    torch = &torch,
+                    cuda = cuda_of(&p.windows_requires)
+                ),
+            });
+        }
+        out.push(variants_message(t, p));
+    }
+    out
+}
+
+/// The CUDA a list of requirements pins (for a message), `?` when none.
+fn cuda_of(requires: &[String]) -> String {
+    let m = pypi::WheelMetadata::from_requires("", requires, crate::compat::Os::Windows);
+    m.cuda.map_or("?".to_string(), |v| v.to_string())
+}
+
+/// For a recommendation of torch `line`: when its row was learned from PyPI, why its
+/// CUDA variant is (not) confirmed. Empty for rows of the tables and the index.
+pub fn torch_reasons(t: &Tables, line: &Version) -> Vec<crate::message::Message> {
+    t.live
+        .torch_pypi
+        .iter()
+        .filter(|p| p.version == line.major_minor())
+        .map(|p| variants_message(t, p))
+        .collect()
 }
 
 /// One line on what the tables in use rest on (the GUI's detail view, `tables`).

@@ -37,8 +37,9 @@ pub fn parse(html: &str, variant: &str) -> Result<Vec<Wheel>, String> {
     Ok(wheels)
 }
 
-/// `torch-2.15.0+cu130-cp312-cp312-win_amd64.whl` → a wheel, if it is one of ours.
-fn wheel(name: &str, variant: &str) -> Option<Wheel> {
+/// `torch-2.15.0+cu130-cp312-cp312-win_amd64.whl` → a wheel, if it is one of ours
+/// (`variant` "": a wheel without a local version, as on PyPI).
+pub(super) fn wheel(name: &str, variant: &str) -> Option<Wheel> {
     let stem = name.strip_suffix(".whl")?;
     let parts: Vec<&str> = stem.split('-').collect();
     // name-version[-build]-python-abi-platform

@@ -25,6 +25,7 @@ mod install;
 mod linux_driver;
 mod one_writer;
 mod real_dev;
+mod recommend_cases;
 mod refresh;
 mod refresh_pypi_torch;
 mod repair;

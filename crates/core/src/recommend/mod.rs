@@ -526,6 +526,8 @@ pub fn english(m: &Message) -> String {
 }
 
 #[cfg(test)]
+mod sweep;
+#[cfg(test)]
 mod tests;
 
 /// How the toolkit gets onto the machine.

@@ -327,19 +327,21 @@ pub(super) fn advise(
     needs: &Needs,
     rec: &mut Recommendation,
 ) {
-    // The driver is for the GPUs the picks keep: one left out (#20 class 1) holds it to
-    // no branch.
+    // The driver is for the GPUs some pick serves: one every pick leaves out (#20 class
+    // 1) holds it to no branch; one the toolkit still builds for does, even when
+    // PyTorch's wheel leaves it out.
+    let served = super::leave_out::served(rec);
     let kept = facts
         .gpus
         .iter()
         .enumerate()
-        .filter(|(i, _)| !rec.left_out.iter().any(|l| l.index == *i))
+        .filter(|(i, _)| served.contains(i))
         .map(|(_, g)| g);
     let outlook = Outlook::of_gpus(tables, facts, kept);
     let ceiling = outlook.ceiling_on(facts.os);
     rec.driver.last_branch = outlook.last_branch;
     for (i, gpu) in facts.gpus.iter().enumerate() {
-        if rec.left_out.iter().any(|l| l.index == i) {
+        if !served.contains(&i) {
             continue;
         }
         if let Some(a) = tables.architecture_of(gpu.compute_capability)
@@ -381,9 +383,12 @@ pub(super) fn advise(
         }
         Some(_) => {
             adv.action = DriverAction::None;
-            // An offer above the last branch cannot be followed (#20 class 4).
+            // An offer above the last branch cannot be followed (#20 class 4), and one
+            // above the branch of a GPU left out would stop that working card: with
+            // nothing to change, no offer drops a GPU.
             if let Some((m, what)) = &needs.unlock
                 && outlook.reachable_on(facts.os, m)
+                && Outlook::of(tables, facts).reachable_on(facts.os, m)
             {
                 adv.upgrade_minimum = Some(m.clone());
                 adv.unlocks = Some(what.clone());
@@ -393,8 +398,9 @@ pub(super) fn advise(
         }
     }
     if facts.os == crate::compat::Os::Windows && rec.driver.action != DriverAction::None {
-        // The package of the first GPU kept: a left-out one is not what the driver is for.
-        let kept = super::leave_out::kept_facts(facts, &rec.left_out);
+        // The package of the first GPU served: one no pick serves is not what the driver
+        // is for.
+        let kept = super::leave_out::only(facts, &served);
         let (install, reasons) =
             windows_install(tables, &kept, needs.minimum.as_ref(), ceiling.as_ref());
         rec.driver.install = install;

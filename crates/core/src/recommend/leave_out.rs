@@ -86,6 +86,26 @@ pub(super) fn visible_devices(facts: &Facts, left_out: &[LeftOut]) -> Option<Str
     Some(visible(&kept))
 }
 
+/// The indices of the GPUs at least one pick serves (a GPU every pick made leaves out is
+/// served by none). With no pick, every GPU.
+pub(super) fn served(rec: &super::Recommendation) -> Vec<usize> {
+    let mut parts = Vec::new();
+    if rec.torch.is_some() {
+        parts.push(Part::Torch);
+    }
+    if rec.toolkit.is_some() {
+        parts.push(Part::Toolkit);
+    }
+    (0..rec.gpus.len())
+        .filter(|i| {
+            parts.is_empty()
+                || parts
+                    .iter()
+                    .any(|p| !rec.left_out.iter().any(|l| l.part == *p && l.index == *i))
+        })
+        .collect()
+}
+
 /// `facts` without the GPUs any pick left out.
 pub(super) fn kept_facts(facts: &Facts, left_out: &[LeftOut]) -> Facts {
     let kept: Vec<usize> = (0..facts.gpus.len())

@@ -86,10 +86,16 @@ fn arch_min(t: &Tables, os: Os, gpu: ComputeCapability) -> Option<&Version> {
 /// offer to install a newer driver cannot be followed"), so it holds even where the
 /// tables do not say it yet.
 fn last_branch(t: &Tables, f: &Facts) -> Option<u32> {
-    f.gpus
-        .iter()
+    let all: Vec<ComputeCapability> = f.gpus.iter().map(|g| g.compute_capability).collect();
+    last_branch_of(t, &all)
+}
+
+/// [`last_branch`] of some of the GPUs: a GPU every pick leaves out holds the driver to
+/// no branch, and a set of GPUs a pick would keep is held only by its own members.
+fn last_branch_of(t: &Tables, gpus: &[ComputeCapability]) -> Option<u32> {
+    gpus.iter()
         .filter_map(|g| {
-            let a = t.architecture_of(g.compute_capability)?;
+            let a = t.architecture_of(*g)?;
             let issue = (a.name == "Kepler").then_some(470);
             match (a.last_branch, issue) {
                 (Some(x), Some(y)) => Some(x.min(y)),
@@ -288,6 +294,20 @@ fn basics(f: &Facts, req: &Request, rec: &Recommendation, out: &mut Found) {
 fn kept(f: &Facts, rec: &Recommendation, part: Part) -> Vec<usize> {
     (0..f.gpus.len())
         .filter(|i| !rec.left_out.iter().any(|l| l.part == part && l.index == *i))
+        .collect()
+}
+
+/// The indices of `f.gpus` some pick serves (all of them when nothing is picked).
+fn served(f: &Facts, rec: &Recommendation) -> Vec<usize> {
+    let mut parts = Vec::new();
+    if rec.torch.is_some() {
+        parts.push(Part::Torch);
+    }
+    if rec.toolkit.is_some() {
+        parts.push(Part::Toolkit);
+    }
+    (0..f.gpus.len())
+        .filter(|i| parts.is_empty() || parts.iter().any(|p| kept(f, rec, *p).contains(i)))
         .collect()
 }
 
@@ -545,14 +565,14 @@ fn toolkit_missing(t: &Tables, f: &Facts, req: &Request, rec: &Recommendation, o
                 sms(&all)
             ),
         );
-    } else if let Some(r) = t
-        .toolkits
-        .releases
-        .iter()
-        .rev()
-        .filter(usable)
-        .find(|r| all.iter().any(|g| r.builds_for(*g)))
-    {
+    } else if let Some(r) = t.toolkits.releases.iter().rev().find(|r| {
+        toolkit_usable(r, f.os, req)
+            && all.iter().any(|g| {
+                r.builds_for(*g)
+                    && toolkit_need(t, f.os, r)
+                        .is_some_and(|m| within(f.os, last_branch_of(t, &[*g]), m))
+            })
+    }) {
         out.add(
             C1_LEFT_OUT,
             format!(
@@ -632,7 +652,7 @@ fn driver(t: &Tables, f: &Facts, rec: &Recommendation, out: &mut Found) {
         return;
     }
     let adv = &rec.driver;
-    let ceiling = last_branch(t, f);
+    let ceiling = last_branch_of(t, &ccs_of(f, &served(f, rec)));
     let os = f.os;
     // No driver runs every GPU (Kepler, whose last branch is R470, beside a Blackwell
     // card that needs 570): nothing the driver advice says can hold for both.
@@ -807,7 +827,7 @@ fn newest_after_update(t: &Tables, f: &Facts, rec: &Recommendation, out: &mut Fo
     }
     let Some(p) = &rec.torch else { return };
     let keep = ccs_of(f, &kept(f, rec, Part::Torch));
-    let ceiling = last_branch(t, f);
+    let ceiling = last_branch_of(t, &keep);
     let major = match (rec.goal, &rec.toolkit) {
         (Goal::Developer, Some(tk)) => Some(tk.version.major()),
         _ => None,
@@ -851,11 +871,13 @@ fn pythons_that_help(t: &Tables, f: &Facts, py: Option<&Version>) -> Vec<Version
         .collect()
 }
 
-fn python_would_pick(t: &Tables, f: &Facts, ceiling: Option<u32>, py: Option<&Version>) -> bool {
+fn python_would_pick(t: &Tables, f: &Facts, _ceiling: Option<u32>, py: Option<&Version>) -> bool {
+    // A pick for one GPU leaves the others out: only that GPU's last branch holds.
     torch_pairs(t).any(|(r, var)| {
-        f.gpus
-            .iter()
-            .any(|g| torch_covers(t, f.os, ceiling, r, var, py, &[g.compute_capability]))
+        f.gpus.iter().any(|g| {
+            let one = [g.compute_capability];
+            torch_covers(t, f.os, last_branch_of(t, &one), r, var, py, &one)
+        })
     })
 }
 

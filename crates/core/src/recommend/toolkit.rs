@@ -40,6 +40,18 @@ fn installer_kind(os: Os) -> InstallerKind {
     }
 }
 
+/// The driver to ask for to run release `r`: with the driver to be updated anyway, the
+/// one that runs it fully (a new driver is installed; minor-version compatibility is
+/// no reason to stop short of it); else what `toolkit_fit` says.
+fn need_of(tables: &Tables, facts: &Facts, r: &ToolkitRelease, anyway: bool) -> Version {
+    let tf = driver::toolkit_fit(tables, facts, r);
+    if anyway && tf.fit == DriverFit::MinorCompat {
+        tf.full.version
+    } else {
+        tf.need
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn pick(
     tables: &Tables,
@@ -66,10 +78,14 @@ pub(super) fn pick(
         .collect();
     // #20 class 1: the toolkit must build for every GPU; when none does, it serves the
     // GPUs it can keep (the newest card first) and says which it leaves out.
+    // A release keeps a set of GPUs when it builds for each and the driver it needs is
+    // one they can all get (no Kepler card under a driver above R470).
     let keep = leave_out::kept(&facts.gpus, |gs| {
-        usable
-            .iter()
-            .any(|r| gs.iter().all(|g| r.builds_for(g.compute_capability)))
+        let outlook = Outlook::of_gpus(tables, facts, gs.iter().copied());
+        usable.iter().any(|r| {
+            gs.iter().all(|g| r.builds_for(g.compute_capability))
+                && outlook.reachable_on(facts.os, &need_of(tables, facts, r, outlook.update_anyway))
+        })
     });
     if keep.is_empty() {
         blockers.push(no_toolkit(tables, facts, request));
@@ -91,10 +107,11 @@ pub(super) fn pick(
         })
         .map(|release| {
             let tf = driver::toolkit_fit(tables, facts, release);
-            let (fit, need) = if anyway && tf.fit == DriverFit::MinorCompat {
-                (DriverFit::No, tf.full.version.clone())
+            let need = need_of(tables, facts, release, anyway);
+            let fit = if anyway && tf.fit == DriverFit::MinorCompat {
+                DriverFit::No
             } else {
-                (tf.fit, tf.need.clone())
+                tf.fit
             };
             // The exact minimum matters when ranking what runs today; a driver that
             // must be installed anyway will be the newest one.
@@ -590,9 +607,10 @@ mod tests {
             );
             let rec = dev(&t, &f);
             assert!(rec.blockers.is_empty(), "{:?}", rec.blockers);
-            assert_eq!(rec.left_out.len(), 1);
-            assert_eq!(rec.left_out[0].index, left);
-            assert_eq!(rec.left_out[0].part, Part::Toolkit);
+            // The toolkit leaves the K80 out, and so does PyTorch's wheel (none carries
+            // sm_37).
+            assert!(rec.left_out.iter().all(|l| l.index == left));
+            assert!(rec.left_out.iter().any(|l| l.part == Part::Toolkit));
             assert_eq!(rec.visible_devices.as_deref(), Some(visible));
             // Kepler is left out: its R470 ceiling does not hold the driver back.
             assert_eq!(rec.driver.last_branch, None);
@@ -638,7 +656,8 @@ mod tests {
             None,
         );
         let rec = dev(&t, &f);
-        assert!(rec.left_out.is_empty() && rec.visible_devices.is_none());
+        // The toolkit leaves none out (PyTorch's wheels may: none carries both).
+        assert!(rec.left_out.iter().all(|l| l.part != Part::Toolkit));
         assert_eq!(
             rec.toolkit.unwrap().version.major_minor().to_string(),
             "12.9"

@@ -71,7 +71,6 @@ fn candidates<'t>(
     facts: &Facts,
     python: Option<&Version>,
     major: Option<u32>,
-    outlook: &Outlook,
 ) -> Vec<Candidate<'t>> {
     let mut out = Vec::new();
     let releases = tables
@@ -96,8 +95,19 @@ fn candidates<'t>(
             let Some((fit, minimum)) = driver::wheel_fit(tables, facts, &variant.cuda) else {
                 continue;
             };
-            // A driver no GPU here can get (Kepler stops at R470: no CUDA 12 wheel).
-            if !outlook.reachable(&minimum) {
+            // A driver the GPUs it serves cannot get (Kepler stops at R470: no CUDA 12
+            // wheel for it). A GPU the wheel leaves out holds the driver to no branch.
+            let served = Outlook::of_gpus(
+                tables,
+                facts,
+                facts
+                    .gpus
+                    .iter()
+                    .zip(&covers)
+                    .filter(|(_, c)| **c)
+                    .map(|(g, _)| g),
+            );
+            if !served.reachable_on(facts.os, &minimum) {
                 continue;
             }
             out.push(Candidate {
@@ -109,7 +119,7 @@ fn candidates<'t>(
                 arch_known,
                 confirmed: release.confirmed && release.variants_confirmed && arch_known,
                 in_index: in_index(tables, facts, python, release, variant),
-                update_anyway: outlook.update_anyway,
+                update_anyway: served.update_anyway,
             });
         }
     }
@@ -150,10 +160,9 @@ fn best_reach(
     facts: &Facts,
     python: Option<&Version>,
     major: Option<u32>,
-    outlook: &Outlook,
 ) -> Option<(bool, bool, usize)> {
     let top = top_gpu(facts);
-    candidates(tables, facts, python, major, outlook)
+    candidates(tables, facts, python, major)
         .iter()
         .filter(|c| c.in_index != Some(false))
         .map(|c| c.reach(top))
@@ -189,12 +198,11 @@ fn pythons_reaching(
     tables: &Tables,
     facts: &Facts,
     major: Option<u32>,
-    outlook: &Outlook,
     want: (bool, bool, usize),
 ) -> Vec<Version> {
     known_pythons(tables)
         .into_iter()
-        .filter(|p| best_reach(tables, facts, Some(p), major, outlook) == Some(want))
+        .filter(|p| best_reach(tables, facts, Some(p), major) == Some(want))
         .collect()
 }
 
@@ -213,11 +221,11 @@ pub(super) fn pick(
     let gpus: Vec<String> = facts.gpus.iter().map(|g| g.label()).collect();
     let top = top_gpu(facts);
     let (candidates, missing): (Vec<Candidate>, Vec<Candidate>) =
-        candidates(tables, facts, python, major, &outlook)
+        candidates(tables, facts, python, major)
             .into_iter()
             .partition(|c| c.in_index != Some(false));
     // The best any Python could do, and what this one does.
-    let best_any = best_reach(tables, facts, None, major, &outlook);
+    let best_any = best_reach(tables, facts, None, major);
     let here = candidates.iter().map(|c| c.reach(top)).max();
     if let Some(py) = python
         && let Some(want) = best_any
@@ -225,7 +233,7 @@ pub(super) fn pick(
         && missing.iter().all(|c| c.reach(top) < want)
     {
         // Another Python would fit these GPUs (better): the Python is the cause.
-        let pythons = pythons_reaching(tables, facts, major, &outlook, want);
+        let pythons = pythons_reaching(tables, facts, major, want);
         if !pythons.is_empty() {
             blockers.push(msg!(
                 "torch_blocked_by_python",
@@ -301,7 +309,7 @@ pub(super) fn pick(
     explain(tables, facts, best, reasons);
     let left_out: Vec<usize> = (0..facts.gpus.len()).filter(|i| !best.covers[*i]).collect();
     if !left_out.is_empty() {
-        leave_out(tables, facts, major, &outlook, best, &left_out, reasons);
+        leave_out(tables, facts, major, best, &left_out, reasons);
     }
     let version = latest(best.release).clone();
     let pick = TorchPick {
@@ -330,7 +338,6 @@ fn leave_out(
     tables: &Tables,
     facts: &Facts,
     major: Option<u32>,
-    outlook: &Outlook,
     best: &Candidate,
     left_out: &[usize],
     reasons: &mut Vec<Message>,
@@ -351,7 +358,7 @@ fn leave_out(
             gpus: vec![gpu.clone()],
             ..facts.clone()
         };
-        let other = candidates(tables, &alone, facts.python.as_ref(), major, outlook)
+        let other = candidates(tables, &alone, facts.python.as_ref(), major)
             .into_iter()
             .filter(|c| c.in_index != Some(false))
             .max_by_key(|c| c.rank());
@@ -904,12 +911,16 @@ mod tests {
             }
         }
         let pair = vec![gpu("Tesla K80", "3.7"), gpu("RTX 3090", "8.6")];
+        // No wheel carries sm_37: the K80 is left out, so it holds the driver to no
+        // branch, and the 3090 gets the newest build after the install.
         let f = facts(Os::Linux, pair.clone(), None, Some("3.12"));
         let r = rec(&t, &f);
-        let p = r.torch.as_ref().expect("a cu11x wheel for the 3090");
-        assert_eq!(p.cuda.major(), 11, "{}", p.variant);
+        let p = r.torch.as_ref().expect("a wheel for the 3090");
+        assert_eq!(p.cuda.major(), 13, "{}", p.variant);
         assert_eq!(r.visible_devices.as_deref(), Some("1"));
-        // With a 470 driver: a cu11x wheel, and no offer of a 525+ driver.
+        assert_eq!(r.driver.last_branch, None);
+        // With a 470 driver that works: a cu11x wheel, and no offer of a 525+ driver
+        // (it would stop the K80).
         let f = facts(Os::Linux, pair, Some("470.82.01"), Some("3.12"));
         let r = rec(&t, &f);
         assert_eq!(r.torch.as_ref().unwrap().cuda.major(), 11);

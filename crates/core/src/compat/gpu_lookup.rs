@@ -212,6 +212,23 @@ impl PciDb {
     }
 }
 
+/// The database from a pci.ids text. The built-in one with the built-in chip table is
+/// read once per process (tables are loaded often, and it never changes).
+pub(super) fn database(
+    pci: &str,
+    origin: String,
+    gpus_toml: &str,
+    chips: &[ChipRow],
+) -> Arc<PciDb> {
+    static EMBEDDED: std::sync::OnceLock<Arc<PciDb>> = std::sync::OnceLock::new();
+    let build = || Arc::new(PciDb::new(PciIds::parse(pci), origin.clone(), chips));
+    if std::ptr::eq(pci, EMBEDDED_PCI_IDS) && std::ptr::eq(gpus_toml, super::EMBEDDED[3]) {
+        EMBEDDED.get_or_init(build).clone()
+    } else {
+        build()
+    }
+}
+
 /// A GPU line of pci.ids: its chip's row and the product name (the bracket text, else the
 /// chip).
 struct GpuEntry<'a> {

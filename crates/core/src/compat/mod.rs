@@ -155,7 +155,7 @@ impl Tables {
         (pci, pci_origin): (&str, String),
     ) -> Result<Tables, TableError> {
         let gpus: GpusFile = parse(FILES[3], texts[3])?;
-        let pci = Arc::new(PciDb::new(PciIds::parse(pci), pci_origin, &gpus.chips));
+        let pci = gpu_lookup::database(pci, pci_origin, texts[3], &gpus.chips);
         let tables = Tables {
             source,
             toolkits: parse(FILES[0], texts[0])?,

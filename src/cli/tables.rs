@@ -41,6 +41,8 @@ struct Summary<'t> {
     newest: Newest,
     newest_confirmed: Newest,
     counts: Counts,
+    /// The PCI id database (pci.ids, NVIDIA's section) that names GPUs without a driver.
+    pci_database: PciDatabase,
     files: Vec<FileSummary<'t>>,
     /// Newest release per PyPI project read by the last refresh.
     pypi: &'t BTreeMap<String, Version>,
@@ -71,6 +73,18 @@ struct Newest {
     toolkit: Option<Version>,
     cudnn: Option<Version>,
     torch: Option<Version>,
+}
+
+#[derive(Serialize)]
+struct PciDatabase {
+    /// pci.ids' `Version:` (`2026.05.24`).
+    version: Option<String>,
+    /// `embedded`, a file, or the URL a refresh read.
+    origin: String,
+    /// NVIDIA device ids listed.
+    devices: usize,
+    /// Of them, GPUs placed with a compute capability.
+    gpus: usize,
 }
 
 #[derive(Serialize)]
@@ -133,6 +147,18 @@ fn summary<'t>(t: &'t Tables, cache_file: Option<&'t Path>, lang: Lang) -> Summa
                 .iter()
                 .rfind(|r| r.confirmed && r.variants_confirmed)
                 .and_then(|r| r.patches.last().cloned()),
+        },
+        pci_database: PciDatabase {
+            version: t.pci.ids.version.clone(),
+            origin: t.pci.origin.clone(),
+            devices: t.pci.ids.devices.len(),
+            gpus: t
+                .pci
+                .ids
+                .devices
+                .keys()
+                .filter(|id| t.identify_pci(id).is_some())
+                .count(),
         },
         counts: Counts {
             toolkits: t.toolkits.releases.len(),
@@ -284,6 +310,15 @@ pub fn run(
         ("pci_ids", &c.gpu_pci_ids),
     ];
     println!("  {}", i18n::tf(lang, "cli_tables_counts", &counts));
+    let p = &s.pci_database;
+    let version = p.version.clone().unwrap_or_else(|| "-".into());
+    let pci: [(&str, &dyn std::fmt::Display); 4] = [
+        ("version", &version),
+        ("origin", &p.origin),
+        ("ids", &p.devices),
+        ("gpus", &p.gpus),
+    ];
+    println!("  {}", i18n::tf(lang, "cli_tables_pci_database", &pci));
     for (name, v) in s.pypi {
         println!("  PyPI: {name} {v}");
     }

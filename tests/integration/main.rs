@@ -16,6 +16,7 @@ mod devlayout_windows;
 mod doctor_dev;
 mod download;
 mod driver;
+mod gpus_pci;
 mod gui;
 mod gui_driver;
 mod gui_journey;

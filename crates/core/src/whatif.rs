@@ -289,6 +289,38 @@ mod tests {
         assert_eq!(e, WhatIfError::UnknownGpu("Voodoo 5 6000".into()));
     }
 
+    /// `--gpu` takes names as NVML, nvidia-smi and Windows write them (the data-centre
+    /// names and the MX series were refused on the base commit).
+    #[test]
+    fn gpu_names_as_tools_write_them_are_accepted() {
+        for (name, cc) in [
+            ("NVIDIA GeForce RTX 4060 Laptop GPU", "8.9"),
+            ("NVIDIA A100-SXM4-80GB", "8.0"),
+            ("NVIDIA H100 80GB HBM3", "9.0"),
+            ("Tesla V100-SXM2-32GB", "7.0"),
+            ("Quadro RTX 5000", "7.5"),
+            ("NVIDIA RTX A4000", "8.6"),
+            ("NVIDIA GeForce MX450", "7.5"),
+            ("NVIDIA H100 PCIe", "9.0"),
+            ("NVIDIA L40S", "8.9"),
+            ("NVIDIA GeForce RTX 3060 Ti", "8.6"),
+            ("GeForce GTX 1080 Ti", "6.1"),
+            ("NVIDIA TITAN RTX", "7.5"),
+            ("NVIDIA RTX 6000 Ada Generation", "8.9"),
+            ("NVIDIA GeForce RTX 5090 D", "12.0"),
+            ("NVIDIA GeForce MX130", "5.0"),
+            ("NVIDIA GeForce MX250", "6.1"),
+            ("NVIDIA GeForce MX570", "8.6"),
+        ] {
+            let w = parse(Flags {
+                gpu: vec![name.into()],
+                ..Default::default()
+            })
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            assert_eq!(w.gpus[0].compute_capability.to_string(), cc, "{name}");
+        }
+    }
+
     #[test]
     fn a_name_matching_gpus_of_different_architectures_is_refused() {
         // Find a query naming models of two compute capabilities in the tables.

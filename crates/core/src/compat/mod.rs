@@ -1,15 +1,18 @@
 //! The compatibility tables: loading (embedded or from `--compat-dir`), validation, and
 //! the look-ups the recommender and detection need. Pure data, no network.
 
+mod gpu_lookup;
 mod live;
 pub mod schema;
 mod validate;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::version::{ComputeCapability, Version};
+pub use gpu_lookup::{MAX_PCI_IDS_BYTES, PCI_IDS_FILE, PciDb, PciGpu, PciGpuSource, PciIds};
 pub use live::{IndexSeen, Live, Origin, PypiTorch, Refreshed, Wheel, utc};
 pub use schema::*;
 
@@ -71,6 +74,8 @@ pub struct Tables {
     pub drivers: DriversFile,
     /// What `refresh` added (nothing for tables read from files alone).
     pub live: Live,
+    /// The pci.ids database (NVIDIA's device ids), for GPUs with no `[[gpu]]` row.
+    pub pci: Arc<PciDb>,
 }
 
 /// Which installer of a toolkit release.
@@ -85,11 +90,16 @@ pub enum InstallerKind {
 impl Tables {
     /// The tables compiled into the binary.
     pub fn embedded() -> Result<Tables, TableError> {
-        Self::from_texts(TableSource::Embedded, EMBEDDED, EMBEDDED_DRIVERS)
+        Self::from_texts(
+            TableSource::Embedded,
+            EMBEDDED,
+            EMBEDDED_DRIVERS,
+            (gpu_lookup::EMBEDDED_PCI_IDS, "embedded".into()),
+        )
     }
 
     /// Tables from a directory holding the four files (`--compat-dir`), and
-    /// `drivers.toml` if it holds one (else the built-in one).
+    /// `drivers.toml` and `pci-ids-nvidia.txt` if it holds them (else the built-in ones).
     pub fn from_dir(dir: &Path) -> Result<Tables, TableError> {
         let mut texts = Vec::with_capacity(4);
         for name in FILES {
@@ -109,7 +119,25 @@ impl Tables {
                 source,
             })?,
         };
-        Self::from_texts(TableSource::Dir(dir.to_path_buf()), texts, &drivers)
+        let file = dir.join(PCI_IDS_FILE);
+        let pci = match std::fs::symlink_metadata(&file) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                (gpu_lookup::EMBEDDED_PCI_IDS.to_string(), "embedded".into())
+            }
+            _ => (
+                read_table(&file).map_err(|source| TableError::Read {
+                    file: file.clone(),
+                    source,
+                })?,
+                file.display().to_string(),
+            ),
+        };
+        Self::from_texts(
+            TableSource::Dir(dir.to_path_buf()),
+            texts,
+            &drivers,
+            (&pci.0, pci.1),
+        )
     }
 
     /// Embedded tables, or those in `dir` when given.
@@ -124,15 +152,19 @@ impl Tables {
         source: TableSource,
         texts: [&str; 4],
         drivers: &str,
+        (pci, pci_origin): (&str, String),
     ) -> Result<Tables, TableError> {
+        let gpus: GpusFile = parse(FILES[3], texts[3])?;
+        let pci = gpu_lookup::database(pci, pci_origin, texts[3], &gpus.chips);
         let tables = Tables {
             source,
             toolkits: parse(FILES[0], texts[0])?,
             cudnn: parse(FILES[1], texts[1])?,
             pytorch: parse(FILES[2], texts[2])?,
-            gpus: parse(FILES[3], texts[3])?,
+            gpus,
             drivers: parse(DRIVERS_FILE, drivers)?,
             live: Live::default(),
+            pci,
         };
         validate::all(&tables)?;
         Ok(tables)
@@ -165,43 +197,6 @@ impl Tables {
             .find(|a| a.compute_capabilities.contains(&cc))
     }
 
-    /// The GPU with this PCI device id (`0x2684`, `2684`, any case).
-    pub fn gpu_by_pci_id(&self, device_id: &str) -> Option<&GpuModel> {
-        let want = normalise_pci_id(device_id)?;
-        self.gpus
-            .gpus
-            .iter()
-            .find(|g| g.pci_ids.iter().any(|id| id == &want))
-    }
-
-    /// GPUs whose name matches `query`: an exact match (ignoring case, spaces and the
-    /// "NVIDIA"/"GeForce" prefixes) wins; otherwise every model whose name contains all the
-    /// query's words. Several hits mean the query is ambiguous.
-    pub fn gpus_by_name(&self, query: &str) -> Vec<&GpuModel> {
-        let q = name_key(query);
-        if q.is_empty() {
-            return Vec::new();
-        }
-        let exact: Vec<&GpuModel> = self
-            .gpus
-            .gpus
-            .iter()
-            .filter(|g| name_key(&g.name) == q)
-            .collect();
-        if !exact.is_empty() {
-            return exact;
-        }
-        let words: Vec<String> = name_words(query);
-        self.gpus
-            .gpus
-            .iter()
-            .filter(|g| {
-                let have = name_words(&g.name);
-                words.iter().all(|w| have.contains(w))
-            })
-            .collect()
-    }
-
     /// Newest toolkit, cuDNN and torch, confirmed or not.
     pub fn newest(
         &self,
@@ -223,7 +218,7 @@ impl Tables {
     /// `drivers.toml` whose words appear in the name, else the model's segment in
     /// `gpus.toml` (workstation, data centre), else the default (GeForce desktop).
     pub fn driver_package_for(&self, name: &str) -> DriverPackage {
-        let words = name_words(name);
+        let words = gpu_lookup::name_words(name);
         let hit = |rule: &DriverRule| {
             let n = rule.words.len();
             n > 0
@@ -239,12 +234,13 @@ impl Tables {
         if let Some(rule) = self.drivers.choose.rules.iter().find(|r| hit(r)) {
             return rule.package;
         }
-        match self.gpus_by_name(name).as_slice() {
-            [one] => match one.segment.as_deref() {
-                Some("datacenter") => DriverPackage::DataCenter,
-                Some("workstation") => DriverPackage::Rtx,
-                _ => self.drivers.choose.default,
-            },
+        // The models the name matches, when they are all of one segment (the H100's form
+        // factors, a laptop name matching its desktop model).
+        let hits = self.gpus_by_name(name);
+        let segment = hits.first().and_then(|g| g.segment.as_deref());
+        match segment.filter(|s| hits.iter().all(|g| g.segment.as_deref() == Some(*s))) {
+            Some("datacenter") => DriverPackage::DataCenter,
+            Some("workstation") => DriverPackage::Rtx,
             _ => self.drivers.choose.default,
         }
     }
@@ -411,18 +407,6 @@ pub fn normalise_pci_id(id: &str) -> Option<String> {
         .then(|| format!("0x{}", hex.to_ascii_lowercase()))
 }
 
-fn name_words(name: &str) -> Vec<String> {
-    name.to_ascii_lowercase()
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty() && *w != "nvidia" && *w != "geforce")
-        .map(str::to_string)
-        .collect()
-}
-
-fn name_key(name: &str) -> String {
-    name_words(name).concat()
-}
-
 /// The most a table file may hold (the built-in ones are well under 1 MiB).
 pub const MAX_TABLE_BYTES: u64 = 16 << 20;
 
@@ -484,11 +468,5 @@ mod tests {
         assert_eq!(normalise_pci_id("0X1B80").as_deref(), Some("0x1b80"));
         assert_eq!(normalise_pci_id("0x268"), None);
         assert_eq!(normalise_pci_id("zzzz"), None);
-    }
-
-    #[test]
-    fn name_matching_ignores_brand_prefixes() {
-        assert_eq!(name_key("NVIDIA GeForce RTX 4090"), name_key("rtx 4090"));
-        assert_ne!(name_key("RTX 4090"), name_key("RTX 4090 Laptop GPU"));
     }
 }

@@ -229,6 +229,10 @@ pub struct GpusFile {
     pub architectures: Vec<Architecture>,
     #[serde(rename = "gpu")]
     pub gpus: Vec<GpuModel>,
+    /// Chip (as pci.ids names it: `GA106`) to compute capability, for GPUs known only by
+    /// their PCI id.
+    #[serde(rename = "chip", default)]
+    pub chips: Vec<ChipRow>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -257,6 +261,18 @@ pub struct GpuModel {
     pub pci_ids: Vec<String>,
     pub cc: ComputeCapability,
     pub segment: Option<String>,
+}
+
+/// A GPU chip family and its compute capability (`GA106` → 8.6).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChipRow {
+    pub chip: String,
+    pub cc: ComputeCapability,
+    /// false: inferred from a sibling chip, not from a GPU NVIDIA lists by name.
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    pub note: Option<String>,
 }
 
 // ---------- drivers.toml ----------

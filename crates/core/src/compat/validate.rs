@@ -24,6 +24,7 @@ pub(super) fn all(t: &Tables) -> Check {
     cudnn(t)?;
     pytorch(t)?;
     gpus(t)?;
+    gpu_lookup::validate(t)?;
     meta(DRIVERS_FILE, &t.drivers.meta)?;
     drivers(t)
 }

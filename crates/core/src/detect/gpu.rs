@@ -235,6 +235,13 @@ fn no_nvml_in_sandbox() -> ProbeError {
     }
 }
 
+/// Windows' own driver for a card it has no driver for ("Microsoft Basic Display Adapter"):
+/// its name says nothing about the card.
+fn is_fallback_adapter(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("basic display") || n.contains("basic render") || n.contains("video controller")
+}
+
 /// Bus ids compare without the PCI domain's width (`00000000:01:00.0` vs `0000:01:00.0`).
 fn same_bus(a: Option<&str>, b: Option<&str>) -> bool {
     let key = |s: &str| {
@@ -249,14 +256,32 @@ fn same_bus(a: Option<&str>, b: Option<&str>) -> bool {
 
 fn from_pci(tables: &Tables, dev: PciDevice) -> Gpu {
     let vendor = Vendor::from_pci(&dev.vendor);
-    let model = (vendor == Vendor::Nvidia)
-        .then(|| tables.gpu_by_pci_id(&dev.device))
-        .flatten();
-    let cc = model.map(|m| m.cc);
-    let name = match (model, &dev.name) {
-        (Some(m), _) => m.name.clone(),
-        (None, Some(n)) if !n.is_empty() => n.clone(),
-        _ => format!("PCI {}:{}", dev.vendor, dev.device),
+    let nvidia = vendor == Vendor::Nvidia;
+    // A `[[gpu]]` row, else pci.ids' chip; else the name Windows gives the device when it
+    // names one model (Windows with the driver but no NVML), never the fallback adapter's.
+    let known = nvidia.then(|| tables.identify_pci(&dev.device)).flatten();
+    let by_name = match (&known, &dev.name) {
+        (None, Some(n)) if nvidia && !n.is_empty() => tables.cc_by_name(n),
+        _ => None,
+    };
+    let cc = known.as_ref().map(|k| k.cc).or(by_name);
+    let db_name = || {
+        nvidia
+            .then(|| tables.pci_name(&dev.device))
+            .flatten()
+            .map(|n| match (n.find('['), n.rfind(']')) {
+                (Some(a), Some(b)) if a < b => n[a + 1..b].to_string(),
+                _ => n.to_string(),
+            })
+    };
+    let name = match (known, &dev.name) {
+        (Some(k), _) => k.name,
+        (None, Some(n)) if !n.is_empty() && (by_name.is_some() || !is_fallback_adapter(n)) => {
+            n.clone()
+        }
+        (None, n) => db_name()
+            .or_else(|| n.clone().filter(|n| !n.is_empty()))
+            .unwrap_or_else(|| format!("PCI {}:{}", dev.vendor, dev.device)),
     };
     Gpu {
         name,
@@ -313,18 +338,21 @@ fn nvml_probe(tables: &Tables) -> Result<(DriverInfo, Vec<Gpu>), ProbeError> {
         let Ok(d) = nvml.device_by_index(i) else {
             continue;
         };
-        let cc = d
-            .cuda_compute_capability()
-            .ok()
-            .map(|c| ComputeCapability::new(c.major as u32, c.minor as u32));
         let pci = d.pci_info().ok();
         let mem = d.memory_info().ok();
         // pci_device_id packs the device id in the upper and the vendor in the lower half.
         let device_id = pci
             .as_ref()
             .map(|p| format!("0x{:04x}", p.pci_device_id >> 16));
+        let name = d.name().ok();
+        // NVML's own answer; else (an old driver, an error) the tables' by id, then by name.
+        let cc = d
+            .cuda_compute_capability()
+            .ok()
+            .map(|c| ComputeCapability::new(c.major as u32, c.minor as u32))
+            .or_else(|| identify(tables, device_id.as_deref(), name.as_deref()));
         gpus.push(Gpu {
-            name: d.name().unwrap_or_else(|_| format!("NVIDIA GPU {i}")),
+            name: name.unwrap_or_else(|| format!("NVIDIA GPU {i}")),
             vendor: Vendor::Nvidia,
             source: GpuSource::Nvml,
             cuda_capable: true,
@@ -349,6 +377,18 @@ fn nvml_probe(tables: &Tables) -> Result<(DriverInfo, Vec<Gpu>), ProbeError> {
         },
         gpus,
     ))
+}
+
+/// A GPU's compute capability from the tables: by PCI device id, else by its name.
+pub fn identify(
+    tables: &Tables,
+    device_id: Option<&str>,
+    name: Option<&str>,
+) -> Option<ComputeCapability> {
+    device_id
+        .and_then(|id| tables.identify_pci(id))
+        .map(|g| g.cc)
+        .or_else(|| name.and_then(|n| tables.cc_by_name(n)))
 }
 
 fn nvml_library() -> &'static str {
@@ -653,5 +693,115 @@ mod tests {
         let text = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\nGCC version:  gcc version 12.2.0\n";
         assert_eq!(parse_proc_version(text).unwrap().to_string(), "550.54.15");
         assert!(parse_proc_version("garbage").is_none());
+    }
+
+    /// A display-class device in a sysfs tree under `root`.
+    fn sysfs_device(root: &Path, bdf: &str, vendor: &str, device: &str, class: &str) {
+        let d = root.join("sys/bus/pci/devices").join(bdf);
+        std::fs::create_dir_all(&d).unwrap();
+        for (f, v) in [("vendor", vendor), ("device", device), ("class", class)] {
+            std::fs::write(d.join(f), format!("{v}\n")).unwrap();
+        }
+    }
+
+    /// Driverless cards known only by their PCI id: an MX450 laptop, an RTX 5090, an
+    /// RTX PRO 6000D and a GH100 board with no `[[gpu]]` row are placed by the tables (the
+    /// MX450 and the pci.ids-only ones were "not identified" on the base commit); an unknown
+    /// id and a Kepler GK104 (CC 3.0) stay unidentified, the latter under its pci.ids name.
+    #[test]
+    fn driverless_cards_are_identified_by_pci_id() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        sysfs_device(r, "0000:01:00.0", "0x10de", "0x1f97", "0x030200"); // MX450
+        sysfs_device(r, "0000:02:00.0", "0x10de", "0x2b85", "0x030000"); // RTX 5090
+        sysfs_device(r, "0000:03:00.0", "0x10de", "0x2bb2", "0x030000"); // RTX PRO 6000D
+        sysfs_device(r, "0000:04:00.0", "0x10de", "0x2302", "0x030200"); // GH100
+        sysfs_device(r, "0000:05:00.0", "0x10de", "0x1180", "0x030000"); // GTX 680 (Kepler 3.0)
+        sysfs_device(r, "0000:06:00.0", "0x10de", "0xfffe", "0x030000"); // unknown
+        let host = Host::sandbox(Os::Linux, r, Default::default());
+        let tables = Tables::embedded().unwrap();
+        let found = probe(&host, &tables, Duration::from_secs(5)).unwrap();
+        let got: Vec<(String, Option<String>, Option<String>)> = found
+            .gpus
+            .iter()
+            .map(|g| {
+                (
+                    g.name.clone(),
+                    g.compute_capability.map(|c| c.to_string()),
+                    g.architecture.clone(),
+                )
+            })
+            .collect();
+        let s = |v: &str| Some(v.to_string());
+        assert_eq!(
+            got,
+            [
+                ("GeForce MX450".into(), s("7.5"), s("Turing")),
+                ("GeForce RTX 5090".into(), s("12.0"), s("Blackwell")),
+                (
+                    "RTX PRO 6000D Blackwell Workstation Edition".into(),
+                    s("12.0"),
+                    s("Blackwell")
+                ),
+                ("GH100".into(), s("9.0"), s("Hopper")),
+                ("GeForce GTX 680".into(), None, None),
+                ("PCI 0x10de:0xfffe".into(), None, None),
+            ]
+        );
+        assert!(
+            found
+                .gpus
+                .iter()
+                .all(|g| g.problem.as_ref().map(|p| p.key) == Some(GpuProblem::NoDriver))
+        );
+        let facts = crate::detect::SystemReport {
+            gpus: found.gpus.clone(),
+            ..Default::default()
+        }
+        .facts(Os::Linux);
+        assert_eq!(facts.gpus.len(), 4);
+        assert_eq!(
+            facts.unidentified_gpus,
+            [
+                "GeForce GTX 680 [10de:1180]",
+                "PCI 0x10de:0xfffe [10de:fffe]"
+            ]
+        );
+    }
+
+    /// Windows with a driver but no NVML: the device's own name places an id the tables
+    /// lack; the fallback adapter's name never names the card.
+    #[test]
+    fn a_windows_device_name_places_an_unknown_id() {
+        let tables = Tables::embedded().unwrap();
+        let dev = |name: &str| PciDevice {
+            vendor: "0x10de".into(),
+            device: "0xfffd".into(),
+            bus_id: None,
+            name: Some(name.into()),
+            kernel_driver: None,
+            problem: None,
+        };
+        let g = from_pci(&tables, dev("NVIDIA A100-SXM4-80GB"));
+        assert_eq!(
+            g.compute_capability.map(|c| c.to_string()).as_deref(),
+            Some("8.0")
+        );
+        assert_eq!(g.name, "NVIDIA A100-SXM4-80GB");
+        let g = from_pci(&tables, dev("Microsoft Basic Display Adapter"));
+        assert_eq!(g.compute_capability, None);
+        assert_eq!(
+            identify(&tables, Some("0x1f97"), None)
+                .map(|c| c.to_string())
+                .as_deref(),
+            Some("7.5")
+        );
+        assert_eq!(
+            identify(&tables, None, Some("NVIDIA H100 80GB HBM3"))
+                .map(|c| c.to_string())
+                .as_deref(),
+            Some("9.0")
+        );
+        assert_eq!(identify(&tables, Some("0xfffd"), Some("Voodoo")), None);
     }
 }

@@ -10,6 +10,7 @@
 mod fetch;
 mod merge;
 pub mod nvidia;
+pub mod pci_ids;
 pub mod pypi;
 pub mod torch_index;
 
@@ -205,6 +206,7 @@ pub fn save_cache(file: &Path, snap: &Snapshot) -> Result<(), RefreshError> {
 /// `base` with the cached snapshot merged in; `base` itself when there is no usable
 /// cache (a cache that no longer merges cleanly is ignored, never trusted in part).
 pub fn with_cache(base: Tables, file: Option<&Path>) -> Tables {
+    let base = pci_ids::with_cache(base, file);
     match file.and_then(load_cache) {
         Some(snap) => apply(&base, &snap).unwrap_or(base),
         None => base,
@@ -377,6 +379,7 @@ pub fn refresh(
         }
         merged
     };
+    let tables = pci_ids::refresh(&fetcher, tables, sources, cache, &mut errors);
     let new = merge::new_rows(base, &tables);
     Ok(Outcome {
         using: Using::of(&tables),

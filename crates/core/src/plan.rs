@@ -69,6 +69,9 @@ pub enum DriverHow {
     Yourself,
     /// Nobody yet: the link, or `--with-driver`.
     NotChosen,
+    /// `--with-driver` was asked for, but the CUDA installer carries no driver new enough
+    /// (13.x on Windows carries none, #20 class 6): nvidia.com/drivers.
+    NotCarried,
 }
 
 impl Serialize for Note {
@@ -102,6 +105,8 @@ impl<'de> Deserialize<'de> for Note {
             "plan_note_driver_update_cuda_installer" => driver(true, DriverHow::CudaInstaller),
             "plan_note_driver_update_yourself" => driver(true, DriverHow::Yourself),
             "plan_note_driver_update_link" => driver(true, DriverHow::NotChosen),
+            "plan_note_driver_install_not_carried" => driver(false, DriverHow::NotCarried),
+            "plan_note_driver_update_not_carried" => driver(true, DriverHow::NotCarried),
             "plan_note_no_cudnn" => Note::NoCudnn,
             "plan_note_cudnn_not_on_index" => Note::CudnnNotOnIndex {
                 error: get("error"),
@@ -149,6 +154,12 @@ impl Note {
                 }
                 (true, DriverHow::NotChosen) => {
                     msg!("plan_note_driver_update_link", minimum = minimum)
+                }
+                (false, DriverHow::NotCarried) => {
+                    msg!("plan_note_driver_install_not_carried", minimum = minimum)
+                }
+                (true, DriverHow::NotCarried) => {
+                    msg!("plan_note_driver_update_not_carried", minimum = minimum)
                 }
             },
             Note::NoCudnn => msg!("plan_note_no_cudnn"),
@@ -334,6 +345,16 @@ fn expected_for(
     }
 }
 
+/// Whether the recommended toolkit's installer carries a driver that meets the
+/// recommendation's minimum: only then can `--with-driver` put the driver in place.
+fn installer_carries_driver(rec: &Recommendation) -> bool {
+    rec.toolkit.as_ref().is_some_and(|tk| {
+        tk.carried_driver
+            .as_ref()
+            .is_some_and(|c| rec.driver.minimum.as_ref().is_none_or(|m| c >= m))
+    })
+}
+
 pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result<Plan, PlanError> {
     if !rec.fits() {
         let b: Vec<String> = rec.blockers.iter().map(crate::recommend::english).collect();
@@ -358,8 +379,10 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 .minimum
                 .as_ref()
                 .map_or("-".into(), ToString::to_string),
-            how: if choices.with_driver {
+            how: if choices.with_driver && installer_carries_driver(rec) {
                 DriverHow::CudaInstaller
+            } else if choices.with_driver {
+                DriverHow::NotCarried
             } else if choices.skip_driver {
                 DriverHow::Yourself
             } else {
@@ -481,7 +504,9 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                             &tk.version,
                             choices.visual_studio,
                             // A driver step of its own already installs the driver.
-                            choices.with_driver && driver.is_none(),
+                            choices.with_driver
+                                && driver.is_none()
+                                && installer_carries_driver(rec),
                         )
                     } else {
                         Vec::new()
@@ -803,6 +828,7 @@ mod tests {
                 DriverHow::CudaInstaller,
                 DriverHow::Yourself,
                 DriverHow::NotChosen,
+                DriverHow::NotCarried,
             ] {
                 all.push(Note::DriverNeeded {
                     update,
@@ -891,6 +917,86 @@ mod tests {
         .for_machine(&target);
         assert!(!c.visual_studio);
         assert_eq!(c.method, Method::Installer);
+    }
+
+    /// #20 class 6: `--with-driver` only leans on the CUDA installer when it carries a
+    /// driver new enough. CUDA 13.x's Windows installer carries none: the note says so and
+    /// the installer is not asked for a Display.Driver it does not have; 12.x's does.
+    #[test]
+    fn with_driver_leans_on_the_cuda_installer_only_when_it_carries_one() {
+        use crate::recommend::{self, Facts, Goal, GpuFact, Request};
+        let tables = crate::compat::Tables::embedded().unwrap();
+        let root = std::env::temp_dir().join("cuda-setup-plan-with-driver");
+        let target = Target::rooted(Os::Windows, &root);
+        let plan_for = |cuda: &str| {
+            let facts = Facts {
+                os: Os::Windows,
+                gpus: vec![GpuFact {
+                    name: None,
+                    compute_capability: "8.9".parse().unwrap(),
+                }],
+                driver: Some("511.65".parse().unwrap()),
+                driver_cuda: None,
+                python: Some("3.12".parse().unwrap()),
+                installed_toolkits: vec![],
+                unidentified_gpus: vec![],
+                notes: vec![],
+            };
+            let mut rec = recommend::recommend(
+                &tables,
+                &facts,
+                &Request {
+                    goal: Goal::Developer,
+                    cuda: Some(cuda.parse().unwrap()),
+                    method: Method::Installer,
+                },
+            );
+            // No driver package of its own, as when none is known for this GPU; a known
+            // hash, so the plan asks no server for one.
+            rec.driver.install = None;
+            if let Some(i) = rec.toolkit.as_mut().and_then(|t| t.installer.as_mut()) {
+                i.sha256 = Some("a".repeat(64));
+            }
+            let choices = Choices {
+                with_driver: true,
+                cudnn: CudnnChoice::Skip,
+                ..Choices::new(Method::Installer)
+            };
+            (rec.clone(), build(&target, &rec, &choices).unwrap())
+        };
+        let driver_note = |plan: &Plan| {
+            plan.notes
+                .iter()
+                .find_map(|n| match n {
+                    Note::DriverNeeded { how, .. } => Some(*how),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("a driver note in {:?}", plan.notes))
+        };
+        let display_driver = |plan: &Plan| {
+            plan.steps.iter().any(|s| {
+                matches!(s, Step::InstallToolkit(spec)
+                    if spec.subpackages.iter().any(|p| p == "Display.Driver"))
+            })
+        };
+        let (rec, plan) = plan_for("13");
+        assert_eq!(rec.toolkit.as_ref().unwrap().carried_driver, None);
+        assert_eq!(driver_note(&plan), DriverHow::NotCarried);
+        assert!(!display_driver(&plan));
+        let text = crate::i18n::render(
+            &Note::DriverNeeded {
+                update: true,
+                minimum: "580.88".into(),
+                how: DriverHow::NotCarried,
+            }
+            .message(),
+            crate::i18n::Lang::En,
+        );
+        assert!(text.contains("carries no driver"), "{text}");
+        let (rec, plan) = plan_for("12.8");
+        assert!(rec.toolkit.as_ref().unwrap().carried_driver.is_some());
+        assert_eq!(driver_note(&plan), DriverHow::CudaInstaller);
+        assert!(display_driver(&plan));
     }
 
     fn no_publisher() -> Result<Option<download::Expected>, download::DownloadError> {

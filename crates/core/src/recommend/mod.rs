@@ -160,6 +160,9 @@ pub struct ToolkitPick {
     pub installer: Option<Download>,
     /// Windows only: the small network installer, when known.
     pub network_installer: Option<Download>,
+    /// The driver that installer carries (None: it carries none, as CUDA 13.x on
+    /// Windows and the Linux runfiles from 13.4.1 on). What `--with-driver` can install.
+    pub carried_driver: Option<Version>,
     pub confirmed: bool,
 }
 

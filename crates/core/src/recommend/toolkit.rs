@@ -294,6 +294,7 @@ pub(super) fn pick(
         } else {
             None
         },
+        carried_driver: r.carried_driver(facts.os).cloned(),
         confirmed: best.confirmed,
     };
     Some((

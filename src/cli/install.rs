@@ -214,8 +214,17 @@ fn make_plan(
     if let (Some(v), Some(tk)) = (&args.cudnn, &rec.toolkit) {
         rec.cudnn = Some(cudnn_by_version(tables, target.os, tk.version.major(), v)?);
     }
-    if let (Some(base), Some(t)) = (&args.torch_index, rec.torch.as_mut()) {
-        t.use_index(base);
+    if let (Some(base), Some(pick)) = (&args.torch_index, rec.torch.as_mut())
+        && !pick.use_index(base)
+    {
+        // A PyPI index has no CUDA builds of torch (on Windows only the CPU one).
+        return Err(CliError::Usage {
+            message: cuda_setup_core::i18n::render(
+                &cuda_setup_core::msg!("torch_index_is_pypi", index = base),
+                lang,
+            ),
+            hint: t(lang, "cli_hint_torch_index"),
+        });
     }
     let python = args.python_exe.clone().or_else(|| {
         (goal == Goal::Pytorch)

@@ -179,6 +179,17 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         )
         .labelled_by(l.id);
     });
+    let typed_index = page.torch_index.trim();
+    if !typed_index.is_empty() && cuda_setup_core::recommend::is_pypi_index(typed_index) {
+        // Not used: a PyPI index has no CUDA builds of torch (the command keeps PyTorch's).
+        ui.label(
+            RichText::new(msg(
+                lang,
+                &cuda_setup_core::msg!("torch_index_is_pypi", index = typed_index),
+            ))
+            .color(ui.visuals().warn_fg_color),
+        );
+    }
     ui.label(RichText::new(t(lang, "ui_torch_download_note")).weak());
 
     widgets::section(ui, &t(lang, "ui_the_command"));

@@ -385,6 +385,15 @@ fn in_index(
     variant: &TorchVariant,
 ) -> Option<bool> {
     let wheels = tables.live.wheels.get(&variant.name)?;
+    // Variants only assumed (a release learned from PyPI while PyTorch's index was out of
+    // reach): a list with no wheel of that line at all predates it, and says nothing.
+    if !release.variants_confirmed
+        && !wheels
+            .iter()
+            .any(|w| w.version.major_minor() == release.version)
+    {
+        return None;
+    }
     Some(wheels.iter().any(|w| {
         w.version.major_minor() == release.version
             && w.for_os(facts.os)
@@ -715,6 +724,59 @@ mod tests {
         );
         let r = rec(&t, &f);
         assert!(r.left_out.is_empty() && r.visible_devices.is_none());
+    }
+
+    /// A release whose variants are only assumed (learned from PyPI while PyTorch's index
+    /// was out of reach) is not dropped by a cached wheel list that predates it; a line
+    /// the list does know is still judged by it.
+    #[test]
+    fn a_wheel_list_older_than_an_assumed_release_says_nothing_of_it() {
+        let mut t = tables();
+        let assumed = t
+            .pytorch
+            .releases
+            .iter()
+            .rfind(|r| !r.variants_confirmed)
+            .expect("a release with assumed variants")
+            .clone();
+        let variant = assumed.variants[0].clone();
+        let older = t
+            .pytorch
+            .releases
+            .iter()
+            .rfind(|r| r.variants_confirmed && r.variants.contains(&variant))
+            .unwrap()
+            .version
+            .clone();
+        let wheel = |v: &Version, py: &str| crate::compat::Wheel {
+            version: Version::new(&[v.major(), v.minor(), 0]),
+            python: py.parse().unwrap(),
+            freethreaded: false,
+            platform: "manylinux_2_28_x86_64".into(),
+        };
+        t.live
+            .wheels
+            .insert(variant.clone(), vec![wheel(&older, "3.12")]);
+        let py = assumed.python_max.to_string();
+        let f = facts(Os::Linux, vec![rtx5090()], Some("600.00"), Some(&py));
+        let r = rec(&t, &f);
+        let p = r
+            .torch
+            .as_ref()
+            .unwrap_or_else(|| panic!("{:?}", r.blockers));
+        assert_eq!(p.version.major_minor(), assumed.version, "{:?}", r.reasons);
+        // The list knows the assumed line, without this Python: dropped, and said.
+        t.live
+            .wheels
+            .insert(variant.clone(), vec![wheel(&assumed.version, "3.11")]);
+        let r = rec(&t, &f);
+        assert!(
+            r.torch
+                .as_ref()
+                .is_none_or(|p| p.version.major_minor() != assumed.version),
+            "{:?}",
+            r.torch
+        );
     }
 
     /// The GPUs kept by two parts: the intersection.

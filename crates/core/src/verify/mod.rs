@@ -468,10 +468,21 @@ pub fn toolkit_fits(
             toolkit = toolkit,
             gpu = &gpu.name,
             sm = gpu.compute_capability.sm(),
-            sm_min = release.sm_min.sm(),
-            sm_max = release.sm_max.sm()
+            archs = archs_of(release)
         )
     })
+}
+
+/// The architectures a release builds for, as a list (`sm_75 sm_80 … sm_121`) when the
+/// tables have its exact one, else its range (`sm_50–sm_90`): a gap in a range (12.8
+/// has no sm_103) is why a GPU inside it can still be missing.
+fn archs_of(release: &crate::compat::ToolkitRelease) -> String {
+    if release.sm.is_empty() {
+        format!("{}–{}", release.sm_min.sm(), release.sm_max.sm())
+    } else {
+        let sms: Vec<String> = release.sm.iter().map(|s| s.sm()).collect();
+        sms.join(" ")
+    }
 }
 
 fn gpu_part(
@@ -679,6 +690,16 @@ mod tests {
         let m = toolkit_fits(&t, &v("11.8"), &v("12.8"), &gpu("12.0")).unwrap();
         assert_eq!(m.key, "smoke_toolkit_lacks_arch");
         assert_eq!(m.param("sm"), Some("sm_120"));
+        // 12.8's range (sm_50 – sm_120) has a gap at sm_103 (B300, first in 12.9): the
+        // message lists what it builds for.
+        let m = toolkit_fits(&t, &v("12.8"), &v("12.8"), &gpu("10.3")).unwrap();
+        assert_eq!(m.key, "smoke_toolkit_lacks_arch");
+        let archs = m.param("archs").unwrap();
+        assert!(
+            archs.contains("sm_100") && archs.contains("sm_120"),
+            "{archs}"
+        );
+        assert!(!archs.contains("sm_103"), "{archs}");
         // Unknown to the tables: no claim either way.
         assert_eq!(toolkit_fits(&t, &v("12.99"), &v("12.4"), &gpu("8.6")), None);
     }

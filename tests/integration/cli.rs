@@ -1,5 +1,6 @@
 //! The CLI contract (docs/cli.md), run as a real child process.
 
+use crate::support::cli::json;
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -12,11 +13,6 @@ fn run(args: &[&str]) -> Output {
         .env_remove("LC_MESSAGES")
         .output()
         .unwrap()
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 fn stderr(out: &Output) -> String {

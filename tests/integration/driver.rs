@@ -6,6 +6,7 @@
 
 #![cfg(unix)]
 
+use crate::support::cli::json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
@@ -97,16 +98,6 @@ fn cli(args: &[String]) -> Output {
         .env("LANG", "C")
         .output()
         .unwrap()
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
 }
 
 fn steps(r: &Value) -> Vec<(String, String, bool)> {

@@ -3,12 +3,12 @@
 //! `refresh.json`, used at the next start, and names a card no table row knows.
 
 use crate::support;
+use crate::support::cli::json;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 
-use serde_json::Value;
 use support::server::{Body, Server};
 
 const NEWER: &str = "#\n#\tVersion: 2099.01.01\n#\n\
@@ -23,34 +23,13 @@ const NEWER: &str = "#\n#\tVersion: 2099.01.01\n#\n\
 /// at `pci` (None: unset).
 fn run(home: &Path, pci: Option<&str>, args: &[&str]) -> Output {
     let dead = support::server::dead_base();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
-    c.args(args)
-        .env("LANG", "C")
-        .env_remove("LC_ALL")
-        .env_remove("LC_MESSAGES")
-        .env("XDG_CACHE_HOME", home)
-        .env("HOME", home)
-        .env_remove("HTTPS_PROXY")
-        .env_remove("HTTP_PROXY")
-        .env_remove("ALL_PROXY")
-        .env("CUDA_SETUP_NVIDIA_BASE", format!("{dead}/compute"))
-        .env("CUDA_SETUP_TORCH_INDEX", format!("{dead}/whl"))
-        .env("CUDA_SETUP_PYPI", format!("{dead}/simple"));
+    let mut c = support::cli::with_cache(home, args);
+    support::cli::sources(&mut c, &dead, &dead);
     match pci {
         Some(u) => c.env("CUDA_SETUP_PCI_IDS", u),
         None => c.env_remove("CUDA_SETUP_PCI_IDS"),
     };
     c.output().unwrap()
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
 }
 
 #[test]

@@ -3,9 +3,11 @@
 //! as a child process, with its cache in a temp folder.
 
 use crate::support;
+use crate::support::cli::cache_file;
+use crate::support::cli::json;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -78,22 +80,9 @@ fn sources() -> Server {
 
 /// The CLI with its cache under `home` and the sources at `base` (None: unset).
 fn run(home: &Path, base: Option<&str>, args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
-    c.args(args)
-        .env("LANG", "C")
-        .env_remove("LC_ALL")
-        .env_remove("LC_MESSAGES")
-        .env("XDG_CACHE_HOME", home)
-        .env("HOME", home)
-        .env_remove("HTTPS_PROXY")
-        .env_remove("HTTP_PROXY")
-        .env_remove("ALL_PROXY");
+    let mut c = support::cli::with_cache(home, args);
     match base {
-        Some(b) => {
-            c.env("CUDA_SETUP_NVIDIA_BASE", format!("{b}/compute"))
-                .env("CUDA_SETUP_TORCH_INDEX", format!("{b}/whl"))
-                .env("CUDA_SETUP_PYPI", format!("{b}/simple"));
-        }
+        Some(b) => support::cli::sources(&mut c, b, b),
         None => {
             for k in [
                 "CUDA_SETUP_NVIDIA_BASE",
@@ -105,20 +94,6 @@ fn run(home: &Path, base: Option<&str>, args: &[&str]) -> Output {
         }
     }
     c.output().unwrap()
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
-fn cache_file(home: &Path) -> PathBuf {
-    home.join("cuda-setup").join("refresh.json")
 }
 
 fn keys(j: &Value) -> Vec<String> {

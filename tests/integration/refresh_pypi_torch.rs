@@ -4,8 +4,10 @@
 //! newer than any row of the tables, with dossier §11's 2.15.0 pins. Loopback servers,
 //! the real CLI as a child process, its cache in a temp folder.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use crate::support::cli::cache_file;
+use crate::support::cli::json;
+use std::path::Path;
+use std::process::Output;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -127,34 +129,9 @@ fn pypi() -> Server {
 /// The CLI with its cache under `home`; NVIDIA and the PyTorch index at `elsewhere`
 /// (nothing listening, or a server without their pages), PyPI at `pypi`.
 fn run(home: &Path, elsewhere: &str, pypi: &str, args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
-    c.args(args)
-        .env("LANG", "C")
-        .env_remove("LC_ALL")
-        .env_remove("LC_MESSAGES")
-        .env("XDG_CACHE_HOME", home)
-        .env("HOME", home)
-        .env_remove("HTTPS_PROXY")
-        .env_remove("HTTP_PROXY")
-        .env_remove("ALL_PROXY")
-        .env("CUDA_SETUP_NVIDIA_BASE", format!("{elsewhere}/compute"))
-        .env("CUDA_SETUP_TORCH_INDEX", format!("{elsewhere}/whl"))
-        .env("CUDA_SETUP_PYPI", format!("{pypi}/simple"));
+    let mut c = crate::support::cli::with_cache(home, args);
+    crate::support::cli::sources(&mut c, elsewhere, pypi);
     c.output().unwrap()
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
-fn cache_file(home: &Path) -> PathBuf {
-    home.join("cuda-setup").join("refresh.json")
 }
 
 fn texts(v: &Value) -> Vec<String> {

@@ -4,6 +4,7 @@
 #![cfg(unix)]
 
 use crate::support;
+use crate::support::cli::json;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -732,16 +733,6 @@ fn dev_libs(tk: &Path, libs: &[&str]) {
         )
         .unwrap();
     }
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        panic!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
 }
 
 /// The findings of `key` ("findings" or "after") with id `id`.

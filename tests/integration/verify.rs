@@ -6,6 +6,7 @@
 #![cfg(unix)]
 
 use crate::support;
+use crate::support::cli::json;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,16 +47,6 @@ fn cli(args: &[&str], env: &[(&str, &str)]) -> Output {
         c.env(k, v);
     }
     c.output().unwrap()
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
 }
 
 /// Whether this machine has a CUDA driver (then the no-driver tests do not apply).

@@ -1,5 +1,7 @@
 //! Shared test helpers: `tests/integration` and `tests/fuzz.rs` include them, and the
 //! benchmarks include single files by path.
+#[allow(dead_code)]
+pub mod cli;
 pub mod cudnn_tar;
 pub mod cudnn_zip;
 pub mod elf;

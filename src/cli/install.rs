@@ -193,7 +193,9 @@ fn make_plan(
         None => Host::real(),
     };
     let linux = (target.os == Os::Linux && rec.driver.action != DriverAction::None)
-        .then(|| linux_driver::advice(&host, rec.driver.minimum.as_ref()))
+        .then(|| {
+            linux_driver::advice_within(&host, rec.driver.minimum.as_ref(), rec.driver.last_branch)
+        })
         .flatten();
     if !rec.fits() {
         // Stopped by the driver on Linux: what to run comes before the error.

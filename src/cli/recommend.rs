@@ -67,7 +67,9 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     let rec = recommend::recommend(tables, &facts, &request);
     // Linux, a driver to install or update: the distribution's own commands.
     let linux = (rec.os == Os::Linux && rec.driver.action != DriverAction::None)
-        .then(|| linux_driver::advice(&host, rec.driver.minimum.as_ref()))
+        .then(|| {
+            linux_driver::advice_within(&host, rec.driver.minimum.as_ref(), rec.driver.last_branch)
+        })
         .flatten();
     if args.json {
         let mut value = to_json(&rec, lang);

@@ -591,6 +591,7 @@ impl Session {
         ld.advice = None;
         vec![Command::LinuxDriverAdvice {
             minimum: rec.driver.minimum.clone(),
+            last_branch: rec.driver.last_branch,
         }]
     }
 
@@ -1152,7 +1153,7 @@ mod tests {
         assert!(minimum.is_some());
         assert!(matches!(
             cmds.as_slice(),
-            [Command::LinuxDriverAdvice { minimum: m }] if *m == minimum
+            [Command::LinuxDriverAdvice { minimum: m, .. }] if *m == minimum
         ));
         assert!(s.linux_driver.running);
         assert_eq!(

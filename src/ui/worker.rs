@@ -90,6 +90,8 @@ pub enum Command {
     /// the distribution and the Secure Boot state, so not on the UI thread).
     LinuxDriverAdvice {
         minimum: Option<Version>,
+        /// The GPUs' last driver branch (Kepler: 470), when one is on a stopped branch.
+        last_branch: Option<u32>,
     },
     /// The driver asked for a restart: open cuda-setup again after it, and restart now
     /// when `now`.
@@ -467,8 +469,12 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                 got.map(Box::new).map_err(|e| e.to_string()),
             ));
         }
-        Command::LinuxDriverAdvice { minimum } => {
-            let advice = linux_driver::advice(&env.host, minimum.as_ref()).map(Box::new);
+        Command::LinuxDriverAdvice {
+            minimum,
+            last_branch,
+        } => {
+            let advice =
+                linux_driver::advice_within(&env.host, minimum.as_ref(), last_branch).map(Box::new);
             out.send(Event::LinuxDriverAdvice { minimum, advice });
         }
         Command::Restart { now } => out.send(Event::Restarting(restart(&env.target, now))),

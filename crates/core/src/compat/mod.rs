@@ -234,6 +234,15 @@ impl Tables {
         if let Some(rule) = self.drivers.choose.rules.iter().find(|r| hit(r)) {
             return rule.package;
         }
+        // A notebook GeForce numbered with an "M" (GTX 980M, 960M, 940MX): the number,
+        // then "m" or "mx".
+        let notebook_number = |w: &String| {
+            let digits = w.bytes().take_while(u8::is_ascii_digit).count();
+            digits >= 3 && matches!(&w[digits..], "m" | "mx")
+        };
+        if words.iter().any(notebook_number) {
+            return DriverPackage::GeforceNotebook;
+        }
         // The models the name matches, when they are all of one segment (the H100's form
         // factors, a laptop name matching its desktop model).
         let hits = self.gpus_by_name(name);
@@ -254,6 +263,16 @@ impl DriverPackageRow {
     /// The installer's URL for `version` (the pattern's `{v}` filled in).
     pub fn url_for(&self, version: &Version) -> String {
         self.url.replace("{v}", &version.to_string())
+    }
+}
+
+impl Architecture {
+    /// The driver this architecture needs at the least on `os` (Blackwell: 570.x).
+    pub fn driver_min(&self, os: Os) -> Option<&Version> {
+        match os {
+            Os::Windows => self.driver_min_windows.as_ref(),
+            Os::Linux => self.driver_min_linux.as_ref(),
+        }
     }
 }
 

@@ -38,12 +38,19 @@ pub struct LinuxDriverAdvice {
     pub mok_command: Option<String>,
     /// False when the package facts for this distribution are UNCONFIRMED.
     pub confirmed: bool,
+    /// Some(B): the GPUs get no driver newer than branch B, and the distribution's
+    /// packages known here are all newer (or of no fixed branch): no command is given;
+    /// the user gets an R`B` driver from NVIDIA.
+    pub last_branch: Option<u32>,
 }
 
 impl LinuxDriverAdvice {
     /// The line above the commands.
     pub fn intro(&self) -> Message {
         let distro = self.distro.clone().unwrap_or_else(|| "Linux".into());
+        if let (Some(_), Some(b)) = (&self.family, self.last_branch) {
+            return msg!("linux_driver_last_branch", distro = distro, branch = b);
+        }
         match (&self.family, &self.package) {
             (None, _) => msg!("linux_driver_unknown", distro = distro),
             (Some(_), Some(p)) => msg!(
@@ -58,7 +65,7 @@ impl LinuxDriverAdvice {
     /// The lines below the commands: unconfirmed facts, non-free, Secure Boot, restart.
     pub fn notes(&self) -> Vec<Message> {
         let mut out = Vec::new();
-        if self.family.is_some() && !self.confirmed {
+        if self.family.is_some() && !self.confirmed && self.last_branch.is_none() {
             out.push(msg!("linux_driver_unconfirmed"));
         }
         if self.non_free {
@@ -87,15 +94,30 @@ pub fn embedded() -> Option<&'static Table> {
 /// The advice for a driver of at least `minimum` (None: any current one) on the host;
 /// None when the host is not Linux.
 pub fn advice(host: &Host, minimum: Option<&Version>) -> Option<LinuxDriverAdvice> {
+    advice_within(host, minimum, None)
+}
+
+/// [`advice`] for GPUs whose newest driver is of branch `last_branch` (Kepler: 470): a
+/// distribution branch above it, or a route that installs the newest driver, would not
+/// run them, so then no command is given and `last_branch` says what to get instead.
+pub fn advice_within(
+    host: &Host,
+    minimum: Option<&Version>,
+    last_branch: Option<u32>,
+) -> Option<LinuxDriverAdvice> {
     if host.os != crate::compat::Os::Linux {
         return None;
     }
     let os = distro::read(host).unwrap_or_default();
     let sb = secure_boot::state(host);
-    Some(match embedded() {
-        Some(t) => advise(t, &os, minimum, sb),
+    let mut a = match embedded() {
+        Some(t) => advise(t, &os, minimum, last_branch, sb),
         None => unknown(&os, sb),
-    })
+    };
+    if a.family.is_some() && a.commands.is_empty() {
+        a.last_branch = last_branch;
+    }
+    Some(a)
 }
 
 fn unknown(os: &OsRelease, secure_boot: Option<bool>) -> LinuxDriverAdvice {
@@ -108,6 +130,7 @@ fn unknown(os: &OsRelease, secure_boot: Option<bool>) -> LinuxDriverAdvice {
         secure_boot,
         mok_command: None,
         confirmed: false,
+        last_branch: None,
     }
 }
 
@@ -116,6 +139,7 @@ fn advise(
     t: &Table,
     os: &OsRelease,
     minimum: Option<&Version>,
+    last_branch: Option<u32>,
     secure_boot: Option<bool>,
 ) -> LinuxDriverAdvice {
     // The distribution's own ID first; a derivative through ID_LIKE (then unconfirmed).
@@ -142,7 +166,14 @@ fn advise(
                 .and_then(|v| find_release(family, v))
         })
         .flatten();
-    let (route, branch, release_confirmed) = pick(family, release, minimum);
+    let Some((route, branch, release_confirmed)) = pick(family, release, minimum, last_branch)
+    else {
+        // Nothing here stays within the GPUs' last branch.
+        return LinuxDriverAdvice {
+            family: Some(family.name.clone()),
+            ..unknown(os, secure_boot)
+        };
+    };
     let fill = |s: &str| match branch {
         Some(b) => s.replace("{branch}", &b.to_string()),
         None => s.to_string(),
@@ -155,6 +186,7 @@ fn advise(
         non_free: family.non_free,
         secure_boot,
         mok_command: family.mok_command.clone(),
+        last_branch: None,
         confirmed: route.confirmed
             && release_confirmed
             && !derivative
@@ -175,26 +207,38 @@ fn find_release<'a>(f: &'a Family, version_id: &str) -> Option<&'a table::Releas
 }
 
 /// The route: the release's own branch when one is new enough, else the release's other
-/// source, else the family's generic commands. Returns the branch for `{branch}`.
+/// source, else the family's generic commands. Returns the branch for `{branch}`. With
+/// `last_branch`, only a release branch at or below it: the other routes install the
+/// newest driver (None then).
 fn pick<'a>(
     f: &'a Family,
     release: Option<&'a table::Release>,
     minimum: Option<&Version>,
-) -> (&'a Route, Option<u32>, bool) {
+    last_branch: Option<u32>,
+) -> Option<(&'a Route, Option<u32>, bool)> {
     if let Some(r) = release {
         // The lowest branch that is new enough (it keeps older GPUs); any: the newest.
+        let within = |b: &u32| last_branch.is_none_or(|l| *b <= l);
         let branch = match minimum {
-            Some(m) => r.branches.iter().copied().find(|&b| b >= m.major()),
-            None => r.branches.last().copied(),
+            Some(m) => r
+                .branches
+                .iter()
+                .copied()
+                .filter(within)
+                .find(|&b| b >= m.major()),
+            None => r.branches.iter().copied().filter(within).last(),
         };
         if let (Some(b), Some(route)) = (branch, &f.branch) {
-            return (route, Some(b), r.confirmed);
+            return Some((route, Some(b), r.confirmed));
+        }
+        if last_branch.is_some() {
+            return None;
         }
         if let Some(newer) = &r.newer {
-            return (newer, None, r.confirmed);
+            return Some((newer, None, r.confirmed));
         }
     }
-    (&f.generic, None, true)
+    last_branch.is_none().then_some((&f.generic, None, true))
 }
 
 #[cfg(test)]

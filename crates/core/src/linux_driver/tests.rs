@@ -247,3 +247,37 @@ fn any_driver_means_the_newest_known_branch() {
     let a = advice_for(UBUNTU_2404, Sb::Off, None);
     assert_eq!(a.package.as_deref(), Some("nvidia-driver-580"));
 }
+
+/// #20: GPUs on a stopped branch (Kepler: R470; Pascal: R580) get only a distribution
+/// branch at or below it; a route that installs the newest driver is never given.
+#[test]
+fn a_last_branch_keeps_the_commands_within_it() {
+    let within = |os_release: &str, minimum: Option<&str>, last: u32| {
+        let d = root(Some(os_release.as_bytes()), Sb::LegacyBios);
+        advice_within(&host(d.path()), minimum.map(v).as_ref(), Some(last)).unwrap()
+    };
+    let ubuntu = "ID=ubuntu\nVERSION_ID=\"24.04\"\nPRETTY_NAME=\"Ubuntu 24.04 LTS\"\n";
+    let debian = "ID=debian\nVERSION_ID=\"12\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n";
+    // Pascal (R580) on Ubuntu 24.04, whose archive ships 580: that branch.
+    let a = within(ubuntu, Some("525.60.13"), 580);
+    assert_eq!(a.package.as_deref(), Some("nvidia-driver-580"));
+    assert_eq!(a.last_branch, None);
+    // Kepler (R470) on Ubuntu 24.04 and Debian 12 (535): nothing the archives ship runs
+    // it, and NVIDIA's repository installs the newest driver.
+    for os in [ubuntu, debian] {
+        let a = within(os, Some("450.80.02"), 470);
+        assert!(a.commands.is_empty(), "{:?}", a.commands);
+        assert_eq!(a.last_branch, Some(470));
+        assert!(a.family.is_some());
+        let text = crate::i18n::render(&a.intro(), crate::i18n::Lang::En);
+        assert!(text.contains("R470"), "{text}");
+    }
+    // Pascal on Debian 12 with a minimum above its 535: not cuda-drivers (the newest).
+    let a = within(debian, Some("580.65.06"), 580);
+    assert!(
+        a.commands.iter().all(|c| !c.contains("cuda-drivers")),
+        "{:?}",
+        a.commands
+    );
+    assert_eq!(a.last_branch, Some(580));
+}

@@ -84,10 +84,7 @@ impl Outlook {
         let mut update_anyway = facts.driver.is_none();
         let mut last_branch: Option<u32> = None;
         for a in archs {
-            let min = match facts.os {
-                crate::compat::Os::Windows => a.driver_min_windows.as_ref(),
-                crate::compat::Os::Linux => a.driver_min_linux.as_ref(),
-            };
+            let min = a.driver_min(facts.os);
             if let (Some(min), Some(d)) = (min, &facts.driver)
                 && d < min
             {
@@ -103,29 +100,15 @@ impl Outlook {
         }
     }
 
-    /// The newest driver the user can end up with when updating: None means any (no
-    /// GPU is on a stopped branch); else the top of the last branch (`470.999.999`), as
-    /// Linux numbers it. See [`Outlook::ceiling_on`] for Windows.
-    pub fn driver_ceiling(&self) -> Option<Version> {
-        self.last_branch.map(|b| Version::new(&[b, 999, 999]))
-    }
-
     /// The ceiling as `os` numbers its drivers. Linux numbers branch B's drivers `B.x.y`.
     /// Windows numbers them from `B.xx` up to the next branch (R470: 471.11 to 474.64;
     /// R580: 580.88 to 58x.xx); no stopped branch had a successor within ten (R470 was
     /// followed by R495, R580 by R590), so `(B+9).99` bounds it.
     pub fn ceiling_on(&self, os: crate::compat::Os) -> Option<Version> {
         match os {
-            crate::compat::Os::Linux => self.driver_ceiling(),
+            crate::compat::Os::Linux => self.last_branch.map(|b| Version::new(&[b, 999, 999])),
             crate::compat::Os::Windows => self.last_branch.map(|b| Version::new(&[b + 9, 99])),
         }
-    }
-
-    /// Whether a driver `minimum` can be installed on these GPUs at all (Linux numbering;
-    /// [`Outlook::reachable_on`] for either OS).
-    #[allow(dead_code)] // the contract's; the torch pick reads it
-    pub fn reachable(&self, minimum: &Version) -> bool {
-        self.driver_ceiling().is_none_or(|c| *minimum <= c)
     }
 
     /// Whether a driver `minimum` can be installed on these GPUs under `os`.
@@ -293,10 +276,7 @@ pub(super) fn gpu_needs(
     let Some(arch) = tables.architecture_of(gpu.compute_capability) else {
         return;
     };
-    let min = match facts.os {
-        crate::compat::Os::Windows => arch.driver_min_windows.as_ref(),
-        crate::compat::Os::Linux => arch.driver_min_linux.as_ref(),
-    };
+    let min = arch.driver_min(facts.os);
     let Some(min) = min else { return };
     let fit = match &facts.driver {
         Some(d) if d >= min => DriverFit::Yes,
@@ -327,21 +307,27 @@ pub(super) fn advise(
     needs: &Needs,
     rec: &mut Recommendation,
 ) {
-    // The driver is for the GPUs some pick serves: one every pick leaves out (#20 class
-    // 1) holds it to no branch; one the toolkit still builds for does, even when
-    // PyTorch's wheel leaves it out.
+    // One driver runs every card in the PC. It keeps them all working when it can: the
+    // last branch of every GPU holds when the minimum fits under it (a GTX 1060 beside an
+    // RTX 5090 gets an R580 driver, not 617). When it cannot (a K80, R470 at most, beside
+    // an RTX 5090 that needs 570), only the GPUs some pick serves hold it, and the advice
+    // says which card the update stops.
     let served = super::leave_out::served(rec);
-    let kept = facts
-        .gpus
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| served.contains(i))
-        .map(|(_, g)| g);
-    let outlook = Outlook::of_gpus(tables, facts, kept);
+    let all = Outlook::of(tables, facts);
+    let keeps_all = needs
+        .minimum
+        .as_ref()
+        .is_none_or(|m| all.reachable_on(facts.os, m));
+    let covered: Vec<usize> = if keeps_all {
+        (0..facts.gpus.len()).collect()
+    } else {
+        served.clone()
+    };
+    let outlook = Outlook::of_gpus(tables, facts, covered.iter().map(|i| &facts.gpus[*i]));
     let ceiling = outlook.ceiling_on(facts.os);
     rec.driver.last_branch = outlook.last_branch;
     for (i, gpu) in facts.gpus.iter().enumerate() {
-        if !served.contains(&i) {
+        if !covered.contains(&i) {
             continue;
         }
         if let Some(a) = tables.architecture_of(gpu.compute_capability)
@@ -371,24 +357,23 @@ pub(super) fn advise(
     match &facts.driver {
         None => {
             adv.action = DriverAction::Install;
-            rec.reasons.push(msg!("driver_install", minimum = min));
+            rec.reasons.push(msg!("driver_install", minimum = &min));
         }
         Some(current) if needs.update_required || below_minimum => {
             adv.action = DriverAction::Update;
             rec.reasons.push(msg!(
                 "driver_update_required",
                 current = current,
-                minimum = min
+                minimum = &min
             ));
         }
         Some(_) => {
             adv.action = DriverAction::None;
-            // An offer above the last branch cannot be followed (#20 class 4), and one
-            // above the branch of a GPU left out would stop that working card: with
-            // nothing to change, no offer drops a GPU.
+            // An offer above a GPU's last branch cannot be followed (#20 class 4), or
+            // would stop that working card, left out or not: with nothing to change, no
+            // offer drops a GPU.
             if let Some((m, what)) = &needs.unlock
-                && outlook.reachable_on(facts.os, m)
-                && Outlook::of(tables, facts).reachable_on(facts.os, m)
+                && all.reachable_on(facts.os, m)
             {
                 adv.upgrade_minimum = Some(m.clone());
                 adv.unlocks = Some(what.clone());
@@ -396,6 +381,9 @@ pub(super) fn advise(
                     .push(msg!("driver_update_unlocks", minimum = m, unlocks = what));
             }
         }
+    }
+    if rec.driver.action != DriverAction::None && !keeps_all {
+        stopped_gpus(tables, facts, &covered, &min, rec);
     }
     if facts.os == crate::compat::Os::Windows && rec.driver.action != DriverAction::None {
         // The package of the first GPU served: one no pick serves is not what the driver
@@ -405,6 +393,37 @@ pub(super) fn advise(
             windows_install(tables, &kept, needs.minimum.as_ref(), ceiling.as_ref());
         rec.driver.install = install;
         rec.reasons.extend(reasons);
+    }
+}
+
+/// The GPUs outside `covered` whose last branch is below the driver asked for: the update
+/// stops them, so nothing may tell the user to use them (their own wheel goes), and a
+/// `driver_stops_gpu` reason says so.
+fn stopped_gpus(
+    tables: &Tables,
+    facts: &Facts,
+    covered: &[usize],
+    minimum: &str,
+    rec: &mut Recommendation,
+) {
+    for (i, gpu) in facts.gpus.iter().enumerate() {
+        if covered.contains(&i) {
+            continue;
+        }
+        let Some(a) = tables.architecture_of(gpu.compute_capability) else {
+            continue;
+        };
+        let Some(b) = a.last_branch else { continue };
+        rec.reasons.retain(|m| {
+            !(m.key == "torch_other_gpu_wheel" && m.param("index") == Some(&i.to_string()))
+        });
+        rec.reasons.push(msg!(
+            "driver_stops_gpu",
+            gpu = gpu.label(),
+            architecture = &a.name,
+            branch = b,
+            minimum = minimum
+        ));
     }
 }
 
@@ -524,6 +543,16 @@ mod tests {
         for (name, want) in [
             ("NVIDIA GeForce RTX 3060", GeforceDesktop),
             ("NVIDIA GeForce RTX 3060 Laptop GPU", GeforceNotebook),
+            // #20: notebook names without "Laptop GPU".
+            ("NVIDIA GeForce MX450", GeforceNotebook),
+            ("NVIDIA GeForce MX550", GeforceNotebook),
+            ("NVIDIA GeForce 940MX", GeforceNotebook),
+            ("NVIDIA GeForce GTX 980M", GeforceNotebook),
+            ("NVIDIA GeForce GTX 1660 Ti Mobile", GeforceNotebook),
+            ("NVIDIA GeForce RTX 2080 with Max-Q Design", GeforceNotebook),
+            ("NVIDIA GeForce GTX 1080 Ti", GeforceDesktop),
+            ("NVIDIA GeForce RTX 5090", GeforceDesktop),
+            ("Quadro M2000M", Rtx),
             ("NVIDIA GeForce RTX 4090", GeforceDesktop),
             ("NVIDIA TITAN RTX", GeforceDesktop),
             // Workstation notebooks use the RTX package, not the GeForce notebook one.

@@ -75,10 +75,7 @@ fn line_floor(t: &Tables, os: Os, major: u32) -> Option<&Version> {
 
 fn arch_min(t: &Tables, os: Os, gpu: ComputeCapability) -> Option<&Version> {
     let a = t.architecture_of(gpu)?;
-    match os {
-        Os::Windows => a.driver_min_windows.as_ref(),
-        Os::Linux => a.driver_min_linux.as_ref(),
-    }
+    a.driver_min(os)
 }
 
 /// The last driver branch every GPU here still gets: the lowest `last_branch` among
@@ -1069,10 +1066,7 @@ fn drivers(t: &Tables, os: Os, full: bool) -> Vec<Version> {
         at.insert(l.driver_floor(os).clone());
     }
     for a in &t.gpus.architectures {
-        let m = match os {
-            Os::Windows => a.driver_min_windows.as_ref(),
-            Os::Linux => a.driver_min_linux.as_ref(),
-        };
+        let m = a.driver_min(os);
         at.extend(m.cloned());
     }
     if full {
@@ -1221,10 +1215,7 @@ fn pair_drivers(t: &Tables, os: Os) -> Vec<Option<Version>> {
         t.gpus
             .architectures
             .iter()
-            .filter_map(|a| match os {
-                Os::Windows => a.driver_min_windows.as_ref(),
-                Os::Linux => a.driver_min_linux.as_ref(),
-            })
+            .filter_map(|a| a.driver_min(os))
             .map(|m| one_below(os, m)),
     );
     let mut seen = BTreeSet::new();

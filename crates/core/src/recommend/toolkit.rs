@@ -161,7 +161,7 @@ pub(super) fn pick(
         leave_out::record(
             all,
             super::Part::Toolkit,
-            "CUDA toolkit",
+            "CUDA Toolkit",
             &keep,
             left_out,
             reasons,

@@ -235,11 +235,25 @@ pub(super) fn pick(
         // Another Python would fit these GPUs (better): the Python is the cause.
         let pythons = pythons_reaching(tables, facts, major, want);
         if !pythons.is_empty() {
+            // The GPUs no wheel for this Python reaches (all of them when each is
+            // reached, but never together).
+            let unreached: Vec<String> = facts
+                .gpus
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !candidates.iter().any(|c| c.covers[*i]))
+                .map(|(_, g)| g.label())
+                .collect();
+            let named = if unreached.is_empty() {
+                &gpus
+            } else {
+                &unreached
+            };
             blockers.push(msg!(
                 "torch_blocked_by_python",
                 python = py.major_minor(),
                 pythons = python_ranges(&pythons),
-                gpus = gpus.join(", ")
+                gpus = named.join(", ")
             ));
             return None;
         }
@@ -486,8 +500,7 @@ fn latest(release: &TorchRelease) -> &Version {
 /// The pip command. torch (and torchvision, when its version is known) are pinned with
 /// the variant's local version (`torch==2.13.0+cu130`): only the PyTorch index has such a
 /// wheel, so neither PyPI's plain torch (the CPU build on Windows) nor a mirror of PyPI
-/// (an extra index, pip.conf) can satisfy it, and a later `pip install -U` cannot swap
-/// the CPU build in.
+/// (an extra index, pip.conf) can satisfy this command.
 pub(super) fn command(release: &TorchRelease, variant: &TorchVariant) -> String {
     let torch = latest(release);
     let index = variant.index_url();
@@ -539,6 +552,24 @@ fn explain(tables: &Tables, facts: &Facts, best: &Candidate, reasons: &mut Vec<M
             "newer_torch_needs_python",
             torch = latest(newest),
             python_min = &newest.python_min
+        ));
+    }
+    // A newer torch for this Python whose CUDA builds on PyTorch's index no source here
+    // confirms (a release seen on PyPI): "the newest that fits" is the newest confirmed.
+    if best.confirmed
+        && let Some(newer) = tables.pytorch.releases.iter().rfind(|r| {
+            r.version > best.release.version
+                && !(r.confirmed && r.variants_confirmed)
+                && facts
+                    .python
+                    .as_ref()
+                    .is_none_or(|py| r.python_min <= *py && *py <= r.python_max)
+        })
+    {
+        reasons.push(msg!(
+            "torch_newer_unconfirmed",
+            torch = latest(newer),
+            chosen = latest(best.release)
         ));
     }
     reasons.push(msg!(

@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::version::Version;
+use crate::wheels::index::DistFile;
 
 /// The projects whose newest release is reported.
 pub const PACKAGES: [&str; 3] = ["nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-cuda-nvcc"];
@@ -184,193 +185,19 @@ fn marker_applies(marker: &str, os: crate::compat::Os) -> bool {
     })
 }
 
-/// One file on the `torch` page.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PageFile {
-    pub filename: String,
-    /// Absolute, without a fragment.
-    pub url: String,
-    pub requires_python: Option<String>,
-    /// The core metadata (PEP 658/714): None, not offered; Some(None), offered without a
-    /// hash; Some(Some(sha256)).
-    pub metadata: Option<Option<String>>,
-    pub yanked: bool,
-}
-
-impl PageFile {
-    /// Where its core metadata is (`<wheel URL>.metadata`).
-    pub fn metadata_url(&self) -> String {
-        format!("{}.metadata", self.url)
+/// The files a `torch` project page lists (PEP 691 JSON or PEP 503 HTML), read by the
+/// wheels method's index client with the attributes pip reads: `requires-python`, core
+/// metadata (its [`DistFile::metadata_url`]), yanked. A link that is not http(s) refuses
+/// the page.
+pub fn page_files(page_url: &str, body: &str) -> Result<Vec<DistFile>, String> {
+    let files = crate::wheels::index::parse_any(page_url, "", body)?;
+    if let Some(f) = files
+        .iter()
+        .find(|f| !(f.url.starts_with("http://") || f.url.starts_with("https://")))
+    {
+        return Err(format!("{}: not an http(s) address", f.url));
     }
-}
-
-#[derive(Deserialize)]
-struct JsonPage {
-    files: Vec<JsonFile>,
-}
-
-#[derive(Deserialize)]
-struct JsonFile {
-    filename: String,
-    url: String,
-    #[serde(rename = "requires-python", default)]
-    requires_python: Option<String>,
-    #[serde(rename = "core-metadata", default)]
-    core_metadata: serde_json::Value,
-    #[serde(rename = "data-dist-info-metadata", default)]
-    dist_info_metadata: serde_json::Value,
-    #[serde(default)]
-    yanked: serde_json::Value,
-}
-
-/// `true`, `{"sha256": …}` or `sha256=…` (HTML): offered; false, null, absent: not.
-fn metadata_of(v: &serde_json::Value) -> Option<Option<String>> {
-    match v {
-        serde_json::Value::Bool(true) => Some(None),
-        serde_json::Value::Object(o) => Some(
-            o.get("sha256")
-                .and_then(|h| h.as_str())
-                .map(str::to_ascii_lowercase),
-        ),
-        serde_json::Value::String(s) => metadata_attr(s),
-        _ => None,
-    }
-}
-
-fn metadata_attr(s: &str) -> Option<Option<String>> {
-    let s = s.trim();
-    if s.eq_ignore_ascii_case("false") {
-        return None;
-    }
-    Some(s.strip_prefix("sha256=").map(str::to_ascii_lowercase))
-}
-
-fn resolve(base: &reqwest::Url, link: &str) -> Result<String, String> {
-    let mut u = base.join(link).map_err(|e| format!("{link}: {e}"))?;
-    if !matches!(u.scheme(), "http" | "https") {
-        return Err(format!("{link}: not an http(s) address"));
-    }
-    u.set_fragment(None);
-    Ok(u.to_string())
-}
-
-/// The files a `torch` project page lists (PEP 691 JSON or PEP 503 HTML), with the
-/// attributes pip reads: `requires-python`, core metadata, yanked.
-pub fn page_files(page_url: &str, body: &str) -> Result<Vec<PageFile>, String> {
-    let base = reqwest::Url::parse(page_url).map_err(|e| format!("{page_url}: {e}"))?;
-    if body.trim_start().starts_with('{') {
-        let page: JsonPage =
-            serde_json::from_str(body).map_err(|e| format!("not a PEP 691 JSON page: {e}"))?;
-        return page
-            .files
-            .into_iter()
-            .map(|f| {
-                Ok(PageFile {
-                    url: resolve(&base, &f.url)?,
-                    requires_python: f.requires_python.filter(|r| !r.trim().is_empty()),
-                    metadata: metadata_of(&f.core_metadata)
-                        .or_else(|| metadata_of(&f.dist_info_metadata)),
-                    yanked: !matches!(
-                        f.yanked,
-                        serde_json::Value::Bool(false) | serde_json::Value::Null
-                    ),
-                    filename: f.filename,
-                })
-            })
-            .collect();
-    }
-    html_files(base, body)
-}
-
-/// PEP 503 anchors with their `data-*` attributes, read by the WHATWG tokenizer the
-/// wheels method uses (entities decoded, comments skipped).
-fn html_files(mut base: reqwest::Url, body: &str) -> Result<Vec<PageFile>, String> {
-    struct Open {
-        href: Option<String>,
-        requires_python: Option<String>,
-        metadata: Option<Option<String>>,
-        yanked: bool,
-        text: String,
-    }
-    let finish = |a: Open, base: &reqwest::Url| -> Result<Option<PageFile>, String> {
-        let Some(href) = a.href else { return Ok(None) };
-        let url = resolve(base, &href)?;
-        let text = a.text.trim();
-        let filename = if text.contains('.') && !text.contains(char::is_whitespace) {
-            text.to_string()
-        } else {
-            let parsed = reqwest::Url::parse(&url).map_err(|e| e.to_string())?;
-            let last = parsed.path_segments().and_then(|mut s| s.next_back());
-            percent_encoding::percent_decode_str(last.unwrap_or(""))
-                .decode_utf8_lossy()
-                .into_owned()
-        };
-        Ok(Some(PageFile {
-            filename,
-            url,
-            requires_python: a.requires_python.filter(|r| !r.trim().is_empty()),
-            metadata: a.metadata,
-            yanked: a.yanked,
-        }))
-    };
-    let mut emitter = html5gum::DefaultEmitter::default();
-    emitter.naively_switch_states(true);
-    let mut out = Vec::new();
-    let mut is_html = false;
-    let mut open: Option<Open> = None;
-    for token in html5gum::Tokenizer::new_with_emitter(body, emitter).flatten() {
-        match token {
-            html5gum::Token::Doctype(_) => is_html = true,
-            html5gum::Token::StartTag(tag) => {
-                let attr = |name: &str| {
-                    tag.attributes
-                        .get(name.as_bytes())
-                        .map(|v| String::from_utf8_lossy(v).into_owned())
-                };
-                match tag.name.as_slice() {
-                    b"html" => is_html = true,
-                    b"base" => {
-                        if let Some(href) = attr("href") {
-                            base = base.join(&href).map_err(|e| format!("{href}: {e}"))?;
-                        }
-                    }
-                    b"a" => {
-                        if let Some(a) = open.take() {
-                            out.extend(finish(a, &base)?);
-                        }
-                        open = Some(Open {
-                            href: attr("href"),
-                            requires_python: attr("data-requires-python"),
-                            metadata: attr("data-core-metadata")
-                                .or_else(|| attr("data-dist-info-metadata"))
-                                .and_then(|m| metadata_attr(&m)),
-                            yanked: attr("data-yanked").is_some(),
-                            text: String::new(),
-                        });
-                    }
-                    _ => {}
-                }
-            }
-            html5gum::Token::String(s) => {
-                if let Some(a) = open.as_mut() {
-                    a.text.push_str(&String::from_utf8_lossy(&s));
-                }
-            }
-            html5gum::Token::EndTag(tag) if tag.name.as_slice() == b"a" => {
-                if let Some(a) = open.take() {
-                    out.extend(finish(a, &base)?);
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Some(a) = open.take() {
-        out.extend(finish(a, &base)?);
-    }
-    if out.is_empty() && !is_html {
-        return Err("neither a PEP 691 JSON nor a PEP 503 HTML page".into());
-    }
-    Ok(out)
+    Ok(files)
 }
 
 /// A torch line to learn: what the page says, and the wheels whose metadata to read.
@@ -378,15 +205,15 @@ fn html_files(mut base: reqwest::Url, body: &str) -> Result<Vec<PageFile>, Strin
 pub struct TorchPlan {
     pub live: LiveTorch,
     /// The newest patch's Linux x86-64 wheel offering core metadata.
-    pub linux_wheel: Option<PageFile>,
-    pub windows_wheel: Option<PageFile>,
+    pub linux_wheel: Option<DistFile>,
+    pub windows_wheel: Option<DistFile>,
 }
 
 /// The torch lines above `newest` that the page lists final x86-64 wheels of, the
 /// newest [`MAX_TORCH_LINES`]. A page with no torch wheel at all is not a torch page.
-pub fn torch_plan(files: &[PageFile], newest: Option<&Version>) -> Result<Vec<TorchPlan>, String> {
+pub fn torch_plan(files: &[DistFile], newest: Option<&Version>) -> Result<Vec<TorchPlan>, String> {
     use std::collections::BTreeMap;
-    let wheels: Vec<(&PageFile, crate::compat::Wheel)> = files
+    let wheels: Vec<(&DistFile, crate::compat::Wheel)> = files
         .iter()
         .filter(|f| f.filename.starts_with("torch-") && f.filename.ends_with(".whl"))
         .filter_map(|f| Some((f, super::torch_index::wheel(&f.filename, "")?)))
@@ -397,7 +224,7 @@ pub fn torch_plan(files: &[PageFile], newest: Option<&Version>) -> Result<Vec<To
     {
         return Err("lists no torch wheels (not the torch project page?)".into());
     }
-    let mut lines: BTreeMap<Version, Vec<&(&PageFile, crate::compat::Wheel)>> = BTreeMap::new();
+    let mut lines: BTreeMap<Version, Vec<&(&DistFile, crate::compat::Wheel)>> = BTreeMap::new();
     for w in &wheels {
         // Versions past three parts (`2.16.0.1`) are no torch release of ours.
         if w.0.yanked || w.1.version.parts().len() > 3 {

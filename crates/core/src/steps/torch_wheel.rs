@@ -230,6 +230,8 @@ mod tests {
             url: format!("https://download.pytorch.org/whl/cu126/{name}"),
             sha256: sha.then(|| "ab".repeat(32)),
             size: None,
+            requires_python: None,
+            metadata: None,
             yanked: false,
         }
     }

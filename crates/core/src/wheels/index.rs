@@ -20,7 +20,20 @@ pub struct DistFile {
     pub url: String,
     pub sha256: Option<String>,
     pub size: Option<u64>,
+    /// Its `Requires-Python` as the page gives it (JSON `requires-python`, HTML
+    /// `data-requires-python`); None when absent or blank.
+    pub requires_python: Option<String>,
+    /// Its core metadata (PEP 658/714): None, not offered; Some(None), offered without a
+    /// hash; Some(Some(sha256)).
+    pub metadata: Option<Option<String>>,
     pub yanked: bool,
+}
+
+impl DistFile {
+    /// Where its core metadata is (`<file URL>.metadata`, PEP 658).
+    pub fn metadata_url(&self) -> String {
+        format!("{}.metadata", self.url)
+    }
 }
 
 /// A wheel file name taken apart (`{dist}-{version}(-{build})?-{py}-{abi}-{platform}.whl`).
@@ -117,8 +130,12 @@ pub fn parse_page(base: &str, content_type: &str, text: &str) -> Result<Vec<Dist
 }
 
 /// The page's files as listed, names not yet judged (`fetch_project` judges them with
-/// its own typed error).
-fn parse_any(base: &str, content_type: &str, text: &str) -> Result<Vec<DistFile>, String> {
+/// its own typed error; the refresh only reads them).
+pub(crate) fn parse_any(
+    base: &str,
+    content_type: &str,
+    text: &str,
+) -> Result<Vec<DistFile>, String> {
     if content_type.contains("json") || text.trim_start().starts_with('{') {
         parse_json(base, text)
     } else {
@@ -138,8 +155,44 @@ struct JsonFile {
     #[serde(default)]
     hashes: std::collections::BTreeMap<String, String>,
     size: Option<u64>,
+    /// Read leniently: a value that is not a string is as good as absent.
+    #[serde(rename = "requires-python", default)]
+    requires_python: serde_json::Value,
+    #[serde(rename = "core-metadata", default)]
+    core_metadata: serde_json::Value,
+    #[serde(rename = "data-dist-info-metadata", default)]
+    dist_info_metadata: serde_json::Value,
     #[serde(default)]
     yanked: serde_json::Value,
+}
+
+/// A `Requires-Python` worth keeping: a blank one says nothing.
+fn requires_python(r: Option<&str>) -> Option<String> {
+    r.filter(|r| !r.trim().is_empty()).map(str::to_string)
+}
+
+/// JSON core metadata: `true`, `{"sha256": …}` or a `sha256=…` string: offered; false,
+/// null, absent: not.
+fn metadata_of(v: &serde_json::Value) -> Option<Option<String>> {
+    match v {
+        serde_json::Value::Bool(true) => Some(None),
+        serde_json::Value::Object(o) => Some(
+            o.get("sha256")
+                .and_then(|h| h.as_str())
+                .map(str::to_ascii_lowercase),
+        ),
+        serde_json::Value::String(s) => metadata_attr(s),
+        _ => None,
+    }
+}
+
+/// HTML core metadata (`data-core-metadata`): `true` or `sha256=…`: offered; `false`: not.
+fn metadata_attr(s: &str) -> Option<Option<String>> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("false") {
+        return None;
+    }
+    Some(s.strip_prefix("sha256=").map(str::to_ascii_lowercase))
 }
 
 fn parse_json(base: &str, text: &str) -> Result<Vec<DistFile>, String> {
@@ -152,6 +205,9 @@ fn parse_json(base: &str, text: &str) -> Result<Vec<DistFile>, String> {
                 url: resolve(base, &f.url)?,
                 sha256: f.hashes.get("sha256").map(|h| h.to_ascii_lowercase()),
                 size: f.size,
+                requires_python: requires_python(f.requires_python.as_str()),
+                metadata: metadata_of(&f.core_metadata)
+                    .or_else(|| metadata_of(&f.dist_info_metadata)),
                 // `false`, or `true` / a reason string.
                 yanked: !matches!(
                     f.yanked,
@@ -164,7 +220,8 @@ fn parse_json(base: &str, text: &str) -> Result<Vec<DistFile>, String> {
 }
 
 /// PEP 503: one `<a href="URL#sha256=HEX">FILENAME</a>` per file; `data-yanked` marks
-/// yanked ones. The page goes through a WHATWG tokenizer (html5gum: no dependencies,
+/// yanked ones, `data-requires-python` and `data-core-metadata` (PEP 658/714, formerly
+/// `data-dist-info-metadata`) are read as the JSON form's fields. The page goes through a WHATWG tokenizer (html5gum: no dependencies,
 /// passes html5lib's tokenizer tests, decodes character references), so quoting,
 /// entities, comments and `<script>` text are read as a browser reads them.
 pub fn parse_html(base: &str, text: &str) -> Result<Vec<DistFile>, String> {
@@ -199,6 +256,10 @@ pub fn parse_html(base: &str, text: &str) -> Result<Vec<DistFile>, String> {
                         }
                         open = Some(Anchor {
                             href: attr("href"),
+                            requires_python: attr("data-requires-python"),
+                            metadata: attr("data-core-metadata")
+                                .or_else(|| attr("data-dist-info-metadata"))
+                                .and_then(|m| metadata_attr(&m)),
                             yanked: attr("data-yanked").is_some(),
                             text: String::new(),
                         });
@@ -231,6 +292,8 @@ pub fn parse_html(base: &str, text: &str) -> Result<Vec<DistFile>, String> {
 /// One `<a>` being read: its attributes (entities already decoded) and its text.
 struct Anchor {
     href: Option<String>,
+    requires_python: Option<String>,
+    metadata: Option<Option<String>>,
     yanked: bool,
     text: String,
 }
@@ -262,6 +325,8 @@ impl Anchor {
             url: url.to_string(),
             sha256,
             size: None,
+            requires_python: requires_python(self.requires_python.as_deref()),
+            metadata: self.metadata,
             yanked: self.yanked,
             filename,
         }))
@@ -345,6 +410,31 @@ mod tests {
     }
 
     const BASE: &str = "https://mirrors.example/pypi/simple/torch/";
+
+    #[test]
+    fn json_and_html_agree_on_requires_python_and_metadata() {
+        let json = r#"{"files":[
+            {"filename":"t-1.0-py3-none-any.whl","url":"t-1.0-py3-none-any.whl","requires-python":">=3.11","core-metadata":{"sha256":"CD"}},
+            {"filename":"u-1.0-py3-none-any.whl","url":"u-1.0-py3-none-any.whl","requires-python":" ","data-dist-info-metadata":true}]}"#;
+        let html = r#"<!DOCTYPE html><html><body>
+<a href="t-1.0-py3-none-any.whl" data-requires-python="&gt;=3.11" data-core-metadata="sha256=CD">t-1.0-py3-none-any.whl</a>
+<a href="u-1.0-py3-none-any.whl" data-requires-python=" " data-dist-info-metadata="true">u-1.0-py3-none-any.whl</a>
+</body></html>"#;
+        let j = parse_page(BASE, "application/vnd.pypi.simple.v1+json", json).unwrap();
+        let h = parse_page(BASE, "text/html", html).unwrap();
+        assert_eq!(j, h);
+        assert_eq!(j[0].requires_python.as_deref(), Some(">=3.11"));
+        assert_eq!(j[0].metadata, Some(Some("cd".into())));
+        assert_eq!(
+            j[0].metadata_url(),
+            format!("{BASE}t-1.0-py3-none-any.whl.metadata")
+        );
+        // A blank Requires-Python says nothing; the older attribute stands in.
+        assert_eq!(
+            (&j[1].requires_python, &j[1].metadata),
+            (&None, &Some(None))
+        );
+    }
 
     fn html(body: &str) -> Vec<DistFile> {
         parse_page(

@@ -466,6 +466,8 @@ mod tests {
             url: format!("https://x/{name}"),
             sha256: sha.map(str::to_string),
             size: None,
+            requires_python: None,
+            metadata: None,
             yanked: false,
         }
     }

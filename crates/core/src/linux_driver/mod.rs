@@ -226,7 +226,7 @@ fn pick<'a>(
                 .copied()
                 .filter(within)
                 .find(|&b| b >= m.major()),
-            None => r.branches.iter().copied().filter(within).last(),
+            None => r.branches.iter().copied().rfind(within),
         };
         if let (Some(b), Some(route)) = (branch, &f.branch) {
             return Some((route, Some(b), r.confirmed));

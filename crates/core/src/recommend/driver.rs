@@ -124,14 +124,24 @@ pub(super) fn driver_cuda(tables: &Tables, facts: &Facts) -> Option<Version> {
         return Some(c.major_minor());
     }
     let driver = facts.driver.as_ref()?;
-    tables
+    let by_release = tables
         .toolkits
         .releases
         .iter()
         .filter(|r| !r.preview && r.driver_confirmed)
         .filter(|r| r.driver_min(facts.os).is_some_and(|m| m <= driver))
         .map(|r| r.version.major_minor())
-        .max()
+        .max();
+    // A major line whose floor the driver meets runs at least its .0 (13.x publishes no
+    // Windows minimum per release, only the floor, 580.88).
+    let by_floor = tables
+        .toolkits
+        .lines
+        .iter()
+        .filter(|l| l.floor_confirmed && l.driver_floor(facts.os) <= driver)
+        .map(|l| Version::new(&[l.major, 0]))
+        .max();
+    by_release.max(by_floor)
 }
 
 /// The driver floor of CUDA major `major` on this OS (minor-version compatibility).
@@ -357,7 +367,12 @@ pub(super) fn advise(
     match &facts.driver {
         None => {
             adv.action = DriverAction::Install;
-            rec.reasons.push(msg!("driver_install", minimum = &min));
+            // GeForce Experience and NVIDIA App are Windows programs.
+            let key = match facts.os {
+                crate::compat::Os::Windows => "driver_install",
+                crate::compat::Os::Linux => "driver_install_linux",
+            };
+            rec.reasons.push(Message::new(key).with("minimum", &min));
         }
         Some(current) if needs.update_required || below_minimum => {
             adv.action = DriverAction::Update;

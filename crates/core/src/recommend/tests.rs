@@ -653,7 +653,7 @@ fn cases() -> Vec<Case> {
                 Some("580.95.05"),
                 &["10.3"],
                 None,
-                &[Blocked("no_toolkit_matches_request"), NoToolkit],
+                &[Blocked("toolkit_request_misses_gpu"), NoToolkit],
             )
         },
         // Class 6: CUDA 13.x Windows installers carry no driver.

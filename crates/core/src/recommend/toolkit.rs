@@ -323,6 +323,34 @@ fn no_toolkit(tables: &Tables, facts: &Facts, request: &Request) -> Message {
     if !alone.is_empty() {
         return msg!("no_toolkit_for_gpu", gpus = alone.join(", "));
     }
+    // The version asked for builds no code for a GPU (12.8 and a B300, sm_103, first in
+    // 12.9): say so, and which release is the first that does.
+    if let Some(p) = &request.cuda {
+        let missed: Vec<&super::GpuFact> = facts
+            .gpus
+            .iter()
+            .filter(|g| {
+                !releases.iter().any(|r| {
+                    !r.preview
+                        && matches_prefix(&r.version, p)
+                        && r.builds_for(g.compute_capability)
+                })
+            })
+            .collect();
+        let first = releases
+            .iter()
+            .filter(|r| !r.preview)
+            .find(|r| missed.iter().all(|g| r.builds_for(g.compute_capability)));
+        if let (false, Some(first)) = (missed.is_empty(), first) {
+            let gpus: Vec<String> = missed.iter().map(|g| g.label()).collect();
+            return msg!(
+                "toolkit_request_misses_gpu",
+                cuda = p,
+                gpus = gpus.join(", "),
+                first = first.version.major_minor()
+            );
+        }
+    }
     let gpus: Vec<String> = facts.gpus.iter().map(|g| g.label()).collect();
     if facts.gpus.len() > 1 {
         return msg!("gpus_have_no_common_toolkit", gpus = gpus.join(", "));

@@ -364,7 +364,7 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
             );
             if let Some(p) = pick {
                 needs.add(p.need);
-                leave_out(&mut rec, Part::Torch, &p.left_out);
+                rec.left_out.extend(p.left_out);
                 rec.torch = Some(p.pick);
             }
         }
@@ -396,7 +396,7 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
                 if let Some(p) = found {
                     rec.reasons.extend(torch_reasons);
                     needs.add(p.need);
-                    leave_out(&mut rec, Part::Torch, &p.left_out);
+                    rec.left_out.extend(p.left_out);
                     rec.reasons
                         .push(msg!("torch_matches_toolkit_major", major = major));
                     rec.torch = Some(p.pick);
@@ -415,18 +415,6 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
     }
     provenance(tables, &mut rec);
     rec
-}
-
-/// Records the GPUs (indices into `rec.gpus`) a pick carries no code for;
-/// `visible_devices` is derived from all of them once every pick is made.
-fn leave_out(rec: &mut Recommendation, part: Part, left_out: &[usize]) {
-    for &index in left_out {
-        rec.left_out.push(LeftOut {
-            part,
-            index,
-            gpu: rec.gpus[index].clone(),
-        });
-    }
 }
 
 /// One reason per pick saying where its facts came from: the tables, a live source, or

@@ -57,8 +57,8 @@ pub(super) struct Picked {
     pub pick: TorchPick,
     /// Its driver requirement, as today's driver runs it.
     pub need: Need,
-    /// Indices into `Facts::gpus` of the GPUs the wheel carries no code for.
-    pub left_out: Vec<usize>,
+    /// The GPUs the wheel carries no code for.
+    pub left_out: Vec<super::LeftOut>,
 }
 
 /// The part's name in `gpu_left_out` (a product name: the same in every language).
@@ -321,9 +321,9 @@ pub(super) fn pick(
     }
 
     explain(tables, facts, best, reasons);
-    let left_out: Vec<usize> = (0..facts.gpus.len()).filter(|i| !best.covers[*i]).collect();
-    if !left_out.is_empty() {
-        leave_out(tables, facts, major, best, &left_out, reasons);
+    let mut left_out = Vec::new();
+    if best.covers.iter().any(|c| !c) {
+        leave_out(tables, facts, major, best, &mut left_out, reasons);
     }
     let version = latest(best.release).clone();
     let pick = TorchPick {
@@ -346,32 +346,29 @@ pub(super) fn pick(
     })
 }
 
-/// One `gpu_left_out` reason per GPU the wheel carries no code for, and the wheel that
-/// would run it (in another environment), when there is one.
+/// The GPUs the wheel carries no code for, each with its `gpu_left_out` reason
+/// (`leave_out::record`), and the wheel that would run it in an environment of its own,
+/// when there is one.
 fn leave_out(
     tables: &Tables,
     facts: &Facts,
     major: Option<u32>,
     best: &Candidate,
-    left_out: &[usize],
+    left_out: &mut Vec<super::LeftOut>,
     reasons: &mut Vec<Message>,
 ) {
     let kept: Vec<usize> = (0..facts.gpus.len()).filter(|i| best.covers[*i]).collect();
-    let kept_labels: Vec<String> = kept.iter().map(|i| facts.gpus[*i].label()).collect();
-    for &i in left_out {
-        let gpu = &facts.gpus[i];
-        reasons.push(msg!(
-            "gpu_left_out",
-            gpu = gpu.label(),
-            part = PART_NAME,
-            kept = kept_labels.join(", "),
-            visible_devices = super::leave_out::visible(&kept)
-        ));
-        // The wheel for this GPU alone (a separate environment).
-        let alone = Facts {
-            gpus: vec![gpu.clone()],
-            ..facts.clone()
-        };
+    let first = left_out.len();
+    super::leave_out::record(
+        facts,
+        super::Part::Torch,
+        PART_NAME,
+        &kept,
+        left_out,
+        reasons,
+    );
+    for l in &left_out[first..] {
+        let alone = super::leave_out::only(facts, &[l.index]);
         let other = candidates(tables, &alone, facts.python.as_ref(), major)
             .into_iter()
             .filter(|c| c.in_index != Some(false))
@@ -379,9 +376,9 @@ fn leave_out(
         if let Some(c) = other {
             reasons.push(msg!(
                 "torch_other_gpu_wheel",
-                gpu = gpu.label(),
+                gpu = l.gpu.label(),
                 torch = latest(c.release),
-                index = i,
+                index = l.index,
                 command = command(c.release, c.variant)
             ));
         }
@@ -820,20 +817,31 @@ mod tests {
             Some("580.95.05"),
             Some("3.12"),
         );
-        let mut r = rec(&t, &f);
-        r.left_out.clear();
-        super::super::leave_out(&mut r, Part::Toolkit, &[0]);
-        super::super::leave_out(&mut r, Part::Torch, &[0, 1]);
-        assert_eq!(r.left_out.len(), 3);
+        let out = |parts: &[(Part, usize)]| -> Vec<super::super::LeftOut> {
+            parts
+                .iter()
+                .map(|(part, index)| super::super::LeftOut {
+                    part: *part,
+                    index: *index,
+                    gpu: f.gpus[*index].clone(),
+                })
+                .collect()
+        };
+        let two = out(&[(Part::Toolkit, 0), (Part::Torch, 0), (Part::Torch, 1)]);
         assert_eq!(
-            super::super::leave_out::visible_devices(&f, &r.left_out).as_deref(),
+            super::super::leave_out::visible_devices(&f, &two).as_deref(),
             Some("2")
         );
-        r.left_out.clear();
-        super::super::leave_out(&mut r, Part::Torch, &[0]);
+        let one = out(&[(Part::Torch, 0)]);
         assert_eq!(
-            super::super::leave_out::visible_devices(&f, &r.left_out).as_deref(),
+            super::super::leave_out::visible_devices(&f, &one).as_deref(),
             Some("1,2")
+        );
+        // Through the recommender: what it leaves out, it hides.
+        let r = rec(&t, &f);
+        assert_eq!(
+            r.visible_devices,
+            super::super::leave_out::visible_devices(&f, &r.left_out)
         );
     }
 

@@ -156,7 +156,6 @@ pub(super) fn pick(
         );
     }
 
-    let r = best.release;
     if keep.len() < all.gpus.len() {
         leave_out::record(
             all,
@@ -167,6 +166,26 @@ pub(super) fn pick(
             reasons,
         );
     }
+    explain(tables, facts, best, &candidates, reasons);
+    let pick = toolkit_pick(best, facts.os);
+    Some((
+        pick,
+        Need {
+            minimum: best.need.clone(),
+            fit: best.fit,
+        },
+    ))
+}
+
+/// The reasons for the toolkit chosen (`best`, among `candidates`) for the GPUs kept.
+fn explain(
+    tables: &Tables,
+    facts: &Facts,
+    best: &Candidate,
+    candidates: &[Candidate],
+    reasons: &mut Vec<Message>,
+) {
+    let r = best.release;
     let gpus: Vec<String> = facts.gpus.iter().map(|g| g.label()).collect();
     if r.sm.is_empty() {
         reasons.push(msg!(
@@ -275,7 +294,12 @@ pub(super) fn pick(
             version = r.version.major_minor()
         ));
     }
+}
 
+/// What the recommendation says of the toolkit chosen: its installers for `os`.
+fn toolkit_pick(best: &Candidate, os: Os) -> ToolkitPick {
+    let r = best.release;
+    let kind = installer_kind(os);
     let download = |k: InstallerKind| {
         r.installer(k).map(|i| Download {
             file: i.file.clone(),
@@ -285,25 +309,18 @@ pub(super) fn pick(
             md5: i.md5.clone(),
         })
     };
-    let pick = ToolkitPick {
+    ToolkitPick {
         version: r.version.clone(),
         label: r.label.clone(),
         installer: download(kind),
-        network_installer: if facts.os == Os::Windows {
+        network_installer: if os == Os::Windows {
             download(InstallerKind::WindowsNetwork)
         } else {
             None
         },
-        carried_driver: r.carried_driver(facts.os).cloned(),
+        carried_driver: r.carried_driver(os).cloned(),
         confirmed: best.confirmed,
-    };
-    Some((
-        pick,
-        Need {
-            minimum: best.need.clone(),
-            fit: best.fit,
-        },
-    ))
+    }
 }
 
 /// Why no toolkit fits, as the most specific blocker.

@@ -104,15 +104,15 @@ impl Outlook {
     /// Windows numbers them from `B.xx` up to the next branch (R470: 471.11 to 474.64;
     /// R580: 580.88 to 58x.xx); no stopped branch had a successor within ten (R470 was
     /// followed by R495, R580 by R590), so `(B+9).99` bounds it.
-    pub fn ceiling_on(&self, os: crate::compat::Os) -> Option<Version> {
+    pub fn ceiling_on(&self, os: Os) -> Option<Version> {
         match os {
-            crate::compat::Os::Linux => self.last_branch.map(|b| Version::new(&[b, 999, 999])),
-            crate::compat::Os::Windows => self.last_branch.map(|b| Version::new(&[b + 9, 99])),
+            Os::Linux => self.last_branch.map(|b| Version::new(&[b, 999, 999])),
+            Os::Windows => self.last_branch.map(|b| Version::new(&[b + 9, 99])),
         }
     }
 
     /// Whether a driver `minimum` can be installed on these GPUs under `os`.
-    pub fn reachable_on(&self, os: crate::compat::Os, minimum: &Version) -> bool {
+    pub fn reachable_on(&self, os: Os, minimum: &Version) -> bool {
         self.ceiling_on(os).is_none_or(|c| *minimum <= c)
     }
 }
@@ -369,8 +369,8 @@ pub(super) fn advise(
             adv.action = DriverAction::Install;
             // GeForce Experience and NVIDIA App are Windows programs.
             let key = match facts.os {
-                crate::compat::Os::Windows => "driver_install",
-                crate::compat::Os::Linux => "driver_install_linux",
+                Os::Windows => "driver_install",
+                Os::Linux => "driver_install_linux",
             };
             rec.reasons.push(Message::new(key).with("minimum", &min));
         }
@@ -400,7 +400,7 @@ pub(super) fn advise(
     if rec.driver.action != DriverAction::None && !keeps_all {
         stopped_gpus(tables, facts, &covered, &min, rec);
     }
-    if facts.os == crate::compat::Os::Windows && rec.driver.action != DriverAction::None {
+    if facts.os == Os::Windows && rec.driver.action != DriverAction::None {
         // The package of the first GPU served: one no pick serves is not what the driver
         // is for.
         let kept = super::leave_out::only(facts, &served);

@@ -80,10 +80,14 @@ pub(super) fn visible_devices(facts: &Facts, left_out: &[LeftOut]) -> Option<Str
     if left_out.is_empty() {
         return None;
     }
-    let kept: Vec<usize> = (0..facts.gpus.len())
+    Some(visible(&kept_by_all(facts, left_out)))
+}
+
+/// The indices of the GPUs no pick leaves out.
+fn kept_by_all(facts: &Facts, left_out: &[LeftOut]) -> Vec<usize> {
+    (0..facts.gpus.len())
         .filter(|i| !left_out.iter().any(|l| l.index == *i))
-        .collect();
-    Some(visible(&kept))
+        .collect()
 }
 
 /// The indices of the GPUs at least one pick serves (a GPU every pick made leaves out is
@@ -108,10 +112,7 @@ pub(super) fn served(rec: &super::Recommendation) -> Vec<usize> {
 
 /// `facts` without the GPUs any pick left out.
 pub(super) fn kept_facts(facts: &Facts, left_out: &[LeftOut]) -> Facts {
-    let kept: Vec<usize> = (0..facts.gpus.len())
-        .filter(|i| !left_out.iter().any(|l| l.index == *i))
-        .collect();
-    only(facts, &kept)
+    only(facts, &kept_by_all(facts, left_out))
 }
 
 /// `facts` with only the GPUs at `kept`.

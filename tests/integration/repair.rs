@@ -283,8 +283,9 @@ fn damaged_cudnn_is_reinstalled_from_its_archive() {
     std::fs::write(w.tk.join("include/cudnn_cnn.h"), b"edited").unwrap();
     found_then_fixed(&w.target, &Overrides::default(), "repair_cudnn_damaged");
     let now = tree(&root_of(&w.work));
+    // Our own records (the manifest's stamps: new files, new times) may differ.
     for (k, v) in &good {
-        if !k.starts_with(".cuda-setup") {
+        if !k.split('/').any(|c| c == ".cuda-setup") {
             assert_eq!(now.get(k), Some(v), "{k}");
         }
     }

@@ -33,6 +33,7 @@ pub mod refresh;
 pub mod repair;
 pub mod run;
 pub mod safe_path;
+pub mod stamp;
 pub mod state_file;
 pub mod steps;
 pub mod target;

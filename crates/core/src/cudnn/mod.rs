@@ -155,6 +155,21 @@ pub struct ManifestFile {
     /// written before links existed have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
+    /// Size and modification time as installed (taken from the staged file, which the
+    /// rename into place keeps): the quick check trusts `sha256` while they match.
+    /// Manifests written before stamps have none: their files are hashed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp: Option<crate::stamp::Stamp>,
+}
+
+/// How hard [`verify_at`] looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// A file whose stamp matches the manifest's is taken as installed; others are hashed.
+    Quick,
+    /// Every file is hashed (`verify --deep`): finds a change made behind our back with
+    /// the size and the modification time put back.
+    Deep,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -320,6 +335,7 @@ pub fn install(
                 sha256: s.sha256.clone(),
                 size: s.entry.size,
                 link: s.entry.link.clone(),
+                stamp: None,
             }
         })
         .collect();
@@ -363,8 +379,14 @@ fn link_problem(p: &Path, target: &str) -> Option<&'static str> {
     }
 }
 
-/// Checks every file we installed is there with the bytes we put.
+/// Checks every file we installed is there with the bytes we put (every file hashed).
 pub fn verify(dir: &Path) -> Result<VerifyReport, CudnnError> {
+    verify_at(dir, Depth::Deep)
+}
+
+/// Checks every file we installed is there with the bytes we put: at [`Depth::Quick`]
+/// a file whose size and modification time match the manifest's stamp is not re-read.
+pub fn verify_at(dir: &Path, depth: Depth) -> Result<VerifyReport, CudnnError> {
     // A toolkit we may only read cannot be changed under us by a run of ours either.
     let _lock = match lock(dir, false) {
         Err(CudnnError::Io { .. }) => None,
@@ -379,6 +401,12 @@ pub fn verify(dir: &Path) -> Result<VerifyReport, CudnnError> {
         let p = dir.join(&f.path);
         let problem = match &f.link {
             Some(target) => link_problem(&p, target),
+            None if depth == Depth::Quick
+                && f.stamp
+                    .is_some_and(|s| s.size == f.size && crate::stamp::matches(&p, &s)) =>
+            {
+                None
+            }
             None => match crate::download::hash_file(&p) {
                 Err(_) => Some("missing"),
                 Ok((d, n)) if n != f.size || d.sha256 != f.sha256 => Some("altered"),

@@ -37,6 +37,10 @@ pub enum Action {
         cuda_dir: PathBuf,
         #[arg(long)]
         json: bool,
+        /// Re-read and hash every file (default: a file whose size and modification time
+        /// are still those recorded at install is taken as intact)
+        #[arg(long)]
+        deep: bool,
         /// If another cuda-setup is working on that folder, wait for it (default: exit 6)
         #[arg(long)]
         wait: bool,
@@ -132,8 +136,18 @@ pub fn run(args: &Args, lang: Lang) -> Result<i32, CliError> {
             });
             Ok(exit::OK)
         }
-        Action::Verify { cuda_dir, json, .. } => {
-            let r = cudnn::verify(cuda_dir)?;
+        Action::Verify {
+            cuda_dir,
+            json,
+            deep,
+            ..
+        } => {
+            let depth = if *deep {
+                cudnn::Depth::Deep
+            } else {
+                cudnn::Depth::Quick
+            };
+            let r = cudnn::verify_at(cuda_dir, depth)?;
             print(*json, &r, || {
                 if r.problems.is_empty() {
                     let params: [(&str, &dyn std::fmt::Display); 2] =

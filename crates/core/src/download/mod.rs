@@ -500,6 +500,10 @@ pub fn download_signed(
         });
     }
     let mut outcome = engine::fetch(req, &sources, opts, reporter, cancel)?;
+    // Unhashed bytes (verification off) get no record: the next run must hash them.
+    if opts.verify {
+        store::record(&req.dest, &outcome);
+    }
     store::into_cache(req, &outcome.path);
     outcome.elapsed_ms = started.elapsed().as_millis() as u64;
     reporter.event(Event::Done {

@@ -1,6 +1,7 @@
 //! The steps a plan is made of, each idempotent: run on a machine where it is already
 //! done, it changes nothing and says so (`changed: false`).
 
+mod build_record;
 pub mod driver;
 pub mod env;
 mod failure;
@@ -673,7 +674,10 @@ fn install_cudnn(archive: &Path, cuda_dir: &Path, ctx: &Ctx) -> Result<StepOutco
         && archive
             .file_name()
             .is_some_and(|n| n.to_string_lossy() == m.archive)
-        && crate::cudnn::verify(cuda_dir).is_ok_and(|r| r.problems.is_empty())
+        // The stamps recorded when its files were written: a file changed since (size
+        // or time) is re-hashed; `cudnn verify --deep` re-reads them all.
+        && crate::cudnn::verify_at(cuda_dir, crate::cudnn::Depth::Quick)
+            .is_ok_and(|r| r.problems.is_empty())
     {
         return Ok(StepOutcome {
             changed: false,
@@ -815,7 +819,8 @@ fn verify(
     }
     let mut detail = msg!("step_verified", version = version, dir = dir.display());
     if cudnn {
-        let r = crate::cudnn::verify(dir).map_err(StepError::Cudnn)?;
+        let r =
+            crate::cudnn::verify_at(dir, crate::cudnn::Depth::Quick).map_err(StepError::Cudnn)?;
         if !r.problems.is_empty() {
             let p: Vec<String> = r
                 .problems
@@ -871,6 +876,16 @@ fn build_check(
     };
     // cuDNN inside the toolkit (from an archive or a wheel) is linked too.
     let cudnn = cudnn || dir.join("include").join("cudnn.h").is_file();
+    // The same program against the same files passed before: it would pass again.
+    let record_file = ctx.target.state_dir().join(build_record::FILE);
+    let key = build_record::Key {
+        toolkit: dir.display().to_string(),
+        version: version.to_string(),
+        cudnn,
+    };
+    if build_record::still_holds(&record_file, &key, &host, dir, version) {
+        return Ok(passed(verified, version, dir));
+    }
     let c = build::check(&build::BuildOptions {
         host: &host,
         toolkit: dir,
@@ -878,6 +893,13 @@ fn build_check(
         cudnn,
         timeout: std::time::Duration::from_secs(600),
     });
+    match (&c.status, &c.detail.host_compiler) {
+        (Status::Passed, Some(compiler)) => {
+            build_record::save(&record_file, key, &host, dir, version, compiler)
+        }
+        // Anything but a pass: the next run checks again.
+        _ => build_record::forget(&record_file),
+    }
     let why = |m: &Option<Message>| {
         m.as_ref()
             .map(|m| crate::i18n::render(m, crate::i18n::Lang::En))
@@ -909,19 +931,24 @@ fn build_check(
             ),
             _ => verified,
         }),
-        Status::Passed => Ok(match verified.param("cudnn") {
-            Some(v) => msg!(
-                "step_verified_build_cudnn",
-                version = version,
-                dir = dir.display(),
-                cudnn = v
-            ),
-            None => msg!(
-                "step_verified_build",
-                version = version,
-                dir = dir.display()
-            ),
-        }),
+        Status::Passed => Ok(passed(verified, version, dir)),
+    }
+}
+
+/// The verify step's words for a build check that passed.
+fn passed(verified: Message, version: &Version, dir: &Path) -> Message {
+    match verified.param("cudnn") {
+        Some(v) => msg!(
+            "step_verified_build_cudnn",
+            version = version,
+            dir = dir.display(),
+            cudnn = v
+        ),
+        None => msg!(
+            "step_verified_build",
+            version = version,
+            dir = dir.display()
+        ),
     }
 }
 

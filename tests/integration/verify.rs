@@ -1267,3 +1267,117 @@ fn gpu_doctor_passes_with_real_torch() {
     let c = r.check.unwrap();
     assert!(c.ok && c.speedup.unwrap() > 1.0, "{c:?}");
 }
+
+// ---- #21: what the fast path trusts (the stamps recorded at install) and what `--deep` reads ----
+
+/// A Windows-layout machine in a temp root with cuDNN 9.10 installed by our transaction
+/// (its manifest holds each file's stamp) and the environment set, as repair sees one.
+fn cudnn_machine() -> (
+    tempfile::TempDir,
+    cuda_setup_core::target::Target,
+    PathBuf,
+) {
+    use cuda_setup_core::steps::env;
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("root");
+    let target = cuda_setup_core::target::Target::rooted(Os::Windows, &root);
+    let tk = support::cudnn_zip::toolkit(
+        &root.join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA"),
+        "12.4.1",
+    );
+    let zip = work
+        .path()
+        .join("cudnn-windows-x86_64-9.10.2.21_cuda12-archive.zip");
+    support::cudnn_zip::Spec {
+        version: "9.10.2.21",
+        cuda_major: 12,
+        dll_size: 50_000,
+    }
+    .write(&zip);
+    cuda_setup_core::cudnn::install(&zip, &tk, &|_| {}).unwrap();
+    let rec = env::WindowsEnvRecord {
+        machine: BTreeMap::from([("Path".into(), r"C:\Windows\system32;C:\Windows".into())]),
+        user: BTreeMap::new(),
+    };
+    let rec_path = env::windows_record_path(&target);
+    std::fs::create_dir_all(rec_path.parent().unwrap()).unwrap();
+    std::fs::write(&rec_path, serde_json::to_vec_pretty(&rec).unwrap()).unwrap();
+    env::configure(&target, &tk, &"12.4.1".parse().unwrap()).unwrap();
+    (work, target, tk)
+}
+
+/// Same length, other bytes: what the stamp alone cannot tell from the original.
+fn flip_first_byte(p: &Path) {
+    let mut b = std::fs::read(p).unwrap();
+    b[0] ^= 0xff;
+    std::fs::write(p, &b).unwrap();
+}
+
+fn set_mtime(p: &Path, t: std::time::SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+}
+
+fn cudnn_damaged(t: &cuda_setup_core::target::Target) -> bool {
+    let tables = Tables::embedded().unwrap();
+    cuda_setup_core::repair::audit(t, &tables, &Default::default())
+        .iter()
+        .any(|f| f.id == "repair_cudnn_damaged")
+}
+
+#[test]
+fn repair_finds_an_installed_cudnn_file_whose_size_or_mtime_changed() {
+    let (_w, t, tk) = cudnn_machine();
+    assert!(!cudnn_damaged(&t), "a fresh install is intact");
+    // Only the time changed, the bytes are ours: re-hashed and found intact.
+    let dll = tk.join("bin/cudnn_ops64_9.dll");
+    set_mtime(&dll, std::time::UNIX_EPOCH + Duration::from_secs(1_000_000));
+    assert!(!cudnn_damaged(&t), "same bytes at another time are intact");
+    // Other bytes of the same length (a new time): found.
+    flip_first_byte(&dll);
+    assert!(cudnn_damaged(&t), "same size, other bytes, new time");
+
+    let (_w, t, tk) = cudnn_machine();
+    // One byte more, the time put back: the size alone tells.
+    let h = tk.join("include/cudnn_cnn.h");
+    let was = std::fs::metadata(&h).unwrap().modified().unwrap();
+    let mut b = std::fs::read(&h).unwrap();
+    b.push(b'\n');
+    std::fs::write(&h, &b).unwrap();
+    set_mtime(&h, was);
+    assert!(cudnn_damaged(&t), "another size, the time put back");
+}
+
+#[test]
+fn deep_finds_a_change_with_its_size_and_mtime_put_back_that_the_quick_check_trusts() {
+    let (_w, _t, tk) = cudnn_machine();
+    let dll = tk.join("bin/cudnn_ops64_9.dll");
+    let was = std::fs::metadata(&dll).unwrap().modified().unwrap();
+    flip_first_byte(&dll);
+    set_mtime(&dll, was);
+    let run = |deep: bool| {
+        let mut a = vec!["cudnn", "verify", "--cuda-dir", tk.to_str().unwrap(), "--json"];
+        if deep {
+            a.push("--deep");
+        }
+        Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+            .args(&a)
+            .env("LANG", "C")
+            .output()
+            .unwrap()
+    };
+    // The quick check trusts the recorded stamp (docs/cli.md says so).
+    let quick = run(false);
+    assert_eq!(quick.status.code(), Some(0), "{quick:?}");
+    let deep = run(true);
+    assert_eq!(deep.status.code(), Some(4), "{deep:?}");
+    let j: Value = serde_json::from_slice(&deep.stdout).unwrap();
+    let problems = j["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{j}");
+    assert_eq!(problems[0]["path"], "bin/cudnn_ops64_9.dll");
+    assert_eq!(problems[0]["problem"], "altered");
+}

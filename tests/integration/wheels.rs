@@ -1223,3 +1223,75 @@ fn a_bundle_whose_saved_resolution_names_a_path_is_refused() {
     );
     assert!(!root.join("usr/local/cuda-13.5").exists());
 }
+
+/// #21: a second run trusts a downloaded wheel whose size and modification time are those
+/// recorded when it was verified (`.NAME.verified` beside it); one changed behind our back
+/// is hashed again — replaced when its bytes are no longer right, kept (and its record
+/// renewed) when only its time moved.
+#[test]
+fn a_downloaded_wheel_changed_behind_our_back_is_hashed_again_and_replaced() {
+    let wheels = tempfile::tempdir().unwrap();
+    let files = linux_files(wheels.path());
+    let server = serve(&files);
+    let index = server.url("/simple");
+    let (root, out) = install_linux(&index);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let downloads = root.path().join(".cuda-setup/downloads");
+    let nvcc = files
+        .iter()
+        .find(|f| f.filename.starts_with("nvidia_cuda_nvcc"))
+        .unwrap();
+    let runtime = files
+        .iter()
+        .find(|f| f.filename.starts_with("nvidia_cuda_runtime"))
+        .unwrap();
+    let record = |f: &IndexFile| downloads.join(format!(".{}.verified", f.filename));
+    for f in [nvcc, runtime] {
+        let r: Value = serde_json::from_slice(&std::fs::read(record(f)).unwrap()).unwrap();
+        assert_eq!(r["sha256"], f.sha256.as_str(), "{}", f.filename);
+        assert_eq!(r["size"], f.size, "{}", f.filename);
+    }
+
+    // Nothing changed: nothing is fetched again.
+    let before = server.requests();
+    let again = cli(&install_args(&index, root.path().to_str().unwrap(), "linux"), &[]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    let noop_requests = server.requests() - before;
+
+    // nvcc's wheel: other bytes of the same size (a new time). Runtime's: its time only.
+    let nvcc_path = downloads.join(&nvcc.filename);
+    let mut b = std::fs::read(&nvcc_path).unwrap();
+    let mid = b.len() / 2;
+    b[mid] ^= 0xff;
+    std::fs::write(&nvcc_path, &b).unwrap();
+    let rt_path = downloads.join(&runtime.filename);
+    let old_time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&rt_path)
+        .unwrap()
+        .set_modified(old_time)
+        .unwrap();
+
+    let before = server.requests();
+    let third = cli(&install_args(&index, root.path().to_str().unwrap(), "linux"), &[]);
+    assert_eq!(third.status.code(), Some(0), "{}", text(&third));
+    // The damaged wheel alone is fetched again (over a connection or two), and holds the
+    // right bytes.
+    assert!(server.requests() - before > noop_requests, "{}", text(&third));
+    let fetched = |f: &IndexFile| {
+        text(&third)
+            .lines()
+            .any(|l| l.contains("downloading") && l.contains(&f.filename))
+    };
+    assert!(fetched(nvcc), "{}", text(&third));
+    assert!(!fetched(runtime), "{}", text(&third));
+    assert_eq!(support::wheels::sha256_file(&nvcc_path), nvcc.sha256);
+    // The runtime's wheel was hashed, found right and kept, its record renewed.
+    assert_eq!(
+        std::fs::metadata(&rt_path).unwrap().modified().unwrap(),
+        old_time
+    );
+    let r: Value = serde_json::from_slice(&std::fs::read(record(runtime)).unwrap()).unwrap();
+    assert_eq!(r["stamp"]["mtime_ns"], 1_000_000u64 * 1_000_000_000);
+}

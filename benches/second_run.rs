@@ -14,8 +14,14 @@
 mod server;
 
 #[path = "../tests/support/wheels.rs"]
-#[allow(dead_code)]
 mod wheels;
+
+// What `wheels` builds its stand-ins with (unused here, needed to compile it).
+#[path = "../tests/support/standin.rs"]
+mod standin;
+
+#[path = "../tests/support/pe.rs"]
+mod pe;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

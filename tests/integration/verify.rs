@@ -1272,11 +1272,7 @@ fn gpu_doctor_passes_with_real_torch() {
 
 /// A Windows-layout machine in a temp root with cuDNN 9.10 installed by our transaction
 /// (its manifest holds each file's stamp) and the environment set, as repair sees one.
-fn cudnn_machine() -> (
-    tempfile::TempDir,
-    cuda_setup_core::target::Target,
-    PathBuf,
-) {
+fn cudnn_machine() -> (tempfile::TempDir, cuda_setup_core::target::Target, PathBuf) {
     use cuda_setup_core::steps::env;
     let work = tempfile::tempdir().unwrap();
     let root = work.path().join("root");
@@ -1360,7 +1356,13 @@ fn deep_finds_a_change_with_its_size_and_mtime_put_back_that_the_quick_check_tru
     flip_first_byte(&dll);
     set_mtime(&dll, was);
     let run = |deep: bool| {
-        let mut a = vec!["cudnn", "verify", "--cuda-dir", tk.to_str().unwrap(), "--json"];
+        let mut a = vec![
+            "cudnn",
+            "verify",
+            "--cuda-dir",
+            tk.to_str().unwrap(),
+            "--json",
+        ];
         if deep {
             a.push("--deep");
         }

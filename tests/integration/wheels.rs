@@ -1254,7 +1254,10 @@ fn a_downloaded_wheel_changed_behind_our_back_is_hashed_again_and_replaced() {
 
     // Nothing changed: nothing is fetched again.
     let before = server.requests();
-    let again = cli(&install_args(&index, root.path().to_str().unwrap(), "linux"), &[]);
+    let again = cli(
+        &install_args(&index, root.path().to_str().unwrap(), "linux"),
+        &[],
+    );
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
     let noop_requests = server.requests() - before;
 
@@ -1274,11 +1277,18 @@ fn a_downloaded_wheel_changed_behind_our_back_is_hashed_again_and_replaced() {
         .unwrap();
 
     let before = server.requests();
-    let third = cli(&install_args(&index, root.path().to_str().unwrap(), "linux"), &[]);
+    let third = cli(
+        &install_args(&index, root.path().to_str().unwrap(), "linux"),
+        &[],
+    );
     assert_eq!(third.status.code(), Some(0), "{}", text(&third));
     // The damaged wheel alone is fetched again (over a connection or two), and holds the
     // right bytes.
-    assert!(server.requests() - before > noop_requests, "{}", text(&third));
+    assert!(
+        server.requests() - before > noop_requests,
+        "{}",
+        text(&third)
+    );
     let fetched = |f: &IndexFile| {
         text(&third)
             .lines()
@@ -1294,4 +1304,49 @@ fn a_downloaded_wheel_changed_behind_our_back_is_hashed_again_and_replaced() {
     );
     let r: Value = serde_json::from_slice(&std::fs::read(record(runtime)).unwrap()).unwrap();
     assert_eq!(r["stamp"]["mtime_ns"], 1_000_000u64 * 1_000_000_000);
+}
+
+/// #21: the build check's record (`build-check.json`) lets a run again skip the compile
+/// and link only while what it used keeps its stamps; a changed nvcc is built with again,
+/// and a failing check leaves no record to skip on.
+#[test]
+fn the_build_check_runs_again_when_what_it_used_changed() {
+    let wheels = tempfile::tempdir().unwrap();
+    let server = serve(&linux_files(wheels.path()));
+    let index = server.url("/simple");
+    let (root, out) = install_linux(&index);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = root.path().to_str().unwrap();
+    let record_file = root.path().join(".cuda-setup/build-check.json");
+    let nvcc = root.path().join("usr/local/cuda-13.5/bin/nvcc");
+    let nvcc_stamp = || -> Value {
+        let rec: Value = serde_json::from_slice(&std::fs::read(&record_file).unwrap()).unwrap();
+        rec["files"][nvcc.to_str().unwrap()].clone()
+    };
+    let first = nvcc_stamp();
+    assert!(first["size"].as_u64().is_some(), "nvcc recorded: {first}");
+
+    // nvcc touched (same bytes, another time): the check runs and records the new stamp.
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(2_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&nvcc)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+    let again = cli(&install_args(&index, r, "linux"), &[]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    assert!(
+        text(&again).contains("compiled and linked"),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(nvcc_stamp()["mtime_ns"], 2_000_000u64 * 1_000_000_000);
+
+    // An nvcc that fails: the step fails (no skipping on the old record) and the record
+    // is dropped.
+    std::fs::write(&nvcc, "#!/bin/sh\necho 'fatal: broken' >&2\nexit 1\n").unwrap();
+    let broken = cli(&install_args(&index, r, "linux"), &[]);
+    assert_ne!(broken.status.code(), Some(0), "{}", text(&broken));
+    assert!(!record_file.exists());
 }

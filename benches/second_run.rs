@@ -169,6 +169,13 @@ fn show(label: &str, first: &Run, noop: f64, last: &Run) {
         steps(last),
         if noop <= 1.0 { "met" } else { "NOT met" }
     );
+    // Start-up, detection and resolving the index happen before the first step.
+    let in_steps: u64 = last.steps.iter().map(|(_, ms)| ms).sum();
+    println!(
+        "  last no-op: {:.2} s in its steps, {:.2} s before and between them",
+        in_steps as f64 / 1000.0,
+        last.wall - in_steps as f64 / 1000.0
+    );
 }
 
 fn main() {

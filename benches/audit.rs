@@ -17,11 +17,17 @@
 //! Run: `cargo bench --bench audit`
 
 #[path = "../tests/support/server.rs"]
-#[allow(dead_code)]
 mod server;
 
 #[path = "../tests/support/wheels.rs"]
 mod wheels;
+
+// What wheels.rs's stand-in wheels use (this bench serves only real ones).
+#[path = "../tests/support/standin.rs"]
+mod standin;
+
+#[path = "../tests/support/pe.rs"]
+mod pe;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

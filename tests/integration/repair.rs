@@ -1081,3 +1081,129 @@ fn cudnn_from_its_wheel_without_cudnn_lib_is_named_once() {
     );
     readable(how);
 }
+
+/// Python is a child process per interpreter (seconds when torch imports): the audit runs
+/// it only when a GPU with a known compute capability makes the torch checks count, and
+/// then still finds what it always found.
+#[test]
+fn the_audit_runs_python_only_when_a_gpu_makes_it_count() {
+    let work = tempfile::tempdir().unwrap();
+    let root = root_of(&work);
+    let torch = work.path().join("site");
+    fake_torch(&torch, "2.5.1+cpu", None, "");
+    let inner = work.path().join("inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    let real = python_wrapper(&inner, &torch);
+    // The interpreter on PATH leaves a mark each time it runs, then runs the stand-in.
+    let bin = work.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let mark = work.path().join("python-ran");
+    let py = bin.join("python3");
+    std::fs::write(
+        &py,
+        format!(
+            "#!/bin/sh\necho run >> '{}'\nexec '{}' \"$@\"\n",
+            mark.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut target = Target::rooted(Os::Linux, &root);
+    target.host = cuda_setup_core::platform::Host::real_with_env(BTreeMap::from([
+        ("PATH".into(), format!("{}:/usr/bin:/bin", bin.display())),
+        ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+    ]));
+
+    // No GPU: the torch checks have nothing to judge against, so nothing runs.
+    assert_eq!(ids(&target, &Overrides::default()), Vec::<&str>::new());
+    let driver_only = Overrides {
+        gpu_cc: vec![],
+        driver: Some("550.54.15".parse().unwrap()),
+    };
+    assert_eq!(ids(&target, &driver_only), Vec::<&str>::new());
+    assert!(!mark.exists(), "python ran with no GPU to judge torch by");
+
+    // A GPU: the interpreter is asked, and its CPU-only torch is found.
+    let gpu = Overrides {
+        gpu_cc: vec!["8.6".parse().unwrap()],
+        driver: Some("550.54.15".parse().unwrap()),
+    };
+    assert_eq!(ids(&target, &gpu), vec!["repair_torch_cpu"]);
+    assert!(
+        mark.exists(),
+        "the torch finding came without running python"
+    );
+}
+
+/// The audit trusts a cuDNN file whose size and modification time are what we recorded
+/// (it re-reads none of cuDNN's hundreds of megabytes); one whose time or size changed is
+/// read and its damage found, and the deep audit reads them all — also a file changed
+/// with its size and time put back.
+#[test]
+fn the_audit_reads_cudnn_files_whose_stamp_changed_and_the_deep_one_reads_all() {
+    use cuda_setup_core::cudnn::Depth;
+    let w = windows_machine();
+    let o = Overrides::default();
+    assert_eq!(ids(&w.target, &o), Vec::<&str>::new());
+    let deep = |t: &Target| -> Vec<&'static str> {
+        repair::audit_at(t, &tables(), &o, Depth::Deep)
+            .into_iter()
+            .filter(|f| f.severity >= repair::Severity::Warning)
+            .map(|f| f.id)
+            .collect()
+    };
+    assert_eq!(deep(&w.target), Vec::<&str>::new());
+
+    let dll = w.tk.join("bin/cudnn_ops64_9.dll");
+    let mut bytes = std::fs::read(&dll).unwrap();
+    let was = std::fs::metadata(&dll).unwrap().modified().unwrap();
+    bytes[100] ^= 0xff;
+    // Same size, the time put back: only the deep audit can tell.
+    std::fs::write(&dll, &bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&dll)
+        .unwrap()
+        .set_modified(was)
+        .unwrap();
+    assert_eq!(ids(&w.target, &o), Vec::<&str>::new());
+    let found = repair::audit_at(&w.target, &tables(), &o, Depth::Deep);
+    let f = found
+        .iter()
+        .find(|f| f.id == "repair_cudnn_damaged")
+        .unwrap_or_else(|| panic!("{:?}", found.iter().map(|f| f.id).collect::<Vec<_>>()));
+    assert_eq!(
+        f.message.param("files"),
+        Some("bin/cudnn_ops64_9.dll (altered)")
+    );
+
+    // Same size, a new time: the quick audit reads it and finds the change.
+    std::fs::File::options()
+        .write(true)
+        .open(&dll)
+        .unwrap()
+        .set_modified(was + std::time::Duration::from_secs(5))
+        .unwrap();
+    let found = repair::audit(&w.target, &tables(), &o);
+    let f = found
+        .iter()
+        .find(|f| f.id == "repair_cudnn_damaged")
+        .unwrap_or_else(|| panic!("{:?}", found.iter().map(|f| f.id).collect::<Vec<_>>()));
+    assert_eq!(
+        f.message.param("files"),
+        Some("bin/cudnn_ops64_9.dll (altered)")
+    );
+
+    // Another size (its time put back): found too, and fixed from the archive.
+    bytes.push(0);
+    std::fs::write(&dll, &bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&dll)
+        .unwrap()
+        .set_modified(was)
+        .unwrap();
+    found_then_fixed(&w.target, &o, "repair_cudnn_damaged");
+    assert_eq!(deep(&w.target), Vec::<&str>::new());
+}

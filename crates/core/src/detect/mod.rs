@@ -100,8 +100,19 @@ type ProbeFn = fn(&Host, &Tables, Duration) -> Result<Found, ProbeError>;
 
 /// Runs every probe concurrently and gathers what they found.
 pub fn detect(host: &Host, tables: &Tables, deadlines: Deadlines) -> SystemReport {
+    detect_some(host, tables, deadlines, true)
+}
+
+/// Everything but the Python interpreters (`pythons` stays empty, no `python` probe
+/// status): repair's audit asks them itself, and only when a GPU makes their answer count
+/// — each is a child process, and a pyenv shim alone is a third of a second of shell.
+pub fn detect_without_python(host: &Host, tables: &Tables, deadlines: Deadlines) -> SystemReport {
+    detect_some(host, tables, deadlines, false)
+}
+
+fn detect_some(host: &Host, tables: &Tables, deadlines: Deadlines, python: bool) -> SystemReport {
     let start = Instant::now();
-    let probes: [(&'static str, ProbeFn, Duration); 4] = [
+    let mut probes: Vec<(&'static str, ProbeFn, Duration)> = vec![
         (
             "system",
             |h, _, _| Ok(Found::System(system::probe(h))),
@@ -127,10 +138,13 @@ pub fn detect(host: &Host, tables: &Tables, deadlines: Deadlines) -> SystemRepor
             deadlines.python,
         ),
     ];
+    if !python {
+        probes.retain(|(name, _, _)| *name != "python");
+    }
     let host = Arc::new(host.clone());
     let tables = Arc::new(tables.clone());
     let (tx, rx) = mpsc::channel();
-    for (name, f, deadline) in probes {
+    for &(name, f, deadline) in &probes {
         let (tx, host, tables) = (tx.clone(), host.clone(), tables.clone());
         // Detached on purpose: a probe stuck in a driver call must not hold up the report.
         std::thread::spawn(move || {

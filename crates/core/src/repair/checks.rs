@@ -19,6 +19,8 @@ pub struct Input<'a> {
     pub tables: &'a Tables,
     pub report: &'a SystemReport,
     pub env: &'a BTreeMap<String, String>,
+    /// How far the cuDNN check reads our files.
+    pub depth: crate::cudnn::Depth,
 }
 
 impl Input<'_> {
@@ -92,7 +94,8 @@ fn steps(s: Vec<Step>) -> Fix {
     Fix::Steps { steps: s }
 }
 
-pub fn all(i: &Input) -> Vec<Finding> {
+/// Every layer but Python's (see [`python`]; its findings come after these).
+pub fn layers(i: &Input) -> Vec<Finding> {
     let mut out = Vec::new();
     driver(i, &mut out);
     toolkits(i, &mut out);
@@ -100,8 +103,20 @@ pub fn all(i: &Input) -> Vec<Finding> {
     environment(i, &mut out);
     cudnn(i, &mut out);
     interrupted(i, &mut out);
-    python(i, &mut out);
     out
+}
+
+/// NVIDIA GPUs whose compute capability is known: the torch checks judge against them.
+fn judged_gpus(report: &SystemReport) -> impl Iterator<Item = &crate::detect::Gpu> {
+    report
+        .nvidia_gpus()
+        .filter(|g| g.compute_capability.is_some())
+}
+
+/// Whether [`python`] can find anything with this report: without such a GPU it says
+/// nothing, so the interpreters need not be run at all.
+pub fn wants_python(report: &SystemReport) -> bool {
+    judged_gpus(report).next().is_some()
 }
 
 fn driver(i: &Input, out: &mut Vec<Finding>) {
@@ -675,7 +690,7 @@ fn cudnn(i: &Input, out: &mut Vec<Finding>) {
             Ok(None) => continue,
             Err(_) => None,
         };
-        let verified = crate::cudnn::verify(&t.path);
+        let verified = crate::cudnn::verify_at(&t.path, i.depth);
         if let Err(crate::cudnn::CudnnError::BadState(r)) = &verified {
             out.push(finding(
                 "repair_cudnn_record_rejected",
@@ -868,12 +883,9 @@ fn arch_covers(list: &[String], cc: ComputeCapability) -> bool {
     })
 }
 
-fn python(i: &Input, out: &mut Vec<Finding>) {
-    let gpus: Vec<&crate::detect::Gpu> = i
-        .report
-        .nvidia_gpus()
-        .filter(|g| g.compute_capability.is_some())
-        .collect();
+/// Python and torch, from `report.pythons` (asked only when [`wants_python`]).
+pub fn python(i: &Input, out: &mut Vec<Finding>) {
+    let gpus: Vec<&crate::detect::Gpu> = judged_gpus(i.report).collect();
     if gpus.is_empty() {
         return;
     }
@@ -1025,6 +1037,7 @@ mod tests {
                 tables: &tables,
                 report: &report,
                 env: &env,
+                depth: crate::cudnn::Depth::Quick,
             },
             &mut found,
         );
@@ -1098,6 +1111,7 @@ mod tests {
             tables: &tables,
             report: &report,
             env: &env,
+            depth: crate::cudnn::Depth::Quick,
         };
         let run = || {
             let mut found = Vec::new();

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::compat::{Os, Tables};
+use crate::cudnn::Depth;
 use crate::detect::{self, Deadlines, SystemReport};
 use crate::download::Cancel;
 use crate::message::Message;
@@ -105,29 +106,64 @@ pub fn environment(target: &Target) -> BTreeMap<String, String> {
     }
 }
 
+/// The host repair looks at: the persistent environment, inside the root.
+fn host_for(target: &Target, env: &BTreeMap<String, String>) -> Host {
+    match &target.root {
+        Some(root) => Host::sandbox(target.os, root, env.clone()),
+        None => Host::real_with_env(env.clone()),
+    }
+}
+
 /// Detection as repair needs it: with the persistent environment, inside the root.
 pub fn detect_for(
     target: &Target,
     tables: &Tables,
     env: &BTreeMap<String, String>,
 ) -> SystemReport {
-    let host = match &target.root {
-        Some(root) => Host::sandbox(target.os, root, env.clone()),
-        None => Host::real_with_env(env.clone()),
-    };
-    detect::detect(&host, tables, Deadlines::default())
+    detect::detect(&host_for(target, env), tables, Deadlines::default())
 }
 
-/// Audits `target`.
+/// Audits `target`. cuDNN files whose size and modification time match what we recorded
+/// are trusted ([`Depth::Quick`]); [`audit_at`] with [`Depth::Deep`] re-reads them all.
 pub fn audit(target: &Target, tables: &Tables, overrides: &Overrides) -> Vec<Finding> {
+    audit_at(target, tables, overrides, Depth::Quick)
+}
+
+/// Audits `target`, reading our cuDNN files to `depth`.
+///
+/// Python is asked only when its answer can count — the torch checks need an NVIDIA GPU
+/// with a known compute capability — and beside the other checks: each interpreter is a
+/// child process (a pyenv shim alone is a third of a second of shell, importing torch can
+/// take seconds), while the rest of the audit reads a few files.
+pub fn audit_at(
+    target: &Target,
+    tables: &Tables,
+    overrides: &Overrides,
+    depth: Depth,
+) -> Vec<Finding> {
     let env = environment(target);
-    let mut report = detect_for(target, tables, &env);
+    let host = host_for(target, &env);
+    let deadlines = Deadlines::default();
+    let mut report = detect::detect_without_python(&host, tables, deadlines);
     apply_overrides(&mut report, tables, overrides);
-    checks::all(&checks::Input {
-        target,
-        tables,
-        report: &report,
-        env: &env,
+    std::thread::scope(|s| {
+        let python = checks::wants_python(&report)
+            .then(|| s.spawn(|| detect::python::probe(&host, deadlines.python)));
+        let input = |report| checks::Input {
+            target,
+            tables,
+            report,
+            env: &env,
+            depth,
+        };
+        let mut out = checks::layers(&input(&report));
+        if let Some(h) = python {
+            // A probe thread that panicked found no interpreter, as detection's would.
+            let mut report = report.clone();
+            report.pythons = h.join().unwrap_or_default();
+            checks::python(&input(&report), &mut out);
+        }
+        out
     })
 }
 

@@ -20,6 +20,15 @@ mod server;
 #[allow(dead_code)]
 mod wheels;
 
+// What the stand-in wheels in `wheels` are made with (unused here, needed to build it).
+#[path = "../tests/support/standin.rs"]
+#[allow(dead_code)]
+mod standin;
+
+#[path = "../tests/support/pe.rs"]
+#[allow(dead_code)]
+mod pe;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -218,3 +218,86 @@ pub(super) fn run(
     });
     flow
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compat::Os;
+    use crate::steps::DownloadSpec;
+    use crate::target::Target;
+    use std::path::Path;
+
+    fn download(dir: &Path, what: &str, file: &str) -> Step {
+        Step::Download(DownloadSpec {
+            what: what.into(),
+            url: format!("https://pypi.org/{file}"),
+            mirrors: vec![],
+            sha256: Some("ab".repeat(32)),
+            md5: None,
+            size: Some(10),
+            dest: dir.join(file),
+            bundle_dirs: vec![],
+            cache_dir: None,
+            connections: 1,
+        })
+    }
+
+    fn plan(target: &Target, steps: Vec<Step>) -> Plan {
+        Plan {
+            format: 1,
+            goal: crate::recommend::Goal::Developer,
+            os: target.os,
+            root: target.root.clone(),
+            toolkit: None,
+            cudnn: None,
+            torch_command: None,
+            notes: vec![],
+            steps,
+        }
+    }
+
+    /// The plan's own shape (wheel downloads, the assembly of exactly those files, the
+    /// cuDNN download) is one pipeline; any other shape, or an assembly an interrupted
+    /// run finished, runs step by step as before.
+    #[test]
+    fn only_the_wheels_plan_shape_is_pipelined() {
+        let root = tempfile::tempdir().unwrap();
+        let target = Target::rooted(Os::Linux, root.path());
+        let dl = target.downloads_dir();
+        let assemble = |files: &[&str]| {
+            Step::AssembleToolkit(crate::wheels::AssembleSpec {
+                version: "13.5.0".parse().unwrap(),
+                wheels: files.iter().map(|f| dl.join(f)).collect(),
+                dir: root.path().join("usr/local/cuda-13.5"),
+            })
+        };
+        let steps = vec![
+            Step::SetEnv {
+                name: "X".into(),
+                value: None,
+            },
+            download(&dl, TOOLKIT_WHEEL, "a.whl"),
+            download(&dl, TOOLKIT_WHEEL, "b.whl"),
+            assemble(&["a.whl", "b.whl"]),
+            download(&dl, "cudnn_archive", "c.whl"),
+        ];
+        let p = plan(&target, steps.clone());
+        assert_eq!(group(&p, 0, &[]), None, "not a download");
+        let g = group(&p, 1, &[]).expect("the wheels' shape");
+        assert_eq!(
+            g.downloads.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+            [1, 2]
+        );
+        assert_eq!((g.assemble, g.after, g.end()), (3, Some(4), 5));
+        // Downloads done before still feed the assembly; a done assembly is not redone.
+        assert!(group(&p, 1, &[1, 2]).is_some());
+        assert_eq!(group(&p, 1, &[3]), None);
+        // An assembly of other files (a hand-edited plan): step by step.
+        let mut other = steps.clone();
+        other[3] = assemble(&["b.whl", "a.whl"]);
+        assert_eq!(group(&plan(&target, other), 1, &[]), None);
+        // No cuDNN download after it: the group ends with the assembly.
+        let g = group(&plan(&target, steps[..4].to_vec()), 1, &[]).unwrap();
+        assert_eq!((g.after, g.end()), (None, 4));
+    }
+}

@@ -507,8 +507,8 @@ impl Build {
                     }
                     let mut q = queue.0.lock().unwrap_or_else(|p| p.into_inner());
                     q.tasks.extend(tasks);
-                    // Popped from the end: smallest first in the vector.
-                    q.tasks.sort_by_key(|t| std::cmp::Reverse(t.size));
+                    // Popped from the end: the largest entry is taken first.
+                    q.tasks.sort_by_key(|t| t.size);
                     queue.1.notify_all();
                 }
                 Ok(())
@@ -583,6 +583,8 @@ impl Build {
         }
         self.files.fetch_add(1, Ordering::Relaxed);
         self.bytes.fetch_add(written, Ordering::Relaxed);
+        // A test kills the run here: part of the tree in staging, downloads still going.
+        crate::lock::test_pause("wheels_unpacking");
         Ok(())
     }
 
@@ -810,6 +812,69 @@ mod tests {
             write_err(Path::new("/tmp/x"), other),
             WheelError::Io { .. }
         ));
+    }
+
+    /// A wheel at `path` holding `files` (stored, as a test needs no compression).
+    fn wheel(path: &Path, files: &[&str]) {
+        let mut z = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        for f in files {
+            z.start_file(*f, opts).unwrap();
+            std::io::Write::write_all(&mut z, f.as_bytes()).unwrap();
+        }
+        z.finish().unwrap();
+    }
+
+    /// The pipelined install feeds the build wheel by wheel: a stream that ends before
+    /// every wheel of the spec came (its downloads stopped) never puts a tree in place,
+    /// and its staging folder goes.
+    #[test]
+    fn a_build_short_of_a_wheel_is_never_put_in_place() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (
+            d.path().join("a-1-py3-none-any.whl"),
+            d.path().join("b-1-py3-none-any.whl"),
+        );
+        wheel(&a, &["nvidia/cu13/bin/nvcc", "nvidia/cu13/include/a.h"]);
+        wheel(&b, &["nvidia/cu13/lib/libcudart.so.13"]);
+        let spec = AssembleSpec {
+            version: "13.5.0".parse().unwrap(),
+            wheels: vec![a.clone(), b.clone()],
+            dir: d.path().join("cuda-13.5"),
+        };
+        let Begin::Build(build) = Build::begin(&spec, Os::Linux, &|_| Ok(())).unwrap() else {
+            panic!("nothing was there: a build begins");
+        };
+        build
+            .extract([a].into_iter(), 0, &|_, _| {}, &|| false)
+            .unwrap();
+        let staging = swap::staging_path(&spec.dir);
+        assert_eq!(
+            std::fs::read(staging.join("include/a.h")).unwrap(),
+            b"nvidia/cu13/include/a.h",
+            "the wheel that came is unpacked at once"
+        );
+        let e = build.finish(&|_| Ok(())).unwrap_err();
+        assert!(
+            crate::error::chain(&e).contains("was not unpacked"),
+            "{}",
+            crate::error::chain(&e)
+        );
+        assert!(!spec.dir.exists(), "no tree without every wheel");
+        assert!(!staging.exists(), "the staging folder goes");
+
+        // Every wheel, each as it comes: the whole tree goes in.
+        let Begin::Build(build) = Build::begin(&spec, Os::Linux, &|_| Ok(())).unwrap() else {
+            panic!("still nothing there");
+        };
+        build
+            .extract(spec.wheels.clone().into_iter(), 0, &|_, _| {}, &|| false)
+            .unwrap();
+        let o = build.finish(&|_| Ok(())).unwrap();
+        assert_eq!(o.files, 3);
+        assert!(spec.dir.join("lib64/libcudart.so.13").is_file());
+        assert!(spec.dir.join("bin/nvcc").is_file());
     }
 
     #[test]

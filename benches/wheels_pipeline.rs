@@ -13,20 +13,16 @@
 //! - `BENCH_RUNS=N` (default 1): installs per binary, alternated; the best is printed.
 
 #[path = "../tests/support/server.rs"]
-#[allow(dead_code)]
 mod server;
 
 #[path = "../tests/support/wheels.rs"]
-#[allow(dead_code)]
 mod wheels;
 
 // What the stand-in wheels in `wheels` are made with (unused here, needed to build it).
 #[path = "../tests/support/standin.rs"]
-#[allow(dead_code)]
 mod standin;
 
 #[path = "../tests/support/pe.rs"]
-#[allow(dead_code)]
 mod pe;
 
 use std::path::{Path, PathBuf};
@@ -57,6 +53,9 @@ const PINS: &[&str] = &[
 ];
 
 const CONNECTIONS: usize = 4;
+
+/// One install: its wall time and each step's (name, ms), summed by name.
+type Run = (Duration, Vec<(String, u64)>);
 
 fn wheel_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("BENCH_WHEELS") {
@@ -121,7 +120,7 @@ fn download_alone(server: &server::Server, files: &[wheels::IndexFile], dir: &Pa
 
 /// One first install into a fresh root: its wall time and the steps' (name, ms), summed
 /// by name.
-fn install(bin: &Path, index: &str, root: &Path) -> (Duration, Vec<(String, u64)>) {
+fn install(bin: &Path, index: &str, root: &Path) -> Run {
     let _ = std::fs::remove_dir_all(root);
     let t = Instant::now();
     let out = Command::new(bin)
@@ -206,7 +205,7 @@ fn main() {
         bytes as f64 / 1e9
     );
     let mut download = Duration::MAX;
-    let mut best: Vec<Option<(Duration, Vec<(String, u64)>)>> = vec![None; bins.len()];
+    let mut best: Vec<Option<Run>> = vec![None; bins.len()];
     for _ in 0..runs {
         download = download.min(download_alone(&server, &files, &work.join("download")));
         for (i, (_, bin)) in bins.iter().enumerate() {

@@ -1349,4 +1349,137 @@ fn the_build_check_runs_again_when_what_it_used_changed() {
     let broken = cli(&install_args(&index, r, "linux"), &[]);
     assert_ne!(broken.status.code(), Some(0), "{}", text(&broken));
     assert!(!record_file.exists());
+
+// ---- #21 pipeline: each wheel is unpacked as soon as its download is verified, while
+// the others still download; the tree still goes in only whole.
+
+/// The steps of a `--json` report: (name, status).
+fn statuses(out: &Output) -> Vec<(String, String)> {
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("no JSON report ({e}): {}", text(out));
+    });
+    v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The runtime wheel, downloaded after nvcc, fails its hash: the assembly had begun with
+/// nvcc (the pipeline) and stops with it; the previous tree is as it was, nothing is left
+/// beside it, and the error is the hash mismatch.
+#[test]
+fn a_wheel_that_fails_its_hash_stops_the_pipeline_and_leaves_the_tree_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let local = root.join("usr/local");
+    let dir = local.join("cuda-13.5");
+    let a = standin_index(&tmp.path().join("a"), "13.5.37", true);
+    let out = standin_install(&a.url("/simple"), &root, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let before = snapshot(&dir);
+    let mut files = support::wheels::standin(&tmp.path().join("b"), "13.5.38", true);
+    files
+        .iter_mut()
+        .find(|f| f.project == "nvidia-cuda-runtime")
+        .unwrap()
+        .sha256 = "0".repeat(64);
+    let b = serve(&files);
+    let index = b.url("/simple");
+    let r = root.to_str().unwrap().to_string();
+    let mut args = install_args(&index, &r, "linux");
+    let at = args.iter().position(|x| *x == COMPONENTS).unwrap();
+    args[at] = "nvcc,cudart";
+    args.push("--json");
+    let out = cli(&args, &[]);
+    let t = text(&out);
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("mismatch"), "{t}");
+    assert!(t.contains("nvidia_cuda_runtime-13.5.38"), "{t}");
+    let steps = statuses(&out);
+    let of = |name: &str| -> Vec<&str> {
+        steps
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, s)| s.as_str())
+            .collect()
+    };
+    assert_eq!(of("download_toolkit"), ["done", "failed"], "{steps:?}");
+    assert_eq!(
+        of("assemble_toolkit"),
+        ["cancelled"],
+        "the assembly began with nvcc, then stopped: {steps:?}"
+    );
+    assert_eq!(snapshot(&dir), before, "the previous tree, unchanged");
+    assert!(leftovers(&local).is_empty(), "{:?}", leftovers(&local));
+}
+
+/// Kill -9 while the tree is being unpacked and the downloads go on: the previous tree is
+/// untouched, the half-built staging folder is beside it; repair names it, and the next
+/// run cleans it and finishes with the new wheels.
+#[test]
+fn kill_9_mid_pipeline_leaves_the_tree_and_the_next_run_finishes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let local = root.join("usr/local");
+    let dir = local.join("cuda-13.5");
+    let a = standin_index(&tmp.path().join("a"), "13.5.37", true);
+    let out = standin_install(&a.url("/simple"), &root, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let before = snapshot(&dir);
+    let b = standin_index(&tmp.path().join("b"), "13.5.38", true);
+    let index = b.url("/simple");
+    let r = root.to_str().unwrap().to_string();
+    let mut args = install_args(&index, &r, "linux");
+    let at = args.iter().position(|x| *x == COMPONENTS).unwrap();
+    args[at] = "nvcc,cudart";
+    let pause = tmp.path().join("pause");
+    std::fs::create_dir_all(&pause).unwrap();
+    let flag = pause.join("wheels_unpacking.paused");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(&args)
+        .env("LANG", "C")
+        .env("CUDA_SETUP_TEST_PAUSE_AT", "wheels_unpacking")
+        .env("CUDA_SETUP_TEST_PAUSE_DIR", &pause)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !flag.exists() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("never reached wheels_unpacking");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert_eq!(snapshot(&dir), before, "the tree in use is not touched");
+    let left = leftovers(&local);
+    assert!(
+        left.len() == 1 && left[0].contains(".staging-"),
+        "the half-built tree is beside it: {left:?}"
+    );
+    let rep = cli(&["repair", "--root", &r, "--os", "linux", "--json"], &[]);
+    assert!(
+        text(&rep).contains("repair_wheels_leftover"),
+        "{}",
+        text(&rep)
+    );
+    let out = standin_install(&index, &root, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(leftovers(&local).is_empty(), "{:?}", leftovers(&local));
+    assert_eq!(
+        snapshot(&dir)
+            .get("lib64/libcudart.so.13")
+            .map(Vec::as_slice),
+        Some(&b"libcudart 13.5.38\n"[..])
+    );
 }

@@ -9,6 +9,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+mod pipeline;
+
 use crate::download::Cancel;
 use crate::error::chain;
 use crate::log::RunLog;
@@ -493,21 +495,28 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         });
     }
     let steps_to_run = if held.is_ok() { plan.steps.len() } else { 0 };
-    for (index, step) in plan.steps.iter().enumerate().take(steps_to_run) {
-        let name = step.name();
+    let runner = Runner {
+        plan,
+        plan_json: &plan_json,
+        target,
+        tx,
+        log: &log,
+    };
+    let mut index = 0;
+    while index < steps_to_run {
+        if let Some(group) = pipeline::group(plan, index, &done) {
+            let flow = pipeline::run(&runner, &group, cancel, &mut report, &mut done);
+            index = group.end();
+            if flow == Flow::Stop {
+                break;
+            }
+            continue;
+        }
+        let step = &plan.steps[index];
         // Verification always runs; other finished steps of an interrupted run do not.
         if done.contains(&index) && !matches!(step, steps::Step::Verify { .. }) {
-            report.steps[index].status = StepStatus::DoneBefore;
-            let _ = tx.send(RunEvent::Finished {
-                index,
-                name,
-                outcome: StepOutcome {
-                    changed: false,
-                    detail: crate::msg!("step_done_earlier"),
-                    reboot_required: false,
-                },
-                skipped: true,
-            });
+            runner.done_before(&mut report, index);
+            index += 1;
             continue;
         }
         if cancel.is_cancelled() {
@@ -515,23 +524,94 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             report.steps[index].status = StepStatus::Cancelled;
             break;
         }
-        let _ = tx.send(RunEvent::Started { index, name });
+        let (result, elapsed) = runner.run_step(index, cancel, None);
+        if runner.record(&mut report, &mut done, index, result, elapsed) == Flow::Stop {
+            break;
+        }
+        index += 1;
+    }
+    crate::lock::test_pause("run_end");
+    if report.ok() && !report.restart_pending {
+        // Complete: the next run starts afresh (and finds everything in place).
+        let _ = std::fs::remove_file(journal_path(target));
+    }
+    report.elapsed_ms = start.elapsed().as_millis() as u64;
+    log.line(&format!(
+        "finished: ok={} changed={} reboot={} restart_pending={}",
+        report.ok(),
+        report.changed,
+        report.reboot_required,
+        report.restart_pending
+    ));
+    report
+}
+
+/// Whether the run goes on after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Next,
+    Stop,
+}
+
+/// What every step of one run shares: the plan, where events and log lines go.
+struct Runner<'a> {
+    plan: &'a Plan,
+    plan_json: &'a str,
+    target: &'a Target,
+    tx: &'a Sender<RunEvent>,
+    log: &'a RunLog,
+}
+
+impl Runner<'_> {
+    /// A step an interrupted run of this plan finished: said, not run again.
+    fn done_before(&self, report: &mut RunReport, index: usize) {
+        report.steps[index].status = StepStatus::DoneBefore;
+        let _ = self.tx.send(RunEvent::Finished {
+            index,
+            name: self.plan.steps[index].name(),
+            outcome: StepOutcome {
+                changed: false,
+                detail: crate::msg!("step_done_earlier"),
+                reboot_required: false,
+            },
+            skipped: true,
+        });
+    }
+
+    /// Runs step `index` (its panics caught), sending its events; `stream` feeds an
+    /// assembly its wheels as they arrive ([`pipeline`]). Returns the result and the
+    /// milliseconds it took.
+    fn run_step(
+        &self,
+        index: usize,
+        cancel: &Cancel,
+        stream: Option<steps::WheelStream>,
+    ) -> (Result<StepOutcome, steps::StepError>, u64) {
+        let step = &self.plan.steps[index];
+        let name = step.name();
+        let log = self.log;
+        let _ = self.tx.send(RunEvent::Started { index, name });
         log.line(&format!("step {index} {name}: started"));
         let t0 = Instant::now();
         let emit = |e: StepEvent| {
             if let StepEvent::Log { line } = &e {
                 log.line(&format!("step {index} {name}: {}", english(line)));
             }
-            let _ = tx.send(RunEvent::Step { index, event: e });
+            let _ = self.tx.send(RunEvent::Step { index, event: e });
         };
         let ctx = Ctx {
-            target,
+            target: self.target,
             cancel,
             emit: &emit,
         };
         let result = crate::panics::catch(|| {
             crate::panics::test_hook(name);
-            steps::run(step, &ctx)
+            match (step, stream) {
+                (steps::Step::AssembleToolkit(spec), Some(s)) => {
+                    steps::assemble_toolkit_streamed(spec, &ctx, Some(s))
+                }
+                _ => steps::run(step, &ctx),
+            }
         })
         .unwrap_or_else(|p| {
             log.line(&format!(
@@ -541,8 +621,24 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             ));
             Err(steps::StepError::Internal { message: p.message })
         });
+        (result, t0.elapsed().as_millis() as u64)
+    }
+
+    /// Puts a step's result in the report, the journal (when done) and the log, and says
+    /// whether the run goes on.
+    fn record(
+        &self,
+        report: &mut RunReport,
+        done: &mut Vec<usize>,
+        index: usize,
+        result: Result<StepOutcome, steps::StepError>,
+        elapsed_ms: u64,
+    ) -> Flow {
+        let (plan, target, log) = (self.plan, self.target, self.log);
+        let step = &plan.steps[index];
+        let name = step.name();
         let r = &mut report.steps[index];
-        r.elapsed_ms = t0.elapsed().as_millis() as u64;
+        r.elapsed_ms = elapsed_ms;
         match result {
             Ok(outcome) => {
                 let detail = english(&outcome.detail);
@@ -562,8 +658,8 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                 // ends here: the wizard's PyTorch page and GPU check follow the plan.
                 let restart =
                     outcome.reboot_required && matches!(step, steps::Step::InstallDriver(_));
-                save_journal(target, &plan_json, &done, restart);
-                let _ = tx.send(RunEvent::Finished {
+                save_journal(target, self.plan_json, done, restart);
+                let _ = self.tx.send(RunEvent::Finished {
                     index,
                     name,
                     outcome,
@@ -574,14 +670,15 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                         "step {index} {name}: the computer must restart before the rest of the plan; the plan waits in the journal"
                     ));
                     report.restart_pending = true;
-                    break;
+                    return Flow::Stop;
                 }
+                Flow::Next
             }
             Err(steps::StepError::Cancelled) => {
                 log.line(&format!("step {index} {name}: cancelled"));
                 r.status = StepStatus::Cancelled;
                 report.cancelled = true;
-                break;
+                Flow::Stop
             }
             Err(e) => {
                 let (error, hint) = (chain(&e), e.hint());
@@ -597,31 +694,17 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
                     hint: hint.clone(),
                     params: failure_params(Some(plan), &e),
                 });
-                let _ = tx.send(RunEvent::Failed {
+                let _ = self.tx.send(RunEvent::Failed {
                     index,
                     name,
                     kind: e.kind(),
                     error,
                     hint,
                 });
-                break;
+                Flow::Stop
             }
         }
     }
-    crate::lock::test_pause("run_end");
-    if report.ok() && !report.restart_pending {
-        // Complete: the next run starts afresh (and finds everything in place).
-        let _ = std::fs::remove_file(journal_path(target));
-    }
-    report.elapsed_ms = start.elapsed().as_millis() as u64;
-    log.line(&format!(
-        "finished: ok={} changed={} reboot={} restart_pending={}",
-        report.ok(),
-        report.changed,
-        report.reboot_required,
-        report.restart_pending
-    ));
-    report
 }
 
 /// The plain words' parameters of a failure: for a full drive the folder, what is free

@@ -591,6 +591,21 @@ fn assemble_toolkit(
     spec: &crate::wheels::AssembleSpec,
     ctx: &Ctx,
 ) -> Result<StepOutcome, StepError> {
+    assemble_toolkit_streamed(spec, ctx, None)
+}
+
+/// Wheels handed to the assembly one by one as their downloads are verified (the
+/// pipelined install, `run`), and their bytes in all, for progress.
+pub type WheelStream<'a> = (Box<dyn Iterator<Item = PathBuf> + 'a>, u64);
+
+/// The assembly step; with `stream`, each wheel is unpacked as soon as it arrives while
+/// the others still download (the tree is still swapped in only once it is whole).
+/// Without, the wheels named in `spec` are all on disk.
+pub fn assemble_toolkit_streamed(
+    spec: &crate::wheels::AssembleSpec,
+    ctx: &Ctx,
+    stream: Option<WheelStream>,
+) -> Result<StepOutcome, StepError> {
     let progress = |done: u64, total: u64| {
         (ctx.emit)(StepEvent::Progress {
             done,
@@ -611,13 +626,20 @@ fn assemble_toolkit(
             })
         }
     };
-    let o = crate::wheels::assemble(
-        spec,
-        ctx.target.os,
-        &progress,
-        &|| ctx.cancel.is_cancelled(),
-        &check,
-    )
+    let cancelled = || ctx.cancel.is_cancelled();
+    let o = match stream {
+        None => crate::wheels::assemble(spec, ctx.target.os, &progress, &cancelled, &check),
+        Some((wheels, total)) => {
+            use crate::wheels::assemble::{Begin, Build};
+            Build::begin(spec, ctx.target.os, &check).and_then(|b| match b {
+                Begin::Done(o) => Ok(o),
+                Begin::Build(b) => {
+                    b.extract(wheels, total, &progress, &cancelled)?;
+                    b.finish(&check)
+                }
+            })
+        }
+    }
     .map_err(|e| match e {
         _ if ctx.cancel.is_cancelled() => StepError::Cancelled,
         crate::wheels::WheelError::Incomplete { missing, restored } => StepError::Verify {

@@ -21,6 +21,8 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -226,8 +228,9 @@ fn wheel_names(spec: &AssembleSpec) -> Vec<String> {
     names
 }
 
-/// Builds the tree. `progress(done, total)` in unpacked bytes; `cancelled()` is polled
-/// between entries (a cancelled build leaves the destination untouched); `check(dir)`
+/// Builds the tree from wheels already on disk. `progress(done, total)` in wheel bytes
+/// (each entry counts its compressed share as it is written); `cancelled()` is polled
+/// between chunks (a cancelled build leaves the destination untouched); `check(dir)`
 /// says whether a tree at `dir` is a usable toolkit (nvcc, the runtime).
 ///
 /// A folder at the destination that we did not build is never moved or deleted: a
@@ -235,81 +238,440 @@ fn wheel_names(spec: &AssembleSpec) -> Vec<String> {
 /// ([`WheelError::NotOurs`]). A tree of ours is replaced only once the new one passes
 /// `check` in its place; else the old one is put back. What a killed run left beside the
 /// destination is restored or cleaned first ([`swap::recover`]).
+///
+/// The same as [`Build::begin`], [`Build::extract`] over `spec.wheels`, [`Build::finish`]:
+/// the pipelined install feeds `extract` each wheel as its download is verified instead.
 pub fn assemble(
     spec: &AssembleSpec,
     os: Os,
-    progress: &dyn Fn(u64, u64),
-    cancelled: &dyn Fn() -> bool,
+    progress: &(dyn Fn(u64, u64) + Sync),
+    cancelled: &(dyn Fn() -> bool + Sync),
     check: &dyn Fn(&Path) -> Result<(), WheelError>,
 ) -> Result<Outcome, WheelError> {
-    swap::recover(&spec.dir, &is_ours)?;
-    let names = wheel_names(spec);
-    match destination(&spec.dir, check)? {
-        Dest::KeptForeign => {
-            return Ok(Outcome {
-                changed: false,
-                kept_foreign: true,
-                files: 0,
-                bytes: 0,
-                completion: Completion::default(),
-                completed: false,
-            });
-        }
-        Dest::Ours(r)
-            if r.wheels == names
-                && r.version == spec.version
-                && spec.dir.join("version.json").is_file() =>
-        {
-            // Built before the development layout: completed where it is (what it
-            // holds stays, cuDNN installed into it included), not rebuilt.
-            let completed = r.dev_layout < DEV_LAYOUT;
-            let completion = if completed {
-                complete_in_place(os, &spec.dir)?
-            } else {
-                Completion::default()
-            };
-            check(&spec.dir)?;
-            return Ok(Outcome {
-                changed: completed,
-                kept_foreign: false,
-                files: r.files,
-                bytes: 0,
-                completion,
-                completed,
-            });
-        }
-        Dest::Ours(_) | Dest::Empty => {}
+    let b = match Build::begin(spec, os, check)? {
+        Begin::Done(o) => return Ok(o),
+        Begin::Build(b) => b,
+    };
+    // All the wheels are here: the whole tree's room is known before anything is written.
+    let mut unpacked = 0u64;
+    let mut packed = 0u64;
+    for w in &spec.wheels {
+        let (mut z, _) = open(w)?;
+        unpacked = unpacked.saturating_add(unpacked_size(&mut z));
+        packed = packed.saturating_add(std::fs::metadata(w).map(|m| m.len()).unwrap_or(0));
     }
-    let parent = spec
-        .dir
-        .parent()
-        .ok_or_else(|| WheelError::io(&spec.dir, crate::error::text("has no parent folder")))?;
-    std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-    let staging = swap::staging_path(&spec.dir);
-    let _ = std::fs::remove_dir_all(&staging);
-    let result =
-        build(spec, os, &staging, progress, cancelled).and_then(|(files, bytes, completion)| {
-            let record = Record {
-                version: spec.version.clone(),
-                wheels: names.clone(),
-                files,
-                dev_layout: DEV_LAYOUT,
-            };
-            write_record(&staging, &record)?;
-            swap::swap_in(&staging, &spec.dir, check)?;
-            Ok(Outcome {
-                changed: true,
-                kept_foreign: false,
-                files,
-                bytes,
-                completion,
-                completed: false,
-            })
-        });
-    if result.is_err() {
+    room(&b.staging, unpacked)?;
+    b.extract(spec.wheels.iter().cloned(), packed, progress, cancelled)?;
+    b.finish(check)
+}
+
+/// What [`Build::begin`] found at the destination.
+pub enum Begin {
+    /// Nothing to build: the tree of ours from these very wheels is there (completed in
+    /// place if it was built before the development layout), or a complete toolkit we
+    /// did not build is kept.
+    Done(Outcome),
+    /// A new tree is to be built in its staging folder.
+    Build(Build),
+}
+
+/// A tree being built in its staging folder beside the destination, wheel by wheel as
+/// each arrives. Dropped unfinished (an error, a cancel), the staging folder goes and the
+/// destination is as it was; a kill leaves the staging folder, which the next run's
+/// [`swap::recover`] deletes.
+pub struct Build {
+    spec: AssembleSpec,
+    os: Os,
+    staging: PathBuf,
+    files: AtomicUsize,
+    bytes: AtomicU64,
+    /// The wheels [`Build::extract`] was given: the tree is finished only with all of
+    /// `spec.wheels` in it.
+    fed: Mutex<Vec<PathBuf>>,
+    finished: bool,
+}
+
+/// One wheel entry to write: (wheel number, entry number, its compressed and unpacked
+/// sizes, where it goes in the tree).
+struct Task {
+    wheel: usize,
+    entry: usize,
+    packed: u64,
+    size: u64,
+    /// Its name in the wheel, for an error.
+    name: String,
+    rel: String,
+}
+
+/// The entries waiting to be written, largest first (the longest inflate starts
+/// earliest, so the workers finish together), and whether more wheels may come.
+#[derive(Default)]
+struct Queue {
+    tasks: Vec<Task>,
+    closed: bool,
+}
+
+impl Build {
+    /// Recovers what a killed run left, decides who the destination belongs to, and
+    /// makes an empty staging folder (see [`assemble`]).
+    pub fn begin(
+        spec: &AssembleSpec,
+        os: Os,
+        check: &dyn Fn(&Path) -> Result<(), WheelError>,
+    ) -> Result<Begin, WheelError> {
+        swap::recover(&spec.dir, &is_ours)?;
+        let names = wheel_names(spec);
+        match destination(&spec.dir, check)? {
+            Dest::KeptForeign => {
+                return Ok(Begin::Done(Outcome {
+                    changed: false,
+                    kept_foreign: true,
+                    files: 0,
+                    bytes: 0,
+                    completion: Completion::default(),
+                    completed: false,
+                }));
+            }
+            Dest::Ours(r)
+                if r.wheels == names
+                    && r.version == spec.version
+                    && spec.dir.join("version.json").is_file() =>
+            {
+                // Built before the development layout: completed where it is (what it
+                // holds stays, cuDNN installed into it included), not rebuilt.
+                let completed = r.dev_layout < DEV_LAYOUT;
+                let completion = if completed {
+                    complete_in_place(os, &spec.dir)?
+                } else {
+                    Completion::default()
+                };
+                check(&spec.dir)?;
+                return Ok(Begin::Done(Outcome {
+                    changed: completed,
+                    kept_foreign: false,
+                    files: r.files,
+                    bytes: 0,
+                    completion,
+                    completed,
+                }));
+            }
+            Dest::Ours(_) | Dest::Empty => {}
+        }
+        let parent = spec
+            .dir
+            .parent()
+            .ok_or_else(|| WheelError::io(&spec.dir, crate::error::text("has no parent folder")))?;
+        std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        let staging = swap::staging_path(&spec.dir);
         let _ = std::fs::remove_dir_all(&staging);
+        std::fs::create_dir_all(&staging).map_err(|e| write_err(&staging, e))?;
+        Ok(Begin::Build(Build {
+            spec: spec.clone(),
+            os,
+            staging,
+            files: AtomicUsize::new(0),
+            bytes: AtomicU64::new(0),
+            fed: Mutex::new(Vec::new()),
+            finished: false,
+        }))
     }
-    result
+
+    /// Writes the wheels `wheels` yields into the staging tree, each as soon as it is
+    /// yielded (a blocking iterator: the pipelined install yields a wheel when its
+    /// download is verified). Entries are written by one worker per core, largest first,
+    /// while the next wheel is awaited. `total` is the wheels' bytes, for `progress`.
+    /// Stops at the first error, or when `cancelled()`; the caller drops the build then.
+    pub fn extract(
+        &self,
+        wheels: impl Iterator<Item = PathBuf>,
+        total: u64,
+        progress: &(dyn Fn(u64, u64) + Sync),
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<(), WheelError> {
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 8));
+        let queue = (Mutex::new(Queue::default()), Condvar::new());
+        let failed: Mutex<Option<WheelError>> = Mutex::new(None);
+        let stop = AtomicBool::new(false);
+        let paths: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
+        let done = AtomicU64::new(0);
+        let fail = |e: WheelError| {
+            let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
+            f.get_or_insert(e);
+            stop.store(true, Ordering::SeqCst);
+            queue.1.notify_all();
+        };
+        let halted = || stop.load(Ordering::SeqCst) || cancelled();
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    let mut open_zips: Vec<Option<zip::ZipArchive<std::fs::File>>> = Vec::new();
+                    let mut buf = vec![0u8; 1 << 20];
+                    loop {
+                        let task = {
+                            let mut q = queue.0.lock().unwrap_or_else(|p| p.into_inner());
+                            loop {
+                                if halted() {
+                                    break None;
+                                }
+                                if let Some(t) = q.tasks.pop() {
+                                    break Some(t);
+                                }
+                                if q.closed {
+                                    break None;
+                                }
+                                // Woken by a new wheel, the end, or a failure; the timeout
+                                // notices a cancel.
+                                q = queue
+                                    .1
+                                    .wait_timeout(q, std::time::Duration::from_millis(100))
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .0;
+                            }
+                        };
+                        let Some(task) = task else { break };
+                        let (path, name) =
+                            paths.lock().unwrap_or_else(|p| p.into_inner())[task.wheel].clone();
+                        if open_zips.len() <= task.wheel {
+                            open_zips.resize_with(task.wheel + 1, || None);
+                        }
+                        let z = match &mut open_zips[task.wheel] {
+                            Some(z) => z,
+                            slot => match open(&path) {
+                                Ok((z, _)) => slot.insert(z),
+                                Err(e) => return fail(e),
+                            },
+                        };
+                        let r = self.write_entry(
+                            z,
+                            &name,
+                            &task,
+                            &mut buf,
+                            &|n| {
+                                let d = done.fetch_add(n, Ordering::Relaxed) + n;
+                                progress(d.min(total), total);
+                            },
+                            &halted,
+                        );
+                        if let Err(e) = r {
+                            return fail(e);
+                        }
+                    }
+                });
+            }
+            // This thread takes the wheels as they come and queues their entries.
+            let feed = || -> Result<(), WheelError> {
+                for w in wheels {
+                    if halted() {
+                        break;
+                    }
+                    let (mut z, name) = open(&w)?;
+                    room(&self.staging, unpacked_size(&mut z))?;
+                    let stem = name.trim_end_matches(".whl").to_string();
+                    let number = {
+                        let mut p = paths.lock().unwrap_or_else(|p| p.into_inner());
+                        p.push((w.clone(), name.clone()));
+                        p.len() - 1
+                    };
+                    self.fed
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(w.clone());
+                    let mut tasks = Vec::new();
+                    for i in 0..z.len() {
+                        let e = z.by_index_raw(i).map_err(|err| WheelError::Layout {
+                            wheel: name.clone(),
+                            detail: err.to_string(),
+                        })?;
+                        if e.is_dir() {
+                            continue;
+                        }
+                        let entry = String::from_utf8_lossy(e.name_raw()).into_owned();
+                        let layout = |detail: String| WheelError::Layout {
+                            wheel: name.clone(),
+                            detail,
+                        };
+                        // Refused before any of this wheel is written.
+                        if e.unix_mode().is_some_and(|m| m & 0o170000 == 0o120000) {
+                            return Err(layout(format!("entry \"{entry}\" is a symbolic link")));
+                        }
+                        if let Some(rel) = dest_of(self.os, &stem, &entry).map_err(layout)? {
+                            tasks.push(Task {
+                                wheel: number,
+                                entry: i,
+                                packed: e.compressed_size(),
+                                size: e.size(),
+                                name: entry.clone(),
+                                rel,
+                            });
+                        }
+                    }
+                    let mut q = queue.0.lock().unwrap_or_else(|p| p.into_inner());
+                    q.tasks.extend(tasks);
+                    // Popped from the end: the largest entry is taken first.
+                    q.tasks.sort_by_key(|t| t.size);
+                    queue.1.notify_all();
+                }
+                Ok(())
+            };
+            if let Err(e) = feed() {
+                fail(e);
+            }
+            queue.0.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
+            queue.1.notify_all();
+        });
+        if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
+        if cancelled() {
+            return Err(WheelError::io(
+                &self.staging,
+                crate::error::text("cancelled"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes one entry to its place in the staging tree; `advance(n)` with its share of
+    /// the wheel's bytes as it goes.
+    fn write_entry(
+        &self,
+        z: &mut zip::ZipArchive<std::fs::File>,
+        name: &str,
+        task: &Task,
+        buf: &mut [u8],
+        advance: &dyn Fn(u64),
+        halted: &dyn Fn() -> bool,
+    ) -> Result<(), WheelError> {
+        let damaged = |entry: &str, err: &dyn std::fmt::Display| WheelError::Layout {
+            wheel: name.to_string(),
+            detail: format!("entry \"{entry}\" is damaged: {err}"),
+        };
+        let mut e = z
+            .by_index(task.entry)
+            .map_err(|err| damaged(&task.name, &err))?;
+        let dest = self.staging.join(&task.rel);
+        if let Some(d) = dest.parent() {
+            std::fs::create_dir_all(d).map_err(|err| write_err(d, err))?;
+        }
+        let mut f = std::fs::File::create(&dest).map_err(|err| write_err(&dest, err))?;
+        let (mut written, mut counted) = (0u64, 0u64);
+        loop {
+            if halted() {
+                return Err(WheelError::io(&dest, crate::error::text("cancelled")));
+            }
+            let n = e.read(buf).map_err(|err| damaged(&task.name, &err))?;
+            if n == 0 {
+                break;
+            }
+            std::io::Write::write_all(&mut f, &buf[..n]).map_err(|err| write_err(&dest, err))?;
+            written += n as u64;
+            // This entry's share of the wheel's bytes, so far.
+            let share = (u128::from(written) * u128::from(task.packed)
+                / u128::from(task.size.max(1))) as u64;
+            let share = share.min(task.packed);
+            advance(share - counted);
+            counted = share;
+        }
+        advance(task.packed.saturating_sub(counted));
+        #[cfg(unix)]
+        if let Some(mode) = e.unix_mode()
+            && mode & 0o111 != 0
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o755))
+                .map_err(|err| io(&dest, err))?;
+        }
+        self.files.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(written, Ordering::Relaxed);
+        // A test kills the run here: part of the tree in staging, downloads still going.
+        crate::lock::test_pause("wheels_unpacking");
+        Ok(())
+    }
+
+    /// Completes the staging tree (links, `version.json`, the development layout, our
+    /// record) and swaps it in, checked in place ([`swap::swap_in`]).
+    pub fn finish(
+        mut self,
+        check: &dyn Fn(&Path) -> Result<(), WheelError>,
+    ) -> Result<Outcome, WheelError> {
+        let out = self.staging.clone();
+        let (spec, os) = (&self.spec, self.os);
+        let fed = self.fed.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(w) = spec.wheels.iter().find(|w| !fed.contains(w)) {
+            // A stream that ended early (its downloads stopped): never a partial tree.
+            return Err(WheelError::io(
+                w,
+                crate::error::text("this wheel was not unpacked; the toolkit was not put in place"),
+            ));
+        }
+        // nvcc.profile in the wheels links against $(TOP)/lib; NVIDIA's runfile tree has both.
+        #[cfg(unix)]
+        if os == Os::Linux && out.join("lib64").is_dir() && !out.join("lib").exists() {
+            std::os::unix::fs::symlink("lib64", out.join("lib")).map_err(|e| io(&out, e))?;
+        }
+        write_version_json(spec, &out)?;
+        // What NVIDIA's installer has for building programs and the wheels lack.
+        let completion = crate::devlayout::complete(os, &out, &spec.version).map_err(dev_err)?;
+        let files = self.files.load(Ordering::Relaxed);
+        let record = Record {
+            version: spec.version.clone(),
+            wheels: wheel_names(spec),
+            files,
+            dev_layout: DEV_LAYOUT,
+        };
+        write_record(&out, &record)?;
+        swap::swap_in(&out, &spec.dir, check)?;
+        self.finished = true;
+        Ok(Outcome {
+            changed: true,
+            kept_foreign: false,
+            files,
+            bytes: self.bytes.load(Ordering::Relaxed),
+            completion,
+            completed: false,
+        })
+    }
+}
+
+impl Drop for Build {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = std::fs::remove_dir_all(&self.staging);
+        }
+    }
+}
+
+/// A wheel opened for reading, and its file name.
+fn open(w: &Path) -> Result<(zip::ZipArchive<std::fs::File>, String), WheelError> {
+    let name = w
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let f = std::fs::File::open(w).map_err(|e| io(w, e))?;
+    let z = zip::ZipArchive::new(f).map_err(|e| WheelError::Layout {
+        wheel: name.clone(),
+        detail: format!("not a readable wheel: {e}"),
+    })?;
+    Ok((z, name))
+}
+
+/// What a wheel's entries take unpacked.
+fn unpacked_size(z: &mut zip::ZipArchive<std::fs::File>) -> u64 {
+    (0..z.len())
+        .filter_map(|i| z.by_index_raw(i).ok().map(|e| e.size()))
+        .fold(0u64, u64::saturating_add)
+}
+
+/// Refuses, as a full drive, to unpack `needed` bytes where less is free.
+fn room(out: &Path, needed: u64) -> Result<(), WheelError> {
+    match crate::platform::free_space(out.parent().unwrap_or(out)) {
+        Ok(free) if free < needed => Err(WheelError::DiskFull {
+            path: out.to_path_buf(),
+            needed: Some(needed),
+            free: Some(free),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Writes `record` into the tree at `dir`, beside and renamed into place: a record is
@@ -411,107 +773,6 @@ pub fn completion_message(
     )
 }
 
-fn build(
-    spec: &AssembleSpec,
-    os: Os,
-    out: &Path,
-    progress: &dyn Fn(u64, u64),
-    cancelled: &dyn Fn() -> bool,
-) -> Result<(usize, u64, Completion), WheelError> {
-    let mut zips = Vec::new();
-    let mut total = 0u64;
-    for w in &spec.wheels {
-        let name = w
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let f = std::fs::File::open(w).map_err(|e| io(w, e))?;
-        let mut z = zip::ZipArchive::new(f).map_err(|e| WheelError::Layout {
-            wheel: name.clone(),
-            detail: format!("not a readable wheel: {e}"),
-        })?;
-        for i in 0..z.len() {
-            if let Ok(e) = z.by_index_raw(i) {
-                total = total.saturating_add(e.size());
-            }
-        }
-        zips.push((name, z));
-    }
-    if let Ok(free) = crate::platform::free_space(out.parent().unwrap_or(out))
-        && free < total
-    {
-        return Err(WheelError::DiskFull {
-            path: out.to_path_buf(),
-            needed: Some(total),
-            free: Some(free),
-        });
-    }
-    let (mut files, mut done) = (0usize, 0u64);
-    let mut buf = vec![0u8; 1 << 20];
-    for (name, z) in &mut zips {
-        let stem = name.trim_end_matches(".whl").to_string();
-        for i in 0..z.len() {
-            if cancelled() {
-                return Err(WheelError::io(out, crate::error::text("cancelled")));
-            }
-            let mut e = z.by_index(i).map_err(|err| WheelError::Layout {
-                wheel: name.clone(),
-                detail: err.to_string(),
-            })?;
-            if e.is_dir() {
-                continue;
-            }
-            let entry = String::from_utf8_lossy(e.name_raw()).into_owned();
-            let layout = |detail: String| WheelError::Layout {
-                wheel: name.clone(),
-                detail,
-            };
-            if e.unix_mode().is_some_and(|m| m & 0o170000 == 0o120000) {
-                return Err(layout(format!("entry \"{entry}\" is a symbolic link")));
-            }
-            let Some(rel) = dest_of(os, &stem, &entry).map_err(layout)? else {
-                continue;
-            };
-            let dest = out.join(&rel);
-            if let Some(d) = dest.parent() {
-                std::fs::create_dir_all(d).map_err(|err| write_err(d, err))?;
-            }
-            let mut f = std::fs::File::create(&dest).map_err(|err| write_err(&dest, err))?;
-            loop {
-                let n = e.read(&mut buf).map_err(|err| WheelError::Layout {
-                    wheel: name.clone(),
-                    detail: format!("entry \"{entry}\" is damaged: {err}"),
-                })?;
-                if n == 0 {
-                    break;
-                }
-                std::io::Write::write_all(&mut f, &buf[..n])
-                    .map_err(|err| write_err(&dest, err))?;
-                done += n as u64;
-            }
-            #[cfg(unix)]
-            if let Some(mode) = e.unix_mode()
-                && mode & 0o111 != 0
-            {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o755))
-                    .map_err(|err| io(&dest, err))?;
-            }
-            files += 1;
-            progress(done, total);
-        }
-    }
-    // nvcc.profile in the wheels links against $(TOP)/lib; NVIDIA's runfile tree has both.
-    #[cfg(unix)]
-    if os == Os::Linux && out.join("lib64").is_dir() && !out.join("lib").exists() {
-        std::os::unix::fs::symlink("lib64", out.join("lib")).map_err(|e| io(out, e))?;
-    }
-    write_version_json(spec, out)?;
-    // What NVIDIA's installer has for building programs and the wheels lack.
-    let completion = crate::devlayout::complete(os, out, &spec.version).map_err(dev_err)?;
-    Ok((files, done, completion))
-}
-
 /// NVIDIA's `version.json`: `cuda.version` is the release, one object per component.
 fn write_version_json(spec: &AssembleSpec, out: &Path) -> Result<(), WheelError> {
     let mut v = serde_json::Map::new();
@@ -551,6 +812,69 @@ mod tests {
             write_err(Path::new("/tmp/x"), other),
             WheelError::Io { .. }
         ));
+    }
+
+    /// A wheel at `path` holding `files` (stored, as a test needs no compression).
+    fn wheel(path: &Path, files: &[&str]) {
+        let mut z = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        for f in files {
+            z.start_file(*f, opts).unwrap();
+            std::io::Write::write_all(&mut z, f.as_bytes()).unwrap();
+        }
+        z.finish().unwrap();
+    }
+
+    /// The pipelined install feeds the build wheel by wheel: a stream that ends before
+    /// every wheel of the spec came (its downloads stopped) never puts a tree in place,
+    /// and its staging folder goes.
+    #[test]
+    fn a_build_short_of_a_wheel_is_never_put_in_place() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (
+            d.path().join("a-1-py3-none-any.whl"),
+            d.path().join("b-1-py3-none-any.whl"),
+        );
+        wheel(&a, &["nvidia/cu13/bin/nvcc", "nvidia/cu13/include/a.h"]);
+        wheel(&b, &["nvidia/cu13/lib/libcudart.so.13"]);
+        let spec = AssembleSpec {
+            version: "13.5.0".parse().unwrap(),
+            wheels: vec![a.clone(), b.clone()],
+            dir: d.path().join("cuda-13.5"),
+        };
+        let Begin::Build(build) = Build::begin(&spec, Os::Linux, &|_| Ok(())).unwrap() else {
+            panic!("nothing was there: a build begins");
+        };
+        build
+            .extract([a].into_iter(), 0, &|_, _| {}, &|| false)
+            .unwrap();
+        let staging = swap::staging_path(&spec.dir);
+        assert_eq!(
+            std::fs::read(staging.join("include/a.h")).unwrap(),
+            b"nvidia/cu13/include/a.h",
+            "the wheel that came is unpacked at once"
+        );
+        let e = build.finish(&|_| Ok(())).unwrap_err();
+        assert!(
+            crate::error::chain(&e).contains("was not unpacked"),
+            "{}",
+            crate::error::chain(&e)
+        );
+        assert!(!spec.dir.exists(), "no tree without every wheel");
+        assert!(!staging.exists(), "the staging folder goes");
+
+        // Every wheel, each as it comes: the whole tree goes in.
+        let Begin::Build(build) = Build::begin(&spec, Os::Linux, &|_| Ok(())).unwrap() else {
+            panic!("still nothing there");
+        };
+        build
+            .extract(spec.wheels.clone().into_iter(), 0, &|_, _| {}, &|| false)
+            .unwrap();
+        let o = build.finish(&|_| Ok(())).unwrap();
+        assert_eq!(o.files, 3);
+        assert!(spec.dir.join("lib64/libcudart.so.13").is_file());
+        assert!(spec.dir.join("bin/nvcc").is_file());
     }
 
     #[test]

@@ -1,0 +1,303 @@
+//! The wheels install as a pipeline. A plan made by `plan::build` for the wheels method
+//! has one download step per toolkit wheel, the assembly, then the cuDNN wheel's
+//! download. Run one after another, the assembly waits for the last download; here the
+//! downloads run in plan order on this thread while the assembly, on its own thread,
+//! unpacks each wheel into its staging folder as soon as that wheel's download is
+//! verified, and the cuDNN wheel downloads while the tree is still being unpacked.
+//!
+//! Nothing about a step changes for the rest of the run: each keeps its own events
+//! (progress per wheel), its report entry and its place in the journal, so a plan or
+//! journal written before this parses and resumes the same way. The tree is still
+//! swapped in only once every wheel is in it ([`crate::wheels::assemble::Build::finish`]
+//! refuses otherwise); a download that fails stops the assembly, whose staging folder
+//! goes, so the destination is as it was. A kill leaves the staging folder, which the
+//! next run's recovery deletes before it unpacks again.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::channel;
+use std::time::Duration;
+
+use super::{Flow, RunReport, Runner, StepStatus};
+use crate::download::Cancel;
+use crate::plan::Plan;
+use crate::steps::{self, Step};
+
+/// The download step's `what` for a toolkit wheel (`plan::wheel_steps`).
+const TOOLKIT_WHEEL: &str = "toolkit_wheel";
+
+/// Steps that run as one pipeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Group {
+    /// The toolkit wheels' downloads, in plan order, with the file each leaves.
+    downloads: Vec<(usize, PathBuf)>,
+    assemble: usize,
+    /// The download right after the assembly (the cuDNN wheel), fetched while the tree
+    /// is unpacked.
+    after: Option<usize>,
+}
+
+impl Group {
+    /// The first step after the group.
+    pub(super) fn end(&self) -> usize {
+        self.after.unwrap_or(self.assemble) + 1
+    }
+}
+
+/// The pipeline that starts at step `start`, if one does: toolkit wheel downloads right
+/// before an assembly (not yet done) of exactly the files they leave, in that order.
+/// Anything else — another plan's shape, a hand-edited `--plan` — runs step by step.
+pub(super) fn group(plan: &Plan, start: usize, done: &[usize]) -> Option<Group> {
+    let mut downloads = Vec::new();
+    let mut k = start;
+    while let Some(Step::Download(d)) = plan.steps.get(k)
+        && d.what == TOOLKIT_WHEEL
+    {
+        downloads.push((k, d.dest.clone()));
+        k += 1;
+    }
+    let Some(Step::AssembleToolkit(spec)) = plan.steps.get(k) else {
+        return None;
+    };
+    let fed: Vec<&PathBuf> = downloads.iter().map(|(_, p)| p).collect();
+    if downloads.is_empty() || done.contains(&k) || spec.wheels.iter().collect::<Vec<_>>() != fed {
+        return None;
+    }
+    let after = match plan.steps.get(k + 1) {
+        Some(Step::Download(d)) if d.what != steps::DRIVER_INSTALLER => Some(k + 1),
+        _ => None,
+    };
+    Some(Group {
+        downloads,
+        assemble: k,
+        after,
+    })
+}
+
+/// Runs `group`: see the module's words. Returns whether the run goes on after it.
+pub(super) fn run(
+    runner: &Runner,
+    group: &Group,
+    cancel: &Cancel,
+    report: &mut RunReport,
+    done: &mut Vec<usize>,
+) -> Flow {
+    let plan = runner.plan;
+    // What the pipeline's steps poll: the user's cancel, or the pipeline stopping (a
+    // failed download stops the assembly; a failed assembly stops the downloads).
+    let inner = Cancel::default();
+    let assembly_failed = AtomicBool::new(false);
+    let over = AtomicBool::new(false);
+    let total: u64 = group
+        .downloads
+        .iter()
+        .map(|(i, dest)| match &plan.steps[*i] {
+            Step::Download(d) => d
+                .size
+                .or_else(|| std::fs::metadata(dest).ok().map(|m| m.len()))
+                .unwrap_or(0),
+            _ => 0,
+        })
+        .sum();
+    let mut flow = Flow::Next;
+    std::thread::scope(|s| {
+        let (wheels, arrived) = channel::<PathBuf>();
+        s.spawn(|| {
+            while !over.load(Ordering::SeqCst) {
+                if cancel.is_cancelled() {
+                    inner.cancel();
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let (inner, assembly_failed) = (&inner, &assembly_failed);
+        let assembly = s.spawn(move || {
+            // Started with the first verified wheel, so the steps are shown in the order
+            // they begin; none (a first download failed): never started.
+            let first = arrived.recv().ok()?;
+            let stream = std::iter::once(first).chain(arrived);
+            let r = runner.run_step(group.assemble, inner, Some((Box::new(stream), total)));
+            // A cancel (the user's, or the downloads stopping) is no failure of its own.
+            if r.0
+                .as_ref()
+                .is_err_and(|e| !matches!(e, steps::StepError::Cancelled))
+            {
+                assembly_failed.store(true, Ordering::SeqCst);
+                inner.cancel();
+            }
+            Some(r)
+        });
+        let mut stopped = false;
+        let mut fed = 0;
+        let toolkit = group.downloads.iter().map(|(i, p)| (*i, Some(p)));
+        for (index, wheel) in toolkit.chain(group.after.map(|i| (i, None))) {
+            if done.contains(&index) {
+                runner.done_before(report, index);
+                if let Some(p) = wheel {
+                    let _ = wheels.send(p.clone());
+                    fed += 1;
+                }
+                continue;
+            }
+            if assembly_failed.load(Ordering::SeqCst) {
+                stopped = true;
+                break;
+            }
+            if cancel.is_cancelled() {
+                report.cancelled = true;
+                report.steps[index].status = StepStatus::Cancelled;
+                stopped = true;
+                break;
+            }
+            let (result, ms) = runner.run_step(index, inner, None);
+            // Stopped because the assembly failed: not this step's doing, and not run.
+            if assembly_failed.load(Ordering::SeqCst)
+                && matches!(result, Err(steps::StepError::Cancelled))
+                && !cancel.is_cancelled()
+            {
+                stopped = true;
+                break;
+            }
+            let ok = result.is_ok();
+            if runner.record(report, done, index, result, ms) == Flow::Stop {
+                flow = Flow::Stop;
+                stopped = true;
+                break;
+            }
+            if ok && let Some(p) = wheel {
+                let _ = wheels.send(p.clone());
+                fed += 1;
+            }
+        }
+        // Stopped before every wheel arrived: the assembly stops too, before the channel
+        // closes (the tree is never finished without them). With every wheel in it (the
+        // cuDNN download failed), it finishes: the next run need not unpack it again.
+        if stopped && fed < group.downloads.len() {
+            inner.cancel();
+        }
+        drop(wheels);
+        let result = assembly.join();
+        over.store(true, Ordering::SeqCst);
+        let i = group.assemble;
+        match result {
+            Ok(None) => {}
+            // A download failed or was cancelled: the assembly stopped with it, its
+            // staging folder gone; the download's failure is the run's.
+            Ok(Some((Err(steps::StepError::Cancelled), ms)))
+                if stopped && !cancel.is_cancelled() =>
+            {
+                report.steps[i].status = StepStatus::Cancelled;
+                report.steps[i].elapsed_ms = ms;
+                runner.log.line(&format!(
+                    "step {i} {}: stopped with the downloads",
+                    plan.steps[i].name()
+                ));
+            }
+            Ok(Some((r, ms))) => {
+                if report.failure.is_none() || r.is_ok() {
+                    if runner.record(report, done, i, r, ms) == Flow::Stop {
+                        flow = Flow::Stop;
+                    }
+                } else {
+                    report.steps[i].status = StepStatus::Failed;
+                    report.steps[i].elapsed_ms = ms;
+                }
+            }
+            Err(_) => {
+                // `run_step` catches the step's panics; this is the thread's own.
+                report.steps[i].status = StepStatus::Failed;
+                report.failure.get_or_insert(super::Failure::internal(
+                    "the toolkit assembly's worker stopped without a result",
+                ));
+                flow = Flow::Stop;
+            }
+        }
+        if stopped {
+            flow = Flow::Stop;
+        }
+    });
+    flow
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compat::Os;
+    use crate::steps::DownloadSpec;
+    use crate::target::Target;
+    use std::path::Path;
+
+    fn download(dir: &Path, what: &str, file: &str) -> Step {
+        Step::Download(DownloadSpec {
+            what: what.into(),
+            url: format!("https://pypi.org/{file}"),
+            mirrors: vec![],
+            sha256: Some("ab".repeat(32)),
+            md5: None,
+            size: Some(10),
+            dest: dir.join(file),
+            bundle_dirs: vec![],
+            cache_dir: None,
+            connections: 1,
+        })
+    }
+
+    fn plan(target: &Target, steps: Vec<Step>) -> Plan {
+        Plan {
+            format: 1,
+            goal: crate::recommend::Goal::Developer,
+            os: target.os,
+            root: target.root.clone(),
+            toolkit: None,
+            cudnn: None,
+            torch_command: None,
+            notes: vec![],
+            steps,
+        }
+    }
+
+    /// The plan's own shape (wheel downloads, the assembly of exactly those files, the
+    /// cuDNN download) is one pipeline; any other shape, or an assembly an interrupted
+    /// run finished, runs step by step as before.
+    #[test]
+    fn only_the_wheels_plan_shape_is_pipelined() {
+        let root = tempfile::tempdir().unwrap();
+        let target = Target::rooted(Os::Linux, root.path());
+        let dl = target.downloads_dir();
+        let assemble = |files: &[&str]| {
+            Step::AssembleToolkit(crate::wheels::AssembleSpec {
+                version: "13.5.0".parse().unwrap(),
+                wheels: files.iter().map(|f| dl.join(f)).collect(),
+                dir: root.path().join("usr/local/cuda-13.5"),
+            })
+        };
+        let steps = vec![
+            Step::SetEnv {
+                name: "X".into(),
+                value: None,
+            },
+            download(&dl, TOOLKIT_WHEEL, "a.whl"),
+            download(&dl, TOOLKIT_WHEEL, "b.whl"),
+            assemble(&["a.whl", "b.whl"]),
+            download(&dl, "cudnn_archive", "c.whl"),
+        ];
+        let p = plan(&target, steps.clone());
+        assert_eq!(group(&p, 0, &[]), None, "not a download");
+        let g = group(&p, 1, &[]).expect("the wheels' shape");
+        assert_eq!(
+            g.downloads.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+            [1, 2]
+        );
+        assert_eq!((g.assemble, g.after, g.end()), (3, Some(4), 5));
+        // Downloads done before still feed the assembly; a done assembly is not redone.
+        assert!(group(&p, 1, &[1, 2]).is_some());
+        assert_eq!(group(&p, 1, &[3]), None);
+        // An assembly of other files (a hand-edited plan): step by step.
+        let mut other = steps.clone();
+        other[3] = assemble(&["b.whl", "a.whl"]);
+        assert_eq!(group(&plan(&target, other), 1, &[]), None);
+        // No cuDNN download after it: the group ends with the assembly.
+        let g = group(&plan(&target, steps[..4].to_vec()), 1, &[]).unwrap();
+        assert_eq!((g.after, g.end()), (None, 4));
+    }
+}

@@ -997,3 +997,40 @@ fn a_dead_worker_is_shown_and_back_works() {
         "the note goes with the page"
     );
 }
+
+/// The first frame is already right — the language asked for, Chinese with every glyph
+/// (the harness panics on a missing one), the first page's mode from disk — while the
+/// start-up work (detection) waits until that frame is on screen, and starts with the
+/// next one.
+#[test]
+fn the_first_frame_is_in_the_chosen_language_and_the_work_waits_for_it() {
+    use cuda_setup::ui::text::t;
+    for (lang, other) in [(Lang::Zh, Lang::En), (Lang::En, Lang::Zh)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::sandbox(Tables::embedded().unwrap(), Os::Windows, dir.path());
+        o.lang = Some(lang);
+        o.fonts = FontSource::EmbeddedOnly;
+        o.file_dialogs = false;
+        // Building the harness draws the first frame.
+        let mut h = harness(App::new(o));
+        for key in ["ui_welcome_intro", "ui_mode_setup", "ui_mode_repair"] {
+            assert!(
+                has(&h, &t(lang, key)),
+                "{lang:?}: {key} not in the first frame"
+            );
+            assert!(!has(&h, &t(other, key)), "{lang:?}: {key} in {other:?}");
+        }
+        // Both choices of language, each in its own script (Chinese needs the CJK font).
+        assert!(has(&h, "简体中文") && has(&h, "English"));
+        assert_eq!(h.state().page, Page::Welcome);
+        assert_eq!(h.state().session.mode, Mode::Setup, "nothing on disk");
+        assert!(
+            !h.state().started() && h.state().session.system.running,
+            "{lang:?}: detection shows as running but waits for the first frame"
+        );
+        h.step();
+        assert!(h.state().started(), "{lang:?}: the second frame starts it");
+        wait(&mut h, "detection", |a| a.session.system.report.is_some());
+        assert!(!h.state().session.system.running);
+    }
+}

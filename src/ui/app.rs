@@ -31,6 +31,15 @@ pub struct App {
     titled: Option<Lang>,
     /// The autopilot showed its target page's work (screenshots).
     arrived: bool,
+    /// Frames drawn so far (counted up to 2: the start-up work waits for the second).
+    frames: u8,
+    /// Work asked for before the first frame was on screen (detection, the refresh):
+    /// on two cores its threads and child processes (Python probes, pyenv shims) would
+    /// compete with the first frame, so it starts as the second frame begins. None once
+    /// released.
+    held: Option<Vec<Command>>,
+    /// The OS font's loader, started with the held work (tests join it).
+    pub fonts_loader: Option<std::thread::JoinHandle<Option<PathBuf>>>,
 }
 
 impl App {
@@ -64,12 +73,16 @@ impl App {
             events,
             titled: None,
             arrived: false,
+            frames: 0,
+            held: Some(Vec::new()),
+            fonts_loader: None,
         };
         if let Some(plan) = awaiting {
             app.session.resume_after_restart(plan);
             app.page = Page::Install;
         }
-        // Detection starts at once, so the System page is ready when the user is.
+        // Detection starts as soon as the first frame is on screen, so the System page is
+        // ready when the user is (the session shows it running from the first frame on).
         app.apply(Action::Detect);
         if let Some(r) = refresh {
             app.session.refreshing = true;
@@ -78,9 +91,26 @@ impl App {
         app
     }
 
-    /// Hands `cmd` to the worker.
-    fn submit(&self, cmd: Command) {
-        self.worker.submit(cmd);
+    /// Hands `cmd` to the worker (held, in order, until the first frame is on screen).
+    fn submit(&mut self, cmd: Command) {
+        match &mut self.held {
+            Some(held) => held.push(cmd),
+            None => self.worker.submit(cmd),
+        }
+    }
+
+    /// Whether the work asked for so far has been handed to the worker.
+    pub fn started(&self) -> bool {
+        self.held.is_none()
+    }
+
+    /// The first frame is on screen: what waited for it starts (the held work, in the
+    /// order it was asked for, and the OS font's loader).
+    fn release(&mut self, ctx: &egui::Context) {
+        for cmd in self.held.take().unwrap_or_default() {
+            self.worker.submit(cmd);
+        }
+        self.fonts_loader = super::fonts::add_system_font_later(ctx, self.session.opts.fonts);
     }
 
     /// The one place actions are applied: navigation here, everything else in the
@@ -112,6 +142,14 @@ impl App {
     /// One frame: apply what arrived, then draw, then apply what the user asked for.
     pub fn show(&mut self, ui: &mut Ui) {
         self.worker.set_context(ui.ctx());
+        // eframe paints a frame after this function returns: when the second begins, the
+        // first is on screen.
+        match self.frames {
+            0 => ui.ctx().request_repaint(),
+            1 => self.release(ui.ctx()),
+            _ => {}
+        }
+        self.frames = self.frames.saturating_add(1).min(2);
         widgets::reset_primaries(ui.ctx());
         while let Ok(e) = self.events.try_recv() {
             self.on_event(e);

@@ -1,6 +1,8 @@
-//! Chinese text: egui's own fonts have no CJK glyphs. The operating system's Chinese font
-//! is loaded at run time when there is one; a subset of Noto Sans SC compiled into the
-//! binary (assets/fonts, SIL OFL 1.1) is the fallback, and covers every string of ours.
+//! Chinese text: egui's own fonts have no CJK glyphs. A subset of Noto Sans SC compiled
+//! into the binary (assets/fonts, SIL OFL 1.1) covers every string of ours and is there
+//! from the first frame; the operating system's Chinese font, when there is one, is read
+//! on a thread once the first frame is on screen and goes behind the subset, for the
+//! characters it lacks.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,7 +14,7 @@ pub const EMBEDDED: &[u8] = include_bytes!("../../assets/fonts/NotoSansSC-subset
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FontSource {
-    /// The OS font first, the embedded subset behind it.
+    /// The embedded subset, and the OS font behind it once the first frame is shown.
     SystemThenEmbedded,
     /// Only the subset (tests: the same glyphs on every machine).
     EmbeddedOnly,
@@ -111,39 +113,75 @@ pub fn system_font() -> Option<(Vec<u8>, u32, PathBuf)> {
         .and_then(|(p, i)| std::fs::read(&p).ok().map(|b| (b, i, p)))
 }
 
-/// The font definitions: egui's defaults with the Chinese fonts behind them.
-pub fn definitions(source: FontSource) -> (FontDefinitions, Option<PathBuf>) {
+/// The fonts of the first frame: egui's defaults with the embedded subset behind them.
+/// Nothing here touches the disk or starts a process (the subset is compiled in and egui
+/// parses it lazily), so the first frame is not held up by fonts — and the subset holds
+/// every character of ours, so that frame shows no box for any Chinese string of ours.
+pub fn definitions() -> FontDefinitions {
     let mut defs = FontDefinitions::default();
-    let mut names = Vec::new();
-    let mut loaded = None;
-    if source == FontSource::SystemThenEmbedded
-        && let Some((bytes, index, path)) = system_font()
-    {
-        let mut data = FontData::from_owned(bytes);
-        data.index = index;
-        defs.font_data.insert("cjk-system".into(), Arc::new(data));
-        names.push("cjk-system".to_string());
-        loaded = Some(path);
-    }
     defs.font_data.insert(
-        "cjk-embedded".into(),
+        EMBEDDED_NAME.into(),
         Arc::new(FontData::from_static(EMBEDDED)),
     );
-    names.push("cjk-embedded".into());
     for family in [FontFamily::Proportional, FontFamily::Monospace] {
         defs.families
             .entry(family)
             .or_default()
-            .extend(names.iter().cloned());
+            .push(EMBEDDED_NAME.into());
     }
-    (defs, loaded)
+    defs
 }
 
-/// Installs the fonts into `ctx` (before the first frame, so the first frame has them).
-pub fn install(ctx: &egui::Context, source: FontSource) -> Option<PathBuf> {
-    let (defs, loaded) = definitions(source);
-    ctx.set_fonts(defs);
-    loaded
+const EMBEDDED_NAME: &str = "cjk-embedded";
+const SYSTEM_NAME: &str = "cjk-system";
+
+/// Installs the first frame's fonts into `ctx` (eframe's creation context, or a test
+/// harness's context setup).
+pub fn install(ctx: &egui::Context) {
+    ctx.set_fonts(definitions());
+}
+
+/// The OS's Chinese font as the last fallback, behind the embedded subset: it only draws
+/// what the subset lacks (a rare character in a user's folder name, say), so text of ours
+/// never changes its look when it arrives. Reading it (Microsoft YaHei is 19 MB; Linux may
+/// ask `fc-match`, a process) is why it comes after the first frame.
+pub fn system_insert(bytes: Vec<u8>, index: u32) -> egui::epaint::text::FontInsert {
+    use egui::epaint::text::{FontInsert, FontPriority, InsertFontFamily};
+    let mut data = FontData::from_owned(bytes);
+    data.index = index;
+    FontInsert::new(
+        SYSTEM_NAME,
+        data,
+        [FontFamily::Proportional, FontFamily::Monospace]
+            .into_iter()
+            .map(|family| InsertFontFamily {
+                family,
+                priority: FontPriority::Lowest,
+            })
+            .collect(),
+    )
+}
+
+/// Looks for the OS's Chinese font on a thread of its own and adds it to `ctx` (the next
+/// frame uses it); `source` says whether to look at all. Called once the first frame is
+/// on screen. The handle answers the font's path (None: none found, or not looked for).
+pub fn add_system_font_later(
+    ctx: &egui::Context,
+    source: FontSource,
+) -> Option<std::thread::JoinHandle<Option<PathBuf>>> {
+    if source != FontSource::SystemThenEmbedded {
+        return None;
+    }
+    let ctx = ctx.clone();
+    std::thread::Builder::new()
+        .name("cuda-setup-fonts".into())
+        .spawn(move || {
+            let (bytes, index, path) = system_font()?;
+            ctx.add_font(system_insert(bytes, index));
+            ctx.request_repaint();
+            Some(path)
+        })
+        .ok()
 }
 
 #[cfg(test)]
@@ -155,7 +193,7 @@ mod tests {
     #[test]
     fn embedded_font_covers_every_chinese_string() {
         let ctx = egui::Context::default();
-        install(&ctx, FontSource::EmbeddedOnly);
+        install(&ctx);
         let mut out = ctx.run_ui(Default::default(), |_| {});
         out.textures_delta.clear();
         let font = egui::FontId::proportional(14.0);
@@ -179,12 +217,60 @@ mod tests {
     }
 
     #[test]
-    fn the_system_font_is_optional() {
-        // Whatever this machine has, the embedded face is always last in the chain.
-        let (defs, _) = definitions(FontSource::SystemThenEmbedded);
+    fn the_first_frame_reads_no_system_font_and_the_system_font_goes_last() {
+        // The first frame's chain: egui's own fonts, then the subset; no OS font.
+        let defs = definitions();
         let chain = &defs.families[&FontFamily::Proportional];
-        assert_eq!(chain.last().map(String::as_str), Some("cjk-embedded"));
-        let (defs, loaded) = definitions(FontSource::EmbeddedOnly);
-        assert!(loaded.is_none() && !defs.font_data.contains_key("cjk-system"));
+        assert_eq!(chain.last().map(String::as_str), Some(EMBEDDED_NAME));
+        assert!(!defs.font_data.contains_key(SYSTEM_NAME));
+        // The OS font, when it comes, is behind everything in both families.
+        let insert = system_insert(EMBEDDED.to_vec(), 0);
+        assert_eq!(insert.families.len(), 2);
+        assert!(
+            insert
+                .families
+                .iter()
+                .all(|f| f.priority == egui::epaint::text::FontPriority::Lowest)
+        );
+        // Not looked for in tests (the same glyphs on every machine).
+        let ctx = egui::Context::default();
+        assert!(add_system_font_later(&ctx, FontSource::EmbeddedOnly).is_none());
+    }
+
+    /// Added after the first frame, the OS font fills what the fonts before it lack, and
+    /// goes last in both families (our text keeps the subset's look).
+    #[test]
+    fn a_font_added_after_the_first_frame_is_used_from_the_next_frame_on() {
+        let frame = |ctx: &egui::Context| {
+            let mut out = ctx.run_ui(Default::default(), |ui| {
+                ui.label("x");
+            });
+            out.textures_delta.clear();
+        };
+        let font = egui::FontId::proportional(14.0);
+        // egui's own fonts have no '中'; the subset, added as if it were the OS font, has.
+        let ctx = egui::Context::default();
+        frame(&ctx);
+        assert!(!ctx.fonts_mut(|f| f.has_glyph(&font, '中')));
+        ctx.add_font(system_insert(EMBEDDED.to_vec(), 0));
+        frame(&ctx);
+        assert!(ctx.fonts_mut(|f| f.has_glyph(&font, '中')));
+
+        // In the wizard's set-up it goes behind the subset.
+        let ctx = egui::Context::default();
+        install(&ctx);
+        frame(&ctx);
+        ctx.add_font(system_insert(EMBEDDED.to_vec(), 0));
+        frame(&ctx);
+        for family in [FontFamily::Proportional, FontFamily::Monospace] {
+            let chain = ctx.fonts(|f| f.definitions().families[&family].clone());
+            let at = |n: &str| chain.iter().position(|c| c == n);
+            assert_eq!(
+                at(SYSTEM_NAME),
+                Some(chain.len() - 1),
+                "{family:?}: {chain:?}"
+            );
+            assert!(at(EMBEDDED_NAME) < at(SYSTEM_NAME), "{family:?}: {chain:?}");
+        }
     }
 }

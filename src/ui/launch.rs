@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::i18n::Lang;
@@ -183,21 +183,49 @@ pub fn no_display_message(lang: Lang, detail: &str) -> String {
 struct Window {
     app: App,
     frames: u32,
-    probe: Option<Instant>,
+    probe: Option<Probe>,
+}
+
+/// The benchmark's clock: the launch, and how long each part before the first frame took.
+struct Probe {
+    start: Instant,
+    /// From the launch to eframe's creation callback: mostly the window and GL context.
+    window: Duration,
+    /// Ours before the first frame: style, fonts, the App (the page's mode from disk).
+    app: Duration,
+    /// The first frame's `ui` (layout; the painting follows it).
+    ui: Duration,
 }
 
 impl eframe::App for Window {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        self.app.show(ui);
-        if let Some(start) = self.probe {
-            self.frames += 1;
-            if self.frames == 1 {
-                // The second frame starts once the first is on screen.
-                ui.ctx().request_repaint();
-            } else if self.frames == 2 {
-                println!("first_frame_ms={}", start.elapsed().as_millis());
+        let Some(p) = &mut self.probe else {
+            self.app.show(ui);
+            return;
+        };
+        self.frames += 1;
+        if self.frames == 1 {
+            let t0 = Instant::now();
+            self.app.show(ui);
+            p.ui = t0.elapsed();
+            // The second frame starts once the first is on screen.
+            ui.ctx().request_repaint();
+        } else {
+            if self.frames == 2 {
+                // Before this frame's own work (what waited for the first frame starts).
+                let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+                let total = p.start.elapsed();
+                println!(
+                    "first_frame_phases_ms=window:{:.1},app:{:.1},ui:{:.1},paint:{:.1}",
+                    ms(p.window),
+                    ms(p.app),
+                    ms(p.ui),
+                    ms(total.saturating_sub(p.window + p.app + p.ui))
+                );
+                println!("first_frame_ms={}", total.as_millis());
                 ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
             }
+            self.app.show(ui);
         }
     }
 }
@@ -253,9 +281,17 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
         "cuda-setup",
         native,
         Box::new(move |cc| {
+            let t0 = Instant::now();
             super::setup_context(&cc.egui_ctx, opts.fonts);
+            let app = App::new(opts);
+            let probe = probe.map(|start| Probe {
+                start,
+                window: t0.duration_since(start),
+                app: t0.elapsed(),
+                ui: Duration::ZERO,
+            });
             Ok(Box::new(Window {
-                app: App::new(opts),
+                app,
                 frames: 0,
                 probe,
             }))

@@ -7,7 +7,8 @@
 //! with a repaint each time; the UI thread never waits. The pages are one enum
 //! ([`flow::Page`]), one module each ([`pages`]); the first page's mode comes from what
 //! is on disk ([`disk`]). Every string is an i18n key (English and Chinese),
-//! with a CJK font loaded at run time ([`fonts`]).
+//! with a CJK font loaded at run time ([`fonts`]). Nothing slow runs before the first
+//! frame: detection, the background refresh and the OS font wait until it is on screen.
 
 pub mod app;
 pub mod disk;
@@ -29,8 +30,10 @@ pub use app::{App, Mode, Options, Overrides, Page};
 pub use launch::{Args, launch, options};
 
 /// Fonts and style, installed before the first frame (eframe's creation context, or a
-/// test harness's context setup), so the first frame already has its Chinese glyphs.
-pub fn setup_context(ctx: &egui::Context, fonts: fonts::FontSource) -> Option<std::path::PathBuf> {
+/// test harness's context setup), so the first frame already has its Chinese glyphs: the
+/// embedded subset, which reads nothing from disk. The OS font (`fonts`) is not read here:
+/// [`App`] adds it on a thread once the first frame is on screen.
+pub fn setup_context(ctx: &egui::Context, _fonts: fonts::FontSource) {
     widgets::style(ctx);
-    fonts::install(ctx, fonts)
+    fonts::install(ctx);
 }

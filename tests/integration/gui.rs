@@ -997,3 +997,84 @@ fn a_dead_worker_is_shown_and_back_works() {
         "the note goes with the page"
     );
 }
+
+/// Every text the frame painted.
+fn painted_texts(shapes: &[egui::epaint::ClippedShape]) -> Vec<String> {
+    fn walk(shape: &egui::Shape, out: &mut Vec<String>) {
+        match shape {
+            egui::Shape::Text(t) => out.push(t.galley.text().to_string()),
+            egui::Shape::Vec(v) => v.iter().for_each(|s| walk(s, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for c in shapes {
+        walk(&c.shape, &mut out);
+    }
+    out
+}
+
+/// The first frame is already right — the language asked for, Chinese with every glyph
+/// (a missing one panics), the first page's mode from disk — while the start-up work
+/// (detection) waits until that frame is on screen, and starts with the next one. Frames
+/// are run one by one here (a kittest harness runs several as it is built).
+#[test]
+fn the_first_frame_is_in_the_chosen_language_and_the_work_waits_for_it() {
+    use cuda_setup::ui::text::t;
+    for (lang, other) in [(Lang::Zh, Lang::En), (Lang::En, Lang::Zh)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::sandbox(Tables::embedded().unwrap(), Os::Windows, dir.path());
+        o.lang = Some(lang);
+        o.fonts = FontSource::EmbeddedOnly;
+        o.file_dialogs = false;
+        let ctx = egui::Context::default();
+        cuda_setup::ui::setup_context(&ctx, FontSource::EmbeddedOnly);
+        ctx.set_missing_glyph_policy(egui::MissingGlyphPolicy::Panic);
+        let input = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(
+                egui::Pos2::ZERO,
+                egui::vec2(1000.0, 1400.0),
+            )),
+            ..Default::default()
+        };
+        let mut app = App::new(o);
+        let frame = |app: &mut App| {
+            let mut out = ctx.run_ui(input.clone(), |ui| app.show(ui));
+            // No renderer here: the font atlas's uploads are dropped.
+            out.textures_delta.clear();
+            out
+        };
+
+        let first = frame(&mut app);
+        let texts = painted_texts(&first.shapes);
+        for key in ["ui_welcome_intro", "ui_mode_setup", "ui_mode_repair"] {
+            let (want, not) = (t(lang, key), t(other, key));
+            assert!(texts.contains(&want), "{lang:?}: {key} not in {texts:?}");
+            assert!(!texts.contains(&not), "{lang:?}: {key} in {other:?}");
+        }
+        // Both choices of language, each in its own script (Chinese needs the CJK font).
+        assert!(texts.iter().any(|t| t == "简体中文") && texts.iter().any(|t| t == "English"));
+        assert_eq!(app.page, Page::Welcome);
+        assert_eq!(app.session.mode, Mode::Setup, "nothing on disk");
+        assert!(
+            !app.started() && app.session.system.running,
+            "{lang:?}: detection shows as running but waits for the first frame"
+        );
+        // The first frame asks for the second at once.
+        let root = &first.viewport_output[&egui::ViewportId::ROOT];
+        assert_eq!(root.repaint_delay, Duration::ZERO);
+
+        frame(&mut app);
+        assert!(app.started(), "{lang:?}: the second frame starts it");
+        let t0 = Instant::now();
+        while app.session.system.report.is_none() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(90),
+                "timed out: detection"
+            );
+            std::thread::sleep(Duration::from_millis(15));
+            frame(&mut app);
+        }
+        assert!(!app.session.system.running);
+    }
+}

@@ -1531,3 +1531,106 @@ fn a_linux_cudnn_wheel_gets_its_link_names_that_uninstall_removes() {
     cudnn::uninstall(&dir).unwrap();
     assert_eq!((tree(&dir), listing(&dir)), before, "links removed too");
 }
+
+/// DLLs of several of the extractor's blocks (256 KiB) and a tail, so each is inflated
+/// and written as a pipeline of blocks, several entries at once.
+const SPEC_BLOCKS: Spec = Spec {
+    version: "9.27.0.42",
+    cuda_major: 13,
+    dll_size: 5 * (256 << 10) + 12_345,
+};
+
+#[test]
+fn entries_of_many_blocks_are_installed_byte_for_byte_with_their_hashes() {
+    let w = tempfile::tempdir().unwrap();
+    let dir = toolkit(w.path(), "13.2.0");
+    let zip = w.path().join("c.zip");
+    SPEC_BLOCKS.write(&zip);
+    let m = cudnn::install(&zip, &dir, &|_| {}).unwrap();
+    let top = format!("{}/", SPEC_BLOCKS.top());
+    for (name, bytes) in SPEC_BLOCKS.files() {
+        let inner = name.strip_prefix(&top).unwrap();
+        let Some(f) = m.files.iter().find(|f| {
+            f.path.rsplit('/').next() == inner.rsplit('/').next() && !inner.starts_with("LICENSE")
+        }) else {
+            continue;
+        };
+        assert_eq!(std::fs::read(dir.join(&f.path)).unwrap(), bytes, "{name}");
+        assert_eq!(f.size, bytes.len() as u64);
+        assert_eq!(f.sha256, support::standin::sha256_of(&bytes), "{name}");
+    }
+    assert!(cudnn::verify(&dir).unwrap().problems.is_empty());
+    no_staging(&dir);
+}
+
+#[test]
+fn a_damaged_block_late_in_one_entry_stops_all_and_changes_nothing() {
+    let w = tempfile::tempdir().unwrap();
+    let dir = toolkit(w.path(), "13.2.0");
+    // A cuDNN installed before: a refused upgrade must leave it as it is.
+    let old = w.path().join("old.zip");
+    SPEC_927_13.write(&old);
+    cudnn::install(&old, &dir, &|_| {}).unwrap();
+    let before = tree(&dir);
+    let manifest = std::fs::read(dir.join(".cuda-setup/cudnn-manifest.json")).unwrap();
+
+    let zip = w.path().join("c.zip");
+    SPEC_BLOCKS.write(&zip);
+    // The last block of one DLL (not the first entry): its other blocks, and other
+    // entries, are already written in staging when the CRC fails at its end.
+    let (start, len) = {
+        let mut z = zip::ZipArchive::new(std::fs::File::open(&zip).unwrap()).unwrap();
+        let i = z
+            .index_for_name(&format!("{}/bin/x64/cudnn_ops64_9.dll", SPEC_BLOCKS.top()))
+            .unwrap();
+        let e = z.by_index_raw(i).unwrap();
+        (e.data_start().unwrap(), e.compressed_size())
+    };
+    assert!(len > 256 << 10, "the entry spans several blocks");
+    let mut bytes = std::fs::read(&zip).unwrap();
+    bytes[(start + len - 64) as usize] ^= 0x55;
+    let bad = w.path().join("bad.zip");
+    std::fs::write(&bad, &bytes).unwrap();
+    match cudnn::install(&bad, &dir, &|_| {}) {
+        Err(CudnnError::Refused {
+            refusal: Refusal::Corrupt { name, .. },
+            ..
+        }) => assert!(name.ends_with("cudnn_ops64_9.dll"), "{name}"),
+        other => panic!("a damaged entry was not refused: {other:?}"),
+    }
+    assert_eq!(tree(&dir), before);
+    assert_eq!(
+        std::fs::read(dir.join(".cuda-setup/cudnn-manifest.json")).unwrap(),
+        manifest
+    );
+    no_staging(&dir);
+    assert!(cudnn::verify(&dir).unwrap().problems.is_empty());
+}
+
+/// A write that fails part-way (here the file-size limit, `ulimit -f`, standing in for
+/// a full drive) stops the inflating thread too: the run ends with the writer's error,
+/// nothing installed, no staging left — and it does not hang.
+#[cfg(unix)]
+#[test]
+fn a_write_that_fails_midway_stops_the_extraction_and_changes_nothing() {
+    let w = tempfile::tempdir().unwrap();
+    let dir = toolkit(w.path(), "13.2.0");
+    let before = tree(&dir);
+    let zip = w.path().join("c.zip");
+    SPEC_BLOCKS.write(&zip);
+    // 1024 blocks of 512 bytes: within the first DLL. SIGXFSZ is ignored, so the write
+    // fails with EFBIG instead of killing the process.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 1024; exec '{}' cudnn install --archive '{}' --cuda-dir '{}'",
+        env!("CARGO_BIN_EXE_cuda-setup"),
+        p(&zip),
+        p(&dir)
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("staging-"), "the failing file is named: {err}");
+    assert_eq!(tree(&dir), before);
+    no_staging(&dir);
+    assert!(!dir.join(".cuda-setup/cudnn-manifest.json").exists());
+}

@@ -310,10 +310,8 @@ pub fn install(
             free,
         });
     }
-    if let Some(old) = txn::load_manifest(dir).map_err(give_up)? {
-        txn::uninstall(dir, old).map_err(give_up)?;
-    }
-
+    // Extracted (CRCs checked) before the previous cuDNN is uninstalled: an entry found
+    // damaged half-way leaves that install as it was, as a damaged tarball does.
     let staged = match staged {
         Some(s) => s,
         None => {
@@ -322,6 +320,9 @@ pub fn install(
             extract::extract(&plan, &staging, report).map_err(give_up)?
         }
     };
+    if let Some(old) = txn::load_manifest(dir).map_err(give_up)? {
+        txn::uninstall(dir, old).map_err(give_up)?;
+    }
     // The wheel's developer names (`libcudnn.so`, `cudnn.lib`), staged with its files.
     let mut staged = staged;
     staged.extend(devnames::stage(&plan, &staging, &staged).map_err(give_up)?);

@@ -1349,6 +1349,7 @@ fn the_build_check_runs_again_when_what_it_used_changed() {
     let broken = cli(&install_args(&index, r, "linux"), &[]);
     assert_ne!(broken.status.code(), Some(0), "{}", text(&broken));
     assert!(!record_file.exists());
+}
 
 // ---- #21 pipeline: each wheel is unpacked as soon as its download is verified, while
 // the others still download; the tree still goes in only whole.

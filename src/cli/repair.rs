@@ -39,6 +39,10 @@ pub struct Args {
     /// it (default: exit 6)
     #[arg(long)]
     pub wait: bool,
+    /// Hash every installed cuDNN file, not only those whose size or modification time
+    /// changed (finds a change made with both put back)
+    #[arg(long)]
+    pub deep: bool,
 }
 
 fn finding_json(f: &Finding, lang: Lang) -> Value {
@@ -115,7 +119,12 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         gpu_cc: args.gpu_cc.clone(),
         driver: args.driver.clone(),
     };
-    let findings = repair::audit(&target, tables, &overrides);
+    let depth = if args.deep {
+        cuda_setup_core::cudnn::Depth::Deep
+    } else {
+        cuda_setup_core::cudnn::Depth::Quick
+    };
+    let findings = repair::audit_at(&target, tables, &overrides, depth);
     if !args.fix {
         if args.json {
             let v = json!({ "findings": findings.iter().map(|f| finding_json(f, lang)).collect::<Vec<_>>(), "problems": repair::problems(&findings) });

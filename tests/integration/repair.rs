@@ -1168,6 +1168,26 @@ fn the_audit_reads_cudnn_files_whose_stamp_changed_and_the_deep_one_reads_all() 
         .set_modified(was)
         .unwrap();
     assert_eq!(ids(&w.target, &o), Vec::<&str>::new());
+    // The same from the command line: `repair --deep` finds it, plain `repair` does not.
+    let cli_ids = |deep: bool| -> Vec<String> {
+        let root = root_of(&w.work);
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
+        c.args(["repair", "--json", "--os", "windows", "--root"])
+            .arg(&root)
+            .env("LANG", "C");
+        if deep {
+            c.arg("--deep");
+        }
+        let r = json(&c.output().unwrap());
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!cli_ids(false).iter().any(|i| i == "repair_cudnn_damaged"));
+    assert!(cli_ids(true).iter().any(|i| i == "repair_cudnn_damaged"));
     let found = repair::audit_at(&w.target, &tables(), &o, Depth::Deep);
     let f = found
         .iter()

@@ -29,7 +29,8 @@ export DISPLAY=:77
 sleep 1
 
 size=$(stat -c %s "$exe")
-if [ "$size" -le $((30 * 1024 * 1024)) ]; then ok "cuda-setup.exe is $((size / 1024 / 1024)) MB (limit 30)"; else bad "cuda-setup.exe is $size bytes (over 30 MB)"; fi
+# Issue #21's goal (benches/exe_size.rs measures it): 20 MB = 20,000,000 bytes.
+if [ "$size" -le 20000000 ]; then ok "cuda-setup.exe is $size bytes (limit 20,000,000)"; else bad "cuda-setup.exe is $size bytes (over 20 MB)"; fi
 
 wine wineboot --init >/dev/null 2>&1
 x86_64-w64-mingw32-gcc -O2 -shared -s -o "$work/bcryptprimitives.dll" tests/windows/bcryptprimitives.c tests/windows/bcryptprimitives.def -lbcrypt

@@ -15,10 +15,11 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::sync::mpsc::channel;
 use std::time::Duration;
 
-use super::{Flow, RunReport, Runner, StepStatus};
+use super::{Feed, Flow, RunReport, Runner, StepStatus};
 use crate::download::Cancel;
 use crate::plan::Plan;
 use crate::steps::{self, Step};
@@ -35,12 +36,15 @@ pub(super) struct Group {
     /// The download right after the assembly (the cuDNN wheel), fetched while the tree
     /// is unpacked.
     after: Option<usize>,
+    /// The install of that download into the assembled toolkit, staged while the tree is
+    /// still unpacked and applied once it is in place.
+    install: Option<usize>,
 }
 
 impl Group {
     /// The first step after the group.
     pub(super) fn end(&self) -> usize {
-        self.after.unwrap_or(self.assemble) + 1
+        self.install.or(self.after).unwrap_or(self.assemble) + 1
     }
 }
 
@@ -67,10 +71,24 @@ pub(super) fn group(plan: &Plan, start: usize, done: &[usize]) -> Option<Group> 
         Some(Step::Download(d)) if d.what != steps::DRIVER_INSTALLER => Some(k + 1),
         _ => None,
     };
+    let install = after.and_then(|a| match (&plan.steps[a], plan.steps.get(a + 1)) {
+        (Step::Download(d), Some(Step::InstallCudnn { archive, cuda_dir }))
+            if *archive == d.dest
+                && *cuda_dir == spec.dir
+                && !done.contains(&(a + 1))
+                // Ours already, from this archive: the step's own check will most likely
+                // find nothing to do, so nothing is extracted ahead (it runs after).
+                && !crate::cudnn::installed_from(cuda_dir, archive) =>
+        {
+            Some(a + 1)
+        }
+        _ => None,
+    });
     Some(Group {
         downloads,
         assemble: k,
         after,
+        install,
     })
 }
 
@@ -100,6 +118,14 @@ pub(super) fn run(
         })
         .sum();
     let mut flow = Flow::Next;
+    // Whether the assembly put the toolkit in place, for the cuDNN install waiting on it.
+    let (toolkit_tx, toolkit_rx) = channel::<bool>();
+    let toolkit_rx = Mutex::new(toolkit_rx);
+    let ready = || {
+        let rx = toolkit_rx.lock().unwrap_or_else(|p| p.into_inner());
+        rx.recv().unwrap_or(false)
+    };
+    let ready: &(dyn Fn() -> bool + Sync) = &ready;
     std::thread::scope(|s| {
         let (wheels, arrived) = channel::<PathBuf>();
         s.spawn(|| {
@@ -116,7 +142,7 @@ pub(super) fn run(
             // they begin; none (a first download failed): never started.
             let first = arrived.recv().ok()?;
             let stream = std::iter::once(first).chain(arrived);
-            let r = runner.run_step(group.assemble, inner, Some((Box::new(stream), total)));
+            let r = runner.run_step(group.assemble, inner, Feed::Wheels((Box::new(stream), total)));
             // A cancel (the user's, or the downloads stopping) is no failure of its own.
             if r.0
                 .as_ref()
@@ -129,6 +155,15 @@ pub(super) fn run(
         });
         let mut stopped = false;
         let mut fed = 0;
+        // The cuDNN install, started once its archive is verified (see `Group::install`).
+        let mut cudnn = None;
+        let mut start_cudnn = |index: usize| {
+            if Some(index) == group.after
+                && let Some(i) = group.install
+            {
+                cudnn = Some(s.spawn(move || runner.run_step(i, inner, Feed::ToolkitReady(ready))));
+            }
+        };
         let toolkit = group.downloads.iter().map(|(i, p)| (*i, Some(p)));
         for (index, wheel) in toolkit.chain(group.after.map(|i| (i, None))) {
             if done.contains(&index) {
@@ -137,6 +172,7 @@ pub(super) fn run(
                     let _ = wheels.send(p.clone());
                     fed += 1;
                 }
+                start_cudnn(index);
                 continue;
             }
             if assembly_failed.load(Ordering::SeqCst) {
@@ -149,7 +185,7 @@ pub(super) fn run(
                 stopped = true;
                 break;
             }
-            let (result, ms) = runner.run_step(index, inner, None);
+            let (result, ms) = runner.run_step(index, inner, Feed::None);
             // Stopped because the assembly failed: not this step's doing, and not run.
             if assembly_failed.load(Ordering::SeqCst)
                 && matches!(result, Err(steps::StepError::Cancelled))
@@ -168,6 +204,9 @@ pub(super) fn run(
                 let _ = wheels.send(p.clone());
                 fed += 1;
             }
+            if ok {
+                start_cudnn(index);
+            }
         }
         // Stopped before every wheel arrived: the assembly stops too, before the channel
         // closes (the tree is never finished without them). With every wheel in it (the
@@ -177,7 +216,6 @@ pub(super) fn run(
         }
         drop(wheels);
         let result = assembly.join();
-        over.store(true, Ordering::SeqCst);
         let i = group.assemble;
         match result {
             Ok(None) => {}
@@ -212,6 +250,42 @@ pub(super) fn run(
                 flow = Flow::Stop;
             }
         }
+        // The toolkit is in place (or will not be): the cuDNN install applies what it
+        // staged, or stops and deletes it.
+        let placed = report.steps[i].status == StepStatus::Done;
+        let _ = toolkit_tx.send(placed && !cancel.is_cancelled());
+        if let (Some(t), Some(c)) = (cudnn, group.install) {
+            match t.join() {
+                Ok((Err(steps::StepError::Cancelled), ms)) if !placed && !cancel.is_cancelled() => {
+                    report.steps[c].status = StepStatus::Cancelled;
+                    report.steps[c].elapsed_ms = ms;
+                    runner.log.line(&format!(
+                        "step {c} {}: stopped with the toolkit assembly",
+                        plan.steps[c].name()
+                    ));
+                }
+                // Its own failure (a refused archive) is the run's unless the assembly's
+                // came first.
+                Ok((r, ms)) => {
+                    if report.failure.is_none() || r.is_ok() {
+                        if runner.record(report, done, c, r, ms) == Flow::Stop {
+                            flow = Flow::Stop;
+                        }
+                    } else {
+                        report.steps[c].status = StepStatus::Failed;
+                        report.steps[c].elapsed_ms = ms;
+                    }
+                }
+                Err(_) => {
+                    report.steps[c].status = StepStatus::Failed;
+                    report.failure.get_or_insert(super::Failure::internal(
+                        "the cuDNN install's worker stopped without a result",
+                    ));
+                    flow = Flow::Stop;
+                }
+            }
+        }
+        over.store(true, Ordering::SeqCst);
         if stopped {
             flow = Flow::Stop;
         }

@@ -299,7 +299,9 @@ pub fn install(
     // The wheel's developer names (`libcudnn.so`, `cudnn.lib`), staged with its files.
     let mut staged = staged;
     staged.extend(devnames::stage(&plan, &staging, &staged).map_err(give_up)?);
-    commit(archive, dir, toolkit, &plan, &staging, staged, &give_up, report)
+    commit(
+        archive, dir, toolkit, &plan, &staging, staged, &give_up, report,
+    )
 }
 
 /// A refusal of a cuDNN built for another CUDA major than the toolkit's.

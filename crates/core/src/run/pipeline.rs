@@ -3,7 +3,13 @@
 //! download. Run one after another, the assembly waits for the last download; here the
 //! downloads run in plan order on this thread while the assembly, on its own thread,
 //! unpacks each wheel into its staging folder as soon as that wheel's download is
-//! verified, and the cuDNN wheel downloads while the tree is still being unpacked.
+//! verified, and the cuDNN wheel downloads while the tree is still being unpacked. The
+//! cuDNN install that follows starts once its wheel is verified: it checks and extracts
+//! the wheel beside the toolkit's folder while the tree is still unpacked
+//! ([`crate::cudnn::stage`]), waits for the toolkit to be in place, then moves its files
+//! in with cuDNN's own transaction ([`crate::cudnn::install_prestaged`]); the assembly
+//! failing, it deletes what it staged and does not run. A cuDNN refused does not stop the
+//! assembly: the toolkit goes in, and the run fails with the refusal.
 //!
 //! Nothing about a step changes for the rest of the run: each keeps its own events
 //! (progress per wheel), its report entry and its place in the journal, so a plan or
@@ -14,8 +20,8 @@
 //! next run's recovery deletes before it unpacks again.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::channel;
 use std::time::Duration;
 
@@ -142,7 +148,11 @@ pub(super) fn run(
             // they begin; none (a first download failed): never started.
             let first = arrived.recv().ok()?;
             let stream = std::iter::once(first).chain(arrived);
-            let r = runner.run_step(group.assemble, inner, Feed::Wheels((Box::new(stream), total)));
+            let r = runner.run_step(
+                group.assemble,
+                inner,
+                Feed::Wheels((Box::new(stream), total)),
+            );
             // A cancel (the user's, or the downloads stopping) is no failure of its own.
             if r.0
                 .as_ref()
@@ -373,5 +383,35 @@ mod tests {
         // No cuDNN download after it: the group ends with the assembly.
         let g = group(&plan(&target, steps[..4].to_vec()), 1, &[]).unwrap();
         assert_eq!((g.after, g.end()), (None, 4));
+        // The install of that download into the assembled toolkit joins the group (it is
+        // staged while the tree is unpacked) — not one into another folder, not one an
+        // interrupted run finished, not one whose cuDNN is ours already.
+        let toolkit = root.path().join("usr/local/cuda-13.5");
+        let install = |archive: &str, dir: &Path| Step::InstallCudnn {
+            archive: dl.join(archive),
+            cuda_dir: dir.to_path_buf(),
+        };
+        let mut with = steps.clone();
+        with.push(install("c.whl", &toolkit));
+        let g = group(&plan(&target, with.clone()), 1, &[]).unwrap();
+        assert_eq!((g.after, g.install, g.end()), (Some(4), Some(5), 6));
+        assert_eq!(
+            group(&plan(&target, with.clone()), 1, &[5]).unwrap().end(),
+            5
+        );
+        let mut elsewhere = steps.clone();
+        elsewhere.push(install("c.whl", &root.path().join("other")));
+        assert_eq!(
+            group(&plan(&target, elsewhere), 1, &[]).unwrap().install,
+            None
+        );
+        let meta = toolkit.join(".cuda-setup");
+        std::fs::create_dir_all(&meta).unwrap();
+        std::fs::write(
+            meta.join("cudnn-manifest.json"),
+            r#"{"format":1,"cudnn_version":"9.27.0","cuda_major":13,"toolkit_version":"13.5.0","archive":"c.whl","files":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(group(&plan(&target, with), 1, &[]).unwrap().install, None);
     }
 }

@@ -691,6 +691,9 @@ pub fn assemble_toolkit_streamed(
 }
 
 fn install_cudnn(archive: &Path, cuda_dir: &Path, ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    // What a run killed after staging cuDNN ahead of its toolkit left beside it (that
+    // run's assembly may have finished: this one then installs step by step).
+    crate::cudnn::clean_prestaged(cuda_dir);
     // Already ours and intact, from this very archive: nothing to do.
     if let Ok(Some(m)) = crate::cudnn::txn::read_manifest(cuda_dir)
         && archive

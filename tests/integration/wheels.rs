@@ -1725,3 +1725,43 @@ fn kill_9_with_cudnn_staged_ahead_is_cleaned_and_the_next_run_installs_it() {
     );
     assert_eq!(v.status.code(), Some(0), "{}", text(&v));
 }
+
+/// The cuDNN wheel, fetched first now that its install is staged ahead, fails its hash:
+/// the toolkit's wheels are still fetched and the toolkit goes in (as when cuDNN came
+/// last); the run fails with the mismatch, cuDNN is not installed, nothing is left over.
+#[test]
+fn a_cudnn_wheel_that_fails_its_hash_still_leaves_the_toolkit_installed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut all = with_cudnn_wheel(Platform::Linux, Wheels::StandIn, tmp.path());
+    all.iter_mut()
+        .find(|f| f.project == "nvidia-cudnn-cu13")
+        .unwrap()
+        .sha256 = "0".repeat(64);
+    let server = serve(&all);
+    let root = tmp.path().join("root");
+    let local = root.join("usr/local");
+    let dir = local.join("cuda-13.5");
+    let out = first_install_with_cudnn(&server.url("/simple"), &root, &[]);
+    let t = text(&out);
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("mismatch"), "{t}");
+    let steps = statuses(&out);
+    let of = |name: &str| -> Vec<&str> {
+        steps
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, s)| s.as_str())
+            .collect()
+    };
+    assert_eq!(of("download_cudnn"), ["failed"], "{steps:?}");
+    assert_eq!(of("assemble_toolkit"), ["done"], "{steps:?}");
+    assert_eq!(of("install_cudnn"), ["not_run"], "{steps:?}");
+    assert!(dir.join("bin/nvcc").is_file(), "the toolkit is in place");
+    assert!(!dir.join(".cuda-setup/cudnn-manifest.json").exists());
+    assert!(
+        cudnn_prestaged(&local).is_empty(),
+        "{:?}",
+        cudnn_prestaged(&local)
+    );
+    assert!(leftovers(&local).is_empty(), "{:?}", leftovers(&local));
+}

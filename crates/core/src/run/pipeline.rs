@@ -175,7 +175,16 @@ pub(super) fn run(
             }
         };
         let toolkit = group.downloads.iter().map(|(i, p)| (*i, Some(p)));
-        for (index, wheel) in toolkit.chain(group.after.map(|i| (i, None))) {
+        let cudnn_wheel = group.after.map(|i| (i, None));
+        // With its install staged ahead, the cuDNN wheel (the largest) is fetched first:
+        // its extraction then runs while the toolkit's wheels download and unpack, not
+        // after the last of them.
+        let order: Vec<(usize, Option<&PathBuf>)> = if group.install.is_some() {
+            cudnn_wheel.into_iter().chain(toolkit).collect()
+        } else {
+            toolkit.chain(cudnn_wheel).collect()
+        };
+        for (index, wheel) in order {
             if done.contains(&index) {
                 runner.done_before(report, index);
                 if let Some(p) = wheel {
@@ -207,6 +216,11 @@ pub(super) fn run(
             let ok = result.is_ok();
             if runner.record(report, done, index, result, ms) == Flow::Stop {
                 flow = Flow::Stop;
+                // The cuDNN wheel, fetched first, failed: the toolkit still goes in (as
+                // when it is fetched last), and the run stops after it.
+                if wheel.is_none() && !cancel.is_cancelled() {
+                    continue;
+                }
                 stopped = true;
                 break;
             }

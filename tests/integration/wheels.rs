@@ -1484,3 +1484,284 @@ fn kill_9_mid_pipeline_leaves_the_tree_and_the_next_run_finishes() {
         Some(&b"libcudart 13.5.38\n"[..])
     );
 }
+
+/// The names beside a toolkit folder that cuDNN staged ahead of it (`.LEAF.cudnn-PID`).
+fn cudnn_prestaged(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(".cudnn-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The staging folders inside a toolkit's `.cuda-setup` (cuDNN's transaction).
+fn cudnn_staging(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir.join(".cuda-setup"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("staging-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The first install with cuDNN, stand-in toolkit wheels and a real-layout cuDNN wheel.
+fn first_install_with_cudnn(index: &str, root: &Path, env: &[(&str, &str)]) -> Output {
+    let r = root.to_str().unwrap();
+    let mut a = install_args_with_cudnn(index, r, "linux");
+    a.push("--json");
+    cli(&a, env)
+}
+
+/// A cuDNN manifest's files without their stamps (a time of writing differs per install).
+fn manifest_files(dir: &Path) -> Vec<Value> {
+    let m: Value = serde_json::from_slice(
+        &std::fs::read(dir.join(".cuda-setup/cudnn-manifest.json")).unwrap(),
+    )
+    .unwrap();
+    m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            f.as_object_mut().unwrap().remove("stamp");
+            f
+        })
+        .collect()
+}
+
+/// The first wheels install with cuDNN stages cuDNN beside the toolkit while it is
+/// assembled, then moves it in: the files and the manifest are those the plain
+/// `cudnn install` of the same wheel into the same toolkit gives, nothing is left beside
+/// the toolkit or in its staging, and every step is done.
+#[test]
+fn the_prestaged_cudnn_installs_the_same_files_and_manifest_as_the_plain_install() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = serve(&with_cudnn_wheel(
+        Platform::Linux,
+        Wheels::StandIn,
+        tmp.path(),
+    ));
+    let root = tmp.path().join("root");
+    let local = root.join("usr/local");
+    let dir = local.join("cuda-13.5");
+    let out = first_install_with_cudnn(&server.url("/simple"), &root, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let steps = statuses(&out);
+    assert!(
+        steps.iter().all(|(_, s)| s == "done"),
+        "every step done: {steps:?}"
+    );
+    assert!(steps.iter().any(|(n, _)| n == "install_cudnn"), "{steps:?}");
+    assert!(
+        cudnn_prestaged(&local).is_empty(),
+        "{:?}",
+        cudnn_prestaged(&local)
+    );
+    assert!(leftovers(&local).is_empty(), "{:?}", leftovers(&local));
+    assert!(cudnn_staging(&dir).is_empty(), "{:?}", cudnn_staging(&dir));
+    let d = dir.to_str().unwrap();
+    let v = cli(&["cudnn", "verify", "--deep", "--cuda-dir", d], &[]);
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v));
+    let skip = |s: &str| s.starts_with(".cuda-setup");
+    let ahead_files = manifest_files(&dir);
+    let ahead_tree: Vec<_> = snapshot(&dir)
+        .into_iter()
+        .filter(|(k, _)| !skip(k))
+        .collect();
+    let m: Value = serde_json::from_slice(
+        &std::fs::read(dir.join(".cuda-setup/cudnn-manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let wheel = m["archive_path"].as_str().unwrap().to_string();
+
+    // The plain way: out, then in again from the same wheel.
+    let un = cli(&["cudnn", "uninstall", "--cuda-dir", d], &[]);
+    assert_eq!(un.status.code(), Some(0), "{}", text(&un));
+    assert!(!dir.join("lib64/libcudnn.so.9").exists());
+    let plain = cli(
+        &["cudnn", "install", "--archive", &wheel, "--cuda-dir", d],
+        &[],
+    );
+    assert_eq!(plain.status.code(), Some(0), "{}", text(&plain));
+    assert_eq!(manifest_files(&dir), ahead_files, "the same manifest");
+    let plain_tree: Vec<_> = snapshot(&dir)
+        .into_iter()
+        .filter(|(k, _)| !skip(k))
+        .collect();
+    assert_eq!(plain_tree, ahead_tree, "the same files, the same bytes");
+}
+
+/// A cuDNN wheel with a file that has no place in cuDNN: refused while (or after) the
+/// toolkit is assembled. The toolkit is installed all the same, cuDNN is not, and no
+/// staging of it is left beside the toolkit or inside it.
+#[test]
+fn a_cudnn_wheel_that_fails_its_checks_leaves_the_toolkit_installed_and_no_cudnn_staging() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cudnn = tmp.path().join("cudnn");
+    std::fs::create_dir_all(&cudnn).unwrap();
+    let name = support::cudnn_zip::write_cudnn_wheel(&cudnn, "9.27.0.42", 13, false);
+    let good = cudnn.join(&name);
+    let mut entries = Vec::new();
+    let mut z = zip::ZipArchive::new(std::fs::File::open(&good).unwrap()).unwrap();
+    for i in 0..z.len() {
+        let mut e = z.by_index(i).unwrap();
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut b).unwrap();
+        entries.push((String::from_utf8_lossy(e.name_raw()).into_owned(), b));
+    }
+    drop(z);
+    entries.push((
+        "nvidia/cudnn/bin/evil.sh".into(),
+        b"#!/bin/sh\nrm -rf ~\n".to_vec(),
+    ));
+    // The same name, so the index offers it (with its own, matching hash).
+    support::cudnn_zip::write_zip(&good, &entries, false);
+    let mut all = toolkit_files(Platform::Linux, Wheels::StandIn, tmp.path());
+    all.extend(files(&[&cudnn]));
+    let server = serve(&all);
+    let root = tmp.path().join("root");
+    let local = root.join("usr/local");
+    let dir = local.join("cuda-13.5");
+    let out = first_install_with_cudnn(&server.url("/simple"), &root, &[]);
+    let t = text(&out);
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("nvidia/cudnn/bin/evil.sh"), "{t}");
+    let steps = statuses(&out);
+    let of = |name: &str| -> Vec<&str> {
+        steps
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, s)| s.as_str())
+            .collect()
+    };
+    assert_eq!(of("assemble_toolkit"), ["done"], "{steps:?}");
+    assert_eq!(of("install_cudnn"), ["failed"], "{steps:?}");
+    assert!(dir.join("bin/nvcc").is_file(), "the toolkit is in place");
+    assert!(!dir.join(".cuda-setup/cudnn-manifest.json").exists());
+    assert!(!dir.join("lib64/libcudnn.so.9").exists());
+    assert!(
+        cudnn_prestaged(&local).is_empty(),
+        "{:?}",
+        cudnn_prestaged(&local)
+    );
+    assert!(leftovers(&local).is_empty(), "{:?}", leftovers(&local));
+    assert!(cudnn_staging(&dir).is_empty(), "{:?}", cudnn_staging(&dir));
+}
+
+/// Kill -9 with cuDNN staged beside a toolkit still being assembled: the staged copy is
+/// beside the destination (proof the pipeline staged it ahead); the next run deletes it,
+/// finishes the toolkit and installs cuDNN, and leaves nothing beside it.
+#[test]
+fn kill_9_with_cudnn_staged_ahead_is_cleaned_and_the_next_run_installs_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = serve(&with_cudnn_wheel(
+        Platform::Linux,
+        Wheels::StandIn,
+        tmp.path(),
+    ));
+    let index = server.url("/simple");
+    let root = tmp.path().join("root");
+    let local = root.join("usr/local");
+    let dir = local.join("cuda-13.5");
+    let pause = tmp.path().join("pause");
+    std::fs::create_dir_all(&pause).unwrap();
+    let flag = pause.join("cudnn_prestaged.paused");
+    let mut a = install_args_with_cudnn(&index, root.to_str().unwrap(), "linux");
+    a.push("--json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(&a)
+        .env("LANG", "C")
+        .env("CUDA_SETUP_TEST_PAUSE_AT", "cudnn_prestaged")
+        .env("CUDA_SETUP_TEST_PAUSE_DIR", &pause)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !flag.exists() {
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("never reached cudnn_prestaged");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let left = cudnn_prestaged(&local);
+    assert_eq!(left.len(), 1, "cuDNN staged beside the toolkit: {left:?}");
+    assert!(
+        std::fs::read_dir(local.join(&left[0]))
+            .unwrap()
+            .next()
+            .is_some(),
+        "with its files"
+    );
+    assert!(!dir.join(".cuda-setup/cudnn-manifest.json").exists());
+    let out = first_install_with_cudnn(&index, &root, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        cudnn_prestaged(&local).is_empty(),
+        "{:?}",
+        cudnn_prestaged(&local)
+    );
+    assert!(leftovers(&local).is_empty(), "{:?}", leftovers(&local));
+    assert!(cudnn_staging(&dir).is_empty(), "{:?}", cudnn_staging(&dir));
+    assert!(dir.join("lib64/libcudnn.so.9").is_file());
+    let v = cli(
+        &[
+            "cudnn",
+            "verify",
+            "--deep",
+            "--cuda-dir",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v));
+}
+
+/// The cuDNN wheel, fetched first now that its install is staged ahead, fails its hash:
+/// the toolkit's wheels are still fetched and the toolkit goes in (as when cuDNN came
+/// last); the run fails with the mismatch, cuDNN is not installed, nothing is left over.
+#[test]
+fn a_cudnn_wheel_that_fails_its_hash_still_leaves_the_toolkit_installed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut all = with_cudnn_wheel(Platform::Linux, Wheels::StandIn, tmp.path());
+    all.iter_mut()
+        .find(|f| f.project == "nvidia-cudnn-cu13")
+        .unwrap()
+        .sha256 = "0".repeat(64);
+    let server = serve(&all);
+    let root = tmp.path().join("root");
+    let local = root.join("usr/local");
+    let dir = local.join("cuda-13.5");
+    let out = first_install_with_cudnn(&server.url("/simple"), &root, &[]);
+    let t = text(&out);
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("mismatch"), "{t}");
+    let steps = statuses(&out);
+    let of = |name: &str| -> Vec<&str> {
+        steps
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, s)| s.as_str())
+            .collect()
+    };
+    assert_eq!(of("download_cudnn"), ["failed"], "{steps:?}");
+    assert_eq!(of("assemble_toolkit"), ["done"], "{steps:?}");
+    assert_eq!(of("install_cudnn"), ["not_run"], "{steps:?}");
+    assert!(dir.join("bin/nvcc").is_file(), "the toolkit is in place");
+    assert!(!dir.join(".cuda-setup/cudnn-manifest.json").exists());
+    assert!(
+        cudnn_prestaged(&local).is_empty(),
+        "{:?}",
+        cudnn_prestaged(&local)
+    );
+    assert!(leftovers(&local).is_empty(), "{:?}", leftovers(&local));
+}

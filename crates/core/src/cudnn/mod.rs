@@ -267,32 +267,8 @@ pub fn install(
         }
         e
     };
-    if let Some(major) = plan.cuda_major
-        && major != toolkit.major()
-    {
-        let v = plan.full_version.as_ref().unwrap_or(&plan.version);
-        let suggestion = if plan.top == "nvidia/cudnn" {
-            format!("the wheel nvidia-cudnn-cu{}=={v}", toolkit.major())
-        } else if plan.format == archive::Format::TarXz {
-            format!(
-                "cudnn-linux-x86_64-{v}_cuda{}-archive.tar.xz",
-                toolkit.major()
-            )
-        } else {
-            format!(
-                "cudnn-windows-x86_64-{v}_cuda{}-archive.zip",
-                toolkit.major()
-            )
-        };
-        return Err(give_up(CudnnError::Refused {
-            archive: archive.to_path_buf(),
-            refusal: Refusal::CudaMismatch {
-                archive: major,
-                toolkit: toolkit.to_string(),
-                toolkit_dir: dir.to_path_buf(),
-                suggestion,
-            },
-        }));
+    if let Some(e) = mismatch(archive, dir, &plan, &toolkit) {
+        return Err(give_up(e));
     }
     report(Event::Validated {
         version: plan.version.clone(),
@@ -320,12 +296,69 @@ pub fn install(
             extract::extract(&plan, &staging, report).map_err(give_up)?
         }
     };
-    if let Some(old) = txn::load_manifest(dir).map_err(give_up)? {
-        txn::uninstall(dir, old).map_err(give_up)?;
-    }
     // The wheel's developer names (`libcudnn.so`, `cudnn.lib`), staged with its files.
     let mut staged = staged;
     staged.extend(devnames::stage(&plan, &staging, &staged).map_err(give_up)?);
+    commit(
+        archive, dir, toolkit, &plan, &staging, staged, &give_up, report,
+    )
+}
+
+/// A refusal of a cuDNN built for another CUDA major than the toolkit's.
+fn mismatch(
+    archive: &Path,
+    dir: &Path,
+    plan: &archive::Plan,
+    toolkit: &Version,
+) -> Option<CudnnError> {
+    let major = plan.cuda_major?;
+    if major == toolkit.major() {
+        return None;
+    }
+    let v = plan.full_version.as_ref().unwrap_or(&plan.version);
+    let suggestion = if plan.top == "nvidia/cudnn" {
+        format!("the wheel nvidia-cudnn-cu{}=={v}", toolkit.major())
+    } else if plan.format == archive::Format::TarXz {
+        format!(
+            "cudnn-linux-x86_64-{v}_cuda{}-archive.tar.xz",
+            toolkit.major()
+        )
+    } else {
+        format!(
+            "cudnn-windows-x86_64-{v}_cuda{}-archive.zip",
+            toolkit.major()
+        )
+    };
+    Some(CudnnError::Refused {
+        archive: archive.to_path_buf(),
+        refusal: Refusal::CudaMismatch {
+            archive: major,
+            toolkit: toolkit.to_string(),
+            toolkit_dir: dir.to_path_buf(),
+            suggestion,
+        },
+    })
+}
+
+/// The part of an install after every file is in `staging` (`.cuda-setup/staging-PID`,
+/// developer names included): the previous cuDNN of ours goes (its own transaction),
+/// then the new files go in as one transaction. The same for both ways in (plain
+/// [`install`], [`install_prestaged`]), so both leave the same files and manifest.
+/// `give_up` cleans staging for a failure before the transaction (which cleans its own).
+#[allow(clippy::too_many_arguments)]
+fn commit(
+    archive: &Path,
+    dir: &Path,
+    toolkit: Version,
+    plan: &archive::Plan,
+    staging: &Path,
+    staged: Vec<extract::Staged>,
+    give_up: &dyn Fn(CudnnError) -> CudnnError,
+    report: &(dyn Fn(Event) + Sync),
+) -> Result<Manifest, CudnnError> {
+    if let Some(old) = txn::load_manifest(dir).map_err(give_up)? {
+        txn::uninstall(dir, old).map_err(give_up)?;
+    }
     let files: Vec<ManifestFile> = staged
         .iter()
         .map(|s| {
@@ -358,7 +391,182 @@ pub fn install(
         files,
     };
     report(Event::Applying);
-    txn::apply_install(dir, &staging, &moves, manifest)
+    txn::apply_install(dir, staging, &moves, manifest)
+}
+
+/// cuDNN checked and extracted ahead of its install, beside the toolkit folder it is
+/// for ([`prestage_path`]: the same volume, so it moves in by renames): the pipelined
+/// wheels install stages it while the toolkit is still being assembled, then
+/// [`install_prestaged`] applies it once the toolkit is in place. Dropped unused (a
+/// failure, the assembly failing), its folder goes; a kill leaves it, and
+/// [`clean_prestaged`] deletes it before the next run stages again.
+pub struct Prestaged {
+    archive: PathBuf,
+    plan: archive::Plan,
+    /// Emptied once moved into the toolkit (nothing left to delete then).
+    staging: PathBuf,
+    staged: Vec<extract::Staged>,
+}
+
+impl Drop for Prestaged {
+    fn drop(&mut self) {
+        if !self.staging.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.staging);
+        }
+    }
+}
+
+const PRESTAGE: &str = ".cudnn-";
+
+/// Where this process stages cuDNN ahead for the toolkit at `dir`: `.LEAF.cudnn-PID`
+/// beside it (a name the toolkit swap's own leftovers never take).
+pub fn prestage_path(dir: &Path) -> PathBuf {
+    let leaf = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "cuda".into());
+    dir.with_file_name(format!(".{leaf}{PRESTAGE}{}", std::process::id()))
+}
+
+/// Deletes the folders a killed run's [`stage`] left beside `dir` (any process's: the
+/// caller holds the target's lock, so no other run of ours is staging there). Only
+/// real folders named exactly as [`prestage_path`] names them; returns how many.
+pub fn clean_prestaged(dir: &Path) -> usize {
+    let (Some(parent), Some(leaf)) = (dir.parent(), dir.file_name()) else {
+        return 0;
+    };
+    let prefix = format!(".{}{PRESTAGE}", leaf.to_string_lossy());
+    let mut n = 0;
+    for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let ours = name
+            .strip_prefix(&prefix)
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
+        if ours
+            && e.file_type().is_ok_and(|t| t.is_dir())
+            && std::fs::remove_dir_all(e.path()).is_ok()
+        {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Checks `archive` and extracts it (every check of [`install`]'s, the developer names
+/// included) into [`prestage_path`]`(dir)`, without touching `dir`, which need not
+/// exist yet. A refusal leaves nothing behind.
+pub fn stage(
+    archive: &Path,
+    dir: &Path,
+    report: &(dyn Fn(Event) + Sync),
+) -> Result<Prestaged, CudnnError> {
+    let staging = prestage_path(dir);
+    let parent = staging.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| CudnnError::io(parent, e))?;
+    let _ = std::fs::remove_dir_all(&staging);
+    let fail = |e: CudnnError| {
+        let _ = std::fs::remove_dir_all(&staging);
+        e
+    };
+    let (plan, mut staged) = if tarball::is_xz(archive) {
+        tarball::open_and_extract(archive, &archive::Limits::default(), &staging, report)
+            .map_err(fail)?
+    } else {
+        let plan = archive::open(archive).map_err(|refusal| CudnnError::Refused {
+            archive: archive.to_path_buf(),
+            refusal,
+        })?;
+        report(Event::Validated {
+            version: plan.version.clone(),
+            entries: plan.entries.len(),
+            total_bytes: plan.total_bytes,
+        });
+        // As in [`install`]: the files, and room for the backups of those they replace.
+        if let Ok(free) = crate::platform::free_space(parent)
+            && free < plan.total_bytes * 2
+        {
+            return Err(CudnnError::DiskFull {
+                dir: dir.to_path_buf(),
+                needed: plan.total_bytes * 2,
+                free,
+            });
+        }
+        std::fs::create_dir_all(&staging).map_err(|e| fail(CudnnError::io(&staging, e)))?;
+        let staged = extract::extract(&plan, &staging, report).map_err(fail)?;
+        (plan, staged)
+    };
+    staged.extend(devnames::stage(&plan, &staging, &staged).map_err(fail)?);
+    Ok(Prestaged {
+        archive: archive.to_path_buf(),
+        plan,
+        staging,
+        staged,
+    })
+}
+
+/// Installs what [`stage`] extracted into the toolkit at `dir` (now in place): the
+/// staging folder moves into `.cuda-setup/staging-PID` in one rename, then the rest is
+/// [`install`]'s own transaction — the same toolkit and CUDA-major checks, the previous
+/// cuDNN uninstalled, journal, manifest, recovery.
+pub fn install_prestaged(
+    pre: Prestaged,
+    dir: &Path,
+    report: &(dyn Fn(Event) + Sync),
+) -> Result<Manifest, CudnnError> {
+    let mut pre = pre;
+    let toolkit = crate::detect::toolkit::version_of(&Host::real(), dir, Duration::from_secs(20))
+        .filter(|_| dir.join("bin").is_dir())
+        .ok_or_else(|| CudnnError::NotAToolkit {
+            dir: dir.to_path_buf(),
+            detail: "no version.json, version.txt or bin/nvcc".into(),
+        })?;
+    let _lock = lock(dir, true)?;
+    if let Some(r) = txn::recover(dir)? {
+        report(Event::Recovered(r));
+    }
+    let meta = txn::meta(dir);
+    let meta_existed = meta.exists() && !_lock.as_ref().is_some_and(|l| l.created_dir());
+    let give_up = |e: CudnnError, staging: &Path| {
+        let _ = std::fs::remove_dir_all(staging);
+        if !meta_existed {
+            let _ = std::fs::remove_dir_all(&meta);
+        }
+        e
+    };
+    if let Some(e) = mismatch(&pre.archive, dir, &pre.plan, &toolkit) {
+        return Err(give_up(e, &pre.staging));
+    }
+    let staging = meta.join(format!("staging-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    // A kill from here on leaves the files in the toolkit's own staging folder, which
+    // the next cuDNN command's recovery deletes (no journal yet).
+    std::fs::rename(&pre.staging, &staging)
+        .map_err(|e| give_up(CudnnError::io(&pre.staging, e), &pre.staging))?;
+    let from = std::mem::take(&mut pre.staging);
+    let mut staged = std::mem::take(&mut pre.staged);
+    for s in &mut staged {
+        if let Ok(rel) = s.path.strip_prefix(&from) {
+            s.path = staging.join(rel);
+        }
+    }
+    let give_up = |e: CudnnError| give_up(e, &staging);
+    commit(
+        &pre.archive,
+        dir,
+        toolkit,
+        &pre.plan,
+        &staging,
+        staged,
+        &give_up,
+        report,
+    )
+}
+
+/// Whether the cuDNN of ours in `dir` came from an archive named as `archive` (what the
+/// install step's "already installed" check starts from); reads only its manifest.
+pub fn installed_from(dir: &Path, archive: &Path) -> bool {
+    matches!(txn::read_manifest(dir), Ok(Some(m))
+        if archive.file_name().is_some_and(|n| n.to_string_lossy() == m.archive))
 }
 
 /// Restores the toolkit folder to what it was before our install.

@@ -449,6 +449,16 @@ fn lock(target: &Target) -> Result<crate::lock::Lock, steps::StepError> {
     })
 }
 
+/// What the pipeline hands a step besides the plan's words ([`pipeline`]).
+pub(super) enum Feed<'a> {
+    None,
+    /// The assembly's wheels, as their downloads are verified.
+    Wheels(steps::WheelStream<'a>),
+    /// The cuDNN install, started before its toolkit is in place: waits for it, and
+    /// says whether it came.
+    ToolkitReady(&'a (dyn Fn() -> bool + Sync)),
+}
+
 fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>) -> RunReport {
     let start = Instant::now();
     let plan_json = serde_json::to_string(plan).expect("serialisable");
@@ -524,7 +534,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             report.steps[index].status = StepStatus::Cancelled;
             break;
         }
-        let (result, elapsed) = runner.run_step(index, cancel, None);
+        let (result, elapsed) = runner.run_step(index, cancel, Feed::None);
         if runner.record(&mut report, &mut done, index, result, elapsed) == Flow::Stop {
             break;
         }
@@ -585,7 +595,7 @@ impl Runner<'_> {
         &self,
         index: usize,
         cancel: &Cancel,
-        stream: Option<steps::WheelStream>,
+        feed: Feed,
     ) -> (Result<StepOutcome, steps::StepError>, u64) {
         let step = &self.plan.steps[index];
         let name = step.name();
@@ -606,9 +616,12 @@ impl Runner<'_> {
         };
         let result = crate::panics::catch(|| {
             crate::panics::test_hook(name);
-            match (step, stream) {
-                (steps::Step::AssembleToolkit(spec), Some(s)) => {
+            match (step, feed) {
+                (steps::Step::AssembleToolkit(spec), Feed::Wheels(s)) => {
                     steps::assemble_toolkit_streamed(spec, &ctx, Some(s))
+                }
+                (steps::Step::InstallCudnn { archive, cuda_dir }, Feed::ToolkitReady(ready)) => {
+                    steps::install_cudnn_ahead(archive, cuda_dir, &ctx, ready)
                 }
                 _ => steps::run(step, &ctx),
             }

@@ -3,7 +3,13 @@
 //! download. Run one after another, the assembly waits for the last download; here the
 //! downloads run in plan order on this thread while the assembly, on its own thread,
 //! unpacks each wheel into its staging folder as soon as that wheel's download is
-//! verified, and the cuDNN wheel downloads while the tree is still being unpacked.
+//! verified, and the cuDNN wheel downloads while the tree is still being unpacked. The
+//! cuDNN install that follows starts once its wheel is verified: it checks and extracts
+//! the wheel beside the toolkit's folder while the tree is still unpacked
+//! ([`crate::cudnn::stage`]), waits for the toolkit to be in place, then moves its files
+//! in with cuDNN's own transaction ([`crate::cudnn::install_prestaged`]); the assembly
+//! failing, it deletes what it staged and does not run. A cuDNN refused does not stop the
+//! assembly: the toolkit goes in, and the run fails with the refusal.
 //!
 //! Nothing about a step changes for the rest of the run: each keeps its own events
 //! (progress per wheel), its report entry and its place in the journal, so a plan or
@@ -14,11 +20,12 @@
 //! next run's recovery deletes before it unpacks again.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::channel;
 use std::time::Duration;
 
-use super::{Flow, RunReport, Runner, StepStatus};
+use super::{Feed, Flow, RunReport, Runner, StepStatus};
 use crate::download::Cancel;
 use crate::plan::Plan;
 use crate::steps::{self, Step};
@@ -35,12 +42,15 @@ pub(super) struct Group {
     /// The download right after the assembly (the cuDNN wheel), fetched while the tree
     /// is unpacked.
     after: Option<usize>,
+    /// The install of that download into the assembled toolkit, staged while the tree is
+    /// still unpacked and applied once it is in place.
+    install: Option<usize>,
 }
 
 impl Group {
     /// The first step after the group.
     pub(super) fn end(&self) -> usize {
-        self.after.unwrap_or(self.assemble) + 1
+        self.install.or(self.after).unwrap_or(self.assemble) + 1
     }
 }
 
@@ -67,10 +77,24 @@ pub(super) fn group(plan: &Plan, start: usize, done: &[usize]) -> Option<Group> 
         Some(Step::Download(d)) if d.what != steps::DRIVER_INSTALLER => Some(k + 1),
         _ => None,
     };
+    let install = after.and_then(|a| match (&plan.steps[a], plan.steps.get(a + 1)) {
+        (Step::Download(d), Some(Step::InstallCudnn { archive, cuda_dir }))
+            if *archive == d.dest
+                && *cuda_dir == spec.dir
+                && !done.contains(&(a + 1))
+                // Ours already, from this archive: the step's own check will most likely
+                // find nothing to do, so nothing is extracted ahead (it runs after).
+                && !crate::cudnn::installed_from(cuda_dir, archive) =>
+        {
+            Some(a + 1)
+        }
+        _ => None,
+    });
     Some(Group {
         downloads,
         assemble: k,
         after,
+        install,
     })
 }
 
@@ -100,6 +124,14 @@ pub(super) fn run(
         })
         .sum();
     let mut flow = Flow::Next;
+    // Whether the assembly put the toolkit in place, for the cuDNN install waiting on it.
+    let (toolkit_tx, toolkit_rx) = channel::<bool>();
+    let toolkit_rx = Mutex::new(toolkit_rx);
+    let ready = || {
+        let rx = toolkit_rx.lock().unwrap_or_else(|p| p.into_inner());
+        rx.recv().unwrap_or(false)
+    };
+    let ready: &(dyn Fn() -> bool + Sync) = &ready;
     std::thread::scope(|s| {
         let (wheels, arrived) = channel::<PathBuf>();
         s.spawn(|| {
@@ -116,7 +148,11 @@ pub(super) fn run(
             // they begin; none (a first download failed): never started.
             let first = arrived.recv().ok()?;
             let stream = std::iter::once(first).chain(arrived);
-            let r = runner.run_step(group.assemble, inner, Some((Box::new(stream), total)));
+            let r = runner.run_step(
+                group.assemble,
+                inner,
+                Feed::Wheels((Box::new(stream), total)),
+            );
             // A cancel (the user's, or the downloads stopping) is no failure of its own.
             if r.0
                 .as_ref()
@@ -129,14 +165,33 @@ pub(super) fn run(
         });
         let mut stopped = false;
         let mut fed = 0;
+        // The cuDNN install, started once its archive is verified (see `Group::install`).
+        let mut cudnn = None;
+        let mut start_cudnn = |index: usize| {
+            if Some(index) == group.after
+                && let Some(i) = group.install
+            {
+                cudnn = Some(s.spawn(move || runner.run_step(i, inner, Feed::ToolkitReady(ready))));
+            }
+        };
         let toolkit = group.downloads.iter().map(|(i, p)| (*i, Some(p)));
-        for (index, wheel) in toolkit.chain(group.after.map(|i| (i, None))) {
+        let cudnn_wheel = group.after.map(|i| (i, None));
+        // With its install staged ahead, the cuDNN wheel (the largest) is fetched first:
+        // its extraction then runs while the toolkit's wheels download and unpack, not
+        // after the last of them.
+        let order: Vec<(usize, Option<&PathBuf>)> = if group.install.is_some() {
+            cudnn_wheel.into_iter().chain(toolkit).collect()
+        } else {
+            toolkit.chain(cudnn_wheel).collect()
+        };
+        for (index, wheel) in order {
             if done.contains(&index) {
                 runner.done_before(report, index);
                 if let Some(p) = wheel {
                     let _ = wheels.send(p.clone());
                     fed += 1;
                 }
+                start_cudnn(index);
                 continue;
             }
             if assembly_failed.load(Ordering::SeqCst) {
@@ -149,7 +204,7 @@ pub(super) fn run(
                 stopped = true;
                 break;
             }
-            let (result, ms) = runner.run_step(index, inner, None);
+            let (result, ms) = runner.run_step(index, inner, Feed::None);
             // Stopped because the assembly failed: not this step's doing, and not run.
             if assembly_failed.load(Ordering::SeqCst)
                 && matches!(result, Err(steps::StepError::Cancelled))
@@ -161,12 +216,20 @@ pub(super) fn run(
             let ok = result.is_ok();
             if runner.record(report, done, index, result, ms) == Flow::Stop {
                 flow = Flow::Stop;
+                // The cuDNN wheel, fetched first, failed: the toolkit still goes in (as
+                // when it is fetched last), and the run stops after it.
+                if wheel.is_none() && !cancel.is_cancelled() {
+                    continue;
+                }
                 stopped = true;
                 break;
             }
             if ok && let Some(p) = wheel {
                 let _ = wheels.send(p.clone());
                 fed += 1;
+            }
+            if ok {
+                start_cudnn(index);
             }
         }
         // Stopped before every wheel arrived: the assembly stops too, before the channel
@@ -177,7 +240,6 @@ pub(super) fn run(
         }
         drop(wheels);
         let result = assembly.join();
-        over.store(true, Ordering::SeqCst);
         let i = group.assemble;
         match result {
             Ok(None) => {}
@@ -212,6 +274,42 @@ pub(super) fn run(
                 flow = Flow::Stop;
             }
         }
+        // The toolkit is in place (or will not be): the cuDNN install applies what it
+        // staged, or stops and deletes it.
+        let placed = report.steps[i].status == StepStatus::Done;
+        let _ = toolkit_tx.send(placed && !cancel.is_cancelled());
+        if let (Some(t), Some(c)) = (cudnn, group.install) {
+            match t.join() {
+                Ok((Err(steps::StepError::Cancelled), ms)) if !placed && !cancel.is_cancelled() => {
+                    report.steps[c].status = StepStatus::Cancelled;
+                    report.steps[c].elapsed_ms = ms;
+                    runner.log.line(&format!(
+                        "step {c} {}: stopped with the toolkit assembly",
+                        plan.steps[c].name()
+                    ));
+                }
+                // Its own failure (a refused archive) is the run's unless the assembly's
+                // came first.
+                Ok((r, ms)) => {
+                    if report.failure.is_none() || r.is_ok() {
+                        if runner.record(report, done, c, r, ms) == Flow::Stop {
+                            flow = Flow::Stop;
+                        }
+                    } else {
+                        report.steps[c].status = StepStatus::Failed;
+                        report.steps[c].elapsed_ms = ms;
+                    }
+                }
+                Err(_) => {
+                    report.steps[c].status = StepStatus::Failed;
+                    report.failure.get_or_insert(super::Failure::internal(
+                        "the cuDNN install's worker stopped without a result",
+                    ));
+                    flow = Flow::Stop;
+                }
+            }
+        }
+        over.store(true, Ordering::SeqCst);
         if stopped {
             flow = Flow::Stop;
         }
@@ -299,5 +397,35 @@ mod tests {
         // No cuDNN download after it: the group ends with the assembly.
         let g = group(&plan(&target, steps[..4].to_vec()), 1, &[]).unwrap();
         assert_eq!((g.after, g.end()), (None, 4));
+        // The install of that download into the assembled toolkit joins the group (it is
+        // staged while the tree is unpacked) — not one into another folder, not one an
+        // interrupted run finished, not one whose cuDNN is ours already.
+        let toolkit = root.path().join("usr/local/cuda-13.5");
+        let install = |archive: &str, dir: &Path| Step::InstallCudnn {
+            archive: dl.join(archive),
+            cuda_dir: dir.to_path_buf(),
+        };
+        let mut with = steps.clone();
+        with.push(install("c.whl", &toolkit));
+        let g = group(&plan(&target, with.clone()), 1, &[]).unwrap();
+        assert_eq!((g.after, g.install, g.end()), (Some(4), Some(5), 6));
+        assert_eq!(
+            group(&plan(&target, with.clone()), 1, &[5]).unwrap().end(),
+            5
+        );
+        let mut elsewhere = steps.clone();
+        elsewhere.push(install("c.whl", &root.path().join("other")));
+        assert_eq!(
+            group(&plan(&target, elsewhere), 1, &[]).unwrap().install,
+            None
+        );
+        let meta = toolkit.join(".cuda-setup");
+        std::fs::create_dir_all(&meta).unwrap();
+        std::fs::write(
+            meta.join("cudnn-manifest.json"),
+            r#"{"format":1,"cudnn_version":"9.27.0","cuda_major":13,"toolkit_version":"13.5.0","archive":"c.whl","files":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(group(&plan(&target, with), 1, &[]).unwrap().install, None);
     }
 }

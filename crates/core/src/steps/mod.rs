@@ -691,6 +691,9 @@ pub fn assemble_toolkit_streamed(
 }
 
 fn install_cudnn(archive: &Path, cuda_dir: &Path, ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    // What a run killed after staging cuDNN ahead of its toolkit left beside it (that
+    // run's assembly may have finished: this one then installs step by step).
+    crate::cudnn::clean_prestaged(cuda_dir);
     // Already ours and intact, from this very archive: nothing to do.
     if let Ok(Some(m)) = crate::cudnn::txn::read_manifest(cuda_dir)
         && archive
@@ -707,7 +710,14 @@ fn install_cudnn(archive: &Path, cuda_dir: &Path, ctx: &Ctx) -> Result<StepOutco
             reboot_required: false,
         });
     }
-    let emit = |e: crate::cudnn::Event| {
+    let emit = cudnn_progress(ctx);
+    let m = crate::cudnn::install(archive, cuda_dir, &emit).map_err(StepError::Cudnn)?;
+    Ok(cudnn_installed(&m))
+}
+
+/// cuDNN's extraction progress as the step's.
+fn cudnn_progress<'a>(ctx: &'a Ctx) -> impl Fn(crate::cudnn::Event) + Sync + 'a {
+    |e: crate::cudnn::Event| {
         if let crate::cudnn::Event::Extracted {
             bytes, total_bytes, ..
         } = e
@@ -719,9 +729,11 @@ fn install_cudnn(archive: &Path, cuda_dir: &Path, ctx: &Ctx) -> Result<StepOutco
                 eta_secs: None,
             });
         }
-    };
-    let m = crate::cudnn::install(archive, cuda_dir, &emit).map_err(StepError::Cudnn)?;
-    Ok(StepOutcome {
+    }
+}
+
+fn cudnn_installed(m: &crate::cudnn::Manifest) -> StepOutcome {
+    StepOutcome {
         changed: true,
         detail: msg!(
             "step_cudnn_installed",
@@ -729,7 +741,30 @@ fn install_cudnn(archive: &Path, cuda_dir: &Path, ctx: &Ctx) -> Result<StepOutco
             files = m.files.len()
         ),
         reboot_required: false,
-    })
+    }
+}
+
+/// The install_cudnn step of the pipelined wheels install, started while the toolkit it
+/// goes into is still being assembled: the archive is checked and extracted beside that
+/// toolkit's folder ([`crate::cudnn::stage`]), then `ready()` waits for the assembly and
+/// says whether the toolkit is in place (false: the step stops as cancelled, its staging
+/// gone); then the files move in as one transaction, as in [`install_cudnn`].
+pub fn install_cudnn_ahead(
+    archive: &Path,
+    cuda_dir: &Path,
+    ctx: &Ctx,
+    ready: &dyn Fn() -> bool,
+) -> Result<StepOutcome, StepError> {
+    let emit = cudnn_progress(ctx);
+    crate::cudnn::clean_prestaged(cuda_dir);
+    let pre = crate::cudnn::stage(archive, cuda_dir, &emit).map_err(StepError::Cudnn)?;
+    // A test kills the run here: cuDNN staged beside a toolkit still being assembled.
+    crate::lock::test_pause("cudnn_prestaged");
+    if !ready() || ctx.cancel.is_cancelled() {
+        return Err(StepError::Cancelled);
+    }
+    let m = crate::cudnn::install_prestaged(pre, cuda_dir, &emit).map_err(StepError::Cudnn)?;
+    Ok(cudnn_installed(&m))
 }
 
 /// Appends to the record of environment changes (for revert and repair).

@@ -16,6 +16,9 @@
 //!
 //! Run: `cargo bench --bench audit`
 
+#[path = "support/real_wheels.rs"]
+mod real_wheels;
+
 #[path = "../tests/support/server.rs"]
 mod server;
 
@@ -33,63 +36,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The set measured in #21: the toolkit's developer components and cuDNN.
-const PINS: &[&str] = &[
-    "cuda-toolkit==13.2.2",
-    "nvidia-cublas==13.4.1.3",
-    "nvidia-cuda-cccl==13.2.86",
-    "nvidia-cuda-crt==13.2.86",
-    "nvidia-cuda-nvcc==13.2.86",
-    "nvidia-cuda-nvrtc==13.2.86",
-    "nvidia-cuda-profiler-api==13.2.86",
-    "nvidia-cuda-runtime==13.2.86",
-    "nvidia-cudnn-cu13==9.27.0.42",
-    "nvidia-cufft==12.2.0.57",
-    "nvidia-curand==10.4.2.66",
-    "nvidia-cusolver==12.2.0.11",
-    "nvidia-cusparse==12.7.10.12",
-    "nvidia-nvjitlink==13.5.37",
-    "nvidia-nvtx==13.2.86",
-    "nvidia-nvvm==13.2.86",
-];
-const TAGS: &[&str] = &[
-    "manylinux_2_27_x86_64",
-    "manylinux_2_17_x86_64",
-    "manylinux2014_x86_64",
-    "manylinux_2_12_x86_64",
-    "manylinux2010_x86_64",
-    "manylinux_2_5_x86_64",
-    "manylinux1_x86_64",
-];
-
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn wheels_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("BENCH_WHEELS") {
-        return PathBuf::from(d);
-    }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-wheels/linux");
-    let have = std::fs::read_dir(&dir)
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.path().extension().is_some_and(|x| x == "whl"))
-                .count()
-        })
-        .unwrap_or(0);
-    if have < PINS.len() {
-        println!(
-            "fetching {} wheels into {} (once)",
-            PINS.len(),
-            dir.display()
-        );
-        wheels::pip_download(&dir, TAGS, PINS);
-    }
-    dir
 }
 
 /// Writes back, then drops from the page cache, every file under `dir`.
@@ -161,7 +112,7 @@ fn main() {
     let work = tempfile::tempdir_in(base).unwrap();
     let root = work.path().join("root");
 
-    let files = wheels::files(&[&wheels_dir()]);
+    let files = wheels::files(&[&real_wheels::dir()]);
     let server = wheels::serve(&files);
     let t = Instant::now();
     let out = Command::new(&ours)

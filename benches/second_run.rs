@@ -10,6 +10,9 @@
 //! measures that binary too, on its own tree, in the same run. `BENCH_RUNS` no-op runs
 //! each (default 5; the median is shown). `BENCH_DIR` the scratch folder.
 
+#[path = "support/real_wheels.rs"]
+mod real_wheels;
+
 #[path = "../tests/support/server.rs"]
 mod server;
 
@@ -26,57 +29,6 @@ mod pe;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
-
-/// The set `docs` and the issue measure: CUDA 13.2 developer components + cuDNN 9.27.
-const PINS: &[&str] = &[
-    "cuda-toolkit==13.2.2",
-    "nvidia-cublas==13.4.1.3",
-    "nvidia-cuda-cccl==13.2.86",
-    "nvidia-cuda-crt==13.2.86",
-    "nvidia-cuda-nvcc==13.2.86",
-    "nvidia-cuda-nvrtc==13.2.86",
-    "nvidia-cuda-profiler-api==13.2.86",
-    "nvidia-cuda-runtime==13.2.86",
-    "nvidia-cudnn-cu13==9.27.0.42",
-    "nvidia-cufft==12.2.0.57",
-    "nvidia-curand==10.4.2.66",
-    "nvidia-cusolver==12.2.0.11",
-    "nvidia-cusparse==12.7.10.12",
-    "nvidia-nvjitlink==13.5.37",
-    "nvidia-nvtx==13.2.86",
-    "nvidia-nvvm==13.2.86",
-];
-
-fn wheel_dir() -> PathBuf {
-    if let Ok(d) = std::env::var("BENCH_WHEELS") {
-        return PathBuf::from(d);
-    }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-wheels/linux");
-    let have = std::fs::read_dir(&dir)
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().ends_with(".whl"))
-                .count()
-        })
-        .unwrap_or(0);
-    if have < PINS.len() {
-        println!("fetching NVIDIA's wheels into {} (once)", dir.display());
-        wheels::pip_download(
-            &dir,
-            &[
-                "manylinux_2_27_x86_64",
-                "manylinux_2_17_x86_64",
-                "manylinux2014_x86_64",
-                "manylinux_2_12_x86_64",
-                "manylinux2010_x86_64",
-                "manylinux_2_5_x86_64",
-                "manylinux1_x86_64",
-            ],
-            PINS,
-        );
-    }
-    dir
-}
 
 /// One run: wall seconds, and the JSON's (step name → summed ms).
 struct Run {
@@ -186,7 +138,7 @@ fn main() {
         .max(1);
     let base =
         std::env::var("BENCH_DIR").unwrap_or_else(|_| std::env::temp_dir().display().to_string());
-    let dir = wheel_dir();
+    let dir = real_wheels::dir();
     let files = wheels::files(&[&dir]);
     let total: u64 = files.iter().map(|f| f.size).sum();
     println!(

@@ -12,6 +12,9 @@
 //! - `BENCH_BASELINE=/path/to/an/older/cuda-setup`: that binary too, side by side.
 //! - `BENCH_RUNS=N` (default 1): installs per binary, alternated; the best is printed.
 
+#[path = "support/real_wheels.rs"]
+mod real_wheels;
+
 #[path = "../tests/support/server.rs"]
 mod server;
 
@@ -31,65 +34,10 @@ use std::time::{Duration, Instant};
 
 use cuda_setup_core::download::{self, Cancel, Expected, Options, Request};
 
-/// The release and the pins its `cuda-toolkit` metapackage names for the developer
-/// components on Linux, and the cuDNN the tables recommend with it.
-const PINS: &[&str] = &[
-    "cuda-toolkit==13.2.2",
-    "nvidia-cublas==13.4.1.3",
-    "nvidia-cuda-cccl==13.2.86",
-    "nvidia-cuda-crt==13.2.86",
-    "nvidia-cuda-nvcc==13.2.86",
-    "nvidia-cuda-nvrtc==13.2.86",
-    "nvidia-cuda-profiler-api==13.2.86",
-    "nvidia-cuda-runtime==13.2.86",
-    "nvidia-cufft==12.2.0.57",
-    "nvidia-curand==10.4.2.66",
-    "nvidia-cusolver==12.2.0.11",
-    "nvidia-cusparse==12.7.10.12",
-    "nvidia-nvjitlink==13.5.37",
-    "nvidia-nvtx==13.2.86",
-    "nvidia-nvvm==13.2.86",
-    "nvidia-cudnn-cu13==9.27.0.42",
-];
-
 const CONNECTIONS: usize = 4;
 
 /// One install: its wall time and each step's (name, ms), summed by name.
 type Run = (Duration, Vec<(String, u64)>);
-
-fn wheel_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("BENCH_WHEELS") {
-        return PathBuf::from(d);
-    }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-wheels/linux");
-    let have = std::fs::read_dir(&dir)
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.path().extension().is_some_and(|x| x == "whl"))
-                .count()
-        })
-        .unwrap_or(0);
-    if have < PINS.len() {
-        eprintln!(
-            "fetching NVIDIA's wheels with pip into {} (once)…",
-            dir.display()
-        );
-        wheels::pip_download(
-            &dir,
-            &[
-                "manylinux_2_27_x86_64",
-                "manylinux_2_17_x86_64",
-                "manylinux2014_x86_64",
-                "manylinux_2_12_x86_64",
-                "manylinux2010_x86_64",
-                "manylinux_2_5_x86_64",
-                "manylinux1_x86_64",
-            ],
-            PINS,
-        );
-    }
-    dir
-}
 
 /// Every wheel fetched with our downloader, one after another, as the install does.
 fn download_alone(server: &server::Server, files: &[wheels::IndexFile], dir: &Path) -> Duration {
@@ -176,7 +124,7 @@ fn secs(d: Duration) -> String {
 }
 
 fn main() {
-    let dir = wheel_dir();
+    let dir = real_wheels::dir();
     let files = wheels::files(&[&dir]);
     assert!(
         files.iter().any(|f| f.project == "nvidia-cudnn-cu13"),

@@ -11,6 +11,10 @@
 //!   `target/bench-wheels/linux`, which needs PyPI).
 //! - `BENCH_BASELINE=/path/to/an/older/cuda-setup`: that binary too, side by side.
 //! - `BENCH_RUNS=N` (default 1): installs per binary, alternated; the best is printed.
+//! - `BENCH_LINK_MBPS=N`: the index serves each connection at N/4 MB/s (about N MB/s for a
+//!   wheel fetched over 4 connections), a link instead of loopback. On loopback the
+//!   download itself keeps a core busy, so on 2 cores it competes with the unpacking it
+//!   should hide behind; on a link it waits, and the unpacking fills those waits.
 
 #[path = "support/real_wheels.rs"]
 mod real_wheels;
@@ -134,6 +138,21 @@ fn main() {
     let bytes: u64 = files.iter().map(|f| f.size).sum();
     let server = wheels::serve(&files);
     let index = server.url("/simple");
+    let link_mbps: Option<f64> = std::env::var("BENCH_LINK_MBPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|r: &f64| *r > 0.0);
+    if let Some(mbps) = link_mbps {
+        for f in &files {
+            server.set_fault(
+                &format!("/files/{}", f.filename),
+                server::Fault {
+                    throttle: Some((mbps * 1e6 / CONNECTIONS as f64) as u64),
+                    ..Default::default()
+                },
+            );
+        }
+    }
     let runs: usize = std::env::var("BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -147,8 +166,14 @@ fn main() {
     if let Some(b) = std::env::var_os("BENCH_BASELINE") {
         bins.push(("baseline", PathBuf::from(b)));
     }
+    let link = link_mbps.map_or("loopback, unthrottled".to_string(), |r| {
+        format!(
+            "{r} MB/s link ({:.0} MB/s per connection)",
+            r / CONNECTIONS as f64
+        )
+    });
     println!(
-        "wheels_pipeline: {} wheels, {:.2} GB, loopback index, {CONNECTIONS} connections",
+        "wheels_pipeline: {} wheels, {:.2} GB, index on {link}, {CONNECTIONS} connections",
         files.len(),
         bytes as f64 / 1e9
     );

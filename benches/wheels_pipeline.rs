@@ -11,6 +11,8 @@
 //!   `target/bench-wheels/linux`, which needs PyPI).
 //! - `BENCH_BASELINE=/path/to/an/older/cuda-setup`: that binary too, side by side.
 //! - `BENCH_RUNS=N` (default 1): installs per binary, alternated; the best is printed.
+//! - `BENCH_KEEP=1`: the last install's root stays in `target/bench-wheels-pipeline/root`
+//!   (its run log has each step's start and end).
 //! - `BENCH_LINK_MBPS=N`: the index serves each connection at N/4 MB/s (about N MB/s for a
 //!   wheel fetched over 4 connections), a link instead of loopback. On loopback the
 //!   download itself keeps a core busy, so on 2 cores it competes with the unpacking it
@@ -119,7 +121,9 @@ fn install(bin: &Path, index: &str, root: &Path) -> Run {
             None => steps.push((name, ms)),
         }
     }
-    let _ = std::fs::remove_dir_all(root);
+    if std::env::var_os("BENCH_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(root);
+    }
     (wall, steps)
 }
 

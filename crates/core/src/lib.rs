@@ -26,6 +26,7 @@ pub mod log;
 pub mod message;
 pub mod monitor;
 pub mod panics;
+pub mod place;
 pub mod plan;
 pub mod platform;
 pub mod recommend;

@@ -25,6 +25,7 @@ mod gui_walk;
 mod install;
 mod linux_driver;
 mod one_writer;
+mod places;
 mod real_dev;
 mod recommend_cases;
 mod refresh;

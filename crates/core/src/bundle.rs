@@ -33,23 +33,34 @@ pub struct BundleFile {
     pub size: u64,
 }
 
+/// A manifest lists a few dozen files; anything near this is not one.
+pub const MANIFEST_MAX_BYTES: u64 = 4 << 20;
+
+/// The bundle's manifest. A bundle folder is often shared, so the file is input: a
+/// regular file (a FIFO would block us for ever, a link could lead anywhere), bounded
+/// before it is read (`place::read_regular`).
 pub fn read(dir: &Path) -> Result<Manifest, String> {
     let path = dir.join(MANIFEST);
-    let bytes = std::fs::read(&path).map_err(|e| {
+    let missing = || {
         format!(
-            "{}: {e} (make the bundle with `cuda-setup bundle --out {}`)",
+            "{}: not found (make the bundle with `cuda-setup bundle --out {}`)",
             path.display(),
             dir.display()
         )
-    })?;
+    };
+    let bytes = crate::place::read_regular(&path, MANIFEST_MAX_BYTES)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(missing)?;
     serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Writes the manifest (write, then rename: never a torn file).
+/// Writes the manifest (a temporary file created new, then renamed: never a torn file,
+/// never written through a link planted at either name).
 pub fn write(dir: &Path, m: &Manifest) -> std::io::Result<()> {
-    let tmp = dir.join("manifest.json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(m).expect("serialisable"))?;
-    std::fs::rename(&tmp, dir.join(MANIFEST))
+    crate::state_file::write(
+        &dir.join(MANIFEST),
+        &serde_json::to_vec_pretty(m).expect("serialisable"),
+    )
 }
 
 /// What to bundle (`cuda-setup bundle`'s choices).

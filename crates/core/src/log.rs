@@ -126,19 +126,25 @@ impl RunLog {
     /// Creates the file; its path is None when it could not be created (the run goes on
     /// without a log rather than not at all).
     pub fn open(dir: &Path) -> (RunLog, Option<PathBuf>) {
+        RunLog::open_in(crate::place::Dir::create(dir))
+    }
+
+    /// [`RunLog::open`] in a folder held as a handle (`place::Dir`): the file is created
+    /// new in it, never through a link planted at its name or on the way.
+    pub fn open_in(dir: std::io::Result<crate::place::Dir>) -> (RunLog, Option<PathBuf>) {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let path = dir.join(format!("install-{secs}-{}.log", std::process::id()));
+        let name = format!("install-{secs}-{}.log", std::process::id());
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let file = std::fs::create_dir_all(dir)
+        let file = dir
             .ok()
-            .and_then(|_| std::fs::File::create(&path).ok());
-        let ok = file.is_some();
-        if let Some(f) = file {
+            .and_then(|d| d.create_new(&name).ok().map(|f| (d.display(&name), f)));
+        let path = file.map(|(path, f)| {
             OPEN.lock().unwrap_or_else(|p| p.into_inner()).push((id, f));
-        }
-        (RunLog { id }, ok.then_some(path))
+            path
+        });
+        (RunLog { id }, path)
     }
 
     /// Appends `[<unix seconds>.<ms>] text`.

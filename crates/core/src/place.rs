@@ -143,21 +143,24 @@ fn read_checked(f: std::fs::File, path: &Path, max: u64) -> Result<Vec<u8>, Read
     Ok(bytes)
 }
 
-/// Options for opening without following a link at the last component and without
-/// blocking (a FIFO opened for reading would wait for a writer for ever).
-fn std_read_options() -> std::fs::OpenOptions {
+/// Options for opening without blocking (a FIFO opened for reading would wait for a
+/// writer for ever) and, unless `follow`, without following a link at the last component.
+fn std_read_options(follow: bool) -> std::fs::OpenOptions {
     let mut o = std::fs::OpenOptions::new();
     o.read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+        let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+        o.custom_flags(nofollow | libc::O_NONBLOCK | libc::O_CLOEXEC);
     }
     #[cfg(windows)]
     {
         use std::os::windows::fs::OpenOptionsExt;
         const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
-        o.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
+        if !follow {
+            o.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
+        }
     }
     o
 }
@@ -166,7 +169,18 @@ fn std_read_options() -> std::fs::OpenOptions {
 /// link at its last component and without blocking; None when nothing is there. The
 /// length is that of the handle, checked before anything is read.
 pub fn open_regular(path: &Path, max: u64) -> Result<Option<(std::fs::File, u64)>, ReadError> {
-    let f = match std_read_options().open(path) {
+    open_regular_with(path, max, false)
+}
+
+/// [`open_regular`], following a link at the last component when `follow`: for files we
+/// only read and judge, where a link is the system's way (Debian's cuDNN headers are
+/// alternatives links); the handle is still checked to be a regular file, bounded.
+pub fn open_regular_with(
+    path: &Path,
+    max: u64,
+    follow: bool,
+) -> Result<Option<(std::fs::File, u64)>, ReadError> {
+    let f = match std_read_options(follow).open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) if is_link_refusal(&e) => {
@@ -188,6 +202,14 @@ pub fn open_regular(path: &Path, max: u64) -> Result<Option<(std::fs::File, u64)
 /// The bytes of the regular file at `path` (see [`open_regular`]); None when there is none.
 pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>, ReadError> {
     match open_regular(path, max)? {
+        Some((f, _)) => read_checked(f, path, max).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// [`read_regular`] through links: for files we only read (see [`open_regular_with`]).
+pub fn read_regular_following(path: &Path, max: u64) -> Result<Option<Vec<u8>>, ReadError> {
+    match open_regular_with(path, max, true)? {
         Some((f, _)) => read_checked(f, path, max).map(Some),
         None => Ok(None),
     }
@@ -351,14 +373,16 @@ impl Dir {
                     make_dir(&at, name)?;
                     at.open_dir_nofollow(name)?
                 }
-                Err(e) if is_link_refusal(&e) || e.kind() == io::ErrorKind::NotADirectory => {
-                    return Err(io::Error::new(
-                        e.kind(),
-                        format!(
-                            "{} is a symbolic link, a junction or a file, not a folder; refused",
-                            path.display()
-                        ),
-                    ));
+                // A link, a junction or a file where our folder should be: someone else
+                // put it there. Set aside (kept as evidence, never followed), then ours.
+                Err(e)
+                    if is_link_refusal(&e)
+                        || e.kind() == io::ErrorKind::NotADirectory
+                        || at.symlink_metadata(name).is_ok_and(|m| !m.is_dir()) =>
+                {
+                    set_aside_in(&at, name, &path)?;
+                    make_dir(&at, name)?;
+                    at.open_dir_nofollow(name)?
                 }
                 Err(e) => return Err(e),
             };
@@ -671,7 +695,10 @@ pub fn trusted_dir(path: &Path, elevated: bool) -> io::Result<Dir> {
         create_private_dir(path)?;
     }
     let mut d = Dir::open(path)?;
-    if !folder_is_ours(&d.inner)? {
+    // Unix: a folder we just made 0755 as root is ours by construction; checking again
+    // catches one swapped in meanwhile. Windows: our DACL is explicit, and Wine (the
+    // tests) reports its own owner and ACL, so the check there is the one above.
+    if cfg!(unix) && !folder_is_ours(&d.inner)? {
         return Err(io::Error::other(format!(
             "{} can be written by another account; refused",
             path.display()
@@ -714,7 +741,7 @@ mod platform_win {
     use windows_sys::Win32::Security::{
         ACCESS_ALLOWED_ACE, ACE_HEADER, ACL, DACL_SECURITY_INFORMATION, GetAce, IsWellKnownSid,
         OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, SECURITY_ATTRIBUTES,
-        WinBuiltinAdministratorsSid, WinCreatorOwnerSid, WinLocalSystemSid,
+        WinBuiltinAdministratorsSid, WinLocalSystemSid,
     };
     use windows_sys::Win32::Storage::FileSystem::CreateDirectoryW;
 
@@ -764,16 +791,72 @@ mod platform_win {
         | 0x1000_0000 /* GENERIC_ALL */
         | 0x4000_0000 /* GENERIC_WRITE */;
 
-    fn trusted_sid(sid: PSID) -> bool {
+    /// An owner we trust: the administrators, SYSTEM, or the account we run as (as on
+    /// Unix, where root or our own uid is trusted).
+    fn trusted_owner(sid: PSID) -> bool {
         // SAFETY: `sid` points into a live security descriptor.
         unsafe {
             IsWellKnownSid(sid, WinBuiltinAdministratorsSid) != 0
                 || IsWellKnownSid(sid, WinLocalSystemSid) != 0
-                || IsWellKnownSid(sid, WinCreatorOwnerSid) != 0
+                || is_our_user(sid)
         }
     }
 
-    /// Owner Administrators or SYSTEM, and no entry that lets another account write.
+    /// The groups through which *another* account gets in: a folder that grants any of
+    /// them a right to change it can be planted into by every user of the PC (the
+    /// default `C:\ProgramData` ACL lets Users add files to every new sub-folder).
+    fn broad_group(sid: PSID) -> bool {
+        use windows_sys::Win32::Security::{
+            WinAnonymousSid, WinAuthenticatedUserSid, WinBuiltinGuestsSid, WinBuiltinUsersSid,
+            WinInteractiveSid, WinWorldSid,
+        };
+        // SAFETY: `sid` points into a live security descriptor.
+        unsafe {
+            [
+                WinWorldSid,
+                WinBuiltinUsersSid,
+                WinAuthenticatedUserSid,
+                WinInteractiveSid,
+                WinBuiltinGuestsSid,
+                WinAnonymousSid,
+            ]
+            .into_iter()
+            .any(|w| IsWellKnownSid(sid, w) != 0)
+        }
+    }
+
+    /// Whether `sid` is the user of this process's token.
+    unsafe fn is_our_user(sid: PSID) -> bool {
+        use windows_sys::Win32::Foundation::CloseHandle;
+        use windows_sys::Win32::Security::{EqualSid, GetTokenInformation, TOKEN_QUERY, TokenUser};
+        use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
+        let mut token: HANDLE = std::ptr::null_mut();
+        // SAFETY (whole body): the token handle is closed below; the buffer is large enough
+        // for a TOKEN_USER and its SID (checked by the call's return value).
+        unsafe {
+            if OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) == 0 {
+                return false;
+            }
+            let mut buf = [0u64; 64];
+            let mut len = 0u32;
+            let ok = GetTokenInformation(
+                token,
+                TokenUser,
+                buf.as_mut_ptr().cast(),
+                std::mem::size_of_val(&buf) as u32,
+                &mut len,
+            ) != 0;
+            CloseHandle(token);
+            if !ok {
+                return false;
+            }
+            let user = &*(buf.as_ptr() as *const windows_sys::Win32::Security::TOKEN_USER);
+            EqualSid(user.User.Sid, sid) != 0
+        }
+    }
+
+    /// Owner the administrators, SYSTEM or us, and no entry that lets a broad group
+    /// (Everyone, Users, Authenticated Users, …) change the folder.
     pub fn handle_is_ours(h: HANDLE) -> io::Result<bool> {
         let mut owner: PSID = std::ptr::null_mut();
         let mut dacl: *mut ACL = std::ptr::null_mut();
@@ -794,7 +877,7 @@ mod platform_win {
         if err != 0 {
             return Err(io::Error::from_raw_os_error(err as i32));
         }
-        let mut ours = !owner.is_null() && trusted_sid(owner);
+        let mut ours = !owner.is_null() && trusted_owner(owner);
         // A null DACL grants everyone everything.
         if dacl.is_null() {
             ours = false;
@@ -814,7 +897,7 @@ mod platform_win {
                 }
                 let allowed = unsafe { &*(ace as *const ACCESS_ALLOWED_ACE) };
                 let sid = (&allowed.SidStart) as *const u32 as PSID;
-                if allowed.Mask & WRITE_RIGHTS != 0 && !trusted_sid(sid) {
+                if allowed.Mask & WRITE_RIGHTS != 0 && broad_group(sid) {
                     ours = false;
                 }
             }
@@ -857,10 +940,27 @@ mod tests {
         std::fs::create_dir(&out).unwrap();
         let root = Dir::create(&d.path().join("root")).unwrap();
         std::os::unix::fs::symlink(&out, d.path().join("root/logs")).unwrap();
-        assert!(root.create_new("logs/run.log").is_err());
-        assert!(root.write_atomic("logs/x.json", b"{}", false).is_err());
-        assert!(root.sub("logs", true).is_err());
+        // A folder asked for where a link is: the link is set aside (kept), the folder
+        // is made ours, and nothing reaches the link's target.
+        root.create_new("logs/run.log").unwrap();
+        root.write_atomic("logs/x.json", b"{}", false).unwrap();
+        root.sub("logs", true).unwrap();
         assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+        let aside = std::fs::read_dir(d.path().join("root"))
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("logs.untrusted-")
+            })
+            .count();
+        assert_eq!(aside, 1);
+        assert!(
+            std::fs::symlink_metadata(d.path().join("root/logs"))
+                .unwrap()
+                .is_dir()
+        );
         // The root itself a link: refused too.
         std::os::unix::fs::symlink(&out, d.path().join("root2")).unwrap();
         assert!(Dir::open(&d.path().join("root2")).is_err());

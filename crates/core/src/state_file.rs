@@ -4,7 +4,6 @@
 //! record of it is acted on. A rejected file is set aside (renamed, never deleted), so
 //! the next run starts clean and the evidence stays for the user to look at.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -40,39 +39,29 @@ impl Rejected {
 
 /// The bytes of the state file at `path`; None when there is none. Refused: a
 /// symbolic link (ours are plain files: a link could make us read, and then rename or
-/// rewrite, something elsewhere), anything but a file, more than [`MAX_BYTES`].
+/// rewrite, something elsewhere), anything but a regular file (a FIFO would block us for
+/// ever), more than [`MAX_BYTES`] — all judged on the open handle (`place::read_regular`),
+/// so a file swapped after a check cannot slip through.
 pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Rejected> {
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Rejected::new(path, format!("unreadable: {e}"))),
-    };
-    if meta.file_type().is_symlink() {
-        return Err(Rejected::new(path, "it is a symbolic link"));
-    }
-    if !meta.is_file() {
-        return Err(Rejected::new(path, "it is not a file"));
-    }
-    if meta.len() > MAX_BYTES {
-        return Err(Rejected::new(
-            path,
-            format!("{} bytes; over the {MAX_BYTES}-byte limit", meta.len()),
-        ));
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| Rejected::new(path, format!("unreadable: {e}")))?;
-    if bytes.len() as u64 > MAX_BYTES {
-        return Err(Rejected::new(path, "grew over the limit while read"));
-    }
-    Ok(Some(bytes))
+    use crate::place::ReadError;
+    crate::place::read_regular(path, MAX_BYTES).map_err(|e| {
+        let why = match &e {
+            ReadError::Link { .. } => "it is a symbolic link".to_string(),
+            ReadError::NotRegular { what, .. } => format!("it is not a file ({what})"),
+            ReadError::TooBig { size, max, .. } => {
+                format!("{size} bytes; over the {max}-byte limit")
+            }
+            ReadError::Io { source, .. } => format!("unreadable: {source}"),
+        };
+        Rejected::new(path, why)
+    })
 }
 
 /// Writes `bytes` to `path` so that a reader sees the old or the new content, never a
-/// torn file: into `<path>.tmp`, synced, then renamed over `path`. Whatever is at the
-/// temporary name is removed first and the file is created new, so a link planted there
-/// is never written through; the rename replaces a link at `path` itself.
+/// torn file: into `<path>.tmp`, synced, then renamed over `path`. The folder is opened
+/// as a handle without following a link (`place::Dir`); whatever is at the temporary name
+/// is removed first and the file is created new, so a link planted there is never
+/// written through; the rename replaces a link at `path` itself.
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     replace(path, bytes, true)
 }
@@ -84,22 +73,18 @@ pub fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn replace(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".tmp");
-    let tmp = path.with_file_name(name);
-    match std::fs::remove_file(&tmp) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)?;
-    std::io::Write::write_all(&mut f, bytes)?;
-    if sync {
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(std::io::Error::other(format!(
+            "{} is not a file path",
+            path.display()
+        )));
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    crate::place::Dir::open(dir)?.write_atomic(name, bytes, sync)
 }
 
 /// Renames `path` (the file, or a link itself: a rename never follows one) to

@@ -118,6 +118,14 @@ impl Target {
         }
     }
 
+    /// Our state folder, opened as a handle and created when missing. When this process
+    /// is elevated, the folder must be ours: one that is a link, or that another account
+    /// owns or can write, is set aside and made anew (`place::trusted_dir`), and so is
+    /// every folder reached below it with [`crate::place::Dir::sub`].
+    pub fn state(&self) -> std::io::Result<crate::place::Dir> {
+        crate::place::trusted_dir(&self.state_dir(), platform::is_elevated())
+    }
+
     pub fn downloads_dir(&self) -> PathBuf {
         self.state_dir().join("downloads")
     }

@@ -86,7 +86,7 @@ fn install(
 ) -> CudnnInstall {
     let version = header
         .as_ref()
-        .and_then(|h| std::fs::read_to_string(h).ok())
+        .and_then(|h| crate::detect::toolkit::read_small(h))
         .and_then(|t| parse_cudnn_header(&t));
     let library_major = libraries.iter().find_map(|l| library_major(host.os, l));
     // Compared resolved: /usr/local/cuda is often a symlink to /usr/local/cuda-12.4.
@@ -184,7 +184,9 @@ fn find_header(include: &Path) -> Option<PathBuf> {
     ["cudnn_version.h", "cudnn.h"]
         .iter()
         .map(|n| include.join(n))
-        .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("#define CUDNN_MAJOR")))
+        .find(|p| {
+            crate::detect::toolkit::read_small(p).is_some_and(|t| t.contains("#define CUDNN_MAJOR"))
+        })
 }
 
 /// `#define CUDNN_MAJOR 9` / `MINOR` / `PATCHLEVEL` → 9.x.y (the `CUDNN_VERSION` formula

@@ -179,16 +179,10 @@ fn read_version(
     nvcc: Option<&Path>,
     timeout: Duration,
 ) -> (Option<Version>, Option<VersionSource>) {
-    if let Some(v) = std::fs::read_to_string(dir.join("version.json"))
-        .ok()
-        .and_then(|t| parse_version_json(&t))
-    {
+    if let Some(v) = read_small(&dir.join("version.json")).and_then(|t| parse_version_json(&t)) {
         return (Some(v), Some(VersionSource::VersionJson));
     }
-    if let Some(v) = std::fs::read_to_string(dir.join("version.txt"))
-        .ok()
-        .and_then(|t| parse_version_txt(&t))
-    {
+    if let Some(v) = read_small(&dir.join("version.txt")).and_then(|t| parse_version_txt(&t)) {
         return (Some(v), Some(VersionSource::VersionTxt));
     }
     if let Some(nvcc) = nvcc
@@ -213,6 +207,15 @@ fn read_version(
 }
 
 /// `version.json` → `cuda.version` (`"12.4.1"`).
+/// A toolkit's small text file (`version.json`, `version.txt`): a regular file of at most
+/// 1 MiB, judged on the handle and opened without blocking (a FIFO planted at
+/// `version.json` would stop detection for ever, a link to `/dev/zero` fill the memory).
+/// Links are followed: it is only read, and distributions link headers. None otherwise.
+pub fn read_small(path: &Path) -> Option<String> {
+    let bytes = crate::place::read_regular_following(path, 1 << 20).ok()??;
+    String::from_utf8(bytes).ok()
+}
+
 pub fn parse_version_json(text: &str) -> Option<Version> {
     let v: serde_json::Value = serde_json::from_str(text).ok()?;
     v["cuda"]["version"].as_str()?.parse().ok()

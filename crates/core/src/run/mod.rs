@@ -435,7 +435,13 @@ pub fn run_blocking(
 /// install): one writer per target. Taken before the journal is read, so a run never
 /// takes another's live journal for an interrupted one.
 fn lock(target: &Target) -> Result<crate::lock::Lock, steps::StepError> {
-    let state = target.state_dir();
+    // The state folder first: ours (not a link, no other account can write it), before
+    // anything of ours is read from it or written into it.
+    let state = target
+        .state()
+        .map_err(|e| steps::StepError::io(&target.state_dir(), e))?
+        .path()
+        .to_path_buf();
     let folder = target.root.clone().unwrap_or_else(|| state.clone());
     let file = state.join(crate::lock::FILE);
     crate::lock::acquire(&folder, &file).map_err(|e| match e {
@@ -467,7 +473,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
         Ok(_) => load_journal(target, plan),
         Err(_) => (Vec::new(), None),
     };
-    let (log, log_file) = RunLog::open(&target.logs_dir());
+    let (log, log_file) = RunLog::open_in(target.state().and_then(|s| s.sub("logs", true)));
     log.line(&format!("plan: {plan_json}"));
     if let Some(r) = rejected {
         log.line(&format!(

@@ -166,10 +166,12 @@ impl WindowsStore {
             });
         }
         let path = windows_record_path(target);
-        let record = match std::fs::read(&path) {
-            Ok(b) => serde_json::from_slice(&b)
+        // Our record in the state folder: read bounded, a regular file, never a link.
+        let record = match crate::state_file::read(&path) {
+            Ok(Some(b)) => serde_json::from_slice(&b)
                 .map_err(|e| StepError::env(path.display().to_string(), e))?,
-            Err(_) => WindowsEnvRecord::default(),
+            Ok(None) => WindowsEnvRecord::default(),
+            Err(e) => return Err(StepError::env(path.display().to_string(), e)),
         };
         Ok(WindowsStore::Record {
             path,
@@ -267,9 +269,9 @@ impl WindowsStore {
                 if let Some(d) = path.parent() {
                     std::fs::create_dir_all(d).map_err(|e| StepError::io(d, e))?;
                 }
-                std::fs::write(
+                crate::state_file::write(
                     &path,
-                    serde_json::to_vec_pretty(&record).expect("serialisable"),
+                    &serde_json::to_vec_pretty(&record).expect("serialisable"),
                 )
                 .map_err(|e| StepError::io(&path, e))
             }
@@ -329,8 +331,9 @@ pub fn windows_var(target: &Target, name: &str) -> Option<String> {
 pub fn windows_view(target: &Target) -> BTreeMap<String, String> {
     let (machine, user) = match target.root {
         Some(_) => {
-            let r: WindowsEnvRecord = std::fs::read(windows_record_path(target))
+            let r: WindowsEnvRecord = crate::state_file::read(&windows_record_path(target))
                 .ok()
+                .flatten()
                 .and_then(|b| serde_json::from_slice(&b).ok())
                 .unwrap_or_default();
             (r.machine, r.user)
@@ -442,7 +445,17 @@ pub fn with_block(text: &str, block: &str) -> String {
 
 fn linux(target: &Target, dir: &Path) -> Result<Vec<EnvChange>, StepError> {
     let path = profile_path(target);
-    let previous = std::fs::read_to_string(&path).ok();
+    // Elevated, the file is ours (`/etc/profile.d/cuda-setup.sh`): read as a regular file,
+    // never through a link, and replaced through a temporary file created new. Not
+    // elevated, it is the user's own `~/.profile`, which may well be their link.
+    let previous = if target.elevated {
+        match crate::place::read_regular(&path, crate::state_file::MAX_BYTES) {
+            Ok(b) => b.map(|b| String::from_utf8_lossy(&b).into_owned()),
+            Err(e) => return Err(StepError::env(path.display().to_string(), e)),
+        }
+    } else {
+        std::fs::read_to_string(&path).ok()
+    };
     let new = with_block(previous.as_deref().unwrap_or(""), &profile_block(dir));
     if previous.as_deref() == Some(new.as_str()) {
         return Ok(Vec::new());
@@ -450,10 +463,14 @@ fn linux(target: &Target, dir: &Path) -> Result<Vec<EnvChange>, StepError> {
     if let Some(d) = path.parent() {
         std::fs::create_dir_all(d).map_err(|e| StepError::io(d, e))?;
     }
-    let tmp = path.with_extension("cuda-setup.tmp");
-    std::fs::write(&tmp, &new)
-        .and_then(|_| std::fs::rename(&tmp, &path))
-        .map_err(|e| StepError::io(&path, e))?;
+    if target.elevated {
+        crate::state_file::write(&path, new.as_bytes()).map_err(|e| StepError::io(&path, e))?;
+    } else {
+        let tmp = path.with_extension("cuda-setup.tmp");
+        std::fs::write(&tmp, &new)
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(|e| StepError::io(&path, e))?;
+    }
     Ok(vec![EnvChange {
         scope: Scope::Profile,
         name: path.display().to_string(),

@@ -767,25 +767,37 @@ pub fn install_cudnn_ahead(
     Ok(cudnn_installed(&m))
 }
 
-/// Appends to the record of environment changes (for revert and repair).
+/// Appends to the record of environment changes (for revert and repair). Read bounded
+/// from our state folder (a regular file, never through a link) and written back new.
 fn record_env_changes(target: &Target, changes: &[env::EnvChange]) -> Result<(), StepError> {
     if changes.is_empty() {
         return Ok(());
     }
-    let path = target.state_dir().join("env-changes.json");
-    let mut all: Vec<env::EnvChange> = std::fs::read(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+    const FILE: &str = "env-changes.json";
+    let state = target
+        .state()
+        .map_err(|e| StepError::io(&target.state_dir(), e))?;
+    let path = state.display(FILE);
+    // A damaged or hostile record is set aside (kept), never silently overwritten.
+    let mut all: Vec<env::EnvChange> = match state.read(FILE, crate::state_file::MAX_BYTES) {
+        Ok(Some(b)) => serde_json::from_slice(&b).unwrap_or_else(|_| {
+            crate::state_file::set_aside(&path);
+            Vec::new()
+        }),
+        Ok(None) => Vec::new(),
+        Err(_) => {
+            crate::state_file::set_aside(&path);
+            Vec::new()
+        }
+    };
     all.extend(changes.iter().cloned());
-    if let Some(d) = path.parent() {
-        std::fs::create_dir_all(d).map_err(|e| StepError::io(d, e))?;
-    }
-    std::fs::write(
-        &path,
-        serde_json::to_vec_pretty(&all).expect("serialisable"),
-    )
-    .map_err(|e| StepError::io(&path, e))
+    state
+        .write_atomic(
+            FILE,
+            &serde_json::to_vec_pretty(&all).expect("serialisable"),
+            true,
+        )
+        .map_err(|e| StepError::io(&path, e))
 }
 
 fn install_torch(python: &Path, args: &[String], ctx: &Ctx) -> Result<StepOutcome, StepError> {

@@ -102,10 +102,14 @@ pub fn install(spec: &InstallSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> 
             what: format!("installing CUDA into {}", spec.dir.display()),
         });
     }
+    // NVIDIA's installer writes its logs here as administrator: a folder of ours, reached
+    // without following a link, made anew if another account planted it.
     let log_dir = t
-        .logs_dir()
-        .join(format!("cuda-installer-{}", spec.version));
-    std::fs::create_dir_all(&log_dir).map_err(|e| StepError::io(&log_dir, e))?;
+        .state()
+        .and_then(|s| s.sub(format!("logs/cuda-installer-{}", spec.version), true))
+        .map_err(|e| StepError::io(&t.logs_dir(), e))?
+        .path()
+        .to_path_buf();
     let mut cmd = match t.os {
         Os::Windows => {
             // A download has no execute bit where that matters (a sandbox run off Windows).

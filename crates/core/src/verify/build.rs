@@ -216,6 +216,19 @@ pub fn check(o: &BuildOptions) -> Check<BuildReport> {
     }
 }
 
+/// Creates the folder `dir` new (its parent must exist): 0700 on Unix, so no other
+/// account can add or swap a file in it between our write and the compiler's read.
+fn new_private_dir(dir: &Path) -> std::io::Result<crate::place::Dir> {
+    if let Some(p) = dir.parent() {
+        std::fs::create_dir_all(p)?;
+    }
+    let mut b = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.recursive(false).create(dir)?;
+    crate::place::Dir::open(dir)
+}
+
 /// The arguments after the output and source: shared cudart, the libraries as a developer
 /// types them (nvcc.profile supplies the folders).
 pub fn link_args(os: Os, libs: &[String], cudnn: bool) -> Vec<String> {
@@ -250,8 +263,14 @@ fn build(
             detail = format!("{}: {e}", dir.display())
         )
     };
-    std::fs::create_dir_all(dir).map_err(io)?;
-    std::fs::write(dir.join("build_check.cu"), BUILD_SOURCE).map_err(io)?;
+    // A scratch folder in a temporary directory others can write: made new (an existing
+    // one, or a link planted at its name, is an error), private, and its files created new.
+    let scratch = new_private_dir(dir).map_err(io)?;
+    let put = |name: &str, bytes: &[u8]| {
+        let mut f = scratch.create_new(name)?;
+        std::io::Write::write_all(&mut f, bytes)
+    };
+    put("build_check.cu", BUILD_SOURCE.as_bytes()).map_err(io)?;
     let exe_name = host.exe("build_check");
     let exe = dir.join(&exe_name);
     let extra = link_args(host.os, &r.libraries, o.cudnn);
@@ -265,7 +284,11 @@ fn build(
                 vec!["-o".into(), exe_name.clone(), "build_check.cu".into()];
             args.extend(extra);
             let bat = dir.join("build.bat");
-            std::fs::write(&bat, build_script(dir, vcvars, nvcc, &args)).map_err(io)?;
+            put(
+                "build.bat",
+                build_script(dir, vcvars, nvcc, &args).as_bytes(),
+            )
+            .map_err(io)?;
             host.run(&bat, &[], o.timeout)
         }
         Os::Linux => {

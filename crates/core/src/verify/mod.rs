@@ -144,12 +144,10 @@ pub fn choose_toolkit(host: &Host, cuda_dir: Option<&Path>) -> Option<ToolkitCho
     if let Some(dir) = cuda_dir {
         // Absolute: Windows resolves a DLL's dependencies from its folder only then.
         let dir = &std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let version = std::fs::read_to_string(dir.join("version.json"))
-            .ok()
+        let version = toolkit::read_small(&dir.join("version.json"))
             .and_then(|t| toolkit::parse_version_json(&t))
             .or_else(|| {
-                std::fs::read_to_string(dir.join("version.txt"))
-                    .ok()
+                toolkit::read_small(&dir.join("version.txt"))
                     .and_then(|t| toolkit::parse_version_txt(&t))
             });
         return Some(ToolkitChoice {

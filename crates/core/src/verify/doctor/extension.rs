@@ -161,12 +161,7 @@ pub struct ExtensionFacts {
 
 /// A toolkit's version: version.json, version.txt, else `bin/nvcc --version`.
 pub fn toolkit_version(host: &Host, dir: &Path) -> Option<Version> {
-    let read = |name: &str| {
-        let p = dir.join(name);
-        (std::fs::metadata(&p).ok()?.len() < 1 << 20)
-            .then(|| std::fs::read_to_string(p).ok())
-            .flatten()
-    };
+    let read = |name: &str| toolkit::read_small(&dir.join(name));
     read("version.json")
         .and_then(|t| toolkit::parse_version_json(&t))
         .or_else(|| read("version.txt").and_then(|t| toolkit::parse_version_txt(&t)))

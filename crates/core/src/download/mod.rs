@@ -94,8 +94,8 @@ pub struct Options {
     pub connect_timeout: Duration,
     /// An answer's headers must all have arrived within the connect timeout plus this
     /// (DNS, connect, TLS included): a server that accepts and says nothing, or stops
-    /// mid-headers, is dropped and retried like a stall. A source that never answers is
-    /// tried twice, then the next one.
+    /// mid-headers, is dropped like a stall. A source that never answers costs this once,
+    /// not once per retry: the next one is tried.
     pub first_byte_timeout: Duration,
     /// A source that has not answered (its headers) within this gets the next source
     /// started beside it, and the first to answer is used (hedged requests): a silent

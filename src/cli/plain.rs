@@ -131,6 +131,15 @@ pub fn cudnn(e: &CudnnError, lang: Lang) -> Said {
 
 /// A download's failure (the `download` command).
 pub fn download(e: &cuda_setup_core::download::DownloadError, lang: Lang) -> Said {
+    use cuda_setup_core::download::DownloadError;
+    if let DownloadError::UnsafePlace { path, .. } = e {
+        return keyed(
+            lang,
+            tf(lang, "cli_err_download_place", &[("path", &path.display())]),
+            "cli_hint_download_place",
+            details(&cuda_setup_core::error::chain(e), e.hint()),
+        );
+    }
     failure(
         &Failure::of("download", &StepError::Download(e.clone())),
         lang,

@@ -787,3 +787,400 @@ fn a_malformed_part_state_is_discarded_and_the_download_starts_over() {
         );
     }
 }
+
+// --- Issue 30: transport (no downgrade, a source's lie is its own failure) and places
+// (never through a link we did not make; copies, not links). ---
+
+/// The `source.from` of a `--json` result.
+fn json_source(out: &std::process::Output) -> String {
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    j["source"]["from"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn an_https_source_that_redirects_to_plain_http_is_that_sources_failure() {
+    let f = fixture();
+    // The mirror is https and sends every request on to the same file over plain http.
+    let tls = support::tls::redirector(&format!("http://{}", f.server.addr));
+    let ca = support::tls::ca_file(f.dir.path());
+    let out = f.dir.path().join("tls/f.exe");
+    let url = f.server.url(PATH);
+    let o = cli_within(
+        30,
+        &[
+            "download",
+            "--json",
+            "--no-cache",
+            "--mirror",
+            &tls.base(),
+            "--url",
+            &url,
+            "--sha256",
+            &f.sha256,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[("CUDA_SETUP_TEST_ROOT_CA", ca.to_str().unwrap())],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    // The downgrade was refused; the file came from the source named as http itself.
+    assert_eq!(json_source(&o), url, "{err}");
+    assert!(
+        err.contains(&format!("{}{PATH} did not give the file", tls.base())),
+        "{err}"
+    );
+    f.assert_done(&out);
+
+    // With the https source alone: the run fails, and its details say why (the TLS
+    // handshake worked; the redirect to plain http was refused).
+    std::fs::remove_file(&out).unwrap();
+    let alone = format!("{}{PATH}", tls.base());
+    let o = cli_within(
+        30,
+        &[
+            "download",
+            "--no-cache",
+            "--url",
+            &alone,
+            "--sha256",
+            &f.sha256,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[("CUDA_SETUP_TEST_ROOT_CA", ca.to_str().unwrap())],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("to plain-http {url}; refused")),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn an_index_page_is_not_followed_to_another_host() {
+    let f = fixture();
+    let page = "<a href=\"x-1.0-py3-none-any.whl#sha256=00\">x</a>";
+    f.server.add_typed(
+        "/simple/x/",
+        Body::Bytes(Arc::new(page.as_bytes().to_vec())),
+        "text/html",
+    );
+    // Same host, another path: followed.
+    f.server.add_with(
+        "/moved/x/",
+        Body::Bytes(Arc::new(vec![])),
+        Fault {
+            redirect_to: Some(f.server.url("/simple/x/")),
+            ..Fault::default()
+        },
+    );
+    let p = download::get_page(&[f.server.url("/moved/x/")], None, &fast()).unwrap();
+    assert!(p.text.contains("x-1.0"), "{}", p.text);
+    // The same server under another name (localhost, not 127.0.0.1): refused, the
+    // page's hashes come only from the host named.
+    let other = format!("http://localhost:{}/simple/x/", f.server.addr.port());
+    f.server.add_with(
+        "/away/x/",
+        Body::Bytes(Arc::new(vec![])),
+        Fault {
+            redirect_to: Some(other.clone()),
+            ..Fault::default()
+        },
+    );
+    let err = download::get_page(&[f.server.url("/away/x/")], None, &fast()).unwrap_err();
+    let DownloadError::AllSourcesFailed(errs) = &err else {
+        panic!("{err}")
+    };
+    assert!(
+        matches!(&errs[..], [DownloadError::Redirect { .. }]),
+        "{err}"
+    );
+    let said = cuda_setup_core::error::chain(&err);
+    assert!(
+        said.contains("another host") && said.contains(&other),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_mirror_announcing_an_absurd_length_is_left_for_the_url() {
+    let f = fixture();
+    // The mirror says the file is 1 PiB: more than any disk here.
+    let liar = Server::start();
+    liar.add(PATH, Body::Zeros(1 << 50));
+    let mut req = f.request();
+    req.mirrors = vec![format!("http://{}", liar.addr)];
+    req.expected.size = None;
+    let (r, log) = download_within(20, &req, fast());
+    let o = r.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.source, Source::Network(f.server.url(PATH)));
+    let failed = failed_sources(&log);
+    assert!(
+        failed.len() == 1 && failed[0].0.starts_with(&format!("http://{}", liar.addr)),
+        "{failed:?}"
+    );
+    assert!(failed[0].1.contains("bytes free"), "{failed:?}");
+    f.assert_done(&o.path);
+}
+
+#[test]
+fn a_silent_mirror_costs_one_first_byte_timeout_not_one_per_retry() {
+    let f = fixture();
+    let (_listener, mute) = support::server::mute_listener();
+    let out = f.dir.path().join("silent/f.exe");
+    let url = f.server.url(PATH);
+    // Connect 1 s + first byte 3 s: the mute mirror is left after ~4 s (before: twice,
+    // plus a backoff, ~8.5 s).
+    let t0 = std::time::Instant::now();
+    let o = cli_within(
+        30,
+        &[
+            "download",
+            "--json",
+            "--no-cache",
+            "--mirror",
+            &mute,
+            "--url",
+            &url,
+            "--sha256",
+            &f.sha256,
+            "--out",
+            out.to_str().unwrap(),
+            "--connect-timeout",
+            "1",
+            "--stall-timeout",
+            "3",
+        ],
+        &[],
+    );
+    let took = t0.elapsed();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(json_source(&o), url);
+    assert!(
+        took < Duration::from_secs(7),
+        "a silent mirror held the download back {took:?} (one silence is 4 s)"
+    );
+    f.assert_done(&out);
+}
+
+#[test]
+fn a_source_that_has_not_answered_gets_the_next_one_started_beside_it() {
+    let f = fixture();
+    let (_listener, mute) = support::server::mute_listener();
+    let mut req = f.request();
+    req.mirrors = vec![mute.clone()];
+    // Long timeouts, a short hedge: the URL is asked beside the silent mirror.
+    let opts = Options {
+        connect_timeout: Duration::from_secs(10),
+        first_byte_timeout: Duration::from_secs(30),
+        hedge_after: Duration::from_millis(300),
+        ..fast()
+    };
+    let t0 = std::time::Instant::now();
+    let (r, log) = download_within(30, &req, opts);
+    let o = r.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.source, Source::Network(f.server.url(PATH)));
+    assert!(
+        t0.elapsed() < Duration::from_secs(8),
+        "{:?}: the URL waited for the mirror's timeout",
+        t0.elapsed()
+    );
+    let tried: Vec<String> = log
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::Trying { url } => Some(url.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(tried.len() == 2 && tried[0].starts_with(&mute), "{tried:?}");
+    f.assert_done(&o.path);
+}
+
+#[cfg(unix)]
+fn nlink(p: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(p).unwrap().nlink()
+}
+
+/// Rewrites `p` in place with `bytes` (same size), putting its modification time back:
+/// a change the size-and-time fast path cannot see.
+fn rewrite_keeping_stamp(p: &Path, bytes: &[u8]) {
+    let before = std::fs::metadata(p).unwrap().modified().unwrap();
+    let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+    std::io::Write::write_all(&mut f, bytes).unwrap();
+    f.set_modified(before).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn links_planted_at_the_part_state_and_final_names_are_never_written_through() {
+    let f = fixture();
+    let req = f.request();
+    let out = req.dest.parent().unwrap().to_path_buf();
+    std::fs::create_dir_all(&out).unwrap();
+    let victim = |n: &str| {
+        let p = f.dir.path().join(n);
+        std::fs::write(&p, format!("victim {n}")).unwrap();
+        p
+    };
+    let (v_part, v_state, v_dest) = (victim("v_part"), victim("v_state"), victim("v_dest"));
+    let untouched = || {
+        for v in ["v_part", "v_state", "v_dest"] {
+            assert!(
+                std::fs::read(f.dir.path().join(v)).unwrap() == format!("victim {v}").as_bytes(),
+                "{v} was written through a link"
+            );
+        }
+        assert!(std::fs::symlink_metadata(&req.dest).unwrap().is_file());
+        f.assert_done(&req.dest);
+    };
+    // `FILE.part` and `FILE` are links to other files.
+    std::os::unix::fs::symlink(&v_part, out.join("f.exe.part")).unwrap();
+    std::os::unix::fs::symlink(&v_dest, &req.dest).unwrap();
+    let o = download::download(&req, &fast(), &(), &Cancel::default()).unwrap();
+    assert!(matches!(o.source, Source::Network(_)), "{:?}", o.source);
+    untouched();
+    // And `FILE.part.json` too, beside a part link.
+    std::fs::remove_file(&req.dest).unwrap();
+    std::os::unix::fs::symlink(&v_part, out.join("f.exe.part")).unwrap();
+    std::os::unix::fs::symlink(&v_state, out.join("f.exe.part.json")).unwrap();
+    let o = download::download(&req, &fast(), &(), &Cancel::default()).unwrap();
+    assert!(matches!(o.source, Source::Network(_)), "{:?}", o.source);
+    untouched();
+
+    // A link at the destination to a file that holds the right bytes is not "verified,
+    // existing" either: the download replaces the link with a file of ours.
+    let good = f.dir.path().join("good.exe");
+    std::fs::write(&good, &*f.bytes).unwrap();
+    std::fs::remove_file(&req.dest).unwrap();
+    std::os::unix::fs::symlink(&good, &req.dest).unwrap();
+    let o = download::download(&req, &fast(), &(), &Cancel::default()).unwrap();
+    assert!(matches!(o.source, Source::Network(_)), "{:?}", o.source);
+    assert!(std::fs::symlink_metadata(&req.dest).unwrap().is_file());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_download_folder_that_is_a_link_is_refused() {
+    let f = fixture();
+    let elsewhere = f.dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let linked = f.dir.path().join("downloads");
+    std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+    let mut req = f.request();
+    req.dest = linked.join("f.exe");
+    let err = download::download(&req, &fast(), &(), &Cancel::default()).unwrap_err();
+    assert!(
+        matches!(&err, DownloadError::UnsafePlace { path, .. } if *path == linked),
+        "{err}"
+    );
+    // The command line says so in words, with what to do.
+    let o = cli_within(
+        15,
+        &[
+            "download",
+            "--no-cache",
+            "--url",
+            &f.server.url(PATH),
+            "--sha256",
+            &f.sha256,
+            "--out",
+            req.dest.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("is a symbolic link or junction, so nothing was written through it")
+            && said.contains("hint: give --out a real folder"),
+        "{said}"
+    );
+    // Nothing at all was written there: no file, no part, no lock.
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_bundle_file_is_copied_and_a_later_rewrite_of_it_changes_nothing_of_ours() {
+    let f = fixture();
+    let bundle = f.dir.path().join("bundle");
+    std::fs::create_dir_all(&bundle).unwrap();
+    let theirs = bundle.join("f.exe");
+    std::fs::write(&theirs, &*f.bytes).unwrap();
+    let mut req = f.request();
+    req.url = closed_port_url(PATH);
+    req.bundle_dirs = vec![bundle.clone()];
+    let o = download::download(&req, &fast(), &(), &Cancel::default()).unwrap();
+    assert_eq!(o.source, Source::Bundle(theirs.clone()));
+    assert_eq!(
+        nlink(&req.dest),
+        1,
+        "the bundle's file was linked, not copied"
+    );
+    assert_eq!(nlink(&theirs), 1);
+    // The bundle's owner rewrites their file, keeping its size and time.
+    rewrite_keeping_stamp(&theirs, &vec![0u8; SIZE]);
+    let o = download::download(&req, &fast(), &(), &Cancel::default()).unwrap();
+    assert_eq!(o.source, Source::Existing);
+    f.assert_done(&req.dest);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_verified_file_with_another_name_is_copied_before_it_is_trusted() {
+    let f = fixture();
+    let req = f.request();
+    download::download(&req, &fast(), &(), &Cancel::default()).unwrap();
+    // Someone else gets a second name for our verified file (the record still matches).
+    let theirs = f.dir.path().join("theirs.exe");
+    std::fs::hard_link(&req.dest, &theirs).unwrap();
+    let o = download::download(&req, &fast(), &(), &Cancel::default()).unwrap();
+    assert_eq!(o.source, Source::Existing);
+    assert_eq!(nlink(&req.dest), 1, "a shared file was taken as verified");
+    // Their rewrite, size and time kept, no longer reaches the file we hand on.
+    rewrite_keeping_stamp(&theirs, &vec![0u8; SIZE]);
+    let o = download::download(&req, &fast(), &(), &Cancel::default()).unwrap();
+    assert_eq!(o.source, Source::Existing);
+    f.assert_done(&req.dest);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_verified_file_another_account_owns_is_copied_before_it_is_trusted() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: chown to another account needs root");
+        return;
+    }
+    let f = fixture();
+    let req = f.request();
+    download::download(&req, &fast(), &(), &Cancel::default()).unwrap();
+    std::os::unix::fs::chown(&req.dest, Some(12345), Some(12345)).unwrap();
+    let o = download::download(&req, &fast(), &(), &Cancel::default()).unwrap();
+    assert_eq!(o.source, Source::Existing);
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        std::fs::metadata(&req.dest).unwrap().uid(),
+        0,
+        "another account's file was taken as verified"
+    );
+    f.assert_done(&req.dest);
+}

@@ -8,6 +8,7 @@ pub mod elf;
 pub mod pe;
 pub mod server;
 pub mod standin;
+pub mod tls;
 pub mod tree;
 pub mod wheels;
 #[allow(dead_code)]

@@ -2,18 +2,22 @@
 //! connections (or as one stream when the server ignores ranges), hashing the
 //! contiguous prefix as it completes.
 
+use std::collections::VecDeque;
 use std::fs::File;
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use super::hash::Hasher;
 use super::{
-    Cancel, Digests, DownloadError, Event, Options, Outcome, Progress, Reporter, Request, Source,
-    io_err, part_paths,
+    Cancel, Dest, Digests, DownloadError, Event, Options, Outcome, Progress, Reporter, Request,
+    Source, io_err,
 };
 use crate::error::{cause, chain, text};
 use crate::http;
@@ -71,41 +75,44 @@ impl PartState {
     }
 }
 
-/// The saved state for `part` if it can be resumed; otherwise None, and a state file that
-/// was there (unreadable, oversized, inconsistent, another file's) is reported and deleted
-/// with the part, so the download starts over. Never panics, never allocates by its numbers.
-fn load_state(
-    state_path: &Path,
-    part: &Path,
-    key: &str,
-    size: u64,
-    reporter: &dyn Reporter,
-) -> Option<PartState> {
-    // Read as the input it is (bounded, never through a link), like every state file.
-    let reason = match crate::state_file::read(state_path) {
+/// The saved state for the part file if it can be resumed; otherwise None, and a state
+/// file that was there (unreadable, oversized, inconsistent, another file's, or beside a
+/// part file that is a link, not a plain file, or has another name) is reported and
+/// deleted with the part, so the download starts over. Never panics, never allocates by
+/// its numbers.
+fn load_state(dest: &Dest, key: &str, size: u64, reporter: &dyn Reporter) -> Option<PartState> {
+    // Read as the input it is (bounded, regular, never through a link).
+    let reason = match dest.dir.read(dest.state(), crate::state_file::MAX_BYTES) {
         Ok(None) => return None,
-        Err(r) => r.why,
+        Err(e) => e.to_string(),
         Ok(Some(b)) => match serde_json::from_slice::<PartState>(&b) {
             Err(e) => format!("it cannot be read: {e}"),
             Ok(s) => {
-                let part_len = std::fs::metadata(part)
-                    .ok()
-                    .filter(|m| m.is_file())
-                    .map(|m| m.len());
-                match s.problem(key, size, part_len) {
-                    None => return Some(s),
-                    Some(r) => r,
+                // The part file only as one of ours: opened as we would resume it.
+                let part = match dest.dir.open_rw(dest.part()) {
+                    Ok(f) => Ok(f.metadata().ok().map(|m| m.len())),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Err(e) => Err(format!("its part file cannot be resumed: {e}")),
+                };
+                match part.map(|len| s.problem(key, size, len)) {
+                    Ok(None) => return Some(s),
+                    Ok(Some(r)) | Err(r) => r,
                 }
             }
         },
     };
     reporter.event(Event::PartDiscarded {
-        path: state_path.to_path_buf(),
+        path: dest.shown(dest.state()),
         reason,
     });
-    let _ = std::fs::remove_file(state_path);
-    let _ = std::fs::remove_file(part);
+    discard(dest);
     None
+}
+
+/// Removes the part file and its state (the names, never what a planted link points at).
+fn discard(dest: &Dest) {
+    let _ = dest.dir.remove(dest.part());
+    let _ = dest.dir.remove(dest.state());
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -123,6 +130,7 @@ struct Board {
 
 pub(super) fn fetch(
     req: &Request,
+    dest: &Dest,
     sources: &[String],
     opts: &Options,
     reporter: &dyn Reporter,
@@ -132,29 +140,40 @@ pub(super) fn fetch(
     let client = http::download_client(opts.connect_timeout, direct)
         .map_err(|e| DownloadError::network(sources[0].clone(), cause(e)))?;
     let rt = http::download_runtime().map_err(|e| io_err(Path::new("tokio runtime"), e))?;
-    if let Some(dir) = req.dest.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+    // A size the user gave that the disk cannot hold: no source can help.
+    if let Some(size) = req.expected.size {
+        check_space(&req.dest, size)?;
     }
 
+    let mut queue: VecDeque<usize> = (0..sources.len()).collect();
+    let mut said_http = vec![false; sources.len()];
     let mut failures = Vec::new();
-    for url in sources {
+    loop {
         if cancel.is_cancelled() {
             return Err(DownloadError::Cancelled);
         }
-        reporter.event(Event::Trying { url: url.clone() });
-        if url.starts_with("http://") {
-            reporter.event(Event::InsecureUrl { url: url.clone() });
-        }
-        let result = rt.block_on(from_source(&client, url, req, opts, reporter, cancel));
+        let answered = rt.block_on(first_answer(
+            &client,
+            sources,
+            &mut queue,
+            &mut said_http,
+            opts,
+            reporter,
+            cancel,
+            &mut failures,
+        ))?;
+        let Some((i, probe)) = answered else { break };
+        let url = &sources[i];
+        let result = rt.block_on(from_source(
+            &client, url, probe, req, dest, opts, reporter, cancel,
+        ));
         match result {
             Ok((digests, size, resumed)) => {
-                let (part, state) = part_paths(&req.dest);
                 if opts.verify
                     && let Err((algorithm, expected, actual)) = req.expected.check(&digests)
                 {
                     // Never hand corrupt bytes on; never resume from them either.
-                    let _ = std::fs::remove_file(&part);
-                    let _ = std::fs::remove_file(&state);
+                    discard(dest);
                     let e = DownloadError::HashMismatch {
                         url: url.clone(),
                         algorithm: algorithm.into(),
@@ -168,8 +187,11 @@ pub(super) fn fetch(
                     failures.push(e);
                     continue;
                 }
-                std::fs::rename(&part, &req.dest).map_err(|e| io_err(&req.dest, e))?;
-                let _ = std::fs::remove_file(&state);
+                // A rename replaces a link planted at the name, never writes through it.
+                dest.dir
+                    .rename(dest.part(), &dest.dir, &dest.name)
+                    .map_err(|e| io_err(&req.dest, e))?;
+                let _ = dest.dir.remove(dest.state());
                 return Ok(Outcome {
                     path: req.dest.clone(),
                     size,
@@ -181,11 +203,14 @@ pub(super) fn fetch(
                 });
             }
             Err(DownloadError::Cancelled) => return Err(DownloadError::Cancelled),
-            Err(e @ (DownloadError::TooLong { .. } | DownloadError::BeyondFreeSpace { .. })) => {
-                // A source that sends more than the file: none of its bytes are kept.
-                let (part, state) = part_paths(&req.dest);
-                let _ = std::fs::remove_file(&part);
-                let _ = std::fs::remove_file(&state);
+            Err(
+                e @ (DownloadError::TooLong { .. }
+                | DownloadError::BeyondFreeSpace { .. }
+                | DownloadError::TooBigForDisk { .. }),
+            ) => {
+                // A source that sends (or announces) more than the file: none of its bytes
+                // are kept, and the next source is tried.
+                discard(dest);
                 reporter.event(Event::SourceFailed {
                     url: url.clone(),
                     error: chain(&e),
@@ -204,7 +229,104 @@ pub(super) fn fetch(
             }
         }
     }
+    // Every source announced more than the disk holds: the disk is what is short.
+    let announced = failures.iter().try_fold(u64::MAX, |min, e| match e {
+        DownloadError::TooBigForDisk { size, .. } => Some(min.min(*size)),
+        _ => None,
+    });
+    if let (Some(needed), false) = (announced, failures.is_empty()) {
+        return Err(DownloadError::DiskFull {
+            path: req.dest.clone(),
+            needed,
+            free: free_space(&req.dest).unwrap_or(0),
+        });
+    }
     Err(DownloadError::AllSourcesFailed(failures))
+}
+
+/// A source's first answer, pending.
+type Asking<'a> = Pin<Box<dyn Future<Output = Result<Probe, DownloadError>> + 'a>>;
+
+/// Asks the sources in `queue`, in order, for the file; each source is asked once (one
+/// silence is its failure, not one per retry). One that has not answered within
+/// `opts.hedge_after` gets the next source started beside it (hedged requests), and the
+/// first to answer is used. Sources that fail are reported and kept in `failures`; ones
+/// still waiting when another answered go back to the front of the queue, in order.
+#[allow(clippy::too_many_arguments)]
+async fn first_answer<'a>(
+    client: &'a reqwest::Client,
+    sources: &'a [String],
+    queue: &mut VecDeque<usize>,
+    said_http: &mut [bool],
+    opts: &'a Options,
+    reporter: &'a dyn Reporter,
+    cancel: &'a Cancel,
+    failures: &mut Vec<DownloadError>,
+) -> Result<Option<(usize, Probe)>, DownloadError> {
+    let mut running: Vec<(usize, Asking<'a>)> = Vec::new();
+    let mut start = |i: usize, running: &mut Vec<(usize, Asking<'a>)>| {
+        let url = &sources[i];
+        reporter.event(Event::Trying { url: url.clone() });
+        // A plain-http source (only ever one the user named) is said once.
+        if url.starts_with("http://") && !std::mem::replace(&mut said_http[i], true) {
+            reporter.event(Event::InsecureUrl { url: url.clone() });
+        }
+        running.push((
+            i,
+            Box::pin(retrying(url, opts, reporter, cancel, 1, move || {
+                probe(client, url, opts)
+            })),
+        ));
+    };
+    loop {
+        if cancel.is_cancelled() {
+            return Err(DownloadError::Cancelled);
+        }
+        if running.is_empty() {
+            match queue.pop_front() {
+                Some(i) => start(i, &mut running),
+                None => return Ok(None),
+            }
+        }
+        let hedge = !queue.is_empty() && !opts.hedge_after.is_zero();
+        let mut timer = Box::pin(tokio::time::sleep(opts.hedge_after));
+        let next = std::future::poll_fn(|cx| {
+            for (k, (_, asking)) in running.iter_mut().enumerate() {
+                if let Poll::Ready(r) = asking.as_mut().poll(cx) {
+                    return Poll::Ready(Some((k, r)));
+                }
+            }
+            if hedge && timer.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(None);
+            }
+            Poll::Pending
+        })
+        .await;
+        match next {
+            // Still silent: the next source beside it.
+            None => {
+                if let Some(i) = queue.pop_front() {
+                    start(i, &mut running);
+                }
+            }
+            Some((k, Ok(probe))) => {
+                let (i, _) = running.remove(k);
+                for (j, _) in running.into_iter().rev() {
+                    queue.push_front(j);
+                }
+                return Ok(Some((i, probe)));
+            }
+            Some((_, Err(DownloadError::Cancelled))) => return Err(DownloadError::Cancelled),
+            Some((k, Err(e))) => {
+                let (i, _) = running.remove(k);
+                reporter.event(Event::SourceFailed {
+                    url: sources[i].clone(),
+                    error: chain(&e),
+                });
+                failures.push(e);
+            }
+        }
+    }
 }
 
 /// What the first request learnt about a source.
@@ -225,35 +347,58 @@ impl Probe {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn from_source(
     client: &reqwest::Client,
     url: &str,
+    probe: Probe,
     req: &Request,
+    dest: &Dest,
     opts: &Options,
     reporter: &dyn Reporter,
     cancel: &Cancel,
 ) -> Result<(Digests, u64, u64), DownloadError> {
-    // A source that says nothing is tried twice, not `retries` times: a dead mirror must
-    // not hold back the next source for minutes.
-    let probe = retrying(url, opts, reporter, cancel, 2, || probe(client, url, opts)).await?;
-    // The server's size against the expected one, before a byte is written.
-    if let (Some(want), Some(got)) = (req.expected.size, probe.size())
-        && want != got
-    {
-        return Err(DownloadError::SizeMismatch {
-            url: url.into(),
-            expected: want,
-            actual: got,
-        });
+    // The server's size against the expected one and the free space, before a byte is
+    // written: a source that announces what cannot be is that source's failure.
+    if let Some(got) = probe.size() {
+        if let Some(want) = req.expected.size
+            && want != got
+        {
+            return Err(DownloadError::SizeMismatch {
+                url: url.into(),
+                expected: want,
+                actual: got,
+            });
+        }
+        // A part file being resumed already holds its share of the disk.
+        let held = dest
+            .dir
+            .symlink_metadata(dest.part())
+            .map_or(0, |m| if m.is_file() { m.len() } else { 0 });
+        if let Some(free) = free_space(&req.dest)
+            && got > free.saturating_add(held)
+        {
+            return Err(DownloadError::TooBigForDisk {
+                url: url.into(),
+                size: got,
+                free,
+            });
+        }
     }
     match probe {
-        Probe::Ranged(size) => ranged(client, url, size, req, opts, reporter, cancel).await,
-        Probe::Whole(resp) => whole(client, url, resp, req, opts, reporter, cancel).await,
+        Probe::Ranged(size) => ranged(client, url, size, req, dest, opts, reporter, cancel).await,
+        Probe::Whole(resp) => whole(client, url, resp, req, dest, opts, reporter, cancel).await,
     }
 }
 
 /// `timeout`: the limit reqwest was given (the connect timeout, or a page's whole time).
 fn http_error(url: &str, e: reqwest::Error, timeout: Duration) -> DownloadError {
+    if let Some(refused) = http::refused_redirect(&e) {
+        return DownloadError::Redirect {
+            url: url.into(),
+            source: refused,
+        };
+    }
     if e.is_timeout() {
         return DownloadError::Stalled {
             url: url.into(),
@@ -276,13 +421,32 @@ async fn send(
     opts: &Options,
 ) -> Result<reqwest::Response, DownloadError> {
     let limit = opts.connect_timeout + opts.first_byte_timeout;
-    match tokio::time::timeout(limit, rb.send()).await {
-        Err(_) => Err(DownloadError::Stalled {
+    let resp = match tokio::time::timeout(limit, rb.send()).await {
+        Err(_) => {
+            return Err(DownloadError::Stalled {
+                url: url.into(),
+                seconds: secs(limit),
+            });
+        }
+        Ok(r) => r.map_err(|e| http_error(url, e, opts.connect_timeout))?,
+    };
+    landed(url, &resp, false)?;
+    Ok(resp)
+}
+
+/// Checks where a response came from after its redirects (the client's policy already
+/// refused each hop; this is the second look): an https source answered over https, and,
+/// for a page (`same_host`), by the host asked.
+fn landed(url: &str, resp: &reqwest::Response, same_host: bool) -> Result<(), DownloadError> {
+    let Ok(asked) = reqwest::Url::parse(url) else {
+        return Ok(());
+    };
+    http::redirect_allowed(&asked, &asked, resp.url(), same_host).map_err(|source| {
+        DownloadError::Redirect {
             url: url.into(),
-            seconds: secs(limit),
-        }),
-        Ok(r) => r.map_err(|e| http_error(url, e, opts.connect_timeout)),
-    }
+            source,
+        }
+    })
 }
 
 /// `Range: bytes=0-0`: a 206 tells the size and that ranges work; a 200 is the whole body.
@@ -495,18 +659,19 @@ async fn ranged(
     url: &str,
     size: u64,
     req: &Request,
+    dest: &Dest,
     opts: &Options,
     reporter: &dyn Reporter,
     cancel: &Cancel,
 ) -> Result<(Digests, u64, u64), DownloadError> {
-    let (part, state_path) = part_paths(&req.dest);
+    let part = dest.shown(dest.part());
     let key = req.expected.key().unwrap_or_default();
     let connections = req.connections.clamp(1, 16);
     let chunk = chunk_size(size, connections);
     let n_chunks = size.div_ceil(chunk).max(1) as usize;
 
     // Resume only a part file made for the same expected bytes, by a state that adds up.
-    let state = match load_state(&state_path, &part, &key, size, reporter) {
+    let state = match load_state(dest, &key, size, reporter) {
         Some(s) => s,
         None => {
             check_space(&req.dest, size)?;
@@ -516,7 +681,11 @@ async fn ranged(
                     expected: MAX_SIZE,
                 });
             }
-            let f = File::create(&part).map_err(|e| io_err(&part, e))?;
+            // Created new: whatever is at the name (a planted link) is removed first.
+            let f = dest
+                .dir
+                .create_new(dest.part())
+                .map_err(|e| io_err(&part, e))?;
             f.set_len(size).map_err(|e| disk_err(&part, e, size))?;
             PartState {
                 key,
@@ -527,11 +696,10 @@ async fn ranged(
         }
     };
     let chunk = state.chunk;
+    // Read and written through a handle that is ours: not a link, regular, one name.
     let file = Arc::new(
-        std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&part)
+        dest.dir
+            .open_rw(dest.part())
             .map_err(|e| io_err(&part, e))?,
     );
     let resumed = state.done.iter().filter(|d| **d).count() as u64 * chunk;
@@ -563,13 +731,8 @@ async fn ranged(
     });
 
     let worker = |conn: usize| {
-        let (file, board, state, meter, state_path) = (
-            file.clone(),
-            board.clone(),
-            state.clone(),
-            meter.clone(),
-            state_path.clone(),
-        );
+        let (file, board, state, meter) =
+            (file.clone(), board.clone(), state.clone(), meter.clone());
         async move {
             loop {
                 if cancel.is_cancelled() {
@@ -591,7 +754,7 @@ async fn ranged(
                 {
                     let mut s = state.lock().unwrap();
                     s.done[i] = true;
-                    save_state(&state_path, &s);
+                    save_state(dest, &s);
                 }
                 board.slots.lock().unwrap()[i] = Slot::Done;
                 board.changed.notify_all();
@@ -660,10 +823,14 @@ fn take_chunk(board: &Board) -> Option<usize> {
     Some(i)
 }
 
-fn save_state(path: &Path, s: &PartState) {
+fn save_state(dest: &Dest, s: &PartState) {
     // Written after every chunk: not synced (a state lost to a crash is discarded and the
     // download starts over), but like every state file never torn, never through a link.
-    let _ = crate::state_file::write_unsynced(path, &serde_json::to_vec(s).unwrap_or_default());
+    let _ = dest.dir.write_atomic(
+        dest.state(),
+        &serde_json::to_vec(s).unwrap_or_default(),
+        false,
+    );
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -830,17 +997,19 @@ impl Bound {
 
 /// The server ignores ranges: one stream from byte 0, hashed as it arrives. A retry
 /// starts over (there is nothing to resume from).
+#[allow(clippy::too_many_arguments)]
 async fn whole(
     client: &reqwest::Client,
     url: &str,
     first: reqwest::Response,
     req: &Request,
+    dest: &Dest,
     opts: &Options,
     reporter: &dyn Reporter,
     cancel: &Cancel,
 ) -> Result<(Digests, u64, u64), DownloadError> {
-    let (part, state) = part_paths(&req.dest);
-    let _ = std::fs::remove_file(&state);
+    let part = dest.shown(dest.part());
+    let _ = dest.dir.remove(dest.state());
     let total = req.expected.size.or(first.content_length());
     if let Some(t) = total {
         check_space(&req.dest, t)?;
@@ -872,7 +1041,11 @@ async fn whole(
                 }
             };
             meter.per_conn[0].store(0, Ordering::Relaxed);
-            let mut f = File::create(&part).map_err(|e| io_err(&part, e))?;
+            // Created new each try, never through a link planted at the name.
+            let mut f = dest
+                .dir
+                .create_new(dest.part())
+                .map_err(|e| io_err(&part, e))?;
             let mut h = Hasher::new(req.expected.md5.is_some());
             let mut n = 0u64;
             while let Some(bytes) = next_chunk(&mut resp, url, opts.stall_timeout).await? {
@@ -936,7 +1109,7 @@ fn check_space(dest: &Path, needed: u64) -> Result<(), DownloadError> {
     }
 }
 
-fn disk_err(path: &Path, e: std::io::Error, needed: u64) -> DownloadError {
+pub(super) fn disk_err(path: &Path, e: std::io::Error, needed: u64) -> DownloadError {
     if crate::platform::is_disk_full(&e) {
         DownloadError::DiskFull {
             path: path.to_path_buf(),
@@ -1004,7 +1177,8 @@ pub fn get_page(
     accept: Option<&str>,
     opts: &Options,
 ) -> Result<Page, DownloadError> {
-    let client = http::fetch_client(opts.connect_timeout, opts.stall_timeout).map_err(|e| {
+    // Pages carry hashes: their redirects stay https and on the host named.
+    let client = http::page_client(opts.connect_timeout, opts.stall_timeout).map_err(|e| {
         DownloadError::network(sources.first().cloned().unwrap_or_default(), cause(e))
     })?;
     let rt = http::fetch_runtime().map_err(|e| io_err(Path::new("tokio runtime"), e))?;
@@ -1019,6 +1193,7 @@ pub fn get_page(
                 .send()
                 .await
                 .map_err(|e| http_error(url, e, opts.stall_timeout))?;
+            landed(url, &resp, true)?;
             ok_status(url, &resp)?;
             let final_url = resp.url().to_string();
             let content_type = resp

@@ -55,7 +55,11 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Hashes a whole file (SHA-256 and MD5).
 pub fn hash_file(path: &Path) -> std::io::Result<(Digests, u64)> {
-    let mut f = std::fs::File::open(path)?;
+    hash_reader(std::fs::File::open(path)?)
+}
+
+/// Hashes everything `f` reads (an open handle: what was checked is what is hashed).
+pub fn hash_reader(mut f: impl Read) -> std::io::Result<(Digests, u64)> {
     let mut h = Hasher::new(true);
     let mut buf = vec![0u8; 1 << 20];
     let mut n = 0u64;

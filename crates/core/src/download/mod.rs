@@ -5,6 +5,13 @@
 //! The bytes go to `DEST.part` (with `DEST.part.json` recording which chunks are done
 //! and for which expected hash), are hashed as the contiguous prefix completes, and
 //! `DEST.part` is renamed to `DEST` only after the hash matches.
+//!
+//! Every file beside `DEST` (the part file, its state, the `.NAME.verified` record, the
+//! final name) is reached through the destination folder held open as a
+//! [`crate::place::Dir`]: never through a link someone planted, and a folder that is itself
+//! a link is refused ([`DownloadError::UnsafePlace`]). A file taken from a bundle, the
+//! cache, or a destination that another name or account shares becomes ours by copying
+//! (hashed while copied), never by linking.
 
 mod engine;
 pub use engine::{Page, get_page, remote_size};
@@ -12,6 +19,7 @@ mod hash;
 pub mod published;
 mod store;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -86,9 +94,13 @@ pub struct Options {
     pub connect_timeout: Duration,
     /// An answer's headers must all have arrived within the connect timeout plus this
     /// (DNS, connect, TLS included): a server that accepts and says nothing, or stops
-    /// mid-headers, is dropped and retried like a stall. A source that never answers is
-    /// tried twice, then the next one.
+    /// mid-headers, is dropped like a stall. A source that never answers costs this once,
+    /// not once per retry: the next one is tried.
     pub first_byte_timeout: Duration,
+    /// A source that has not answered (its headers) within this gets the next source
+    /// started beside it, and the first to answer is used (hedged requests): a silent
+    /// mirror costs this, not a whole first-byte timeout. Zero: one source at a time.
+    pub hedge_after: Duration,
     /// A source averaging fewer bytes per second than this over `min_speed_window` is
     /// left for the next one (the part file is kept, so the next source resumes). 0: off.
     pub min_speed: u64,
@@ -105,6 +117,7 @@ impl Default for Options {
             stall_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(15),
             first_byte_timeout: Duration::from_secs(30),
+            hedge_after: Duration::from_secs(5),
             min_speed: 1024,
             min_speed_window: Duration::from_secs(60),
             verify: true,
@@ -272,6 +285,24 @@ pub enum DownloadError {
         #[source]
         source: crate::error::Cause,
     },
+    /// The source redirected where it may not send us (https to http; a page to another
+    /// host): that source's failure, the next one is tried.
+    #[error("{url}")]
+    Redirect {
+        url: String,
+        #[source]
+        source: crate::http::RedirectRefused,
+    },
+    /// The source announced more bytes than the disk has free: that source's failure (a
+    /// lying mirror must not end the download); when every source says so, [`DiskFull`].
+    ///
+    /// [`DiskFull`]: DownloadError::DiskFull
+    #[error("{url}: announces {size} bytes, more than the {free} bytes free; this source is left")]
+    TooBigForDisk { url: String, size: u64, free: u64 },
+    /// The destination's folder (`--out`'s parent, the downloads folder) is a symbolic
+    /// link or junction: nothing is written through it.
+    #[error("{}: {why}", .path.display())]
+    UnsafePlace { path: PathBuf, why: String },
     #[error("{url}: no data for {seconds} s")]
     Stalled { url: String, seconds: u64 },
     #[error(
@@ -342,6 +373,7 @@ impl DownloadError {
     pub fn kind(&self) -> DownloadKind {
         match self {
             DownloadError::Network { .. }
+            | DownloadError::Redirect { .. }
             | DownloadError::Stalled { .. }
             | DownloadError::TooSlow { .. } => DownloadKind::Network,
             DownloadError::Http {
@@ -352,9 +384,9 @@ impl DownloadError {
             DownloadError::HashMismatch { .. }
             | DownloadError::SizeMismatch { .. }
             | DownloadError::TooLong { .. } => DownloadKind::Corrupt,
-            DownloadError::DiskFull { .. } | DownloadError::BeyondFreeSpace { .. } => {
-                DownloadKind::DiskFull
-            }
+            DownloadError::DiskFull { .. }
+            | DownloadError::BeyondFreeSpace { .. }
+            | DownloadError::TooBigForDisk { .. } => DownloadKind::DiskFull,
             DownloadError::Cancelled => DownloadKind::Cancelled,
             // Several sources: bad bytes anywhere, or every one missing the file, say more
             // than the network failures beside them.
@@ -372,6 +404,7 @@ impl DownloadError {
             }
             DownloadError::NoHash
             | DownloadError::InsecureUrl { .. }
+            | DownloadError::UnsafePlace { .. }
             | DownloadError::Io { .. } => DownloadKind::Other,
         }
     }
@@ -399,6 +432,12 @@ impl DownloadError {
                 "give the expected hash with --sha256 or --md5 (NVIDIA publishes md5sum.txt next to each release)"
             }
             DownloadError::InsecureUrl { .. } => "use the https:// address",
+            DownloadError::Redirect { .. } => {
+                "the source sends elsewhere (plain http, or another host for an index): give its final https address, or use another --mirror"
+            }
+            DownloadError::UnsafePlace { .. } => {
+                "choose a real folder for the file (not a symbolic link or junction), or remove the link"
+            }
             DownloadError::HashMismatch { .. } => {
                 "the server sent different bytes: try again later or use another --mirror; if it persists, report the URL"
             }
@@ -484,6 +523,8 @@ pub fn download_signed(
             return Err(DownloadError::InsecureUrl { url: url.clone() });
         }
     }
+    // The destination's folder, held open and not a link: before the lock, which lives in it.
+    let dest = Dest::open(&req.dest)?;
     // One writer per file: a second download of the same destination (or the same cache
     // entry) waits for the first, then finds its verified file. Destination, then cache:
     // always in that order.
@@ -493,18 +534,18 @@ pub fn download_signed(
         None => None,
     };
     crate::lock::test_pause("download_locked");
-    if let Some(found) = store::find_local(req, reporter)? {
+    if let Some(found) = store::find_local(req, &dest, reporter)? {
         return Ok(Outcome {
             elapsed_ms: started.elapsed().as_millis() as u64,
             ..found
         });
     }
-    let mut outcome = engine::fetch(req, &sources, opts, reporter, cancel)?;
+    let mut outcome = engine::fetch(req, &dest, &sources, opts, reporter, cancel)?;
     // Unhashed bytes (verification off) get no record: the next run must hash them.
     if opts.verify {
-        store::record(&req.dest, &outcome);
+        store::record(&dest, &outcome);
     }
-    store::into_cache(req, &outcome.path);
+    store::into_cache(req, &dest);
     outcome.elapsed_ms = started.elapsed().as_millis() as u64;
     reporter.event(Event::Done {
         source: outcome.source.clone(),
@@ -536,16 +577,87 @@ fn lock_file(
     })
 }
 
-/// `DEST.part` and `DEST.part.json`.
-fn part_paths(dest: &Path) -> (PathBuf, PathBuf) {
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    (
-        dest.with_file_name(format!("{name}.part")),
-        dest.with_file_name(format!("{name}.part.json")),
-    )
+/// The destination: its folder held open (never through a link) and the file's name in it;
+/// every file of a download is reached through it.
+pub(crate) struct Dest {
+    dir: crate::place::Dir,
+    name: OsString,
+}
+
+impl Dest {
+    /// Opens (creating it if missing) the folder of `dest`; one that is a symbolic link or
+    /// junction is refused.
+    fn open(dest: &Path) -> Result<Dest, DownloadError> {
+        let name = dest.file_name().ok_or_else(|| {
+            io_err(
+                dest,
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
+            )
+        })?;
+        let folder = dest
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let dir = crate::place::Dir::create(folder).map_err(|e| {
+            if is_link(folder) {
+                DownloadError::UnsafePlace {
+                    path: folder.to_path_buf(),
+                    why: "it is a symbolic link or junction, not a folder; refused".into(),
+                }
+            } else {
+                io_err(folder, e)
+            }
+        })?;
+        Ok(Dest {
+            dir,
+            name: name.to_os_string(),
+        })
+    }
+
+    /// `NAME<suffix>`.
+    fn with(&self, suffix: &str) -> OsString {
+        let mut n = self.name.clone();
+        n.push(suffix);
+        n
+    }
+
+    /// `NAME.part`: the bytes as they arrive.
+    fn part(&self) -> OsString {
+        self.with(".part")
+    }
+
+    /// `NAME.part.json`: which chunks of the part file are done.
+    fn state(&self) -> OsString {
+        self.with(".part.json")
+    }
+
+    /// `.NAME<suffix>`: a hidden companion (the record, a copy in progress).
+    fn hidden(&self, suffix: &str) -> OsString {
+        let mut n = OsString::from(".");
+        n.push(&self.name);
+        n.push(suffix);
+        n
+    }
+
+    /// Where `rel` is, for messages.
+    fn shown(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.dir.display(rel)
+    }
+}
+
+/// Whether `path` itself is a symbolic link or a junction (reparse point).
+fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| {
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::MetadataExt;
+            m.file_type().is_symlink() || m.file_attributes() & 0x400 != 0
+        }
+        #[cfg(not(windows))]
+        {
+            m.file_type().is_symlink()
+        }
+    })
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> DownloadError {

@@ -370,7 +370,12 @@ impl Dir {
                     at.open_dir_nofollow(name)?
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
-                    make_dir(&at, name)?;
+                    // Another of our threads may make it first (parallel extraction):
+                    // the open below still refuses anything but a real folder.
+                    match make_dir(&at, name) {
+                        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                        _ => {}
+                    }
                     at.open_dir_nofollow(name)?
                 }
                 // A link, a junction or a file where our folder should be: someone else
@@ -555,6 +560,47 @@ impl Dir {
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => self.create_new(rel),
             Err(e) => Err(e),
+        }
+    }
+
+    /// The folder `name` (one name) created new by us: whatever is at the name (a
+    /// folder a killed run left, a link someone planted — the link itself, never what it
+    /// points at) is removed first, then the folder is made with a create that fails if
+    /// anything took the name meanwhile, and opened without following. For staging
+    /// folders: never one we did not make.
+    pub fn fresh_sub(&self, name: impl AsRef<Path>) -> io::Result<Dir> {
+        let name = name.as_ref();
+        let (folders, last) = split(name)?;
+        if !folders.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not one name", name.display()),
+            ));
+        }
+        self.remove_all(last)?;
+        make_dir(&self.inner, last)?;
+        let inner = self.inner.open_dir_nofollow(last)?;
+        Ok(Dir {
+            inner,
+            path: self.path.join(last),
+            strict: self.strict,
+        })
+    }
+
+    /// Removes `name` (one name) whatever it is: a folder with all it holds (links in it
+    /// removed as links), or a file or link itself. Nothing there is fine.
+    pub fn remove_all(&self, name: impl AsRef<Path>) -> io::Result<()> {
+        let name = name.as_ref();
+        let r = match self.inner.symlink_metadata(name) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+            // (cap-std's removal opens each folder without following, as std's does.)
+            Ok(m) if m.is_dir() => self.inner.remove_dir_all(name),
+            Ok(_) => self.inner.remove_file_or_symlink(name),
+        };
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            r => r,
         }
     }
 }
@@ -1004,6 +1050,37 @@ mod tests {
         assert!(matches!(root.read("zero", 10), Err(ReadError::Link { .. })));
         assert!(root.read("none", 10).unwrap().is_none());
         assert!(read_regular(&d.path().join("none"), 10).unwrap().is_none());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fresh_folder_replaces_a_planted_link_and_parallel_creates_agree() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("keep"), b"theirs").unwrap();
+        let root = Dir::create(&d.path().join("root")).unwrap();
+        std::os::unix::fs::symlink(&out, d.path().join("root/staging")).unwrap();
+        let s = root.fresh_sub("staging").unwrap();
+        let m = std::fs::symlink_metadata(d.path().join("root/staging")).unwrap();
+        assert!(m.is_dir() && !m.file_type().is_symlink());
+        assert_eq!(std::fs::read(out.join("keep")).unwrap(), b"theirs");
+        // A leftover folder of ours goes with what it holds.
+        drop(s.create_new("a/b/f").unwrap());
+        let s = root.fresh_sub("staging").unwrap();
+        assert!(s.symlink_metadata("a").is_err());
+        // Threads making the same folders at once all succeed.
+        std::thread::scope(|t| {
+            for i in 0..8 {
+                let s = &s;
+                t.spawn(move || drop(s.create_new(format!("x/y/z/{i}")).unwrap()));
+            }
+        });
+        assert_eq!(
+            std::fs::read_dir(s.path().join("x/y/z")).unwrap().count(),
+            8
+        );
+        assert!(root.fresh_sub("a/b").is_err());
     }
 
     #[cfg(unix)]

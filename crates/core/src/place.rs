@@ -587,6 +587,39 @@ impl Dir {
         })
     }
 
+    /// Whether `path` names this very folder, not followed if a link: code that still
+    /// works by path (a tree finished in place, then renamed) checks first that nobody
+    /// swapped the folder for a link or another folder since it was opened.
+    pub fn is_at(&self, path: &Path) -> io::Result<bool> {
+        let m = std::fs::symlink_metadata(path)?;
+        if m.file_type().is_symlink() || is_reparse(&m) || !m.is_dir() {
+            return Ok(false);
+        }
+        #[cfg(unix)]
+        {
+            use cap_std::fs::MetadataExt as _;
+            use std::os::unix::fs::MetadataExt;
+            let held = self.inner.dir_metadata()?;
+            Ok(held.dev() == m.dev() && held.ino() == m.ino())
+        }
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::OpenOptionsExt;
+            const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+            const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+            let there = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT)
+                .open(path)?;
+            let held = self.inner.try_clone()?.into_std_file();
+            Ok(platform_win::file_id(&held)? == platform_win::file_id(&there)?)
+        }
+        #[cfg(not(any(unix, windows)))]
+        {
+            Ok(true)
+        }
+    }
+
     /// Removes `name` (one name) whatever it is: a folder with all it holds (links in it
     /// removed as links), or a file or link itself. Nothing there is fine.
     pub fn remove_all(&self, name: impl AsRef<Path>) -> io::Result<()> {
@@ -794,6 +827,24 @@ mod platform_win {
     /// Protected (no inherited entries): Administrators and SYSTEM full control, for the
     /// folder and all below; Users read and execute.
     const SDDL: &str = "D:P(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)(A;OICI;0x1200a9;;;BU)";
+
+    /// The volume and file index of an open file or folder (what makes it this one).
+    pub fn file_id(f: &std::fs::File) -> io::Result<(u32, u32, u32)> {
+        use std::os::windows::io::AsRawHandle;
+        use windows_sys::Win32::Storage::FileSystem::{
+            BY_HANDLE_FILE_INFORMATION, GetFileInformationByHandle,
+        };
+        // SAFETY: the handle is open for the call; `info` is plain data it fills in.
+        let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+        if unsafe { GetFileInformationByHandle(f.as_raw_handle() as _, &mut info) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((
+            info.dwVolumeSerialNumber,
+            info.nFileIndexHigh,
+            info.nFileIndexLow,
+        ))
+    }
 
     pub fn create_admin_only_dir(path: &Path) -> io::Result<()> {
         let sddl: Vec<u16> = SDDL.encode_utf16().chain([0]).collect();
@@ -1081,6 +1132,12 @@ mod tests {
             8
         );
         assert!(root.fresh_sub("a/b").is_err());
+        // The folder held is still at its name; swapped for a link, it no longer is.
+        let p = d.path().join("root/staging");
+        assert!(s.is_at(&p).unwrap());
+        std::fs::rename(&p, d.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("moved"), &p).unwrap();
+        assert!(!s.is_at(&p).unwrap());
     }
 
     #[cfg(unix)]

@@ -592,6 +592,21 @@ impl Build {
         Ok(())
     }
 
+    /// The tree is finished and swapped in by path: the staging folder's name must still
+    /// be the folder we made and wrote (not a link, nor another folder, swapped in since).
+    fn still_held(&self) -> Result<(), WheelError> {
+        match self.held.is_at(&self.staging) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(WheelError::io(
+                &self.staging,
+                crate::error::text(
+                    "the staging folder was replaced (by a link or another folder) while the toolkit was being built; refused",
+                ),
+            )),
+            Err(e) => Err(io(&self.staging, e)),
+        }
+    }
+
     /// Completes the staging tree (links, `version.json`, the development layout, our
     /// record) and swaps it in, checked in place ([`swap::swap_in`]).
     pub fn finish(
@@ -599,6 +614,7 @@ impl Build {
         check: &dyn Fn(&Path) -> Result<(), WheelError>,
     ) -> Result<Outcome, WheelError> {
         let out = self.staging.clone();
+        self.still_held()?;
         let (spec, os) = (&self.spec, self.os);
         let fed = self.fed.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(w) = spec.wheels.iter().find(|w| !fed.contains(w)) {
@@ -624,6 +640,7 @@ impl Build {
             dev_layout: DEV_LAYOUT,
         };
         write_record(&out, &record)?;
+        self.still_held()?;
         swap::swap_in(&out, &spec.dir, check)?;
         self.finished = true;
         Ok(Outcome {

@@ -152,12 +152,12 @@ fn an_include_folder_linked_out_is_refused_and_nothing_is_written_outside() {
     let toolkit_before = toolkit_files(&s.dir);
 
     let out = install_cmd(&s).output().unwrap();
+    assert_eq!(snapshot(&s.outside), outside_before, "written outside");
+    assert_eq!(toolkit_files(&s.dir), toolkit_before, "the toolkit changed");
     assert_eq!(out.status.code(), Some(3), "{}", said(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(p(&s.dir.join("include"))), "{err}");
     assert!(err.contains("link"), "{err}");
-    assert_eq!(snapshot(&s.outside), outside_before, "written outside");
-    assert_eq!(toolkit_files(&s.dir), toolkit_before, "the toolkit changed");
     let meta = s.dir.join(".cuda-setup");
     assert!(
         !meta.join("cudnn-journal.json").exists() && !meta.join("cudnn-manifest.json").exists()
@@ -176,6 +176,11 @@ fn an_include_folder_linked_out_is_refused_and_nothing_is_written_outside() {
 #[test]
 fn an_include_folder_swapped_for_a_link_mid_install_gets_nothing_written_outside() {
     let s = scene();
+    // The other account copies include/ into its folder, so that every name resolves
+    // there once the link is in place.
+    for e in std::fs::read_dir(s.dir.join("include")).unwrap().flatten() {
+        std::fs::copy(e.path(), s.outside.join(e.file_name())).unwrap();
+    }
     let outside_before = snapshot(&s.outside);
     let moved = s.dir.join("include.moved");
     let out = paused_at(install_cmd(&s), "cudnn_move", || {
@@ -245,8 +250,8 @@ fn a_backup_folder_linked_out_mid_install_rolls_back_and_sends_nothing_outside()
         let _ = std::fs::remove_dir_all(&backup);
         symlink(&s.outside, &backup).unwrap();
     });
-    assert_ne!(out.status.code(), Some(0), "{}", said(&out));
     assert_eq!(snapshot(&s.outside), outside_before, "written outside");
+    assert_ne!(out.status.code(), Some(0), "{}", said(&out));
     assert_eq!(toolkit_files(&s.dir), toolkit_before, "not rolled back");
     assert!(!s.dir.join(".cuda-setup/cudnn-journal.json").exists());
     // The outside folder is still theirs, untouched, behind a link we never followed.

@@ -239,7 +239,8 @@ fn a_planted_records_folder_link_is_never_written_through() {
 }
 
 /// The backup folder swapped for a link out mid-install: the toolkit's own file is not
-/// moved outside; the install fails and rolls back, the toolkit as it was.
+/// moved outside; the link is set aside and the backup made in a real folder (or the
+/// install is refused and rolled back).
 #[test]
 fn a_backup_folder_linked_out_mid_install_rolls_back_and_sends_nothing_outside() {
     let s = scene();
@@ -251,9 +252,20 @@ fn a_backup_folder_linked_out_mid_install_rolls_back_and_sends_nothing_outside()
         symlink(&s.outside, &backup).unwrap();
     });
     assert_eq!(snapshot(&s.outside), outside_before, "written outside");
-    assert_ne!(out.status.code(), Some(0), "{}", said(&out));
-    assert_eq!(toolkit_files(&s.dir), toolkit_before, "not rolled back");
     assert!(!s.dir.join(".cuda-setup/cudnn-journal.json").exists());
+    if out.status.success() {
+        // The link was set aside (kept as evidence) and the backup made in a real folder.
+        let backup = s.dir.join(".cuda-setup/cudnn-backup");
+        let m = std::fs::symlink_metadata(&backup).unwrap();
+        assert!(m.is_dir() && !m.file_type().is_symlink());
+        assert_eq!(
+            std::fs::read(backup.join("include/cudnn.h")).unwrap(),
+            b"/* the toolkit's own cudnn.h */"
+        );
+    } else {
+        // Or refused: rolled back, the toolkit as it was.
+        assert_eq!(toolkit_files(&s.dir), toolkit_before, "not rolled back");
+    }
     // The outside folder is still theirs, untouched, behind a link we never followed.
     assert_eq!(
         std::fs::read(s.outside.join("theirs.txt")).unwrap(),

@@ -182,9 +182,10 @@ pub fn run(args: &Args, lang: Lang) -> Result<i32, CliError> {
 /// The exit code for a cuDNN error.
 pub fn code(e: &CudnnError) -> i32 {
     match e {
-        CudnnError::Refused { .. } | CudnnError::NotAToolkit { .. } | CudnnError::BadState(_) => {
-            REFUSED
-        }
+        CudnnError::Refused { .. }
+        | CudnnError::NotAToolkit { .. }
+        | CudnnError::BadState(_)
+        | CudnnError::LinkOut { .. } => REFUSED,
         CudnnError::NotInstalled { .. } => PROBLEMS,
         CudnnError::Busy(_) => exit::BUSY,
         _ => exit::ERROR,

@@ -120,6 +120,12 @@ pub fn cudnn(e: &CudnnError, lang: Lang) -> Said {
             "cli_hint_cudnn_record",
             raw,
         ),
+        CudnnError::LinkOut { path } => keyed(
+            lang,
+            tf(lang, "cli_err_cudnn_link_out", &[("path", &path.display())]),
+            "cli_hint_cudnn_link_out",
+            raw,
+        ),
         // The install's classes: refused archive, file in use, full drive, I/O, busy.
         CudnnError::Refused { .. }
         | CudnnError::InUse { .. }
@@ -192,6 +198,9 @@ mod tests {
             CudnnError::Io {
                 path: dir.join("bin"),
                 source: cuda_setup_core::error::cause(std::io::Error::other("denied")),
+            },
+            CudnnError::LinkOut {
+                path: dir.join("include"),
             },
         ];
         for e in &errors {

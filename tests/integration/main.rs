@@ -26,6 +26,7 @@ mod install;
 mod linux_driver;
 mod one_writer;
 mod places;
+mod places_cudnn;
 mod real_dev;
 mod recommend_cases;
 mod refresh;

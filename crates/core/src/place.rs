@@ -370,7 +370,12 @@ impl Dir {
                     at.open_dir_nofollow(name)?
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
-                    make_dir(&at, name)?;
+                    // Another of our threads may make it first (parallel extraction):
+                    // the open below still refuses anything but a real folder.
+                    match make_dir(&at, name) {
+                        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                        _ => {}
+                    }
                     at.open_dir_nofollow(name)?
                 }
                 // A link, a junction or a file where our folder should be: someone else
@@ -555,6 +560,80 @@ impl Dir {
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => self.create_new(rel),
             Err(e) => Err(e),
+        }
+    }
+
+    /// The folder `name` (one name) created new by us: whatever is at the name (a
+    /// folder a killed run left, a link someone planted — the link itself, never what it
+    /// points at) is removed first, then the folder is made with a create that fails if
+    /// anything took the name meanwhile, and opened without following. For staging
+    /// folders: never one we did not make.
+    pub fn fresh_sub(&self, name: impl AsRef<Path>) -> io::Result<Dir> {
+        let name = name.as_ref();
+        let (folders, last) = split(name)?;
+        if !folders.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not one name", name.display()),
+            ));
+        }
+        self.remove_all(last)?;
+        make_dir(&self.inner, last)?;
+        let inner = self.inner.open_dir_nofollow(last)?;
+        Ok(Dir {
+            inner,
+            path: self.path.join(last),
+            strict: self.strict,
+        })
+    }
+
+    /// Whether `path` names this very folder, not followed if a link: code that still
+    /// works by path (a tree finished in place, then renamed) checks first that nobody
+    /// swapped the folder for a link or another folder since it was opened.
+    pub fn is_at(&self, path: &Path) -> io::Result<bool> {
+        let m = std::fs::symlink_metadata(path)?;
+        if m.file_type().is_symlink() || is_reparse(&m) || !m.is_dir() {
+            return Ok(false);
+        }
+        #[cfg(unix)]
+        {
+            use cap_std::fs::MetadataExt as _;
+            use std::os::unix::fs::MetadataExt;
+            let held = self.inner.dir_metadata()?;
+            Ok(held.dev() == m.dev() && held.ino() == m.ino())
+        }
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::OpenOptionsExt;
+            const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+            const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+            let there = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT)
+                .open(path)?;
+            let held = self.inner.try_clone()?.into_std_file();
+            Ok(platform_win::file_id(&held)? == platform_win::file_id(&there)?)
+        }
+        #[cfg(not(any(unix, windows)))]
+        {
+            Ok(true)
+        }
+    }
+
+    /// Removes `name` (one name) whatever it is: a folder with all it holds (links in it
+    /// removed as links), or a file or link itself. Nothing there is fine.
+    pub fn remove_all(&self, name: impl AsRef<Path>) -> io::Result<()> {
+        let name = name.as_ref();
+        let r = match self.inner.symlink_metadata(name) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+            // (cap-std's removal opens each folder without following, as std's does.)
+            Ok(m) if m.is_dir() => self.inner.remove_dir_all(name),
+            Ok(_) => self.inner.remove_file_or_symlink(name),
+        };
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            r => r,
         }
     }
 }
@@ -748,6 +827,24 @@ mod platform_win {
     /// Protected (no inherited entries): Administrators and SYSTEM full control, for the
     /// folder and all below; Users read and execute.
     const SDDL: &str = "D:P(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)(A;OICI;0x1200a9;;;BU)";
+
+    /// The volume and file index of an open file or folder (what makes it this one).
+    pub fn file_id(f: &std::fs::File) -> io::Result<(u32, u32, u32)> {
+        use std::os::windows::io::AsRawHandle;
+        use windows_sys::Win32::Storage::FileSystem::{
+            BY_HANDLE_FILE_INFORMATION, GetFileInformationByHandle,
+        };
+        // SAFETY: the handle is open for the call; `info` is plain data it fills in.
+        let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+        if unsafe { GetFileInformationByHandle(f.as_raw_handle() as _, &mut info) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((
+            info.dwVolumeSerialNumber,
+            info.nFileIndexHigh,
+            info.nFileIndexLow,
+        ))
+    }
 
     pub fn create_admin_only_dir(path: &Path) -> io::Result<()> {
         let sddl: Vec<u16> = SDDL.encode_utf16().chain([0]).collect();
@@ -1004,6 +1101,43 @@ mod tests {
         assert!(matches!(root.read("zero", 10), Err(ReadError::Link { .. })));
         assert!(root.read("none", 10).unwrap().is_none());
         assert!(read_regular(&d.path().join("none"), 10).unwrap().is_none());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fresh_folder_replaces_a_planted_link_and_parallel_creates_agree() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("keep"), b"theirs").unwrap();
+        let root = Dir::create(&d.path().join("root")).unwrap();
+        std::os::unix::fs::symlink(&out, d.path().join("root/staging")).unwrap();
+        let s = root.fresh_sub("staging").unwrap();
+        let m = std::fs::symlink_metadata(d.path().join("root/staging")).unwrap();
+        assert!(m.is_dir() && !m.file_type().is_symlink());
+        assert_eq!(std::fs::read(out.join("keep")).unwrap(), b"theirs");
+        // A leftover folder of ours goes with what it holds.
+        drop(s.create_new("a/b/f").unwrap());
+        let s = root.fresh_sub("staging").unwrap();
+        assert!(s.symlink_metadata("a").is_err());
+        // Threads making the same folders at once all succeed.
+        std::thread::scope(|t| {
+            for i in 0..8 {
+                let s = &s;
+                t.spawn(move || drop(s.create_new(format!("x/y/z/{i}")).unwrap()));
+            }
+        });
+        assert_eq!(
+            std::fs::read_dir(s.path().join("x/y/z")).unwrap().count(),
+            8
+        );
+        assert!(root.fresh_sub("a/b").is_err());
+        // The folder held is still at its name; swapped for a link, it no longer is.
+        let p = d.path().join("root/staging");
+        assert!(s.is_at(&p).unwrap());
+        std::fs::rename(&p, d.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("moved"), &p).unwrap();
+        assert!(!s.is_at(&p).unwrap());
     }
 
     #[cfg(unix)]

@@ -6,12 +6,12 @@
 //! and the transaction: rollback and `cudnn uninstall` remove them, `verify` checks them.
 
 use std::collections::HashSet;
-use std::path::Path;
 
 use super::CudnnError;
 use super::archive::{Entry, Kind, Plan, dest_rel, fold};
 use super::extract::Staged;
 use crate::devlayout::{DevError, implib, links};
+use crate::place;
 
 /// Whether `plan` is NVIDIA's `nvidia-cudnn-cuNN` wheel (the only layout without them).
 pub(super) fn wanted(plan: &Plan) -> bool {
@@ -24,7 +24,7 @@ pub(super) fn wanted(plan: &Plan) -> bool {
 /// `.lib`); it is not a reason to refuse cuDNN.
 pub(super) fn stage(
     plan: &Plan,
-    staging: &Path,
+    staging: &place::Dir,
     staged: &[Staged],
 ) -> Result<Vec<Staged>, CudnnError> {
     if !wanted(plan) {
@@ -59,11 +59,13 @@ pub(super) fn stage(
         if !taken.insert(fold(&dest_rel(&entry, 13))) {
             continue;
         }
-        let path = staging.join(&entry.inner);
-        symlink(entry.link.as_deref().unwrap_or_default(), &path)?;
+        symlink(
+            entry.link.as_deref().unwrap_or_default(),
+            staging,
+            &entry.inner,
+        )?;
         out.push(Staged {
             entry,
-            path,
             sha256: String::new(),
         });
     }
@@ -78,7 +80,7 @@ pub(super) fn stage(
         if taken.contains(&fold(&dest_rel(&probe, 13))) {
             continue;
         }
-        let exports = match implib::read_exports(&s.path) {
+        let exports = match implib::read_exports(&staging.display(&s.entry.inner)) {
             Ok(e) if !e.is_empty() => e,
             Ok(_) => continue,
             Err(e) => {
@@ -86,25 +88,29 @@ pub(super) fn stage(
                 continue;
             }
         };
-        let path = staging.join(&probe.inner);
-        if let Some(d) = path.parent() {
-            std::fs::create_dir_all(d).map_err(|e| CudnnError::io(d, e))?;
-        }
-        match implib::write_import_lib_with(&path, dll, &exports) {
-            Ok(()) => {}
+        let path = staging.display(&probe.inner);
+        let bytes = match implib::import_lib_bytes(&path, dll, &exports) {
+            Ok(b) => b,
             Err(DevError::Io { path, source }) => return Err(CudnnError::Io { path, source }),
             Err(e @ DevError::Malformed { .. }) => {
                 tracing::warn!("no import library for {dll}: {e}");
                 continue;
             }
-        }
-        let (digest, size) =
-            crate::download::hash_file(&path).map_err(|e| CudnnError::io(&path, e))?;
+        };
+        // Created new relative to the staging folder held open (#30).
+        staging
+            .create_new(&probe.inner)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes))
+            .map_err(|e| CudnnError::io(&path, e))?;
+        let mut h = crate::download::Hasher::new(false);
+        h.update(&bytes);
         taken.insert(fold(&dest_rel(&probe, 13)));
         out.push(Staged {
-            entry: Entry { size, ..probe },
-            path,
-            sha256: digest.sha256,
+            entry: Entry {
+                size: bytes.len() as u64,
+                ..probe
+            },
+            sha256: h.finish().sha256,
         });
     }
     Ok(out)
@@ -114,19 +120,22 @@ fn file_name(inner: &str) -> &str {
     inner.rsplit('/').next().unwrap_or(inner)
 }
 
+/// The link `inner` below staging, its folder opened without following (#30).
 #[cfg(unix)]
-fn symlink(target: &str, path: &Path) -> Result<(), CudnnError> {
-    if let Some(d) = path.parent() {
-        std::fs::create_dir_all(d).map_err(|e| CudnnError::io(d, e))?;
-    }
-    std::os::unix::fs::symlink(target, path).map_err(|e| CudnnError::io(path, e))
+fn symlink(target: &str, staging: &place::Dir, inner: &str) -> Result<(), CudnnError> {
+    let shown = staging.display(inner);
+    let (folder, name) = inner.rsplit_once('/').unwrap_or((".", inner));
+    staging
+        .sub(folder, true)
+        .and_then(|d| d.handle().symlink(target, name))
+        .map_err(|e| CudnnError::io(&shown, e))
 }
 
 #[cfg(not(unix))]
-fn symlink(_target: &str, path: &Path) -> Result<(), CudnnError> {
+fn symlink(_target: &str, staging: &place::Dir, inner: &str) -> Result<(), CudnnError> {
     // Unreachable: no links are made on Windows.
     Err(CudnnError::io(
-        path,
+        &staging.display(inner),
         std::io::Error::from(std::io::ErrorKind::Unsupported),
     ))
 }

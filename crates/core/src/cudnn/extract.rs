@@ -4,13 +4,14 @@
 
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, mpsc};
 
 use super::archive::{Entry, Format, Plan, Refusal};
 use super::{CudnnError, Event};
 use crate::download::Hasher;
+use crate::place;
 
 /// Each read from the archive: large, so that one system call brings a MiB, not the
 /// 8 KiB the zip reader's decoder asks for.
@@ -22,22 +23,34 @@ const IO_BLOCK: usize = 256 << 10;
 /// per worker).
 const BLOCKS: usize = 4;
 
-/// An extracted file (or symbolic link, with an empty hash) in staging.
+/// An extracted file (or symbolic link, with an empty hash) in staging, at its
+/// `entry.inner` below the staging folder.
 #[derive(Debug, Clone)]
 pub struct Staged {
     pub entry: Entry,
-    pub path: PathBuf,
     pub sha256: String,
 }
 
-/// Extracts every entry of `plan` under `staging/<inner path>`.
+/// Extracts every entry of `plan` under `staging/<inner path>`: each file created new
+/// relative to the staging folder held open, no folder on the way followed if a link.
 pub fn extract(
     plan: &Plan,
-    staging: &Path,
+    staging: &place::Dir,
     report: &(dyn Fn(Event) + Sync),
 ) -> Result<Vec<Staged>, CudnnError> {
     // (NVIDIA's Linux tarball is extracted while it is checked: `tarball::open_and_extract`.)
     debug_assert!(plan.format != Format::TarXz);
+    // The folders first, one thread: the workers then only open them.
+    let folders: std::collections::BTreeSet<&str> = plan
+        .entries
+        .iter()
+        .filter_map(|e| e.inner.rsplit_once('/').map(|(d, _)| d))
+        .collect();
+    for f in folders {
+        staging
+            .sub(f, true)
+            .map_err(|e| CudnnError::io(&staging.display(f), e))?;
+    }
     // Largest first, so the big DLLs start at once and the workers finish together.
     let mut order: Vec<&Entry> = plan.entries.iter().collect();
     order.sort_by_key(|e| std::cmp::Reverse(e.size));
@@ -115,7 +128,7 @@ fn one(
     plan: &Plan,
     zip: &mut zip::ZipArchive<BufReader<File>>,
     entry: &Entry,
-    staging: &Path,
+    staging: &place::Dir,
     done: &AtomicU64,
 ) -> Result<Staged, CudnnError> {
     let corrupt = |detail: String| {
@@ -130,11 +143,10 @@ fn one(
     let mut reader = zip
         .by_index(entry.index)
         .map_err(|e| corrupt(e.to_string()))?;
-    let path = staging.join(&entry.inner);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| CudnnError::io(dir, e))?;
-    }
-    let mut f = File::create(&path).map_err(|e| CudnnError::io(&path, e))?;
+    let path = staging.display(&entry.inner);
+    let mut f = staging
+        .create_new(&entry.inner)
+        .map_err(|e| CudnnError::io(&path, e))?;
     // Filled blocks go to the writer; emptied ones come back (at most BLOCKS in all).
     let (full_tx, full_rx) = mpsc::sync_channel::<(Vec<u8>, usize)>(BLOCKS - 1);
     let (empty_tx, empty_rx) = mpsc::channel::<Vec<u8>>();
@@ -209,7 +221,6 @@ fn one(
         }
         Ok(Staged {
             entry: entry.clone(),
-            path: path.clone(),
             sha256,
         })
     })

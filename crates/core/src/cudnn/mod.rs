@@ -4,6 +4,7 @@
 pub mod archive;
 mod devnames;
 mod extract;
+mod places;
 mod tarball;
 pub mod txn;
 
@@ -55,6 +56,13 @@ pub enum CudnnError {
         "cuda-setup's own record {0}; nothing was deleted or restored on its strength, and cuda-setup no longer tracks the cuDNN install in this toolkit"
     )]
     BadState(#[source] crate::state_file::Rejected),
+    /// A folder on the way into the toolkit is a link (or junction) leading out of it,
+    /// or one that cannot be followed safely: nothing is written through it (#30).
+    #[error(
+        "{} is a symbolic link or junction leading outside the toolkit folder; refused, nothing was written through it",
+        .path.display()
+    )]
+    LinkOut { path: PathBuf },
 }
 
 impl CudnnError {
@@ -103,6 +111,9 @@ impl CudnnError {
             }
             CudnnError::Busy(_) => {
                 "wait for it to finish, or close it, then run the same command again (or add --wait to wait for it)"
+            }
+            CudnnError::LinkOut { .. } => {
+                "replace that link with a real folder (or remove it), then run the same command again"
             }
             CudnnError::BadState(_) => {
                 "install cuDNN again (`cuda-setup cudnn install --archive ARCHIVE --cuda-dir DIR`, or `cuda-setup repair --fix`) to have it tracked; files it had replaced are kept in .cuda-setup/cudnn-backup.rejected-*"
@@ -191,8 +202,21 @@ pub struct VerifyReport {
 /// transaction for a killed one's). None: no such folder, or — unless `installing` — no
 /// record of ours in it (nothing to recover, verify or undo; and no trace left there).
 fn lock(dir: &Path, installing: bool) -> Result<Option<crate::lock::Lock>, CudnnError> {
-    if !dir.is_dir() || !(installing || txn::meta(dir).is_dir()) {
+    if !dir.is_dir() {
         return Ok(None);
+    }
+    // `.cuda-setup` must be a real folder before the lock file is made in it: a link
+    // planted there is set aside (a rejected record), never written through.
+    match std::fs::symlink_metadata(txn::meta(dir)) {
+        Err(_) if !installing => return Ok(None),
+        Ok(m) if !m.is_dir() => {
+            let r = crate::state_file::Rejected::new(
+                &txn::meta(dir),
+                "not a folder (a symbolic link?)",
+            );
+            return Err(CudnnError::BadState(r.set_aside()));
+        }
+        _ => {}
     }
     match crate::lock::acquire(dir, &txn::meta(dir).join(crate::lock::FILE)) {
         Ok(l) => Ok(Some(l)),
@@ -212,7 +236,18 @@ fn lock(dir: &Path, installing: bool) -> Result<Option<crate::lock::Lock>, Cudnn
 /// Finishes or undoes whatever a killed run left in `dir`.
 pub fn recover(dir: &Path) -> Result<Option<Recovered>, CudnnError> {
     let _lock = lock(dir, false)?;
-    txn::recover(dir)
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    txn::recover(&open(dir, false)?)
+}
+
+/// The toolkit folder held open ([`places`]); a rejected `.cuda-setup` is set aside.
+fn open(dir: &Path, create: bool) -> Result<places::Toolkit, CudnnError> {
+    places::Toolkit::open(dir, create).map_err(|e| match e {
+        CudnnError::BadState(r) => CudnnError::BadState(r.set_aside()),
+        e => e,
+    })
 }
 
 /// Installs the cuDNN in `archive` into the toolkit at `dir`. A previous install by us
@@ -230,42 +265,42 @@ pub fn install(
             detail: "no version.json, version.txt or bin/nvcc".into(),
         })?;
     let _lock = lock(dir, true)?;
-    if let Some(r) = txn::recover(dir)? {
+    // (The lock lives in `.cuda-setup`: it existed unless the lock just made it.)
+    let meta_existed = txn::meta(dir).exists() && !_lock.as_ref().is_some_and(|l| l.created_dir());
+    let tk = open(dir, true)?;
+    if let Some(r) = txn::recover(&tk)? {
         report(Event::Recovered(r));
     }
-    let meta = txn::meta(dir);
-    // (The lock lives in it: it existed unless the lock just made it.)
-    let meta_existed = meta.exists() && !_lock.as_ref().is_some_and(|l| l.created_dir());
-    let staging = meta.join(format!("staging-{}", std::process::id()));
+    let meta = tk.meta_or_err()?;
+    let staging_name = format!("staging-{}", std::process::id());
+    let give_up = |e: CudnnError| {
+        let _ = meta.remove_all(&staging_name);
+        if !meta_existed {
+            let _ = tk.remove_meta();
+        }
+        e
+    };
+    // Created new by us (a link planted at the name is removed, never followed).
+    let fresh = || {
+        meta.fresh_sub(&staging_name)
+            .map_err(|e| give_up(CudnnError::io(&meta.display(&staging_name), e)))
+    };
     // NVIDIA's Linux tarball is checked and extracted in one pass of its stream, into
     // staging only (a tar has no index: a check-only pass would decode it twice); a zip
     // is checked first, then extracted. Either way the toolkit is untouched until the
     // transaction, and a refusal leaves no trace.
-    let (plan, staged) = if tarball::is_xz(archive) {
-        std::fs::create_dir_all(&meta).map_err(|e| CudnnError::io(&meta, e))?;
-        let _ = std::fs::remove_dir_all(&staging);
-        match tarball::open_and_extract(archive, &archive::Limits::default(), &staging, report) {
-            Ok((p, s)) => (p, Some(s)),
-            Err(e) => {
-                if !meta_existed {
-                    let _ = std::fs::remove_dir_all(&meta);
-                }
-                return Err(e);
-            }
-        }
+    let (plan, staged, staging) = if tarball::is_xz(archive) {
+        let staging = fresh()?;
+        let (p, s) =
+            tarball::open_and_extract(archive, &archive::Limits::default(), &staging, report)
+                .map_err(give_up)?;
+        (p, Some(s), Some(staging))
     } else {
         let plan = archive::open(archive).map_err(|refusal| CudnnError::Refused {
             archive: archive.to_path_buf(),
             refusal,
         })?;
-        (plan, None)
-    };
-    let give_up = |e: CudnnError| {
-        let _ = std::fs::remove_dir_all(&staging);
-        if !meta_existed {
-            let _ = std::fs::remove_dir_all(&meta);
-        }
-        e
+        (plan, None, None)
     };
     if let Some(e) = mismatch(archive, dir, &plan, &toolkit) {
         return Err(give_up(e));
@@ -280,27 +315,34 @@ pub fn install(
         && let Ok(free) = crate::platform::free_space(dir)
         && free < plan.total_bytes * 2
     {
-        return Err(CudnnError::DiskFull {
+        return Err(give_up(CudnnError::DiskFull {
             dir: dir.to_path_buf(),
             needed: plan.total_bytes * 2,
             free,
-        });
+        }));
     }
     // Extracted (CRCs checked) before the previous cuDNN is uninstalled: an entry found
     // damaged half-way leaves that install as it was, as a damaged tarball does.
-    let staged = match staged {
-        Some(s) => s,
-        None => {
-            std::fs::create_dir_all(&meta).map_err(|e| CudnnError::io(&meta, e))?;
-            let _ = std::fs::remove_dir_all(&staging);
-            extract::extract(&plan, &staging, report).map_err(give_up)?
+    let (staged, staging) = match (staged, staging) {
+        (Some(s), Some(d)) => (s, d),
+        _ => {
+            let staging = fresh()?;
+            let s = extract::extract(&plan, &staging, report).map_err(give_up)?;
+            (s, staging)
         }
     };
     // The wheel's developer names (`libcudnn.so`, `cudnn.lib`), staged with its files.
     let mut staged = staged;
     staged.extend(devnames::stage(&plan, &staging, &staged).map_err(give_up)?);
     commit(
-        archive, dir, toolkit, &plan, &staging, staged, &give_up, report,
+        archive,
+        &tk,
+        toolkit,
+        &plan,
+        (&staging, &staging_name),
+        staged,
+        &give_up,
+        report,
     )
 }
 
@@ -348,35 +390,35 @@ fn mismatch(
 #[allow(clippy::too_many_arguments)]
 fn commit(
     archive: &Path,
-    dir: &Path,
+    tk: &places::Toolkit,
     toolkit: Version,
     plan: &archive::Plan,
-    staging: &Path,
+    (staging, staging_name): (&crate::place::Dir, &str),
     staged: Vec<extract::Staged>,
     give_up: &dyn Fn(CudnnError) -> CudnnError,
     report: &(dyn Fn(Event) + Sync),
 ) -> Result<Manifest, CudnnError> {
-    if let Some(old) = txn::load_manifest(dir).map_err(give_up)? {
-        txn::uninstall(dir, old).map_err(give_up)?;
+    if let Some(old) = txn::load_manifest(tk).map_err(give_up)? {
+        txn::uninstall(tk, old).map_err(give_up)?;
     }
-    let files: Vec<ManifestFile> = staged
-        .iter()
-        .map(|s| {
-            let path = archive::dest_rel(&s.entry, toolkit.major());
-            ManifestFile {
-                replaced: txn::present(&dir.join(&path)),
-                path,
-                sha256: s.sha256.clone(),
-                size: s.entry.size,
-                link: s.entry.link.clone(),
-                stamp: None,
-            }
-        })
-        .collect();
-    let moves: Vec<(String, PathBuf)> = files
+    // Each destination folder is resolved here, once, and held for the transaction: one
+    // that is a link out of the toolkit refuses the install before anything changes.
+    let mut files = Vec::with_capacity(staged.len());
+    for s in &staged {
+        let path = archive::dest_rel(&s.entry, toolkit.major());
+        files.push(ManifestFile {
+            replaced: tk.present(&path).map_err(give_up)?,
+            path,
+            sha256: s.sha256.clone(),
+            size: s.entry.size,
+            link: s.entry.link.clone(),
+            stamp: None,
+        });
+    }
+    let moves: Vec<(String, String)> = files
         .iter()
         .zip(&staged)
-        .map(|(f, s)| (f.path.clone(), s.path.clone()))
+        .map(|(f, s)| (f.path.clone(), s.entry.inner.clone()))
         .collect();
     let manifest = Manifest {
         format: 1,
@@ -391,7 +433,7 @@ fn commit(
         files,
     };
     report(Event::Applying);
-    txn::apply_install(dir, staging, &moves, manifest)
+    txn::apply_install(tk, staging, staging_name, &moves, manifest)
 }
 
 /// cuDNN checked and extracted ahead of its install, beside the toolkit folder it is
@@ -403,15 +445,18 @@ fn commit(
 pub struct Prestaged {
     archive: PathBuf,
     plan: archive::Plan,
-    /// Emptied once moved into the toolkit (nothing left to delete then).
-    staging: PathBuf,
+    /// The folder holding the staging folder, held open, and the staging folder's name;
+    /// None once moved into the toolkit (nothing left to delete then).
+    beside: Option<(crate::place::Dir, String)>,
+    /// The staging folder itself, held open: it stays the same folder when it moves.
+    staging: crate::place::Dir,
     staged: Vec<extract::Staged>,
 }
 
 impl Drop for Prestaged {
     fn drop(&mut self) {
-        if !self.staging.as_os_str().is_empty() {
-            let _ = std::fs::remove_dir_all(&self.staging);
+        if let Some((parent, name)) = &self.beside {
+            let _ = parent.remove_all(name);
         }
     }
 }
@@ -428,24 +473,38 @@ pub fn prestage_path(dir: &Path) -> PathBuf {
     dir.with_file_name(format!(".{leaf}{PRESTAGE}{}", std::process::id()))
 }
 
+/// The folder that holds the toolkit folder `dir` (made if missing), held open. Its path
+/// is the user's choice: links on it are followed once, here.
+fn beside(dir: &Path) -> Result<crate::place::Dir, CudnnError> {
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| CudnnError::io(parent, e))?;
+    crate::place::Dir::open(&crate::platform::canonical(parent))
+        .map_err(|e| CudnnError::io(parent, e))
+}
+
 /// Deletes the folders a killed run's [`stage`] left beside `dir` (any process's: the
 /// caller holds the target's lock, so no other run of ours is staging there). Only
-/// real folders named exactly as [`prestage_path`] names them; returns how many.
+/// names exactly as [`prestage_path`] makes them (a link there is removed as a link);
+/// returns how many.
 pub fn clean_prestaged(dir: &Path) -> usize {
-    let (Some(parent), Some(leaf)) = (dir.parent(), dir.file_name()) else {
+    let (Some(_), Some(leaf)) = (dir.parent(), dir.file_name()) else {
         return 0;
     };
+    let Ok(parent) = beside(dir) else { return 0 };
     let prefix = format!(".{}{PRESTAGE}", leaf.to_string_lossy());
     let mut n = 0;
-    for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+    let Ok(entries) = parent.handle().entries() else {
+        return 0;
+    };
+    for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let ours = name
             .strip_prefix(&prefix)
             .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
-        if ours
-            && e.file_type().is_ok_and(|t| t.is_dir())
-            && std::fs::remove_dir_all(e.path()).is_ok()
-        {
+        if ours && parent.remove_all(&name).is_ok() {
             n += 1;
         }
     }
@@ -454,23 +513,34 @@ pub fn clean_prestaged(dir: &Path) -> usize {
 
 /// Checks `archive` and extracts it (every check of [`install`]'s, the developer names
 /// included) into [`prestage_path`]`(dir)`, without touching `dir`, which need not
-/// exist yet. A refusal leaves nothing behind.
+/// exist yet. A refusal leaves nothing behind. The staging folder is created new by us:
+/// whatever is at its name (a planted link) is removed first, never followed.
 pub fn stage(
     archive: &Path,
     dir: &Path,
     report: &(dyn Fn(Event) + Sync),
 ) -> Result<Prestaged, CudnnError> {
-    let staging = prestage_path(dir);
-    let parent = staging.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| CudnnError::io(parent, e))?;
-    let _ = std::fs::remove_dir_all(&staging);
+    let shown = prestage_path(dir);
+    let name = shown
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parent = beside(dir)?;
     let fail = |e: CudnnError| {
-        let _ = std::fs::remove_dir_all(&staging);
+        let _ = parent.remove_all(&name);
         e
     };
-    let (plan, mut staged) = if tarball::is_xz(archive) {
-        tarball::open_and_extract(archive, &archive::Limits::default(), &staging, report)
-            .map_err(fail)?
+    let fresh = || {
+        parent
+            .fresh_sub(&name)
+            .map_err(|e| fail(CudnnError::io(&shown, e)))
+    };
+    let (plan, mut staged, staging) = if tarball::is_xz(archive) {
+        let staging = fresh()?;
+        let (plan, staged) =
+            tarball::open_and_extract(archive, &archive::Limits::default(), &staging, report)
+                .map_err(fail)?;
+        (plan, staged, staging)
     } else {
         let plan = archive::open(archive).map_err(|refusal| CudnnError::Refused {
             archive: archive.to_path_buf(),
@@ -482,7 +552,7 @@ pub fn stage(
             total_bytes: plan.total_bytes,
         });
         // As in [`install`]: the files, and room for the backups of those they replace.
-        if let Ok(free) = crate::platform::free_space(parent)
+        if let Ok(free) = crate::platform::free_space(parent.path())
             && free < plan.total_bytes * 2
         {
             return Err(CudnnError::DiskFull {
@@ -491,14 +561,15 @@ pub fn stage(
                 free,
             });
         }
-        std::fs::create_dir_all(&staging).map_err(|e| fail(CudnnError::io(&staging, e)))?;
+        let staging = fresh()?;
         let staged = extract::extract(&plan, &staging, report).map_err(fail)?;
-        (plan, staged)
+        (plan, staged, staging)
     };
     staged.extend(devnames::stage(&plan, &staging, &staged).map_err(fail)?);
     Ok(Prestaged {
         archive: archive.to_path_buf(),
         plan,
+        beside: Some((parent, name)),
         staging,
         staged,
     })
@@ -521,41 +592,45 @@ pub fn install_prestaged(
             detail: "no version.json, version.txt or bin/nvcc".into(),
         })?;
     let _lock = lock(dir, true)?;
-    if let Some(r) = txn::recover(dir)? {
+    let meta_existed = txn::meta(dir).exists() && !_lock.as_ref().is_some_and(|l| l.created_dir());
+    let tk = open(dir, true)?;
+    if let Some(r) = txn::recover(&tk)? {
         report(Event::Recovered(r));
     }
-    let meta = txn::meta(dir);
-    let meta_existed = meta.exists() && !_lock.as_ref().is_some_and(|l| l.created_dir());
-    let give_up = |e: CudnnError, staging: &Path| {
-        let _ = std::fs::remove_dir_all(staging);
+    let meta = tk.meta_or_err()?;
+    let staging_name = format!("staging-{}", std::process::id());
+    let give_up = |e: CudnnError| {
+        let _ = meta.remove_all(&staging_name);
         if !meta_existed {
-            let _ = std::fs::remove_dir_all(&meta);
+            let _ = tk.remove_meta();
         }
         e
     };
     if let Some(e) = mismatch(&pre.archive, dir, &pre.plan, &toolkit) {
-        return Err(give_up(e, &pre.staging));
+        return Err(give_up(e));
     }
-    let staging = meta.join(format!("staging-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
+    let _ = meta.remove_all(&staging_name);
     // A kill from here on leaves the files in the toolkit's own staging folder, which
-    // the next cuDNN command's recovery deletes (no journal yet).
-    std::fs::rename(&pre.staging, &staging)
-        .map_err(|e| give_up(CudnnError::io(&pre.staging, e), &pre.staging))?;
-    let from = std::mem::take(&mut pre.staging);
-    let mut staged = std::mem::take(&mut pre.staged);
-    for s in &mut staged {
-        if let Ok(rel) = s.path.strip_prefix(&from) {
-            s.path = staging.join(rel);
-        }
+    // the next cuDNN command's recovery deletes (no journal yet). The rename is of the
+    // name in the folder held open, into `.cuda-setup` held open.
+    if let Some((parent, name)) = &pre.beside {
+        parent
+            .handle()
+            .rename(name, meta.handle(), &staging_name)
+            .map_err(|e| give_up(CudnnError::io(&parent.display(name), e)))?;
     }
-    let give_up = |e: CudnnError| give_up(e, &staging);
+    pre.beside = None;
+    let staged = std::mem::take(&mut pre.staged);
+    let staging = pre
+        .staging
+        .try_clone()
+        .map_err(|e| give_up(CudnnError::io(&meta.display(&staging_name), e)))?;
     commit(
         &pre.archive,
-        dir,
+        &tk,
         toolkit,
         &pre.plan,
-        &staging,
+        (&staging, &staging_name),
         staged,
         &give_up,
         report,
@@ -572,11 +647,16 @@ pub fn installed_from(dir: &Path, archive: &Path) -> bool {
 /// Restores the toolkit folder to what it was before our install.
 pub fn uninstall(dir: &Path) -> Result<Manifest, CudnnError> {
     let _lock = lock(dir, false)?;
-    txn::recover(dir)?;
-    let m = txn::load_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
+    let not_installed = || CudnnError::NotInstalled {
         dir: dir.to_path_buf(),
-    })?;
-    txn::uninstall(dir, m)
+    };
+    if !dir.is_dir() {
+        return Err(not_installed());
+    }
+    let tk = open(dir, false)?;
+    txn::recover(&tk)?;
+    let m = txn::load_manifest(&tk)?.ok_or_else(not_installed)?;
+    txn::uninstall(&tk, m)
 }
 
 /// A link we installed: still a link, to the same name.
@@ -601,10 +681,15 @@ pub fn verify_at(dir: &Path, depth: Depth) -> Result<VerifyReport, CudnnError> {
         Err(CudnnError::Io { .. }) => None,
         l => l?,
     };
-    txn::recover(dir)?;
-    let m = txn::load_manifest(dir)?.ok_or_else(|| CudnnError::NotInstalled {
+    let not_installed = || CudnnError::NotInstalled {
         dir: dir.to_path_buf(),
-    })?;
+    };
+    if !dir.is_dir() {
+        return Err(not_installed());
+    }
+    let tk = open(dir, false)?;
+    txn::recover(&tk)?;
+    let m = txn::load_manifest(&tk)?.ok_or_else(not_installed)?;
     let mut problems = Vec::new();
     for f in &m.files {
         let p = dir.join(&f.path);

@@ -12,7 +12,6 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::path::Path;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -20,6 +19,7 @@ use super::archive::{Destinations, Entry, Format, Kind, Limits, Plan, Refusal, c
 use super::extract::Staged;
 use super::{CudnnError, Event};
 use crate::download::Hasher;
+use crate::place;
 use crate::version::Version;
 
 /// The xz stream's magic bytes.
@@ -348,11 +348,12 @@ pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
 /// `staging` (links only to a sibling, so nothing resolves outside it); the
 /// whole-archive checks (one top folder, layout, link chains, version, ratio, the xz
 /// checksums at the end) all pass before this returns, so the caller's transaction
-/// never sees a refused archive. On any error `staging` is removed.
+/// never sees a refused archive. Every file and link is created relative to the staging
+/// folder held open. On any error the caller removes `staging`.
 pub fn open_and_extract(
     path: &Path,
     limits: &Limits,
-    staging: &Path,
+    staging: &place::Dir,
     report: &(dyn Fn(Event) + Sync),
 ) -> Result<(Plan, Vec<Staged>), CudnnError> {
     let run = || -> Result<(Plan, Vec<Staged>), CudnnError> {
@@ -368,21 +369,16 @@ pub fn open_and_extract(
             .entries
             .iter()
             .map(|e| {
-                let (path, sha256) = written.remove(&e.index).expect("every entry was written");
+                let sha256 = written.remove(&e.index).expect("every entry was written");
                 Staged {
                     entry: e.clone(),
-                    path,
                     sha256,
                 }
             })
             .collect();
         Ok((plan, staged))
     };
-    let r = run();
-    if r.is_err() {
-        let _ = std::fs::remove_dir_all(staging);
-    }
-    r
+    run()
 }
 
 /// What one pass collected.
@@ -390,8 +386,8 @@ struct Scan {
     files: Vec<(usize, Header)>,
     headers: HashMap<String, String>,
     total: u64,
-    /// With staging: each written entry's path and SHA-256 (empty for a link), by index.
-    written: HashMap<usize, (PathBuf, String)>,
+    /// With staging: each written entry's SHA-256 (empty for a link), by index.
+    written: HashMap<usize, String>,
 }
 
 /// One pass over the stream, to its end (so the xz checksums are verified): every
@@ -401,7 +397,7 @@ struct Scan {
 fn scan(
     path: &Path,
     limits: &Limits,
-    staging: Option<(&Path, &(dyn Fn(Event) + Sync))>,
+    staging: Option<(&place::Dir, &(dyn Fn(Event) + Sync))>,
 ) -> Result<Scan, CudnnError> {
     let refused = |refusal| CudnnError::Refused {
         archive: path.to_path_buf(),
@@ -415,7 +411,7 @@ fn scan(
     let mut seen: HashMap<String, String> = HashMap::new();
     let mut files: Vec<(usize, Header)> = Vec::new();
     let mut headers: HashMap<String, String> = HashMap::new();
-    let mut written: HashMap<usize, (PathBuf, String)> = HashMap::new();
+    let mut written: HashMap<usize, String> = HashMap::new();
     let mut first_top: Option<String> = None;
     let mut dests = Destinations::default();
     let mut total = 0u64;
@@ -464,17 +460,16 @@ fn scan(
         if let Some((staging, report)) = staging {
             let (inner, kind) = entry_place(&h, &what, &mut first_top).map_err(refused)?;
             dests.add(&h.name, kind, inner).map_err(refused)?;
-            let dest = staging.join(inner);
-            if let Some(dir) = dest.parent() {
-                std::fs::create_dir_all(dir).map_err(|err| CudnnError::io(dir, err))?;
-            }
+            let dest = staging.display(inner);
             let sha256 = match &what {
                 What::Link(target) => {
-                    symlink(target, &dest)?;
+                    symlink(target, staging, inner)?;
                     String::new()
                 }
                 What::File => {
-                    let mut f = File::create(&dest).map_err(|err| CudnnError::io(&dest, err))?;
+                    let mut f = staging
+                        .create_new(inner)
+                        .map_err(|err| CudnnError::io(&dest, err))?;
                     let mut hasher = Hasher::new(false);
                     if version_header {
                         hasher.update(&bytes);
@@ -495,7 +490,7 @@ fn scan(
                     hasher.finish().sha256
                 }
             };
-            written.insert(i, (dest, sha256));
+            written.insert(i, sha256);
             // Entries and sizes are known only at the end: progress is the compressed
             // bytes read.
             report(Event::Extracted {
@@ -648,16 +643,29 @@ fn plan(
     })
 }
 
+/// Makes the link `inner` (below `staging`, its folder opened without following) to
+/// `target` (a sibling's name: checked before).
 #[cfg(unix)]
-fn symlink(target: &str, path: &Path) -> Result<(), CudnnError> {
-    std::os::unix::fs::symlink(target, path).map_err(|e| CudnnError::io(path, e))
+fn symlink(target: &str, staging: &place::Dir, inner: &str) -> Result<(), CudnnError> {
+    let shown = staging.display(inner);
+    let (folder, name) = inner.rsplit_once('/').unwrap_or((".", inner));
+    let d = if folder == "." {
+        staging.try_clone()
+    } else {
+        staging.sub(folder, true)
+    }
+    .map_err(|e| CudnnError::io(&shown, e))?;
+    d.remove(name).map_err(|e| CudnnError::io(&shown, e))?;
+    d.handle()
+        .symlink(target, name)
+        .map_err(|e| CudnnError::io(&shown, e))
 }
 
 #[cfg(not(unix))]
-fn symlink(_target: &str, path: &Path) -> Result<(), CudnnError> {
+fn symlink(_target: &str, staging: &place::Dir, inner: &str) -> Result<(), CudnnError> {
     // Unreachable: `open_with` refuses the Linux archive on Windows.
     Err(CudnnError::Refused {
-        archive: path.to_path_buf(),
+        archive: staging.display(inner),
         refusal: Refusal::LinuxArchive,
     })
 }

@@ -9,6 +9,9 @@
 //!    tarball) is renamed as the link itself, never what it points to.
 //! 4. The journal turns `committed`, the manifest is written, the journal is removed.
 //!
+//! Every step is done relative to folders held open ([`super::places`]): a link someone
+//! planted at a folder on the way — or swapped in mid-transaction — is never followed.
+//!
 //! Recovery reads the journal: `applying` rolls back (restore every backup, delete every
 //! file that did not exist), `committed` finishes (manifest, clean-up). Both are
 //! idempotent, so a kill during recovery is recovered the same way.
@@ -17,14 +20,16 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::places::{self, Toolkit};
 use super::{CudnnError, Manifest};
+use crate::place::{self, ReadError};
 use crate::safe_path;
 use crate::state_file::{self, Rejected};
 
 pub const META: &str = ".cuda-setup";
 const JOURNAL: &str = "cudnn-journal.json";
 pub const MANIFEST: &str = "cudnn-manifest.json";
-const BACKUP: &str = "cudnn-backup";
+pub const BACKUP: &str = "cudnn-backup";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -61,33 +66,57 @@ pub fn meta(dir: &Path) -> PathBuf {
     dir.join(META)
 }
 
-fn backup_path(dir: &Path, rel: &str) -> PathBuf {
-    meta(dir).join(BACKUP).join(rel)
-}
-
-/// Writes JSON so that a reader sees the old or the new content, never a torn file.
-pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), CudnnError> {
+/// Writes a record of ours in `.cuda-setup` so that a reader sees the old or the new
+/// content, never a torn file (created new beside it, synced, renamed over it: never
+/// written through a link planted at either name).
+fn write_record<T: Serialize>(tk: &Toolkit, name: &str, value: &T) -> Result<(), CudnnError> {
     let bytes = serde_json::to_vec_pretty(value).expect("serialisable");
-    state_file::write(path, &bytes).map_err(|e| CudnnError::io(path, e))
+    let meta = tk.meta_or_err()?;
+    meta.write_atomic(name, &bytes, true)
+        .map_err(|e| CudnnError::io(&meta.display(name), e))
 }
 
-/// A state file of ours, read bounded and parsed; None when there is none.
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, Rejected> {
-    let Some(bytes) = state_file::read(path)? else {
+/// A record of ours in `.cuda-setup`, read bounded (a regular file, not through a link,
+/// never blocking) and parsed; None when there is none.
+fn read_json<T: for<'de> Deserialize<'de>>(
+    tk: &Toolkit,
+    name: &str,
+) -> Result<Option<T>, Rejected> {
+    let Some(meta) = tk.meta() else {
         return Ok(None);
+    };
+    let path = meta.display(name);
+    let bytes = match meta.read(name, state_file::MAX_BYTES) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Ok(None),
+        Err(ReadError::Link { .. }) => return Err(Rejected::new(&path, "it is a symbolic link")),
+        Err(ReadError::NotRegular { .. }) => return Err(Rejected::new(&path, "it is not a file")),
+        Err(ReadError::TooBig { size, max, .. }) => {
+            return Err(Rejected::new(
+                &path,
+                format!("{size} bytes; over the {max}-byte limit"),
+            ));
+        }
+        Err(ReadError::Io { source, .. }) => {
+            return Err(Rejected::new(&path, format!("unreadable: {source}")));
+        }
     };
     serde_json::from_slice(&bytes)
         .map(Some)
-        .map_err(|e| Rejected::new(path, format!("not a record cuda-setup wrote: {e}")))
+        .map_err(|e| Rejected::new(&path, format!("not a record cuda-setup wrote: {e}")))
 }
 
 /// Our records' folder and its backup folder are real folders: through a link, every
-/// move, clean-up and restore would act somewhere else.
-fn check_meta(dir: &Path) -> Result<(), Rejected> {
-    for p in [meta(dir), meta(dir).join(BACKUP)] {
-        if std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_dir()) {
-            return Err(Rejected::new(&p, "not a folder (a symbolic link?)"));
-        }
+/// move, clean-up and restore would act somewhere else. (`.cuda-setup` itself was
+/// opened without following: [`Toolkit::open`].)
+fn check_meta(tk: &Toolkit) -> Result<(), Rejected> {
+    if let Some(meta) = tk.meta()
+        && meta.symlink_metadata(BACKUP).is_ok_and(|m| !m.is_dir())
+    {
+        return Err(Rejected::new(
+            &meta.display(BACKUP),
+            "not a folder (a symbolic link?)",
+        ));
     }
     Ok(())
 }
@@ -133,13 +162,20 @@ fn check_staging(dir: &Path, staging: &str) -> Result<(), String> {
 /// The manifest of our install in `dir`, judged whole; changes nothing (for callers that
 /// only look). [`load_manifest`] also sets a rejected one aside.
 pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, CudnnError> {
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    judge_manifest(&Toolkit::open(dir, false)?)
+}
+
+fn judge_manifest(tk: &Toolkit) -> Result<Option<Manifest>, CudnnError> {
     let judge = || -> Result<Option<Manifest>, Rejected> {
-        check_meta(dir)?;
-        let path = meta(dir).join(MANIFEST);
-        let Some(m) = read_json::<Manifest>(&path)? else {
+        check_meta(tk)?;
+        let Some(m) = read_json::<Manifest>(tk, MANIFEST)? else {
             return Ok(None);
         };
-        check_manifest(dir, &m).map_err(|why| Rejected::new(&path, why))?;
+        check_manifest(tk.dir(), &m)
+            .map_err(|why| Rejected::new(&meta(tk.dir()).join(MANIFEST), why))?;
         Ok(Some(m))
     };
     judge().map_err(CudnnError::BadState)
@@ -148,21 +184,24 @@ pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, CudnnError> {
 /// [`read_manifest`] for a command about to act on it: a rejected manifest is set aside
 /// with the backup folder (which may hold the toolkit's own files: a later install must
 /// not write over them), and nothing is deleted or restored on its strength.
-pub fn load_manifest(dir: &Path) -> Result<Option<Manifest>, CudnnError> {
-    read_manifest(dir).map_err(|e| reject(dir, e))
+pub fn load_manifest(tk: &Toolkit) -> Result<Option<Manifest>, CudnnError> {
+    judge_manifest(tk).map_err(|e| reject(tk, e))
 }
 
 /// Sets a rejected record aside, and with it the rest of what tracks the install (the
 /// journal, the manifest, the backup folder, which may hold the toolkit's own files): one
 /// bad record makes the others unreliable, and a later install must not write over the
-/// backups. If `.cuda-setup` itself is what was rejected, only it moves.
-fn reject(dir: &Path, e: CudnnError) -> CudnnError {
+/// backups. If `.cuda-setup` itself is what was rejected, only it moves. All renames are
+/// of the names themselves, in the folders held open.
+pub fn reject(tk: &Toolkit, e: CudnnError) -> CudnnError {
     let CudnnError::BadState(r) = e else { return e };
-    let r = r.set_aside();
-    if r.file != meta(dir) {
-        for rest in [JOURNAL, MANIFEST, BACKUP].map(|n| meta(dir).join(n)) {
-            if rest != r.file && std::fs::symlink_metadata(&rest).is_ok() {
-                state_file::set_aside(&rest);
+    let r = tk.set_aside(r);
+    if let Some(m) = tk.meta()
+        && r.file != meta(tk.dir())
+    {
+        for rest in [JOURNAL, MANIFEST, BACKUP] {
+            if m.display(rest) != r.file && m.symlink_metadata(rest).is_ok() {
+                places::set_aside_in(m.handle(), rest);
             }
         }
     }
@@ -170,19 +209,19 @@ fn reject(dir: &Path, e: CudnnError) -> CudnnError {
 }
 
 /// The journal of a killed run, judged whole.
-fn read_journal(dir: &Path) -> Result<Option<Journal>, CudnnError> {
+fn read_journal(tk: &Toolkit) -> Result<Option<Journal>, CudnnError> {
     let judge = || -> Result<Option<Journal>, Rejected> {
-        check_meta(dir)?;
-        let path = meta(dir).join(JOURNAL);
-        let Some(j) = read_json::<Journal>(&path)? else {
+        check_meta(tk)?;
+        let Some(j) = read_json::<Journal>(tk, JOURNAL)? else {
             return Ok(None);
         };
+        let dir = tk.dir();
         let checked = check_manifest(dir, &j.manifest).and_then(|()| {
             j.staging
                 .as_deref()
                 .map_or(Ok(()), |s| check_staging(dir, s))
         });
-        checked.map_err(|why| Rejected::new(&path, why))?;
+        checked.map_err(|why| Rejected::new(&meta(dir).join(JOURNAL), why))?;
         Ok(Some(j))
     };
     judge().map_err(CudnnError::BadState)
@@ -191,7 +230,7 @@ fn read_journal(dir: &Path) -> Result<Option<Journal>, CudnnError> {
 /// Test hooks, compiled into debug builds only: make one file's move fail as if the file
 /// were in use (Windows' sharing violation cannot happen on Linux), or pause before the
 /// first move or the n-th (`cudnn_move_<n>`, from 0) so a test can kill the process at
-/// every point of a transaction in turn.
+/// every point of a transaction in turn (or swap a folder for a link there).
 fn test_hooks(rel: &str) -> Result<(), CudnnError> {
     if cfg!(debug_assertions) {
         static MOVES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -208,184 +247,218 @@ fn test_hooks(rel: &str) -> Result<(), CudnnError> {
     Ok(())
 }
 
-/// Whether `p` exists itself: a symbolic link counts even when its target does not
-/// (a backed-up link points at a name beside it that is not in the backup folder).
-pub fn present(p: &Path) -> bool {
-    std::fs::symlink_metadata(p).is_ok()
+/// `rel`'s backup, in `.cuda-setup/cudnn-backup/`.
+fn backup_rel(rel: &str) -> String {
+    format!("{BACKUP}/{rel}")
 }
 
-/// `rename`, classifying a file held open by another program.
-fn mv(from: &Path, to: &Path) -> Result<(), CudnnError> {
-    if let Some(d) = to.parent() {
-        std::fs::create_dir_all(d).map_err(|e| CudnnError::io(d, e))?;
-    }
-    std::fs::rename(from, to).map_err(|e| {
-        // Windows: 32 sharing violation, 5 access denied (a loaded DLL); Unix: ETXTBSY.
-        let in_use = matches!(e.raw_os_error(), Some(32) | Some(33))
-            || (cfg!(windows) && e.raw_os_error() == Some(5))
-            || (cfg!(unix) && e.raw_os_error() == Some(26));
-        if in_use {
-            CudnnError::InUse {
-                file: from.to_path_buf(),
-                source: crate::error::cause(e),
-            }
-        } else {
-            CudnnError::io(from, e)
-        }
-    })
+/// The folder holding `rel`'s backup and the backup's name, when it is there itself (a
+/// symbolic link counts even when its target does not: a backed-up link points at a name
+/// beside it that is not in the backup folder). A link on the way is never followed.
+fn backup_of(tk: &Toolkit, rel: &str) -> Result<Option<(place::Dir, String)>, CudnnError> {
+    let b = backup_rel(rel);
+    let (_, name) = places::split(&b);
+    let name = name.to_string();
+    Ok(tk
+        .meta_folder(&b, false)?
+        .filter(|d| d.symlink_metadata(&name).is_ok())
+        .map(|d| (d, name)))
 }
 
-/// Applies an install whose files sit in `staging` (one per manifest entry, at `staged`).
+/// Moves the backup of `rel` back into place.
+fn restore(tk: &Toolkit, rel: &str, backup: (place::Dir, String)) -> Result<(), CudnnError> {
+    let (folder, name) = places::split(rel);
+    let to = tk.folder(folder, true)?.expect("made when missing");
+    Toolkit::rename(
+        backup.0.handle(),
+        &backup.1,
+        &to,
+        name,
+        &tk.shown(backup_rel(rel)),
+    )
+}
+
+/// Applies an install whose files sit in `staging` (`.cuda-setup/<staging_name>`): each
+/// manifest entry's file at `staged` (below staging), in the manifest's order.
 pub fn apply_install(
-    dir: &Path,
-    staging: &Path,
-    staged: &[(String, PathBuf)],
+    tk: &Toolkit,
+    staging: &place::Dir,
+    staging_name: &str,
+    staged: &[(String, String)],
     mut manifest: Manifest,
 ) -> Result<Manifest, CudnnError> {
     // The stamps the quick check trusts, from the staged files: a rename keeps them.
     for ((_, from), f) in staged.iter().zip(manifest.files.iter_mut()) {
         if f.link.is_none() {
-            f.stamp = crate::stamp::of(from).ok();
+            f.stamp = staging
+                .open_read(from, u64::MAX)
+                .ok()
+                .flatten()
+                .and_then(|(file, _)| file.metadata().ok())
+                .map(|m| crate::stamp::Stamp::of_metadata(&m));
         }
     }
     let mut journal = Journal {
         op: Op::Install,
         state: State::Applying,
-        staging: staging
-            .strip_prefix(dir)
-            .ok()
-            .map(|p| p.to_string_lossy().replace('\\', "/")),
+        staging: Some(format!("{META}/{staging_name}")),
         manifest,
     };
-    write_atomic(&meta(dir).join(JOURNAL), &journal)?;
+    write_record(tk, JOURNAL, &journal)?;
     let apply = || -> Result<(), CudnnError> {
         for ((rel, from), f) in staged.iter().zip(&journal.manifest.files) {
             debug_assert_eq!(rel, &f.path);
-            let dest = dir.join(rel);
             test_hooks(rel)?;
+            let (folder, name) = places::split(rel);
+            let dest = tk.folder(folder, true)?.expect("made when missing");
             if f.replaced {
-                mv(&dest, &backup_path(dir, rel))?;
+                let b = backup_rel(rel);
+                let backup = tk.meta_folder(&b, true)?.expect("made when missing");
+                Toolkit::rename(
+                    &dest,
+                    name,
+                    backup.handle(),
+                    places::split(&b).1,
+                    &tk.shown(rel),
+                )?;
             }
-            mv(from, &dest)?;
+            let (sfolder, sname) = places::split(from);
+            let src = if sfolder.is_empty() {
+                staging.try_clone()
+            } else {
+                staging.sub(sfolder, false)
+            }
+            .map_err(|e| CudnnError::io(&staging.display(from), e))?;
+            Toolkit::rename(src.handle(), sname, &dest, name, &staging.display(from))?;
         }
         Ok(())
     };
     if let Err(e) = apply() {
-        rollback(dir, &journal)?;
+        rollback(tk, &journal)?;
         return Err(e);
     }
     journal.state = State::Committed;
-    write_atomic(&meta(dir).join(JOURNAL), &journal)?;
-    finish(dir, &journal)?;
+    write_record(tk, JOURNAL, &journal)?;
+    finish(tk, &journal)?;
     Ok(journal.manifest)
 }
 
 /// Undoes an install in any state of `applying`.
-fn rollback(dir: &Path, j: &Journal) -> Result<(), CudnnError> {
+fn rollback(tk: &Toolkit, j: &Journal) -> Result<(), CudnnError> {
     for f in j.manifest.files.iter().rev() {
-        let dest = dir.join(&f.path);
-        let backup = backup_path(dir, &f.path);
-        if present(&backup) {
-            mv(&backup, &dest)?;
-        } else if !f.replaced && present(&dest) {
-            std::fs::remove_file(&dest).map_err(|e| CudnnError::io(&dest, e))?;
+        if let Some(b) = backup_of(tk, &f.path)? {
+            restore(tk, &f.path, b)?;
+        } else if !f.replaced && tk.present(&f.path)? {
+            tk.remove(&f.path)?;
         }
     }
-    cleanup(dir, j);
-    let _ = std::fs::remove_file(meta(dir).join(JOURNAL));
+    cleanup(tk, j);
+    remove_journal(tk);
     Ok(())
+}
+
+fn remove_journal(tk: &Toolkit) {
+    if let Some(m) = tk.meta() {
+        let _ = m.remove(JOURNAL);
+    }
 }
 
 /// After `committed`: the manifest, then the journal goes.
-fn finish(dir: &Path, j: &Journal) -> Result<(), CudnnError> {
+fn finish(tk: &Toolkit, j: &Journal) -> Result<(), CudnnError> {
     match j.op {
-        Op::Install => write_atomic(&meta(dir).join(MANIFEST), &j.manifest)?,
+        Op::Install => write_record(tk, MANIFEST, &j.manifest)?,
         Op::Uninstall => {
-            let _ = std::fs::remove_file(meta(dir).join(MANIFEST));
-            let _ = std::fs::remove_dir_all(meta(dir).join(BACKUP));
+            if let Some(m) = tk.meta() {
+                let _ = m.remove(MANIFEST);
+                let _ = m.remove_all(BACKUP);
+            }
         }
     }
-    cleanup(dir, j);
-    let _ = std::fs::remove_file(meta(dir).join(JOURNAL));
+    cleanup(tk, j);
+    remove_journal(tk);
     Ok(())
 }
 
-fn cleanup(dir: &Path, j: &Journal) {
-    if let Some(s) = &j.staging {
-        let _ = std::fs::remove_dir_all(dir.join(s));
+fn cleanup(tk: &Toolkit, j: &Journal) {
+    let Some(meta) = tk.meta() else { return };
+    if let Some(s) = j
+        .staging
+        .as_deref()
+        .and_then(|s| s.strip_prefix(&format!("{META}/")))
+    {
+        let _ = meta.remove_all(s);
     }
     // Staging folders of runs killed before their journal was written — not this run's
     // own (an install stages a tarball before it uninstalls the previous cuDNN).
-    let ours = format!("staging-{}", std::process::id());
-    if let Ok(rd) = std::fs::read_dir(meta(dir)) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with("staging-") && name != ours {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
+    remove_staging(meta, Some(&format!("staging-{}", std::process::id())));
+}
+
+/// Removes `staging-*` in `.cuda-setup` (links removed as links), but `keep`.
+fn remove_staging(meta: &place::Dir, keep: Option<&str>) {
+    let Ok(rd) = meta.handle().entries() else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("staging-") && Some(name.as_str()) != keep {
+            let _ = meta.remove_all(&name);
         }
     }
 }
 
 /// Restores what was there before the install the manifest describes.
-pub fn uninstall(dir: &Path, manifest: Manifest) -> Result<Manifest, CudnnError> {
+pub fn uninstall(tk: &Toolkit, manifest: Manifest) -> Result<Manifest, CudnnError> {
     let mut j = Journal {
         op: Op::Uninstall,
         state: State::Applying,
         staging: None,
         manifest,
     };
-    write_atomic(&meta(dir).join(JOURNAL), &j)?;
-    undo_files(dir, &j)?;
+    write_record(tk, JOURNAL, &j)?;
+    undo_files(tk, &j)?;
     j.state = State::Committed;
-    write_atomic(&meta(dir).join(JOURNAL), &j)?;
-    finish(dir, &j)?;
+    write_record(tk, JOURNAL, &j)?;
+    finish(tk, &j)?;
     Ok(j.manifest)
 }
 
 /// Idempotent: restore each backup, delete each file that was new.
-fn undo_files(dir: &Path, j: &Journal) -> Result<(), CudnnError> {
+fn undo_files(tk: &Toolkit, j: &Journal) -> Result<(), CudnnError> {
     for f in &j.manifest.files {
         test_hooks(&f.path)?;
-        let dest = dir.join(&f.path);
-        let backup = backup_path(dir, &f.path);
         if f.replaced {
-            if present(&backup) {
-                mv(&backup, &dest)?;
+            if let Some(b) = backup_of(tk, &f.path)? {
+                restore(tk, &f.path, b)?;
             }
-        } else if present(&dest) {
-            std::fs::remove_file(&dest).map_err(|e| CudnnError::io(&dest, e))?;
+        } else if tk.present(&f.path)? {
+            tk.remove(&f.path)?;
         }
     }
     Ok(())
 }
 
 /// Finishes or rolls back whatever a killed run left. None: nothing to do.
-pub fn recover(dir: &Path) -> Result<Option<Recovered>, CudnnError> {
-    let Some(j) = read_journal(dir).map_err(|e| reject(dir, e))? else {
+pub fn recover(tk: &Toolkit) -> Result<Option<Recovered>, CudnnError> {
+    let Some(j) = read_journal(tk).map_err(|e| reject(tk, e))? else {
         // A run killed before writing its journal leaves only staging: drop it.
-        if let Ok(rd) = std::fs::read_dir(meta(dir)) {
-            for e in rd.flatten() {
-                if e.file_name().to_string_lossy().starts_with("staging-") {
-                    let _ = std::fs::remove_dir_all(e.path());
-                }
-            }
+        if let Some(meta) = tk.meta() {
+            remove_staging(meta, None);
         }
         return Ok(None);
     };
     match (j.op, j.state) {
         (Op::Install, State::Applying) => {
-            rollback(dir, &j)?;
+            rollback(tk, &j)?;
             Ok(Some(Recovered::RolledBack))
         }
         (Op::Uninstall, State::Applying) => {
             // Half an uninstall is finished, never undone: the user asked for it.
-            undo_files(dir, &j)?;
-            finish(dir, &j)?;
+            undo_files(tk, &j)?;
+            finish(tk, &j)?;
             Ok(Some(Recovered::Completed))
         }
         (_, State::Committed) => {
-            finish(dir, &j)?;
+            finish(tk, &j)?;
             Ok(Some(Recovered::Completed))
         }
     }

@@ -186,6 +186,22 @@ pub fn write_import_lib_with(
     dll_name: &str,
     exports: &[Export],
 ) -> Result<(), DevError> {
+    let bytes = import_lib_bytes(lib, dll_name, exports)?;
+    let tmp = temp_beside(lib);
+    std::fs::write(&tmp, &bytes).map_err(|e| DevError::io(&tmp, e))?;
+    std::fs::rename(&tmp, lib).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        DevError::io(lib, e)
+    })
+}
+
+/// The bytes of the import library [`write_import_lib_with`] writes (`lib` names it in
+/// errors), for a caller that writes it itself (relative to a folder held open).
+pub fn import_lib_bytes(
+    lib: &Path,
+    dll_name: &str,
+    exports: &[Export],
+) -> Result<Vec<u8>, DevError> {
     if dll_name.is_empty() || dll_name.contains(['/', '\\', '\0', ':']) {
         return Err(malformed(
             lib,
@@ -230,12 +246,7 @@ pub fn write_import_lib_with(
         &[],
     )
     .map_err(|e| malformed(lib, format!("cannot write the import library: {e}")))?;
-    let tmp = temp_beside(lib);
-    std::fs::write(&tmp, bytes.get_ref()).map_err(|e| DevError::io(&tmp, e))?;
-    std::fs::rename(&tmp, lib).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        DevError::io(lib, e)
-    })
+    Ok(bytes.into_inner())
 }
 
 fn temp_beside(path: &Path) -> PathBuf {

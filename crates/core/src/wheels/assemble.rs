@@ -283,6 +283,8 @@ pub struct Build {
     spec: AssembleSpec,
     os: Os,
     staging: PathBuf,
+    /// The staging folder held open: entries are written relative to it (#30).
+    held: crate::place::Dir,
     files: AtomicUsize,
     bytes: AtomicU64,
     /// The wheels [`Build::extract`] was given: the tree is finished only with all of
@@ -363,12 +365,12 @@ impl Build {
             .ok_or_else(|| WheelError::io(&spec.dir, crate::error::text("has no parent folder")))?;
         std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
         let staging = swap::staging_path(&spec.dir);
-        let _ = std::fs::remove_dir_all(&staging);
-        std::fs::create_dir_all(&staging).map_err(|e| write_err(&staging, e))?;
+        let held = fresh_staging(parent, &staging).map_err(|e| write_err(&staging, e))?;
         Ok(Begin::Build(Build {
             spec: spec.clone(),
             os,
             staging,
+            held,
             files: AtomicUsize::new(0),
             bytes: AtomicU64::new(0),
             fed: Mutex::new(Vec::new()),
@@ -550,10 +552,12 @@ impl Build {
             .by_index(task.entry)
             .map_err(|err| damaged(&task.name, &err))?;
         let dest = self.staging.join(&task.rel);
-        if let Some(d) = dest.parent() {
-            std::fs::create_dir_all(d).map_err(|err| write_err(d, err))?;
-        }
-        let mut f = std::fs::File::create(&dest).map_err(|err| write_err(&dest, err))?;
+        // Created new relative to the staging folder held open: no link on the way, or
+        // at the name, is followed (#30).
+        let mut f = self
+            .held
+            .create_new(&task.rel)
+            .map_err(|err| write_err(&dest, err))?;
         let (mut written, mut counted) = (0u64, 0u64);
         loop {
             if halted() {
@@ -578,7 +582,7 @@ impl Build {
             && mode & 0o111 != 0
         {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o755))
+            f.set_permissions(std::fs::Permissions::from_mode(0o755))
                 .map_err(|err| io(&dest, err))?;
         }
         self.files.fetch_add(1, Ordering::Relaxed);
@@ -588,6 +592,21 @@ impl Build {
         Ok(())
     }
 
+    /// The tree is finished and swapped in by path: the staging folder's name must still
+    /// be the folder we made and wrote (not a link, nor another folder, swapped in since).
+    fn still_held(&self) -> Result<(), WheelError> {
+        match self.held.is_at(&self.staging) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(WheelError::io(
+                &self.staging,
+                crate::error::text(
+                    "the staging folder was replaced (by a link or another folder) while the toolkit was being built; refused",
+                ),
+            )),
+            Err(e) => Err(io(&self.staging, e)),
+        }
+    }
+
     /// Completes the staging tree (links, `version.json`, the development layout, our
     /// record) and swaps it in, checked in place ([`swap::swap_in`]).
     pub fn finish(
@@ -595,6 +614,7 @@ impl Build {
         check: &dyn Fn(&Path) -> Result<(), WheelError>,
     ) -> Result<Outcome, WheelError> {
         let out = self.staging.clone();
+        self.still_held()?;
         let (spec, os) = (&self.spec, self.os);
         let fed = self.fed.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(w) = spec.wheels.iter().find(|w| !fed.contains(w)) {
@@ -620,6 +640,7 @@ impl Build {
             dev_layout: DEV_LAYOUT,
         };
         write_record(&out, &record)?;
+        self.still_held()?;
         swap::swap_in(&out, &spec.dir, check)?;
         self.finished = true;
         Ok(Outcome {
@@ -639,6 +660,17 @@ impl Drop for Build {
             let _ = std::fs::remove_dir_all(&self.staging);
         }
     }
+}
+
+/// The staging folder `staging` (in `parent`) created new by us: whatever is at its
+/// name — a killed run's leftover, a link someone planted — is removed first (a link as a
+/// link, never what it points at), then made with a create that fails if anything took
+/// the name meanwhile (#30).
+fn fresh_staging(parent: &Path, staging: &Path) -> std::io::Result<crate::place::Dir> {
+    let name = staging
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("a staging folder with no name"))?;
+    crate::place::Dir::open(&crate::platform::canonical(parent))?.fresh_sub(name)
 }
 
 /// A wheel as the zip reader reads it: its decoder pulls 8 KiB at a time, so reads go

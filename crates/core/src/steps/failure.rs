@@ -35,11 +35,14 @@ pub enum FailureKind {
     Cancelled,
     /// Another cuda-setup holds the target's (or the toolkit folder's) lock.
     Busy,
+    /// A rebuild of a toolkit from wheels would put the new toolkit's files where the
+    /// user keeps files of their own (`failure.params`: `folder`, `files`); nothing changed.
+    UserFiles,
 }
 
 impl FailureKind {
     /// Every kind, in the order docs/cli.md lists them.
-    pub const ALL: [FailureKind; 22] = [
+    pub const ALL: [FailureKind; 23] = [
         FailureKind::Preflight,
         FailureKind::DownloadNetwork,
         FailureKind::DownloadMissing,
@@ -62,6 +65,7 @@ impl FailureKind {
         FailureKind::Internal,
         FailureKind::Cancelled,
         FailureKind::Busy,
+        FailureKind::UserFiles,
     ];
 
     /// The catalogue key of the plain-words sentence (params: see `Failure::params`).
@@ -91,6 +95,7 @@ impl FailureKind {
             FailureKind::Internal => "fail_internal",
             FailureKind::Cancelled => "fail_cancelled",
             FailureKind::Busy => "fail_busy",
+            FailureKind::UserFiles => "fail_user_files",
         }
     }
 
@@ -119,6 +124,7 @@ impl FailureKind {
             FailureKind::Internal => "fix_internal",
             FailureKind::Cancelled => "fix_cancelled",
             FailureKind::Busy => "fix_busy",
+            FailureKind::UserFiles => "fix_user_files",
         }
     }
 }
@@ -128,7 +134,7 @@ mod tests {
     use super::*;
 
     /// The words a script sees, written out: serialising must give exactly these.
-    const WORDS: [&str; 22] = [
+    const WORDS: [&str; 23] = [
         "preflight",
         "download_network",
         "download_missing",
@@ -151,6 +157,7 @@ mod tests {
         "internal",
         "cancelled",
         "busy",
+        "user_files",
     ];
 
     #[test]

@@ -20,7 +20,11 @@
 //! link is carried as the link itself (its target text), never followed, nor walked into.
 
 use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::fs::Dir as CapDir;
 
 use super::WheelError;
 use super::assemble::Record;
@@ -181,82 +185,90 @@ fn plan(old: &Path, new: &Path, foreign: &[String]) -> (Vec<String>, Vec<String>
     (carry, clash)
 }
 
-/// Makes the folders on the way to `rel` in `root` that are missing (checked clear).
-fn make_way(root: &Path, rel: &str) -> Result<(), WheelError> {
-    if let Some((parent, _)) = rel.rsplit_once('/') {
-        let p = root.join(parent);
-        std::fs::create_dir_all(&p).map_err(|e| io(&p, e))?;
+/// `rel`'s folder in `root` (opened, every folder on the way without following a link;
+/// made when `create`) and its last name.
+fn parent_of(
+    root: &crate::place::Dir,
+    rel: &str,
+    create: bool,
+) -> std::io::Result<(crate::place::Dir, OsString)> {
+    match rel.rsplit_once('/') {
+        Some((parent, name)) => Ok((root.sub(parent, create)?, name.into())),
+        None => Ok((root.try_clone()?, rel.into())),
     }
-    Ok(())
 }
 
-/// Carries the entry `from` to `to` (which does not exist): a link as a link, a folder
-/// entry by entry, anything else by a hard link, else a copy. Never follows a link.
-fn carry_entry(from: &Path, to: &Path) -> Result<(), WheelError> {
-    let meta = std::fs::symlink_metadata(from).map_err(|e| io(from, e))?;
+/// Carries `rel` from the tree `old` to the tree `new` (where nothing is at `rel`).
+fn carry_rel(
+    old: &crate::place::Dir,
+    new: &crate::place::Dir,
+    rel: &str,
+) -> Result<(), WheelError> {
+    let at = |e: std::io::Error| io(&new.display(rel), e);
+    let (from, name) = parent_of(old, rel, false).map_err(|e| io(&old.display(rel), e))?;
+    let (to, _) = parent_of(new, rel, true).map_err(at)?;
+    carry_in(from.handle(), to.handle(), &name, &new.display(rel)).map_err(at)
+}
+
+/// Carries the entry `name` of the folder `from` into the folder `to`, through the
+/// handles only: a link as a link (its target text, never followed), a folder entry by
+/// entry (opened without following), anything else by a hard link, else a copy of a
+/// regular file opened without following. `shown`: where it goes, for a Windows link.
+fn carry_in(from: &CapDir, to: &CapDir, name: &OsStr, shown: &Path) -> std::io::Result<()> {
+    let meta = from.symlink_metadata(name)?;
     let t = meta.file_type();
     if t.is_symlink() {
-        let target = std::fs::read_link(from).map_err(|e| io(from, e))?;
-        return link_like(&meta, &target, to).map_err(|e| io(to, e));
+        let target = from.read_link_contents(name)?;
+        #[cfg(unix)]
+        return to.symlink_contents(&target, name);
+        #[cfg(windows)]
+        return windows_link(from, name, &target, shown);
     }
     if t.is_dir() {
-        std::fs::create_dir(to).map_err(|e| io(to, e))?;
-        let _ = std::fs::set_permissions(to, meta.permissions());
-        for e in std::fs::read_dir(from).map_err(|e| io(from, e))? {
-            let e = e.map_err(|e| io(from, e))?;
-            carry_entry(&e.path(), &to.join(e.file_name()))?;
+        to.create_dir(name)?;
+        let (f, d) = (from.open_dir_nofollow(name)?, to.open_dir_nofollow(name)?);
+        for e in f.entries()? {
+            let e = e?;
+            carry_in(&f, &d, &e.file_name(), &shown.join(e.file_name()))?;
         }
+        let _ = to.set_permissions(name, meta.permissions());
         return Ok(());
     }
-    if std::fs::hard_link(from, to).is_ok() {
+    if from.hard_link(name, to, name).is_ok() {
         return Ok(());
     }
     if !t.is_file() {
-        // A FIFO or a device where hard links cannot be made: never opened.
-        return Err(io(
-            from,
-            std::io::Error::other("cannot be carried to the new toolkit (not a regular file)"),
+        // A FIFO or a device where a hard link cannot be made: never opened.
+        return Err(std::io::Error::other(
+            "cannot be carried to the new toolkit (not a regular file)",
         ));
     }
-    copy_no_follow(from, to, &meta).map_err(|e| io(to, e))
-}
-
-/// A new link at `to` with `target`, of the kind of the link `meta` describes.
-fn link_like(meta: &std::fs::Metadata, target: &Path, to: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        let _ = meta;
-        std::os::unix::fs::symlink(target, to)
+    let mut r = cap_std::fs::OpenOptions::new();
+    r.read(true).follow(FollowSymlinks::No);
+    let mut src = from.open_with(name, &r)?.into_std();
+    if !src.metadata()?.is_file() {
+        return Err(std::io::Error::other("changed while it was carried"));
     }
-    #[cfg(windows)]
-    {
-        use std::os::windows::fs::FileTypeExt;
-        if meta.file_type().is_symlink_dir() {
-            std::os::windows::fs::symlink_dir(target, to)
-        } else {
-            std::os::windows::fs::symlink_file(target, to)
-        }
-    }
-}
-
-/// A copy of the regular file `from` (opened without following a link), its permissions
-/// and modification time kept.
-fn copy_no_follow(from: &Path, to: &Path, meta: &std::fs::Metadata) -> std::io::Result<()> {
-    let mut o = std::fs::OpenOptions::new();
-    o.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW);
-    let mut src = o.open(from)?;
-    let mut dst = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(to)?;
+    let mut w = cap_std::fs::OpenOptions::new();
+    w.write(true).create_new(true).follow(FollowSymlinks::No);
+    let mut dst = to.open_with(name, &w)?.into_std();
     std::io::copy(&mut src, &mut dst)?;
-    let _ = dst.set_permissions(meta.permissions());
-    if let Ok(m) = meta.modified() {
+    let _ = dst.set_permissions(src.metadata()?.permissions());
+    if let Ok(m) = src.metadata().and_then(|m| m.modified()) {
         let _ = dst.set_modified(m);
     }
     Ok(())
+}
+
+/// Windows: a link of the same kind (file or folder) with the same target, at `shown`.
+#[cfg(windows)]
+fn windows_link(from: &CapDir, name: &OsStr, target: &Path, shown: &Path) -> std::io::Result<()> {
+    let dir = from.symlink_metadata(name)?.is_dir();
+    if dir {
+        std::os::windows::fs::symlink_dir(target, shown)
+    } else {
+        std::os::windows::fs::symlink_file(target, shown)
+    }
 }
 
 /// cuDNN of ours in the old tree, checked against the new toolkit's CUDA major.
@@ -281,6 +293,10 @@ fn cudnn_to_carry(
         });
     }
     Ok(Some(m))
+}
+
+fn open(dir: &Path) -> Result<crate::place::Dir, WheelError> {
+    crate::place::Dir::open(dir).map_err(|e| io(dir, e))
 }
 
 /// What [`carry`] carried.
@@ -328,13 +344,13 @@ pub fn carry(
             files: clash,
         });
     }
+    let (from, to) = (open(old)?, open(new)?);
     for rel in &entries {
-        make_way(new, rel)?;
-        carry_entry(&old.join(rel), &new.join(rel))?;
+        carry_rel(&from, &to, rel)?;
         crate::lock::test_pause("wheels_carrying");
     }
     let cudnn_files = match cudnn {
-        Some(m) => carry_cudnn(old, new, m, version)?,
+        Some(m) => carry_cudnn(&from, &to, m, version)?,
         None => 0,
     };
     Ok(Carried {
@@ -346,28 +362,32 @@ pub fn carry(
 /// cuDNN's files and manifest into the new tree, as `cudnn install` would have left them
 /// there: a new toolkit's file at one of its places is moved to the backup folder.
 fn carry_cudnn(
-    old: &Path,
-    new: &Path,
+    old: &crate::place::Dir,
+    new: &crate::place::Dir,
     mut m: Manifest,
     version: &crate::version::Version,
 ) -> Result<usize, WheelError> {
-    let backup = txn::meta(new).join("cudnn-backup");
+    let backup = Path::new(txn::META).join("cudnn-backup");
     for f in &mut m.files {
-        let (from, to) = (old.join(&f.path), new.join(&f.path));
+        let to = new.display(&f.path);
         f.replaced = kind(&to).is_some();
         if f.replaced {
             let b = backup.join(&f.path);
-            if let Some(d) = b.parent() {
-                std::fs::create_dir_all(d).map_err(|e| io(d, e))?;
+            let (dir, name) = parent_of(new, &f.path, false).map_err(|e| io(&to, e))?;
+            let bdir = match b.parent() {
+                Some(p) => new.sub(p, true),
+                None => new.try_clone(),
             }
-            std::fs::rename(&to, &b).map_err(|e| io(&to, e))?;
+            .map_err(|e| io(&new.display(&b), e))?;
+            dir.handle()
+                .rename(&name, bdir.handle(), b.file_name().unwrap_or_default())
+                .map_err(|e| io(&to, e))?;
         }
         // A file the user removed since stays missing (verify says so, as before).
-        if kind(&from).is_none() {
+        if kind(&old.display(&f.path)).is_none() {
             continue;
         }
-        make_way(new, &f.path)?;
-        carry_entry(&from, &to)?;
+        carry_rel(old, new, &f.path)?;
         // A copy has a new time: its stamp no longer vouches; verify hashes it.
         if f.stamp.is_some_and(|s| !crate::stamp::matches(&to, &s)) {
             f.stamp = None;
@@ -375,12 +395,9 @@ fn carry_cudnn(
     }
     m.toolkit_version = Some(version.clone());
     let n = m.files.len();
-    txn::write_atomic(&txn::meta(new).join(txn::MANIFEST), &m).map_err(|e| {
-        WheelError::io(
-            &txn::meta(new).join(txn::MANIFEST),
-            crate::error::text(e.to_string()),
-        )
-    })?;
+    let at = new.display(Path::new(txn::META).join(txn::MANIFEST));
+    txn::write_atomic(&at, &m)
+        .map_err(|e| WheelError::io(&at, crate::error::text(e.to_string())))?;
     Ok(n)
 }
 
@@ -451,6 +468,74 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(old.join("bin/mytool")).unwrap(),
             "mine"
+        );
+    }
+
+    /// cuDNN at a place where the new toolkit has a file of its own: that file goes to
+    /// the new tree's backup folder, so verify passes and uninstall gives it back.
+    #[test]
+    fn cudnn_over_a_new_toolkit_file_is_carried_with_that_file_as_its_backup() {
+        let d = tempfile::tempdir().unwrap();
+        let (old, new) = (d.path().join("old"), d.path().join("new"));
+        write(&old.join("bin/nvcc"), "ours");
+        write(&old.join("include/cudnn.h"), "cudnn header");
+        write(&new.join("bin/nvcc"), "new");
+        write(&new.join("include/cudnn.h"), "the new toolkit's own");
+        let (digest, size) = crate::download::hash_file(&old.join("include/cudnn.h")).unwrap();
+        let m = Manifest {
+            format: 1,
+            cudnn_version: "9.10.2".parse().unwrap(),
+            cuda_major: Some(13),
+            toolkit_version: Some("13.5.0".parse().unwrap()),
+            archive: "a.tar.xz".into(),
+            archive_path: None,
+            files: vec![crate::cudnn::ManifestFile {
+                path: "include/cudnn.h".into(),
+                sha256: digest.sha256,
+                size,
+                replaced: false,
+                link: None,
+                stamp: crate::stamp::of(&old.join("include/cudnn.h")).ok(),
+            }],
+        };
+        std::fs::create_dir_all(txn::meta(&old)).unwrap();
+        txn::write_atomic(&txn::meta(&old).join(txn::MANIFEST), &m).unwrap();
+        let c = carry(
+            &old,
+            &record(&["bin/nvcc"]),
+            &new,
+            &"13.5.1".parse().unwrap(),
+        )
+        .unwrap();
+        assert_eq!((c.entries.len(), c.cudnn_files), (0, 1));
+        let r = crate::cudnn::verify(&new).unwrap();
+        assert!(r.problems.is_empty(), "{:?}", r.problems);
+        crate::cudnn::uninstall(&new).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(new.join("include/cudnn.h")).unwrap(),
+            "the new toolkit's own"
+        );
+        assert_eq!(
+            std::fs::read_to_string(old.join("include/cudnn.h")).unwrap(),
+            "cudnn header",
+            "the old tree is only read"
+        );
+
+        // A cuDNN for CUDA 12 does not go into a CUDA 13 toolkit.
+        let m12 = Manifest {
+            cuda_major: Some(12),
+            ..m
+        };
+        txn::write_atomic(&txn::meta(&old).join(txn::MANIFEST), &m12).unwrap();
+        let e = carry(
+            &old,
+            &record(&["bin/nvcc"]),
+            &new,
+            &"13.5.1".parse().unwrap(),
+        );
+        assert!(
+            matches!(e, Err(WheelError::CudnnOtherMajor { .. })),
+            "{e:?}"
         );
     }
 }

@@ -424,7 +424,7 @@ fn repair_names_the_users_files_in_a_wheels_tree() {
 }
 
 #[test]
-fn a_tree_whose_record_lists_no_files_is_kept_whole_beside_the_rebuilt_one() {
+fn a_tree_whose_record_lists_no_files_is_kept_whole_inside_the_rebuilt_one() {
     let tmp = tempfile::tempdir().unwrap();
     let a = index(&tmp.path().join("a"), "13.5.37");
     let root = tmp.path().join("root");
@@ -440,12 +440,22 @@ fn a_tree_whose_record_lists_no_files_is_kept_whole_beside_the_rebuilt_one() {
     let b = index(&tmp.path().join("b"), "13.5.38");
     let out = install(&b.url("/simple"), &root, "nvcc,cudart", &[]);
     built(&out);
-    let previous = root.join("usr/local/cuda-13.5.previous");
+    let previous = dir.join("previous-toolkit");
     assert_eq!(
         std::fs::read_to_string(previous.join("samples/mine/kernel.cu")).unwrap(),
         "mine"
     );
-    assert!(text(&out).contains("cuda-13.5.previous"), "{}", text(&out));
+    assert!(
+        text(&out).contains("cuda-13.5/previous-toolkit"),
+        "{}",
+        text(&out)
+    );
+    let beside: Vec<String> = std::fs::read_dir(root.join("usr/local"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(beside, ["cuda-13.5"], "nothing beside the toolkit folder");
     assert_eq!(
         std::fs::read_to_string(dir.join("lib64/libcudart.so.13")).unwrap(),
         "libcudart 13.5.38\n"

@@ -60,7 +60,7 @@ pub struct Record {
     /// Every file and link the build made, relative with `/` (`.cuda-setup/` aside):
     /// what is not named here is the user's, and a rebuild carries it over
     /// ([`super::keep`]). None in records written before; such a tree's rebuild keeps
-    /// the previous tree beside it instead of deleting it.
+    /// the previous tree whole inside the new one instead of deleting it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paths: Option<Vec<String>>,
 }
@@ -78,8 +78,8 @@ pub struct Outcome {
     pub completed: bool,
     /// What the rebuild carried over from the tree it replaced.
     pub carried: super::keep::Carried,
-    /// The replaced tree, kept whole at this path because its record (written by an
-    /// older cuda-setup) does not say which files are the user's.
+    /// The replaced tree, kept whole at this path inside the new one because its record
+    /// (written by an older cuda-setup) does not say which files are the user's.
     pub kept_previous: Option<PathBuf>,
 }
 
@@ -647,7 +647,10 @@ impl Build {
                     });
                 };
                 let carried = super::keep::carry(&spec.dir, &old, &out, &spec.version)?;
-                let keep = old.paths.is_none().then(|| swap::kept_path(&spec.dir));
+                let keep = old
+                    .paths
+                    .is_none()
+                    .then(|| spec.dir.join(swap::kept_name(&out)));
                 (carried, keep)
             }
         };

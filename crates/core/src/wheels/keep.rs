@@ -318,9 +318,9 @@ pub fn carry(
     version: &crate::version::Version,
 ) -> Result<Carried, WheelError> {
     let cudnn = cudnn_to_carry(old, version)?;
-    let Some(foreign) = foreign(old, record, cudnn.as_ref()) else {
-        return Ok(Carried::default());
-    };
+    // A record without a list: the old tree is kept whole ([`super::swap::kept_name`]),
+    // cuDNN is still carried.
+    let foreign = foreign(old, record, cudnn.as_ref()).unwrap_or_default();
     let (entries, clash) = plan(old, new, &foreign);
     // cuDNN's places must be clear of anything but a file of the new toolkit's.
     let mut clash = clash;

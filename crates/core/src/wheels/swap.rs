@@ -12,7 +12,7 @@
 //!    is never mistaken for one to restore), then it is deleted. The user's files and
 //!    cuDNN were carried into the new tree before step 1 (`keep.rs`), so whichever tree
 //!    a kill leaves in place holds them. An old tree whose record cannot tell the user's
-//!    files from ours is not deleted: it is renamed to `D.previous[-N]` ([`kept_path`]).
+//!    files from ours is not deleted: it is renamed into the new tree ([`kept_name`]).
 //!
 //! [`recover`] runs first in every assembly (and as repair's fix): it restores an
 //! unfinished swap and deletes staging leftovers.
@@ -61,16 +61,17 @@ fn old_path(dir: &Path) -> PathBuf {
     beside(dir, OLD)
 }
 
-/// Where a replaced tree that is kept whole goes: `D.previous`, else `D.previous-2`, …
-/// (a visible name, for the user to look into; not a leftover any run touches).
-pub fn kept_path(dir: &Path) -> PathBuf {
-    let base = format!("{}.previous", leaf(dir));
+/// The name a replaced tree that is kept whole takes inside the new tree `staging`:
+/// `previous-toolkit`, else `previous-toolkit-2`, … (visible, for the user to look into;
+/// not in the new record, so the user's from then on: carried by later rebuilds, named
+/// by repair). Inside, not beside: nothing outside the toolkit folder changes.
+pub fn kept_name(staging: &Path) -> String {
     (1..)
         .map(|n| match n {
-            1 => dir.with_file_name(&base),
-            n => dir.with_file_name(format!("{base}-{n}")),
+            1 => "previous-toolkit".to_string(),
+            n => format!("previous-toolkit-{n}"),
         })
-        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .find(|n| std::fs::symlink_metadata(staging.join(n)).is_err())
         .expect("a free name")
 }
 

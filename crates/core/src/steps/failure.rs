@@ -33,11 +33,11 @@ pub enum FailureKind {
     Io,
     Internal,
     Cancelled,
-    /// Another cuda-setup holds the target's (or the toolkit folder's) lock.
-    Busy,
     /// A rebuild of a toolkit from wheels would put the new toolkit's files where the
     /// user keeps files of their own (`failure.params`: `folder`, `files`); nothing changed.
     UserFiles,
+    /// Another cuda-setup holds the target's (or the toolkit folder's) lock.
+    Busy,
 }
 
 impl FailureKind {
@@ -64,8 +64,8 @@ impl FailureKind {
         FailureKind::Io,
         FailureKind::Internal,
         FailureKind::Cancelled,
-        FailureKind::Busy,
         FailureKind::UserFiles,
+        FailureKind::Busy,
     ];
 
     /// The catalogue key of the plain-words sentence (params: see `Failure::params`).
@@ -156,8 +156,8 @@ mod tests {
         "io",
         "internal",
         "cancelled",
-        "busy",
         "user_files",
+        "busy",
     ];
 
     #[test]

@@ -52,6 +52,7 @@ pub fn fix_key(kind: FailureKind) -> &'static str {
         FailureKind::Internal => "cli_fix_internal",
         FailureKind::Cancelled => "cli_fix_cancelled",
         FailureKind::Busy => "cli_fix_busy",
+        FailureKind::UserFiles => "cli_fix_user_files",
         FailureKind::DriverSignature => "cli_fix_driver_signature",
         FailureKind::DriverFailed => "cli_fix_driver_failed",
     }

@@ -36,3 +36,4 @@ mod state_files;
 mod tables;
 mod verify;
 mod wheels;
+mod wheels_keep;

@@ -76,6 +76,14 @@ fn write_record<T: Serialize>(tk: &Toolkit, name: &str, value: &T) -> Result<(),
         .map_err(|e| CudnnError::io(&meta.display(name), e))
 }
 
+/// Writes a record by path (the wheels rebuild carrying a manifest into its new tree):
+/// the folder opened without following a link (`state_file::write`), the file created
+/// new and renamed into place.
+pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), CudnnError> {
+    let bytes = serde_json::to_vec_pretty(value).expect("serialisable");
+    crate::state_file::write(path, &bytes).map_err(|e| CudnnError::io(path, e))
+}
+
 /// A record of ours in `.cuda-setup`, read bounded (a regular file, not through a link,
 /// never blocking) and parsed; None when there is none.
 fn read_json<T: for<'de> Deserialize<'de>>(

@@ -102,8 +102,46 @@ pub fn layers(i: &Input) -> Vec<Finding> {
     cannot_link(i, &mut out);
     environment(i, &mut out);
     cudnn(i, &mut out);
+    wheels_foreign(i, &mut out);
     interrupted(i, &mut out);
     out
+}
+
+/// Files of the user's in a toolkit we built from wheels: a rebuild carries them over
+/// (`wheels::keep`), so they are only named. A listing against our record, no hashing.
+fn wheels_foreign(i: &Input, out: &mut Vec<Finding>) {
+    for t in &i.report.toolkits {
+        let Ok(Some(record)) = crate::wheels::assemble::read_record(&t.path) else {
+            continue;
+        };
+        let cudnn = crate::cudnn::txn::read_manifest(&t.path).ok().flatten();
+        let (id, message) = match crate::wheels::keep::foreign(&t.path, &record, cudnn.as_ref()) {
+            Some(found) if found.is_empty() => continue,
+            Some(found) => {
+                let mut files = found
+                    .iter()
+                    .take(10)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if found.len() > 10 {
+                    files.push_str(&format!(" (+{})", found.len() - 10));
+                }
+                let m = msg!("repair_wheels_foreign", dir = show(&t.path), files = files);
+                ("repair_wheels_foreign", m)
+            }
+            None => {
+                let m = msg!("repair_wheels_foreign_unlisted", dir = show(&t.path));
+                ("repair_wheels_foreign_unlisted", m)
+            }
+        };
+        out.push(finding(
+            id,
+            Severity::Info,
+            message,
+            manual("repair_fix_wheels_foreign"),
+        ));
+    }
 }
 
 /// NVIDIA GPUs whose compute capability is known: the torch checks judge against them.

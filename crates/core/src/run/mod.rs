@@ -748,6 +748,11 @@ fn failure_params(plan: Option<&Plan>, e: &steps::StepError) -> BTreeMap<&'stati
         p.insert("pid", crate::lock::pid_text(b.pid));
         p.insert("folder", b.folder.display().to_string());
     }
+    // `user_files`: the toolkit folder and the places the new toolkit would take.
+    if let steps::StepError::Wheels(crate::wheels::WheelError::UserFiles { dir, files }) = e {
+        p.insert("folder", dir.clone());
+        p.insert("files", files.join(", "));
+    }
     if let Some((path, needed, free)) = e.params() {
         let folder = path
             .ancestors()

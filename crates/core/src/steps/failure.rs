@@ -33,13 +33,16 @@ pub enum FailureKind {
     Io,
     Internal,
     Cancelled,
+    /// A rebuild of a toolkit from wheels would put the new toolkit's files where the
+    /// user keeps files of their own (`failure.params`: `folder`, `files`); nothing changed.
+    UserFiles,
     /// Another cuda-setup holds the target's (or the toolkit folder's) lock.
     Busy,
 }
 
 impl FailureKind {
     /// Every kind, in the order docs/cli.md lists them.
-    pub const ALL: [FailureKind; 22] = [
+    pub const ALL: [FailureKind; 23] = [
         FailureKind::Preflight,
         FailureKind::DownloadNetwork,
         FailureKind::DownloadMissing,
@@ -61,6 +64,7 @@ impl FailureKind {
         FailureKind::Io,
         FailureKind::Internal,
         FailureKind::Cancelled,
+        FailureKind::UserFiles,
         FailureKind::Busy,
     ];
 
@@ -91,6 +95,7 @@ impl FailureKind {
             FailureKind::Internal => "fail_internal",
             FailureKind::Cancelled => "fail_cancelled",
             FailureKind::Busy => "fail_busy",
+            FailureKind::UserFiles => "fail_user_files",
         }
     }
 
@@ -119,6 +124,7 @@ impl FailureKind {
             FailureKind::Internal => "fix_internal",
             FailureKind::Cancelled => "fix_cancelled",
             FailureKind::Busy => "fix_busy",
+            FailureKind::UserFiles => "fix_user_files",
         }
     }
 }
@@ -128,7 +134,7 @@ mod tests {
     use super::*;
 
     /// The words a script sees, written out: serialising must give exactly these.
-    const WORDS: [&str; 22] = [
+    const WORDS: [&str; 23] = [
         "preflight",
         "download_network",
         "download_missing",
@@ -150,6 +156,7 @@ mod tests {
         "io",
         "internal",
         "cancelled",
+        "user_files",
         "busy",
     ];
 

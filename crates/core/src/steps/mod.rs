@@ -320,6 +320,9 @@ impl StepError {
             StepError::Cudnn(CudnnError::DiskFull { .. }) => FailureKind::DiskFull,
             StepError::Cudnn(CudnnError::Busy(_)) | StepError::Busy(_) => FailureKind::Busy,
             StepError::Cudnn(_) => FailureKind::Cudnn,
+            StepError::Wheels(crate::wheels::WheelError::UserFiles { .. }) => {
+                FailureKind::UserFiles
+            }
             StepError::Wheels(_) => FailureKind::Wheels,
             StepError::Env { .. } => FailureKind::Env,
             StepError::Pip { .. } => FailureKind::Pip,
@@ -658,6 +661,28 @@ pub fn assemble_toolkit_streamed(
         }
         e => StepError::Wheels(e),
     })?;
+    // What the rebuild kept of the tree it replaced (issue 30: the user's files).
+    let c = &o.carried;
+    if !c.entries.is_empty() || c.cudnn_files > 0 {
+        (ctx.emit)(StepEvent::Log {
+            line: msg!(
+                "step_assembled_carried",
+                dir = spec.dir.display(),
+                count = c.entries.len(),
+                entries = keep_list(&c.entries),
+                cudnn = c.cudnn_files
+            ),
+        });
+    }
+    if let Some(p) = &o.kept_previous {
+        (ctx.emit)(StepEvent::Log {
+            line: msg!(
+                "step_assembled_kept_previous",
+                dir = spec.dir.display(),
+                previous = p.display()
+            ),
+        });
+    }
     Ok(StepOutcome {
         changed: o.changed,
         detail: if let Some(m) = crate::wheels::assemble::completion_message(
@@ -688,6 +713,20 @@ pub fn assemble_toolkit_streamed(
         },
         reboot_required: false,
     })
+}
+
+/// At most ten names of a list, and how many more: a message stays short.
+fn keep_list(names: &[String]) -> String {
+    let mut s = names
+        .iter()
+        .take(10)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > 10 {
+        s.push_str(&format!(" (+{})", names.len() - 10));
+    }
+    s
 }
 
 fn install_cudnn(archive: &Path, cuda_dir: &Path, ctx: &Ctx) -> Result<StepOutcome, StepError> {

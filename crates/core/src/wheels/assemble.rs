@@ -57,6 +57,12 @@ pub struct Record {
     /// records written before that, whose tree the next run completes.
     #[serde(default)]
     pub dev_layout: u32,
+    /// Every file and link the build made, relative with `/` (`.cuda-setup/` aside):
+    /// what is not named here is the user's, and a rebuild carries it over
+    /// ([`super::keep`]). None in records written before; such a tree's rebuild keeps
+    /// the previous tree whole inside the new one instead of deleting it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone)]
@@ -70,6 +76,11 @@ pub struct Outcome {
     /// before the development layout (then `completed` is true and nothing was rebuilt).
     pub completion: Completion,
     pub completed: bool,
+    /// What the rebuild carried over from the tree it replaced.
+    pub carried: super::keep::Carried,
+    /// The replaced tree, kept whole at this path inside the new one because its record
+    /// (written by an older cuda-setup) does not say which files are the user's.
+    pub kept_previous: Option<PathBuf>,
 }
 
 /// An I/O error while writing the tree; a full drive is told apart.
@@ -332,6 +343,8 @@ impl Build {
                     bytes: 0,
                     completion: Completion::default(),
                     completed: false,
+                    carried: Default::default(),
+                    kept_previous: None,
                 }));
             }
             Dest::Ours(r)
@@ -355,6 +368,8 @@ impl Build {
                     bytes: 0,
                     completion,
                     completed,
+                    carried: Default::default(),
+                    kept_previous: None,
                 }));
             }
             Dest::Ours(_) | Dest::Empty => {}
@@ -638,10 +653,29 @@ impl Build {
             wheels: wheel_names(spec),
             files,
             dev_layout: DEV_LAYOUT,
+            paths: Some(super::keep::list_tree(&out)?),
         };
         write_record(&out, &record)?;
+        // The tree replaced is judged now (it may have changed while the wheels came):
+        // still ours, and what in it is the user's, carried into the new tree.
+        let (carried, keep_old) = match std::fs::symlink_metadata(&spec.dir) {
+            Err(_) => (Default::default(), None),
+            Ok(_) => {
+                let Some(old) = read_record(&spec.dir)? else {
+                    return Err(WheelError::NotOurs {
+                        dir: spec.dir.display().to_string(),
+                    });
+                };
+                let carried = super::keep::carry(&spec.dir, &old, &out, &spec.version)?;
+                let keep = old
+                    .paths
+                    .is_none()
+                    .then(|| spec.dir.join(swap::kept_name(&out)));
+                (carried, keep)
+            }
+        };
         self.still_held()?;
-        swap::swap_in(&out, &spec.dir, check)?;
+        swap::swap_in(&out, &spec.dir, check, keep_old.as_deref())?;
         self.finished = true;
         Ok(Outcome {
             changed: true,
@@ -650,6 +684,8 @@ impl Build {
             bytes: self.bytes.load(Ordering::Relaxed),
             completion,
             completed: false,
+            carried,
+            kept_previous: keep_old,
         })
     }
 }
@@ -750,6 +786,22 @@ pub fn complete_in_place(os: Os, dir: &Path) -> Result<Completion, WheelError> {
         .map_err(dev_err)?;
     if record.dev_layout < DEV_LAYOUT {
         record.dev_layout = DEV_LAYOUT;
+        // What was added is ours too (a record without a list stays without one).
+        if let Some(paths) = &mut record.paths {
+            let c = &completion;
+            for p in c
+                .links
+                .iter()
+                .chain(&c.import_libs)
+                .chain(&c.stubs)
+                .chain(&c.files)
+            {
+                if !paths.contains(p) {
+                    paths.push(p.clone());
+                }
+            }
+            paths.sort();
+        }
         write_record(dir, &record)?;
     }
     Ok(completion)

@@ -8,6 +8,7 @@
 
 pub mod assemble;
 pub mod index;
+pub mod keep;
 pub mod metadata;
 pub mod swap;
 pub mod version;
@@ -154,6 +155,20 @@ pub enum WheelError {
         "{path}: this record of a wheel-built toolkit cannot be trusted ({detail}); the folder is left as it is"
     )]
     BadRecord { path: String, detail: String },
+    /// A rebuild would put a file of the new toolkit where the user has one of their own
+    /// (or a folder, or a link): stopped before anything changed.
+    #[error("{dir} holds files that are not cuda-setup's where the new toolkit has its own: {}; nothing was changed", .files.join(", "))]
+    UserFiles { dir: String, files: Vec<String> },
+    /// The cuDNN installed into the tree is for another CUDA major than the new toolkit.
+    #[error(
+        "{dir} holds cuDNN {cudnn} for CUDA {cuda}, which does not fit CUDA {toolkit}; nothing was changed"
+    )]
+    CudnnOtherMajor {
+        dir: String,
+        cudnn: String,
+        cuda: u32,
+        toolkit: String,
+    },
     #[error("the toolkit built from these wheels lacks {}{}", .missing.join(", "), if *.restored { "; the previous toolkit was put back as it was" } else { "" })]
     Incomplete {
         missing: Vec<String>,
@@ -198,6 +213,12 @@ impl WheelError {
             }
             WheelError::Incomplete { .. } => {
                 "choose the nvcc and cudart components (--components nvcc,cudart,...)"
+            }
+            WheelError::UserFiles { .. } => {
+                "move (or rename) those files of yours out of the toolkit folder, then run the same command again; they are carried over to the new toolkit when the new one has nothing at their place"
+            }
+            WheelError::CudnnOtherMajor { .. } => {
+                "uninstall that cuDNN first (`cuda-setup cudnn uninstall --cuda-dir DIR`), then run the same command again"
             }
         }
     }

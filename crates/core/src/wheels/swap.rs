@@ -9,7 +9,10 @@
 //! 2. `.D.staging-PID` → `D`, then the check (a kill now: the swap is unfinished, the
 //!    next run puts the old back); a failed check: `D` → `.D.staging-PID`, old → `D`;
 //! 3. committed: `.D.old-PID` → `.D.staging-PID` (one rename, so a half-deleted old tree
-//!    is never mistaken for one to restore), then it is deleted.
+//!    is never mistaken for one to restore), then it is deleted. The user's files and
+//!    cuDNN were carried into the new tree before step 1 (`keep.rs`), so whichever tree
+//!    a kill leaves in place holds them. An old tree whose record cannot tell the user's
+//!    files from ours is not deleted: it is renamed into the new tree ([`kept_name`]).
 //!
 //! [`recover`] runs first in every assembly (and as repair's fix): it restores an
 //! unfinished swap and deletes staging leftovers.
@@ -56,6 +59,20 @@ pub fn staging_path(dir: &Path) -> PathBuf {
 
 fn old_path(dir: &Path) -> PathBuf {
     beside(dir, OLD)
+}
+
+/// The name a replaced tree that is kept whole takes inside the new tree `staging`:
+/// `previous-toolkit`, else `previous-toolkit-2`, … (visible, for the user to look into;
+/// not in the new record, so the user's from then on: carried by later rebuilds, named
+/// by repair). Inside, not beside: nothing outside the toolkit folder changes.
+pub fn kept_name(staging: &Path) -> String {
+    (1..)
+        .map(|n| match n {
+            1 => "previous-toolkit".to_string(),
+            n => format!("previous-toolkit-{n}"),
+        })
+        .find(|n| std::fs::symlink_metadata(staging.join(n)).is_err())
+        .expect("a free name")
 }
 
 /// `.LEAF.staging-123` / `.LEAF.old-123` → (LEAF, kind).
@@ -161,10 +178,12 @@ fn pause_point(point: &str) {
 /// `dir` must be ours (the caller decides); it is kept as `.old-*` until the check passes
 /// and put back when it fails. A new tree without a previous one stays when its check
 /// fails (it is ours and complete as the wheels made it; the error says what it lacks).
+/// With `keep`, the replaced tree is renamed there once the new one passed, not deleted.
 pub fn swap_in(
     staging: &Path,
     dir: &Path,
     check: &dyn Fn(&Path) -> Result<(), WheelError>,
+    keep: Option<&Path>,
 ) -> Result<(), WheelError> {
     pause_point("wheels_staged");
     if std::fs::symlink_metadata(dir).is_err() {
@@ -190,6 +209,9 @@ pub fn swap_in(
             },
             e => e,
         });
+    }
+    if let Some(keep) = keep {
+        return rename(&old, keep);
     }
     // Committed: the old tree becomes a staging leftover in one rename, then goes.
     rename(&old, staging)?;
@@ -235,17 +257,22 @@ mod tests {
         tree(&dir, "old");
         let staging = staging_path(&dir);
         tree(&staging, "new");
-        let e = swap_in(&staging, &dir, &|p| {
-            assert_eq!(nvcc(p), "new", "checked in place");
-            Err(WheelError::io(p, crate::error::text("lacks cudart")))
-        })
+        let e = swap_in(
+            &staging,
+            &dir,
+            &|p| {
+                assert_eq!(nvcc(p), "new", "checked in place");
+                Err(WheelError::io(p, crate::error::text("lacks cudart")))
+            },
+            None,
+        )
         .unwrap_err();
         assert!(crate::error::chain(&e).contains("lacks cudart"));
         assert_eq!(nvcc(&dir), "old");
         assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
 
         tree(&staging, "new");
-        swap_in(&staging, &dir, &|_| Ok(())).unwrap();
+        swap_in(&staging, &dir, &|_| Ok(()), None).unwrap();
         assert_eq!(nvcc(&dir), "new");
         assert!(leftovers(&dir).is_empty());
     }

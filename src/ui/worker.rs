@@ -615,6 +615,7 @@ fn refusal_rule(r: &cudnn::Refusal) -> &'static str {
         | HardLink { .. }
         | Special { .. }
         | BadLink { .. } => "unsafe_name",
+        WindowsName { .. } => "windows_name",
         CaseCollision { .. } => "case_collision",
         SameDestination { .. } => "same_destination",
         TooManyEntries { .. } | TooLarge { .. } | Ratio { .. } => "too_large",

@@ -22,6 +22,7 @@ mod gui_driver;
 mod gui_journey;
 mod gui_verdict;
 mod gui_walk;
+mod hostile_names;
 mod install;
 mod linux_driver;
 mod one_writer;

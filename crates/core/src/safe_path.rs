@@ -24,6 +24,14 @@ pub enum Unsafe {
     BadChar { name: String },
     #[error("{name:?} is a name Windows reserves for a device")]
     Reserved { name: String },
+    #[error(
+        "{name:?} has the shape of a Windows short name (8.3), which can stand for another file"
+    )]
+    ShortName { name: String },
+    #[error(
+        "{name:?} names an alternate data stream (`:`), a hidden part of another file on Windows"
+    )]
+    Stream { name: String },
     #[error("{name:?} ends with a dot or a space, which Windows drops")]
     TrailingDot { name: String },
     #[error("{path:?} is absolute")]
@@ -38,11 +46,33 @@ pub enum Unsafe {
 pub const MAX_NAME: usize = 255;
 
 /// Windows' reserved device names, refused with any extension (`CON.txt`, `nul.whl`).
-const RESERVED: &[&str] = &[
-    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
-    "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9", "CONIN$",
-    "CONOUT$",
-];
+/// `COM`/`LPT` take a digit 0–9 or the superscripts ¹ ² ³ (Windows reads `COM¹` as a
+/// port too): see [`is_reserved`].
+const RESERVED: &[&str] = &["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"];
+
+/// Whether Windows opens a device for a name whose part before the first dot is `stem`
+/// (`aux.h`, `AUX .h`, `aux.tar.gz`, `com¹.h` all name one). Trailing spaces before the
+/// dot are dropped by Windows, so by us too.
+fn is_reserved(stem: &str) -> bool {
+    let stem = stem.trim_end_matches(' ');
+    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem)) {
+        return true;
+    }
+    let mut chars = stem.chars();
+    let head: String = chars.by_ref().take(3).collect();
+    let digit = chars.next();
+    (head.eq_ignore_ascii_case("COM") || head.eq_ignore_ascii_case("LPT"))
+        && matches!(digit, Some('0'..='9' | '¹' | '²' | '³'))
+        && chars.next().is_none()
+}
+
+/// Whether `stem` (the part before the first dot) has a `~` followed by a digit, the mark
+/// of an 8.3 alias (`PROGRA~1`, `CUDNN6~1.DLL`): on a volume with short names on, writing
+/// it could open the long-named file it stands for.
+fn is_short_name(stem: &str) -> bool {
+    let b = stem.as_bytes();
+    b.windows(2).any(|w| w[0] == b'~' && w[1].is_ascii_digit())
+}
 
 /// `name` as one safe file-name component, or why not. Checked as both Windows and Linux
 /// would read it, so a name accepted on Linux is the same single file on Windows.
@@ -64,7 +94,14 @@ pub fn file_name(name: &str) -> Result<&str, Unsafe> {
         return Err(Unsafe::Separator { name: n() });
     }
     if name.contains(':') {
-        return Err(Unsafe::Drive { name: n() });
+        // `C:x` is relative to drive C's current folder; `a.h:x` a stream of `a.h`.
+        let drive =
+            name.as_bytes()[0].is_ascii_alphabetic() && name.as_bytes().get(1) == Some(&b':');
+        return Err(if drive {
+            Unsafe::Drive { name: n() }
+        } else {
+            Unsafe::Stream { name: n() }
+        });
     }
     if name
         .chars()
@@ -75,11 +112,37 @@ pub fn file_name(name: &str) -> Result<&str, Unsafe> {
     if name.ends_with('.') || name.ends_with(' ') {
         return Err(Unsafe::TrailingDot { name: n() });
     }
-    let stem = name.split('.').next().unwrap_or(name).trim_end();
-    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem)) {
+    let stem = name.split('.').next().unwrap_or(name);
+    if is_reserved(stem) {
         return Err(Unsafe::Reserved { name: n() });
     }
+    if is_short_name(stem) {
+        return Err(Unsafe::ShortName { name: n() });
+    }
     Ok(name)
+}
+
+/// A path inside an archive or a wheel (`top/include/cudnn.h`, a folder's `top/include/`):
+/// every component must be a [`file_name`], so the same archive is safe to unpack on
+/// Windows whatever OS checks it. Empty components (`a//b`, the trailing `/` of a folder)
+/// are skipped; `\`, absolute paths and `..` are refused as part of a component.
+pub fn entry_path(path: &str) -> Result<(), Unsafe> {
+    if path.starts_with('/') {
+        return Err(Unsafe::Absolute {
+            path: path.to_string(),
+        });
+    }
+    let mut any = false;
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        file_name(part)?;
+        any = true;
+    }
+    if !any {
+        return Err(Unsafe::Empty {
+            name: path.to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// The last segment of a URL's path (query and fragment dropped, percent-decoding
@@ -246,6 +309,120 @@ mod tests {
             assert!(file_name(bad).is_err(), "{bad:?} accepted");
         }
         assert!(file_name(&"a".repeat(256)).is_err());
+    }
+
+    /// Issue 30: what Windows cannot hold as the file it says, refused on every OS.
+    #[test]
+    fn names_windows_cannot_hold() {
+        let why = |n: &str| file_name(n).map(|_| ()).map_err(|e| format!("{e:?}"));
+        for dev in [
+            "aux.h",
+            "AUX",
+            "Aux.tar.gz",
+            "AUX .h",
+            "aux  .h",
+            "CON.dll",
+            "con",
+            "prn.txt",
+            "NUL.whl",
+            "COM0",
+            "com9.h",
+            "LPT0.x",
+            "lpt5",
+            "COM¹.h",
+            "com².h",
+            "LPT³",
+            "lpt¹.dll",
+            "CONIN$",
+            "conout$.txt",
+        ] {
+            assert!(
+                matches!(file_name(dev), Err(Unsafe::Reserved { .. })),
+                "{dev:?}: {:?}",
+                why(dev)
+            );
+        }
+        for short in [
+            "CUDNN6~1.DLL",
+            "PROGRA~1",
+            "progra~12",
+            "a~1.h",
+            "LIBCUD~1.SO",
+            "x~9z.h",
+        ] {
+            assert!(
+                matches!(file_name(short), Err(Unsafe::ShortName { .. })),
+                "{short:?}: {:?}",
+                why(short)
+            );
+        }
+        for stream in ["a.h:evil", "cudnn.h:$DATA", "dir::$INDEX_ALLOCATION"] {
+            assert!(
+                matches!(file_name(stream), Err(Unsafe::Stream { .. })),
+                "{stream:?}"
+            );
+        }
+        assert!(matches!(file_name("C:x"), Err(Unsafe::Drive { .. })));
+        for trailing in ["cudnn.h.", "cudnn.h ", "bin ", "x.."] {
+            assert!(
+                matches!(file_name(trailing), Err(Unsafe::TrailingDot { .. })),
+                "{trailing:?}"
+            );
+        }
+        // NVIDIA's real names, and near misses of the rules above.
+        for ok in [
+            "cudnn_ops64_9.dll",
+            "libcudnn.so.9.1.0",
+            "cublasLt64_12.dll",
+            "nvrtc-builtins64_124.dll",
+            "__cccl",
+            "auxiliary.h",
+            "aux_.h",
+            "console.h",
+            "com10.h",
+            "COM",
+            "lpt",
+            "COM1x.h",
+            "LPT⁴.h",
+            "x.aux",
+            "file~.h",
+            "a~b.h",
+            "x.~1",
+            "backup.h~",
+            "nul_device.cpp",
+        ] {
+            assert_eq!(file_name(ok), Ok(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn entry_paths() {
+        for ok in [
+            "cudnn-windows-x86_64-9.10.2.21_cuda12-archive/bin/cudnn64_9.dll",
+            "nvidia/cu13/include/cuda/std/__cccl/config.h",
+            "nvidia_cudnn_cu12-9.1.0.70.dist-info/RECORD",
+            "top/include/",
+        ] {
+            assert_eq!(entry_path(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "top/include/aux.h",
+            "top/bin/CON.dll",
+            "top/include/COM¹.h",
+            "top/bin/CUDNN6~1.DLL",
+            "top/PROGRA~1/x.h",
+            "top/nul/x.h",
+            "top/include./x.h",
+            "top/include /x.h",
+            "top/include/cudnn.h:s",
+            "top/../x",
+            "/etc/passwd",
+            "a\\b",
+            "",
+            "/",
+        ] {
+            assert!(entry_path(bad).is_err(), "{bad:?} accepted");
+        }
     }
 
     #[test]

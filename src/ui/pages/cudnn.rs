@@ -339,6 +339,7 @@ fn refused(ui: &mut Ui, lang: Lang, r: &Refused) {
     let title = match r.rule {
         "not_zip" => "ui_refused_not_zip",
         "unsafe_name" => "ui_refused_unsafe_name",
+        "windows_name" => "ui_refused_windows_name",
         "case_collision" => "ui_refused_case_collision",
         "same_destination" => "ui_refused_same_destination",
         "too_large" => "ui_refused_too_large",

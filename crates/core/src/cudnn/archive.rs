@@ -30,6 +30,11 @@ pub enum Refusal {
     Absolute { name: String },
     #[error("entry \"{name}\" uses backslashes; zip paths use /")]
     Backslash { name: String },
+    #[error("entry \"{name}\" cannot be a file on Windows: {why}")]
+    WindowsName {
+        name: String,
+        why: crate::safe_path::Unsafe,
+    },
     #[error("entry \"{name}\" is a symbolic link; cuDNN archives have none")]
     Symlink { name: String },
     #[error("entry \"{name}\" is a hard link; NVIDIA's archives have none")]
@@ -158,7 +163,8 @@ pub(super) fn check_name(name: &str) -> Result<(), Refusal> {
     if name.contains('\\') {
         return Err(Refusal::Backslash { name: n() });
     }
-    if name.starts_with('/') || name.as_bytes().get(1) == Some(&b':') || name.contains(':') {
+    // (Any other `:` is a stream, refused below.)
+    if name.starts_with('/') || name.as_bytes().get(1) == Some(&b':') {
         return Err(Refusal::Absolute { name: n() });
     }
     if name.split('/').any(|c| c == "..") {
@@ -170,7 +176,13 @@ pub(super) fn check_name(name: &str) -> Result<(), Refusal> {
             detail: "NUL in the name".into(),
         });
     }
-    Ok(())
+    // Every component as Windows would hold it (a device, an 8.3 alias, a stream, a
+    // trailing dot): the same archive must be safe to install there, whatever OS reads it.
+    // (An empty name is the tarball's own `./`, which names no file.)
+    if name.is_empty() {
+        return Ok(());
+    }
+    crate::safe_path::entry_path(name).map_err(|why| Refusal::WindowsName { name: n(), why })
 }
 
 /// `cudnn-windows-x86_64-9.10.2.21_cuda12-archive` → (9.10.2.21, 12).
@@ -569,6 +581,24 @@ mod tests {
             check_name("a\\..\\x.dll"),
             Err(Refusal::Backslash { .. })
         ));
+        for bad in [
+            "top/include/aux.h",
+            "top/bin/CON.dll",
+            "top/include/COM¹.h",
+            "top/bin/CUDNN6~1.DLL",
+            "top/include/cudnn.h.",
+            "top/include /cudnn.h",
+            "top/lpt1/x.h",
+            "top/include/cudnn.h:evil",
+        ] {
+            assert!(
+                matches!(check_name(bad), Err(Refusal::WindowsName { .. })),
+                "{bad:?}: {:?}",
+                check_name(bad)
+            );
+        }
+        assert!(check_name("cudnn-windows-x86_64-9.10.2.21_cuda12-archive/").is_ok());
+        assert!(check_name("nvidia_cudnn_cu12-9.1.0.70.dist-info/RECORD").is_ok());
     }
 
     #[test]

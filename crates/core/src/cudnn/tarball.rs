@@ -296,6 +296,9 @@ fn check_link_target(name: &str, target: &str) -> Result<(), Refusal> {
         "its target is not a file in the same folder"
     } else if target.contains('\0') {
         "its target has a NUL"
+    } else if crate::safe_path::file_name(target).is_err() {
+        // A device, an 8.3 alias, a stream: no file of a Windows-safe archive.
+        "its target is a name Windows cannot hold"
     } else {
         return Ok(());
     };

@@ -109,12 +109,14 @@ fn dev_err(e: DevError) -> WheelError {
 /// Where a wheel entry goes in the toolkit tree; None for files that stay out
 /// (`RECORD`, `WHEEL`, …). Licences go to `.cuda-setup/licenses/<wheel>/`.
 pub fn dest_of(os: Os, wheel: &str, name: &str) -> Result<Option<String>, String> {
-    if name.contains('\\') || name.starts_with('/') || name.contains(':') || name.contains('\0') {
+    if name.contains('\\') || name.starts_with('/') || name.contains('\0') {
         return Err(format!("entry \"{name}\" has an unsafe name"));
     }
     if name.split('/').any(|c| c == ".." || c == ".") {
         return Err(format!("entry \"{name}\" climbs out of the wheel"));
     }
+    crate::safe_path::entry_path(name)
+        .map_err(|why| format!("entry \"{name}\" cannot be a file on Windows: {why}"))?;
     let mut parts = name.split('/');
     let first = parts.next().unwrap_or("");
     if first.ends_with(".dist-info") {

@@ -165,6 +165,45 @@ fn a_cudnn_wheel_with_a_name_windows_cannot_hold_is_refused_and_writes_nothing()
     }
 }
 
+/// A name we make from an entry's is judged as an entry's: NVIDIA's cuDNN wheel gets an
+/// import library per DLL (`cudnn_ops64_9.dll` → `cudnn_ops.lib`); a DLL `con64_9.dll`
+/// (a fine name) must not get `con.lib` (a device on Windows). The rest installs.
+#[test]
+fn no_import_library_is_made_under_a_device_name() {
+    let w = tempfile::tempdir().unwrap();
+    let dir = toolkit(w.path(), "13.0.2");
+    let made = w.path().join("made");
+    std::fs::create_dir_all(&made).unwrap();
+    let name = support::cudnn_zip::write_cudnn_wheel(&made, "9.27.0.42", 13, true);
+    let mut files = members(&made.join(&name));
+    files.push((
+        "nvidia/cudnn/bin/con64_9.dll".into(),
+        support::cudnn_zip::wheel_dll("con64_9.dll", 7),
+    ));
+    let wheel = w.path().join(&name);
+    write_zip(&wheel, &files, false);
+    let out = cli(&[
+        "cudnn",
+        "install",
+        "--archive",
+        wheel.to_str().unwrap(),
+        "--cuda-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let libs: Vec<String> = std::fs::read_dir(dir.join("lib/x64"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(libs.iter().any(|l| l == "cudnn_ops.lib"), "{libs:?}");
+    assert!(
+        !libs.iter().any(|l| l.eq_ignore_ascii_case("con.lib")),
+        "a device name was made: {libs:?}"
+    );
+    assert!(dir.join("bin/x64/con64_9.dll").exists() || dir.join("bin/con64_9.dll").exists());
+}
+
 #[cfg(unix)]
 #[test]
 fn a_linux_cudnn_tarball_with_a_name_windows_cannot_hold_is_refused_and_writes_nothing() {

@@ -12,6 +12,7 @@ use super::archive::{Entry, Kind, Plan, dest_rel, fold};
 use super::extract::Staged;
 use crate::devlayout::{DevError, implib, links};
 use crate::place;
+use crate::safe_path;
 
 /// Whether `plan` is NVIDIA's `nvidia-cudnn-cuNN` wheel (the only layout without them).
 pub(super) fn wanted(plan: &Plan) -> bool {
@@ -54,7 +55,10 @@ pub(super) fn stage(
             .map(|s| file_name(&s.entry.inner)),
     );
     // (A Linux wheel's libraries are of no use on Windows: no links there.)
-    for (link, target) in links_to.into_iter().filter(|_| cfg!(unix)) {
+    for (link, target) in links_to
+        .into_iter()
+        .filter(|(link, _)| cfg!(unix) && safe_path::file_name(link).is_ok())
+    {
         let entry = made(format!("lib/{link}"), Kind::SharedLib, 0, Some(target));
         if !taken.insert(fold(&dest_rel(&entry, 13))) {
             continue;
@@ -73,7 +77,10 @@ pub(super) fn stage(
     // Windows: an import library per DLL, from its exports.
     for s in staged.iter().filter(|s| s.entry.kind == Kind::Dll) {
         let dll = file_name(&s.entry.inner);
-        let Some(lib) = implib::lib_name_for_dll(dll) else {
+        // A name made from an entry's is judged as an entry's: `con64_9.dll` would
+        // make `con.lib`, a device on Windows (made for no one, then).
+        let Some(lib) = implib::lib_name_for_dll(dll).filter(|l| safe_path::file_name(l).is_ok())
+        else {
             continue;
         };
         let probe = made(format!("lib/x64/{lib}"), Kind::ImportLib, 0, None);

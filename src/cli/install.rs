@@ -352,7 +352,10 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             progress.line(&format!("      {}", render(&line, lang)));
             // A source's or a tool's own words (a retry's error), for support.
             if let Some(raw) = i18n::details(&line, lang) {
-                progress.line(&format!("        details: {}", raw.replace('\n', "; ")));
+                progress.line(&format!(
+                    "        details: {}",
+                    cuda_setup_core::shown::text(&raw.replace('\n', "; "))
+                ));
             }
         }
         RunEvent::Step {
@@ -454,7 +457,10 @@ fn note(n: &plan::Note, lang: Lang) -> String {
     let m = n.message();
     let text = tf(lang, "cli_note", &[("note", &render(&m, lang))]);
     match i18n::details(&m, lang) {
-        Some(raw) => format!("{text} (details: {})", raw.replace('\n', "; ")),
+        Some(raw) => format!(
+            "{text} (details: {})",
+            cuda_setup_core::shown::text(&raw.replace('\n', "; "))
+        ),
         None => text,
     }
 }

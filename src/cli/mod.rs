@@ -41,6 +41,23 @@ fn wait_for_others(wait: bool, lang: Lang) {
     }
 }
 
+/// Clap's own answer to the arguments (an error, or `--help`/`--version`). An error
+/// echoes the value it refused, whole: one longer than a value is shown
+/// (`shown::MAX_CHARS`) is printed shortened, with clap's exit code (2).
+fn refused_arguments(e: clap::Error) -> i32 {
+    use cuda_setup_core::shown;
+    let plain = e.render().to_string();
+    let too_long = plain.chars().count() > shown::MAX_TEXT
+        || plain
+            .split_whitespace()
+            .any(|w| w.chars().count() > shown::MAX_CHARS);
+    if !e.use_stderr() || !too_long {
+        e.exit();
+    }
+    eprint!("{}", shown::text(&plain));
+    e.exit_code()
+}
+
 /// A run that found another cuda-setup at work on its target.
 fn print_busy(f: &cuda_setup_core::run::Failure, lang: Lang) {
     let mut m = cuda_setup_core::message::Message::new("busy");
@@ -49,7 +66,7 @@ fn print_busy(f: &cuda_setup_core::run::Failure, lang: Lang) {
     }
     eprintln!(
         "error: {}\nhint: {}",
-        cuda_setup_core::i18n::render(&m, lang),
+        cuda_setup_core::shown::text(&cuda_setup_core::i18n::render(&m, lang)),
         cuda_setup_core::i18n::render(&cuda_setup_core::message::Message::new("busy_hint"), lang)
     );
 }
@@ -239,7 +256,10 @@ pub fn main() -> i32 {
 }
 
 fn run() -> i32 {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return refused_arguments(e),
+    };
     let lang = cuda_setup_core::locale::system_lang(cli.lang);
     // What an earlier `tables --refresh` learned is merged in, so an offline start knows it.
     let cache_file = cuda_setup_core::refresh::default_cache_file();
@@ -274,7 +294,10 @@ fn run() -> i32 {
             let b = e.busy().expect("busy");
             eprintln!(
                 "error: {}",
-                cuda_setup_core::i18n::render(&b.message("busy"), lang)
+                cuda_setup_core::shown::text(&cuda_setup_core::i18n::render(
+                    &b.message("busy"),
+                    lang
+                ))
             );
             eprintln!(
                 "hint: {}",

@@ -19,11 +19,14 @@ pub struct Said {
 }
 
 impl Said {
+    /// On stderr. Values from outside in it (a flag's value, a URL, an entry's name, a
+    /// server's words) are shortened: a megabyte of `--compat-dir` is not echoed whole.
     pub fn print(&self) {
-        eprintln!("error: {}", self.error);
-        eprintln!("hint: {}", self.hint);
+        use cuda_setup_core::shown::text;
+        eprintln!("error: {}", text(&self.error));
+        eprintln!("hint: {}", text(&self.hint));
         if let Some(d) = &self.details {
-            eprintln!("details: {d}");
+            eprintln!("details: {}", text(d));
         }
     }
 }

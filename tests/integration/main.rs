@@ -23,6 +23,7 @@ mod gui_journey;
 mod gui_verdict;
 mod gui_walk;
 mod hostile_names;
+mod hostile_sizes;
 mod install;
 mod linux_driver;
 mod one_writer;

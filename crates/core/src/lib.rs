@@ -34,6 +34,7 @@ pub mod refresh;
 pub mod repair;
 pub mod run;
 pub mod safe_path;
+pub mod shown;
 pub mod stamp;
 pub mod state_file;
 pub mod steps;

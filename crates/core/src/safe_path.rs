@@ -10,35 +10,37 @@ use std::path::{Component, Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
 #[serde(tag = "why", rename_all = "snake_case")]
 pub enum Unsafe {
-    #[error("{name:?} is empty")]
+    #[error("{:?} is empty", crate::shown::value(.name))]
     Empty { name: String },
-    #[error("{name:?} is longer than {max} bytes")]
+    #[error("{:?} is longer than {max} bytes", crate::shown::value(.name))]
     TooLong { name: String, max: usize },
-    #[error("{name:?} contains a path separator")]
+    #[error("{:?} contains a path separator", crate::shown::value(.name))]
     Separator { name: String },
-    #[error("{name:?} is `.` or `..`")]
+    #[error("{:?} is `.` or `..`", crate::shown::value(.name))]
     Dots { name: String },
-    #[error("{name:?} names a drive or a Windows device path")]
+    #[error("{:?} names a drive or a Windows device path", crate::shown::value(.name))]
     Drive { name: String },
-    #[error("{name:?} contains a character Windows does not allow in file names")]
+    #[error("{:?} contains a character Windows does not allow in file names", crate::shown::value(.name))]
     BadChar { name: String },
-    #[error("{name:?} is a name Windows reserves for a device")]
+    #[error("{:?} is a name Windows reserves for a device", crate::shown::value(.name))]
     Reserved { name: String },
     #[error(
-        "{name:?} has the shape of a Windows short name (8.3), which can stand for another file"
+        "{:?} has the shape of a Windows short name (8.3), which can stand for another file",
+        crate::shown::value(.name)
     )]
     ShortName { name: String },
     #[error(
-        "{name:?} names an alternate data stream (`:`), a hidden part of another file on Windows"
+        "{:?} names an alternate data stream (`:`), a hidden part of another file on Windows",
+        crate::shown::value(.name)
     )]
     Stream { name: String },
-    #[error("{name:?} ends with a dot or a space, which Windows drops")]
+    #[error("{:?} ends with a dot or a space, which Windows drops", crate::shown::value(.name))]
     TrailingDot { name: String },
-    #[error("{path:?} is absolute")]
+    #[error("{:?} is absolute", crate::shown::value(.path))]
     Absolute { path: String },
-    #[error("{path:?} leaves {root:?}")]
+    #[error("{:?} leaves {root:?}", crate::shown::value(.path))]
     Outside { path: String, root: String },
-    #[error("{path:?} passes through a symbolic link ({link:?})")]
+    #[error("{:?} passes through a symbolic link ({link:?})", crate::shown::value(.path))]
     Link { path: String, link: String },
 }
 

@@ -12,7 +12,8 @@ pub fn http_url(s: &str) -> Result<String, String> {
             Ok(s.to_string())
         }
         _ => Err(format!(
-            "`{s}` is not an http(s) URL: give a full address, like https://mirror.example.com/path"
+            "`{}` is not an http(s) URL: give a full address, like https://mirror.example.com/path",
+            crate::shown::value(s)
         )),
     }
 }

@@ -18,7 +18,10 @@ pub struct Version {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}` is not a version (expected numbers separated by dots, like 12.4 or 551.78)")]
+#[error(
+    "`{}` is not a version (expected numbers separated by dots, like 12.4 or 551.78)",
+    crate::shown::value(.0)
+)]
 pub struct VersionParseError(pub String);
 
 impl Version {

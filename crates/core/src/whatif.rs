@@ -47,10 +47,10 @@ pub enum WhatIfError {
     DriverCudaWithoutDriver,
     #[error("--python {0} is not a Python 3 version")]
     NotPython3(Version),
-    #[error("unknown GPU \"{0}\"")]
+    #[error("unknown GPU \"{}\"", crate::shown::value(.0))]
     UnknownGpu(String),
     /// Names matching GPUs of different compute capabilities (the first few, quoted).
-    #[error("GPU \"{name}\" is ambiguous: {matches}")]
+    #[error("GPU \"{}\" is ambiguous: {matches}", crate::shown::value(.name))]
     AmbiguousGpu { name: String, matches: String },
 }
 

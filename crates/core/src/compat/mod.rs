@@ -47,15 +47,25 @@ pub enum TableSource {
 /// Why the tables could not be used. Every variant names the file; `Invalid` also the key.
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
-    #[error("compat table {file}: cannot read it: {source}")]
+    // (`--compat-dir` is the user's; a megabyte of it is not echoed: `shown`.)
+    #[error("compat table {}: cannot read it: {source}", crate::shown::path(.file))]
     Read {
         file: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("compat table {file}: not valid TOML for this table: {message}")]
+    #[error(
+        "compat table {}: not valid TOML for this table: {}",
+        crate::shown::value(.file),
+        crate::shown::text(.message)
+    )]
     Parse { file: String, message: String },
-    #[error("compat table {file}: {key}: {problem}")]
+    #[error(
+        "compat table {}: {}: {}",
+        crate::shown::value(.file),
+        crate::shown::value(.key),
+        crate::shown::text(.problem)
+    )]
     Invalid {
         file: String,
         key: String,

@@ -24,24 +24,24 @@ pub const MAX_RATIO: u64 = 200;
 pub enum Refusal {
     #[error("not a readable zip archive: {detail}")]
     NotZip { detail: String },
-    #[error("entry \"{name}\" climbs out of the archive (..)")]
+    #[error("entry \"{}\" climbs out of the archive (..)", crate::shown::value(.name))]
     Traversal { name: String },
-    #[error("entry \"{name}\" is an absolute path or has a drive letter")]
+    #[error("entry \"{}\" is an absolute path or has a drive letter", crate::shown::value(.name))]
     Absolute { name: String },
-    #[error("entry \"{name}\" uses backslashes; zip paths use /")]
+    #[error("entry \"{}\" uses backslashes; zip paths use /", crate::shown::value(.name))]
     Backslash { name: String },
-    #[error("entry \"{name}\" cannot be a file on Windows: {why}")]
+    #[error("entry \"{}\" cannot be a file on Windows: {why}", crate::shown::value(.name))]
     WindowsName {
         name: String,
         why: crate::safe_path::Unsafe,
     },
-    #[error("entry \"{name}\" is a symbolic link; cuDNN archives have none")]
+    #[error("entry \"{}\" is a symbolic link; cuDNN archives have none", crate::shown::value(.name))]
     Symlink { name: String },
-    #[error("entry \"{name}\" is a hard link; NVIDIA's archives have none")]
+    #[error("entry \"{}\" is a hard link; NVIDIA's archives have none", crate::shown::value(.name))]
     HardLink { name: String },
-    #[error("entry \"{name}\" is a {kind}, not a file; NVIDIA's archives have none")]
+    #[error("entry \"{}\" is a {kind}, not a file; NVIDIA's archives have none", crate::shown::value(.name))]
     Special { name: String, kind: String },
-    #[error("symbolic link \"{name}\" -> \"{target}\" is refused: {why}")]
+    #[error("symbolic link \"{}\" -> \"{}\" is refused: {why}", crate::shown::value(.name), crate::shown::value(.target))]
     BadLink {
         name: String,
         target: String,
@@ -52,24 +52,29 @@ pub enum Refusal {
     )]
     LinuxArchive,
     #[error(
-        "entries \"{a}\" and \"{b}\" differ only in letter case and would overwrite each other on Windows"
+        "entries \"{}\" and \"{}\" differ only in letter case and would overwrite each other on Windows",
+        crate::shown::value(.a),
+        crate::shown::value(.b)
     )]
     CaseCollision { a: String, b: String },
     #[error(
-        "entries \"{a}\" and \"{b}\" would both be installed as {dest} (one would overwrite the other, and the toolkit's own file with it)"
+        "entries \"{}\" and \"{}\" would both be installed as {} (one would overwrite the other, and the toolkit's own file with it)",
+        crate::shown::value(.a),
+        crate::shown::value(.b),
+        crate::shown::value(.dest)
     )]
     SameDestination { a: String, b: String, dest: String },
     #[error("{count} entries; a cuDNN archive has far fewer (limit {limit})")]
     TooManyEntries { count: usize, limit: usize },
     #[error("{total} bytes unpacked; over the {limit}-byte limit")]
     TooLarge { total: u64, limit: u64 },
-    #[error("entry \"{name}\" would inflate {ratio}:1 (limit {limit}:1): a zip bomb, not cuDNN")]
+    #[error("entry \"{}\" would inflate {ratio}:1 (limit {limit}:1): a zip bomb, not cuDNN", crate::shown::value(.name))]
     Ratio {
         name: String,
         ratio: u64,
         limit: u64,
     },
-    #[error("entry \"{name}\" is damaged: {detail}")]
+    #[error("entry \"{}\" is damaged: {detail}", crate::shown::value(.name))]
     Corrupt { name: String, detail: String },
     #[error(
         "unexpected layout: {found}. Expected NVIDIA's cuDNN zip (one folder cudnn-windows-x86_64-<version>_cuda<major>-archive holding bin/ (bin/x64/ from 9.18), include/ and lib/x64/), NVIDIA's Linux tarball (one folder cudnn-linux-x86_64-<version>_cuda<major>-archive holding include/ and lib/) or NVIDIA's nvidia-cudnn-cu<major> wheel"
@@ -416,14 +421,18 @@ pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
         return Err(Refusal::Layout {
             found: format!(
                 "top-level entries {:?}",
-                distinct.iter().take(5).collect::<Vec<_>>()
+                distinct
+                    .iter()
+                    .take(5)
+                    .map(|t| crate::shown::value(t))
+                    .collect::<Vec<_>>()
             ),
         });
     }
     let named = parse_top(&top);
     if named.is_none() && top != "cuda" {
         return Err(Refusal::Layout {
-            found: format!("top folder \"{top}\""),
+            found: format!("top folder \"{}\"", crate::shown::value(&top)),
         });
     }
     let mut entries = Vec::new();
@@ -431,7 +440,7 @@ pub fn open_with(path: &Path, limits: &Limits) -> Result<Plan, Refusal> {
         let inner = name[top.len() + 1..].to_string();
         let Some(kind) = classify(&inner) else {
             return Err(Refusal::Layout {
-                found: format!("unexpected file \"{name}\""),
+                found: format!("unexpected file \"{}\"", crate::shown::value(&name)),
             });
         };
         entries.push(Entry {
@@ -489,7 +498,7 @@ fn wheel_plan(
     for (index, name, size) in files {
         let Ok(kind) = classify_wheel(name) else {
             return Err(Refusal::Layout {
-                found: format!("unexpected file \"{name}\""),
+                found: format!("unexpected file \"{}\"", crate::shown::value(name)),
             });
         };
         if let Some((kind, inner)) = kind {

@@ -531,16 +531,20 @@ fn entry_place<'a>(
     first_top: &mut Option<String>,
 ) -> Result<(&'a str, Kind), Refusal> {
     let (top, inner) = h.name.split_once('/').ok_or_else(|| Refusal::Layout {
-        found: format!("top-level entries [{:?}]", h.name),
+        found: format!("top-level entries [{:?}]", crate::shown::value(&h.name)),
     })?;
     let first = first_top.get_or_insert_with(|| top.to_string());
     if top != first.as_str() {
         return Err(Refusal::Layout {
-            found: format!("top-level entries [{first:?}, {top:?}]"),
+            found: format!(
+                "top-level entries [{:?}, {:?}]",
+                crate::shown::value(first),
+                crate::shown::value(top)
+            ),
         });
     }
     let kind = classify(inner).ok_or_else(|| Refusal::Layout {
-        found: format!("unexpected file \"{}\"", h.name),
+        found: format!("unexpected file \"{}\"", crate::shown::value(&h.name)),
     })?;
     if let What::Link(target) = what {
         if !matches!(kind, Kind::SharedLib | Kind::StaticLib) {
@@ -574,19 +578,22 @@ fn plan(
             return Err(Refusal::Layout {
                 found: format!(
                     "top-level entries {:?}",
-                    tops.iter().take(5).collect::<Vec<_>>()
+                    tops.iter()
+                        .take(5)
+                        .map(|t| crate::shown::value(t))
+                        .collect::<Vec<_>>()
                 ),
             });
         }
     };
     let (full_version, cuda_major) = parse_linux_top(&top).ok_or_else(|| Refusal::Layout {
-        found: format!("top folder \"{top}\""),
+        found: format!("top folder \"{}\"", crate::shown::value(&top)),
     })?;
     let mut entries = Vec::new();
     for (index, h) in files {
         let inner = h.name[top.len() + 1..].to_string();
         let kind = classify(&inner).ok_or_else(|| Refusal::Layout {
-            found: format!("unexpected file \"{}\"", h.name),
+            found: format!("unexpected file \"{}\"", crate::shown::value(&h.name)),
         })?;
         let link = match h.what {
             Some(What::Link(target)) => {

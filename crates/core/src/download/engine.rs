@@ -1167,8 +1167,9 @@ pub struct Page {
     pub text: String,
 }
 
-/// The largest page read into memory (PyPI's JSON for torch is a few MiB).
-const MAX_PAGE: u64 = 64 << 20;
+/// The largest page read into memory (PyPI's JSON for torch is a few MiB; a bigger page
+/// is that source's failure).
+const MAX_PAGE: u64 = 32 << 20;
 
 /// Like `get_text`, with an `Accept` header and the response's URL and media type (a
 /// package index answers JSON or HTML, and relative links resolve against the final URL).

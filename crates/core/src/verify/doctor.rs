@@ -126,7 +126,8 @@ impl std::str::FromStr for PypiMirror {
                 Ok(known("custom", s.trim()))
             }
             _ => Err(format!(
-                "`{s}` is not a PyPI mirror: use tsinghua, aliyun, ustc, or the mirror's URL (https://…/simple)"
+                "`{}` is not a PyPI mirror: use tsinghua, aliyun, ustc, or the mirror's URL (https://…/simple)",
+                crate::shown::value(s)
             )),
         }
     }

@@ -247,7 +247,9 @@ pub fn pick(
     os: Os,
     index: &str,
 ) -> Result<Wheel, WheelError> {
-    let mut seen: Vec<WheelVersion> = Vec::new();
+    // A set, not a list searched per file: a page of 50,000 versions (a hostile or just
+    // long-lived project) made that search quadratic, minutes of CPU.
+    let mut seen: std::collections::BTreeSet<WheelVersion> = Default::default();
     let mut best: Option<(WheelVersion, &DistFile)> = None;
     for f in files.iter().filter(|f| !f.yanked) {
         let Some(w) = WheelName::parse(&f.filename) else {
@@ -261,14 +263,13 @@ pub fn pick(
             continue;
         }
         if !seen.contains(&w.version) {
-            seen.push(w.version.clone());
+            seen.insert(w.version.clone());
         }
         if spec.matches(&w.version) && best.as_ref().is_none_or(|(v, _)| w.version > *v) {
             best = Some((w.version, f));
         }
     }
     let Some((v, f)) = best else {
-        seen.sort();
         return Err(WheelError::NoWheel {
             project: project.into(),
             spec: spec.to_string(),
@@ -398,14 +399,20 @@ pub fn resolve(req: &Request, opts: &Options, work: &Path) -> Result<Resolved, W
     // hold when some CPython 3 satisfies them.
     let env = metadata::Env::new(req.os, None, components.clone());
     // Every pin that applies, merged per project (all its clauses must hold).
+    // (In the metadata's order; found through a map, not a search per line: a hostile
+    // METADATA may hold 50,000 of them.)
     let mut wanted: Vec<(String, Vec<Specifier>)> = Vec::new();
+    let mut at: std::collections::HashMap<&str, usize> = Default::default();
     for r in &md.requires {
         if !r.applies(&env) {
             continue;
         }
-        match wanted.iter_mut().find(|(n, _)| *n == r.name) {
-            Some((_, specs)) => specs.push(r.spec.clone()),
-            None => wanted.push((r.name.clone(), vec![r.spec.clone()])),
+        match at.get(r.name.as_str()) {
+            Some(&i) => wanted[i].1.push(r.spec.clone()),
+            None => {
+                at.insert(&r.name, wanted.len());
+                wanted.push((r.name.clone(), vec![r.spec.clone()]));
+            }
         }
     }
     let mut wheels = Vec::new();

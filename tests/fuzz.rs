@@ -55,6 +55,8 @@ enum Node {
     /// The bytes, as text (the sandbox's files are text).
     File(String),
     Link(PathBuf),
+    /// A FIFO, socket or device: recorded, never opened (a FIFO would block the check).
+    Special,
 }
 
 /// Everything under `root` except below `skip`: relative path → what it holds.
@@ -75,6 +77,8 @@ fn snapshot(root: &Path, skip: &[&Path]) -> BTreeMap<PathBuf, Node> {
             } else if m.is_dir() {
                 out.insert(rel, Node::Dir);
                 walk(base, &p, skip, out);
+            } else if !m.is_file() {
+                out.insert(rel, Node::Special);
             } else {
                 out.insert(
                     rel,
@@ -1610,6 +1614,15 @@ fn plant() -> impl Strategy<Value = (usize, Plant)> {
 fn put_plant(sb: &Sandbox, rel: &str, what: Plant) {
     use std::os::unix::fs::symlink;
     let at = sb.tk.join(rel);
+    // Plant only inside the toolkit: never through a link planted before.
+    if at
+        .ancestors()
+        .skip(1)
+        .take_while(|a| *a != sb.tk)
+        .any(|a| std::fs::symlink_metadata(a).is_ok_and(|m| !m.is_dir()))
+    {
+        return;
+    }
     if let Some(p) = at.parent() {
         let _ = std::fs::create_dir_all(p);
     }

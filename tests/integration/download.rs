@@ -1109,12 +1109,70 @@ fn a_download_folder_that_is_a_link_is_refused() {
     let said = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{said}");
     assert!(
-        said.contains("is a symbolic link or junction, so nothing was written through it")
+        said.contains("is not safe to write into: it is a symbolic link or junction")
+            && said.contains("Nothing was written there")
             && said.contains("hint: give --out a real folder"),
         "{said}"
     );
     // Nothing at all was written there: no file, no part, no lock.
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
+
+/// Elevated, a download goes only into a folder no other account can change: `--out` in
+/// a world-writable folder, or in one another account owns, is refused with nothing
+/// written; a cache folder another account owns is not used (nothing read from it,
+/// nothing put in it).
+#[cfg(unix)]
+#[test]
+fn as_root_a_folder_another_account_can_change_gets_no_download_and_its_cache_is_unused() {
+    // SAFETY: no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root (an elevated run, and chown to another uid)");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    for how in ["world-writable", "another owner"] {
+        let shared = f
+            .dir
+            .path()
+            .join(format!("shared-{}", how.replace(' ', "-")));
+        std::fs::create_dir(&shared).unwrap();
+        if how == "world-writable" {
+            std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        } else {
+            std::os::unix::fs::chown(&shared, Some(65534), Some(65534)).unwrap();
+        }
+        let mut req = f.request();
+        req.dest = shared.join("f.exe");
+        let err = download::download(&req, &fast(), &(), &Cancel::default()).unwrap_err();
+        assert!(
+            matches!(&err, DownloadError::UnsafePlace { path, .. } if *path == shared),
+            "{how}: {err}"
+        );
+        assert!(err.to_string().contains("another account"), "{how}: {err}");
+        assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0, "{how}");
+    }
+    // A cache another account owns, holding a file under the right hash's name: not used.
+    let cache = f.dir.path().join("their-cache");
+    std::fs::create_dir(&cache).unwrap();
+    let mut req = f.request();
+    req.cache_dir = Some(cache.clone());
+    let key = req.expected.key().unwrap();
+    std::fs::write(cache.join(&key), b"theirs").unwrap();
+    std::os::unix::fs::chown(&cache, Some(65534), Some(65534)).unwrap();
+    let ok = download::download(&req, &fast(), &(), &Cancel::default()).unwrap();
+    assert!(
+        !matches!(ok.source, download::Source::Cache(_)),
+        "{:?}",
+        ok.source
+    );
+    assert_eq!(std::fs::read(cache.join(&key)).unwrap(), b"theirs");
+    assert_eq!(
+        std::fs::read_dir(&cache).unwrap().count(),
+        1,
+        "nothing put in it"
+    );
 }
 
 #[cfg(unix)]

@@ -505,6 +505,7 @@ impl Dir {
     /// replaces a link at `rel` itself, never writes through it).
     pub fn write_atomic(&self, rel: impl AsRef<Path>, bytes: &[u8], sync: bool) -> io::Result<()> {
         let (dir, name) = self.parent_of(rel.as_ref(), true)?;
+        dir.test_disk_full()?;
         let mut tmp = name.to_os_string();
         tmp.push(".tmp");
         let mut f = dir.create_new(&tmp)?;
@@ -514,6 +515,20 @@ impl Dir {
         }
         drop(f);
         dir.inner.rename(&tmp, &dir.inner, name)
+    }
+
+    /// Debug builds only: a folder holding `.cuda-setup-test-disk-full` answers every
+    /// write with "the drive is full" (ENOSPC / ERROR_DISK_FULL), so a test can reach that
+    /// failure without a full drive (and without a link to `/dev/full`, which we no longer
+    /// follow). Release builds never look.
+    fn test_disk_full(&self) -> io::Result<()> {
+        if cfg!(debug_assertions) && self.inner.exists(".cuda-setup-test-disk-full") {
+            #[cfg(unix)]
+            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+            #[cfg(windows)]
+            return Err(io::Error::from_raw_os_error(112));
+        }
+        Ok(())
     }
 
     /// Renames `from` (the file or a link itself: a rename never follows) to `to` in

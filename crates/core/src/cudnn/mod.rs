@@ -701,8 +701,13 @@ pub fn verify_at(dir: &Path, depth: Depth) -> Result<VerifyReport, CudnnError> {
             {
                 None
             }
+            // A link where we put a file is not ours, whatever it leads to.
+            None if std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) => {
+                Some("altered")
+            }
             None => match crate::download::hash_file(&p) {
-                Err(_) => Some("missing"),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("missing"),
+                Err(_) => Some("altered"),
                 Ok((d, n)) if n != f.size || d.sha256 != f.sha256 => Some("altered"),
                 Ok(_) => None,
             },

@@ -53,9 +53,17 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
-/// Hashes a whole file (SHA-256 and MD5).
+/// Hashes a whole file (SHA-256 and MD5). Opened without blocking and judged on the
+/// handle: a FIFO or a device planted at the name is an error, never read for ever.
 pub fn hash_file(path: &Path) -> std::io::Result<(Digests, u64)> {
-    hash_reader(std::fs::File::open(path)?)
+    match crate::place::open_regular_with(path, u64::MAX, true) {
+        Ok(Some((f, _))) => hash_reader(f),
+        Ok(None) => Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{}: not found", path.display()),
+        )),
+        Err(e) => Err(std::io::Error::other(e.to_string())),
+    }
 }
 
 /// Hashes everything `f` reads (an open handle: what was checked is what is hashed).

@@ -608,6 +608,21 @@ impl Dest {
                 io_err(folder, e)
             }
         })?;
+        // Elevated, we write (and later run) only in a folder no other account can change:
+        // in one another account owns or can write, it could swap our verified file.
+        if crate::platform::is_elevated()
+            && let Ok(o) = crate::place::owner_of(folder)
+            && !o.ours
+        {
+            return Err(DownloadError::UnsafePlace {
+                path: folder.to_path_buf(),
+                why: format!(
+                    "another account can change what is in it (owner: {}); as administrator, \
+                     cuda-setup downloads only into folders that only administrators can change",
+                    o.owner
+                ),
+            });
+        }
         Ok(Dest {
             dir,
             name: name.to_os_string(),

@@ -237,13 +237,22 @@ fn copy_in(
 
 /// `CACHE/sha256-<hex>` (or `md5-<hex>`).
 pub(super) fn cache_path(req: &Request) -> Option<PathBuf> {
-    Some(req.cache_dir.as_ref()?.join(req.expected.key()?))
+    Some(usable_cache(req)?.join(req.expected.key()?))
+}
+
+/// The cache folder, unless we run elevated and another account owns or can write it
+/// (a per-user cache under `sudo`): then it is not used at all, neither read nor filled.
+fn usable_cache(req: &Request) -> Option<&std::path::Path> {
+    let dir = req.cache_dir.as_deref()?;
+    let foreign =
+        crate::platform::is_elevated() && crate::place::owner_of(dir).is_ok_and(|o| !o.ours);
+    (!foreign).then_some(dir)
 }
 
 /// Adds a verified download to the cache, as a copy (best effort: a full cache disk, or a
 /// cache folder that is a link, is no failure).
 pub(super) fn into_cache(req: &Request, dest: &Dest) {
-    let (Some(dir), Some(key)) = (req.cache_dir.as_ref(), req.expected.key()) else {
+    let (Some(dir), Some(key)) = (usable_cache(req), req.expected.key()) else {
         return;
     };
     let Ok(cache) = place::Dir::create(dir) else {

@@ -1185,8 +1185,8 @@ mod tests {
         let target = Target::rooted(crate::compat::Os::Linux, root.path());
         let profile_d = root.path().join("etc/profile.d");
         std::fs::create_dir_all(&profile_d).unwrap();
-        std::os::unix::fs::symlink("/dev/full", profile_d.join("cuda-setup.cuda-setup.tmp"))
-            .unwrap();
+        // (We never write through a link, so no link to /dev/full: the debug-only marker.)
+        std::fs::write(profile_d.join(".cuda-setup-test-disk-full"), b"").unwrap();
         let plan = crate::plan::Plan {
             format: 1,
             goal: crate::recommend::Goal::Developer,

@@ -10,7 +10,7 @@
 //! Locks are always taken in one order — the target's state folder, then a toolkit folder,
 //! then a download's destination, then its cache entry — so two runs never deadlock.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -195,17 +195,18 @@ fn still_at(file: &File, path: &Path) -> bool {
 }
 
 /// Opens the lock file (read-write, created if missing; or only for reading), never
-/// through a symbolic link: the folder may be hostile, and a link planted at its name
-/// must not make us create a file elsewhere.
+/// through a symbolic link: the folder may be hostile, and a link planted at its name — or
+/// in place of the folder itself — must not make us create a file elsewhere. The folder
+/// is opened as a handle first (`place::Dir`: not a link), the file relative to it.
 fn open(lock_file: &Path, write: bool) -> std::io::Result<File> {
-    let mut o = OpenOptions::new();
-    o.read(true);
-    if write {
-        o.write(true).create(true).truncate(false);
-    }
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW);
-    o.open(lock_file)
+    let dir = lock_file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = lock_file.file_name().ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "a lock file with no name")
+    })?;
+    crate::place::Dir::open(dir)?.open_lock(name, write)
 }
 
 fn write_pid(lock_file: &Path) {

@@ -564,6 +564,28 @@ impl Dir {
         dir.inner.symlink_metadata(name)
     }
 
+    /// Opens the lock file `name` in this folder: for reading and writing (created when
+    /// missing, never truncated) or only for reading; never through a link, and only a
+    /// regular file. The folder is this handle, so a link swapped in for it after it was
+    /// opened is not followed either.
+    pub fn open_lock(&self, name: impl AsRef<Path>, write: bool) -> io::Result<std::fs::File> {
+        let (dir, name) = self.parent_of(name.as_ref(), false)?;
+        let mut o = nofollow();
+        o.read(true);
+        if write {
+            o.write(true).create(true);
+        }
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            o.custom_flags(libc::O_NONBLOCK);
+        }
+        let f = dir.inner.open_with(name, &o)?.into_std();
+        let shown = dir.display(name);
+        check_handle(&f, &shown, u64::MAX).map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(f)
+    }
+
     /// Appends to `rel` (a log): created new when missing; an existing one is opened
     /// without following a link, and must be a regular file with one name.
     pub fn append(&self, rel: impl AsRef<Path>) -> io::Result<std::fs::File> {
@@ -1153,6 +1175,25 @@ mod tests {
         std::fs::rename(&p, d.path().join("moved")).unwrap();
         std::os::unix::fs::symlink(d.path().join("moved"), &p).unwrap();
         assert!(!s.is_at(&p).unwrap());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_file_is_never_reached_through_a_link_nor_a_fifo() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Dir::create(&d.path().join("root")).unwrap();
+        let victim = d.path().join("victim");
+        std::os::unix::fs::symlink(&victim, d.path().join("root/lock")).unwrap();
+        assert!(root.open_lock("lock", true).is_err());
+        assert!(!victim.exists(), "no file created through the link");
+        let c = std::ffi::CString::new(d.path().join("root/fifo").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert!(root.open_lock("fifo", false).is_err(), "refused, without blocking");
+        let f = root.open_lock("real", true).unwrap();
+        f.try_lock().unwrap();
+        // The folder itself a link: refused before any file is made.
+        std::os::unix::fs::symlink(d.path(), d.path().join("linked")).unwrap();
+        assert!(Dir::open(&d.path().join("linked")).is_err());
     }
 
     #[cfg(unix)]

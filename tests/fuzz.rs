@@ -1558,144 +1558,150 @@ impl PipeJson for cuda_setup_core::plan::Plan {
 //    toolkit before cuDNN is installed, uninstalled and verified. Nothing outside the
 //    toolkit may change, and nothing may block.
 
-/// Where a plant goes, relative to the toolkit: the folders cuDNN writes into, the files
-/// it replaces, and our own records.
-const PLACES: &[&str] = &[
-    "include",
-    "bin",
-    "lib",
-    "lib/x64",
-    "lib64",
-    "include/cudnn.h",
-    "include/cudnn_version.h",
-    "bin/cudnn64_9.dll",
-    "lib/x64/cudnn.lib",
-    "version.json",
-    ".cuda-setup",
-    ".cuda-setup/cudnn-manifest.json",
-    ".cuda-setup/cudnn-journal.json",
-    ".cuda-setup/lock",
-    ".cuda-setup/cudnn-backup",
-];
+#[cfg(unix)]
+mod places {
+    use super::*;
 
-/// What is planted there.
-#[derive(Debug, Clone, Copy)]
-enum Plant {
-    /// A symbolic link to a folder outside (`keep/`).
-    LinkOutDir,
-    /// A symbolic link to a file outside (`sentinel.txt`).
-    LinkOutFile,
-    /// A symbolic link to `/dev/zero`.
-    LinkDevZero,
-    /// A FIFO nobody writes.
-    Fifo,
-    /// A second name of a file outside (`keep/a.dll`).
-    HardLinkOut,
-    /// A dangling symbolic link.
-    Dangling,
-}
+    /// Where a plant goes, relative to the toolkit: the folders cuDNN writes into, the files
+    /// it replaces, and our own records.
+    const PLACES: &[&str] = &[
+        "include",
+        "bin",
+        "lib",
+        "lib/x64",
+        "lib64",
+        "include/cudnn.h",
+        "include/cudnn_version.h",
+        "bin/cudnn64_9.dll",
+        "lib/x64/cudnn.lib",
+        "version.json",
+        ".cuda-setup",
+        ".cuda-setup/cudnn-manifest.json",
+        ".cuda-setup/cudnn-journal.json",
+        ".cuda-setup/lock",
+        ".cuda-setup/cudnn-backup",
+    ];
 
-fn plant() -> impl Strategy<Value = (usize, Plant)> {
-    (
-        0..PLACES.len(),
-        prop_oneof![
-            Just(Plant::LinkOutDir),
-            Just(Plant::LinkOutFile),
-            Just(Plant::LinkDevZero),
-            Just(Plant::Fifo),
-            Just(Plant::HardLinkOut),
-            Just(Plant::Dangling),
-        ],
-    )
-}
-
-/// Puts `what` at `tk/rel`, replacing what is there (a folder of the toolkit's is moved
-/// aside inside the toolkit, so the planted thing takes its name).
-fn put_plant(sb: &Sandbox, rel: &str, what: Plant) {
-    use std::os::unix::fs::symlink;
-    let at = sb.tk.join(rel);
-    // Plant only inside the toolkit: never through a link planted before.
-    if at
-        .ancestors()
-        .skip(1)
-        .take_while(|a| *a != sb.tk)
-        .any(|a| std::fs::symlink_metadata(a).is_ok_and(|m| !m.is_dir()))
-    {
-        return;
+    /// What is planted there.
+    #[derive(Debug, Clone, Copy)]
+    enum Plant {
+        /// A symbolic link to a folder outside (`keep/`).
+        LinkOutDir,
+        /// A symbolic link to a file outside (`sentinel.txt`).
+        LinkOutFile,
+        /// A symbolic link to `/dev/zero`.
+        LinkDevZero,
+        /// A FIFO nobody writes.
+        Fifo,
+        /// A second name of a file outside (`keep/a.dll`).
+        HardLinkOut,
+        /// A dangling symbolic link.
+        Dangling,
     }
-    if let Some(p) = at.parent() {
-        let _ = std::fs::create_dir_all(p);
+
+    fn plant() -> impl Strategy<Value = (usize, Plant)> {
+        (
+            0..PLACES.len(),
+            prop_oneof![
+                Just(Plant::LinkOutDir),
+                Just(Plant::LinkOutFile),
+                Just(Plant::LinkDevZero),
+                Just(Plant::Fifo),
+                Just(Plant::HardLinkOut),
+                Just(Plant::Dangling),
+            ],
+        )
     }
-    match std::fs::symlink_metadata(&at) {
-        Ok(m) if m.is_dir() => {
-            let _ = std::fs::rename(&at, sb.tk.join(format!("{}.moved", rel.replace('/', "_"))));
+
+    /// Puts `what` at `tk/rel`, replacing what is there (a folder of the toolkit's is moved
+    /// aside inside the toolkit, so the planted thing takes its name).
+    fn put_plant(sb: &Sandbox, rel: &str, what: Plant) {
+        use std::os::unix::fs::symlink;
+        let at = sb.tk.join(rel);
+        // Plant only inside the toolkit: never through a link planted before.
+        if at
+            .ancestors()
+            .skip(1)
+            .take_while(|a| *a != sb.tk)
+            .any(|a| std::fs::symlink_metadata(a).is_ok_and(|m| !m.is_dir()))
+        {
+            return;
         }
-        Ok(_) => {
-            let _ = std::fs::remove_file(&at);
+        if let Some(p) = at.parent() {
+            let _ = std::fs::create_dir_all(p);
         }
-        Err(_) => {}
-    }
-    let _ = match what {
-        Plant::LinkOutDir => symlink(sb.root.join("keep"), &at),
-        Plant::LinkOutFile => symlink(sb.root.join("sentinel.txt"), &at),
-        Plant::LinkDevZero => symlink("/dev/zero", &at),
-        Plant::Dangling => symlink(sb.root.join("nowhere"), &at),
-        Plant::HardLinkOut => std::fs::hard_link(sb.root.join("keep/a.dll"), &at),
-        Plant::Fifo => {
-            let c = std::ffi::CString::new(at.to_str().unwrap()).unwrap();
-            // SAFETY: a NUL-terminated path.
-            if unsafe { libc::mkfifo(c.as_ptr(), 0o644) } == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {
+                let _ =
+                    std::fs::rename(&at, sb.tk.join(format!("{}.moved", rel.replace('/', "_"))));
             }
+            Ok(_) => {
+                let _ = std::fs::remove_file(&at);
+            }
+            Err(_) => {}
         }
-    };
-}
-
-proptest! {
-    #![proptest_config(config(48))]
-
-    /// Random plants, then a valid cuDNN (NVIDIA's Windows zip or Linux tarball) installed,
-    /// verified and uninstalled: each operation ends (a FIFO never blocks it), and nothing
-    /// outside the toolkit changed — not through a link, not through a second name.
-    #[test]
-    fn planted_places_steer_nothing(
-        plants in prop::collection::vec(plant(), 1..4),
-        tarball in any::<bool>(),
-        before_install in any::<bool>(),
-    ) {
-        let sb = Sandbox::new();
-        let path = if tarball {
-            let p = sb.root.join(linux_spec().file_name());
-            linux_spec().write(&p);
-            p
-        } else {
-            let p = sb.root.join("cudnn.zip");
-            let items: Vec<ZipItem> = windows_files()
-                .iter()
-                .map(|(n, b)| ZipItem::File(n.clone(), b.clone(), true))
-                .collect();
-            std::fs::write(&p, zip_bytes(&items, &sb.root)).unwrap();
-            p
+        let _ = match what {
+            Plant::LinkOutDir => symlink(sb.root.join("keep"), &at),
+            Plant::LinkOutFile => symlink(sb.root.join("sentinel.txt"), &at),
+            Plant::LinkDevZero => symlink("/dev/zero", &at),
+            Plant::Dangling => symlink(sb.root.join("nowhere"), &at),
+            Plant::HardLinkOut => std::fs::hard_link(sb.root.join("keep/a.dll"), &at),
+            Plant::Fifo => {
+                let c = std::ffi::CString::new(at.to_str().unwrap()).unwrap();
+                // SAFETY: a NUL-terminated path.
+                if unsafe { libc::mkfifo(c.as_ptr(), 0o644) } == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            }
         };
-        if !before_install {
-            // Planted after a clean install: at our records, backups and the files we put.
+    }
+
+    proptest! {
+        #![proptest_config(config(48))]
+
+        /// Random plants, then a valid cuDNN (NVIDIA's Windows zip or Linux tarball) installed,
+        /// verified and uninstalled: each operation ends (a FIFO never blocks it), and nothing
+        /// outside the toolkit changed — not through a link, not through a second name.
+        #[test]
+        fn planted_places_steer_nothing(
+            plants in prop::collection::vec(plant(), 1..4),
+            tarball in any::<bool>(),
+            before_install in any::<bool>(),
+        ) {
+            let sb = Sandbox::new();
+            let path = if tarball {
+                let p = sb.root.join(linux_spec().file_name());
+                linux_spec().write(&p);
+                p
+            } else {
+                let p = sb.root.join("cudnn.zip");
+                let items: Vec<ZipItem> = windows_files()
+                    .iter()
+                    .map(|(n, b)| ZipItem::File(n.clone(), b.clone(), true))
+                    .collect();
+                std::fs::write(&p, zip_bytes(&items, &sb.root)).unwrap();
+                p
+            };
+            if !before_install {
+                // Planted after a clean install: at our records, backups and the files we put.
+                let (p, tk) = (path.clone(), sb.tk.clone());
+                let _ = bounded("cudnn::install", move || cudnn::install(&p, &tk, &|_| {}));
+            }
+            let before = sb.outside();
+            for (i, what) in &plants {
+                put_plant(&sb, PLACES[*i], *what);
+            }
             let (p, tk) = (path.clone(), sb.tk.clone());
             let _ = bounded("cudnn::install", move || cudnn::install(&p, &tk, &|_| {}));
+            assert_same(&before, &sb.outside(), "cudnn::install")?;
+            let tk = sb.tk.clone();
+            let _ = bounded("cudnn::verify", move || cudnn::verify(&tk));
+            assert_same(&before, &sb.outside(), "cudnn::verify")?;
+            let tk = sb.tk.clone();
+            let _ = bounded("cudnn::uninstall", move || cudnn::uninstall(&tk));
+            assert_same(&before, &sb.outside(), "cudnn::uninstall")?;
         }
-        let before = sb.outside();
-        for (i, what) in &plants {
-            put_plant(&sb, PLACES[*i], *what);
-        }
-        let (p, tk) = (path.clone(), sb.tk.clone());
-        let _ = bounded("cudnn::install", move || cudnn::install(&p, &tk, &|_| {}));
-        assert_same(&before, &sb.outside(), "cudnn::install")?;
-        let tk = sb.tk.clone();
-        let _ = bounded("cudnn::verify", move || cudnn::verify(&tk));
-        assert_same(&before, &sb.outside(), "cudnn::verify")?;
-        let tk = sb.tk.clone();
-        let _ = bounded("cudnn::uninstall", move || cudnn::uninstall(&tk));
-        assert_same(&before, &sb.outside(), "cudnn::uninstall")?;
     }
 }

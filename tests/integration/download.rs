@@ -1021,6 +1021,7 @@ fn nlink(p: &Path) -> u64 {
 
 /// Rewrites `p` in place with `bytes` (same size), putting its modification time back:
 /// a change the size-and-time fast path cannot see.
+#[cfg(unix)]
 fn rewrite_keeping_stamp(p: &Path, bytes: &[u8]) {
     let before = std::fs::metadata(p).unwrap().modified().unwrap();
     let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();

@@ -1188,7 +1188,10 @@ mod tests {
         assert!(!victim.exists(), "no file created through the link");
         let c = std::ffi::CString::new(d.path().join("root/fifo").to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
-        assert!(root.open_lock("fifo", false).is_err(), "refused, without blocking");
+        assert!(
+            root.open_lock("fifo", false).is_err(),
+            "refused, without blocking"
+        );
         let f = root.open_lock("real", true).unwrap();
         f.try_lock().unwrap();
         // The folder itself a link: refused before any file is made.

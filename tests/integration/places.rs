@@ -113,8 +113,9 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
-/// Links planted at `logs/` and `env-changes.json` in the state folder: the install's
-/// log and its record of environment changes are never written through them.
+/// Links planted at `logs/`, `downloads/` and `env-changes.json` in the state folder: the
+/// install's log, its download and its record of environment changes are never written
+/// through them (the links are set aside, kept, and our own folders made).
 #[test]
 fn links_planted_in_the_state_folder_receive_none_of_our_writes() {
     let server = Server::start();
@@ -127,6 +128,7 @@ fn links_planted_in_the_state_folder_receive_none_of_our_writes() {
     let victim = work.path().join("victim.json");
     std::fs::write(&victim, b"the victim's own bytes").unwrap();
     std::os::unix::fs::symlink(&outside, state.join("logs")).unwrap();
+    std::os::unix::fs::symlink(&outside, state.join("downloads")).unwrap();
     std::os::unix::fs::symlink(&victim, state.join("env-changes.json")).unwrap();
 
     let out = run_install(&linux_install(&server, &root));
@@ -301,4 +303,35 @@ fn a_fifo_at_a_bundles_manifest_is_refused_at_once() {
         err.contains("manifest.json") && err.contains("FIFO"),
         "the message names the file and what it is: {err}"
     );
+}
+
+/// NVIDIA's md5sum list, kept in the downloads folder between runs, chooses the hash the
+/// installer is checked against: one planted there by another account (the folder is
+/// world-writable) is not believed when run as root — the list comes from the mirror, and
+/// the install goes on with the right hash.
+#[test]
+fn a_hash_list_planted_in_a_folder_others_can_write_is_not_believed() {
+    if !is_root() {
+        eprintln!("skipped: needs root (an elevated run)");
+        return;
+    }
+    let server = Server::start();
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("root");
+    let downloads = root.join(".cuda-setup/downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    std::fs::write(
+        downloads.join("md5sum-cuda-11.4.4.txt"),
+        "00000000000000000000000000000000  local_installers/cuda_11.4.4_470.82.01_linux.run\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&downloads, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = run_install(&linux_install(&server, &root));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the planted hash was used: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(root.join("usr/local/cuda-11.4/bin/nvcc").is_file());
 }

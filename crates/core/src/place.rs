@@ -336,6 +336,12 @@ impl Dir {
         Dir::open(path)
     }
 
+    /// Whether only administrators/root (or this account) can change this folder, judged
+    /// on the handle (a folder renamed or swapped after we opened it does not matter).
+    pub fn is_ours(&self) -> bool {
+        folder_is_ours(&self.inner).unwrap_or(false)
+    }
+
     /// Where this folder is, for messages and for code that still needs a path.
     pub fn path(&self) -> &Path {
         &self.path

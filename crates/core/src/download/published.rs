@@ -54,6 +54,10 @@ fn via_mirrors(url: String, mirrors: &[String]) -> Vec<String> {
 }
 
 /// A published list or manifest, fetched once: kept as `cache/<name>` for later runs.
+/// What it holds are the hashes our downloads are checked against, so the kept copy is
+/// input like any state file: read only from a real folder (not a link), as a regular
+/// file of at most [`LIST_MAX_BYTES`] (a FIFO never blocks), written new through the
+/// folder's handle; a cache folder that is a link is neither read nor written.
 fn fetch_cached(
     url: String,
     mirrors: &[String],
@@ -61,17 +65,27 @@ fn fetch_cached(
     cache: Option<&Path>,
     name: &str,
 ) -> Result<String, DownloadError> {
-    if let Some(text) = cache.and_then(|c| std::fs::read_to_string(c.join(name)).ok()) {
+    // Run as administrator, a folder another account can change is not a cache of ours:
+    // a list planted there would choose the hash our installer is checked against.
+    let dir = cache
+        .and_then(|c| crate::place::Dir::create(c).ok())
+        .filter(|d| !crate::platform::is_elevated() || d.is_ours());
+    if let Some(text) = dir
+        .as_ref()
+        .and_then(|d| d.read(name, LIST_MAX_BYTES).ok().flatten())
+        .and_then(|b| String::from_utf8(b).ok())
+    {
         return Ok(text);
     }
     let text = engine::get_text(&via_mirrors(url, mirrors), opts)?;
-    if let Some(c) = cache
-        && std::fs::create_dir_all(c).is_ok()
-    {
-        let _ = std::fs::write(c.join(name), &text);
+    if let Some(d) = dir {
+        let _ = d.write_atomic(name, text.as_bytes(), false);
     }
     Ok(text)
 }
+
+/// NVIDIA's md5sum.txt and cuDNN manifests are tens of kilobytes.
+const LIST_MAX_BYTES: u64 = 4 << 20;
 
 /// The MD5 NVIDIA lists for a toolkit installer.
 pub fn toolkit_md5(

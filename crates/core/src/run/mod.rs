@@ -437,11 +437,15 @@ pub fn run_blocking(
 fn lock(target: &Target) -> Result<crate::lock::Lock, steps::StepError> {
     // The state folder first: ours (not a link, no other account can write it), before
     // anything of ours is read from it or written into it.
-    let state = target
+    let held = target
         .state()
-        .map_err(|e| steps::StepError::io(&target.state_dir(), e))?
-        .path()
-        .to_path_buf();
+        .map_err(|e| steps::StepError::io(&target.state_dir(), e))?;
+    // Our downloads folder too: a link or a foreign folder planted at its name is set
+    // aside now, so the downloads go into a folder of ours (the download itself refuses
+    // a linked folder, as it would any `--out`).
+    held.sub("downloads", true)
+        .map_err(|e| steps::StepError::io(&target.downloads_dir(), e))?;
+    let state = held.path().to_path_buf();
     let folder = target.root.clone().unwrap_or_else(|| state.clone());
     let file = state.join(crate::lock::FILE);
     crate::lock::acquire(&folder, &file).map_err(|e| match e {

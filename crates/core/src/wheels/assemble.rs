@@ -296,8 +296,9 @@ pub struct Build {
     spec: AssembleSpec,
     os: Os,
     staging: PathBuf,
-    /// The staging folder held open: entries are written relative to it (#30).
-    held: crate::place::Dir,
+    /// The staging folder held open: entries are written relative to it (#30). Let go
+    /// (None) just before the swap: Windows renames no folder that has an open handle.
+    held: Option<crate::place::Dir>,
     files: AtomicUsize,
     bytes: AtomicU64,
     /// The wheels [`Build::extract`] was given: the tree is finished only with all of
@@ -387,7 +388,7 @@ impl Build {
             spec: spec.clone(),
             os,
             staging,
-            held,
+            held: Some(held),
             files: AtomicUsize::new(0),
             bytes: AtomicU64::new(0),
             fed: Mutex::new(Vec::new()),
@@ -572,7 +573,7 @@ impl Build {
         // Created new relative to the staging folder held open: no link on the way, or
         // at the name, is followed (#30).
         let mut f = self
-            .held
+            .held()?
             .create_new(&task.rel)
             .map_err(|err| write_err(&dest, err))?;
         let (mut written, mut counted) = (0u64, 0u64);
@@ -609,10 +610,20 @@ impl Build {
         Ok(())
     }
 
+    /// The staging folder's handle, until the swap lets it go.
+    fn held(&self) -> Result<&crate::place::Dir, WheelError> {
+        self.held.as_ref().ok_or_else(|| {
+            WheelError::io(
+                &self.staging,
+                crate::error::text("the staging folder was already handed over"),
+            )
+        })
+    }
+
     /// The tree is finished and swapped in by path: the staging folder's name must still
     /// be the folder we made and wrote (not a link, nor another folder, swapped in since).
     fn still_held(&self) -> Result<(), WheelError> {
-        match self.held.is_at(&self.staging) {
+        match self.held()?.is_at(&self.staging) {
             Ok(true) => Ok(()),
             Ok(false) => Err(WheelError::io(
                 &self.staging,
@@ -677,6 +688,9 @@ impl Build {
             }
         };
         self.still_held()?;
+        // Our handle goes before the rename: Windows refuses to move a folder held open
+        // ("sharing violation"); the check just above is the last use.
+        self.held = None;
         swap::swap_in(&out, &spec.dir, check, keep_old.as_deref())?;
         self.finished = true;
         Ok(Outcome {

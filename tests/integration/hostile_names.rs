@@ -9,7 +9,7 @@ use crate::support;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use support::cudnn_zip::{Spec, toolkit, write_zip};
 
@@ -57,20 +57,10 @@ fn everything(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
-        .args(args)
-        .env("LANG", "C")
-        .output()
-        .unwrap()
+    support::cli::run(args)
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use support::cli::text;
 
 /// `cuda-setup cudnn install --archive ARCHIVE --cuda-dir DIR` must refuse, name the
 /// entry and say why, and leave DIR exactly as it was.

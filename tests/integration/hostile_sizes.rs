@@ -6,27 +6,17 @@
 use crate::support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use support::server::Body;
 
 fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
-        .args(args)
-        .env("LANG", "C")
-        .output()
-        .unwrap()
+    support::cli::run(args)
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use support::cli::text;
 
 /// `install --method wheels --dry-run` for CUDA 13.5 from `index` (it resolves every
 /// wheel: the metapackage's page, its METADATA, each component's page).

@@ -43,20 +43,10 @@ const CUDNN_PIN: &str = "nvidia-cudnn-cu13==9.28.1.4";
 const COMPONENTS: &str = "nvcc,cudart,cublas,cccl";
 
 fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
-        .args(args)
-        .env("LANG", "C")
-        .output()
-        .unwrap()
+    support::cli::run(args)
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use support::cli::text;
 
 /// The start of the file name pip saves `pin` under: `nvidia-cublas==13.10.0.20` →
 /// `nvidia_cublas-13.10.0.20-`.

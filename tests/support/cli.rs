@@ -48,3 +48,21 @@ pub fn sources(c: &mut Command, nvidia_and_torch: &str, pypi: &str) {
 pub fn cache_file(home: &Path) -> PathBuf {
     home.join("cuda-setup").join("refresh.json")
 }
+
+/// `cuda-setup ARGS` in English, run to its end.
+pub fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(args)
+        .env("LANG", "C")
+        .output()
+        .unwrap()
+}
+
+/// stdout then stderr, as text (what a user would read).
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}

@@ -448,13 +448,17 @@ pub struct Prestaged {
     /// The folder holding the staging folder, held open, and the staging folder's name;
     /// None once moved into the toolkit (nothing left to delete then).
     beside: Option<(crate::place::Dir, String)>,
-    /// The staging folder itself, held open: it stays the same folder when it moves.
-    staging: crate::place::Dir,
+    /// The staging folder itself, held open while it is filled. Let go before it moves
+    /// into the toolkit (Windows renames no folder held open) and opened again there,
+    /// inside `.cuda-setup`, which is held open and ours.
+    staging: Option<crate::place::Dir>,
     staged: Vec<extract::Staged>,
 }
 
 impl Drop for Prestaged {
     fn drop(&mut self) {
+        // Our handle first: Windows deletes no folder held open.
+        drop(self.staging.take());
         if let Some((parent, name)) = &self.beside {
             let _ = parent.remove_all(name);
         }
@@ -570,7 +574,7 @@ pub fn stage(
         archive: archive.to_path_buf(),
         plan,
         beside: Some((parent, name)),
-        staging,
+        staging: Some(staging),
         staged,
     })
 }
@@ -613,6 +617,7 @@ pub fn install_prestaged(
     // A kill from here on leaves the files in the toolkit's own staging folder, which
     // the next cuDNN command's recovery deletes (no journal yet). The rename is of the
     // name in the folder held open, into `.cuda-setup` held open.
+    drop(pre.staging.take());
     if let Some((parent, name)) = &pre.beside {
         parent
             .handle()
@@ -621,9 +626,8 @@ pub fn install_prestaged(
     }
     pre.beside = None;
     let staged = std::mem::take(&mut pre.staged);
-    let staging = pre
-        .staging
-        .try_clone()
+    let staging = meta
+        .sub(&staging_name, false)
         .map_err(|e| give_up(CudnnError::io(&meta.display(&staging_name), e)))?;
     commit(
         &pre.archive,

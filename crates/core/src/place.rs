@@ -243,6 +243,13 @@ pub fn link_count(f: &std::fs::File) -> io::Result<u64> {
     }
 }
 
+/// Root, or the account we run as.
+#[cfg(unix)]
+fn uid_is_ours(uid: u32) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    uid == 0 || uid == unsafe { libc::geteuid() }
+}
+
 /// Whether the file behind `f` belongs to this account or the administrators, so no
 /// other account can rewrite it (Unix: owner root or our euid; Windows: checked by path
 /// elsewhere — see [`crate::platform::written_by_us`]).
@@ -250,9 +257,7 @@ pub fn owned_by_us(f: &std::fs::File) -> io::Result<bool> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let uid = f.metadata()?.uid();
-        // SAFETY: geteuid has no preconditions.
-        Ok(uid == 0 || uid == unsafe { libc::geteuid() })
+        Ok(uid_is_ours(f.metadata()?.uid()))
     }
     #[cfg(not(unix))]
     {
@@ -371,7 +376,7 @@ impl Dir {
             at = match at.open_dir_nofollow(name) {
                 Ok(d) if !self.strict || folder_is_ours(&d)? => d,
                 Ok(_) => {
-                    set_aside_in(&at, name, &path)?;
+                    set_aside_untrusted(&at, name, &path)?;
                     make_dir(&at, name)?;
                     at.open_dir_nofollow(name)?
                 }
@@ -391,7 +396,7 @@ impl Dir {
                         || e.kind() == io::ErrorKind::NotADirectory
                         || at.symlink_metadata(name).is_ok_and(|m| !m.is_dir()) =>
                 {
-                    set_aside_in(&at, name, &path)?;
+                    set_aside_untrusted(&at, name, &path)?;
                     make_dir(&at, name)?;
                     at.open_dir_nofollow(name)?
                 }
@@ -444,16 +449,10 @@ impl Dir {
     /// starts the file anew with [`Dir::create_new`]).
     pub fn open_rw(&self, rel: impl AsRef<Path>) -> io::Result<std::fs::File> {
         let (dir, name) = self.parent_of(rel.as_ref(), false)?;
-        let mut o = nofollow();
+        let mut o = cap_std::fs::OpenOptions::new();
         o.read(true).write(true);
-        #[cfg(unix)]
-        {
-            use cap_std::fs::OpenOptionsExt;
-            o.custom_flags(libc::O_NONBLOCK);
-        }
-        let f = dir.inner.open_with(name, &o)?.into_std();
+        let f = dir.open_regular_in(name, o)?;
         let shown = dir.display(name);
-        check_handle(&f, &shown, u64::MAX).map_err(|e| io::Error::other(e.to_string()))?;
         if link_count(&f)? != 1 {
             return Err(io::Error::other(format!(
                 "{} has another name (a hard link); refused",
@@ -576,34 +575,31 @@ impl Dir {
     /// opened is not followed either.
     pub fn open_lock(&self, name: impl AsRef<Path>, write: bool) -> io::Result<std::fs::File> {
         let (dir, name) = self.parent_of(name.as_ref(), false)?;
-        let mut o = nofollow();
+        let mut o = cap_std::fs::OpenOptions::new();
         o.read(true);
         if write {
             o.write(true).create(true);
         }
+        dir.open_regular_in(name, o)
+    }
+
+    /// Opens `name` in this folder with `o`, never following a link at it and never
+    /// waiting on a FIFO, and checks the handle: a regular file.
+    fn open_regular_in(
+        &self,
+        name: &std::ffi::OsStr,
+        mut o: cap_std::fs::OpenOptions,
+    ) -> io::Result<std::fs::File> {
+        o.follow(FollowSymlinks::No);
         #[cfg(unix)]
         {
             use cap_std::fs::OpenOptionsExt;
             o.custom_flags(libc::O_NONBLOCK);
         }
-        let f = dir.inner.open_with(name, &o)?.into_std();
-        let shown = dir.display(name);
-        check_handle(&f, &shown, u64::MAX).map_err(|e| io::Error::other(e.to_string()))?;
+        let f = self.inner.open_with(name, &o)?.into_std();
+        check_handle(&f, &self.display(name), u64::MAX)
+            .map_err(|e| io::Error::other(e.to_string()))?;
         Ok(f)
-    }
-
-    /// Appends to `rel` (a log): created new when missing; an existing one is opened
-    /// without following a link, and must be a regular file with one name.
-    pub fn append(&self, rel: impl AsRef<Path>) -> io::Result<std::fs::File> {
-        let rel = rel.as_ref();
-        match self.open_rw(rel) {
-            Ok(mut f) => {
-                io::Seek::seek(&mut f, io::SeekFrom::End(0))?;
-                Ok(f)
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => self.create_new(rel),
-            Err(e) => Err(e),
-        }
     }
 
     /// The folder `name` (one name) created new by us: whatever is at the name (a
@@ -708,33 +704,52 @@ fn make_dir(dir: &cap_std::fs::Dir, name: &std::ffi::OsStr) -> io::Result<()> {
     }
 }
 
-/// Renames `name` in `dir` to `<name>.untrusted-<secs>` (kept as evidence, never deleted).
-fn set_aside_in(
+/// Renames `name` in `dir` (the entry itself: a rename never follows a link) to
+/// `<name>.<label>-<unix seconds>[-n]` beside it: kept as evidence, never deleted. The new
+/// name. The one way we set things aside: rejected state files (`rejected`), folders not
+/// ours (`untrusted`).
+pub fn set_aside_in(
     dir: &cap_std::fs::Dir,
     name: &std::ffi::OsStr,
-    shown: &Path,
-) -> io::Result<PathBuf> {
+    label: &str,
+) -> io::Result<std::ffi::OsString> {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     for n in 0..100 {
         let mut to = name.to_os_string();
-        to.push(format!(".untrusted-{secs}-{n}"));
+        to.push(format!(".{label}-{secs}"));
+        if n > 0 {
+            to.push(format!("-{n}"));
+        }
         if dir.symlink_metadata(&to).is_ok() {
             continue;
         }
         dir.rename(name, dir, &to)?;
-        tracing::warn!(
-            target: "cuda_setup::place",
-            "{} was not ours (another account owns or can write it); set aside",
-            shown.display()
-        );
-        return Ok(shown.with_file_name(to));
+        return Ok(to);
     }
-    Err(io::Error::other(format!(
-        "{} is not ours and could not be set aside",
+    Err(io::Error::other("no free name to set it aside under"))
+}
+
+/// Sets aside a folder (or what stands where it should be) that is not ours, saying so
+/// in the run log.
+fn set_aside_untrusted(
+    dir: &cap_std::fs::Dir,
+    name: &std::ffi::OsStr,
+    shown: &Path,
+) -> io::Result<PathBuf> {
+    let to = set_aside_in(dir, name, "untrusted").map_err(|e| {
+        io::Error::other(format!(
+            "{} is not ours and could not be set aside: {e}",
+            shown.display()
+        ))
+    })?;
+    tracing::warn!(
+        target: "cuda_setup::place",
+        "{} was not ours (another account owns or can write it); set aside",
         shown.display()
-    )))
+    );
+    Ok(shown.with_file_name(to))
 }
 
 /// Who owns a folder and whether another account can write it.
@@ -752,9 +767,7 @@ fn folder_is_ours(d: &cap_std::fs::Dir) -> io::Result<bool> {
     {
         use cap_std::fs::MetadataExt;
         let m = d.dir_metadata()?;
-        // SAFETY: geteuid has no preconditions.
-        let euid = unsafe { libc::geteuid() };
-        Ok((m.uid() == 0 || m.uid() == euid) && m.mode() & 0o022 == 0)
+        Ok(uid_is_ours(m.uid()) && m.mode() & 0o022 == 0)
     }
     #[cfg(windows)]
     {
@@ -807,7 +820,7 @@ pub fn trusted_dir(path: &Path, elevated: bool) -> io::Result<Dir> {
                 .file_name()
                 .ok_or_else(|| io::Error::other("a state folder with no name"))?;
             let pdir = cap_std::fs::Dir::open_ambient_dir(parent, ambient_authority())?;
-            set_aside_in(&pdir, name, path)?;
+            set_aside_untrusted(&pdir, name, path)?;
         }
     }
     if std::fs::symlink_metadata(path).is_err() {

@@ -88,27 +88,18 @@ fn replace(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
 }
 
 /// Renames `path` (the file, or a link itself: a rename never follows one) to
-/// `<name>.rejected-<unix seconds>` beside it. None when it could not be moved.
+/// `<name>.rejected-<unix seconds>` beside it, in its folder opened as a handle. None
+/// when it could not be moved.
 pub fn set_aside(path: &Path) -> Option<PathBuf> {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let name = path.file_name()?.to_string_lossy().into_owned();
-    let to = (0..100).map(|n| {
-        let suffix = if n == 0 {
-            String::new()
-        } else {
-            format!("-{n}")
-        };
-        path.with_file_name(format!("{name}.rejected-{secs}{suffix}"))
-    });
-    for to in to {
-        if std::fs::symlink_metadata(&to).is_ok() {
-            continue;
-        }
-        return std::fs::rename(path, &to).is_ok().then_some(to);
-    }
-    None
+    let (dir, name) = (path.parent()?, path.file_name()?);
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let held = crate::place::Dir::open(dir).ok()?;
+    let to = crate::place::set_aside_in(held.handle(), name, "rejected").ok()?;
+    Some(path.with_file_name(to))
 }
 
 #[cfg(test)]

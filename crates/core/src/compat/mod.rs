@@ -440,44 +440,31 @@ pub fn normalise_pci_id(id: &str) -> Option<String> {
 pub const MAX_TABLE_BYTES: u64 = 16 << 20;
 
 /// A table file's text: a regular file only — a FIFO would block the read for ever and a
-/// device (`/dev/zero`) never ends — and at most [`MAX_TABLE_BYTES`]. The file is opened
-/// without waiting for a FIFO's writer and its type checked on the open handle, so
-/// nothing can be swapped in between the check and the read.
+/// device (`/dev/zero`) never ends — and at most [`MAX_TABLE_BYTES`], judged on the open
+/// handle (`place::read_regular_following`: opened without waiting for a FIFO's writer;
+/// a `--compat-dir` of links is the user's own choice, so links are followed).
 fn read_table(file: &Path) -> std::io::Result<String> {
-    use std::io::{Error, ErrorKind, Read};
-    let mut opts = std::fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(libc::O_NONBLOCK);
-    }
-    let f = opts.open(file)?;
-    let meta = f.metadata()?;
-    if !meta.is_file() {
-        return Err(Error::new(
-            ErrorKind::InvalidInput,
-            "not a regular file (a FIFO, a device or a folder cannot be a table)",
-        ));
-    }
-    if meta.len() > MAX_TABLE_BYTES {
-        return Err(Error::new(
-            ErrorKind::InvalidData,
-            format!(
-                "{} bytes, more than a table can be ({MAX_TABLE_BYTES})",
-                meta.len()
+    use crate::place::ReadError;
+    use std::io::{Error, ErrorKind};
+    let bytes = crate::place::read_regular_following(file, MAX_TABLE_BYTES)
+        .map_err(|e| match e {
+            ReadError::Io { source, .. } => source,
+            ReadError::NotRegular { what, .. } => Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "not a regular file ({what}; a FIFO, a device or a folder cannot be a table)"
+                ),
             ),
-        ));
-    }
-    let mut text = String::new();
-    f.take(MAX_TABLE_BYTES + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_TABLE_BYTES {
-        return Err(Error::new(
-            ErrorKind::InvalidData,
-            "grew past the size a table can be",
-        ));
-    }
-    Ok(text)
+            ReadError::TooBig { size, max, .. } => Error::new(
+                ErrorKind::InvalidData,
+                format!("{size} bytes, more than a table can be ({max})"),
+            ),
+            ReadError::Link { .. } => {
+                Error::new(ErrorKind::InvalidInput, "a link that cannot be followed")
+            }
+        })?
+        .ok_or_else(|| Error::new(ErrorKind::NotFound, "no such file"))?;
+    String::from_utf8(bytes).map_err(|e| Error::new(ErrorKind::InvalidData, e))
 }
 
 fn parse<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, TableError> {

@@ -257,20 +257,7 @@ impl Toolkit {
 
 /// Renames `name` in `dir` to `<name>.rejected-<secs>[-n]`; the new name.
 pub fn set_aside_in(dir: &cap_std::fs::Dir, name: &str) -> Option<String> {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    for n in 0..100 {
-        let suffix = if n == 0 {
-            String::new()
-        } else {
-            format!("-{n}")
-        };
-        let to = format!("{name}.rejected-{secs}{suffix}");
-        if dir.symlink_metadata(&to).is_ok() {
-            continue;
-        }
-        return dir.rename(name, dir, &to).is_ok().then_some(to);
-    }
-    None
+    place::set_aside_in(dir, name.as_ref(), "rejected")
+        .ok()
+        .map(|n| n.to_string_lossy().into_owned())
 }

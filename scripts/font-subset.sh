@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rebuilds assets/fonts/NotoSansSC-subset.otf: the wizard's fallback CJK font, for machines
-# with no Chinese system font. It covers every character of crates/core/locales/zh.toml (the app's own
+# with no Chinese system font. It covers every character of locales/zh.toml (the app's own
 # strings) plus the 3,755 most common Chinese characters (GB 2312 level 1), ASCII and CJK
 # punctuation. Run it after adding Chinese text with a rare character (the test
 # `ui::fonts::tests::embedded_font_covers_every_chinese_string` says which).
@@ -26,7 +26,7 @@ chars.update(chr(c) for c in range(0x20, 0x7F))
 chars.update(chr(c) for c in range(0x3000, 0x3040))   # CJK punctuation
 chars.update(chr(c) for c in range(0xFF01, 0xFF5F))   # full-width forms
 chars.update("“”‘’…—·×→✓⚠○●▶›•")
-for path in ["crates/core/locales/zh.toml"]:
+for path in ["locales/zh.toml"]:
     chars.update(c for c in open(path, encoding="utf-8").read() if ord(c) > 0x7F)
 open(sys.argv[1], "w", encoding="utf-8").write("".join(sorted(chars)))
 print(f"{len(chars)} characters", file=sys.stderr)

@@ -1,5 +1,5 @@
 //! Every string the wizard shows goes through here: its key is in the core's catalogue
-//! files (`crates/core/locales/{en,zh}.toml`), rendered by `i18n::render` like the CLI's
+//! files (`locales/{en,zh}.toml`), rendered by `i18n::render` like the CLI's
 //! messages. The core's `i18n` tests check that every key named here exists.
 
 use cuda_setup_core::i18n::{Lang, render};

@@ -9,44 +9,32 @@
 // Nothing here writes to a terminal: the front ends render what the core returns.
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
+// The lower layers, each its own crate (ARCHITECTURE.md, "Crates"): the compiler keeps
+// them from calling up into the engine. Re-exported under the module names the front ends
+// and the tests have always used.
+pub use cuda_setup_archive::{cudnn, devlayout, toolkit_version, wheels};
+pub use cuda_setup_base::{
+    error, exit, i18n, locale, lock, log, message, msg, os, panics, place, platform, safe_path,
+    shown, stamp, state_file, units, version,
+};
+pub use cuda_setup_fetch::{download, http, pypi, refresh, url};
+pub use cuda_setup_gpu::monitor;
+pub use cuda_setup_tables::compat;
+
+// The engine: what the machine has, what it should get, the plan, its steps and their
+// executor, verify and repair.
 pub mod bundle;
-pub mod compat;
-pub mod cudnn;
 pub mod detect;
-pub mod devlayout;
-pub mod download;
-pub mod error;
-pub mod exit;
-pub mod http;
-pub mod i18n;
 pub mod linux_driver;
-pub mod locale;
-pub mod lock;
-pub mod log;
-pub mod message;
-pub mod monitor;
-pub mod panics;
-pub mod place;
 pub mod plan;
-pub mod platform;
 pub mod recommend;
-pub mod refresh;
 pub mod repair;
 pub mod run;
-pub mod safe_path;
-pub mod shown;
-pub mod stamp;
-pub mod state_file;
 pub mod steps;
 pub mod target;
-pub mod units;
-pub mod url;
 pub mod verify;
-pub mod version;
 pub mod whatif;
-pub mod wheels;
 
-/// The boundary this crate keeps, checked where the compiler cannot check it alone.
 #[cfg(test)]
 mod boundary {
     use std::collections::{BTreeMap, BTreeSet};
@@ -63,44 +51,97 @@ mod boundary {
         }
     }
 
-    /// The core's manifest names no front-end crate, so the compiler refuses a core type
-    /// that derives `clap::ValueEnum` or a module that draws with egui.
-    #[test]
-    fn the_core_depends_on_no_front_end_crate() {
-        let manifest =
-            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-                .unwrap();
-        let doc: toml::Table = manifest.parse().unwrap();
-        let mut names = BTreeSet::new();
-        for (k, v) in &doc {
-            if k.ends_with("dependencies") {
-                names.extend(v.as_table().unwrap().keys().cloned());
-            }
-            if k == "target" {
-                for t in v.as_table().unwrap().values() {
-                    for (k2, v2) in t.as_table().unwrap() {
-                        if k2.ends_with("dependencies") {
-                            names.extend(v2.as_table().unwrap().keys().cloned());
-                        }
+    /// The workspace's manifests: (package name, the dependencies it names).
+    fn manifests() -> Vec<(String, BTreeSet<String>)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut files = vec![root.join("Cargo.toml")];
+        for e in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+            files.push(e.path().join("Cargo.toml"));
+        }
+        let mut out = Vec::new();
+        for f in files {
+            let doc: toml::Table = std::fs::read_to_string(&f).unwrap().parse().unwrap();
+            let name = doc["package"]["name"].as_str().unwrap().to_string();
+            let mut names = BTreeSet::new();
+            let mut add = |t: &toml::Table| {
+                for (k, v) in t {
+                    if k.ends_with("dependencies") {
+                        names.extend(v.as_table().unwrap().keys().cloned());
                     }
                 }
+            };
+            add(&doc);
+            if let Some(t) = doc.get("target").and_then(|t| t.as_table()) {
+                for t in t.values() {
+                    add(t.as_table().unwrap());
+                }
+            }
+            out.push((name, names));
+        }
+        out
+    }
+
+    /// No crate of the workspace but the front ends' names a front-end crate, so the
+    /// compiler refuses a core type that derives `clap::ValueEnum` or a module that draws
+    /// with egui.
+    #[test]
+    fn no_lower_crate_depends_on_a_front_end_crate() {
+        let all = manifests();
+        assert!(all.len() >= 7, "the manifests were not read: {all:?}");
+        for (name, names) in all.iter().filter(|(n, _)| n != "cuda-setup") {
+            assert!(
+                names.contains("serde") || names.contains("cuda-setup-base"),
+                "{name}: {names:?}"
+            );
+            for front in [
+                "clap",
+                "eframe",
+                "egui",
+                "egui_plot",
+                "rfd",
+                "indicatif",
+                "egui_kittest",
+            ] {
+                assert!(!names.contains(front), "{name} depends on {front}");
             }
         }
-        assert!(
-            names.contains("serde"),
-            "the manifest was not read: {names:?}"
-        );
-        for front in [
-            "clap",
-            "eframe",
-            "egui",
-            "egui_plot",
-            "rfd",
-            "indicatif",
-            "egui_kittest",
-        ] {
-            assert!(!names.contains(front), "crates/core depends on {front}");
-        }
+    }
+
+    /// ARCHITECTURE.md's crate graph is the one the manifests make (so the layers a
+    /// newcomer reads are the ones the compiler keeps).
+    #[test]
+    fn the_crate_graph_is_the_documented_one() {
+        let doc = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ARCHITECTURE.md"),
+        )
+        .unwrap();
+        let block = doc
+            .split("```crate-graph\n")
+            .nth(1)
+            .and_then(|b| b.split("```").next())
+            .expect("ARCHITECTURE.md has a crate-graph block");
+        let documented: BTreeMap<String, BTreeSet<String>> = block
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let (from, to) = l.split_once("->").unwrap();
+                (
+                    from.trim().to_string(),
+                    to.split_whitespace().map(str::to_string).collect(),
+                )
+            })
+            .collect();
+        let actual: BTreeMap<String, BTreeSet<String>> = manifests()
+            .into_iter()
+            .map(|(name, deps)| {
+                let ours = deps
+                    .into_iter()
+                    .filter(|d| d.starts_with("cuda-setup"))
+                    .collect();
+                (name, ours)
+            })
+            .collect();
+        assert_eq!(documented, actual);
     }
 
     /// No two top-level modules of the core import each other: the layers read one way

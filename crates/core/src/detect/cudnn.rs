@@ -189,19 +189,5 @@ fn find_header(include: &Path) -> Option<PathBuf> {
         })
 }
 
-/// `#define CUDNN_MAJOR 9` / `MINOR` / `PATCHLEVEL` → 9.x.y (the `CUDNN_VERSION` formula
-/// line is ignored: it differs between 8.x and 9.x).
-pub fn parse_cudnn_header(text: &str) -> Option<Version> {
-    let get = |name: &str| {
-        text.lines().find_map(|l| {
-            let mut w = l.split_whitespace();
-            (w.next() == Some("#define") && w.next() == Some(name))
-                .then(|| w.next()?.parse::<u32>().ok())?
-        })
-    };
-    Some(Version::new(&[
-        get("CUDNN_MAJOR")?,
-        get("CUDNN_MINOR")?,
-        get("CUDNN_PATCHLEVEL")?,
-    ]))
-}
+// Read below the engine too (the cuDNN archive checks check it): `cuda_setup_archive`.
+pub use cuda_setup_archive::toolkit_version::parse_cudnn_header;

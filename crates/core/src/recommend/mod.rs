@@ -457,7 +457,7 @@ fn provenance(tables: &Tables, rec: &mut Recommendation) {
     // A torch line learned from PyPI alone: whether its CUDA variants are confirmed.
     if let Some(t) = &rec.torch {
         rec.reasons
-            .extend(crate::refresh::torch_reasons(tables, &t.version));
+            .extend(crate::compat::notes::torch_reasons(tables, &t.version));
     }
 }
 

@@ -16,6 +16,7 @@ use crate::detect::CudnnInstall;
 use crate::msg;
 use crate::platform::Host;
 use crate::version::Version;
+use cuda_setup_gpu::api;
 
 type Handle = *mut c_void;
 

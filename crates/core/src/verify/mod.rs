@@ -9,15 +9,13 @@
 //! references, tolerances, report arithmetic, exit codes, findings and their fixes) lives
 //! in modules that need no GPU (`reference`, `doctor`'s findings); the GPU calls are thin.
 
-#[macro_use]
-pub mod loader;
+// The GPU calls (every `unsafe` FFI call into CUDA, cuBLAS) live in their own crate.
+pub use cuda_setup_gpu::{cuda, gemm, loader, reference};
+
 pub mod build;
-pub mod cuda;
 pub mod cudnn;
 pub mod doctor;
-pub mod gemm;
 pub mod nvcc;
-pub mod reference;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};

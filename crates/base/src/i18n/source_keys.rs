@@ -199,17 +199,20 @@ fn in_key_position(before: &str) -> bool {
 /// Every `.rs` file of the workspace's crates and of the front ends, but the catalogue's
 /// own module.
 fn sources() -> Vec<PathBuf> {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .canonicalize()
+        .unwrap();
     let skip = [base.join("src/i18n.rs"), base.join("src/i18n")];
     let mut files = vec![];
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(base.join(".."))
+    let crates = base.parent().unwrap();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(crates)
         .unwrap()
         .flatten()
         .map(|e| e.path().join("src"))
         .filter(|p| p.is_dir())
         .collect();
     assert!(dirs.len() >= 6, "the workspace's crates: {dirs:?}");
-    dirs.push(base.join("../../src"));
+    dirs.push(crates.parent().unwrap().join("src"));
     for d in &dirs {
         assert!(d.is_dir(), "{} is not a folder", d.display());
     }
@@ -244,7 +247,10 @@ fn source_literals() -> Vec<(PathBuf, Literal)> {
 /// The literals the source uses as keys that the catalogue lacks: those in a key
 /// position, and in the wizard every `"ui_…"` literal (its keys pass through helpers).
 fn missing_keys(found: &[(PathBuf, Literal)], has_key: impl Fn(&str) -> bool) -> Vec<String> {
-    let ui = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../src/ui");
+    let ui = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../src/ui")
+        .canonicalize()
+        .unwrap();
     found
         .iter()
         .filter(|(path, l)| {

@@ -8,6 +8,9 @@
 
 // Nothing here writes to a terminal: the front ends render what the core returns.
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
+// Every FFI call is a lower crate's (the GPU's in `cuda-setup-gpu`, the OS's in
+// `cuda-setup-base::platform`): the engine decides, and calls only safe code.
+#![forbid(unsafe_code)]
 
 // The lower layers, each its own crate (ARCHITECTURE.md, "Crates"): the compiler keeps
 // them from calling up into the engine. Re-exported under the module names the front ends

@@ -14,6 +14,7 @@ use cuda_setup_base::{os, platform, version};
 #[macro_use]
 pub mod loader;
 pub mod cuda;
+pub mod cudnn;
 pub mod gemm;
 pub mod monitor;
 pub mod reference;

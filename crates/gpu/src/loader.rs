@@ -16,8 +16,6 @@ use crate::platform::Host;
 
 /// Declares a table of C functions looked up by name in a loaded library. Each field is a
 /// plain function pointer; the library stays loaded as long as the table lives.
-#[macro_export]
-#[doc(hidden)]
 macro_rules! api {
     ($(#[$m:meta])* $name:ident { $($f:ident : fn($($a:ty),* $(,)?) -> $r:ty;)* }) => {
         $(#[$m])*

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::os::Os;
 
+pub mod child;
 pub mod signature;
 #[cfg(windows)]
 pub mod windows;

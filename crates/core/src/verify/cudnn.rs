@@ -2,56 +2,20 @@
 //! its folder, read its version, create a handle and run a small convolution forward,
 //! checked against the CPU. A missing DLL is named.
 
-use std::ffi::{CStr, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::cuda::{CudaError, Device};
+use super::cuda::Device;
 use super::loader::{self, LoadFailure, MissingDep};
-use super::reference::{self, Accuracy, CONV_TOLERANCE, ConvShape, decode_cuda_version};
 use super::{Check, Status};
 use crate::compat::Os;
 use crate::detect::CudnnInstall;
 use crate::msg;
 use crate::platform::Host;
 use crate::version::Version;
-use cuda_setup_gpu::api;
-
-type Handle = *mut c_void;
-
-api! {
-    CudnnApi {
-        cudnnGetVersion: fn() -> usize;
-        cudnnGetCudartVersion: fn() -> usize;
-        cudnnGetErrorString: fn(c_int) -> *const c_char;
-        cudnnCreate: fn(*mut Handle) -> c_int;
-        cudnnDestroy: fn(Handle) -> c_int;
-        cudnnCreateTensorDescriptor: fn(*mut Handle) -> c_int;
-        cudnnSetTensor4dDescriptor: fn(Handle, c_int, c_int, c_int, c_int, c_int, c_int) -> c_int;
-        cudnnDestroyTensorDescriptor: fn(Handle) -> c_int;
-        cudnnCreateFilterDescriptor: fn(*mut Handle) -> c_int;
-        cudnnSetFilter4dDescriptor: fn(Handle, c_int, c_int, c_int, c_int, c_int, c_int) -> c_int;
-        cudnnDestroyFilterDescriptor: fn(Handle) -> c_int;
-        cudnnCreateConvolutionDescriptor: fn(*mut Handle) -> c_int;
-        cudnnSetConvolution2dDescriptor: fn(
-            Handle, c_int, c_int, c_int, c_int, c_int, c_int, c_int, c_int,
-        ) -> c_int;
-        cudnnDestroyConvolutionDescriptor: fn(Handle) -> c_int;
-        cudnnGetConvolution2dForwardOutputDim: fn(
-            Handle, Handle, Handle, *mut c_int, *mut c_int, *mut c_int, *mut c_int,
-        ) -> c_int;
-        cudnnConvolutionForward: fn(
-            Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, Handle,
-            c_int, *mut c_void, usize, *const c_void, Handle, *mut c_void,
-        ) -> c_int;
-    }
-}
-
-const TENSOR_NCHW: c_int = 0;
-const DATA_FLOAT: c_int = 0;
-const CROSS_CORRELATION: c_int = 1;
-const FWD_ALGO_IMPLICIT_GEMM: c_int = 0;
+// The calls into cuDNN itself (the library table, the convolution) are the gpu crate's.
+pub use cuda_setup_gpu::cudnn::{ConvError, ConvResult, Cudnn};
 
 /// The sub-libraries a cuDNN major ships next to its main library (compat dossier §5.3),
 /// in an order where each one's cuDNN dependencies come before it. `true`: a small
@@ -173,13 +137,6 @@ pub struct CudnnReport {
     pub convolution: Option<ConvResult>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct ConvResult {
-    pub shape: ConvShape,
-    pub algorithm: &'static str,
-    pub accuracy: Accuracy,
-}
-
 /// What the rest of the smoke test knows when cuDNN is checked.
 pub struct Context<'a> {
     pub host: &'a Host,
@@ -250,28 +207,11 @@ pub fn check(cx: &Context) -> Check<CudnnReport> {
         Ok(l) => l,
         Err(e) => return load_failed(r, e),
     };
-    // Only cuDNN 9 has it; looked up before the table takes the library.
-    // SAFETY: the signature from cudnn_graph.h: void cudnnGetLastErrorString(char*, size_t).
-    let last_error: Option<unsafe extern "C" fn(*mut c_char, usize)> =
-        unsafe { lib.get(b"cudnnGetLastErrorString\0") }
-            .ok()
-            .map(|s| *s);
-    let api = match CudnnApi::from_library(lib, keep) {
-        Ok(a) => a,
-        Err(detail) => {
-            return load_failed(
-                r,
-                LoadFailure {
-                    library: main.display().to_string(),
-                    detail,
-                    missing: Vec::new(),
-                },
-            );
-        }
+    let cudnn = match Cudnn::load(&main, lib, keep) {
+        Ok(c) => c,
+        Err(e) => return load_failed(r, e),
     };
-    // SAFETY: no arguments; these work without a GPU.
-    let version = reference::decode_cudnn_version(unsafe { (api.cudnnGetVersion)() } as u64);
-    let cudart = decode_cuda_version(unsafe { (api.cudnnGetCudartVersion)() } as i32);
+    let (version, cudart) = (cudnn.version(), cudnn.cudart_version());
     r.version = Some(version.clone());
     r.built_for_cuda = Some(cudart.clone());
     if let Some(tk) = cx.toolkit_version
@@ -291,26 +231,7 @@ pub fn check(cx: &Context) -> Check<CudnnReport> {
         let m = msg!("cudnn_loads_conv_skipped", version = &version);
         return Check::new(Status::Skipped, Some(m), r);
     };
-    let err_text = |status: c_int| -> String {
-        // SAFETY: cuDNN returns a static string.
-        let s = unsafe { (api.cudnnGetErrorString)(status) };
-        let mut text = if s.is_null() {
-            format!("status {status}")
-        } else {
-            unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
-        };
-        if let Some(f) = last_error {
-            let mut buf = [0 as c_char; 1024];
-            // SAFETY: a buffer of the size passed.
-            unsafe { f(buf.as_mut_ptr(), buf.len()) };
-            let detail = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
-            if !detail.trim().is_empty() {
-                text = format!("{text}: {}", detail.trim());
-            }
-        }
-        text
-    };
-    match convolution(&api, dev, &err_text) {
+    match cudnn.convolution(dev) {
         Ok(conv) => {
             let ok = conv.accuracy.passed;
             let m = (!ok).then(|| {
@@ -360,192 +281,6 @@ fn load_failed(mut r: CudnnReport, e: LoadFailure) -> Check<CudnnReport> {
     r.load_error = Some(e.detail.clone());
     r.missing.extend(e.missing);
     Check::new(Status::Failed, Some(m), r)
-}
-
-enum ConvError {
-    Cuda(CudaError),
-    Cudnn { call: &'static str, text: String },
-}
-
-impl From<CudaError> for ConvError {
-    fn from(e: CudaError) -> Self {
-        ConvError::Cuda(e)
-    }
-}
-
-/// Descriptors destroyed on drop, whichever way the function leaves.
-struct Owned<'a>(
-    Handle,
-    unsafe extern "C" fn(Handle) -> c_int,
-    std::marker::PhantomData<&'a ()>,
-);
-
-impl Drop for Owned<'_> {
-    fn drop(&mut self) {
-        if !self.0.is_null() {
-            // SAFETY: created by the matching cudnnCreate*.
-            unsafe { (self.1)(self.0) };
-        }
-    }
-}
-
-fn convolution(
-    api: &CudnnApi,
-    dev: &Device,
-    err_text: &dyn Fn(c_int) -> String,
-) -> Result<ConvResult, ConvError> {
-    let s = ConvShape::SMOKE;
-    let ck = |call: &'static str, status: c_int| -> Result<(), ConvError> {
-        if status == 0 {
-            Ok(())
-        } else {
-            Err(ConvError::Cudnn {
-                call,
-                text: err_text(status),
-            })
-        }
-    };
-    let x = reference::test_matrix(s.input_len(), 11);
-    let w = reference::test_matrix(s.filter_len(), 12);
-    let mut dx = dev.alloc(x.len() * 4)?;
-    let mut dw = dev.alloc(w.len() * 4)?;
-    let dy = dev.alloc(s.output_len() * 4)?;
-    dx.upload(&x)?;
-    dw.upload(&w)?;
-
-    let i = |v: usize| v as c_int;
-    // SAFETY: cuDNN's documented calling sequence with valid out-pointers; every handle is
-    // destroyed by its guard.
-    unsafe {
-        let mut h: Handle = std::ptr::null_mut();
-        ck("cudnnCreate", (api.cudnnCreate)(&mut h))?;
-        let _h = Owned(h, api.cudnnDestroy, Default::default());
-        let mut xd: Handle = std::ptr::null_mut();
-        ck(
-            "cudnnCreateTensorDescriptor",
-            (api.cudnnCreateTensorDescriptor)(&mut xd),
-        )?;
-        let _xd = Owned(xd, api.cudnnDestroyTensorDescriptor, Default::default());
-        ck(
-            "cudnnSetTensor4dDescriptor",
-            (api.cudnnSetTensor4dDescriptor)(
-                xd,
-                TENSOR_NCHW,
-                DATA_FLOAT,
-                i(s.n),
-                i(s.c),
-                i(s.h),
-                i(s.w),
-            ),
-        )?;
-        let mut wd: Handle = std::ptr::null_mut();
-        ck(
-            "cudnnCreateFilterDescriptor",
-            (api.cudnnCreateFilterDescriptor)(&mut wd),
-        )?;
-        let _wd = Owned(wd, api.cudnnDestroyFilterDescriptor, Default::default());
-        ck(
-            "cudnnSetFilter4dDescriptor",
-            (api.cudnnSetFilter4dDescriptor)(
-                wd,
-                DATA_FLOAT,
-                TENSOR_NCHW,
-                i(s.k),
-                i(s.c),
-                i(s.r),
-                i(s.s),
-            ),
-        )?;
-        let mut cd: Handle = std::ptr::null_mut();
-        ck(
-            "cudnnCreateConvolutionDescriptor",
-            (api.cudnnCreateConvolutionDescriptor)(&mut cd),
-        )?;
-        let _cd = Owned(
-            cd,
-            api.cudnnDestroyConvolutionDescriptor,
-            Default::default(),
-        );
-        ck(
-            "cudnnSetConvolution2dDescriptor",
-            (api.cudnnSetConvolution2dDescriptor)(
-                cd,
-                i(s.pad),
-                i(s.pad),
-                i(s.stride),
-                i(s.stride),
-                1,
-                1,
-                CROSS_CORRELATION,
-                DATA_FLOAT,
-            ),
-        )?;
-        let (mut on, mut oc, mut oh, mut ow) = (0, 0, 0, 0);
-        ck(
-            "cudnnGetConvolution2dForwardOutputDim",
-            (api.cudnnGetConvolution2dForwardOutputDim)(
-                cd, xd, wd, &mut on, &mut oc, &mut oh, &mut ow,
-            ),
-        )?;
-        if (on, oc, oh, ow) != (i(s.n), i(s.k), i(s.out_h()), i(s.out_w())) {
-            return Err(ConvError::Cudnn {
-                call: "cudnnGetConvolution2dForwardOutputDim",
-                text: format!(
-                    "output {on}×{oc}×{oh}×{ow}, expected {}×{}×{}×{}",
-                    s.n,
-                    s.k,
-                    s.out_h(),
-                    s.out_w()
-                ),
-            });
-        }
-        let mut yd: Handle = std::ptr::null_mut();
-        ck(
-            "cudnnCreateTensorDescriptor",
-            (api.cudnnCreateTensorDescriptor)(&mut yd),
-        )?;
-        let _yd = Owned(yd, api.cudnnDestroyTensorDescriptor, Default::default());
-        ck(
-            "cudnnSetTensor4dDescriptor",
-            (api.cudnnSetTensor4dDescriptor)(yd, TENSOR_NCHW, DATA_FLOAT, on, oc, oh, ow),
-        )?;
-        let (alpha, beta) = (1.0f32, 0.0f32);
-        ck(
-            "cudnnConvolutionForward",
-            (api.cudnnConvolutionForward)(
-                h,
-                (&alpha as *const f32).cast(),
-                xd,
-                dx.as_ptr::<c_void>(),
-                wd,
-                dw.as_ptr::<c_void>(),
-                cd,
-                FWD_ALGO_IMPLICIT_GEMM,
-                std::ptr::null_mut(),
-                0,
-                (&beta as *const f32).cast(),
-                yd,
-                dy.as_ptr::<c_void>(),
-            ),
-        )?;
-    }
-    dev.synchronize()?;
-    let mut y = vec![0f32; s.output_len()];
-    dy.download(&mut y)?;
-    let want = reference::conv2d_reference(&x, &w, &s);
-    let positions: Vec<(usize, usize)> = (0..y.len()).map(|i| (i, 0)).collect();
-    let accuracy = reference::compare(
-        &positions,
-        |i, _| f64::from(y[i]),
-        |i, _| want[i],
-        y.iter().all(|v| v.is_finite()),
-        CONV_TOLERANCE,
-    );
-    Ok(ConvResult {
-        shape: s,
-        algorithm: "IMPLICIT_GEMM",
-        accuracy,
-    })
 }
 
 #[cfg(test)]

@@ -229,8 +229,9 @@ pub fn link_count(f: &std::fs::File) -> io::Result<u64> {
         use windows_sys::Win32::Storage::FileSystem::{
             BY_HANDLE_FILE_INFORMATION, GetFileInformationByHandle,
         };
-        // SAFETY: the handle is open for the call; `info` is plain data it fills in.
+        // SAFETY: plain data: all zeroes is a valid value.
         let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+        // SAFETY: the handle is open for the call; `info` is plain data it fills in.
         if unsafe { GetFileInformationByHandle(f.as_raw_handle() as _, &mut info) } == 0 {
             return Err(io::Error::last_os_error());
         }
@@ -890,8 +891,9 @@ mod platform_win {
         use windows_sys::Win32::Storage::FileSystem::{
             BY_HANDLE_FILE_INFORMATION, GetFileInformationByHandle,
         };
-        // SAFETY: the handle is open for the call; `info` is plain data it fills in.
+        // SAFETY: plain data: all zeroes is a valid value.
         let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+        // SAFETY: the handle is open for the call; `info` is plain data it fills in.
         if unsafe { GetFileInformationByHandle(f.as_raw_handle() as _, &mut info) } == 0 {
             return Err(io::Error::last_os_error());
         }
@@ -984,8 +986,8 @@ mod platform_win {
         use windows_sys::Win32::Security::{EqualSid, GetTokenInformation, TOKEN_QUERY, TokenUser};
         use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
         let mut token: HANDLE = std::ptr::null_mut();
-        // SAFETY (whole body): the token handle is closed below; the buffer is large enough
-        // for a TOKEN_USER and its SID (checked by the call's return value).
+        // SAFETY: the token handle is closed below; the buffer is large enough for a
+        // TOKEN_USER and its SID (checked by the call's return value).
         unsafe {
             if OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) == 0 {
                 return false;
@@ -1040,14 +1042,17 @@ mod platform_win {
             let count = unsafe { (*dacl).AceCount };
             for i in 0..u32::from(count) {
                 let mut ace: *mut core::ffi::c_void = std::ptr::null_mut();
+                // SAFETY: `i` is below the ACL's count; `ace` is an out-pointer.
                 if unsafe { GetAce(dacl, i, &mut ace) } == 0 {
                     continue;
                 }
+                // SAFETY: every ACE begins with its header.
                 let header = unsafe { &*(ace as *const ACE_HEADER) };
                 // ACCESS_ALLOWED_ACE_TYPE = 0
                 if header.AceType != 0 {
                     continue;
                 }
+                // SAFETY: an ACCESS_ALLOWED_ACE, as its header's type says.
                 let allowed = unsafe { &*(ace as *const ACCESS_ALLOWED_ACE) };
                 let sid = (&allowed.SidStart) as *const u32 as PSID;
                 if allowed.Mask & WRITE_RIGHTS != 0 && broad_group(sid) {

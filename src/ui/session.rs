@@ -1300,6 +1300,72 @@ mod tests {
         );
     }
 
+    /// Anything installed — an install run, cuDNN, pip, repair's fixes — asks the worker
+    /// to detect again; an answer from a detection that started before the change is
+    /// dropped for a new one, so pages never show what was there before.
+    #[test]
+    fn every_change_detects_again_and_an_older_answer_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = detected(dir.path());
+        let report = || {
+            let o = &s_opts(dir.path());
+            Box::new(cuda_setup_core::detect::detect(&o.host, &o.tables, o.deadlines))
+        };
+        prepared(&mut s);
+        let plan = s.prepare.plan().cloned().unwrap();
+        s.apply(Action::StartInstall);
+        let done = cuda_setup_core::run::RunReport::crashed(&plan, "test");
+        let cmds = s.on_event(Event::Run(Job::Install, RunEvent::Done(Box::new(done))));
+        assert!(matches!(cmds.as_slice(), [Command::Detect]), "install: {} commands", cmds.len());
+        assert!(s.system.running);
+
+        // cuDNN lands while that detection runs: its answer is already old.
+        let manifest = cuda_setup_core::cudnn::Manifest {
+            format: 1,
+            cudnn_version: "9.10.2".parse().unwrap(),
+            cuda_major: Some(11),
+            toolkit_version: None,
+            archive: "cudnn.zip".into(),
+            archive_path: None,
+            files: Vec::new(),
+        };
+        assert!(s.on_event(Event::CudnnInstalled(Ok(Box::new(manifest)))).is_empty());
+        let old = s.system.report.as_ref().unwrap().elapsed_ms;
+        let mut stale = report();
+        stale.elapsed_ms = old + 1_000_000;
+        let cmds = s.on_event(Event::Detected(stale));
+        assert!(matches!(cmds.as_slice(), [Command::Detect]), "again: {} commands", cmds.len());
+        assert!(s.system.running);
+        assert_eq!(s.system.report.as_ref().unwrap().elapsed_ms, old, "dropped");
+        s.on_event(Event::Detected(report()));
+        assert!(!s.system.running && s.system.report.as_ref().unwrap().elapsed_ms != old + 1_000_000);
+
+        // pip, then repair's fixes.
+        let pip = Plan {
+            steps: Vec::new(),
+            ..plan.clone()
+        };
+        let cmds = s.on_event(Event::Run(
+            Job::Pip,
+            RunEvent::Done(Box::new(cuda_setup_core::run::RunReport::crashed(&pip, "t"))),
+        ));
+        assert!(matches!(cmds.as_slice(), [Command::Detect]), "pip: {} commands", cmds.len());
+        s.on_event(Event::Detected(report()));
+        let fixed = FixResult {
+            runs: vec![cuda_setup_core::run::RunReport::crashed(&plan, "t")],
+            after: Vec::new(),
+        };
+        let cmds = s.on_event(Event::Fixed(Box::new(fixed)));
+        assert!(matches!(cmds.as_slice(), [Command::Detect]), "fix: {} commands", cmds.len());
+    }
+
+    /// The options [`detected`] makes, for another detection of the same root.
+    fn s_opts(root: &std::path::Path) -> Options {
+        let mut o = Options::sandbox(Tables::embedded().unwrap(), Os::Windows, root);
+        o.host = Host::sandbox(Os::Windows, root, Default::default());
+        o
+    }
+
     #[test]
     fn events_update_results_and_start_what_follows() {
         let dir = tempfile::tempdir().unwrap();

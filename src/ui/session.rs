@@ -1309,14 +1309,22 @@ mod tests {
         let mut s = detected(dir.path());
         let report = || {
             let o = &s_opts(dir.path());
-            Box::new(cuda_setup_core::detect::detect(&o.host, &o.tables, o.deadlines))
+            Box::new(cuda_setup_core::detect::detect(
+                &o.host,
+                &o.tables,
+                o.deadlines,
+            ))
         };
         prepared(&mut s);
         let plan = s.prepare.plan().cloned().unwrap();
         s.apply(Action::StartInstall);
         let done = cuda_setup_core::run::RunReport::crashed(&plan, "test");
         let cmds = s.on_event(Event::Run(Job::Install, RunEvent::Done(Box::new(done))));
-        assert!(matches!(cmds.as_slice(), [Command::Detect]), "install: {} commands", cmds.len());
+        assert!(
+            matches!(cmds.as_slice(), [Command::Detect]),
+            "install: {} commands",
+            cmds.len()
+        );
         assert!(s.system.running);
 
         // cuDNN lands while that detection runs: its answer is already old.
@@ -1329,16 +1337,25 @@ mod tests {
             archive_path: None,
             files: Vec::new(),
         };
-        assert!(s.on_event(Event::CudnnInstalled(Ok(Box::new(manifest)))).is_empty());
+        assert!(
+            s.on_event(Event::CudnnInstalled(Ok(Box::new(manifest))))
+                .is_empty()
+        );
         let old = s.system.report.as_ref().unwrap().elapsed_ms;
         let mut stale = report();
         stale.elapsed_ms = old + 1_000_000;
         let cmds = s.on_event(Event::Detected(stale));
-        assert!(matches!(cmds.as_slice(), [Command::Detect]), "again: {} commands", cmds.len());
+        assert!(
+            matches!(cmds.as_slice(), [Command::Detect]),
+            "again: {} commands",
+            cmds.len()
+        );
         assert!(s.system.running);
         assert_eq!(s.system.report.as_ref().unwrap().elapsed_ms, old, "dropped");
         s.on_event(Event::Detected(report()));
-        assert!(!s.system.running && s.system.report.as_ref().unwrap().elapsed_ms != old + 1_000_000);
+        assert!(
+            !s.system.running && s.system.report.as_ref().unwrap().elapsed_ms != old + 1_000_000
+        );
 
         // pip, then repair's fixes.
         let pip = Plan {
@@ -1347,16 +1364,26 @@ mod tests {
         };
         let cmds = s.on_event(Event::Run(
             Job::Pip,
-            RunEvent::Done(Box::new(cuda_setup_core::run::RunReport::crashed(&pip, "t"))),
+            RunEvent::Done(Box::new(cuda_setup_core::run::RunReport::crashed(
+                &pip, "t",
+            ))),
         ));
-        assert!(matches!(cmds.as_slice(), [Command::Detect]), "pip: {} commands", cmds.len());
+        assert!(
+            matches!(cmds.as_slice(), [Command::Detect]),
+            "pip: {} commands",
+            cmds.len()
+        );
         s.on_event(Event::Detected(report()));
         let fixed = FixResult {
             runs: vec![cuda_setup_core::run::RunReport::crashed(&plan, "t")],
             after: Vec::new(),
         };
         let cmds = s.on_event(Event::Fixed(Box::new(fixed)));
-        assert!(matches!(cmds.as_slice(), [Command::Detect]), "fix: {} commands", cmds.len());
+        assert!(
+            matches!(cmds.as_slice(), [Command::Detect]),
+            "fix: {} commands",
+            cmds.len()
+        );
     }
 
     /// The options [`detected`] makes, for another detection of the same root.

@@ -126,7 +126,12 @@ fn after_the_no_admin_wheels_install_the_next_start_opens_in_repair() {
     let wheels: Vec<PathBuf> = std::fs::read_dir(&wheels_dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("nvidia_"))
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("nvidia_")
+        })
         .collect();
     let dir = target.user_toolkit_dir(&"13.5".parse().unwrap());
     assert!(dir.starts_with(home.path().join("AppData/Local/Programs")));
@@ -173,7 +178,10 @@ fn repair_mode_ends_with_the_detected_torch_checked_and_a_verdict() {
         let tk = support::cudnn_zip::toolkit(&parent, "11.8.0");
         std::fs::write(tk.join("bin/cudart64_110.dll"), b"MZ stand-in cudart").unwrap();
         let o = options(&root, &bin, lang);
-        assert!(o.python.is_none(), "no Python chosen: the detected one is checked");
+        assert!(
+            o.python.is_none(),
+            "no Python chosen: the detected one is checked"
+        );
 
         let mut h = harness(App::new(o));
         h.step();
@@ -183,7 +191,16 @@ fn repair_mode_ends_with_the_detected_torch_checked_and_a_verdict() {
         wait(&mut h, "audit", |a| a.session.repair.findings.is_some());
         settle(&mut h);
         // The environment was never configured: the page's primary fixes it.
-        assert!(h.state().session.repair.findings.as_ref().unwrap().iter().any(|f| f.fixable()));
+        assert!(
+            h.state()
+                .session
+                .repair
+                .findings
+                .as_ref()
+                .unwrap()
+                .iter()
+                .any(|f| f.fixable())
+        );
         enter(&mut h);
         wait(&mut h, "fixes", |a| {
             a.session.repair.fixed.is_some() && !a.session.repair.busy()
@@ -211,7 +228,11 @@ fn repair_mode_ends_with_the_detected_torch_checked_and_a_verdict() {
             "ui_verdict_ready_torch_speed",
             &[("gpu", &"RTX 3060"), ("times", &"40")],
         );
-        assert!(has(&h, &ready), "{lang:?}: the verdict: {ready}\n{:#?}", texts(&h));
+        assert!(
+            has(&h, &ready),
+            "{lang:?}: the verdict: {ready}\n{:#?}",
+            texts(&h)
+        );
     }
 }
 
@@ -244,9 +265,11 @@ fn after_pip_the_system_page_shows_the_new_torch() {
     assert!(h.state().session.torch.run.started, "pip runs");
     wait(&mut h, "pip, then detection", |a| {
         !a.session.torch.busy()
-            && a.session.system.report.as_ref().is_some_and(|r| {
-                r.pythons.iter().any(|p| p.torch.is_some())
-            })
+            && a.session
+                .system
+                .report
+                .as_ref()
+                .is_some_and(|r| r.pythons.iter().any(|p| p.torch.is_some()))
     });
     h.state_mut().go(Page::System);
     settle(&mut h);

@@ -330,9 +330,9 @@ mod tests {
         wheels_tree(&tk, "12.8.1");
         let e = existing(&t);
         assert!(
-            e.toolkits
-                .iter()
-                .any(|x| x.dir == tk && x.origin == Origin::Wheels && x.version == Some(v("12.8.1"))),
+            e.toolkits.iter().any(|x| x.dir == tk
+                && x.origin == Origin::Wheels
+                && x.version == Some(v("12.8.1"))),
             "{e:?}"
         );
     }

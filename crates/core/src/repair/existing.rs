@@ -96,12 +96,10 @@ fn parents(target: &Target) -> Vec<(PathBuf, &'static str)> {
     out
 }
 
-/// A real folder (not a link, not a junction) named `name` in `parent`.
-fn real_dir(parent: &crate::place::Dir, name: &Path) -> bool {
-    parent
-        .handle()
-        .symlink_metadata(name)
-        .is_ok_and(|m| m.is_dir() && !m.is_symlink())
+/// A real folder at `path`: not a link, not a junction (`place::Dir::open` refuses both,
+/// and opens it without following one swapped in).
+fn real_dir(path: &Path) -> bool {
+    crate::place::Dir::open(path).is_ok()
 }
 
 /// The toolkits in `parent`: folders named `<prefix><version>` holding a real `bin`
@@ -123,12 +121,11 @@ fn toolkits_in(parent: &Path, prefix: &str, out: &mut Vec<Toolkit>) {
     names.sort();
     for name in names {
         let path = parent.join(&name);
-        if !real_dir(&dir, Path::new(&name)) {
+        if !real_dir(&path) {
             continue;
         }
         let record = crate::wheels::assemble::read_record(&path).ok().flatten();
-        let has_bin = crate::place::Dir::open(&path).is_ok_and(|d| real_dir(&d, Path::new("bin")));
-        if record.is_none() && !has_bin {
+        if record.is_none() && !real_dir(&path.join("bin")) {
             continue;
         }
         let from_name = name.strip_prefix(prefix).and_then(|v| v.parse().ok());

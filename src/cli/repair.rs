@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::{CliError, exit};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::i18n::{self, Lang, t, tf};
-use cuda_setup_core::repair::{self, Finding, Fix, Overrides, Severity};
+use cuda_setup_core::repair::{self, Existing, Finding, Fix, Overrides, Severity};
 use cuda_setup_core::run::RunEvent;
 use cuda_setup_core::steps::FailureKind;
 use cuda_setup_core::target::Target;
@@ -101,6 +101,21 @@ fn print_findings(findings: &[Finding], lang: Lang) {
     }
 }
 
+/// One line: what is installed here (technical tokens inside the catalogue's sentence).
+fn print_existing(e: &Existing, lang: Lang) {
+    if e.toolkits.is_empty() && e.cudnn.is_empty() {
+        println!("{}", t(lang, "cli_repair_existing_none"));
+    } else {
+        println!(
+            "{}",
+            tf(lang, "cli_repair_existing", &[("what", &e.describe())])
+        );
+    }
+    if e.interrupted {
+        println!("{}", t(lang, "cli_repair_existing_interrupted"));
+    }
+}
+
 pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     let target = match &args.root {
         Some(root) => Target::rooted(args.os.unwrap_or_else(Os::current), root),
@@ -124,10 +139,15 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     } else {
         cuda_setup_core::cudnn::Depth::Quick
     };
+    // What the audit is of: the same look the wizard's first page takes.
+    let existing = repair::existing(&target);
+    if !args.json {
+        print_existing(&existing, lang);
+    }
     let findings = repair::audit_at(&target, tables, &overrides, depth);
     if !args.fix {
         if args.json {
-            let v = json!({ "findings": findings.iter().map(|f| finding_json(f, lang)).collect::<Vec<_>>(), "problems": repair::problems(&findings) });
+            let v = json!({ "existing": existing, "findings": findings.iter().map(|f| finding_json(f, lang)).collect::<Vec<_>>(), "problems": repair::problems(&findings) });
             println!(
                 "{}",
                 serde_json::to_string_pretty(&v).expect("serialisable")
@@ -161,6 +181,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     });
     if args.json {
         let v = json!({
+            "existing": existing,
             "findings": findings.iter().map(|f| finding_json(f, lang)).collect::<Vec<_>>(),
             "runs": result.runs,
             "after": result.after.iter().map(|f| finding_json(f, lang)).collect::<Vec<_>>(),

@@ -53,7 +53,7 @@ impl App {
     /// The wizard, opening on the Install page to continue `awaiting` (the plan of a run
     /// that stopped for a restart) when there is one.
     pub fn with_awaiting(opts: Options, awaiting: Option<cuda_setup_core::plan::Plan>) -> App {
-        let existing = super::disk::scan(&opts.target);
+        let existing = cuda_setup_core::repair::existing(&opts.target);
         let (worker, events) = Worker::new(Env {
             tables: opts.tables.clone(),
             host: opts.host.clone(),

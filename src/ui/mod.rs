@@ -6,12 +6,11 @@
 //! [`worker::Command`], run on threads of its own, and comes back as [`worker::Event`]s
 //! with a repaint each time; the UI thread never waits. The pages are one enum
 //! ([`flow::Page`]), one module each ([`pages`]); the first page's mode comes from what
-//! is on disk ([`disk`]). Every string is an i18n key (English and Chinese),
+//! is installed (`repair::existing`, the core's). Every string is an i18n key (English and Chinese),
 //! with a CJK font loaded at run time ([`fonts`]). Nothing slow runs before the first
 //! frame: detection, the background refresh and the OS font wait until it is on screen.
 
 pub mod app;
-pub mod disk;
 pub mod elevate;
 pub mod flow;
 pub mod fonts;

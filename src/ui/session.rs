@@ -18,7 +18,7 @@ use cuda_setup_core::message::Message;
 use cuda_setup_core::monitor::Sample;
 use cuda_setup_core::plan::{Choices, CudnnChoice, Method, Plan};
 use cuda_setup_core::recommend::{DriverAction, Facts, Goal, Recommendation, Request, TorchPick};
-use cuda_setup_core::repair::{self, Finding, FixResult};
+use cuda_setup_core::repair::{self, Existing, Finding, FixResult};
 use cuda_setup_core::run::{Failure, RunEvent};
 use cuda_setup_core::steps::preflight::Status as CheckStatus;
 use cuda_setup_core::steps::{Step, StepError, StepEvent};
@@ -26,7 +26,6 @@ use cuda_setup_core::verify::SmokeReport;
 use cuda_setup_core::verify::doctor::{self, DoctorReport, PypiMirror};
 use cuda_setup_core::version::Version;
 
-use super::disk::Existing;
 use super::flow::{Mode, Page};
 use super::options::Options;
 use super::progress::{RunView, step_title};
@@ -67,6 +66,9 @@ pub enum Action {
     RunPip(Box<TorchPick>),
     CancelPip,
     RunDoctor,
+    /// Repair mode's end: the checks setup runs — the doctor on the torch detection found,
+    /// the smoke test where the goal needs it — so Done has reports to judge.
+    CheckInstalled,
     Audit,
     Fix,
     PickFile(Pick),
@@ -184,6 +186,9 @@ impl Settings {
 #[derive(Default)]
 pub struct Detection {
     pub running: bool,
+    /// Something was installed while detection ran: its answer is already old, so it is
+    /// dropped and detection runs again.
+    pub stale: bool,
     pub report: Option<Box<SystemReport>>,
     pub facts: Option<Facts>,
 }
@@ -340,6 +345,10 @@ pub struct Repair {
     pub fixing: bool,
     pub log: Vec<String>,
     pub fixed: Option<Box<FixResult>>,
+    /// Repair mode's checks wait for the detection under way (they read what it finds).
+    pub checks_waiting: bool,
+    /// The smoke test follows the doctor (one check on the GPU at a time).
+    pub smoke_next: bool,
 }
 
 impl Repair {
@@ -641,10 +650,7 @@ impl Session {
                     return self.recompute();
                 }
             }
-            Action::Detect => {
-                self.system.running = true;
-                return vec![Command::Detect];
-            }
+            Action::Detect => return self.detect_again(),
             Action::Prepare => {
                 let Some(rec) = self.recommendation.clone() else {
                     return Vec::new();
@@ -713,15 +719,7 @@ impl Session {
                 self.cudnn.undoing = true;
                 return vec![Command::UninstallCudnn { toolkit_dir }];
             }
-            Action::Verify => {
-                self.verify = Verify {
-                    running: true,
-                    ..Default::default()
-                };
-                return vec![Command::Smoke {
-                    cuda_dir: self.toolkit_dir(),
-                }];
-            }
+            Action::Verify => return vec![self.start_smoke(self.toolkit_dir())],
             Action::SetPython(p) => self.torch.python = p,
             Action::SetPipMirror(i) => {
                 self.torch.mirror = i.min(PIP_MIRRORS.len() - 1);
@@ -730,6 +728,7 @@ impl Session {
             Action::RunPip(torch) => return self.run_pip(&torch),
             Action::CancelPip => self.torch.run.cancel(),
             Action::RunDoctor => return vec![self.start_doctor()],
+            Action::CheckInstalled => return self.check_installed(),
             Action::Audit => {
                 self.repair.auditing = true;
                 return vec![Command::Audit {
@@ -814,6 +813,73 @@ impl Session {
         }]
     }
 
+    /// Detection, again: after anything was installed, pages show what is there now. One
+    /// already running saw the machine before the change: its answer is dropped.
+    #[must_use]
+    fn detect_again(&mut self) -> Vec<Command> {
+        if self.system.running {
+            self.system.stale = true;
+            return Vec::new();
+        }
+        self.system.running = true;
+        vec![Command::Detect]
+    }
+
+    /// The Python whose torch the checks examine: the one chosen, else the first that
+    /// detection found with torch in it (a CUDA build first).
+    fn torch_python(&self) -> Option<PathBuf> {
+        if let Some(p) = self.torch.python_path() {
+            return Some(p);
+        }
+        let pythons = &self.system.report.as_ref()?.pythons;
+        let with_torch = |cuda: bool| {
+            pythons
+                .iter()
+                .find(|p| p.torch.as_ref().is_some_and(|t| !cuda || !t.is_cpu_build()))
+        };
+        with_torch(true)
+            .or_else(|| with_torch(false))
+            .map(|p| p.path.clone())
+    }
+
+    /// The toolkit the smoke test loads in repair mode: the one PATH finds, else the
+    /// newest detected, else the newest installed.
+    fn installed_toolkit_dir(&self) -> Option<PathBuf> {
+        let report = self.system.report.as_deref();
+        report
+            .and_then(|r| r.active_toolkit().or(r.toolkits.last()))
+            .map(|t| t.path.clone())
+            .or_else(|| self.existing.toolkits.last().map(|t| t.dir.clone()))
+    }
+
+    /// Repair mode's end: the same checks as setup's — the doctor on the detected torch,
+    /// then the smoke test for the developer goal — on what detection finds after the
+    /// fixes (they wait for a detection under way).
+    #[must_use]
+    fn check_installed(&mut self) -> Vec<Command> {
+        if self.system.running {
+            self.repair.checks_waiting = true;
+            return Vec::new();
+        }
+        self.repair.checks_waiting = false;
+        if self.torch.python_path().is_none()
+            && let Some(p) = self.torch_python()
+        {
+            self.torch.python = p.display().to_string();
+        }
+        self.verify = Verify::default();
+        self.repair.smoke_next = self.goal == Goal::Developer;
+        vec![self.start_doctor()]
+    }
+
+    fn start_smoke(&mut self, cuda_dir: Option<PathBuf>) -> Command {
+        self.verify = Verify {
+            running: true,
+            ..Default::default()
+        };
+        Command::Smoke { cuda_dir }
+    }
+
     fn start_doctor(&mut self) -> Command {
         self.torch.doctor_running = true;
         self.torch.samples.clear();
@@ -829,14 +895,25 @@ impl Session {
     pub fn on_event(&mut self, e: Event) -> Vec<Command> {
         match e {
             Event::Detected(r) => {
+                if std::mem::take(&mut self.system.stale) {
+                    // Started before the last change: what it saw is gone.
+                    return vec![Command::Detect];
+                }
                 let mut facts = r.facts(self.opts.target.os);
                 self.opts.overrides.apply(&mut facts);
                 self.system = Detection {
                     running: false,
+                    stale: false,
                     report: Some(r),
                     facts: Some(facts),
                 };
-                return self.recompute();
+                // A few folder reads: what the first page and Done say is installed.
+                self.existing = repair::existing(&self.opts.target);
+                let mut cmds = self.recompute();
+                if self.repair.checks_waiting {
+                    cmds.extend(self.check_installed());
+                }
+                return cmds;
             }
             Event::LinuxDriverAdvice { minimum, advice } => {
                 // An answer for another minimum is stale: a newer question is on its way.
@@ -850,13 +927,26 @@ impl Session {
                 self.prepare.running = false;
                 self.prepare.result = Some(r);
             }
-            Event::Run(Job::Install, e) => self.install.run.apply(e, self.lang),
+            Event::Run(Job::Install, e) => {
+                let finished = matches!(&e, RunEvent::Done(_));
+                self.install.run.apply(e, self.lang);
+                // A failed run may have installed some of it (the driver) too.
+                if finished {
+                    return self.detect_again();
+                }
+            }
             Event::Run(Job::Pip, e) => {
+                let finished = matches!(&e, RunEvent::Done(_));
                 let finished_ok = matches!(&e, RunEvent::Done(r) if r.ok());
                 self.torch.run.apply(e, self.lang);
+                let mut cmds = Vec::new();
                 if finished_ok {
-                    return vec![self.start_doctor()];
+                    cmds.push(self.start_doctor());
                 }
+                if finished {
+                    cmds.extend(self.detect_again());
+                }
+                return cmds;
             }
             Event::Run(Job::Repair, e) => self.repair.log_event(e, self.lang),
             Event::Picked(Pick::CudnnArchive, Some(p)) => return self.use_archive(p),
@@ -878,18 +968,26 @@ impl Session {
             Event::CudnnInstalled(r) => {
                 self.cudnn.installing = false;
                 // A failed step's kind and words (another cuda-setup at work: busy).
+                let changed = r.is_ok();
                 self.cudnn.installed = Some(
                     r.map_err(|e| Box::new(Failure::of("install_cudnn", &StepError::Cudnn(e)))),
                 );
+                if changed {
+                    return self.detect_again();
+                }
             }
             Event::CudnnUninstalled(r) => {
                 self.cudnn.undoing = false;
-                if r.is_ok() {
+                let changed = r.is_ok();
+                if changed {
                     self.cudnn.installed = None;
                 }
                 self.cudnn.undone = Some(
                     r.map_err(|e| Box::new(Failure::of("install_cudnn", &StepError::Cudnn(e)))),
                 );
+                if changed {
+                    return self.detect_again();
+                }
             }
             // The doctor's check or the smoke test, whichever runs.
             Event::Sample(s) if self.torch.doctor_running => self.torch.samples.push(s),
@@ -905,6 +1003,9 @@ impl Session {
             Event::Doctor(r) => {
                 self.torch.doctor_running = false;
                 self.torch.doctor = Some(r);
+                if std::mem::take(&mut self.repair.smoke_next) {
+                    return vec![self.start_smoke(self.installed_toolkit_dir())];
+                }
             }
             Event::Saved(r) => self.saved = Some(r),
             Event::Audited(f) => {
@@ -914,7 +1015,14 @@ impl Session {
             Event::Fixed(r) => {
                 self.repair.fixing = false;
                 self.repair.findings = Some(r.after.clone());
+                let changed = !r.runs.is_empty();
                 self.repair.fixed = Some(r);
+                if changed {
+                    // The checks judged the machine before the fixes.
+                    self.torch.doctor = None;
+                    self.verify = Verify::default();
+                    return self.detect_again();
+                }
             }
             Event::Crashed { what, message } => self.crashed(what, message),
             Event::Refreshed(r) => {
@@ -939,7 +1047,11 @@ impl Session {
     /// the failure, and Back works again.
     fn crashed(&mut self, what: Crashed, message: String) {
         match what {
-            Crashed::Detect => self.system.running = false,
+            Crashed::Detect => {
+                self.system.running = false;
+                self.system.stale = false;
+                self.repair.checks_waiting = false;
+            }
             Crashed::Prepare => {
                 self.prepare.running = false;
                 self.prepare.result = Some(Err(message.clone()));
@@ -961,7 +1073,10 @@ impl Session {
                 self.cudnn.undone = Some(Err(Box::new(Failure::internal(&message))));
             }
             Crashed::Smoke => self.verify.running = false,
-            Crashed::Doctor => self.torch.doctor_running = false,
+            Crashed::Doctor => {
+                self.torch.doctor_running = false;
+                self.repair.smoke_next = false;
+            }
             Crashed::Save => self.saved = Some(Err(message.clone())),
             Crashed::Audit => self.repair.auditing = false,
             Crashed::Refresh => self.refreshing = false,
@@ -1185,6 +1300,99 @@ mod tests {
         );
     }
 
+    /// Anything installed — an install run, cuDNN, pip, repair's fixes — asks the worker
+    /// to detect again; an answer from a detection that started before the change is
+    /// dropped for a new one, so pages never show what was there before.
+    #[test]
+    fn every_change_detects_again_and_an_older_answer_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = detected(dir.path());
+        let report = || {
+            let o = &s_opts(dir.path());
+            Box::new(cuda_setup_core::detect::detect(
+                &o.host,
+                &o.tables,
+                o.deadlines,
+            ))
+        };
+        prepared(&mut s);
+        let plan = s.prepare.plan().cloned().unwrap();
+        s.apply(Action::StartInstall);
+        let done = cuda_setup_core::run::RunReport::crashed(&plan, "test");
+        let cmds = s.on_event(Event::Run(Job::Install, RunEvent::Done(Box::new(done))));
+        assert!(
+            matches!(cmds.as_slice(), [Command::Detect]),
+            "install: {} commands",
+            cmds.len()
+        );
+        assert!(s.system.running);
+
+        // cuDNN lands while that detection runs: its answer is already old.
+        let manifest = cuda_setup_core::cudnn::Manifest {
+            format: 1,
+            cudnn_version: "9.10.2".parse().unwrap(),
+            cuda_major: Some(11),
+            toolkit_version: None,
+            archive: "cudnn.zip".into(),
+            archive_path: None,
+            files: Vec::new(),
+        };
+        assert!(
+            s.on_event(Event::CudnnInstalled(Ok(Box::new(manifest))))
+                .is_empty()
+        );
+        let old = s.system.report.as_ref().unwrap().elapsed_ms;
+        let mut stale = report();
+        stale.elapsed_ms = old + 1_000_000;
+        let cmds = s.on_event(Event::Detected(stale));
+        assert!(
+            matches!(cmds.as_slice(), [Command::Detect]),
+            "again: {} commands",
+            cmds.len()
+        );
+        assert!(s.system.running);
+        assert_eq!(s.system.report.as_ref().unwrap().elapsed_ms, old, "dropped");
+        s.on_event(Event::Detected(report()));
+        assert!(
+            !s.system.running && s.system.report.as_ref().unwrap().elapsed_ms != old + 1_000_000
+        );
+
+        // pip, then repair's fixes.
+        let pip = Plan {
+            steps: Vec::new(),
+            ..plan.clone()
+        };
+        let cmds = s.on_event(Event::Run(
+            Job::Pip,
+            RunEvent::Done(Box::new(cuda_setup_core::run::RunReport::crashed(
+                &pip, "t",
+            ))),
+        ));
+        assert!(
+            matches!(cmds.as_slice(), [Command::Detect]),
+            "pip: {} commands",
+            cmds.len()
+        );
+        s.on_event(Event::Detected(report()));
+        let fixed = FixResult {
+            runs: vec![cuda_setup_core::run::RunReport::crashed(&plan, "t")],
+            after: Vec::new(),
+        };
+        let cmds = s.on_event(Event::Fixed(Box::new(fixed)));
+        assert!(
+            matches!(cmds.as_slice(), [Command::Detect]),
+            "fix: {} commands",
+            cmds.len()
+        );
+    }
+
+    /// The options [`detected`] makes, for another detection of the same root.
+    fn s_opts(root: &std::path::Path) -> Options {
+        let mut o = Options::sandbox(Tables::embedded().unwrap(), Os::Windows, root);
+        o.host = Host::sandbox(Os::Windows, root, Default::default());
+        o
+    }
+
     #[test]
     fn events_update_results_and_start_what_follows() {
         let dir = tempfile::tempdir().unwrap();
@@ -1204,12 +1412,14 @@ mod tests {
             &plan.steps[..],
             [Step::InstallTorch { python, .. }] if python.ends_with("python3")
         ));
-        // pip ends (here: its thread died), so no doctor; the page stops waiting.
+        // pip ends (here: its thread died), so no doctor, only detection again (a failed
+        // pip may have installed some packages); the page stops waiting.
         let failed = cuda_setup_core::run::RunReport::crashed(plan, "test");
-        assert!(
+        assert!(matches!(
             s.on_event(Event::Run(Job::Pip, RunEvent::Done(Box::new(failed))))
-                .is_empty()
-        );
+                .as_slice(),
+            [Command::Detect]
+        ));
         assert!(!s.torch.busy());
         // A worker that died says so until the user moves on.
         s.on_event(Event::Crashed {

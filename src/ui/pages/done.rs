@@ -32,6 +32,17 @@ impl Screen for State {
         show(self, s, ui)
     }
 
+    /// Repair mode ends with setup's checks (the doctor on the detected torch, the smoke
+    /// test for developers), once per state of the machine: a fix clears their reports.
+    fn enter(&self, s: &Session) -> Vec<Action> {
+        let checked = s.torch.doctor.is_some() || s.torch.doctor_running;
+        if s.mode == Mode::Repair && !checked && !s.repair.checks_waiting {
+            vec![Action::CheckInstalled]
+        } else {
+            Vec::new()
+        }
+    }
+
     /// The last page: Close instead of Next.
     fn can_next(&self, _s: &Session) -> bool {
         false
@@ -169,6 +180,18 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     actions
 }
 
+/// The torch detection found (the Python the checks examine first), as the System page
+/// shows it.
+fn detected_torch(session: &Session) -> Option<String> {
+    let pythons = &session.system.report.as_ref()?.pythons;
+    let chosen = session.torch.python_path();
+    let t = pythons
+        .iter()
+        .filter(|p| chosen.is_none() || chosen.as_ref() == Some(&p.path))
+        .find_map(|p| p.torch.as_ref())?;
+    Some(crate::ui::text::plain_torch_version(&t.version).to_string())
+}
+
 /// Each layer: its tone, name and state in plain words, "not installed yet (skipped)"
 /// included, from what ran in this session and what detection saw.
 fn layers(session: &Session) -> Vec<(Tone, String, String)> {
@@ -241,7 +264,7 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
             .toolkits
             .iter()
             .rev()
-            .find_map(|(_, v)| v.as_ref())
+            .find_map(|t| t.version.as_ref())
     }) {
         (Tone::Ok, tf(lang, "ui_layer_version", &[("version", v)]))
     } else {
@@ -255,9 +278,10 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
             tf(lang, "ui_layer_version", &[("version", &m.cudnn_version)]),
         ),
         Some(Err(_)) => failed_state(),
-        None if let Some((_, v)) = session.existing.cudnn.last() => {
-            (Tone::Ok, tf(lang, "ui_layer_version", &[("version", v)]))
-        }
+        None if let Some(c) = session.existing.cudnn.last() => (
+            Tone::Ok,
+            tf(lang, "ui_layer_version", &[("version", &c.version)]),
+        ),
         None if pytorch_only && !session.cudnn.skipped => not_needed(),
         None => skipped(),
     };
@@ -306,6 +330,15 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
                 ),
             ),
             _ => (Tone::Warn, t(lang, "ui_skipped")),
+        },
+        // Repair mode checks the torch detection found: said while its check runs.
+        None if session.mode == Mode::Repair => match detected_torch(session) {
+            Some(v) if session.torch.doctor_running || session.repair.checks_waiting => (
+                Tone::Pending,
+                tf(lang, "ui_layer_torch_checking", &[("version", &v)]),
+            ),
+            Some(v) => (Tone::Info, tf(lang, "ui_layer_version", &[("version", &v)])),
+            None => (Tone::Pending, t(lang, "ui_layer_torch_none")),
         },
         None => (Tone::Pending, t(lang, "ui_layer_torch_missing")),
     };

@@ -56,6 +56,13 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         return actions;
     };
     let facts = session.facts();
+    // Something changed since this report: said until the new one replaces it.
+    if session.system.running {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(t(lang, "ui_detecting_again"));
+        });
+    }
 
     widgets::section(ui, &t(lang, "ui_gpus"));
     let nvidia: Vec<&Gpu> = report.nvidia_gpus().collect();

@@ -4,7 +4,6 @@
 use egui::{RichText, Ui};
 
 use super::Screen;
-use crate::ui::disk;
 use crate::ui::flow::Mode;
 use crate::ui::session::{Action, Session};
 use crate::ui::text::{t, tf};
@@ -38,7 +37,7 @@ impl Screen for State {
                 &tf(
                     lang,
                     "ui_existing_found",
-                    &[("what", &disk::describe(&s.existing))],
+                    &[("what", &s.existing.describe())],
                 ),
             );
             if s.existing.interrupted {

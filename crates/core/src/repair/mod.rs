@@ -1,8 +1,12 @@
 //! Repair: audit every layer (driver, toolkits, environment, cuDNN, interrupted work,
 //! Python/torch), report findings with a plain explanation, and fix them through the
-//! same executor as install.
+//! same executor as install. What is installed at all (the wizard's first page) is
+//! [`existing`].
 
 mod checks;
+mod existing;
+
+pub use existing::{Existing, Origin, existing};
 
 use std::collections::BTreeMap;
 

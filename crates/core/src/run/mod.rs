@@ -191,7 +191,8 @@ struct Journal {
     awaiting_restart: bool,
 }
 
-fn journal_path(target: &Target) -> PathBuf {
+/// Where an install's journal lies: its presence means a run was interrupted.
+pub fn journal_path(target: &Target) -> PathBuf {
     target.state_dir().join("install-journal.json")
 }
 

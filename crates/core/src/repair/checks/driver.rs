@@ -1,0 +1,81 @@
+//! The driver layer: is there one, does it load, is it new enough for the toolkits.
+
+use super::*;
+
+/// NVIDIA GPUs whose compute capability is known: the torch checks judge against them.
+pub(super) fn judged_gpus(report: &SystemReport) -> impl Iterator<Item = &crate::detect::Gpu> {
+    report
+        .nvidia_gpus()
+        .filter(|g| g.compute_capability.is_some())
+}
+
+pub(super) fn driver(i: &Input, out: &mut Vec<Finding>) {
+    let r = i.report;
+    for g in r.nvidia_gpus() {
+        if let Some(p) = &g.problem {
+            // The same sentence detect's notes say (`GpuProblem::message_key`).
+            out.push(finding(
+                p.key.message_key(),
+                Severity::Error,
+                p.message(&g.name),
+                manual(p.key.fix_key()),
+            ));
+        }
+    }
+    let Some(driver) = &r.driver else {
+        if r.nvidia_gpus().next().is_some() && !r.nvidia_gpus().any(|g| g.problem.is_some()) {
+            out.push(finding(
+                "repair_driver_missing",
+                Severity::Error,
+                msg!("repair_driver_missing"),
+                manual("repair_fix_driver"),
+            ));
+        }
+        return;
+    };
+    for t in &r.toolkits {
+        let Some(v) = &t.version else { continue };
+        let Some(line) = i.tables.toolkit_line(v.major()) else {
+            continue;
+        };
+        let floor = line.driver_floor(i.target.os);
+        let releases = &i.tables.toolkits.releases;
+        let release = releases.iter().find(|rel| rel.version == *v).or_else(|| {
+            releases
+                .iter()
+                .rfind(|rel| rel.version.major_minor() == v.major_minor())
+        });
+        let release_min = release.and_then(|rel| rel.driver_min(i.target.os).cloned());
+        let beyond = match &driver.cuda_version {
+            Some(c) => v.major_minor() > c.major_minor(),
+            None => release_min.as_ref().is_some_and(|m| &driver.version < m),
+        };
+        if driver.version < *floor {
+            let m = msg!(
+                "repair_driver_too_old",
+                driver = &driver.version,
+                toolkit = v.major_minor(),
+                minimum = release_min.as_ref().unwrap_or(floor)
+            );
+            out.push(finding(
+                "repair_driver_too_old",
+                Severity::Error,
+                m,
+                manual("repair_fix_driver"),
+            ));
+        } else if beyond {
+            let m = msg!(
+                "repair_driver_minor_compat",
+                driver = &driver.version,
+                toolkit = v.major_minor(),
+                minimum = release_min.as_ref().unwrap_or(floor)
+            );
+            out.push(finding(
+                "repair_driver_minor_compat",
+                Severity::Warning,
+                m,
+                manual("repair_fix_driver"),
+            ));
+        }
+    }
+}

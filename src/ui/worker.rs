@@ -16,8 +16,7 @@ use cuda_setup_core::plan::{self, Choices, Plan};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{CudnnPick, Recommendation};
 use cuda_setup_core::run::{self, Failure, RunEvent};
-use cuda_setup_core::steps::StepKind;
-use cuda_setup_core::steps::{Ctx, Step, preflight};
+use cuda_setup_core::steps::{StepKind, preflight};
 use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::{self, SmokeOptions, SmokeReport, doctor};
 use cuda_setup_core::version::Version;
@@ -468,42 +467,12 @@ fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Pre
     let choices = &choices.clone().for_machine(&env.target);
     let plan =
         plan::build(&env.target, rec, choices).map_err(|e| cuda_setup_core::error::chain(&e))?;
-    let inputs = plan.steps.iter().find_map(|s| match s {
-        Step::Preflight(i) => Some(i.clone()),
-        _ => None,
-    });
-    let checks = inputs
-        .as_ref()
-        .map(|i| {
-            let cancel = Cancel::default();
-            let ctx = Ctx {
-                target: &env.target,
-                cancel: &cancel,
-                emit: &|_| {},
-            };
-            preflight::checks(i, &ctx)
-        })
-        .unwrap_or_default();
-    let free = match &inputs {
-        Some(i) => vec![
-            (
-                "disk_toolkit",
-                i.toolkit_dir
-                    .as_deref()
-                    .and_then(|d| cuda_setup_core::platform::free_space(d).ok()),
-            ),
-            (
-                "disk_work",
-                cuda_setup_core::platform::free_space(&i.work_dir).ok(),
-            ),
-        ],
-        None => Vec::new(),
-    };
+    let ahead = preflight::ahead(&env.target, &plan.steps);
     Ok(Box::new(Prepared {
         plan,
-        inputs,
-        checks,
-        free,
+        inputs: ahead.inputs,
+        checks: ahead.checks,
+        free: ahead.free,
     }))
 }
 

@@ -54,6 +54,8 @@ impl Machine {
     fn linux_args(&self) -> Vec<String> {
         [
             "install",
+            "--goal",
+            "developer",
             "--unattended",
             "--json",
             "--os",
@@ -95,6 +97,8 @@ impl Machine {
     fn windows_args(&self) -> Vec<String> {
         let mut a: Vec<String> = [
             "install",
+            "--goal",
+            "developer",
             "--unattended",
             "--json",
             "--os",

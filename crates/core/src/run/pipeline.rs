@@ -30,8 +30,6 @@ use crate::download::Cancel;
 use crate::plan::Plan;
 use crate::steps::{self, Step};
 
-/// The download step's `what` for a toolkit wheel (`plan::wheel_steps`).
-
 /// Steps that run as one pipeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Group {

@@ -170,7 +170,7 @@ fn make_plan(
                 )
             });
     }
-    let goal = args.goal.unwrap_or(Goal::Developer);
+    let goal = args.goal.unwrap_or_default();
     let flags = Flags {
         gpu_cc: args.gpu_cc.clone(),
         driver: args.driver.clone(),

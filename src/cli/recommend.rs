@@ -60,7 +60,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     };
     let facts = WhatIf::parse(tables, &flags(args))?.facts(os, tables, &host);
     let request = Request {
-        goal: args.goal.unwrap_or(Goal::Pytorch),
+        goal: args.goal.unwrap_or_default(),
         cuda: args.cuda.clone(),
         method: cuda_setup_core::recommend::Method::Installer,
     };

@@ -43,6 +43,9 @@ pub struct Args {
     pub python_exe: Option<PathBuf>,
     #[arg(long, value_name = "URL", hide = true, value_parser = cuda_setup_core::url::http_url)]
     pub mirror: Vec<String>,
+    /// An offline bundle folder (`cuda-setup bundle`)
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub bundle: Option<PathBuf>,
     #[arg(long, value_name = "VER", hide = true)]
     pub cuda: Option<Version>,
     #[arg(long, value_parser = crate::values::goal(), hide = true)]
@@ -72,6 +75,7 @@ impl Args {
             || self.python.is_some()
             || self.python_exe.is_some()
             || !self.mirror.is_empty()
+            || self.bundle.is_some()
             || self.cuda.is_some()
             || self.goal.is_some()
             || self.cudnn_archive.is_some()
@@ -101,6 +105,7 @@ pub fn options(tables: &Tables, args: &Args, lang: Option<Lang>) -> Result<Optio
     .map_err(|e| format!("{e}\nhint: {}", e.hint()))?;
     opts.lang = lang;
     opts.mirrors = args.mirror.clone();
+    opts.bundle = args.bundle.clone();
     opts.goal = args.goal;
     opts.cuda = args.cuda.clone();
     opts.python = args.python_exe.clone();

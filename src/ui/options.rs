@@ -31,6 +31,9 @@ pub struct Options {
     pub host: Host,
     pub overrides: Overrides,
     pub mirrors: Vec<String>,
+    /// An offline bundle folder (`cuda-setup bundle`): installers and archives found
+    /// there are not downloaded (every plan's, the cuDNN page's too).
+    pub bundle: Option<PathBuf>,
     pub goal: Option<Goal>,
     /// Toolkit version prefix (`11.8`).
     pub cuda: Option<Version>,
@@ -76,6 +79,7 @@ impl Options {
             host: Host::real(),
             overrides: Overrides::default(),
             mirrors: Vec::new(),
+            bundle: None,
             goal: None,
             cuda: None,
             python: None,

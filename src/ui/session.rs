@@ -12,16 +12,16 @@ use std::path::PathBuf;
 use cuda_setup_core::compat::Os;
 use cuda_setup_core::cudnn::Manifest;
 use cuda_setup_core::detect::SystemReport;
-use cuda_setup_core::download::{self, Cancel};
+use cuda_setup_core::download::Cancel;
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::message::Message;
 use cuda_setup_core::monitor::Sample;
-use cuda_setup_core::plan::{Choices, CudnnChoice, Method, Plan};
+use cuda_setup_core::plan::{self, Choices, CudnnChoice, Method, Plan};
 use cuda_setup_core::recommend::{DriverAction, Facts, Goal, Recommendation, Request, TorchPick};
 use cuda_setup_core::repair::{self, Existing, Finding, FixResult};
 use cuda_setup_core::run::{Failure, RunEvent};
 use cuda_setup_core::steps::preflight::Status as CheckStatus;
-use cuda_setup_core::steps::{Step, StepError, StepEvent};
+use cuda_setup_core::steps::{Step, StepError, StepEvent, StepKind};
 use cuda_setup_core::verify::SmokeReport;
 use cuda_setup_core::verify::doctor::{self, DoctorReport, PypiMirror};
 use cuda_setup_core::version::Version;
@@ -271,11 +271,16 @@ pub struct Cudnn {
     pub archive: Option<PathBuf>,
     pub validating: bool,
     pub check: Option<Result<Box<ArchiveCheck>, Box<Refused>>>,
+    /// The download (planned, then run by the executor as [`Job::Cudnn`]) and its cancel.
     pub downloading: Option<Cancel>,
-    pub download_progress: Option<download::Progress>,
+    /// Bytes done, total, bytes per second, seconds left.
+    pub download_progress: Option<(u64, Option<u64>, f64, Option<f64>)>,
     pub download_error: Option<Box<Failure>>,
+    /// The install, run by the executor as [`Job::Cudnn`].
     pub installing: bool,
     pub extracted: Option<(u64, u64)>,
+    /// The last cuDNN run's log file (the executor's).
+    pub log_file: Option<PathBuf>,
     pub installed: Option<Result<Box<Manifest>, Box<Failure>>>,
     pub skipped: bool,
     /// Undo (the page's button): running, and what it did.
@@ -424,7 +429,7 @@ impl Session {
             } else {
                 Mode::Setup
             },
-            goal: opts.goal.unwrap_or(Goal::Pytorch),
+            goal: opts.goal.unwrap_or_default(),
             existing,
             settings: Settings::new(&opts, lang),
             torch: Torch {
@@ -492,6 +497,7 @@ impl Session {
             components: self.opts.components.clone(),
             cudnn: CudnnChoice::Skip,
             mirrors: s.mirror_list(),
+            bundle: self.opts.bundle.clone(),
             with_driver: s.with_driver,
             skip_driver: s.skip_driver,
             ..Choices::new(s.method)
@@ -682,14 +688,13 @@ impl Session {
                 let Some(pick) = self.recommendation.as_ref().and_then(|r| r.cudnn.clone()) else {
                     return Vec::new();
                 };
-                let cancel = Cancel::default();
-                self.cudnn.downloading = Some(cancel.clone());
+                self.cudnn.downloading = Some(Cancel::default());
                 self.cudnn.download_progress = None;
                 self.cudnn.download_error = None;
-                return vec![Command::DownloadCudnn {
+                // The plan's choices: the mirrors, connections and bundle of every plan.
+                return vec![Command::PlanCudnnDownload {
                     pick: Box::new(pick),
-                    mirrors: self.settings.mirror_list(),
-                    cancel,
+                    choices: Box::new(self.choices()),
                 }];
             }
             Action::CancelCudnnDownload => {
@@ -706,9 +711,11 @@ impl Session {
                 self.cudnn.installing = true;
                 self.cudnn.extracted = None;
                 self.cudnn.undone = None;
-                return vec![Command::InstallCudnn {
-                    archive,
-                    toolkit_dir,
+                let plan = plan::cudnn_install(&self.opts.target, &archive, &toolkit_dir);
+                return vec![Command::Run {
+                    job: Job::Cudnn,
+                    plan: Box::new(plan),
+                    cancel: Cancel::default(),
                 }];
             }
             Action::SkipCudnn => self.cudnn.skipped = true,
@@ -787,11 +794,79 @@ impl Session {
         }]
     }
 
+    /// The cuDNN page's run (the download or the install, whichever runs): progress,
+    /// then its report — a downloaded archive is checked next; an installed cuDNN is
+    /// what its manifest says.
+    fn cudnn_run(&mut self, e: RunEvent) -> Vec<Command> {
+        let c = &mut self.cudnn;
+        match e {
+            RunEvent::Step {
+                event:
+                    StepEvent::Progress {
+                        done,
+                        total,
+                        bytes_per_sec,
+                        eta_secs,
+                    },
+                ..
+            } => {
+                if c.downloading.is_some() {
+                    c.download_progress = Some((done, total, bytes_per_sec, eta_secs));
+                } else {
+                    c.extracted = Some((done, total.unwrap_or(done)));
+                }
+            }
+            RunEvent::Done(r) => {
+                c.log_file = r.log_file.clone();
+                let failure = |step| {
+                    r.failure
+                        .clone()
+                        .map(Box::new)
+                        .unwrap_or_else(|| cancelled(step))
+                };
+                if c.downloading.take().is_some() {
+                    match plan::cudnn_archive_of(&r.plan).filter(|_| r.ok()) {
+                        Some(path) => return self.use_archive(path.to_path_buf()),
+                        None => c.download_error = Some(failure(StepKind::DownloadCudnn)),
+                    }
+                } else if c.installing {
+                    c.installing = false;
+                    let dir = r.plan.steps.iter().find_map(|s| match s {
+                        Step::InstallCudnn { cuda_dir, .. } => Some(cuda_dir.clone()),
+                        _ => None,
+                    });
+                    c.installed = Some(if r.ok() {
+                        dir.as_deref()
+                            .map(cuda_setup_core::cudnn::txn::read_manifest)
+                            .and_then(|m| m.transpose())
+                            .map(|m| {
+                                m.map(Box::new).map_err(|e| {
+                                    Box::new(Failure::of(
+                                        StepKind::InstallCudnn.as_str(),
+                                        &StepError::Cudnn(e),
+                                    ))
+                                })
+                            })
+                            .unwrap_or_else(|| Err(failure(StepKind::InstallCudnn)))
+                    } else {
+                        Err(failure(StepKind::InstallCudnn))
+                    });
+                    // cuDNN is on disk now: the pages show it, not what was there before.
+                    if r.ok() {
+                        return self.detect_again();
+                    }
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
     fn run_pip(&mut self, torch: &TorchPick) -> Vec<Command> {
         let Some(python) = self.torch.python_path() else {
             return Vec::new();
         };
-        let args = pip_args(torch, self.torch.mirror().as_ref());
+        let args = torch.run_args(&[], self.torch.mirror().as_ref().map(|m| m.url.as_str()));
         let plan = Plan {
             format: 1,
             goal: Goal::Pytorch,
@@ -956,35 +1031,38 @@ impl Session {
                 self.cudnn.validating = false;
                 self.cudnn.check = Some(r);
             }
-            Event::CudnnDownload(p) => self.cudnn.download_progress = Some(p),
-            Event::CudnnDownloaded(r) => {
-                self.cudnn.downloading = None;
-                match r {
-                    Ok(path) => return self.use_archive(path),
-                    Err(e) => self.cudnn.download_error = Some(e),
+            Event::CudnnPlanned(r) => match (r, &self.cudnn.downloading) {
+                // Cancelled while the plan was made: it never runs.
+                (Ok(_), Some(c)) if c.is_cancelled() => {
+                    self.cudnn.downloading = None;
+                    self.cudnn.download_error = Some(cancelled(StepKind::DownloadCudnn));
                 }
-            }
-            Event::CudnnExtracted { bytes, total } => self.cudnn.extracted = Some((bytes, total)),
-            Event::CudnnInstalled(r) => {
-                self.cudnn.installing = false;
-                // A failed step's kind and words (another cuda-setup at work: busy).
-                let changed = r.is_ok();
-                self.cudnn.installed = Some(
-                    r.map_err(|e| Box::new(Failure::of("install_cudnn", &StepError::Cudnn(e)))),
-                );
-                if changed {
-                    return self.detect_again();
+                (Ok(plan), Some(c)) => {
+                    return vec![Command::Run {
+                        job: Job::Cudnn,
+                        plan,
+                        cancel: c.clone(),
+                    }];
                 }
-            }
+                (Ok(_), None) => {}
+                (Err(f), _) => {
+                    self.cudnn.downloading = None;
+                    self.cudnn.download_error = Some(f);
+                }
+            },
+            Event::Run(Job::Cudnn, e) => return self.cudnn_run(e),
             Event::CudnnUninstalled(r) => {
                 self.cudnn.undoing = false;
                 let changed = r.is_ok();
                 if changed {
                     self.cudnn.installed = None;
                 }
-                self.cudnn.undone = Some(
-                    r.map_err(|e| Box::new(Failure::of("install_cudnn", &StepError::Cudnn(e)))),
-                );
+                self.cudnn.undone = Some(r.map_err(|e| {
+                    Box::new(Failure::of(
+                        StepKind::InstallCudnn.as_str(),
+                        &StepError::Cudnn(e),
+                    ))
+                }));
                 if changed {
                     return self.detect_again();
                 }
@@ -1057,16 +1135,12 @@ impl Session {
                 self.prepare.result = Some(Err(message.clone()));
             }
             // The worker sent the run's failed report before this.
-            Crashed::Run(Job::Install | Job::Pip) => {}
+            Crashed::Run(Job::Install | Job::Pip | Job::Cudnn) => {}
             Crashed::Run(Job::Repair) | Crashed::Fix => self.repair.fixing = false,
             Crashed::ValidateCudnn => self.cudnn.validating = false,
-            Crashed::DownloadCudnn => {
+            Crashed::PlanCudnn => {
                 self.cudnn.downloading = None;
                 self.cudnn.download_error = Some(Box::new(Failure::internal(&message)));
-            }
-            Crashed::InstallCudnn => {
-                self.cudnn.installing = false;
-                self.cudnn.installed = Some(Err(Box::new(Failure::internal(&message))));
             }
             Crashed::UninstallCudnn => {
                 self.cudnn.undoing = false;
@@ -1090,27 +1164,12 @@ impl Session {
 
 /// The plan installs the driver (drvcore's `install_driver` step).
 pub fn installs_driver(plan: &Plan) -> bool {
-    plan.steps.iter().any(|s| is_driver_step(s.name()))
+    plan.steps.iter().any(|s| s.kind().is_driver())
 }
 
-/// The driver's steps, which come first (download, then install).
-pub fn is_driver_step(name: &str) -> bool {
-    matches!(name, "download_driver" | "install_driver")
-}
-
-/// pip's arguments after `install`, with the mirror as an extra index.
-pub fn pip_args(torch: &TorchPick, mirror: Option<&PypiMirror>) -> Vec<String> {
-    let mut args: Vec<String> = torch
-        .command
-        .split_whitespace()
-        .skip(2)
-        .map(str::to_string)
-        .collect();
-    if let Some(m) = mirror {
-        args.push("--extra-index-url".into());
-        args.push(m.url.clone());
-    }
-    args
+/// A job the user cancelled, as its failure.
+fn cancelled(step: StepKind) -> Box<Failure> {
+    Box::new(Failure::of(step.as_str(), &StepError::Cancelled))
 }
 
 #[cfg(test)]
@@ -1327,18 +1386,17 @@ mod tests {
         );
         assert!(s.system.running);
 
-        // cuDNN lands while that detection runs: its answer is already old.
-        let manifest = cuda_setup_core::cudnn::Manifest {
-            format: 1,
-            cudnn_version: "9.10.2".parse().unwrap(),
-            cuda_major: Some(11),
-            toolkit_version: None,
-            archive: "cudnn.zip".into(),
-            archive_path: None,
-            files: Vec::new(),
+        // cuDNN lands while that detection runs (its install run ends well): the
+        // detection's answer is already old.
+        s.cudnn.installing = true;
+        let cudnn_plan = Plan {
+            steps: Vec::new(),
+            ..plan.clone()
         };
+        let mut landed = cuda_setup_core::run::RunReport::crashed(&cudnn_plan, "t");
+        landed.failure = None;
         assert!(
-            s.on_event(Event::CudnnInstalled(Ok(Box::new(manifest))))
+            s.on_event(Event::Run(Job::Cudnn, RunEvent::Done(Box::new(landed))))
                 .is_empty()
         );
         let old = s.system.report.as_ref().unwrap().elapsed_ms;

@@ -10,13 +10,13 @@ use std::sync::{Arc, OnceLock};
 use cuda_setup_core::compat::Tables;
 use cuda_setup_core::cudnn;
 use cuda_setup_core::detect::{self, Deadlines, SystemReport};
-use cuda_setup_core::download::{self, Cancel};
+use cuda_setup_core::download::Cancel;
 use cuda_setup_core::linux_driver;
 use cuda_setup_core::plan::{self, Choices, Plan};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{CudnnPick, Recommendation};
 use cuda_setup_core::run::{self, Failure, RunEvent};
-use cuda_setup_core::steps::{Ctx, Step, StepError, preflight};
+use cuda_setup_core::steps::{StepKind, preflight};
 use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::{self, SmokeOptions, SmokeReport, doctor};
 use cuda_setup_core::version::Version;
@@ -45,14 +45,11 @@ pub enum Command {
         archive: PathBuf,
         toolkit_dir: PathBuf,
     },
-    DownloadCudnn {
+    /// The plan that downloads the pick's archive (finding its hash may read NVIDIA's
+    /// redist manifest); the session then submits it as a [`Job::Cudnn`] run.
+    PlanCudnnDownload {
         pick: Box<CudnnPick>,
-        mirrors: Vec<String>,
-        cancel: Cancel,
-    },
-    InstallCudnn {
-        archive: PathBuf,
-        toolkit_dir: PathBuf,
+        choices: Box<Choices>,
     },
     /// Undo cuDNN: the transaction's uninstall (files it replaced are put back).
     UninstallCudnn {
@@ -115,6 +112,8 @@ pub enum Job {
     Install,
     Pip,
     Repair,
+    /// The cuDNN page's download or install (a plan of its own).
+    Cudnn,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,27 +122,8 @@ pub enum Pick {
     Python,
 }
 
-/// A validated cuDNN archive, as the cuDNN page shows it.
-#[derive(Debug, Clone)]
-pub struct ArchiveCheck {
-    pub archive: PathBuf,
-    pub version: cuda_setup_core::version::Version,
-    pub cuda_major: Option<u32>,
-    pub toolkit: Option<cuda_setup_core::version::Version>,
-    pub entries: usize,
-    pub dlls: usize,
-    pub headers: usize,
-    pub total_bytes: u64,
-}
-
-/// Why a cuDNN archive was refused: the rule (for the translated title) and the detail.
-#[derive(Debug, Clone)]
-pub struct Refused {
-    pub archive: PathBuf,
-    pub rule: &'static str,
-    pub detail: String,
-    pub hint: String,
-}
+/// A cuDNN archive's check, as the core makes it.
+pub use cuda_setup_core::cudnn::{Checked as ArchiveCheck, Refused};
 
 /// The plan and what pre-flight found.
 #[derive(Debug, Clone)]
@@ -163,14 +143,8 @@ pub enum Event {
     Run(Job, RunEvent),
     Picked(Pick, Option<PathBuf>),
     CudnnValidated(Result<Box<ArchiveCheck>, Box<Refused>>),
-    CudnnDownload(download::Progress),
-    /// The archive, or why not (a download failure's kind, words and raw chain).
-    CudnnDownloaded(Result<PathBuf, Box<Failure>>),
-    CudnnExtracted {
-        bytes: u64,
-        total: u64,
-    },
-    CudnnInstalled(Result<Box<cudnn::Manifest>, cudnn::CudnnError>),
+    /// The cuDNN download's plan, or why none could be made.
+    CudnnPlanned(Result<Box<Plan>, Box<Failure>>),
     /// The cuDNN page's Undo: what was removed (the toolkit folder is as before).
     CudnnUninstalled(Result<Box<cudnn::Manifest>, cudnn::CudnnError>),
     Sample(Sample),
@@ -204,8 +178,7 @@ pub enum Crashed {
     Prepare,
     Run(Job),
     ValidateCudnn,
-    DownloadCudnn,
-    InstallCudnn,
+    PlanCudnn,
     UninstallCudnn,
     Smoke,
     Doctor,
@@ -226,8 +199,7 @@ impl Command {
             Command::Prepare { .. } => Crashed::Prepare,
             Command::Run { job, .. } => Crashed::Run(*job),
             Command::ValidateCudnn { .. } => Crashed::ValidateCudnn,
-            Command::DownloadCudnn { .. } => Crashed::DownloadCudnn,
-            Command::InstallCudnn { .. } => Crashed::InstallCudnn,
+            Command::PlanCudnnDownload { .. } => Crashed::PlanCudnn,
             Command::UninstallCudnn { .. } => Crashed::UninstallCudnn,
             Command::Smoke { .. } => Crashed::Smoke,
             Command::Doctor { .. } => Crashed::Doctor,
@@ -368,36 +340,15 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
         Command::ValidateCudnn {
             archive,
             toolkit_dir,
-        } => out.send(Event::CudnnValidated(validate(
-            &env.host,
-            &archive,
-            &toolkit_dir,
-        ))),
-        Command::DownloadCudnn {
-            pick,
-            mirrors,
-            cancel,
-        } => {
-            let r = download_cudnn(env, &pick, &mirrors, &cancel, out);
-            out.send(Event::CudnnDownloaded(r));
-        }
-        Command::InstallCudnn {
-            archive,
-            toolkit_dir,
-        } => {
-            let report = |e: cudnn::Event| {
-                if let cudnn::Event::Extracted {
-                    bytes, total_bytes, ..
-                } = e
-                {
-                    out.send(Event::CudnnExtracted {
-                        bytes,
-                        total: total_bytes,
-                    });
-                }
-            };
-            let r = cudnn::install(&archive, &toolkit_dir, &report).map(Box::new);
-            out.send(Event::CudnnInstalled(r));
+        } => out.send(Event::CudnnValidated(
+            cudnn::check(&env.host, env.target.os, &archive, &toolkit_dir)
+                .map(Box::new)
+                .map_err(Box::new),
+        )),
+        Command::PlanCudnnDownload { pick, choices } => {
+            let r = plan::cudnn_download(&env.target, &pick, &choices)
+                .map_err(|e| Box::new(Failure::of_plan(StepKind::DownloadCudnn.as_str(), &e)));
+            out.send(Event::CudnnPlanned(r.map(Box::new)));
         }
         Command::UninstallCudnn { toolkit_dir } => {
             // The CLI's `cudnn uninstall`: recover first, then restore what it replaced.
@@ -516,174 +467,13 @@ fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Pre
     let choices = &choices.clone().for_machine(&env.target);
     let plan =
         plan::build(&env.target, rec, choices).map_err(|e| cuda_setup_core::error::chain(&e))?;
-    let inputs = plan.steps.iter().find_map(|s| match s {
-        Step::Preflight(i) => Some(i.clone()),
-        _ => None,
-    });
-    let checks = inputs
-        .as_ref()
-        .map(|i| {
-            let cancel = Cancel::default();
-            let ctx = Ctx {
-                target: &env.target,
-                cancel: &cancel,
-                emit: &|_| {},
-            };
-            preflight::checks(i, &ctx)
-        })
-        .unwrap_or_default();
-    let free = match &inputs {
-        Some(i) => vec![
-            (
-                "disk_toolkit",
-                i.toolkit_dir
-                    .as_deref()
-                    .and_then(|d| cuda_setup_core::platform::free_space(d).ok()),
-            ),
-            (
-                "disk_work",
-                cuda_setup_core::platform::free_space(&i.work_dir).ok(),
-            ),
-        ],
-        None => Vec::new(),
-    };
+    let ahead = preflight::ahead(&env.target, &plan.steps);
     Ok(Box::new(Prepared {
         plan,
-        inputs,
-        checks,
-        free,
+        inputs: ahead.inputs,
+        checks: ahead.checks,
+        free: ahead.free,
     }))
-}
-
-/// Validates the archive as the install will, and against the toolkit's CUDA major,
-/// before a byte is copied.
-fn validate(
-    host: &Host,
-    archive: &std::path::Path,
-    toolkit_dir: &std::path::Path,
-) -> Result<Box<ArchiveCheck>, Box<Refused>> {
-    let refused = |r: cudnn::Refusal| {
-        let rule = refusal_rule(&r);
-        let e = cudnn::CudnnError::Refused {
-            archive: archive.to_path_buf(),
-            refusal: r.clone(),
-        };
-        Box::new(Refused {
-            archive: archive.to_path_buf(),
-            rule,
-            detail: r.to_string(),
-            hint: e.hint().to_string(),
-        })
-    };
-    let plan = cudnn::archive::open(archive).map_err(refused)?;
-    let toolkit =
-        detect::toolkit::version_of(host, toolkit_dir, std::time::Duration::from_secs(20));
-    if let (Some(major), Some(tk)) = (plan.cuda_major, &toolkit)
-        && major != tk.major()
-    {
-        let v = plan.full_version.as_ref().unwrap_or(&plan.version);
-        return Err(refused(cudnn::Refusal::CudaMismatch {
-            archive: major,
-            toolkit: tk.to_string(),
-            toolkit_dir: toolkit_dir.to_path_buf(),
-            suggestion: format!("cudnn-windows-x86_64-{v}_cuda{}-archive.zip", tk.major()),
-        }));
-    }
-    use cudnn::archive::Kind;
-    let count = |k: Kind| plan.entries.iter().filter(|e| e.kind == k).count();
-    Ok(Box::new(ArchiveCheck {
-        archive: archive.to_path_buf(),
-        dlls: count(Kind::Dll),
-        headers: count(Kind::Header),
-        entries: plan.entries.len(),
-        total_bytes: plan.total_bytes,
-        version: plan.version,
-        cuda_major: plan.cuda_major,
-        toolkit,
-    }))
-}
-
-/// The refusal's rule, as its serde tag names it (the i18n key suffix).
-fn refusal_rule(r: &cudnn::Refusal) -> &'static str {
-    use cudnn::Refusal::*;
-    match r {
-        NotZip { .. } => "not_zip",
-        Traversal { .. }
-        | Absolute { .. }
-        | Backslash { .. }
-        | Symlink { .. }
-        | HardLink { .. }
-        | Special { .. }
-        | BadLink { .. } => "unsafe_name",
-        WindowsName { .. } => "windows_name",
-        CaseCollision { .. } => "case_collision",
-        SameDestination { .. } => "same_destination",
-        TooManyEntries { .. } | TooLarge { .. } | Ratio { .. } => "too_large",
-        Corrupt { .. } => "corrupt",
-        Layout { .. } | LinuxArchive => "layout",
-        NoVersion => "no_version",
-        CudaMismatch { .. } => "cuda_mismatch",
-    }
-}
-
-/// NVIDIA's public redist archive, verified against the tables' or NVIDIA's own hash.
-fn download_cudnn(
-    env: &Env,
-    pick: &CudnnPick,
-    mirrors: &[String],
-    cancel: &Cancel,
-    out: &Outbox,
-) -> Result<PathBuf, Box<Failure>> {
-    let failed = |e: download::DownloadError| {
-        Box::new(Failure::of(
-            "download_cudnn",
-            &match e {
-                download::DownloadError::Cancelled => StepError::Cancelled,
-                e => StepError::Download(e),
-            },
-        ))
-    };
-    let downloads = env.target.downloads_dir();
-    let mut expected = download::Expected {
-        sha256: pick.archive.sha256.clone(),
-        md5: pick.archive.md5.clone(),
-        size: pick.archive.size,
-    };
-    if expected.sha256.is_none() && expected.md5.is_none() {
-        let published = download::published::cudnn_expected(
-            &pick.version,
-            env.target.os,
-            pick.cuda_major,
-            mirrors,
-            &download::Options::default(),
-            Some(&downloads),
-        )
-        .map_err(failed)?
-        .ok_or_else(|| failed(download::DownloadError::NoHash))?;
-        expected = download::Expected {
-            size: published.size.or(expected.size),
-            ..published
-        };
-    }
-    let req = download::Request {
-        url: pick.archive_url.clone(),
-        mirrors: mirrors.to_vec(),
-        expected,
-        dest: downloads.join(&pick.archive.file),
-        connections: 8,
-        cache_dir: cuda_setup_core::platform::cache_dir(&env.target.host)
-            .filter(|_| env.target.root.is_none()),
-        bundle_dirs: Vec::new(),
-        allow_http: !mirrors.is_empty(),
-    };
-    let reporter = |e: download::Event| {
-        if let download::Event::Progress(p) = e {
-            out.send(Event::CudnnDownload(p));
-        }
-    };
-    download::download(&req, &download::Options::default(), &reporter, cancel)
-        .map(|o| o.path)
-        .map_err(failed)
 }
 
 /// After the driver, Windows must restart: cuda-setup is registered to open again at the

@@ -59,7 +59,7 @@ cat > "$work/site.yml" <<YML
   tasks:
     - name: CUDA toolkit through cuda-setup
       ansible.builtin.command: >-
-        $bin install --unattended --json --root $work/root --os linux --cuda 11.4
+        $bin install --unattended --json --goal developer --root $work/root --os linux --cuda 11.4
         --gpu-cc 8.6 --driver 470.82.01 --no-cudnn --mirror http://127.0.0.1:$port
       register: cuda
       changed_when: (cuda.stdout | from_json).changed

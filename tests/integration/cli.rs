@@ -251,6 +251,8 @@ fn a_closed_stdout_ends_the_command_quietly() {
         ],
         &[
             "install",
+            "--goal",
+            "developer",
             "--dry-run",
             "--os",
             "linux",
@@ -302,6 +304,8 @@ fn nonsense_options_are_usage_errors() {
     let install = |extra: &[&'static str]| -> Vec<String> {
         [
             "install",
+            "--goal",
+            "developer",
             "--dry-run",
             "--os",
             "linux",

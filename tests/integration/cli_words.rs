@@ -145,6 +145,8 @@ fn a_failed_pre_flight_says_why_and_what_to_do_in_chinese() {
     for zh in BOTH {
         let run = [
             "install",
+            "--goal",
+            "developer",
             "--yes",
             "--os",
             "windows",
@@ -205,6 +207,8 @@ fn a_download_retry_is_said_in_chinese_with_the_raw_error_after_details() {
     std::fs::write(&file, serde_json::to_vec(&plan).unwrap()).unwrap();
     let run = [
         "install",
+        "--goal",
+        "developer",
         "--yes",
         "--os",
         "linux",
@@ -281,6 +285,8 @@ fn a_linux_dry_run_without_a_driver_prints_the_distributions_commands() {
     std::fs::write(&file, &out.stdout).unwrap();
     let again = [
         "install",
+        "--goal",
+        "developer",
         "--dry-run",
         "--os",
         "linux",

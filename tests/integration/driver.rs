@@ -64,6 +64,8 @@ impl Machine {
     fn args(&self, extra: &[&str]) -> Vec<String> {
         let mut a: Vec<String> = [
             "install",
+            "--goal",
+            "developer",
             "--unattended",
             "--json",
             "--os",
@@ -425,6 +427,8 @@ fn a_linux_target_never_gets_a_driver_step() {
     let server = Server::start();
     let args: Vec<String> = [
         "install",
+        "--goal",
+        "developer",
         "--json",
         "--dry-run",
         "--os",

@@ -195,6 +195,8 @@ fn a_huge_value_is_not_echoed_whole() {
         (
             vec![
                 "install",
+                "--goal",
+                "developer",
                 "--unattended",
                 "--method",
                 "wheels",

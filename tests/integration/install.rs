@@ -54,6 +54,8 @@ impl Machine {
     fn linux_args(&self) -> Vec<String> {
         [
             "install",
+            "--goal",
+            "developer",
             "--unattended",
             "--json",
             "--os",
@@ -95,6 +97,8 @@ impl Machine {
     fn windows_args(&self) -> Vec<String> {
         let mut a: Vec<String> = [
             "install",
+            "--goal",
+            "developer",
             "--unattended",
             "--json",
             "--os",
@@ -952,4 +956,105 @@ fn linux_install_builds_and_links_in_its_verify_step() {
         e.contains("lib64/libcublas.so, lib64/libcublasLt.so") && !e.contains("libcudart.so"),
         "{e}"
     );
+}
+
+/// A stand-in Python in a folder whose name has a space (as `C:\Program Files\Python312`).
+fn python_in_a_spaced_folder(m: &Machine) -> PathBuf {
+    let dir = m.work.path().join("my python");
+    std::fs::create_dir_all(&dir).unwrap();
+    let py = dir.join("python3");
+    std::fs::write(&py, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    py
+}
+
+/// One default goal (#31): `install` with no `--goal` plans what `recommend` recommends
+/// and the wizard starts on — PyTorch.
+#[test]
+fn install_with_no_goal_plans_the_pytorch_goal_as_recommend_and_the_wizard_do() {
+    let m = Machine::new(windows_installer(0, 0));
+    let root = m.root().display().to_string();
+    let py = python_in_a_spaced_folder(&m).display().to_string();
+    let common = |cmd: &str| -> Vec<String> {
+        [
+            cmd, "--json", "--os", "windows", "--gpu-cc", "8.6", "--driver", "522.06", "--root",
+            &root,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let mut install = common("install");
+    install.extend(["--dry-run".into(), "--python-exe".into(), py]);
+    let plan = report(&cli(&install, &[]));
+    let rec = report(&cli(&common("recommend"), &[]));
+    let tables = cuda_setup_core::compat::Tables::embedded().unwrap();
+    let o =
+        cuda_setup::ui::Options::sandbox(tables, cuda_setup_core::compat::Os::Windows, &m.root());
+    let wizard = serde_json::to_value(cuda_setup::ui::App::new(o).session.goal).unwrap();
+    assert_eq!(rec["goal"], "pytorch", "{rec}");
+    assert_eq!(plan["goal"], rec["goal"], "{plan}");
+    assert_eq!(wizard, rec["goal"]);
+    assert!(
+        plan["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["step"] == "install_torch"),
+        "{plan}"
+    );
+}
+
+/// pip's arguments are a list from the recommendation to pip, never a command line cut
+/// at spaces again: an index address with a space and a Python in a folder with one
+/// stay one argument each.
+#[test]
+fn pip_arguments_keep_a_space_in_the_index_and_the_python() {
+    let m = Machine::new(windows_installer(0, 0));
+    let py = python_in_a_spaced_folder(&m);
+    let index = "http://127.0.0.1:9/torch whl";
+    let args: Vec<String> = [
+        "install",
+        "--dry-run",
+        "--json",
+        "--goal",
+        "pytorch",
+        "--os",
+        "windows",
+        "--gpu-cc",
+        "8.6",
+        "--driver",
+        "522.06",
+        "--torch-index",
+        index,
+        "--root",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        m.root().display().to_string(),
+        "--python-exe".into(),
+        py.display().to_string(),
+    ])
+    .collect();
+    let plan = report(&cli(&args, &[]));
+    let step = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "install_torch")
+        .unwrap_or_else(|| panic!("no pip step: {plan}"));
+    assert_eq!(step["python"], py.display().to_string());
+    let pip: Vec<&str> = step["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let at = pip
+        .iter()
+        .position(|a| *a == "--index-url")
+        .expect("--index-url");
+    assert!(pip[at + 1].starts_with(&format!("{index}/cu")), "{pip:?}");
+    assert_eq!(pip.len(), at + 2, "{pip:?}");
 }

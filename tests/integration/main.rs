@@ -18,6 +18,7 @@ mod download;
 mod driver;
 mod gpus_pci;
 mod gui;
+mod gui_cudnn;
 mod gui_driver;
 mod gui_installed;
 mod gui_journey;

@@ -279,6 +279,8 @@ impl Machine {
         let mut c = bin();
         c.args([
             "install",
+            "--goal",
+            "developer",
             "--unattended",
             "--json",
             "--os",

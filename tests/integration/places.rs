@@ -71,6 +71,8 @@ fn linux_install(server: &Server, root: &Path) -> Vec<String> {
     );
     [
         "install",
+        "--goal",
+        "developer",
         "--unattended",
         "--json",
         "--os",
@@ -280,6 +282,8 @@ fn a_fifo_at_a_bundles_manifest_is_refused_at_once() {
     let out = bounded(
         cmd(&[
             "install",
+            "--goal",
+            "developer",
             "--dry-run",
             "--os",
             "linux",

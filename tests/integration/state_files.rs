@@ -413,7 +413,7 @@ fn an_install_journal_aimed_outside_the_root_runs_nothing() {
                 plan(
                     ours.clone(),
                     vec![Step::Download(DownloadSpec {
-                        what: "cudnn_archive".into(),
+                        what: cuda_setup_core::steps::Artifact::CudnnArchive,
                         url: "http://127.0.0.1:9/x".into(),
                         mirrors: vec![],
                         sha256: None,

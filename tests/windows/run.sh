@@ -91,7 +91,7 @@ python3 -m http.server "$port" --bind 127.0.0.1 --directory "$work/www" >/dev/nu
 python3 tests/windows/make_cudnn_zip.py "$work/cudnn-windows-x86_64-9.10.2.21_cuda11-archive.zip" tests/fixtures/detect/cudnn_version-9.27.h
 sleep 1
 zip_win="Z:$(echo "$work/cudnn-windows-x86_64-9.10.2.21_cuda11-archive.zip" | tr / '\\')"
-W install --unattended --json --cuda 11.8 --gpu-cc 8.6 --driver 522.06 --mirror "http://127.0.0.1:$port" \
+W install --goal developer --unattended --json --cuda 11.8 --gpu-cc 8.6 --driver 522.06 --mirror "http://127.0.0.1:$port" \
     --cudnn-archive "$zip_win" --report 'C:\report.json' > "$work/install.json" 2>"$work/install.err"
 rc=$?
 tk="$WINEPREFIX/drive_c/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8"
@@ -115,7 +115,7 @@ if grep -qi 'CUDA\\v11.8\\bin' <<<"$path" && grep -qi 'system32' <<<"$path"; the
 #     the file (an unsigned stand-in .exe) before it runs: exit 1603 (67 as Wine's exit
 #     status holds it), failure kind driver_signature, and the stand-in's marker absent.
 x86_64-w64-mingw32-gcc -O2 -s -o "$work/standin_driver.exe" tests/windows/standin_driver.c
-W install --dry-run --json --cuda 11.8 --gpu-cc 8.6 --no-cudnn --mirror "http://127.0.0.1:$port" \
+W install --goal developer --dry-run --json --cuda 11.8 --gpu-cc 8.6 --no-cudnn --mirror "http://127.0.0.1:$port" \
     > "$work/driver-plan.json" 2>"$work/driver-plan.err"
 drv_path=$(python3 - "$work/driver-plan.json" <<'PY'
 import json, sys, urllib.parse
@@ -130,7 +130,7 @@ if [[ "$drv_path" =~ ^/Windows/([0-9.]+)/([0-9.]+)-desktop-win10-win11-64bit-int
     ok "install with no driver plans download_driver and install_driver first ($drv_path)"
     mkdir -p "$work/www$(dirname "$drv_path")"
     cp "$work/standin_driver.exe" "$work/www$drv_path"
-    W install --unattended --json --cuda 11.8 --gpu-cc 8.6 --no-cudnn --mirror "http://127.0.0.1:$port" \
+    W install --goal developer --unattended --json --cuda 11.8 --gpu-cc 8.6 --no-cudnn --mirror "http://127.0.0.1:$port" \
         > "$work/driver.json" 2>"$work/driver.err"; rc=$?
     if [ $rc = $((1603 % 256)) ] && python3 - "$work/driver.json" <<'PY'
 import json, sys
@@ -185,7 +185,7 @@ printf '__declspec(dllexport) unsigned long long cudnnGetVersion(void) { return 
 x86_64-w64-mingw32-gcc -shared -O2 -s -o "$work/cudnn_standin.dll" "$work/cudnn_standin.c"
 CUDNN_STANDIN_DLL="$work/cudnn_standin.dll" \
     python3 tests/windows/make_pypi_index.py "$work/www/pypi" tests/fixtures/detect/cudnn_version-9.27.h "$wheels"/*.whl
-W install --unattended --method wheels --pypi-mirror "http://127.0.0.1:$port/pypi/simple" --components nvcc,cudart,cccl \
+W install --goal developer --unattended --method wheels --pypi-mirror "http://127.0.0.1:$port/pypi/simple" --components nvcc,cudart,cccl \
     --cuda 13.5 --gpu-cc 8.6 --driver 600.00 > "$work/wheels.out" 2>"$work/wheels.err"; rc=$?
 cuda13=$(reg CUDA_PATH_V13_5 | sed -n 's/.*REG_[A-Z_]*SZ *//p' | head -1)
 tk13=$( [ -n "$cuda13" ] && winepath -u "$cuda13" 2>/dev/null | tr -d '\r')

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::bundle::Manifest as BundleManifest;
 use crate::compat::Os;
 use crate::download::{self, published};
-use crate::recommend::{Goal, Recommendation};
-use crate::steps::{DownloadSpec, Step, preflight, toolkit};
+use crate::recommend::{CudnnPick, Goal, Recommendation};
+use crate::steps::{Artifact, DownloadSpec, Step, preflight, toolkit};
 use crate::target::Target;
 use crate::version::Version;
 
@@ -483,7 +483,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                     driver: false,
                 }));
                 steps.push(Step::Download(DownloadSpec {
-                    what: "toolkit_installer".into(),
+                    what: Artifact::ToolkitInstaller,
                     url: inst.url.clone(),
                     mirrors: choices.mirrors.clone(),
                     sha256: expected.sha256,
@@ -537,45 +537,9 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
                 // NVIDIA's redist archive for this OS (Windows zip, Linux tar.xz), its
                 // hash from the tables or NVIDIA's redist manifest.
                 (CudnnChoice::Recommended, Some(c)) => {
-                    let file = crate::safe_path::file_name(&c.archive.file)
-                        .map_err(|why| PlanError::UnsafeName {
-                            what: "cuDNN archive",
-                            why,
-                        })?
-                        .to_string();
-                    let e = expected_for(
-                        &file,
-                        download::Expected {
-                            sha256: c.archive.sha256.clone(),
-                            md5: c.archive.md5.clone(),
-                            size: c.archive.size,
-                        },
-                        bundle.as_ref(),
-                        || {
-                            published::cudnn_expected(
-                                &c.version,
-                                target.os,
-                                c.cuda_major,
-                                &choices.mirrors,
-                                &download::Options::default(),
-                                Some(&downloads),
-                            )
-                        },
-                    )?;
-                    let dest = downloads.join(&file);
-                    steps.push(Step::Download(DownloadSpec {
-                        what: "cudnn_archive".into(),
-                        url: c.archive_url.clone(),
-                        mirrors: choices.mirrors.clone(),
-                        sha256: e.sha256,
-                        md5: e.md5,
-                        size: e.size,
-                        dest: dest.clone(),
-                        bundle_dirs: bundle_dirs.clone(),
-                        cache_dir: crate::platform::cache_dir(&target.host)
-                            .filter(|_| target.root.is_none()),
-                        connections: choices.connections,
-                    }));
+                    let (step, dest) =
+                        cudnn_download_step(target, c, choices, bundle.as_ref(), &bundle_dirs)?;
+                    steps.push(step);
                     plan.cudnn = Some(c.version.clone());
                     Some(dest)
                 }
@@ -617,15 +581,9 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
             }));
             match &choices.python {
                 Some(py) => {
-                    let args: Vec<String> = torch
-                        .command
-                        .split_whitespace()
-                        .skip(2)
-                        .map(str::to_string)
-                        .collect();
                     steps.push(Step::InstallTorch {
                         python: py.clone(),
-                        args,
+                        args: torch.run_args(&[], None),
                     });
                 }
                 None => notes.push(Note::NoPython {
@@ -659,7 +617,7 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
         };
         let driver_steps = [
             Step::Download(DownloadSpec {
-                what: crate::steps::DRIVER_INSTALLER.into(),
+                what: Artifact::DriverInstaller,
                 url: d.download.url.clone(),
                 mirrors,
                 // NVIDIA publishes none: the signature is checked before it runs.
@@ -686,6 +644,112 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
     plan.notes = notes;
     plan.steps = steps;
     Ok(plan)
+}
+
+/// NVIDIA's redist cuDNN archive for this OS (Windows zip, Linux tar.xz) as one download
+/// step into our downloads folder: its hash from the tables, the bundle's manifest or
+/// NVIDIA's redist manifest (a network read, through the mirrors).
+fn cudnn_download_step(
+    target: &Target,
+    c: &CudnnPick,
+    choices: &Choices,
+    bundle: Option<&BundleManifest>,
+    bundle_dirs: &[PathBuf],
+) -> Result<(Step, PathBuf), PlanError> {
+    let downloads = target.downloads_dir();
+    let file = crate::safe_path::file_name(&c.archive.file)
+        .map_err(|why| PlanError::UnsafeName {
+            what: "cuDNN archive",
+            why,
+        })?
+        .to_string();
+    let e = expected_for(
+        &file,
+        download::Expected {
+            sha256: c.archive.sha256.clone(),
+            md5: c.archive.md5.clone(),
+            size: c.archive.size,
+        },
+        bundle,
+        || {
+            published::cudnn_expected(
+                &c.version,
+                target.os,
+                c.cuda_major,
+                &choices.mirrors,
+                &download::Options::default(),
+                Some(&downloads),
+            )
+        },
+    )?;
+    let dest = downloads.join(&file);
+    let step = Step::Download(DownloadSpec {
+        what: Artifact::CudnnArchive,
+        url: c.archive_url.clone(),
+        mirrors: choices.mirrors.clone(),
+        sha256: e.sha256,
+        md5: e.md5,
+        size: e.size,
+        dest: dest.clone(),
+        bundle_dirs: bundle_dirs.to_vec(),
+        cache_dir: crate::platform::cache_dir(&target.host).filter(|_| target.root.is_none()),
+        connections: choices.connections,
+    });
+    Ok((step, dest))
+}
+
+/// A plan of cuDNN steps alone (the wizard's cuDNN page): the developer goal's.
+fn cudnn_plan(target: &Target, cudnn: Option<Version>, steps: Vec<Step>) -> Plan {
+    Plan {
+        format: 1,
+        goal: Goal::Developer,
+        os: target.os,
+        root: target.root.clone(),
+        toolkit: None,
+        cudnn,
+        torch_command: None,
+        notes: Vec::new(),
+        steps,
+    }
+}
+
+/// The wizard's "Download from NVIDIA": `pick`'s archive as a one-step plan, with the
+/// user's mirrors, connections and offline bundle, for the executor (its lock, run log
+/// and cancel) like any other plan. Finding the hash may read NVIDIA's redist manifest:
+/// not on a UI thread.
+pub fn cudnn_download(
+    target: &Target,
+    pick: &CudnnPick,
+    choices: &Choices,
+) -> Result<Plan, PlanError> {
+    let bundle = match &choices.bundle {
+        Some(dir) => Some(read_bundle(dir)?),
+        None => None,
+    };
+    let bundle_dirs: Vec<PathBuf> = choices.bundle.iter().cloned().collect();
+    let (step, _) = cudnn_download_step(target, pick, choices, bundle.as_ref(), &bundle_dirs)?;
+    Ok(cudnn_plan(target, Some(pick.version.clone()), vec![step]))
+}
+
+/// The archive a plan downloads for cuDNN (what [`cudnn_download`] fetched).
+pub fn cudnn_archive_of(plan: &Plan) -> Option<&Path> {
+    plan.steps.iter().find_map(|s| match s {
+        Step::Download(d) if d.what == Artifact::CudnnArchive => Some(d.dest.as_path()),
+        _ => None,
+    })
+}
+
+/// The wizard's "Install cuDNN": `archive` (checked on the page) into the toolkit at
+/// `cuda_dir`, one step, for the executor.
+pub fn cudnn_install(target: &Target, archive: &Path, cuda_dir: &Path) -> Plan {
+    cudnn_plan(
+        target,
+        None,
+        vec![Step::InstallCudnn {
+            archive: archive.to_path_buf(),
+            cuda_dir: cuda_dir.to_path_buf(),
+        }],
+    )
 }
 
 /// Room for a driver whose size is not recorded: an estimate, about twice the ≈ 0.9 GB
@@ -759,10 +823,10 @@ fn wheel_steps(
         from_wheels: true,
         driver: false,
     }));
-    let fetch = |w: &crate::wheels::Wheel, what: &str| -> Result<(Step, PathBuf), PlanError> {
+    let fetch = |w: &crate::wheels::Wheel, what: Artifact| -> Result<(Step, PathBuf), PlanError> {
         let dest = downloads.join(w.file_name(&origin).map_err(PlanError::Wheels)?);
         let step = Step::Download(DownloadSpec {
-            what: what.into(),
+            what,
             url: w.url.clone(),
             mirrors: Vec::new(),
             sha256: Some(w.sha256.clone()),
@@ -777,7 +841,7 @@ fn wheel_steps(
     };
     let mut paths = Vec::new();
     for w in &resolved.wheels {
-        let (step, dest) = fetch(w, "toolkit_wheel")?;
+        let (step, dest) = fetch(w, Artifact::ToolkitWheel)?;
         steps.push(step);
         paths.push(dest);
     }
@@ -788,7 +852,7 @@ fn wheel_steps(
     }));
     let cudnn = match &resolved.cudnn {
         Some(w) => {
-            let (step, dest) = fetch(w, "cudnn_archive")?;
+            let (step, dest) = fetch(w, Artifact::CudnnArchive)?;
             steps.push(step);
             Some(dest)
         }

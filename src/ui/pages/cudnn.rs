@@ -154,8 +154,8 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
 
     if c.downloading.is_some() {
         widgets::section(ui, &t(lang, "ui_downloading"));
-        match &c.download_progress {
-            Some(p) => widgets::transfer(ui, lang, p.done, p.total, p.bytes_per_sec, p.eta_secs),
+        match c.download_progress {
+            Some((done, total, rate, eta)) => widgets::transfer(ui, lang, done, total, rate, eta),
             None => {
                 ui.spinner();
             }
@@ -305,7 +305,7 @@ fn validation(ui: &mut Ui, lang: Lang, c: &ArchiveCheck) {
             "ui_cudnn_layout_ok",
             &[
                 ("entries", &c.entries),
-                ("dlls", &c.dlls),
+                ("dlls", &c.libraries),
                 ("headers", &c.headers),
                 ("size", &text::bytes(c.total_bytes)),
             ],
@@ -336,18 +336,18 @@ fn validation(ui: &mut Ui, lang: Lang, c: &ArchiveCheck) {
 }
 
 fn refused(ui: &mut Ui, lang: Lang, r: &Refused) {
-    let title = match r.rule {
-        "not_zip" => "ui_refused_not_zip",
-        "unsafe_name" => "ui_refused_unsafe_name",
-        "windows_name" => "ui_refused_windows_name",
-        "case_collision" => "ui_refused_case_collision",
-        "same_destination" => "ui_refused_same_destination",
-        "too_large" => "ui_refused_too_large",
-        "corrupt" => "ui_refused_corrupt",
-        "layout" => "ui_refused_layout",
-        "no_version" => "ui_refused_no_version",
-        "cuda_mismatch" => "ui_refused_cuda_mismatch",
-        _ => "ui_refused",
+    use cuda_setup_core::cudnn::RefusalRule as R;
+    let title = match r.rule() {
+        R::NotZip => "ui_refused_not_zip",
+        R::UnsafeName => "ui_refused_unsafe_name",
+        R::WindowsName => "ui_refused_windows_name",
+        R::CaseCollision => "ui_refused_case_collision",
+        R::SameDestination => "ui_refused_same_destination",
+        R::TooLarge => "ui_refused_too_large",
+        R::Corrupt => "ui_refused_corrupt",
+        R::Layout => "ui_refused_layout",
+        R::NoVersion => "ui_refused_no_version",
+        R::CudaMismatch => "ui_refused_cuda_mismatch",
     };
     widgets::callout(ui, Tone::Bad, |ui| {
         ui.horizontal(|ui| {
@@ -360,6 +360,11 @@ fn refused(ui: &mut Ui, lang: Lang, r: &Refused) {
             &[("hint", &t(lang, "fix_cudnn"))],
         ));
         ui.label(RichText::new(t(lang, "ui_nothing_copied")).weak());
-        progress::details(ui, lang, "refused", &format!("{}\n{}", r.detail, r.hint));
+        progress::details(
+            ui,
+            lang,
+            "refused",
+            &format!("{}\n{}", r.detail(), r.hint()),
+        );
     });
 }

@@ -93,6 +93,47 @@ pub enum Refusal {
     },
 }
 
+/// The rule a [`Refusal`] broke, for a front end's title (the serde name is the i18n
+/// key suffix: `ui_refused_<rule>`). Several refusals share one rule (every unsafe name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefusalRule {
+    NotZip,
+    UnsafeName,
+    WindowsName,
+    CaseCollision,
+    SameDestination,
+    TooLarge,
+    Corrupt,
+    Layout,
+    NoVersion,
+    CudaMismatch,
+}
+
+impl Refusal {
+    pub fn rule(&self) -> RefusalRule {
+        use Refusal::*;
+        match self {
+            NotZip { .. } => RefusalRule::NotZip,
+            Traversal { .. }
+            | Absolute { .. }
+            | Backslash { .. }
+            | Symlink { .. }
+            | HardLink { .. }
+            | Special { .. }
+            | BadLink { .. } => RefusalRule::UnsafeName,
+            WindowsName { .. } => RefusalRule::WindowsName,
+            CaseCollision { .. } => RefusalRule::CaseCollision,
+            SameDestination { .. } => RefusalRule::SameDestination,
+            TooManyEntries { .. } | TooLarge { .. } | Ratio { .. } => RefusalRule::TooLarge,
+            Corrupt { .. } => RefusalRule::Corrupt,
+            Layout { .. } | LinuxArchive => RefusalRule::Layout,
+            NoVersion => RefusalRule::NoVersion,
+            CudaMismatch { .. } => RefusalRule::CudaMismatch,
+        }
+    }
+}
+
 /// Where an entry goes, relative to the toolkit folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

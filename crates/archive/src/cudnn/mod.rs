@@ -2,6 +2,7 @@
 //! staging, apply as a transaction with a manifest, verify and uninstall later.
 
 pub mod archive;
+mod check;
 mod devnames;
 mod extract;
 mod places;
@@ -13,7 +14,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use archive::Refusal;
+pub use archive::{Refusal, RefusalRule};
+pub use check::{Checked, Refused, archive_name, check};
 pub use txn::Recovered;
 
 use crate::error::{Cause, cause, text};
@@ -302,7 +304,7 @@ pub fn install(
         })?;
         (plan, None, None)
     };
-    if let Some(e) = mismatch(archive, dir, &plan, &toolkit) {
+    if let Some(e) = mismatch(archive, dir, &plan, &toolkit, os_of(&plan)) {
         return Err(give_up(e));
     }
     report(Event::Validated {
@@ -346,12 +348,14 @@ pub fn install(
     )
 }
 
-/// A refusal of a cuDNN built for another CUDA major than the toolkit's.
-fn mismatch(
+/// A refusal of a cuDNN built for another CUDA major than the toolkit's. The advice names
+/// the archive to get for `os` (the wheel of the toolkit's major for a wheel).
+pub(crate) fn mismatch(
     archive: &Path,
     dir: &Path,
     plan: &archive::Plan,
     toolkit: &Version,
+    os: crate::compat::Os,
 ) -> Option<CudnnError> {
     let major = plan.cuda_major?;
     if major == toolkit.major() {
@@ -360,16 +364,8 @@ fn mismatch(
     let v = plan.full_version.as_ref().unwrap_or(&plan.version);
     let suggestion = if plan.top == "nvidia/cudnn" {
         format!("the wheel nvidia-cudnn-cu{}=={v}", toolkit.major())
-    } else if plan.format == archive::Format::TarXz {
-        format!(
-            "cudnn-linux-x86_64-{v}_cuda{}-archive.tar.xz",
-            toolkit.major()
-        )
     } else {
-        format!(
-            "cudnn-windows-x86_64-{v}_cuda{}-archive.zip",
-            toolkit.major()
-        )
+        archive_name(os, v, toolkit.major())
     };
     Some(CudnnError::Refused {
         archive: archive.to_path_buf(),
@@ -380,6 +376,14 @@ fn mismatch(
             suggestion,
         },
     })
+}
+
+/// The OS an archive is NVIDIA's for, by its format (a Linux tarball, else the zip).
+fn os_of(plan: &archive::Plan) -> crate::compat::Os {
+    match plan.format {
+        archive::Format::TarXz => crate::compat::Os::Linux,
+        archive::Format::Zip => crate::compat::Os::Windows,
+    }
 }
 
 /// The part of an install after every file is in `staging` (`.cuda-setup/staging-PID`,
@@ -610,7 +614,7 @@ pub fn install_prestaged(
         }
         e
     };
-    if let Some(e) = mismatch(&pre.archive, dir, &pre.plan, &toolkit) {
+    if let Some(e) = mismatch(&pre.archive, dir, &pre.plan, &toolkit, os_of(&pre.plan)) {
         return Err(give_up(e));
     }
     let _ = meta.remove_all(&staging_name);

@@ -22,11 +22,13 @@ use crate::version::{ComputeCapability, Version};
 pub use cudnn_version::{CudnnVersionError, cudnn_by_version};
 pub use driver::DriverFit;
 
-/// What the user wants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+/// What the user wants. The default, for every command and the wizard alike, is
+/// PyTorch: what most beginners come for, and what needs no toolkit at all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Goal {
     /// The driver and the right PyTorch wheel (the wheels bundle CUDA and cuDNN).
+    #[default]
     Pytorch,
     /// The CUDA toolkit, cuDNN and environment, for compiling extensions.
     Developer,
@@ -207,7 +209,12 @@ pub struct TorchPick {
     pub variant: String,
     pub cuda: Version,
     pub index_url: String,
+    /// The command line, for people (`pip install torch==… --index-url …`): derived from
+    /// `pip_args`, which is what runs.
     pub command: String,
+    /// pip's arguments after `install`, one element each (an index address with a space
+    /// stays one argument).
+    pub pip_args: Vec<String>,
     pub python_min: Version,
     pub python_max: Version,
     pub confirmed: bool,
@@ -215,7 +222,7 @@ pub struct TorchPick {
 
 impl TorchPick {
     /// The same wheels from a mirror of PyTorch's index (`https://mirror/whl`): the
-    /// index URL and the command change, nothing else. A PyPI index (`…/simple`, a
+    /// index URL and the arguments change, nothing else. A PyPI index (`…/simple`, a
     /// `pypi` host or path) is never taken as torch's index: it has no CUDA wheels (on
     /// Windows only the CPU build); false then, and nothing changes.
     pub fn use_index(&mut self, base: &str) -> bool {
@@ -224,10 +231,41 @@ impl TorchPick {
             return false;
         }
         let default = crate::compat::TORCH_INDEX_BASE;
-        self.command = self.command.replace(default, base);
+        for a in &mut self.pip_args {
+            if let Some(rest) = a.strip_prefix(default) {
+                *a = format!("{base}{rest}");
+            }
+        }
+        self.command = pip_command(&self.pip_args);
         self.index_url = self.index_url.replace(default, base);
         true
     }
+
+    /// pip's arguments for a run: `pip_args`, with a PyPI mirror for torch's dependencies
+    /// as an extra index (as `--index-url` it would replace PyTorch's index and bring
+    /// back the CPU build), and `extra` first (`--force-reinstall`).
+    pub fn run_args(&self, extra: &[&str], pypi_mirror: Option<&str>) -> Vec<String> {
+        let mut args: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        args.extend(self.pip_args.iter().cloned());
+        if let Some(m) = pypi_mirror {
+            args.extend(["--extra-index-url".to_string(), m.to_string()]);
+        }
+        args
+    }
+}
+
+/// `pip install ARGS` as a user would type it: an argument with a space is quoted.
+pub fn pip_command(args: &[String]) -> String {
+    let mut c = String::from("pip install");
+    for a in args {
+        c.push(' ');
+        if a.chars().any(char::is_whitespace) {
+            c.push_str(&format!("\"{a}\""));
+        } else {
+            c.push_str(a);
+        }
+    }
+    c
 }
 
 /// Whether `url` looks like a PyPI index or mirror (`https://pypi.org/simple`,

@@ -326,8 +326,10 @@ pub(super) fn pick(
         leave_out(tables, facts, major, best, &mut left_out, reasons);
     }
     let version = latest(best.release).clone();
+    let args = pip_args(best.release, best.variant);
     let pick = TorchPick {
-        command: command(best.release, best.variant),
+        command: super::pip_command(&args),
+        pip_args: args,
         index_url: best.variant.index_url(),
         variant: best.variant.name.clone(),
         cuda: best.variant.cuda.clone(),
@@ -494,11 +496,11 @@ fn latest(release: &TorchRelease) -> &Version {
         .expect("validated: patches is not empty")
 }
 
-/// The pip command. torch (and torchvision, when its version is known) are pinned with
-/// the variant's local version (`torch==2.13.0+cu130`): only the PyTorch index has such a
-/// wheel, so neither PyPI's plain torch (the CPU build on Windows) nor a mirror of PyPI
-/// (an extra index, pip.conf) can satisfy this command.
-pub(super) fn command(release: &TorchRelease, variant: &TorchVariant) -> String {
+/// pip's arguments after `install`. torch (and torchvision, when its version is known)
+/// are pinned with the variant's local version (`torch==2.13.0+cu130`): only the PyTorch
+/// index has such a wheel, so neither PyPI's plain torch (the CPU build on Windows) nor a
+/// mirror of PyPI (an extra index, pip.conf) can satisfy them.
+pub(super) fn pip_args(release: &TorchRelease, variant: &TorchVariant) -> Vec<String> {
     let torch = latest(release);
     let index = variant.index_url();
     let local = &variant.name;
@@ -506,18 +508,26 @@ pub(super) fn command(release: &TorchRelease, variant: &TorchVariant) -> String 
         .torchvision
         .as_ref()
         .filter(|_| release.torchvision_confirmed);
-    match release.index_style {
+    let mut args = vec![format!("torch=={torch}+{local}")];
+    let index_flag = match release.index_style {
         IndexStyle::IndexUrl => {
-            let tv = tv.map_or("torchvision".to_string(), |v| {
+            args.push(tv.map_or("torchvision".to_string(), |v| {
                 format!("torchvision=={v}+{local}")
-            });
-            format!("pip install torch=={torch}+{local} {tv} --index-url {index}")
+            }));
+            "--index-url"
         }
         IndexStyle::ExtraIndexUrlLocal => {
-            let tv = tv.map_or(String::new(), |v| format!(" torchvision=={v}+{local}"));
-            format!("pip install torch=={torch}+{local}{tv} --extra-index-url {index}")
+            args.extend(tv.map(|v| format!("torchvision=={v}+{local}")));
+            "--extra-index-url"
         }
-    }
+    };
+    args.extend([index_flag.to_string(), index]);
+    args
+}
+
+/// The pip command, as a user would type it: derived from [`pip_args`], never parsed back.
+pub(super) fn command(release: &TorchRelease, variant: &TorchVariant) -> String {
+    super::pip_command(&pip_args(release, variant))
 }
 
 fn explain(tables: &Tables, facts: &Facts, best: &Candidate, reasons: &mut Vec<Message>) {

@@ -127,6 +127,22 @@ impl Failure {
         }
     }
 
+    /// A plan that could not be made for `step` (no hash for its file, a bad name in the
+    /// tables, an unreadable bundle): the download failure it stands for.
+    pub fn of_plan(step: &'static str, e: &crate::plan::PlanError) -> Failure {
+        let kind = match e {
+            crate::plan::PlanError::Wheels(w) => steps::StepError::Wheels(w.clone()).kind(),
+            _ => FailureKind::DownloadOther,
+        };
+        Failure {
+            step,
+            kind,
+            error: chain(e),
+            hint: e.hint().to_string(),
+            params: BTreeMap::new(),
+        }
+    }
+
     /// The plain-words sentence of the failure and what to do, as catalogue messages
     /// with their parameters (`fail_<kind>`, `fix_<kind>`), for the front ends.
     pub fn plain_words(&self) -> (crate::message::Message, crate::message::Message) {
@@ -274,7 +290,7 @@ fn check_plan(target: &Target, plan: &Plan, done: &[usize]) -> Result<(), String
         .steps
         .iter()
         .filter_map(|s| match s {
-            Step::Download(d) => Some((d.dest.as_path(), d.what != steps::DRIVER_INSTALLER)),
+            Step::Download(d) => Some((d.dest.as_path(), !d.what.may_lack_hash())),
             _ => None,
         })
         .collect();
@@ -788,14 +804,14 @@ fn failure_params(plan: Option<&Plan>, e: &steps::StepError) -> BTreeMap<&'stati
 mod tests {
     use super::*;
     use crate::compat::Os;
-    use crate::steps::{DRIVER_INSTALLER, DownloadSpec, Step, driver, toolkit};
+    use crate::steps::{Artifact, DownloadSpec, Step, driver, toolkit};
 
-    fn download(target: &Target, what: &str, file: &str) -> Step {
+    fn download(target: &Target, what: Artifact, file: &str) -> Step {
         Step::Download(DownloadSpec {
-            what: what.into(),
+            what,
             url: format!("https://us.download.nvidia.com/{file}"),
             mirrors: vec![],
-            sha256: (what != DRIVER_INSTALLER).then(|| "ab".repeat(32)),
+            sha256: (!what.may_lack_hash()).then(|| "ab".repeat(32)),
             md5: None,
             size: None,
             dest: target.downloads_dir().join(file),
@@ -872,7 +888,7 @@ mod tests {
         let p = plan(
             &target,
             vec![
-                download(&target, DRIVER_INSTALLER, "617.14-desktop.exe"),
+                download(&target, Artifact::DriverInstaller, "617.14-desktop.exe"),
                 Step::InstallDriver(driver::InstallSpec {
                     version: "617.14".parse().unwrap(),
                     package: crate::recommend::DriverPackage::GeforceDesktop,
@@ -899,7 +915,7 @@ mod tests {
         let p = plan(
             &target,
             vec![
-                download(&target, DRIVER_INSTALLER, "cuda.exe"),
+                download(&target, Artifact::DriverInstaller, "cuda.exe"),
                 Step::InstallToolkit(toolkit::InstallSpec {
                     version: "12.4.1".parse().unwrap(),
                     installer: target.downloads_dir().join("cuda.exe"),

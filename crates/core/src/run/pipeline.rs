@@ -30,9 +30,6 @@ use crate::download::Cancel;
 use crate::plan::Plan;
 use crate::steps::{self, Step};
 
-/// The download step's `what` for a toolkit wheel (`plan::wheel_steps`).
-const TOOLKIT_WHEEL: &str = "toolkit_wheel";
-
 /// Steps that run as one pipeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Group {
@@ -61,7 +58,7 @@ pub(super) fn group(plan: &Plan, start: usize, done: &[usize]) -> Option<Group> 
     let mut downloads = Vec::new();
     let mut k = start;
     while let Some(Step::Download(d)) = plan.steps.get(k)
-        && d.what == TOOLKIT_WHEEL
+        && d.what == steps::Artifact::ToolkitWheel
     {
         downloads.push((k, d.dest.clone()));
         k += 1;
@@ -74,7 +71,7 @@ pub(super) fn group(plan: &Plan, start: usize, done: &[usize]) -> Option<Group> 
         return None;
     }
     let after = match plan.steps.get(k + 1) {
-        Some(Step::Download(d)) if d.what != steps::DRIVER_INSTALLER => Some(k + 1),
+        Some(Step::Download(d)) if !d.what.may_lack_hash() => Some(k + 1),
         _ => None,
     };
     let install = after.and_then(|a| match (&plan.steps[a], plan.steps.get(a + 1)) {
@@ -325,9 +322,9 @@ mod tests {
     use crate::target::Target;
     use std::path::Path;
 
-    fn download(dir: &Path, what: &str, file: &str) -> Step {
+    fn download(dir: &Path, what: steps::Artifact, file: &str) -> Step {
         Step::Download(DownloadSpec {
-            what: what.into(),
+            what,
             url: format!("https://pypi.org/{file}"),
             mirrors: vec![],
             sha256: Some("ab".repeat(32)),
@@ -374,10 +371,10 @@ mod tests {
                 name: "X".into(),
                 value: None,
             },
-            download(&dl, TOOLKIT_WHEEL, "a.whl"),
-            download(&dl, TOOLKIT_WHEEL, "b.whl"),
+            download(&dl, steps::Artifact::ToolkitWheel, "a.whl"),
+            download(&dl, steps::Artifact::ToolkitWheel, "b.whl"),
             assemble(&["a.whl", "b.whl"]),
-            download(&dl, "cudnn_archive", "c.whl"),
+            download(&dl, steps::Artifact::CudnnArchive, "c.whl"),
         ];
         let p = plan(&target, steps.clone());
         assert_eq!(group(&p, 0, &[]), None, "not a download");

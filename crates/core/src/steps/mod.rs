@@ -76,32 +76,113 @@ pub enum Step {
     },
 }
 
-impl Step {
-    /// A stable, short name (also the i18n key suffix of its title).
-    pub fn name(&self) -> &'static str {
+/// Which step a step is: its identity, typed (front ends and the executor match on this,
+/// never on names). Serialised as the stable names reports and journals carry
+/// (`download_cudnn`, …), which are also the i18n key suffixes of the titles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    Preflight,
+    DownloadDriver,
+    DownloadToolkit,
+    DownloadCudnn,
+    InstallDriver,
+    InstallToolkit,
+    AssembleToolkit,
+    InstallCudnn,
+    ConfigureEnv,
+    InstallTorch,
+    SetEnv,
+    RecoverCudnn,
+    RecoverToolkit,
+    CompleteToolkit,
+    Verify,
+}
+
+impl StepKind {
+    /// The stable name (the serde name).
+    pub fn as_str(self) -> &'static str {
         match self {
-            Step::Preflight(_) => "preflight",
-            Step::Download(d) if d.what == "cudnn_archive" => "download_cudnn",
-            Step::Download(d) if d.what == DRIVER_INSTALLER => "download_driver",
-            Step::Download(_) => "download_toolkit",
-            Step::InstallDriver(_) => "install_driver",
-            Step::InstallToolkit(_) => "install_toolkit",
-            Step::AssembleToolkit(_) => "assemble_toolkit",
-            Step::InstallCudnn { .. } => "install_cudnn",
-            Step::ConfigureEnv { .. } => "configure_env",
-            Step::InstallTorch { .. } => "install_torch",
-            Step::SetEnv { .. } => "set_env",
-            Step::RecoverCudnn { .. } => "recover_cudnn",
-            Step::RecoverToolkit { .. } => "recover_toolkit",
-            Step::CompleteToolkit { .. } => "complete_toolkit",
-            Step::Verify { .. } => "verify",
+            StepKind::Preflight => "preflight",
+            StepKind::DownloadDriver => "download_driver",
+            StepKind::DownloadToolkit => "download_toolkit",
+            StepKind::DownloadCudnn => "download_cudnn",
+            StepKind::InstallDriver => "install_driver",
+            StepKind::InstallToolkit => "install_toolkit",
+            StepKind::AssembleToolkit => "assemble_toolkit",
+            StepKind::InstallCudnn => "install_cudnn",
+            StepKind::ConfigureEnv => "configure_env",
+            StepKind::InstallTorch => "install_torch",
+            StepKind::SetEnv => "set_env",
+            StepKind::RecoverCudnn => "recover_cudnn",
+            StepKind::RecoverToolkit => "recover_toolkit",
+            StepKind::CompleteToolkit => "complete_toolkit",
+            StepKind::Verify => "verify",
         }
+    }
+
+    /// The display driver's steps (download, then install), which come first.
+    pub fn is_driver(self) -> bool {
+        matches!(self, StepKind::DownloadDriver | StepKind::InstallDriver)
     }
 }
 
-/// `DownloadSpec::what` of the driver installer: the one download that has no hash
-/// (NVIDIA publishes none); its Authenticode signature is checked before it runs.
-pub const DRIVER_INSTALLER: &str = "driver_installer";
+impl std::fmt::Display for StepKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Step {
+    pub fn kind(&self) -> StepKind {
+        match self {
+            Step::Preflight(_) => StepKind::Preflight,
+            Step::Download(d) => match d.what {
+                Artifact::CudnnArchive => StepKind::DownloadCudnn,
+                Artifact::DriverInstaller => StepKind::DownloadDriver,
+                Artifact::ToolkitInstaller | Artifact::ToolkitWheel => StepKind::DownloadToolkit,
+            },
+            Step::InstallDriver(_) => StepKind::InstallDriver,
+            Step::InstallToolkit(_) => StepKind::InstallToolkit,
+            Step::AssembleToolkit(_) => StepKind::AssembleToolkit,
+            Step::InstallCudnn { .. } => StepKind::InstallCudnn,
+            Step::ConfigureEnv { .. } => StepKind::ConfigureEnv,
+            Step::InstallTorch { .. } => StepKind::InstallTorch,
+            Step::SetEnv { .. } => StepKind::SetEnv,
+            Step::RecoverCudnn { .. } => StepKind::RecoverCudnn,
+            Step::RecoverToolkit { .. } => StepKind::RecoverToolkit,
+            Step::CompleteToolkit { .. } => StepKind::CompleteToolkit,
+            Step::Verify { .. } => StepKind::Verify,
+        }
+    }
+
+    /// A stable, short name (also the i18n key suffix of its title): [`StepKind::as_str`].
+    pub fn name(&self) -> &'static str {
+        self.kind().as_str()
+    }
+}
+
+/// What a download step fetches. It decides the one exception to "every download is
+/// checked against a hash": the driver installer, for which NVIDIA publishes none (its
+/// Authenticode signature is checked before it runs). Serialised as before
+/// (`"what": "cudnn_archive"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Artifact {
+    ToolkitInstaller,
+    /// NVIDIA's cuDNN redist archive, or the `nvidia-cudnn` wheel (the wheels method).
+    CudnnArchive,
+    ToolkitWheel,
+    DriverInstaller,
+}
+
+impl Artifact {
+    /// Whether this download may come without a hash (only the driver installer).
+    pub fn may_lack_hash(self) -> bool {
+        self == Artifact::DriverInstaller
+    }
+}
+
 /// The catalogue key of a step's title, by its name ([`Step::name`]): how both front ends
 /// name a step to a user (never the raw `set_env`). Written out, not assembled; a name
 /// this match does not know yet still reads as words.
@@ -128,8 +209,7 @@ pub fn title_key(name: &str) -> &'static str {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DownloadSpec {
-    /// `toolkit_installer`, `cudnn_archive`, `toolkit_wheel` or [`DRIVER_INSTALLER`].
-    pub what: String,
+    pub what: Artifact,
     pub url: String,
     pub mirrors: Vec<String>,
     pub sha256: Option<String>,
@@ -538,7 +618,7 @@ fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome, StepError
     };
     let reporter = download_reporter(ctx);
     let opts = download::Options::default();
-    let o = if spec.what == DRIVER_INSTALLER {
+    let o = if spec.what.may_lack_hash() {
         download::download_signed(&req, &opts, &reporter, ctx.cancel)
     } else {
         download::download(&req, &opts, &reporter, ctx.cancel)
@@ -552,7 +632,7 @@ fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome, StepError
         download::Source::Network(_) | download::Source::Bundle(_) | download::Source::Cache(_)
     );
     // The driver has no checksum to verify: its signature is checked before it runs.
-    let detail = if spec.what == DRIVER_INSTALLER {
+    let detail = if spec.what.may_lack_hash() {
         msg!(
             "step_downloaded_signed",
             path = o.path.display(),

@@ -113,6 +113,40 @@ pub fn path_trouble(p: &Path) -> Option<&'static str> {
     }
 }
 
+/// What a front end shows before a plan runs: its pre-flight inputs, their checks run
+/// now (nothing changes), and the free space where the toolkit and the downloads go
+/// (`disk_toolkit`, `disk_work`). Asks the file system: not on a UI thread.
+#[derive(Debug, Clone, Default)]
+pub struct Ahead {
+    pub inputs: Option<Inputs>,
+    pub checks: Vec<Check>,
+    pub free: Vec<(&'static str, Option<u64>)>,
+}
+
+pub fn ahead(target: &crate::target::Target, steps: &[super::Step]) -> Ahead {
+    let Some(inputs) = steps.iter().find_map(|s| match s {
+        super::Step::Preflight(i) => Some(i.clone()),
+        _ => None,
+    }) else {
+        return Ahead::default();
+    };
+    let cancel = crate::download::Cancel::default();
+    let ctx = Ctx {
+        target,
+        cancel: &cancel,
+        emit: &|_| {},
+    };
+    let free = |d: &Path| crate::platform::free_space(d).ok();
+    Ahead {
+        checks: checks(&inputs, &ctx),
+        free: vec![
+            ("disk_toolkit", inputs.toolkit_dir.as_deref().and_then(free)),
+            ("disk_work", free(&inputs.work_dir)),
+        ],
+        inputs: Some(inputs),
+    }
+}
+
 pub fn checks(inputs: &Inputs, ctx: &Ctx) -> Vec<Check> {
     let t = ctx.target;
     let mut out = Vec::new();

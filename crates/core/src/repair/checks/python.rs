@@ -48,14 +48,10 @@ pub fn python(i: &Input, out: &mut Vec<Finding>) {
                 },
             );
             match rec.torch {
-                Some(t) => {
-                    let mut args = vec!["--force-reinstall".to_string()];
-                    args.extend(t.command.split_whitespace().skip(2).map(str::to_string));
-                    steps(vec![Step::InstallTorch {
-                        python: py.path.clone(),
-                        args,
-                    }])
-                }
+                Some(t) => steps(vec![Step::InstallTorch {
+                    python: py.path.clone(),
+                    args: t.run_args(&["--force-reinstall"], None),
+                }]),
                 None => manual("repair_fix_torch"),
             }
         };

@@ -16,7 +16,7 @@ use crate::ui::verdict::{self, Layer, Scope, Verdict};
 use crate::ui::widgets::{self, Tone};
 use cuda_setup_core::recommend::{DriverAction, Goal};
 use cuda_setup_core::verify::Status;
-use cuda_setup_core::verify::verdict::cause_text;
+use cuda_setup_core::verify::verdict::{Cause, cause_text};
 
 /// The guide's check, three lines to paste into Python.
 pub const TRY_IN_PYTHON: &str =
@@ -355,7 +355,12 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
             Layer::GpuTest => 5,
         };
         let ((shown, state), _) = &mut out[row];
-        if matches!(*shown, Tone::Ok | Tone::Info | Tone::Warn) {
+        // A row that already says the layer is missing ("not installed yet") says it.
+        let absent = matches!(
+            p.cause,
+            Cause::NoGpu | Cause::NoDriver | Cause::NoToolkit | Cause::TorchMissing
+        );
+        if *shown != Tone::Bad && !(absent && *shown == Tone::Pending) {
             *shown = tone;
             *state = tf(
                 lang,

@@ -280,7 +280,11 @@ fn torch_ok_with_the_speedup_torch_measured() {
     // The card's short name and whole times.
     assert_eq!(
         render(&v, Lang::Zh, Surface::Cli).unwrap().headline,
-        "你的显卡已可用于 PyTorch — RTX 3060，矩阵乘法比 CPU 快 38 倍"
+        i18n::tf(
+            Lang::Zh,
+            "verdict_ready_torch_speed",
+            &[("gpu", &"RTX 3060"), ("times", &"38")]
+        )
     );
     // A check that computed wrong numbers gives no speed-up to boast of.
     d.check.as_mut().unwrap().ok = false;
@@ -516,9 +520,17 @@ fn the_cli_and_the_wizard_say_the_same_sentence() {
         assert!(!next.contains("cuda-setup"), "{next}");
         assert!(next.contains(&i18n::t(lang, "ui_fix_repair")), "{next}");
     }
-    // No doubled prefix, no path in the headline.
+    // The cause in plain words: not the check's sentence (its own "Failed:" prefix, its
+    // path, its command line).
     let zh = render(&v, Lang::Zh, Surface::Cli).unwrap().headline;
-    assert!(zh.starts_with("还不能用：") && !zh.contains("失败"), "{zh}");
+    assert_eq!(
+        zh,
+        i18n::tf(
+            Lang::Zh,
+            "verdict_not_yet",
+            &[("cause", &cause_text(Lang::Zh, Cause::CannotLink))]
+        )
+    );
     // A cause nothing here fixes says so, in both.
     let s = smoke(Status::Failed, SmokeOutcome::LibraryMissing, None);
     let v = decide(&inputs(Scope::Cuda, Some(&s), None, None));

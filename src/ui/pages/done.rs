@@ -354,6 +354,11 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
             Layer::Torch => 4,
             Layer::GpuTest => 5,
         };
+        // A driver this run installed waits for its restart: detection cannot see it yet,
+        // and the row says what happened.
+        if p.layer == Layer::Driver && step(&["install_driver"], done) {
+            continue;
+        }
         let ((shown, state), _) = &mut out[row];
         // A row that already says the layer is missing ("not installed yet") says it.
         let absent = matches!(

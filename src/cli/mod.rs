@@ -17,7 +17,8 @@ mod progress;
 mod recommend;
 mod repair;
 mod tables;
-mod verify;
+/// Public for the test that holds the CLI's verdict sentence beside the wizard's.
+pub mod verify;
 
 use std::path::PathBuf;
 

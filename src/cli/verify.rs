@@ -12,9 +12,11 @@ use super::CliError;
 use cuda_setup_core::compat::Tables;
 use cuda_setup_core::i18n::{self, Lang, t, tf};
 use cuda_setup_core::platform::Host;
+use cuda_setup_core::recommend::Goal;
 use cuda_setup_core::verify::doctor::{
     self, DoctorOptions, DoctorReport, GpuFacts, PypiMirror, Severity,
 };
+use cuda_setup_core::verify::verdict::{self, Inputs, Scope, Surface, Verdict};
 use cuda_setup_core::verify::{self, Check, SmokeOptions, SmokeReport, Status};
 
 #[derive(Debug, clap::Args)]
@@ -118,7 +120,7 @@ pub fn run_smoke(tables: &Tables, args: &SmokeArgs, lang: Lang) -> Result<i32, C
     };
     let report = verify::smoke(&Host::real(), tables, &opts);
     if args.json {
-        println!("{}", to_json(&report, lang));
+        println!("{}", with_verdict(&report, &smoke_verdict(&report), lang));
     } else {
         print!("{}", human_smoke(&report, lang));
     }
@@ -154,18 +156,63 @@ pub fn run_doctor(tables: &Tables, args: &DoctorArgs, lang: Lang) -> Result<i32,
     };
     let report = doctor::examine_with(&host, tables, &opts, &gpu, &ext);
     if args.json {
-        println!("{}", to_json(&report, lang));
+        println!("{}", with_verdict(&report, &doctor_verdict(&report), lang));
     } else {
         print!("{}", human_doctor(&report, lang));
     }
     Ok(report.exit_code)
 }
 
-/// The report as pretty JSON, each message (`{key, params}`) also rendered as `text`.
-pub fn to_json(report: &impl serde::Serialize, lang: Lang) -> String {
-    let mut v = serde_json::to_value(report).expect("serialisable");
-    add_texts(&mut v, lang);
-    serde_json::to_string_pretty(&v).expect("serialisable")
+/// The smoke test's verdict: the toolkit, judged for a developer (what smoke tests).
+pub fn smoke_verdict(r: &SmokeReport) -> Verdict {
+    verdict::decide(&Inputs {
+        scope: Scope::Cuda,
+        goal: Goal::Developer,
+        torch_expected: false,
+        facts: None,
+        smoke: Some(r),
+        doctor: None,
+    })
+}
+
+/// The doctor's verdict: PyTorch in that Python.
+pub fn doctor_verdict(r: &DoctorReport) -> Verdict {
+    verdict::decide(&Inputs {
+        scope: Scope::Torch,
+        goal: Goal::Pytorch,
+        torch_expected: true,
+        facts: None,
+        smoke: None,
+        doctor: Some(r),
+    })
+}
+
+/// The verdict as the terminal says it: the headline, what to do next, the amber lines
+/// (the wizard's banner says the same headline).
+pub fn verdict_text(v: &Verdict, lang: Lang) -> String {
+    let Some(s) = verdict::render(v, lang, Surface::Cli) else {
+        return String::new();
+    };
+    let mut o = format!("\n{}\n", s.headline);
+    for line in s.next.iter().chain(&s.secondary) {
+        let _ = writeln!(o, "  {line}");
+    }
+    o
+}
+
+/// The report as pretty JSON with its verdict (`verdict`: the typed value, with its
+/// `headline`, `next` and `secondary` lines in `--lang`).
+fn with_verdict(report: &impl serde::Serialize, v: &Verdict, lang: Lang) -> String {
+    let mut json = serde_json::to_value(report).expect("serialisable");
+    let mut verdict = serde_json::to_value(v).expect("serialisable");
+    if let Some(s) = verdict::render(v, lang, Surface::Cli) {
+        verdict["headline"] = s.headline.into();
+        verdict["next"] = s.next.into();
+        verdict["secondary_text"] = s.secondary.into();
+    }
+    json["verdict"] = verdict;
+    add_texts(&mut json, lang);
+    serde_json::to_string_pretty(&json).expect("serialisable")
 }
 
 fn add_texts(v: &mut Value, lang: Lang) {
@@ -424,6 +471,7 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
         r.exit_code,
         r.elapsed_ms
     );
+    o.push_str(&verdict_text(&smoke_verdict(r), lang));
     o
 }
 
@@ -463,5 +511,6 @@ pub fn human_doctor(r: &DoctorReport, lang: Lang) -> String {
         r.exit_code,
         r.elapsed_ms
     );
+    o.push_str(&verdict_text(&doctor_verdict(r), lang));
     o
 }

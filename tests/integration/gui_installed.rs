@@ -225,7 +225,7 @@ fn repair_mode_ends_with_the_detected_torch_checked_and_a_verdict() {
         assert!(!has(&h, &t(lang, "ui_layer_torch_missing")), "{lang:?}");
         let ready = tf(
             lang,
-            "ui_verdict_ready_torch_speed",
+            "verdict_ready_torch_speed",
             &[("gpu", &"RTX 3060"), ("times", &"40")],
         );
         assert!(

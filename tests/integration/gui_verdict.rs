@@ -19,13 +19,14 @@ use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::message::Message;
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{Goal, GpuFact};
+use cuda_setup_core::verify::build::BuildReport;
 use cuda_setup_core::verify::cuda::DeviceInfo;
 use cuda_setup_core::verify::doctor::{
-    DoctorReport, Finding, GpuCheck, GpuSummary, Severity, TorchState,
+    DoctorReport, Finding, FindingKind, GpuCheck, GpuSummary, Severity, TorchState,
 };
 use cuda_setup_core::verify::gemm::{GemmReport, GemmResult};
 use cuda_setup_core::verify::reference::{self, Precision};
-use cuda_setup_core::verify::{Check, Checks, DriverReport, SmokeReport, Status};
+use cuda_setup_core::verify::{Check, Checks, DriverReport, SmokeOutcome, SmokeReport, Status};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 
@@ -119,8 +120,8 @@ fn rtx_3060() -> DeviceInfo {
 }
 
 /// A smoke report: passed with a 2048² SGEMM in 4 ms that takes the CPU reference 152 ms
-/// (38×), or not passed for `reason`.
-fn smoke(status: Status, reason: Option<&'static str>) -> SmokeReport {
+/// (38×), or not passed for `reason` (`outcome`: why, as the smoke test types it).
+fn smoke(status: Status, outcome: SmokeOutcome, reason: Option<&'static str>) -> SmokeReport {
     let reason = reason.map(Message::new);
     let mut gemm = GemmReport::default();
     if status == Status::Passed {
@@ -143,6 +144,7 @@ fn smoke(status: Status, reason: Option<&'static str>) -> SmokeReport {
     SmokeReport {
         status,
         exit_code: status.exit_code(),
+        outcome,
         reason: reason.clone(),
         driver: DriverReport::default(),
         device: (status == Status::Passed).then(rtx_3060),
@@ -180,6 +182,7 @@ fn doctor(root: &Path, cuda: bool) -> DoctorReport {
         Vec::new()
     } else {
         vec![Finding {
+            kind: FindingKind::TorchCpuBuild,
             severity: Severity::Problem,
             message: Message::new("doctor_torch_cpu_build").with("torch", "2.7.1+cpu"),
             fix: None,
@@ -230,7 +233,10 @@ fn the_success_banner_names_the_card_and_the_speedup_in_english_and_chinese() {
         !has(&h, "Your graphics card is ready"),
         "nothing checked yet"
     );
-    event(&mut h, Event::Smoke(Box::new(smoke(Status::Passed, None))));
+    event(
+        &mut h,
+        Event::Smoke(Box::new(smoke(Status::Passed, SmokeOutcome::Passed, None))),
+    );
     assert!(has(
         &h,
         "Your graphics card is ready for CUDA — RTX 3060; a matrix multiplication runs 38× faster than on the CPU"
@@ -280,53 +286,54 @@ fn the_success_banner_names_the_card_and_the_speedup_in_english_and_chinese() {
 fn a_failure_banner_has_the_one_button_that_fixes_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    // The check loads no driver, though detection found one (the wizard's machine has
-    // 522.06): installed but not usable yet — restart, or install it again. The button
-    // goes back to Choose, where the plan installs one.
-    let mut h = wizard(root, Lang::En, Goal::Developer, Page::Verify);
+    // The driver is not there: the button goes back to Choose, where the plan installs
+    // one.
+    let mut o = options(root, Lang::En, Goal::Developer);
+    o.overrides.driver = Some(None);
+    let mut h = wizard_with(o, Page::Verify);
     event(
         &mut h,
-        Event::Smoke(Box::new(smoke(Status::Skipped, Some("smoke_no_driver")))),
+        Event::Smoke(Box::new(smoke(
+            Status::Skipped,
+            SmokeOutcome::NoDriver,
+            Some("smoke_no_driver"),
+        ))),
     );
     assert!(has(
         &h,
-        "Not usable yet: the NVIDIA graphics driver is installed, but the test could not use it."
+        "Not usable yet: the NVIDIA graphics driver is not installed."
     ));
-    assert!(!has(&h, "is not installed"));
+    assert!(has(&h, "The “Install the driver” button below does it."));
     click(&mut h, "Install the driver");
     assert_eq!(h.state().page, Page::Choose);
     assert_eq!(h.state().session.mode, Mode::Setup);
 
-    // A check that failed for its own reason: its words, and repair. The driver's own
-    // message is not in front: it is behind "Details".
-    h.state_mut().page = Page::Verify;
-    let mut failed = smoke(Status::Failed, Some("smoke_driver_failed"));
+    // The check loads no driver, though detection found one (560.94): installed but not
+    // usable yet. A plan would install nothing: a restart is what helps, said in words,
+    // with no button that leads nowhere. The driver's own message is behind "Details".
+    let mut h = wizard(root, Lang::En, Goal::Developer, Page::Verify);
+    let mut failed = smoke(
+        Status::Failed,
+        SmokeOutcome::DriverFailed,
+        Some("smoke_driver_failed"),
+    );
     let raw = "cuInit returned CUDA_ERROR_UNKNOWN (999)";
     failed.reason = failed.reason.map(|m| m.with("error", raw));
     event(&mut h, Event::Smoke(Box::new(failed)));
-    assert!(has(&h, "Not usable yet: "));
-    assert!(has(&h, "the NVIDIA driver is installed but does not work"));
+    assert!(has(
+        &h,
+        "Not usable yet: the NVIDIA graphics driver is installed but does not work."
+    ));
+    assert!(has(
+        &h,
+        "This cannot be fixed automatically. What you can do: restart"
+    ));
     assert!(!has(&h, raw));
-    h.get_by_label("Details").click();
+    assert!(h.query_by_label("Install the driver").is_none());
+    assert!(h.query_by_label("Repair").is_none());
+    h.query_all_by_label("Details").next().unwrap().click();
     settle(&mut h);
     assert!(has(&h, raw), "the raw text, unfolded");
-    click(&mut h, "Install the driver");
-    assert_eq!(h.state().page, Page::Choose);
-
-    h.state_mut().page = Page::Verify;
-    event(
-        &mut h,
-        Event::Smoke(Box::new(smoke(
-            Status::Failed,
-            Some("smoke_copy_corrupted"),
-        ))),
-    );
-    assert!(has(&h, "Not usable yet: "));
-    click(&mut h, "Repair");
-    assert_eq!(
-        (h.state().page, h.state().session.mode),
-        (Page::Repair, Mode::Repair)
-    );
 
     // CPU-only PyTorch on the PyTorch page: the button reinstalls it at once.
     h.state_mut().apply(Action::SetMode(Mode::Setup));
@@ -472,4 +479,145 @@ fn with_no_python_the_page_says_how_to_get_one_first() {
             .is_disabled(),
         "nothing to install into yet"
     );
+}
+
+/// Contradiction (a) of #31: a smoke failure repair's audit does not check (cuBLAS that
+/// will not load) ended red with a big 修复 button, and Repair then said "没有需要修复的问题".
+/// Now the banner says honestly that nothing here fixes it and what the user can do, and
+/// no button leads to a page that finds nothing.
+#[test]
+fn a_failure_repair_does_not_check_offers_no_repair_button() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = wizard(dir.path(), Lang::Zh, Goal::Developer, Page::Verify);
+    let mut failed = smoke(
+        Status::Failed,
+        SmokeOutcome::LibraryMissing,
+        Some("library_load_failed"),
+    );
+    failed.reason = failed.reason.map(|m| {
+        m.with("library", "libcublas.so.12")
+            .with("detail", "undefined symbol: cublasLtGetVersion")
+    });
+    event(&mut h, Event::Smoke(Box::new(failed)));
+    assert!(
+        h.query_by_label("修复").is_none(),
+        "no button to a Repair that finds nothing"
+    );
+    assert!(has(
+        &h,
+        "还不能用：CUDA 工具包里缺少某个库，或者某个库无法加载。"
+    ));
+    assert!(has(&h, "这个问题无法自动修复。你可以："));
+    // The page's one primary is Next again: the user goes on (and can run it again).
+    assert_eq!(cuda_setup::ui::widgets::primaries_drawn(&h.ctx), 1);
+    assert!(h.query_by_label("下一步").is_some());
+}
+
+/// The developer's smoke test: the GEMM passed (13×), the build check found link names
+/// missing in `dir` — what repair's audit finds (`repair_toolkit_cannot_link`).
+fn cannot_link(dir: &Path) -> SmokeReport {
+    let mut s = smoke(Status::Passed, SmokeOutcome::Passed, None);
+    s.checks.gemm.detail.results[0].cpu_ms = Some(52.0);
+    let why = Message::new("build_missing_link_names")
+        .with("dir", dir.display())
+        .with("missing", "lib64/libcublas.so");
+    s.checks.build = Check::new(
+        Status::Failed,
+        Some(why.clone()),
+        BuildReport {
+            missing: vec!["lib64/libcublas.so".into()],
+            ..Default::default()
+        },
+    );
+    s.status = Status::Failed;
+    s.exit_code = Status::Failed.exit_code();
+    s.outcome = SmokeOutcome::CannotLink;
+    s.reason = Some(why);
+    s
+}
+
+/// Contradiction (b) of #31: the developer's Done listed every row green ("显卡测试 通过，
+/// 比 CPU 快 13 倍") under "还不能用：失败：… 请运行 cuda-setup repair 补上。点击下方的
+/// '修复'按钮即可。" — a doubled prefix, a full path, a command line beside a button, and
+/// a cause among no row. Now the cause is the toolkit's row, in plain words; the path is
+/// under Details; the button is named, never the command.
+#[test]
+fn done_names_its_cause_in_a_row_without_a_command_line_or_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // NVIDIA's installer's toolkit, which detection lists (a green row before).
+    let toolkit = root.join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.6");
+    std::fs::create_dir_all(toolkit.join("bin")).unwrap();
+    std::fs::write(toolkit.join("bin/nvcc.exe"), "").unwrap();
+    std::fs::write(
+        toolkit.join("version.json"),
+        r#"{"cuda":{"name":"CUDA SDK","version":"12.6.3"}}"#,
+    )
+    .unwrap();
+    let mut h = wizard(root, Lang::Zh, Goal::Developer, Page::Done);
+    event(&mut h, Event::Smoke(Box::new(cannot_link(&toolkit))));
+    let mut d = doctor(root, true);
+    d.check.as_mut().unwrap().speedup = Some(13.0);
+    event(&mut h, Event::Doctor(Box::new(d)));
+
+    let cause = "无法用 CUDA 工具包编译程序：缺少链接时需要的文件。";
+    assert!(!has(&h, "还不能用：失败"), "no doubled prefix");
+    assert!(
+        !has(&h, "cuda-setup repair"),
+        "no command line in the wizard"
+    );
+    assert!(
+        !has(&h, &toolkit.display().to_string()),
+        "the path is a detail"
+    );
+    assert!(has(&h, "点击下方的“修复”按钮即可。"));
+    assert!(has(&h, &format!("还不能用：{cause}")), "the headline");
+    // The cause is a row: the toolkit's, red, in the same words.
+    assert!(
+        h.query_all_by_label_contains(cause).count() >= 2,
+        "the headline and the toolkit's row"
+    );
+    // The button leads to Repair, whose audit checks exactly this.
+    click(&mut h, "修复");
+    assert_eq!(
+        (h.state().page, h.state().session.mode),
+        (Page::Repair, Mode::Repair)
+    );
+}
+
+/// One sentence: for the same reports, the wizard's banner and the CLI's `smoke` and
+/// `doctor` text say the same headline; the CLI names the command, the wizard the button.
+#[test]
+fn the_cli_and_the_wizard_print_the_same_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let toolkit = root.join("cuda-12.6");
+    for lang in [Lang::En, Lang::Zh] {
+        let report = cannot_link(&toolkit);
+        let cli = cuda_setup::cli::verify::human_smoke(&report, lang);
+        let mut h = wizard(root, lang, Goal::Developer, Page::Verify);
+        event(&mut h, Event::Smoke(Box::new(report)));
+        let headline = match lang {
+            Lang::En => {
+                "Not usable yet: programs cannot be built with the CUDA toolkit: files a build links against are missing."
+            }
+            Lang::Zh => "还不能用：无法用 CUDA 工具包编译程序：缺少链接时需要的文件。",
+        };
+        assert!(has(&h, headline), "the wizard: {headline}");
+        assert!(cli.contains(&format!("\n{headline}\n")), "the CLI:\n{cli}");
+        assert!(cli.contains("cuda-setup repair --fix"), "{cli}");
+
+        let d = doctor(root, false);
+        let cli = cuda_setup::cli::verify::human_doctor(&d, lang);
+        h.state_mut().page = Page::Pytorch;
+        event(&mut h, Event::Doctor(Box::new(d)));
+        let headline = match lang {
+            Lang::En => {
+                "Not usable yet: the PyTorch installed is the CPU-only version, so it cannot use the graphics card."
+            }
+            Lang::Zh => "还不能用：已安装的 PyTorch 是只能用 CPU 的版本，用不了显卡。",
+        };
+        assert!(has(&h, headline), "the wizard: {headline}");
+        assert!(cli.contains(&format!("\n{headline}\n")), "the CLI:\n{cli}");
+    }
 }

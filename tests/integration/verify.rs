@@ -776,6 +776,76 @@ fn smoke_build_names_the_missing_link_names() {
     assert!(text.contains("Desktop development with C++"), "{text}");
 }
 
+/// `smoke` ends with the verdict the wizard shows (#31), in words and as `verdict` in
+/// JSON: a toolkit programs cannot be linked against is what repair's audit finds, so the
+/// next step is `cuda-setup repair --fix`; a library that will not load is not, so the
+/// user is told what to do instead.
+#[test]
+fn smoke_prints_the_verdict_and_its_json_carries_it() {
+    if driver_present() {
+        eprintln!("this machine has a CUDA driver: the GPU checks decide first");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let tk = toolkit_with_cublas(d.path(), true);
+    let gxx_dir = gxx(d.path());
+    let path = format!("{}:/usr/bin:/bin", gxx_dir.display());
+    let args = ["smoke", "--cuda-dir", tk.to_str().unwrap(), "--no-nvcc"];
+    let out = cli(&[&args[..], &["--json"]].concat(), &[("PATH", &path)]);
+    let j = json(&out);
+    assert_eq!(j["outcome"], "cannot_link");
+    let v = &j["verdict"];
+    assert_eq!(v["state"], "not_yet", "{v:#}");
+    assert_eq!(v["cause"], "cannot_link");
+    assert_eq!(v["layer"], "toolkit");
+    assert_eq!(v["fix"]["kind"], "repair");
+    let headline = "Not usable yet: programs cannot be built with the CUDA toolkit: files a build links against are missing.";
+    assert_eq!(v["headline"], headline);
+    assert!(
+        v["next"]
+            .as_str()
+            .unwrap()
+            .contains("cuda-setup repair --fix"),
+        "{v:#}"
+    );
+    // The same sentence in words, last.
+    let out = cli(&args, &[("PATH", &path)]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains(&format!("\n{headline}\n")), "{s}");
+    let out = cli(&[&args[..], &["--lang", "zh"]].concat(), &[("PATH", &path)]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("还不能用：无法用 CUDA 工具包编译程序") && s.contains("cuda-setup repair --fix"),
+        "{s}"
+    );
+
+    // cuBLAS that will not load: repair's audit does not look there; said honestly.
+    let d = tempfile::tempdir().unwrap();
+    let tk = toolkit_with_cublas(d.path(), false);
+    let out = cli(
+        &[
+            "smoke",
+            "--json",
+            "--cuda-dir",
+            tk.to_str().unwrap(),
+            "--no-nvcc",
+        ],
+        &[],
+    );
+    let j = json(&out);
+    assert_eq!(j["outcome"], "library_missing");
+    let v = &j["verdict"];
+    assert_eq!(v["cause"], "toolkit_incomplete", "{v:#}");
+    assert_eq!(v["fix"]["kind"], "manual");
+    assert!(
+        v["next"]
+            .as_str()
+            .unwrap()
+            .starts_with("This cannot be fixed automatically."),
+        "{v:#}"
+    );
+}
+
 #[test]
 fn smoke_build_passes_on_a_complete_toolkit_with_no_gpu() {
     let d = tempfile::tempdir().unwrap();

@@ -12,10 +12,11 @@ use crate::ui::progress::StepState;
 use crate::ui::report;
 use crate::ui::session::{Action, Session};
 use crate::ui::text::{t, tf};
-use crate::ui::verdict::{self, Scope, Verdict};
+use crate::ui::verdict::{self, Layer, Scope, Verdict};
 use crate::ui::widgets::{self, Tone};
 use cuda_setup_core::recommend::{DriverAction, Goal};
 use cuda_setup_core::verify::Status;
+use cuda_setup_core::verify::verdict::{Cause, cause_text};
 
 /// The guide's check, three lines to paste into Python.
 pub const TRY_IN_PYTHON: &str =
@@ -114,7 +115,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     for (tone, name, state) in layers(session) {
         line(ui, tone, &name, &state);
     }
-    verdict::banner(session, ui, Scope::All);
+    verdict::banner(session, ui, Page::Done, Scope::All);
     widgets::gap(ui);
     if session.goal == Goal::Developer && session.install.run.succeeded() {
         widgets::note(ui, Tone::Info, &t(lang, "ui_new_terminal"));
@@ -320,13 +321,13 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
                 )],
             ),
         ),
-        Some(_) => match verdict::decide(&verdict::Inputs::of(session, Scope::Torch)) {
-            Verdict::NotYet { reason, .. } => (
+        Some(_) => match verdict::decide(session, Scope::Torch) {
+            Verdict::NotYet { problem, .. } => (
                 Tone::Bad,
                 tf(
                     lang,
                     "ui_layer_problem",
-                    &[("reason", &verdict::reason_text(lang, &reason))],
+                    &[("reason", &cause_text(lang, problem.cause))],
                 ),
             ),
             _ => (Tone::Warn, t(lang, "ui_skipped")),
@@ -368,6 +369,44 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
         (None, None) => (Tone::Pending, t(lang, "ui_layer_not_run")),
     };
     out.push((test, "ui_summary_smoke"));
+
+    // The verdict's cause is one of these rows: the layer it blames is not shown as
+    // fine (red for the headline, amber for a developer's check beside it).
+    let v = verdict::decide(session, Scope::All);
+    let blamed = v
+        .problem()
+        .map(|p| (p, Tone::Bad))
+        .into_iter()
+        .chain(v.secondary().iter().map(|p| (p, Tone::Warn)));
+    for (p, tone) in blamed {
+        let row = match p.layer {
+            Layer::Driver => 0,
+            Layer::Toolkit => 1,
+            Layer::Cudnn => 2,
+            Layer::Env => 3,
+            Layer::Torch => 4,
+            Layer::GpuTest => 5,
+        };
+        // A driver this run installed waits for its restart: detection cannot see it yet,
+        // and the row says what happened.
+        if p.layer == Layer::Driver && step(&["install_driver"], done) {
+            continue;
+        }
+        let ((shown, state), _) = &mut out[row];
+        // A row that already says the layer is missing ("not installed yet") says it.
+        let absent = matches!(
+            p.cause,
+            Cause::NoGpu | Cause::NoDriver | Cause::NoToolkit | Cause::TorchMissing
+        );
+        if *shown != Tone::Bad && !(absent && *shown == Tone::Pending) {
+            *shown = tone;
+            *state = tf(
+                lang,
+                "ui_layer_problem",
+                &[("reason", &cause_text(lang, p.cause))],
+            );
+        }
+    }
 
     out.into_iter()
         .map(|((tone, state), name)| (tone, t(lang, name), state))

@@ -11,7 +11,7 @@ use super::{Primary, Screen};
 use crate::ui::flow::Page;
 use crate::ui::session::{Action, PIP_MIRRORS, Session, default_pip_mirror, pip_mirror};
 use crate::ui::text::{msg, t, tf};
-use crate::ui::verdict::{self, Fix, Scope};
+use crate::ui::verdict::{self, Fix, Scope, Verdict};
 use crate::ui::widgets::{self, Tone, status_badge};
 use crate::ui::worker::Pick;
 use cuda_setup_core::recommend::TorchPick;
@@ -67,15 +67,14 @@ impl Screen for State {
             Primary::new(t(lang, key), Action::RunPip(Box::new(torch.clone())))
                 .enabled(has_python && !s.torch.busy())
         };
-        match verdict::decide(&verdict::Inputs::of(s, Scope::Torch)) {
-            verdict::Verdict::Ready { .. } => None,
-            verdict::Verdict::NotYet {
-                fix: Some(f @ (Fix::InstallTorch | Fix::ReinstallTorch)),
-                ..
-            } => Some(install(verdict::fix_label(f))),
-            verdict::Verdict::NotYet { .. } => verdict::fix_primary(s, Page::Pytorch, Scope::Torch)
-                .or_else(|| Some(install("ui_install_pytorch"))),
-            verdict::Verdict::Pending => Some(install("ui_install_pytorch")),
+        match verdict::decide(s, Scope::Torch) {
+            Verdict::Ready { .. } => None,
+            Verdict::NotYet { problem, .. } => match problem.fix {
+                Fix::InstallTorch | Fix::ReinstallTorch => problem.fix.button_key().map(install),
+                _ => verdict::fix_primary(s, Page::Pytorch, Scope::Torch)
+                    .or_else(|| Some(install("ui_install_pytorch"))),
+            },
+            Verdict::Pending => Some(install("ui_install_pytorch")),
         }
     }
 
@@ -240,7 +239,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     if let Some(d) = &torch_state.doctor {
         doctor_report(ui, lang, d);
     }
-    verdict::banner(session, ui, Scope::Torch);
+    verdict::banner(session, ui, Page::Pytorch, Scope::Torch);
     if python != torch_state.python {
         // Before a RunPip of this frame, which runs in the Python shown.
         actions.insert(0, Action::SetPython(python));

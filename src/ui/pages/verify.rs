@@ -216,7 +216,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     {
         actions.push(Action::Verify);
     }
-    verdict::banner(session, ui, Scope::Cuda);
+    verdict::banner(session, ui, Page::Verify, Scope::Cuda);
     actions
 }
 

@@ -149,16 +149,92 @@ pub struct Fix {
     pub commands: Vec<String>,
 }
 
+/// What a finding is about, as a type (its `kind` in JSON): the verdict reads this, never
+/// the message's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    Python,
+    PythonNotFound,
+    PythonFailed,
+    TorchMissing,
+    TorchImportFailed,
+    NoGpu,
+    TorchCpuNoGpu,
+    TorchCpuBuild,
+    NoDriver,
+    TorchCudaTooNew,
+    TorchCudaMinorCompat,
+    TorchCudaOk,
+    CudaUnavailable,
+    ArchOk,
+    ArchMissing,
+    CudnnUnavailable,
+    CudnnOk,
+    GpuCheckOk,
+    GpuCheckFailed,
+    /// The check failed because the wheel has no code for the GPU ("no kernel image").
+    GpuCheckNoKernel,
+    GpuCheckWrong,
+    // Building extensions: a developer's question, not whether PyTorch uses the GPU.
+    ExtNoToolkit,
+    ExtToolkitBroken,
+    ExtToolkitVersionUnknown,
+    ExtMajorMismatch,
+    ExtToolkitOk,
+    ExtCudaHomeUnset,
+    ExtNoCompiler,
+    ExtCompilerVersionUnknown,
+    ExtCompilerRangeUnknown,
+    ExtCompilerTooNew,
+    ExtCompilerTooOld,
+    ExtCompilerUnsupported,
+    ExtCompilerOk,
+    /// `--build-extension`'s result.
+    ExtBuild,
+}
+
+impl FindingKind {
+    /// About building extensions (not about PyTorch using the GPU).
+    pub fn is_extension(self) -> bool {
+        use FindingKind::*;
+        matches!(
+            self,
+            ExtNoToolkit
+                | ExtToolkitBroken
+                | ExtToolkitVersionUnknown
+                | ExtMajorMismatch
+                | ExtToolkitOk
+                | ExtCudaHomeUnset
+                | ExtNoCompiler
+                | ExtCompilerVersionUnknown
+                | ExtCompilerRangeUnknown
+                | ExtCompilerTooNew
+                | ExtCompilerTooOld
+                | ExtCompilerUnsupported
+                | ExtCompilerOk
+                | ExtBuild
+        )
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
+    pub kind: FindingKind,
     pub severity: Severity,
     #[serde(flatten)]
     pub message: Message,
     pub fix: Option<Fix>,
 }
 
-pub(crate) fn finding(severity: Severity, message: Message, fix: Option<Fix>) -> Finding {
+pub(crate) fn finding(
+    kind: FindingKind,
+    severity: Severity,
+    message: Message,
+    fix: Option<Fix>,
+) -> Finding {
     Finding {
+        kind,
         severity,
         message,
         fix,
@@ -346,6 +422,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
     let p = cx.probe;
     let no_gpu = cx.gpu.gpus.is_empty();
     out.push(finding(
+        FindingKind::Python,
         Ok,
         msg!(
             "doctor_python",
@@ -356,6 +433,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
     ));
     if let Some(e) = &p.probe_error {
         out.push(finding(
+            FindingKind::PythonFailed,
             Problem,
             msg!("doctor_python_failed", python = cx.python.display()).with("detail", e),
             None,
@@ -374,6 +452,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
                 cx.install_fix("fix_reinstall_torch", true)
             };
             out.push(finding(
+                FindingKind::TorchImportFailed,
                 Problem,
                 msg!("doctor_torch_import_failed").with("detail", &e.detail),
                 Some(fix),
@@ -382,12 +461,18 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
         }
         _ => {
             out.push(finding(
+                FindingKind::TorchMissing,
                 Problem,
                 msg!("doctor_torch_missing", python = cx.python.display()),
                 Some(cx.install_fix("fix_install_torch", false)),
             ));
             if no_gpu {
-                out.push(finding(Info, msg!("doctor_no_gpu"), None));
+                out.push(finding(
+                    FindingKind::NoGpu,
+                    Info,
+                    msg!("doctor_no_gpu"),
+                    None,
+                ));
             }
             return out;
         }
@@ -396,13 +481,20 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
     if t.is_cpu_build() {
         if no_gpu {
             out.push(finding(
+                FindingKind::TorchCpuNoGpu,
                 Info,
                 msg!("doctor_torch_cpu_no_gpu", torch = &t.version),
                 None,
             ));
-            out.push(finding(Info, msg!("doctor_no_gpu"), None));
+            out.push(finding(
+                FindingKind::NoGpu,
+                Info,
+                msg!("doctor_no_gpu"),
+                None,
+            ));
         } else {
             out.push(finding(
+                FindingKind::TorchCpuBuild,
                 Problem,
                 msg!("doctor_torch_cpu_build", torch = &t.version),
                 Some(cx.install_fix("fix_reinstall_torch", true)),
@@ -412,7 +504,12 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
     }
     let torch_cuda: Option<Version> = t.cuda.as_deref().and_then(|c| c.parse().ok());
     if no_gpu && !t.cuda_available {
-        out.push(finding(Info, msg!("doctor_no_gpu"), None));
+        out.push(finding(
+            FindingKind::NoGpu,
+            Info,
+            msg!("doctor_no_gpu"),
+            None,
+        ));
         return out;
     }
 
@@ -426,6 +523,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
     match (&torch_cuda, &driver_cuda) {
         _ if !driver_known => {
             out.push(finding(
+                FindingKind::NoDriver,
                 Problem,
                 msg!("doctor_no_driver"),
                 Some(cx.driver_fix()),
@@ -437,6 +535,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
                 fix = cx.driver_fix();
             }
             out.push(finding(
+                FindingKind::TorchCudaTooNew,
                 Problem,
                 msg!(
                     "doctor_torch_cuda_too_new",
@@ -448,6 +547,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
             ));
         }
         (Some(tc), Some(dc)) if tc.major_minor() > dc.major_minor() => out.push(finding(
+            FindingKind::TorchCudaMinorCompat,
             Info,
             msg!(
                 "doctor_torch_cuda_minor_compat",
@@ -458,6 +558,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
             None,
         )),
         (Some(tc), Some(dc)) => out.push(finding(
+            FindingKind::TorchCudaOk,
             Ok,
             msg!(
                 "doctor_torch_cuda_ok",
@@ -472,6 +573,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
     if !t.cuda_available {
         if driver_known {
             out.push(finding(
+                FindingKind::CudaUnavailable,
                 Problem,
                 msg!("doctor_cuda_unavailable").with(
                     "detail",
@@ -503,6 +605,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
     {
         if arch_covers(&t.arch_list, cc) {
             out.push(finding(
+                FindingKind::ArchOk,
                 Ok,
                 msg!(
                     "doctor_arch_ok",
@@ -514,6 +617,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
             ));
         } else {
             out.push(finding(
+                FindingKind::ArchMissing,
                 Problem,
                 msg!(
                     "doctor_arch_missing",
@@ -529,11 +633,13 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
 
     match (t.cudnn_available, t.cudnn) {
         (Some(false), _) => out.push(finding(
+            FindingKind::CudnnUnavailable,
             Problem,
             msg!("doctor_cudnn_unavailable"),
             Some(cx.install_fix("fix_reinstall_torch", true)),
         )),
         (_, Some(v)) => out.push(finding(
+            FindingKind::CudnnOk,
             Ok,
             msg!("doctor_cudnn_ok", cudnn = decode_cudnn_version(v)),
             None,
@@ -546,13 +652,20 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
         if let Some(e) = &c.error {
             let fix = (e.contains("no kernel image") || e.contains("not compatible"))
                 .then(|| cx.install_fix("fix_reinstall_torch", true));
+            let kind = if fix.is_some() {
+                FindingKind::GpuCheckNoKernel
+            } else {
+                FindingKind::GpuCheckFailed
+            };
             out.push(finding(
+                kind,
                 Problem,
                 msg!("doctor_gpu_check_failed").with("detail", e),
                 fix,
             ));
         } else if c.ok {
             out.push(finding(
+                FindingKind::GpuCheckOk,
                 Ok,
                 msg!(
                     "doctor_gpu_check_ok",
@@ -566,6 +679,7 @@ pub fn findings(cx: &Context) -> Vec<Finding> {
             ));
         } else {
             out.push(finding(
+                FindingKind::GpuCheckWrong,
                 Problem,
                 msg!(
                     "doctor_gpu_check_wrong",
@@ -759,6 +873,7 @@ pub fn examine_with(
             .map(|p| (p.python_min.to_string(), p.python_max.to_string()))
             .unwrap_or_else(|| ("3.9".into(), "3.13".into()));
         report.findings.push(finding(
+            FindingKind::PythonNotFound,
             Severity::Problem,
             msg!(
                 "doctor_python_not_found",
@@ -792,6 +907,7 @@ pub fn examine_with(
         Err(e) => {
             report.probe_error = Some(e.clone());
             report.findings.push(finding(
+                FindingKind::PythonFailed,
                 Severity::Problem,
                 msg!("doctor_python_failed", python = python.display()).with("detail", e),
                 None,

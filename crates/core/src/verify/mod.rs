@@ -16,6 +16,7 @@ pub mod build;
 pub mod cudnn;
 pub mod doctor;
 pub mod nvcc;
+pub mod verdict;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
@@ -195,11 +196,48 @@ pub struct Checks {
     pub build: Check<build::BuildReport>,
 }
 
+/// Why the smoke test did not pass, as a type: the verdict reads this, never the
+/// reason's message key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SmokeOutcome {
+    Passed,
+    NoGpu,
+    /// The driver library did not load.
+    NoDriver,
+    /// The driver loaded but failed (an incomplete install, an error from cuInit).
+    DriverFailed,
+    /// The toolkit's stub libcuda was loaded instead of the driver's.
+    DriverStub,
+    NoSuchDevice,
+    NoToolkit,
+    ToolkitNewerThanDriver,
+    ToolkitLacksArch,
+    /// cuBLAS is missing, or a library will not load.
+    LibraryMissing,
+    /// A CUDA or cuBLAS call failed.
+    CudaCallFailed,
+    GemmWrong,
+    CopyCorrupted,
+    /// The cuDNN check failed.
+    Cudnn,
+    /// The nvcc check failed.
+    Nvcc,
+    /// The build check: link names are missing.
+    CannotLink,
+    /// The build check: compiling or linking failed for another reason.
+    BuildFailed,
+    Timeout,
+    Internal,
+}
+
 /// What `smoke` found (docs/cli.md lists the fields).
 #[derive(Debug, Clone, Serialize)]
 pub struct SmokeReport {
     pub status: Status,
     pub exit_code: i32,
+    /// Why it did not pass (`passed` when it did), from the check that `reason` is from.
+    pub outcome: SmokeOutcome,
     /// Why it did not pass: the first failed check's reason, else why the GEMM was skipped.
     pub reason: Option<Message>,
     pub driver: DriverReport,
@@ -216,6 +254,8 @@ struct Progress {
     device: Option<DeviceInfo>,
     gemm_partial: gemm::GemmReport,
     gemm: Option<Check<gemm::GemmReport>>,
+    gemm_outcome: Option<SmokeOutcome>,
+    bandwidth_outcome: Option<SmokeOutcome>,
     bandwidth: Option<Check<gemm::BandwidthReport>>,
     cudnn: Option<Check<cudnn::CudnnReport>>,
 }
@@ -282,12 +322,18 @@ pub fn smoke(host: &Host, tables: &Tables, opts: &SmokeOptions) -> SmokeReport {
             }));
         });
     }
-    let unfinished = match rx.recv_timeout(opts.timeout) {
-        Ok(Ok(())) => None,
-        Ok(Err(panic)) => Some(msg!("smoke_internal_error", detail = panic)),
-        Err(_) => Some(msg!("smoke_timeout", seconds = opts.timeout.as_secs())),
+    let (unfinished, unfinished_outcome) = match rx.recv_timeout(opts.timeout) {
+        Ok(Ok(())) => (None, SmokeOutcome::Internal),
+        Ok(Err(panic)) => (
+            Some(msg!("smoke_internal_error", detail = panic)),
+            SmokeOutcome::Internal,
+        ),
+        Err(_) => (
+            Some(msg!("smoke_timeout", seconds = opts.timeout.as_secs())),
+            SmokeOutcome::Timeout,
+        ),
     };
-    let (driver, device, gemm_c, bandwidth_c, cudnn_c) = {
+    let (driver, device, gemm_c, bandwidth_c, cudnn_c, gemm_o, bandwidth_o) = {
         let mut p = lock(&progress);
         let why = unfinished
             .clone()
@@ -306,6 +352,8 @@ pub fn smoke(host: &Host, tables: &Tables, opts: &SmokeOptions) -> SmokeReport {
             p.cudnn
                 .take()
                 .unwrap_or_else(|| Check::new(Status::Failed, fail(), Default::default())),
+            p.gemm_outcome.take().unwrap_or(unfinished_outcome),
+            p.bandwidth_outcome.take().unwrap_or(unfinished_outcome),
         )
     };
 
@@ -359,24 +407,32 @@ pub fn smoke(host: &Host, tables: &Tables, opts: &SmokeOptions) -> SmokeReport {
         build_c.status,
     ];
     let status = overall(gemm_c.status, &statuses);
-    let reason = [
-        (&gemm_c.status, &gemm_c.reason),
-        (&bandwidth_c.status, &bandwidth_c.reason),
-        (&cudnn_c.status, &cudnn_c.reason),
-        (&nvcc_c.status, &nvcc_c.reason),
-        (&build_c.status, &build_c.reason),
+    // The first failed check says why; else, when skipped, the GEMM's reason.
+    let cudnn_o = SmokeOutcome::Cudnn;
+    let nvcc_o = SmokeOutcome::Nvcc;
+    let build_o = if build_c.detail.missing.is_empty() {
+        SmokeOutcome::BuildFailed
+    } else {
+        SmokeOutcome::CannotLink
+    };
+    let (reason, outcome) = [
+        (gemm_c.status, &gemm_c.reason, gemm_o),
+        (bandwidth_c.status, &bandwidth_c.reason, bandwidth_o),
+        (cudnn_c.status, &cudnn_c.reason, cudnn_o),
+        (nvcc_c.status, &nvcc_c.reason, nvcc_o),
+        (build_c.status, &build_c.reason, build_o),
     ]
-    .iter()
-    .find(|(s, _)| **s == Status::Failed)
-    .map(|(_, r)| (*r).clone())
-    .unwrap_or_else(|| {
-        (status == Status::Skipped)
-            .then(|| gemm_c.reason.clone())
-            .flatten()
+    .into_iter()
+    .find(|(s, _, _)| *s == Status::Failed)
+    .map(|(_, r, o)| (r.clone(), o))
+    .unwrap_or_else(|| match status {
+        Status::Skipped => (gemm_c.reason.clone(), gemm_o),
+        _ => (None, SmokeOutcome::Passed),
     });
     SmokeReport {
         status,
         exit_code: status.exit_code(),
+        outcome,
         reason,
         driver,
         device,
@@ -392,28 +448,34 @@ pub fn smoke(host: &Host, tables: &Tables, opts: &SmokeOptions) -> SmokeReport {
     }
 }
 
-/// Why the driver gives no device: (skipped or failed, the message).
-pub fn driver_outcome(f: &DriverFailure) -> (Status, Message) {
+/// Why the driver gives no device: (skipped or failed, why as a type, the message).
+pub fn driver_outcome(f: &DriverFailure) -> (Status, SmokeOutcome, Message) {
     match f {
         DriverFailure::NotLoaded(l) => (
             Status::Skipped,
+            SmokeOutcome::NoDriver,
             msg!("smoke_no_driver", library = &l.library).with("detail", &l.detail),
         ),
         DriverFailure::Incomplete { library, detail } => (
             Status::Failed,
+            SmokeOutcome::DriverFailed,
             msg!("smoke_driver_failed")
                 .with("call", library)
                 .with("error", detail),
         ),
         DriverFailure::Call(e) if e.code == CUDA_ERROR_NO_DEVICE => (
             Status::Skipped,
+            SmokeOutcome::NoGpu,
             msg!("smoke_no_gpu").with("error", format!("{}: {}", e.name, e.text)),
         ),
-        DriverFailure::Call(e) if e.code == CUDA_ERROR_STUB_LIBRARY => {
-            (Status::Failed, msg!("smoke_driver_stub"))
-        }
+        DriverFailure::Call(e) if e.code == CUDA_ERROR_STUB_LIBRARY => (
+            Status::Failed,
+            SmokeOutcome::DriverStub,
+            msg!("smoke_driver_stub"),
+        ),
         DriverFailure::Call(e) => (
             Status::Failed,
+            SmokeOutcome::DriverFailed,
             msg!("smoke_driver_failed")
                 .with("call", e.call)
                 .with("error", format!("{}: {}", e.name, e.text)),
@@ -444,13 +506,16 @@ pub fn toolkit_fits(
     toolkit: &Version,
     driver_cuda: &Version,
     gpu: &DeviceInfo,
-) -> Option<Message> {
+) -> Option<(SmokeOutcome, Message)> {
     if toolkit.major() > driver_cuda.major() {
-        return Some(msg!(
-            "smoke_toolkit_newer_than_driver",
-            toolkit = toolkit,
-            major = toolkit.major(),
-            driver_cuda = driver_cuda
+        return Some((
+            SmokeOutcome::ToolkitNewerThanDriver,
+            msg!(
+                "smoke_toolkit_newer_than_driver",
+                toolkit = toolkit,
+                major = toolkit.major(),
+                driver_cuda = driver_cuda
+            ),
         ));
     }
     let release = tables
@@ -459,12 +524,15 @@ pub fn toolkit_fits(
         .iter()
         .rfind(|r| r.version.major_minor() == toolkit.major_minor())?;
     (!release.builds_for(gpu.compute_capability)).then(|| {
-        msg!(
-            "smoke_toolkit_lacks_arch",
-            toolkit = toolkit,
-            gpu = &gpu.name,
-            sm = gpu.compute_capability.sm(),
-            archs = archs_of(release)
+        (
+            SmokeOutcome::ToolkitLacksArch,
+            msg!(
+                "smoke_toolkit_lacks_arch",
+                toolkit = toolkit,
+                gpu = &gpu.name,
+                sm = gpu.compute_capability.sm(),
+                archs = archs_of(release)
+            ),
         )
     })
 }
@@ -498,7 +566,7 @@ fn gpu_part(
 
     lock(progress).driver.library = cuda::driver_library(os).to_string();
     let driver = Driver::load(os);
-    let device: Result<Device, (Status, Message)> = match &driver {
+    let device: Result<Device, (Status, SmokeOutcome, Message)> = match &driver {
         Err(f) => {
             let mut p = lock(progress);
             p.driver.error = Some(match f {
@@ -519,15 +587,21 @@ fn gpu_part(
                 Err(e) => Err(driver_outcome(&DriverFailure::Call(e))),
                 Ok(0) => Err((
                     Status::Skipped,
+                    SmokeOutcome::NoGpu,
                     msg!("smoke_no_gpu").with("error", "0 devices"),
                 )),
                 Ok(n) if opts.device >= n => Err((
                     Status::Failed,
+                    SmokeOutcome::NoSuchDevice,
                     msg!("smoke_no_such_device", index = opts.device, count = n),
                 )),
-                Ok(_) => d
-                    .open_device(opts.device)
-                    .map_err(|e| (Status::Failed, cuda_failed(&e))),
+                Ok(_) => d.open_device(opts.device).map_err(|e| {
+                    (
+                        Status::Failed,
+                        SmokeOutcome::CudaCallFailed,
+                        cuda_failed(&e),
+                    )
+                }),
             }
         }
     };
@@ -544,24 +618,32 @@ fn gpu_part(
         },
         _ => Default::default(),
     };
-    let gemm_check = match (&device, toolkit, cublas) {
-        (Err((Status::Skipped, _)), _, Some(Err(gemm::CublasFailure::Load(l)))) => {
-            Check::new(Status::Failed, Some(load_failure_message(&l)), base.clone())
-        }
-        (Err((s, m)), _, _) => Check::new(*s, Some(m.clone()), base.clone()),
-        (Ok(_), None, _) | (Ok(_), _, None) => Check::new(
-            Status::Skipped,
-            Some(msg!("smoke_no_toolkit")),
-            base.clone(),
+    let (gemm_check, gemm_outcome) = match (&device, toolkit, cublas) {
+        (Err((Status::Skipped, _, _)), _, Some(Err(gemm::CublasFailure::Load(l)))) => (
+            Check::new(Status::Failed, Some(load_failure_message(&l)), base.clone()),
+            SmokeOutcome::LibraryMissing,
         ),
-        (Ok(_), Some(t), Some(Err(gemm::CublasFailure::NotFound { .. }))) => Check::new(
-            Status::Failed,
-            Some(msg!("smoke_no_cublas", dir = t.path.display())),
-            base.clone(),
+        (Err((s, o, m)), _, _) => (Check::new(*s, Some(m.clone()), base.clone()), *o),
+        (Ok(_), None, _) | (Ok(_), _, None) => (
+            Check::new(
+                Status::Skipped,
+                Some(msg!("smoke_no_toolkit")),
+                base.clone(),
+            ),
+            SmokeOutcome::NoToolkit,
         ),
-        (Ok(_), _, Some(Err(gemm::CublasFailure::Load(l)))) => {
-            Check::new(Status::Failed, Some(load_failure_message(&l)), base.clone())
-        }
+        (Ok(_), Some(t), Some(Err(gemm::CublasFailure::NotFound { .. }))) => (
+            Check::new(
+                Status::Failed,
+                Some(msg!("smoke_no_cublas", dir = t.path.display())),
+                base.clone(),
+            ),
+            SmokeOutcome::LibraryMissing,
+        ),
+        (Ok(_), _, Some(Err(gemm::CublasFailure::Load(l)))) => (
+            Check::new(Status::Failed, Some(load_failure_message(&l)), base.clone()),
+            SmokeOutcome::LibraryMissing,
+        ),
         (Ok(dev), Some(t), Some(Ok(cublas))) => {
             let driver_cuda = &dev.driver.cuda_version;
             let unfit = match t.version.clone().or_else(|| cublas.version.clone()) {
@@ -573,26 +655,40 @@ fn gpu_part(
                     driver_cuda,
                     &dev.info,
                 )
-                .filter(|m| m.key == "smoke_toolkit_newer_than_driver"),
+                .filter(|(o, _)| *o == SmokeOutcome::ToolkitNewerThanDriver),
             };
             match unfit {
-                Some(m) => Check::new(Status::Failed, Some(m), base.clone()),
+                Some((o, m)) => (Check::new(Status::Failed, Some(m), base.clone()), o),
                 None => run_gemm(dev, &cublas, &opts.sizes, progress, base.clone()),
             }
         }
     };
-    lock(progress).gemm = Some(gemm_check);
+    {
+        let mut p = lock(progress);
+        p.gemm = Some(gemm_check);
+        p.gemm_outcome = Some(gemm_outcome);
+    }
 
     // Bandwidth.
-    let bw = match &device {
-        Err((s, m)) => Check::new(*s, Some(m.clone()), Default::default()),
+    let (bw, bw_outcome) = match &device {
+        Err((s, o, m)) => (Check::new(*s, Some(m.clone()), Default::default()), *o),
         Ok(dev) => match gemm::bandwidth(dev, opts.bandwidth_bytes) {
-            Ok(b) if b.round_trip_ok => Check::new(Status::Passed, None, b),
-            Ok(b) => Check::new(Status::Failed, Some(msg!("smoke_copy_corrupted")), b),
-            Err(e) => Check::new(Status::Failed, Some(cuda_failed(&e)), Default::default()),
+            Ok(b) if b.round_trip_ok => (Check::new(Status::Passed, None, b), SmokeOutcome::Passed),
+            Ok(b) => (
+                Check::new(Status::Failed, Some(msg!("smoke_copy_corrupted")), b),
+                SmokeOutcome::CopyCorrupted,
+            ),
+            Err(e) => (
+                Check::new(Status::Failed, Some(cuda_failed(&e)), Default::default()),
+                SmokeOutcome::CudaCallFailed,
+            ),
         },
     };
-    lock(progress).bandwidth = Some(bw);
+    {
+        let mut p = lock(progress);
+        p.bandwidth = Some(bw);
+        p.bandwidth_outcome = Some(bw_outcome);
+    }
 
     // cuDNN.
     let c = cudnn::check(&cudnn::Context {
@@ -601,7 +697,7 @@ fn gpu_part(
         toolkit_version: toolkit.and_then(|t| t.version.as_ref()),
         toolkit_lib_dirs: &lib_dirs,
         installs,
-        device: device.as_ref().map_err(|(_, m)| m.clone()),
+        device: device.as_ref().map_err(|(_, _, m)| m.clone()),
     });
     lock(progress).cudnn = Some(c);
 }
@@ -612,7 +708,7 @@ fn run_gemm(
     sizes: &[usize],
     progress: &Mutex<Progress>,
     base: gemm::GemmReport,
-) -> Check<gemm::GemmReport> {
+) -> (Check<gemm::GemmReport>, SmokeOutcome) {
     let mut report = base;
     let r = gemm::run(dev, cublas, sizes, &mut report, |r| {
         lock(progress).gemm_partial = r.clone();
@@ -624,7 +720,10 @@ fn run_gemm(
                 msg!("smoke_cuda_call_failed", call = call).with("error", status)
             }
         };
-        return Check::new(Status::Failed, Some(m), report);
+        return (
+            Check::new(Status::Failed, Some(m), report),
+            SmokeOutcome::CudaCallFailed,
+        );
     }
     if let Some(bad) = report.results.iter().find(|g| !g.accuracy.passed) {
         let m = msg!(
@@ -634,13 +733,22 @@ fn run_gemm(
             error = format!("{:.2e}", bad.accuracy.max_error),
             tolerance = format!("{:.0e}", bad.accuracy.tolerance)
         );
-        return Check::new(Status::Failed, Some(m), report);
+        return (
+            Check::new(Status::Failed, Some(m), report),
+            SmokeOutcome::GemmWrong,
+        );
     }
     if report.results.is_empty() {
         let m = msg!("smoke_gemm_nothing_ran", why = report.not_run.join("; "));
-        return Check::new(Status::Failed, Some(m), report);
+        return (
+            Check::new(Status::Failed, Some(m), report),
+            SmokeOutcome::CudaCallFailed,
+        );
     }
-    Check::new(Status::Passed, None, report)
+    (
+        Check::new(Status::Passed, None, report),
+        SmokeOutcome::Passed,
+    )
 }
 
 #[cfg(test)]
@@ -678,17 +786,24 @@ mod tests {
         // Same major, newer minor: minor-version compatibility, fine.
         assert_eq!(toolkit_fits(&t, &v("12.6"), &v("12.4"), &gpu("8.6")), None);
         // A newer major than the driver runs.
-        let m = toolkit_fits(&t, &v("13.0"), &v("12.4"), &gpu("8.6")).unwrap();
+        let (o, m) = toolkit_fits(&t, &v("13.0"), &v("12.4"), &gpu("8.6")).unwrap();
+        assert_eq!(o, SmokeOutcome::ToolkitNewerThanDriver);
         assert_eq!(m.key, "smoke_toolkit_newer_than_driver");
         // CUDA 13 dropped Pascal (sm_61); CUDA 11.8 predates Blackwell (sm_120).
-        let m = toolkit_fits(&t, &v("13.0"), &v("13.0"), &gpu("6.1")).unwrap();
+        let m = toolkit_fits(&t, &v("13.0"), &v("13.0"), &gpu("6.1"))
+            .unwrap()
+            .1;
         assert_eq!(m.key, "smoke_toolkit_lacks_arch");
-        let m = toolkit_fits(&t, &v("11.8"), &v("12.8"), &gpu("12.0")).unwrap();
+        let m = toolkit_fits(&t, &v("11.8"), &v("12.8"), &gpu("12.0"))
+            .unwrap()
+            .1;
         assert_eq!(m.key, "smoke_toolkit_lacks_arch");
         assert_eq!(m.param("sm"), Some("sm_120"));
         // 12.8's range (sm_50 – sm_120) has a gap at sm_103 (B300, first in 12.9): the
         // message lists what it builds for.
-        let m = toolkit_fits(&t, &v("12.8"), &v("12.8"), &gpu("10.3")).unwrap();
+        let m = toolkit_fits(&t, &v("12.8"), &v("12.8"), &gpu("10.3"))
+            .unwrap()
+            .1;
         assert_eq!(m.key, "smoke_toolkit_lacks_arch");
         let archs = m.param("archs").unwrap();
         assert!(
@@ -702,12 +817,15 @@ mod tests {
 
     #[test]
     fn driver_failures_map_to_skipped_or_failed() {
-        let (s, m) = driver_outcome(&DriverFailure::NotLoaded(loader::LoadFailure {
+        let (s, o, m) = driver_outcome(&DriverFailure::NotLoaded(loader::LoadFailure {
             library: "libcuda.so.1".into(),
             detail: "libcuda.so.1: cannot open shared object file".into(),
             missing: Vec::new(),
         }));
-        assert_eq!((s, m.key), (Status::Skipped, "smoke_no_driver"));
+        assert_eq!(
+            (s, o, m.key),
+            (Status::Skipped, SmokeOutcome::NoDriver, "smoke_no_driver")
+        );
         let call = |code| {
             DriverFailure::Call(cuda::CudaError {
                 call: "cuInit",
@@ -717,7 +835,7 @@ mod tests {
             })
         };
         assert_eq!(driver_outcome(&call(100)).0, Status::Skipped);
-        assert_eq!(driver_outcome(&call(34)).1.key, "smoke_driver_stub");
+        assert_eq!(driver_outcome(&call(34)).1, SmokeOutcome::DriverStub);
         assert_eq!(driver_outcome(&call(999)).0, Status::Failed);
     }
 }

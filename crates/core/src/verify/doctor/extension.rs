@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Finding, Fix, Severity, TorchState, finding, shell_quote};
+use super::{Finding, FindingKind, Fix, Severity, TorchState, finding, shell_quote};
 use crate::compat::Os;
 use crate::detect::toolkit;
 use crate::message::Message;
@@ -278,11 +278,6 @@ impl ExtensionFacts {
     }
 }
 
-/// Whether a finding is about building extensions (not about PyTorch using the GPU).
-pub fn is_extension_finding(key: &str) -> bool {
-    key.starts_with("doctor_ext_") || key.starts_with("doctor_build_")
-}
-
 /// Commands that set CUDA_HOME to `dir` (for this console and for new ones).
 pub fn set_cuda_home_commands(os: Os, dir: &Path) -> Vec<String> {
     match os {
@@ -325,6 +320,7 @@ pub fn findings(os: Os, t: &TorchState, facts: &ExtensionFacts) -> Vec<Finding> 
     };
     let Some(dir) = &facts.toolkit else {
         out.push(finding(
+            FindingKind::ExtNoToolkit,
             Info,
             msg!("doctor_ext_no_toolkit", cuda = cuda.major_minor()),
             Some(toolkit_fix(os, facts, &cuda)),
@@ -338,6 +334,7 @@ pub fn findings(os: Os, t: &TorchState, facts: &ExtensionFacts) -> Vec<Finding> 
     };
     if !facts.toolkit_has_nvcc {
         out.push(finding(
+            FindingKind::ExtToolkitBroken,
             Problem,
             msg!(
                 "doctor_ext_toolkit_broken",
@@ -350,11 +347,13 @@ pub fn findings(os: Os, t: &TorchState, facts: &ExtensionFacts) -> Vec<Finding> 
     }
     match &facts.toolkit_version {
         None => out.push(finding(
+            FindingKind::ExtToolkitVersionUnknown,
             Info,
             msg!("doctor_ext_toolkit_version_unknown", path = dir.display()),
             None,
         )),
         Some(tv) if tv.major() != cuda.major() => out.push(finding(
+            FindingKind::ExtMajorMismatch,
             Problem,
             msg!(
                 "doctor_ext_major_mismatch",
@@ -368,6 +367,7 @@ pub fn findings(os: Os, t: &TorchState, facts: &ExtensionFacts) -> Vec<Finding> 
         )),
         Some(tv) => {
             out.push(finding(
+                FindingKind::ExtToolkitOk,
                 Ok,
                 msg!(
                     "doctor_ext_toolkit_ok",
@@ -379,6 +379,7 @@ pub fn findings(os: Os, t: &TorchState, facts: &ExtensionFacts) -> Vec<Finding> 
             ));
             if facts.probe.cuda_home_env.is_none() {
                 out.push(finding(
+                    FindingKind::ExtCudaHomeUnset,
                     Info,
                     msg!(
                         "doctor_ext_cuda_home_unset",
@@ -417,6 +418,7 @@ fn compiler_findings(os: Os, facts: &ExtensionFacts) -> Option<Finding> {
             ),
         };
         return Some(finding(
+            FindingKind::ExtNoCompiler,
             Problem,
             msg!("doctor_ext_no_compiler"),
             Some(Fix {
@@ -428,6 +430,7 @@ fn compiler_findings(os: Os, facts: &ExtensionFacts) -> Option<Finding> {
     let name = if os == Os::Windows { "cl.exe" } else { "g++" };
     let Some(version) = &c.version else {
         return Some(finding(
+            FindingKind::ExtCompilerVersionUnknown,
             Info,
             msg!("doctor_ext_compiler_version_unknown", compiler = name),
             None,
@@ -435,6 +438,7 @@ fn compiler_findings(os: Os, facts: &ExtensionFacts) -> Option<Finding> {
     };
     let unknown = || {
         finding(
+            FindingKind::ExtCompilerRangeUnknown,
             Info,
             msg!(
                 "doctor_ext_compiler_range_unknown",
@@ -470,6 +474,7 @@ fn compiler_findings(os: Os, facts: &ExtensionFacts) -> Option<Finding> {
             };
             if too_new {
                 return Some(finding(
+                    FindingKind::ExtCompilerTooNew,
                     Problem,
                     msg!(
                         "doctor_ext_gcc_too_new",
@@ -490,6 +495,7 @@ fn compiler_findings(os: Os, facts: &ExtensionFacts) -> Option<Finding> {
                 && major < min
             {
                 return Some(finding(
+                    FindingKind::ExtCompilerTooOld,
                     Problem,
                     msg!(
                         "doctor_ext_gcc_too_old",
@@ -504,6 +510,7 @@ fn compiler_findings(os: Os, facts: &ExtensionFacts) -> Option<Finding> {
                 ));
             }
             Some(finding(
+                FindingKind::ExtCompilerOk,
                 Ok,
                 msg!(
                     "doctor_ext_gcc_ok",
@@ -522,6 +529,7 @@ fn compiler_findings(os: Os, facts: &ExtensionFacts) -> Option<Finding> {
             let range_text = format!("{min}–{}", below - 1);
             if msc < min || msc >= below {
                 Some(finding(
+                    FindingKind::ExtCompilerUnsupported,
                     Problem,
                     msg!(
                         "doctor_ext_msvc_unsupported",
@@ -537,6 +545,7 @@ fn compiler_findings(os: Os, facts: &ExtensionFacts) -> Option<Finding> {
                 ))
             } else {
                 Some(finding(
+                    FindingKind::ExtCompilerOk,
                     Ok,
                     msg!(
                         "doctor_ext_msvc_ok",
@@ -630,7 +639,7 @@ impl BuildExtensionReport {
             }),
             _ => None,
         };
-        finding(severity, self.message.clone(), fix)
+        finding(FindingKind::ExtBuild, severity, self.message.clone(), fix)
     }
 }
 

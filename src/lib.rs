@@ -64,10 +64,14 @@ mod boundary {
                 }
             }
         }
-        let (_, session) = &code(&src("ui"))
-            .into_iter()
-            .find(|(p, _)| p.ends_with("session.rs"))
-            .unwrap();
-        assert!(!session.contains("pages::"), "the session imports a page");
+        let session = code(&src("ui/session"));
+        assert!(
+            session.len() >= 5,
+            "the session's modules: {}",
+            session.len()
+        );
+        for (p, text) in &session {
+            assert!(!text.contains("pages::"), "{} imports a page", p.display());
+        }
     }
 }

@@ -85,8 +85,8 @@ impl App {
         // ready when the user is (the session shows it running from the first frame on).
         app.apply(Action::Detect);
         if let Some(r) = refresh {
-            app.session.refreshing = true;
-            app.submit(Command::Refresh(Box::new(r)));
+            let cmd = app.session.refresh(r);
+            app.submit(cmd);
         }
         app
     }
@@ -185,7 +185,7 @@ impl App {
                     ui.add_space(6.0);
                     ui.heading(t(lang, page.title_key()));
                     ui.add_space(4.0);
-                    if let Some(m) = &session.crash {
+                    if let Some(m) = &session.crash() {
                         widgets::callout(ui, widgets::Tone::Bad, |ui| {
                             ui.label(t(lang, "ui_worker_crashed_plain"));
                             super::progress::details(ui, lang, "crash", m);
@@ -328,7 +328,7 @@ impl App {
 
     /// The page before; its work is not started again, and nothing is dropped.
     fn back(&mut self) {
-        self.session.crash = None;
+        self.session.clear_crash();
         let steps = self.session.steps();
         if let (_, Some(p)) = super::flow::neighbours(steps, self.page) {
             self.page = p;
@@ -337,7 +337,7 @@ impl App {
 
     /// Goes to `page`, starting the work that page shows.
     pub fn go(&mut self, page: Page) {
-        self.session.crash = None;
+        self.session.clear_crash();
         self.page = page;
         for a in self.pages.get(page).enter(&self.session) {
             self.apply(a);
@@ -388,21 +388,21 @@ mod tests {
         app.apply(Action::Back);
         assert_eq!(app.page, Page::Repair);
         assert!(
-            app.session.repair.findings.is_some() && !app.session.repair.auditing,
+            app.session.repair().findings().is_some() && !app.session.repair().auditing(),
             "Back neither drops the audit nor runs it again"
         );
         app.apply(Action::Next);
         assert_eq!(app.page, Page::Done);
         assert_eq!(
-            app.session.saved.as_ref().unwrap().as_ref().unwrap(),
+            app.session.saved().as_ref().unwrap().as_ref().unwrap(),
             &report
         );
-        assert!(app.session.repair.findings.is_some());
+        assert!(app.session.repair().findings().is_some());
 
         // The language, switched on Done, changes only the language.
         app.apply(Action::SetLang(Lang::Zh));
         assert_eq!((app.page, app.session.lang), (Page::Done, Lang::Zh));
-        assert!(app.session.saved.is_some() && app.session.repair.findings.is_some());
+        assert!(app.session.saved().is_some() && app.session.repair().findings().is_some());
         app.apply(Action::Back);
         app.apply(Action::Back);
         assert_eq!(app.page, Page::Welcome);

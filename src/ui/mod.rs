@@ -14,6 +14,7 @@ pub mod app;
 pub mod elevate;
 pub mod flow;
 pub mod fonts;
+pub mod job;
 mod launch;
 pub mod options;
 pub mod pages;

@@ -10,6 +10,7 @@ use cuda_setup_core::plan::Plan;
 use cuda_setup_core::run::{RunEvent, RunReport};
 use cuda_setup_core::steps::StepEvent;
 
+use super::job::{Job, Status};
 use super::text::{msg, t, tf};
 use super::widgets::{self, Tone};
 
@@ -31,13 +32,13 @@ pub struct StepRow {
     pub detail: String,
 }
 
+/// A run's rows and log, and the run as a job: not started, running (with its cancel),
+/// done with its report.
 #[derive(Default)]
 pub struct RunView {
-    pub steps: Vec<StepRow>,
-    pub log: Vec<String>,
-    pub report: Option<Box<RunReport>>,
-    pub cancel: Option<Cancel>,
-    pub started: bool,
+    steps: Vec<StepRow>,
+    log: Vec<String>,
+    job: Job<Box<RunReport>>,
 }
 
 /// The translated title of a step (`StepEvent` names, as `Step::name` gives them).
@@ -60,24 +61,47 @@ impl RunView {
                 })
                 .collect(),
             log: Vec::new(),
-            report: None,
-            cancel: Some(cancel),
-            started: true,
+            job: Job::cancellable(cancel),
         }
+    }
+
+    /// Started (running, or done with its report).
+    pub fn started(&self) -> bool {
+        !self.job.is_idle()
     }
 
     pub fn running(&self) -> bool {
-        self.started && self.report.is_none()
+        self.job.is_running()
+    }
+
+    /// The executor's report, once the run ended (a crashed one included).
+    pub fn report(&self) -> Option<&RunReport> {
+        self.job.done().map(|r| &**r)
     }
 
     pub fn succeeded(&self) -> bool {
-        self.report.as_ref().is_some_and(|r| r.ok())
+        self.report().is_some_and(|r| r.ok())
+    }
+
+    pub fn status(&self) -> Status {
+        match self.report() {
+            None if self.running() => Status::Running,
+            None => Status::Idle,
+            Some(r) if r.failure.is_some() => Status::Failed,
+            Some(_) => Status::Done,
+        }
+    }
+
+    pub fn steps(&self) -> &[StepRow] {
+        &self.steps
+    }
+
+    pub fn log(&self) -> &[String] {
+        &self.log
     }
 
     pub fn cancel(&self) {
-        if let Some(c) = &self.cancel {
-            c.cancel();
-        }
+        self.job.cancel();
     }
 
     pub fn apply(&mut self, e: RunEvent, lang: Lang) {
@@ -156,7 +180,7 @@ impl RunView {
                         }
                     }
                 }
-                self.report = Some(r);
+                self.job.finish(r);
             }
         }
     }
@@ -193,7 +217,7 @@ impl RunView {
                 });
             }
         }
-        if let Some(r) = &self.report {
+        if let Some(r) = self.report() {
             widgets::gap(ui);
             if let Some(f) = &r.failure {
                 failure_callout(ui, lang, f);

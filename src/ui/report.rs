@@ -11,8 +11,8 @@ use super::text::{msg, t};
 /// Everything, as JSON (the CLI's own structures).
 pub fn json(session: &Session) -> String {
     let rec = session.recommendation();
-    let prepared = session.prepare.plan();
-    let cudnn = match &session.cudnn.installed {
+    let prepared = session.prepare().plan();
+    let cudnn = match session.cudnn().installed() {
         Some(Ok(m)) => Some(m.as_ref()),
         _ => None,
     };
@@ -20,15 +20,15 @@ pub fn json(session: &Session) -> String {
         "format": 1,
         "created_by": format!("cuda-setup {}", env!("CARGO_PKG_VERSION")),
         "goal": session.goal,
-        "system": session.system.report,
+        "system": session.system().report(),
         "recommendation": rec,
         "plan": prepared,
-        "install": session.install.run.report,
+        "install": session.install().run().report(),
         "cudnn": cudnn,
-        "smoke": session.verify.report,
-        "pip": session.torch.run.report,
-        "doctor": session.torch.doctor,
-        "repair": session.repair.findings,
+        "smoke": session.verify().report(),
+        "pip": session.torch().run().report(),
+        "doctor": session.torch().doctor(),
+        "repair": session.repair().findings(),
     });
     serde_json::to_string_pretty(&v).unwrap_or_default()
 }
@@ -66,7 +66,7 @@ pub fn diagnostics(session: &Session) -> String {
         t(lang, "ui_diag_title"),
         env!("CARGO_PKG_VERSION")
     );
-    if let Some(r) = &session.system.report {
+    if let Some(r) = session.system().report() {
         if let Some(sys) = &r.system {
             let _ = writeln!(
                 s,
@@ -199,7 +199,7 @@ pub fn diagnostics(session: &Session) -> String {
             let _ = writeln!(s, "  ! {}", msg(lang, b));
         }
     }
-    if let Some(r) = &session.install.run.report {
+    if let Some(r) = &session.install().run().report() {
         let outcome = match &r.failure {
             Some(f) => format!("{} {}: {}", t(lang, "ui_failed"), f.step, f.error),
             None if r.cancelled => t(lang, "ui_state_cancelled"),
@@ -210,10 +210,10 @@ pub fn diagnostics(session: &Session) -> String {
             let _ = writeln!(s, "  {}: {}", t(lang, "ui_live_log"), l.display());
         }
     }
-    if let Some(Ok(m)) = &session.cudnn.installed {
+    if let Some(Ok(m)) = &session.cudnn().installed() {
         let _ = writeln!(s, "cuDNN: {} ({} files)", m.cudnn_version, m.files.len());
     }
-    if let Some(r) = &session.verify.report {
+    if let Some(r) = session.verify().report() {
         let _ = writeln!(
             s,
             "{}: {}",
@@ -233,7 +233,7 @@ pub fn diagnostics(session: &Session) -> String {
             );
         }
     }
-    if let Some(f) = &session.repair.findings {
+    if let Some(f) = session.repair().findings() {
         for x in f {
             let _ = writeln!(
                 s,
@@ -251,7 +251,7 @@ pub fn diagnostics(session: &Session) -> String {
             );
         }
     }
-    if let Some(d) = &session.torch.doctor {
+    if let Some(d) = session.torch().doctor() {
         let _ = writeln!(
             s,
             "{}: {}",

@@ -26,8 +26,8 @@ pub fn inputs(session: &Session, scope: Scope) -> Inputs<'_> {
         goal: session.goal,
         torch_expected: session.mode == Mode::Setup,
         facts: session.facts(),
-        smoke: session.verify.report.as_deref(),
-        doctor: session.torch.doctor.as_deref(),
+        smoke: session.verify().report(),
+        doctor: session.torch().doctor(),
     }
 }
 

@@ -33,7 +33,7 @@ pub enum Command {
         choices: Box<Choices>,
     },
     Run {
-        job: Job,
+        job: JobId,
         plan: Box<Plan>,
         cancel: Cancel,
     },
@@ -46,7 +46,7 @@ pub enum Command {
         toolkit_dir: PathBuf,
     },
     /// The plan that downloads the pick's archive (finding its hash may read NVIDIA's
-    /// redist manifest); the session then submits it as a [`Job::Cudnn`] run.
+    /// redist manifest); the session then submits it as a [`JobId::CudnnDownload`] run.
     PlanCudnnDownload {
         pick: Box<CudnnPick>,
         choices: Box<Choices>,
@@ -106,14 +106,56 @@ pub struct Refresh {
     pub cache: Option<PathBuf>,
 }
 
-/// Which run a [`RunEvent`] belongs to.
+/// Which of the session's jobs a command works for: its [`RunEvent`]s say it, and so does
+/// the crash of its thread, so the session ends exactly that job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Job {
+pub enum JobId {
+    Detect,
+    /// Linux: the driver package and commands for the recommendation's minimum.
+    LinuxDriver,
+    /// The background refresh of the tables.
+    Refresh,
+    Prepare,
+    /// The install run (the driver, the toolkit).
     Install,
+    /// The restart the driver asked for.
+    Restart,
+    /// cuDNN: an archive checked against the toolkit.
+    CudnnCheck,
+    /// cuDNN: the download's plan, then its run.
+    CudnnDownload,
+    CudnnInstall,
+    /// cuDNN: the page's Undo.
+    CudnnUndo,
+    Smoke,
+    Doctor,
     Pip,
-    Repair,
-    /// The cuDNN page's download or install (a plan of its own).
-    Cudnn,
+    Audit,
+    /// Repair's fixes (a run per fix, then the audit again).
+    Fix,
+    Save,
+}
+
+impl JobId {
+    /// Every job, for tests that go through them all.
+    pub const ALL: [JobId; 16] = [
+        JobId::Detect,
+        JobId::LinuxDriver,
+        JobId::Refresh,
+        JobId::Prepare,
+        JobId::Install,
+        JobId::Restart,
+        JobId::CudnnCheck,
+        JobId::CudnnDownload,
+        JobId::CudnnInstall,
+        JobId::CudnnUndo,
+        JobId::Smoke,
+        JobId::Doctor,
+        JobId::Pip,
+        JobId::Audit,
+        JobId::Fix,
+        JobId::Save,
+    ];
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +182,7 @@ pub struct Prepared {
 pub enum Event {
     Detected(Box<SystemReport>),
     Prepared(Result<Box<Prepared>, String>),
-    Run(Job, RunEvent),
+    Run(JobId, RunEvent),
     Picked(Pick, Option<PathBuf>),
     CudnnValidated(Result<Box<ArchiveCheck>, Box<Refused>>),
     /// The cuDNN download's plan, or why none could be made.
@@ -163,55 +205,51 @@ pub enum Event {
     },
     /// cuda-setup opens again after the restart; Ok(true): the restart is under way.
     Restarting(Result<bool, String>),
-    /// A bug of ours: the thread running `what` panicked (the message). The page
-    /// waiting for it stops waiting and says so.
+    /// A bug of ours: the thread working for `job` panicked (the message). The session
+    /// ends that job with the error, and the page says so.
     Crashed {
-        what: Crashed,
+        job: Option<JobId>,
         message: String,
     },
 }
 
-/// Which command a worker thread died on (what the UI stops waiting for).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Crashed {
-    Detect,
-    Prepare,
-    Run(Job),
-    ValidateCudnn,
-    PlanCudnn,
-    UninstallCudnn,
-    Smoke,
-    Doctor,
-    Save,
-    Audit,
-    Fix,
-    Refresh,
-    LinuxDriver,
-    Restart,
-    /// A command nothing waits for (a file dialog, opening the log).
-    Other,
+impl Command {
+    /// The session's job this command works for (None: nothing waits for it — a file
+    /// dialog's answer comes as `Picked`, opening the log answers nothing).
+    pub fn job(&self) -> Option<JobId> {
+        Some(match self {
+            Command::Detect => JobId::Detect,
+            Command::Prepare { .. } => JobId::Prepare,
+            Command::Run { job, .. } => *job,
+            Command::ValidateCudnn { .. } => JobId::CudnnCheck,
+            Command::PlanCudnnDownload { .. } => JobId::CudnnDownload,
+            Command::UninstallCudnn { .. } => JobId::CudnnUndo,
+            Command::Smoke { .. } => JobId::Smoke,
+            Command::Doctor { .. } => JobId::Doctor,
+            Command::Save { .. } => JobId::Save,
+            Command::Audit { .. } => JobId::Audit,
+            Command::Fix { .. } => JobId::Fix,
+            Command::Refresh(_) => JobId::Refresh,
+            Command::LinuxDriverAdvice { .. } => JobId::LinuxDriver,
+            Command::Restart { .. } => JobId::Restart,
+            Command::PickFile { .. } | Command::Open(_) => return None,
+        })
+    }
 }
 
-impl Command {
-    fn crashed(&self) -> Crashed {
-        match self {
-            Command::Detect => Crashed::Detect,
-            Command::Prepare { .. } => Crashed::Prepare,
-            Command::Run { job, .. } => Crashed::Run(*job),
-            Command::ValidateCudnn { .. } => Crashed::ValidateCudnn,
-            Command::PlanCudnnDownload { .. } => Crashed::PlanCudnn,
-            Command::UninstallCudnn { .. } => Crashed::UninstallCudnn,
-            Command::Smoke { .. } => Crashed::Smoke,
-            Command::Doctor { .. } => Crashed::Doctor,
-            Command::Save { .. } => Crashed::Save,
-            Command::Audit { .. } => Crashed::Audit,
-            Command::Fix { .. } => Crashed::Fix,
-            Command::Refresh(_) => Crashed::Refresh,
-            Command::LinuxDriverAdvice { .. } => Crashed::LinuxDriver,
-            Command::Restart { .. } => Crashed::Restart,
-            Command::PickFile { .. } | Command::Open(_) => Crashed::Other,
-        }
+/// What the UI hears when the thread running a command for `job` panicked: a run ends
+/// with its report, failed (its rows and log say where), then the crash itself.
+pub fn crash_events(job: Option<JobId>, plan: Option<&Plan>, message: &str) -> Vec<Event> {
+    let mut events = Vec::new();
+    if let (Some(job), Some(plan)) = (job, plan) {
+        let r = run::RunReport::crashed(plan, message);
+        events.push(Event::Run(job, RunEvent::Done(Box::new(r))));
     }
+    events.push(Event::Crashed {
+        job,
+        message: message.to_string(),
+    });
+    events
 }
 
 /// What the worker works on: the same sandbox knobs as the CLI.
@@ -284,21 +322,15 @@ impl Worker {
         let spawned = std::thread::Builder::new()
             .name("cuda-setup-worker".into())
             .spawn(move || {
-                let what = cmd.crashed();
+                let job = cmd.job();
                 let plan = match &cmd {
                     Command::Run { plan, .. } => Some(plan.clone()),
                     _ => None,
                 };
                 if let Err(p) = cuda_setup_core::panics::catch(|| execute(cmd, &env, &out)) {
-                    // A run's view ends with its report, failed.
-                    if let (Crashed::Run(job), Some(plan)) = (what, plan) {
-                        let r = run::RunReport::crashed(&plan, &p.message);
-                        out.send(Event::Run(job, RunEvent::Done(Box::new(r))));
+                    for e in crash_events(job, plan.as_deref(), &p.message) {
+                        out.send(e);
                     }
-                    out.send(Event::Crashed {
-                        what,
-                        message: p.message,
-                    });
                 }
             });
         if let Err(e) = spawned {
@@ -308,7 +340,9 @@ impl Worker {
 }
 
 fn execute(cmd: Command, env: &Env, out: &Outbox) {
-    cuda_setup_core::panics::test_hook(&format!("worker_{:?}", cmd.crashed()).to_lowercase());
+    // `worker_prepare`, `worker_cudnninstall`, … (`worker_none`: a file dialog, the log).
+    let job = cmd.job().map_or("none".to_string(), |j| format!("{j:?}"));
+    cuda_setup_core::panics::test_hook(&format!("worker_{job}").to_lowercase());
     match cmd {
         Command::Detect => {
             let r = detect::detect(&env.host, &env.tables, env.deadlines);
@@ -438,7 +472,7 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                 &env.tables,
                 &overrides,
                 &findings,
-                &mut |e| out.send(Event::Run(Job::Repair, e)),
+                &mut |e| out.send(Event::Run(JobId::Fix, e)),
             );
             out.send(Event::Fixed(Box::new(r)));
         }

@@ -213,7 +213,9 @@ fn first_time_developer_setup_through_every_page() {
 
     // System: detection ran in the sandbox; the given GPU and driver are shown.
     assert_eq!(h.state().page, Page::System);
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     settle(&mut h);
     assert!(has(&h, "NVIDIA GeForce RTX 3060 (Ampere)"), "the given GPU");
     assert!(has(&h, "Driver 522.06"));
@@ -234,22 +236,22 @@ fn first_time_developer_setup_through_every_page() {
     click(&mut h, "Why this recommendation?");
     assert!(has(&h, "CUDA 11.8.0 builds code for"), "a reason, rendered");
     // Tests never refresh in the background: the tables alone, and said so.
-    assert!(h.state().session.opts.refresh.is_none() && !h.state().session.refreshing);
+    assert!(h.state().session.opts.refresh.is_none() && !h.state().session.refreshing());
     assert!(has(&h, "CUDA 11.8.0: from the built-in tables."));
     assert!(has(&h, "Tables: built-in only."));
     click(&mut h, "Next");
 
     // Prepare: the plan (hash from the mirror's md5sum.txt) and the pre-flight checks.
     assert_eq!(h.state().page, Page::Prepare);
-    wait(&mut h, "prepare", |a| !a.session.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare().running());
     settle(&mut h);
     assert!(
-        h.state().session.prepare.ready(),
+        h.state().session.prepare().ready(),
         "{:?}",
         h.state()
             .session
-            .prepare
-            .result
+            .prepare()
+            .result()
             .as_ref()
             .map(|r| r.as_ref().err())
     );
@@ -260,16 +262,16 @@ fn first_time_developer_setup_through_every_page() {
 
     // Install: every step runs and finishes.
     assert_eq!(h.state().page, Page::Install);
-    wait(&mut h, "install", |a| !a.session.install.run.running());
+    wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
-    let r = h.state().session.install.run.report.clone().unwrap();
+    let r = h.state().session.install().run().report().clone().unwrap();
     assert!(r.ok(), "{:?}", r.failure);
     let names: Vec<&str> = h
         .state()
         .session
-        .install
-        .run
-        .steps
+        .install()
+        .run()
+        .steps()
         .iter()
         .map(|s| s.name)
         .collect();
@@ -303,7 +305,9 @@ fn first_time_developer_setup_through_every_page() {
     h.input_mut()
         .dropped_files
         .push(Arc::new(Dropped(m.cudnn_zip())));
-    wait(&mut h, "validation", |a| a.session.cudnn.check.is_some());
+    wait(&mut h, "validation", |a| {
+        a.session.cudnn().check().is_some()
+    });
     settle(&mut h);
     assert!(has(&h, "NVIDIA's layout:"), "layout result");
     assert!(has(&h, "Built for CUDA 11, like the toolkit (CUDA 11.8.0)"));
@@ -314,7 +318,7 @@ fn first_time_developer_setup_through_every_page() {
     );
     click(&mut h, "Install cuDNN");
     wait(&mut h, "cuDNN install", |a| {
-        a.session.cudnn.installed.is_some()
+        a.session.cudnn().installed().is_some()
     });
     settle(&mut h);
     assert!(has(&h, "cuDNN 9.10.2 is installed"));
@@ -325,9 +329,9 @@ fn first_time_developer_setup_through_every_page() {
     // Verify: no driver here, so the GPU checks are skipped with the reason; no NVML
     // means no live plot, said so.
     assert_eq!(h.state().page, Page::Verify);
-    wait(&mut h, "smoke", |a| a.session.verify.report.is_some());
+    wait(&mut h, "smoke", |a| a.session.verify().report().is_some());
     settle(&mut h);
-    let smoke = h.state().session.verify.report.clone().unwrap();
+    let smoke = h.state().session.verify().report().clone().unwrap();
     assert_ne!(smoke.status, Status::Passed);
     assert!(has(&h, "Matrix product (cuBLAS)") && has(&h, "Compiler (nvcc)"));
     assert!(has(&h, "No live reading of the graphics card"));
@@ -351,7 +355,7 @@ fn first_time_developer_setup_through_every_page() {
     settle(&mut h);
     click(&mut h, "Install PyTorch");
     wait(&mut h, "pip and the doctor", |a| {
-        !a.session.torch.run.running() && a.session.torch.doctor.is_some()
+        !a.session.torch().run().running() && a.session.torch().doctor().is_some()
     });
     settle(&mut h);
     let pip = std::fs::read_to_string(m.bin().join("pip-args.log")).unwrap();
@@ -360,7 +364,7 @@ fn first_time_developer_setup_through_every_page() {
         "{pip}"
     );
     assert!(has(&h, "Successfully installed torch"), "pip's live output");
-    let doctor = h.state().session.torch.doctor.clone().unwrap();
+    let doctor = h.state().session.torch().doctor().clone().unwrap();
     assert_eq!(doctor.status, Status::Passed, "{:?}", doctor.findings);
     assert!(has(&h, "PyTorch check"));
     click(&mut h, "Next");
@@ -386,8 +390,8 @@ fn first_time_developer_setup_through_every_page() {
         "{copied}"
     );
     click(&mut h, "Save report");
-    wait(&mut h, "report", |a| a.session.saved.is_some());
-    let saved = h.state().session.saved.clone().unwrap().unwrap();
+    wait(&mut h, "report", |a| a.session.saved().is_some());
+    let saved = h.state().session.saved().cloned().unwrap().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
     assert_eq!(json["install"]["changed"], true);
     assert_eq!(json["cudnn"]["cudnn_version"], "9.10.2");
@@ -421,17 +425,15 @@ fn an_existing_install_starts_in_repair_mode() {
 
     // Repair: the core's audit, each finding with its fix.
     assert_eq!(h.state().page, Page::Repair);
-    wait(&mut h, "audit", |a| a.session.repair.findings.is_some());
+    wait(&mut h, "audit", |a| a.session.repair().findings().is_some());
     settle(&mut h);
-    let before =
-        cuda_setup_core::repair::problems(h.state().session.repair.findings.as_ref().unwrap());
+    let before = cuda_setup_core::repair::problems(h.state().session.repair().findings().unwrap());
     assert!(before > 0, "the environment was never configured");
     let ids: Vec<&str> = h
         .state()
         .session
-        .repair
-        .findings
-        .as_ref()
+        .repair()
+        .findings()
         .unwrap()
         .iter()
         .map(|f| f.id)
@@ -444,11 +446,10 @@ fn an_existing_install_starts_in_repair_mode() {
     h.get_by_label_contains(" problems").click();
     h.step();
     wait(&mut h, "fixes", |a| {
-        a.session.repair.fixed.is_some() && !a.session.repair.busy()
+        a.session.repair().fixed().is_some() && !a.session.repair().busy()
     });
     settle(&mut h);
-    let left =
-        cuda_setup_core::repair::problems(h.state().session.repair.findings.as_ref().unwrap());
+    let left = cuda_setup_core::repair::problems(h.state().session.repair().findings().unwrap());
     assert!(left < before, "{left} problems left of {before}");
     assert!(has(&h, "problems before the fixes"));
     assert!(
@@ -485,26 +486,30 @@ fn cancel_mid_download_then_resume() {
     let mut h = harness(App::new(o));
     h.step();
     click(&mut h, "Next");
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     click(&mut h, "Next");
     click(&mut h, "Next");
-    wait(&mut h, "prepare", |a| !a.session.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare().running());
     click(&mut h, "Start installing");
     wait(&mut h, "download under way", |a| {
         a.session
-            .install
-            .run
-            .steps
+            .install()
+            .run()
+            .steps()
             .get(1)
             .is_some_and(|s| s.state == StepState::Running && s.progress.is_some_and(|p| p.0 > 0))
     });
     assert!(has(&h, "left"), "speed and ETA shown");
     click(&mut h, "Cancel");
-    wait(&mut h, "cancelled", |a| !a.session.install.run.running());
-    let r = h.state().session.install.run.report.clone().unwrap();
+    wait(&mut h, "cancelled", |a| {
+        !a.session.install().run().running()
+    });
+    let r = h.state().session.install().run().report().clone().unwrap();
     assert!(r.cancelled && r.failure.is_none());
     assert_eq!(
-        h.state().session.install.run.steps[1].state,
+        h.state().session.install().run().steps()[1].state,
         StepState::Cancelled
     );
     assert!(!m.toolkit().exists(), "nothing installed after a cancel");
@@ -515,8 +520,8 @@ fn cancel_mid_download_then_resume() {
     // Again, at full speed: it resumes and finishes.
     m.server.set_fault(INSTALLER, Fault::default());
     click(&mut h, "Try again");
-    wait(&mut h, "install", |a| !a.session.install.run.running());
-    assert!(h.state().session.install.run.succeeded());
+    wait(&mut h, "install", |a| !a.session.install().run().running());
+    assert!(h.state().session.install().run().succeeded());
     assert!(m.toolkit().join("bin/nvcc.exe").is_file());
 }
 
@@ -531,7 +536,9 @@ fn the_chinese_ui_renders_every_glyph() {
     assert!(has(&h, "首次安装") && has(&h, "修复已有的安装") && has(&h, "语言"));
     settle(&mut h);
     click(&mut h, "下一步");
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     settle(&mut h);
     assert!(has(&h, "显卡") && has(&h, "驱动 522.06"));
     click(&mut h, "下一步");
@@ -543,7 +550,7 @@ fn the_chinese_ui_renders_every_glyph() {
         "the recommender's reasons in Chinese"
     );
     click(&mut h, "下一步");
-    wait(&mut h, "prepare", |a| !a.session.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare().running());
     settle(&mut h);
     assert!(has(&h, "正在以管理员权限运行") && has(&h, "可以开始安装了。"));
     // Switch language on the fly: the same page in English.
@@ -605,13 +612,15 @@ fn a_background_refresh_brings_new_releases_without_blocking() {
         Page::Welcome,
         "nothing waits for the refresh"
     );
-    wait(&mut h, "the refresh", |a| !a.session.refreshing);
+    wait(&mut h, "the refresh", |a| !a.session.refreshing());
     let v: cuda_setup_core::version::Version = "13.6.0".parse().unwrap();
     assert!(h.state().session.opts.tables.toolkit(&v).is_some());
     assert!(m.work.path().join("cache/refresh.json").exists());
 
     click(&mut h, "Next");
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     click(&mut h, "Next");
     assert_eq!(h.state().page, Page::Choose);
     settle(&mut h);
@@ -688,7 +697,9 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
     let mut h = harness(App::new(o));
     h.step();
     click(&mut h, "Next");
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     click(&mut h, "Next");
 
     // Choose: the method with its one-sentence difference; 13.5 only exists as wheels.
@@ -700,29 +711,29 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
     click(&mut h, "Next");
 
     // Prepare resolves the wheels on the index: no administrator rights needed.
-    wait(&mut h, "prepare", |a| !a.session.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare().running());
     settle(&mut h);
     assert!(
-        h.state().session.prepare.ready(),
+        h.state().session.prepare().ready(),
         "{:?}",
         h.state()
             .session
-            .prepare
-            .result
+            .prepare()
+            .result()
             .as_ref()
             .map(|r| r.as_ref().err())
     );
     click(&mut h, "Start installing");
-    wait(&mut h, "install", |a| !a.session.install.run.running());
+    wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
-    let r = h.state().session.install.run.report.clone().unwrap();
+    let r = h.state().session.install().run().report().clone().unwrap();
     assert!(r.ok(), "{:?}", r.failure);
     let names: Vec<&str> = h
         .state()
         .session
-        .install
-        .run
-        .steps
+        .install()
+        .run()
+        .steps()
         .iter()
         .map(|s| s.name)
         .collect();
@@ -758,16 +769,18 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     let mut h = harness(App::new(o));
     h.step();
     click(&mut h, "Next");
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     click(&mut h, "Next");
     click(&mut h, "Developer");
     click(&mut h, "Next");
-    wait(&mut h, "prepare", |a| !a.session.prepare.running);
-    assert!(h.state().session.prepare.ready());
+    wait(&mut h, "prepare", |a| !a.session.prepare().running());
+    assert!(h.state().session.prepare().ready());
     click(&mut h, "Start installing");
-    wait(&mut h, "install", |a| !a.session.install.run.running());
+    wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
-    let r = h.state().session.install.run.report.clone().unwrap();
+    let r = h.state().session.install().run().report().clone().unwrap();
     assert_eq!(r.failure.as_ref().map(|f| f.step), Some("download_toolkit"));
     // The mirror has no such file and NVIDIA's server cannot be reached.
     assert_eq!(
@@ -825,7 +838,9 @@ fn on_linux_the_cudnn_tarball_is_checked_then_installed_with_its_links() {
     let mut h = harness(App::new(o));
     h.step();
     click(&mut h, "Next");
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     click(&mut h, "Next");
     settle(&mut h);
     // The toolkit the recommendation names, as its installer would have left it.
@@ -844,7 +859,9 @@ fn on_linux_the_cudnn_tarball_is_checked_then_installed_with_its_links() {
     h.input_mut()
         .dropped_files
         .push(Arc::new(Dropped(tarball.clone())));
-    wait(&mut h, "validation", |a| a.session.cudnn.check.is_some());
+    wait(&mut h, "validation", |a| {
+        a.session.cudnn().check().is_some()
+    });
     settle(&mut h);
     assert!(has(&h, "NVIDIA's layout:"), "layout result");
     assert!(has(&h, "Nothing has been copied yet."));
@@ -854,7 +871,7 @@ fn on_linux_the_cudnn_tarball_is_checked_then_installed_with_its_links() {
     );
     click(&mut h, "Install cuDNN");
     wait(&mut h, "cuDNN install", |a| {
-        a.session.cudnn.installed.is_some()
+        a.session.cudnn().installed().is_some()
     });
     settle(&mut h);
     assert!(has(&h, "cuDNN 9.10.2 is installed"));
@@ -898,13 +915,13 @@ fn in_child_with_panic_in(name: &str, point: &str) -> bool {
 fn to_a_failed_install(h: &mut Harness<'_, App>) {
     h.step();
     click(h, "Next");
-    wait(h, "detection", |a| a.session.system.report.is_some());
+    wait(h, "detection", |a| a.session.system().report().is_some());
     click(h, "Next");
     click(h, "Developer");
     click(h, "Next");
-    wait(h, "prepare", |a| !a.session.prepare.running);
+    wait(h, "prepare", |a| !a.session.prepare().running());
     click(h, "Start installing");
-    wait(h, "install", |a| !a.session.install.run.running());
+    wait(h, "install", |a| !a.session.install().run().running());
     settle(h);
 }
 
@@ -919,7 +936,7 @@ fn a_panic_in_a_step_shows_the_failure_and_back_works() {
     let m = Machine::new(windows_installer(0, 0));
     let mut h = harness(App::new(m.options(Lang::En)));
     to_a_failed_install(&mut h);
-    let r = h.state().session.install.run.report.clone().unwrap();
+    let r = h.state().session.install().run().report().clone().unwrap();
     let f = r.failure.as_ref().unwrap();
     assert_eq!(
         (f.step, f.kind),
@@ -941,9 +958,9 @@ fn a_panic_in_a_step_shows_the_failure_and_back_works() {
     assert!(
         h.state()
             .session
-            .install
-            .run
-            .steps
+            .install()
+            .run()
+            .steps()
             .iter()
             .all(|s| s.state != StepState::Running)
     );
@@ -966,14 +983,16 @@ fn a_dead_worker_is_shown_and_back_works() {
     let mut h = harness(App::new(m.options(Lang::En)));
     h.step();
     click(&mut h, "Next");
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     click(&mut h, "Next");
     click(&mut h, "Developer");
     click(&mut h, "Next");
     assert_eq!(h.state().page, Page::Prepare);
-    wait(&mut h, "prepare", |a| !a.session.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare().running());
     settle(&mut h);
-    assert!(!h.state().session.prepare.ready());
+    assert!(!h.state().session.prepare().ready());
     assert!(has(
         &h,
         "cuda-setup ran into a bug of its own while working on this page"
@@ -993,7 +1012,7 @@ fn a_dead_worker_is_shown_and_back_works() {
     click(&mut h, "Back");
     assert_eq!(h.state().page, Page::Choose);
     assert!(
-        h.state().session.crash.is_none(),
+        h.state().session.crash().is_none(),
         "the note goes with the page"
     );
 }
@@ -1057,7 +1076,7 @@ fn the_first_frame_is_in_the_chosen_language_and_the_work_waits_for_it() {
         assert_eq!(app.page, Page::Welcome);
         assert_eq!(app.session.mode, Mode::Setup, "nothing on disk");
         assert!(
-            !app.started() && app.session.system.running,
+            !app.started() && app.session.system().running(),
             "{lang:?}: detection shows as running but waits for the first frame"
         );
         // The first frame asks for the second at once.
@@ -1067,7 +1086,7 @@ fn the_first_frame_is_in_the_chosen_language_and_the_work_waits_for_it() {
         frame(&mut app);
         assert!(app.started(), "{lang:?}: the second frame starts it");
         let t0 = Instant::now();
-        while app.session.system.report.is_none() {
+        while app.session.system().report().is_none() {
             assert!(
                 t0.elapsed() < Duration::from_secs(90),
                 "timed out: detection"
@@ -1075,6 +1094,6 @@ fn the_first_frame_is_in_the_chosen_language_and_the_work_waits_for_it() {
             std::thread::sleep(Duration::from_millis(15));
             frame(&mut app);
         }
-        assert!(!app.session.system.running);
+        assert!(!app.session.system().running());
     }
 }

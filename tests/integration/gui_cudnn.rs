@@ -37,7 +37,9 @@ fn on_cudnn_page(
     edit(&mut o);
     let mut h = harness(App::new(o));
     h.step();
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     let dir = h
         .state()
         .toolkit_dir()
@@ -146,14 +148,18 @@ fn on_linux_a_mismatched_tarball_names_the_linux_tarball() {
     spec.write(&tarball);
     let mut h = harness(App::new(o));
     h.step();
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     let dir = h.state().toolkit_dir().expect("a toolkit");
     linux_toolkit(dir.parent().unwrap(), "12.9.1");
     h.state_mut().go(Page::Cudnn);
     settle(&mut h);
     h.input_mut().dropped_files.push(Arc::new(Dropped(tarball)));
-    wait(&mut h, "validation", |a| a.session.cudnn.check.is_some());
-    let refused = match h.state().session.cudnn.check.as_ref().unwrap() {
+    wait(&mut h, "validation", |a| {
+        a.session.cudnn().check().is_some()
+    });
+    let refused = match h.state().session.cudnn().check().unwrap() {
         Ok(_) => panic!("a CUDA 11 cuDNN was accepted for CUDA 12.9"),
         Err(r) => r.clone(),
     };
@@ -178,14 +184,14 @@ fn the_cudnn_download_takes_the_connection_setting_and_writes_a_run_log() {
     h.state_mut().apply(Action::SetSettings(s));
     h.state_mut().apply(Action::DownloadCudnn);
     wait(&mut h, "download and check", |a| {
-        a.session.cudnn.check.is_some() || a.session.cudnn.download_error.is_some()
+        a.session.cudnn().check().is_some() || a.session.cudnn().download_error().is_some()
     });
-    let c = &h.state().session.cudnn;
-    assert!(c.download_error.is_none(), "{:?}", c.download_error);
+    let c = &h.state().session.cudnn();
+    assert!(c.download_error().is_none(), "{:?}", c.download_error());
     assert!(
-        matches!(c.check, Some(Ok(_))),
+        matches!(c.check(), Some(Ok(_))),
         "{:?}",
-        c.check.as_ref().map(|r| r.is_ok())
+        c.check().map(|r| r.is_ok())
     );
     let logs = run_logs(&h);
     let log = logs
@@ -213,13 +219,13 @@ fn the_cudnn_download_waits_its_turn_behind_another_cuda_setup() {
     .unwrap();
     h.state_mut().apply(Action::DownloadCudnn);
     wait(&mut h, "the refusal", |a| {
-        a.session.cudnn.download_error.is_some() || a.session.cudnn.check.is_some()
+        a.session.cudnn().download_error().is_some() || a.session.cudnn().check().is_some()
     });
     let f = h
         .state()
         .session
-        .cudnn
-        .download_error
+        .cudnn()
+        .download_error()
         .clone()
         .expect("refused");
     assert_eq!(f.kind, FailureKind::Busy, "{f:?}");
@@ -258,10 +264,10 @@ fn the_cudnn_download_finds_the_archive_in_the_offline_bundle() {
     let before = m.server.requests();
     h.state_mut().apply(Action::DownloadCudnn);
     wait(&mut h, "the archive from the bundle", |a| {
-        a.session.cudnn.check.is_some() || a.session.cudnn.download_error.is_some()
+        a.session.cudnn().check().is_some() || a.session.cudnn().download_error().is_some()
     });
-    let c = &h.state().session.cudnn;
-    assert!(c.download_error.is_none(), "{:?}", c.download_error);
-    assert!(matches!(c.check, Some(Ok(_))));
+    let c = &h.state().session.cudnn();
+    assert!(c.download_error().is_none(), "{:?}", c.download_error());
+    assert!(matches!(c.check(), Some(Ok(_))));
     assert_eq!(m.server.requests(), before, "the mirror was asked");
 }

@@ -110,7 +110,9 @@ fn walk_to_prepare(
 
     // System: the driver is red, with why.
     assert_eq!(h.state().page, Page::System);
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     settle(&mut h);
     assert!(has(&h, &format!("× {}", tr("ui_missing"))), "a red badge");
     assert!(has(&h, &tr("ui_driver_none_why")));
@@ -153,15 +155,15 @@ fn walk_to_prepare(
     enter(&mut h);
 
     assert_eq!(h.state().page, Page::Prepare);
-    wait(&mut h, "prepare", |a| !a.session.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare().running());
     settle(&mut h);
     assert!(
-        h.state().session.prepare.ready(),
+        h.state().session.prepare().ready(),
         "{:?}",
         h.state()
             .session
-            .prepare
-            .result
+            .prepare()
+            .result()
             .as_ref()
             .map(|r| r.as_ref().err())
     );
@@ -172,7 +174,7 @@ fn walk_to_prepare(
 fn plan_steps(h: &Harness<'_, App>) -> Vec<&'static str> {
     h.state()
         .session
-        .prepare
+        .prepare()
         .plan()
         .unwrap()
         .steps
@@ -209,16 +211,16 @@ fn start_install(h: &mut Harness<'_, App>, lang: Lang) {
     assert!(has(h, &t(lang, "ui_start_install")));
     enter(h);
     assert_eq!(h.state().page, Page::Install);
-    assert!(h.state().session.install.run.started);
+    assert!(h.state().session.install().run().started());
 }
 
 /// A line of the run's live log ends with `end`.
 fn log_has(h: &Harness<'_, App>, end: &str) -> bool {
     h.state()
         .session
-        .install
-        .run
-        .log
+        .install()
+        .run()
+        .log()
         .iter()
         .any(|l| l.ends_with(end))
 }
@@ -226,9 +228,9 @@ fn log_has(h: &Harness<'_, App>, end: &str) -> bool {
 fn state_of(h: &Harness<'_, App>, name: &str) -> StepState {
     h.state()
         .session
-        .install
-        .run
-        .steps
+        .install()
+        .run()
+        .steps()
         .iter()
         .find(|s| s.name == name)
         .unwrap_or_else(|| panic!("no step {name}"))
@@ -244,17 +246,17 @@ fn no_driver_the_wizard_installs_it_first_for_either_goal() {
         let mut h = walk_to_prepare(&m, lang, goal, false);
         let steps = plan_steps(&h);
         start_install(&mut h, lang);
-        wait(&mut h, "install", |a| !a.session.install.run.running());
+        wait(&mut h, "install", |a| !a.session.install().run().running());
         settle(&mut h);
 
-        let r = h.state().session.install.run.report.clone().unwrap();
+        let r = h.state().session.install().run().report().clone().unwrap();
         assert!(r.ok() && !r.restart_pending, "{goal:?}: {:?}", r.failure);
         let rows: Vec<&str> = h
             .state()
             .session
-            .install
-            .run
-            .steps
+            .install()
+            .run()
+            .steps()
             .iter()
             .map(|s| s.name)
             .collect();
@@ -280,7 +282,7 @@ fn no_driver_the_wizard_installs_it_first_for_either_goal() {
             "the signature check, in the user's words"
         );
         // The rest of the plan ran after the driver.
-        for row in &h.state().session.install.run.steps {
+        for row in h.state().session.install().run().steps() {
             assert!(
                 matches!(row.state, StepState::Done { .. }),
                 "{}: {:?}",
@@ -335,10 +337,10 @@ fn a_restart_pauses_the_wizard_and_a_new_window_continues_after_the_driver() {
     let mut h = walk_to_prepare(&m, lang, Goal::Developer, false);
     let steps = plan_steps(&h);
     start_install(&mut h, lang);
-    wait(&mut h, "install", |a| !a.session.install.run.running());
+    wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
 
-    let r = h.state().session.install.run.report.clone().unwrap();
+    let r = h.state().session.install().run().report().clone().unwrap();
     assert!(
         r.restart_pending && r.reboot_required && r.failure.is_none(),
         "{r:?}"
@@ -372,13 +374,13 @@ fn a_restart_pauses_the_wizard_and_a_new_window_continues_after_the_driver() {
     let before = files(&m.root());
     click(&mut h, "Restart later");
     wait(&mut h, "the restart arranged", |a| {
-        matches!(a.session.install.restart, Some(Some(_)))
+        a.session.install().restart().done().is_some()
     });
     settle(&mut h);
-    assert!(matches!(
-        h.state().session.install.restart,
-        Some(Some(Ok(false)))
-    ));
+    assert_eq!(
+        h.state().session.install().restart().done(),
+        Some(&Ok(false))
+    );
     assert!(has(&h, &t(lang, "ui_restart_later_done")));
     assert!(!has(&h, "Restart now"), "asked once");
     assert_eq!(files(&m.root()), before, "the restart wrote nothing");
@@ -414,12 +416,12 @@ fn a_restart_pauses_the_wizard_and_a_new_window_continues_after_the_driver() {
 
     // Enter = "Continue the installation": the rest runs; the driver does not again.
     enter(&mut h);
-    assert!(h.state().session.install.run.started);
+    assert!(h.state().session.install().run().started());
     wait(&mut h, "the rest of the plan", |a| {
-        !a.session.install.run.running()
+        !a.session.install().run().running()
     });
     settle(&mut h);
-    assert!(h.state().session.install.finished());
+    assert!(h.state().session.install().finished());
     for name in &steps[..=driver_at] {
         assert_eq!(state_of(&h, name), StepState::DoneBefore, "{name}");
     }
@@ -446,10 +448,10 @@ fn an_unsigned_driver_is_refused_in_plain_chinese_and_never_run() {
     let m = machine(0, None);
     let mut h = walk_to_prepare(&m, lang, Goal::Pytorch, false);
     start_install(&mut h, lang);
-    wait(&mut h, "install", |a| !a.session.install.run.running());
+    wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
 
-    let r = h.state().session.install.run.report.clone().unwrap();
+    let r = h.state().session.install().run().report().clone().unwrap();
     let f = r.failure.clone().expect("the run failed");
     assert_eq!(
         (f.step, f.kind),
@@ -521,8 +523,8 @@ fn installing_the_driver_myself_leaves_it_out_and_prepare_amber() {
                 assert!(h.state().session.steps().contains(&Page::Install));
                 enter(&mut h);
                 assert_eq!(h.state().page, Page::Install);
-                wait(&mut h, "install", |a| !a.session.install.run.running());
-                assert!(h.state().session.install.run.succeeded());
+                wait(&mut h, "install", |a| !a.session.install().run().running());
+                assert!(h.state().session.install().run().succeeded());
             }
         }
         assert!(driver_runs(&m).is_empty(), "the driver installer ran");
@@ -540,9 +542,9 @@ fn the_pytorch_goal_also_waits_for_the_restart_then_goes_on_to_pytorch() {
     let steps = plan_steps(&h);
     assert_eq!(steps.last(), Some(&"install_driver"), "{steps:?}");
     start_install(&mut h, lang);
-    wait(&mut h, "install", |a| !a.session.install.run.running());
+    wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
-    let r = h.state().session.install.run.report.clone().unwrap();
+    let r = h.state().session.install().run().report().clone().unwrap();
     assert!(r.restart_pending && r.failure.is_none(), "{r:?}");
     assert!(has(&h, "Restart needed") && has(&h, "Restart later"));
     assert!(
@@ -552,13 +554,13 @@ fn the_pytorch_goal_also_waits_for_the_restart_then_goes_on_to_pytorch() {
     // Enter is "Restart now" (a sandbox restarts nothing).
     enter(&mut h);
     wait(&mut h, "the restart", |a| {
-        matches!(a.session.install.restart, Some(Some(_)))
+        a.session.install().restart().done().is_some()
     });
     settle(&mut h);
-    assert!(matches!(
-        h.state().session.install.restart,
-        Some(Some(Ok(true)))
-    ));
+    assert_eq!(
+        h.state().session.install().restart().done(),
+        Some(&Ok(true))
+    );
     assert!(has(&h, &t(lang, "ui_restart_under_way")));
     drop(h);
 
@@ -573,10 +575,10 @@ fn the_pytorch_goal_also_waits_for_the_restart_then_goes_on_to_pytorch() {
     assert_eq!(done, steps.len(), "everything ran before the restart");
     enter(&mut h);
     wait(&mut h, "the rest (nothing)", |a| {
-        !a.session.install.run.running()
+        !a.session.install().run().running()
     });
     settle(&mut h);
-    assert!(h.state().session.install.finished());
+    assert!(h.state().session.install().finished());
     enter(&mut h);
     assert_eq!(h.state().page, Page::Pytorch);
     assert_eq!(driver_runs(&m).len(), 1, "the driver installer ran again");

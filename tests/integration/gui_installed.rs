@@ -188,31 +188,30 @@ fn repair_mode_ends_with_the_detected_torch_checked_and_a_verdict() {
         assert_eq!(h.state().session.mode, Mode::Repair);
         enter(&mut h);
         assert_eq!(h.state().page, Page::Repair);
-        wait(&mut h, "audit", |a| a.session.repair.findings.is_some());
+        wait(&mut h, "audit", |a| a.session.repair().findings().is_some());
         settle(&mut h);
         // The environment was never configured: the page's primary fixes it.
         assert!(
             h.state()
                 .session
-                .repair
-                .findings
-                .as_ref()
+                .repair()
+                .findings()
                 .unwrap()
                 .iter()
                 .any(|f| f.fixable())
         );
         enter(&mut h);
         wait(&mut h, "fixes", |a| {
-            a.session.repair.fixed.is_some() && !a.session.repair.busy()
+            a.session.repair().fixed().is_some() && !a.session.repair().busy()
         });
         settle(&mut h);
         click(&mut h, &t(lang, "ui_next"));
         assert_eq!(h.state().page, Page::Done);
         wait(&mut h, "the doctor on the detected torch", |a| {
-            a.session.torch.doctor.is_some() && !a.session.system.running
+            a.session.torch().doctor().is_some() && !a.session.system().running()
         });
         settle(&mut h);
-        let doctor = h.state().session.torch.doctor.clone().unwrap();
+        let doctor = h.state().session.torch().doctor().clone().unwrap();
         assert_eq!(
             doctor.python.as_deref(),
             Some(bin.join("python3.exe").as_path()),
@@ -250,7 +249,9 @@ fn after_pip_the_system_page_shows_the_new_torch() {
     let mut h = harness(App::new(o));
     h.step();
     assert_eq!(h.state().session.mode, Mode::Setup, "nothing installed");
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     h.state_mut().go(Page::System);
     settle(&mut h);
     assert!(
@@ -262,13 +263,12 @@ fn after_pip_the_system_page_shows_the_new_torch() {
     h.state_mut().go(Page::Pytorch);
     settle(&mut h);
     enter(&mut h);
-    assert!(h.state().session.torch.run.started, "pip runs");
+    assert!(h.state().session.torch().run().started(), "pip runs");
     wait(&mut h, "pip, then detection", |a| {
-        !a.session.torch.busy()
+        !a.session.torch().busy()
             && a.session
-                .system
-                .report
-                .as_ref()
+                .system()
+                .report()
                 .is_some_and(|r| r.pythons.iter().any(|p| p.torch.is_some()))
     });
     h.state_mut().go(Page::System);

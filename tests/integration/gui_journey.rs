@@ -13,11 +13,10 @@ use std::time::{Duration, Instant};
 
 use cuda_setup::ui::fonts::FontSource;
 use cuda_setup::ui::session::Action;
-use cuda_setup::ui::worker::{Event, Job};
+use cuda_setup::ui::worker::{Event, JobId};
 use cuda_setup::ui::{App, Options, Overrides, Page};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::detect::Deadlines;
-use cuda_setup_core::download::Cancel;
 use cuda_setup_core::i18n::{Lang, t};
 use cuda_setup_core::plan::{self, Choices, Method, Plan};
 use cuda_setup_core::platform::Host;
@@ -110,7 +109,9 @@ pub(crate) fn enter(h: &mut Harness<'_, App>) {
 fn on_page(o: Options, page: Page) -> Harness<'static, App> {
     let mut h = harness(App::new(o));
     h.step();
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     h.state_mut().go(page);
     settle(&mut h);
     h
@@ -162,9 +163,9 @@ fn no_driver_puts_the_driver_first_on_every_page() {
 
         // Prepare: the driver step first when ours to install; never "ready" otherwise.
         h.state_mut().go(Page::Prepare);
-        wait(&mut h, "prepare", |a| !a.session.prepare.running);
+        wait(&mut h, "prepare", |a| !a.session.prepare().running());
         settle(&mut h);
-        assert!(h.state().session.prepare.ready());
+        assert!(h.state().session.prepare().ready());
         if planned {
             let first = cuda_setup::ui::progress::step_title(lang, "download_driver");
             // Right after the pre-flight checks, as the run does it.
@@ -195,14 +196,14 @@ fn prepare_is_not_ready_while_the_driver_is_left_to_the_user() {
         }
         assert!(h.state().session.settings.skip_driver);
         h.state_mut().go(Page::Prepare);
-        wait(&mut h, "prepare", |a| !a.session.prepare.running);
+        wait(&mut h, "prepare", |a| !a.session.prepare().running());
         settle(&mut h);
         assert!(!has(&h, &t(lang, "ui_checks_passed")), "not ready");
         assert!(has(
             &h,
             t(lang, "ui_driver_first").split('{').next().unwrap()
         ));
-        let plan = h.state().session.prepare.plan().unwrap().clone();
+        let plan = h.state().session.prepare().plan().unwrap().clone();
         assert!(
             !cuda_setup::ui::session::installs_driver(&plan),
             "no driver step when the user installs it"
@@ -267,10 +268,10 @@ fn on_linux_the_driver_card_says_how_to_get_the_driver() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = on_page(options(dir.path(), Os::Linux, Lang::En, None), Page::Choose);
     wait(&mut h, "the driver advice", |a| {
-        !a.session.linux_driver.running
+        !a.session.linux_driver().running()
     });
     settle(&mut h);
-    let ld = &h.state().session.linux_driver;
+    let ld = &h.state().session.linux_driver();
     let minimum = h
         .state()
         .session
@@ -280,11 +281,12 @@ fn on_linux_the_driver_card_says_how_to_get_the_driver() {
         .minimum
         .clone();
     assert_eq!(
-        ld.minimum, minimum,
+        ld.asked_for(),
+        Some(&minimum),
         "asked for the recommendation's minimum"
     );
     assert!(has(&h, "Step 1: the NVIDIA driver"));
-    match ld.advice.clone() {
+    match ld.advice().cloned() {
         // drvlinux's advice: the exact commands, each with a copy button.
         Some(a) => {
             for c in &a.commands {
@@ -310,7 +312,9 @@ fn enter_presses_the_primary_button_and_only_it() {
         assert_eq!(h.state().page, Page::Welcome);
         enter(&mut h);
         assert_eq!(h.state().page, Page::System, "Enter is Next here");
-        wait(&mut h, "detection", |a| a.session.system.report.is_some());
+        wait(&mut h, "detection", |a| {
+            a.session.system().report().is_some()
+        });
         settle(&mut h);
         enter(&mut h);
         assert_eq!(h.state().page, Page::Choose);
@@ -320,7 +324,7 @@ fn enter_presses_the_primary_button_and_only_it() {
         settle(&mut h);
         enter(&mut h);
         assert_eq!(h.state().page, Page::Prepare);
-        wait(&mut h, "prepare", |a| !a.session.prepare.running);
+        wait(&mut h, "prepare", |a| !a.session.prepare().running());
         // Back is secondary: Enter never goes back.
         assert_eq!(h.state().page, Page::Prepare);
     }
@@ -366,13 +370,13 @@ fn after_the_restart_the_wizard_continues_on_the_install_page() {
         assert!(!h.state_mut().can_next(), "Next waits for the rest");
         // Enter is "Continue the installation": the rest runs, the page stays.
         enter(&mut h);
-        assert!(h.state().session.install.run.started);
+        assert!(h.state().session.install().run().started());
         assert_eq!(h.state().page, Page::Install);
         wait(&mut h, "the rest of the plan", |a| {
-            !a.session.install.run.running()
+            !a.session.install().run().running()
         });
         settle(&mut h);
-        assert!(h.state().session.install.finished());
+        assert!(h.state().session.install().finished());
         assert!(h.state_mut().can_next());
     }
 }
@@ -390,8 +394,7 @@ fn a_run_that_needs_a_restart_offers_restart_now_or_later() {
         report.restart_pending = true;
         {
             let s = &mut h.state_mut().session;
-            s.install.run = cuda_setup::ui::progress::RunView::start(&plan, Cancel::default());
-            s.on_event(Event::Run(Job::Install, RunEvent::Done(Box::new(report))));
+            s.on_event(Event::Run(JobId::Install, RunEvent::Done(Box::new(report))));
         }
         settle(&mut h);
         assert!(has(&h, &t(lang, "ui_restart_title")));
@@ -404,13 +407,13 @@ fn a_run_that_needs_a_restart_offers_restart_now_or_later() {
         // Later: cuda-setup is registered to open again (in a sandbox, as if it were).
         click(&mut h, &t(lang, "ui_restart_later"));
         wait(&mut h, "the restart arranged", |a| {
-            matches!(a.session.install.restart, Some(Some(_)))
+            a.session.install().restart().done().is_some()
         });
         settle(&mut h);
-        assert!(matches!(
-            h.state().session.install.restart,
-            Some(Some(Ok(false)))
-        ));
+        assert_eq!(
+            h.state().session.install().restart().done(),
+            Some(&Ok(false))
+        );
         assert!(has(&h, &t(lang, "ui_restart_later_done")));
         assert!(!has(&h, &t(lang, "ui_restart_now")), "asked once");
     }

@@ -79,7 +79,7 @@ fn wizard_with(o: Options, page: Page) -> Harness<'static, App> {
         })
         .build_ui_state(|ui, app: &mut App| app.show(ui), app);
     let t0 = Instant::now();
-    while h.state().session.system.report.is_none() {
+    while h.state().session.system().report().is_none() {
         h.step();
         assert!(t0.elapsed() < Duration::from_secs(60), "detection");
         std::thread::sleep(Duration::from_millis(15));
@@ -347,9 +347,9 @@ fn a_failure_banner_has_the_one_button_that_fixes_it() {
         has(&h, "Go on without PyTorch"),
         "Next says it goes on without a working PyTorch"
     );
-    assert!(!h.state().session.torch.run.started);
+    assert!(!h.state().session.torch().run().started());
     click(&mut h, "Reinstall PyTorch");
-    assert!(h.state().session.torch.run.started, "pip runs");
+    assert!(h.state().session.torch().run().started(), "pip runs");
     assert_eq!(h.state().page, Page::Pytorch);
 }
 
@@ -433,12 +433,12 @@ fn the_pytorch_page_installs_with_mirrors_chosen_by_language() {
     click(&mut h, "其他依赖包的 PyPI 镜像");
     click(&mut h, "不使用（pypi.org）");
     settle(&mut h);
-    assert_eq!(h.state().session.torch.mirror, 0);
+    assert_eq!(h.state().session.torch().mirror_index(), 0);
     assert!(!command(&h).contains("tuna"), "{}", command(&h));
     // Chosen once, a language switch keeps it.
     h.state_mut().apply(Action::SetLang(Lang::En));
     h.state_mut().apply(Action::SetLang(Lang::Zh));
-    assert_eq!(h.state().session.torch.mirror, 0);
+    assert_eq!(h.state().session.torch().mirror_index(), 0);
 
     // PyTorch's wheels from a mirror of its index (compat-tables/pytorch.toml).
     let nju = "NJU 镜像 — https://mirror.nju.edu.cn/pytorch/whl";
@@ -456,7 +456,7 @@ fn the_pytorch_page_installs_with_mirrors_chosen_by_language() {
     let dir = tempfile::tempdir().unwrap();
     let h = wizard(dir.path(), Lang::En, Goal::Pytorch, Page::Pytorch);
     h.get_by_label("Install PyTorch");
-    assert_eq!(h.state().session.torch.mirror, 0);
+    assert_eq!(h.state().session.torch().mirror_index(), 0);
     let cmd = command(&h);
     assert!(
         !cmd.contains("--extra-index-url") && cmd.contains("https://download.pytorch.org/whl/cu"),

@@ -66,12 +66,12 @@ fn doubled(texts: &[String]) -> Vec<String> {
 /// The run logs' lines: the raw details a user unfolds on purpose ("Log", "pip output").
 fn log_lines(app: &App) -> Vec<String> {
     let s = &app.session;
-    s.install
-        .run
-        .log
+    s.install()
+        .run()
+        .log()
         .iter()
-        .chain(&s.torch.run.log)
-        .chain(&s.repair.log)
+        .chain(s.torch().run().log())
+        .chain(s.repair().log())
         .map(|l| l.trim().to_string())
         .collect()
 }
@@ -179,7 +179,9 @@ fn walk(lang: Lang) {
     w.read(&mut h, "start");
     enter(&mut h);
     assert_eq!(h.state().page, Page::System, "Enter is Next on Welcome");
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     w.read(&mut h, "detected");
     enter(&mut h);
     assert_eq!(h.state().page, Page::Choose);
@@ -187,14 +189,14 @@ fn walk(lang: Lang) {
     click(&mut h, if zh { "高级选项" } else { "Advanced" });
     w.read(&mut h, "advanced options");
     click(&mut h, next);
-    wait(&mut h, "prepare", |a| !a.session.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare().running());
     w.read(&mut h, "checks");
-    assert!(h.state().session.prepare.ready());
+    assert!(h.state().session.prepare().ready());
     assert!(has(&h, start), "the primary says what it starts");
     enter(&mut h);
     assert_eq!(h.state().page, Page::Install, "Enter starts the install");
-    wait(&mut h, "install", |a| !a.session.install.run.running());
-    assert!(h.state().session.install.run.succeeded());
+    wait(&mut h, "install", |a| !a.session.install().run().running());
+    assert!(h.state().session.install().run().succeeded());
     w.read(&mut h, "finished run");
     enter(&mut h);
     assert_eq!(h.state().page, Page::Cudnn);
@@ -205,24 +207,28 @@ fn walk(lang: Lang) {
         .join("cudnn-windows-x86_64-9.10.2.21_cuda11-archive.zip.txt");
     std::fs::write(&not_zip, b"not a zip at all").unwrap();
     h.input_mut().dropped_files.push(Arc::new(Dropped(not_zip)));
-    wait(&mut h, "validation", |a| a.session.cudnn.check.is_some());
-    assert!(matches!(h.state().session.cudnn.check, Some(Err(_))));
+    wait(&mut h, "validation", |a| {
+        a.session.cudnn().check().is_some()
+    });
+    assert!(matches!(h.state().session.cudnn().check(), Some(Err(_))));
     w.read(&mut h, "archive refused");
     h.input_mut()
         .dropped_files
         .push(Arc::new(Dropped(m.cudnn_zip())));
-    wait(&mut h, "validation", |a| a.session.cudnn.check.is_some());
+    wait(&mut h, "validation", |a| {
+        a.session.cudnn().check().is_some()
+    });
     w.read(&mut h, "archive checked");
     // The primary is "Install cuDNN" now (Next waits for it), and Enter presses it.
     h.get_by_label(install_cudnn);
     enter(&mut h);
     wait(&mut h, "cuDNN install", |a| {
-        a.session.cudnn.installed.is_some()
+        a.session.cudnn().installed().is_some()
     });
-    assert!(matches!(h.state().session.cudnn.installed, Some(Ok(_))));
+    assert!(matches!(h.state().session.cudnn().installed(), Some(Ok(_))));
     w.read(&mut h, "installed");
     click(&mut h, next);
-    wait(&mut h, "smoke", |a| a.session.verify.report.is_some());
+    wait(&mut h, "smoke", |a| a.session.verify().report().is_some());
     w.read(&mut h, "GPU test");
     click(&mut h, next);
     w.read(&mut h, "before pip");
@@ -257,19 +263,20 @@ fn walk(lang: Lang) {
     let mut h = harness(App::new(o));
     h.step();
     click(&mut h, next);
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     click(&mut h, next);
     click(&mut h, next);
-    wait(&mut h, "prepare", |a| !a.session.prepare.running);
+    wait(&mut h, "prepare", |a| !a.session.prepare().running());
     click(&mut h, start);
-    wait(&mut h, "install", |a| !a.session.install.run.running());
+    wait(&mut h, "install", |a| !a.session.install().run().running());
     assert!(
         h.state()
             .session
-            .install
-            .run
-            .report
-            .as_ref()
+            .install()
+            .run()
+            .report()
             .unwrap()
             .failure
             .is_some()
@@ -287,16 +294,14 @@ fn walk(lang: Lang) {
     h.step();
     click(&mut h, next);
     assert_eq!(h.state().page, Page::Repair);
-    wait(&mut h, "audit", |a| a.session.repair.findings.is_some());
-    assert!(
-        cuda_setup_core::repair::problems(h.state().session.repair.findings.as_ref().unwrap()) > 0
-    );
+    wait(&mut h, "audit", |a| a.session.repair().findings().is_some());
+    assert!(cuda_setup_core::repair::problems(h.state().session.repair().findings().unwrap()) > 0);
     w.read(&mut h, "findings");
     // "Fix N problems" is the primary: Enter fixes, then the audit runs again.
     enter(&mut h);
-    assert!(h.state().session.repair.fixing || h.state().session.repair.fixed.is_some());
+    assert!(h.state().session.repair().fixing() || h.state().session.repair().fixed().is_some());
     wait(&mut h, "fix and audit", |a| {
-        a.session.repair.fixed.is_some() && !a.session.repair.busy()
+        a.session.repair().fixed().is_some() && !a.session.repair().busy()
     });
     w.read(&mut h, "fixed");
 
@@ -324,18 +329,20 @@ fn walk_pytorch(w: &mut Walk, lang: Lang) {
     let mut h = harness(App::new(m.options(lang)));
     h.step();
     enter(&mut h);
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     enter(&mut h);
     assert_eq!(h.state().page, Page::Choose);
     w.read(&mut h, "PyTorch goal");
     enter(&mut h);
     if h.state().page == Page::Prepare {
-        wait(&mut h, "prepare", |a| !a.session.prepare.running);
+        wait(&mut h, "prepare", |a| !a.session.prepare().running());
         w.read(&mut h, "PyTorch goal checks");
         enter(&mut h);
     }
     if h.state().page == Page::Install {
-        wait(&mut h, "install", |a| !a.session.install.run.running());
+        wait(&mut h, "install", |a| !a.session.install().run().running());
         w.read(&mut h, "PyTorch goal run");
         enter(&mut h);
     }
@@ -344,9 +351,9 @@ fn walk_pytorch(w: &mut Walk, lang: Lang) {
     // Enter is "Install PyTorch", not Next: pip runs, then the doctor.
     enter(&mut h);
     assert_eq!(h.state().page, Page::Pytorch);
-    assert!(h.state().session.torch.run.started, "Enter ran pip");
+    assert!(h.state().session.torch().run().started(), "Enter ran pip");
     wait(&mut h, "pip and the doctor", |a| {
-        !a.session.torch.busy() && a.session.torch.doctor.is_some()
+        !a.session.torch().busy() && a.session.torch().doctor().is_some()
     });
     w.read(&mut h, "PyTorch works");
     // Working now: Next is the primary.
@@ -461,7 +468,9 @@ fn the_cudnn_undo_button_puts_the_toolkit_folder_back() {
     let mut h = harness(App::new(o));
     h.step();
     click(&mut h, "下一步");
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     click(&mut h, "下一步");
     settle(&mut h);
     let dir = h
@@ -478,10 +487,12 @@ fn the_cudnn_undo_button_puts_the_toolkit_folder_back() {
     h.input_mut()
         .dropped_files
         .push(Arc::new(Dropped(m.cudnn_zip())));
-    wait(&mut h, "validation", |a| a.session.cudnn.check.is_some());
+    wait(&mut h, "validation", |a| {
+        a.session.cudnn().check().is_some()
+    });
     click(&mut h, "安装 cuDNN");
     wait(&mut h, "cuDNN install", |a| {
-        matches!(a.session.cudnn.installed, Some(Ok(_)))
+        matches!(a.session.cudnn().installed(), Some(Ok(_)))
     });
     assert!(tk.join("bin/cudnn64_9.dll").is_file());
     assert_ne!(snapshot(&tk), before);
@@ -498,17 +509,14 @@ fn the_cudnn_undo_button_puts_the_toolkit_folder_back() {
     assert!(tk.join("bin/cudnn64_9.dll").is_file());
     click(&mut h, "撤销：卸载 cuDNN");
     click(&mut h, "确定卸载");
-    wait(&mut h, "cuDNN undo", |a| a.session.cudnn.undone.is_some());
+    wait(&mut h, "cuDNN undo", |a| {
+        a.session.cudnn().undone().is_some()
+    });
     settle(&mut h);
     assert!(
-        matches!(h.state().session.cudnn.undone, Some(Ok(_))),
+        matches!(h.state().session.cudnn().undone(), Some(Ok(_))),
         "{:?}",
-        h.state()
-            .session
-            .cudnn
-            .undone
-            .as_ref()
-            .map(|r| r.as_ref().err())
+        h.state().session.cudnn().undone().map(|r| r.as_ref().err())
     );
     assert!(
         h.query_all(By::new().label_contains("已恢复原样"))
@@ -536,7 +544,9 @@ fn chinese_wheels_default_to_the_mirror_and_the_connections_slider_is_named_once
     let mut h = harness(App::new(o));
     h.step();
     enter(&mut h);
-    wait(&mut h, "detection", |a| a.session.system.report.is_some());
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some()
+    });
     enter(&mut h);
     assert_eq!(h.state().page, Page::Choose);
     settle(&mut h);

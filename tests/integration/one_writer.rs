@@ -582,15 +582,17 @@ fn the_wizard_says_which_cuda_setup_holds_the_target() {
         |h: &Harness<'_, App>, text: &str| h.query_all_by_label_contains(text).next().is_some();
     h.step();
     click(&mut h, "Next");
-    wait(&mut h, "detection", &|a| a.session.system.report.is_some());
+    wait(&mut h, "detection", &|a| {
+        a.session.system().report().is_some()
+    });
     click(&mut h, "Next");
     click(&mut h, "Developer");
     click(&mut h, "Next");
-    wait(&mut h, "prepare", &|a| !a.session.prepare.running);
+    wait(&mut h, "prepare", &|a| !a.session.prepare().running());
     let asked = m.server.requests();
     click(&mut h, "Start installing");
-    wait(&mut h, "install", &|a| !a.session.install.run.running());
-    let r = h.state().session.install.run.report.clone().unwrap();
+    wait(&mut h, "install", &|a| !a.session.install().run().running());
+    let r = h.state().session.install().run().report().cloned().unwrap();
     let f = r.failure.unwrap();
     assert_eq!(f.kind, cuda_setup_core::steps::FailureKind::Busy);
     let pid = std::process::id();

@@ -165,11 +165,10 @@ fn show(session: &Session, settings: &mut Settings, ui: &mut Ui) -> Vec<Action> 
             ui.end_row();
         });
     let no_python = session
-        .system
-        .report
-        .as_ref()
+        .system()
+        .report()
         .is_some_and(|r| r.pythons.is_empty())
-        && session.torch.python.trim().is_empty();
+        && session.torch().python().trim().is_empty();
     if goal == Goal::Pytorch && no_python {
         widgets::gap(ui);
         widgets::get_python(ui, lang, session.opts.target.os);
@@ -199,7 +198,7 @@ fn show(session: &Session, settings: &mut Settings, ui: &mut Ui) -> Vec<Action> 
         });
     // Where the facts come from: the built-in tables, a cache of date X, or live data.
     ui.horizontal_wrapped(|ui| {
-        if session.refreshing {
+        if session.refreshing() {
             ui.spinner();
             ui.label(RichText::new(msg(lang, &cuda_setup_core::msg!("refresh_running"))).weak());
         }
@@ -285,9 +284,9 @@ fn driver_card(session: &Session, settings: &mut Settings, rec: &Recommendation,
 /// Linux: the package and commands for this distribution (worked out on the worker).
 fn linux_driver(session: &Session, minimum: &str, ui: &mut Ui) {
     let lang = session.lang;
-    let ld = &session.linux_driver;
-    match &ld.advice {
-        _ if ld.running => {
+    let ld = &session.linux_driver();
+    match &ld.advice() {
+        _ if ld.running() => {
             ui.horizontal(|ui| {
                 ui.spinner();
                 ui.label(t(lang, "ui_detecting"));

@@ -29,7 +29,7 @@ impl Screen for State {
     }
 
     fn can_next(&self, s: &Session) -> bool {
-        s.cudnn.finished()
+        s.cudnn().finished()
     }
 
     fn why_not_next(&self, _s: &Session) -> Option<&'static str> {
@@ -37,20 +37,21 @@ impl Screen for State {
     }
 
     fn busy(&self, s: &Session) -> bool {
-        s.cudnn.busy()
+        s.cudnn().busy()
     }
 
     /// An archive checked and nothing copied yet: "Install cuDNN" (Next waits for it or
     /// for "Skip").
     fn primary(&self, s: &Session) -> Option<Primary> {
-        let c = &s.cudnn;
-        (matches!(c.check, Some(Ok(_))) && c.installed.is_none() && s.toolkit_dir().is_some()).then(
-            || Primary::new(t(s.lang, "ui_install_cudnn"), Action::InstallCudnn).enabled(!c.busy()),
-        )
+        let c = &s.cudnn();
+        (matches!(c.check(), Some(Ok(_))) && c.installed().is_none() && s.toolkit_dir().is_some())
+            .then(|| {
+                Primary::new(t(s.lang, "ui_install_cudnn"), Action::InstallCudnn).enabled(!c.busy())
+            })
     }
 
     fn show_work(&self, s: &Session) -> Vec<Action> {
-        match (&s.cudnn.archive, &s.opts.cudnn_archive) {
+        match (&s.cudnn().archive(), &s.opts.cudnn_archive) {
             (None, Some(z)) => vec![Action::UseCudnnArchive(z.clone())],
             _ => Vec::new(),
         }
@@ -58,14 +59,14 @@ impl Screen for State {
 
     /// The zip given on the command line, validated then installed; none: skipped.
     fn drive(&self, s: &Session) -> Option<Vec<Action>> {
-        let c = &s.cudnn;
+        let c = &s.cudnn();
         if c.finished() {
             return None;
         }
         if c.busy() {
             return Some(Vec::new());
         }
-        Some(match (&c.archive, &c.check, &c.installed) {
+        Some(match (&c.archive(), &c.check(), &c.installed()) {
             (None, _, _) => match &s.opts.cudnn_archive {
                 Some(z) => vec![Action::UseCudnnArchive(z.clone())],
                 None => vec![Action::SkipCudnn],
@@ -79,7 +80,7 @@ impl Screen for State {
 fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     let lang = session.lang;
     let mut actions = Vec::new();
-    let c = &session.cudnn;
+    let c = &session.cudnn();
     ui.label(t(lang, "ui_cudnn_intro"));
     if session.opts.target.os == Os::Linux {
         widgets::note(ui, Tone::Info, &t(lang, "ui_cudnn_linux"));
@@ -152,9 +153,9 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         }
     });
 
-    if c.downloading.is_some() {
+    if c.downloading() {
         widgets::section(ui, &t(lang, "ui_downloading"));
-        match c.download_progress {
+        match c.download_progress() {
             Some((done, total, rate, eta)) => widgets::transfer(ui, lang, done, total, rate, eta),
             None => {
                 ui.spinner();
@@ -164,26 +165,26 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
             actions.push(Action::CancelCudnnDownload);
         }
     }
-    if let Some(f) = &c.download_error {
+    if let Some(f) = &c.download_error() {
         failed(ui, lang, "ui_download_failed", f);
     }
 
-    if let Some(a) = &c.archive {
+    if let Some(a) = &c.archive() {
         widgets::section(ui, &t(lang, "ui_validation"));
         ui.label(RichText::new(a.display().to_string()).monospace().small());
     }
-    if c.validating {
+    if c.validating() {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_validating"));
         });
     }
-    match &c.check {
+    match c.check() {
         Some(Ok(check)) => {
             validation(ui, lang, check);
-            match &c.installed {
-                None if c.installing => {
-                    let (done, total) = c.extracted.unwrap_or((0, check.total_bytes));
+            match c.installed() {
+                None if c.installing() => {
+                    let (done, total) = c.extracted().unwrap_or((0, check.total_bytes));
                     let f = if total > 0 {
                         done as f32 / total as f32
                     } else {
@@ -219,7 +220,7 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         Some(Err(r)) => refused(ui, lang, r),
         None => {}
     }
-    match &c.undone {
+    match c.undone() {
         Some(Ok(m)) => widgets::note(
             ui,
             Tone::Ok,
@@ -258,7 +259,7 @@ fn undo(
 ) -> Vec<Action> {
     let lang = session.lang;
     let mut actions = Vec::new();
-    if session.cudnn.undoing {
+    if session.cudnn().undoing() {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_cudnn_undoing"));

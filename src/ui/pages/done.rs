@@ -36,8 +36,8 @@ impl Screen for State {
     /// Repair mode ends with setup's checks (the doctor on the detected torch, the smoke
     /// test for developers), once per state of the machine: a fix clears their reports.
     fn enter(&self, s: &Session) -> Vec<Action> {
-        let checked = s.torch.doctor.is_some() || s.torch.doctor_running;
-        if s.mode == Mode::Repair && !checked && !s.repair.checks_waiting {
+        let checked = s.torch().doctor().is_some() || s.torch().doctor_running();
+        if s.mode == Mode::Repair && !checked && !s.repair().checks_waiting() {
             vec![Action::CheckInstalled]
         } else {
             Vec::new()
@@ -79,7 +79,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     let lang = session.lang;
     let mut actions = Vec::new();
     widgets::section(ui, &t(lang, "ui_summary"));
-    if let Some(f) = &session.repair.findings {
+    if let Some(f) = session.repair().findings() {
         let left = cuda_setup_core::repair::problems(f);
         let tone = if left == 0 { Tone::Ok } else { Tone::Warn };
         line(
@@ -117,7 +117,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     }
     verdict::banner(session, ui, Page::Done, Scope::All);
     widgets::gap(ui);
-    if session.goal == Goal::Developer && session.install.run.succeeded() {
+    if session.goal == Goal::Developer && session.install().run().succeeded() {
         widgets::note(ui, Tone::Info, &t(lang, "ui_new_terminal"));
     }
 
@@ -153,11 +153,10 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
             page.copied = true;
         }
         let log = session
-            .install
-            .run
-            .report
-            .as_ref()
-            .or(session.torch.run.report.as_ref())
+            .install()
+            .run()
+            .report()
+            .or(session.torch().run().report())
             .and_then(|r| r.log_file.clone());
         if let Some(log) = log
             && ui.button(t(lang, "ui_open_log")).clicked()
@@ -168,7 +167,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     if page.copied {
         ui.label(RichText::new(t(lang, "ui_copied")).weak());
     }
-    match &session.saved {
+    match &session.saved() {
         Some(Ok(p)) => {
             ui.label(tf(lang, "ui_report_saved", &[("path", &p.display())]));
         }
@@ -184,8 +183,8 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
 /// The torch detection found (the Python the checks examine first), as the System page
 /// shows it.
 fn detected_torch(session: &Session) -> Option<String> {
-    let pythons = &session.system.report.as_ref()?.pythons;
-    let chosen = session.torch.python_path();
+    let pythons = &session.system().report()?.pythons;
+    let chosen = session.torch().python_path();
     let t = pythons
         .iter()
         .filter(|p| chosen.is_none() || chosen.as_ref() == Some(&p.path))
@@ -199,9 +198,9 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
     let lang = session.lang;
     // A repair has no goal of its own: every layer counts there.
     let pytorch_only = session.goal == Goal::Pytorch && session.mode == Mode::Setup;
-    let run = &session.install.run;
+    let run = &session.install().run();
     let step = |names: &[&str], want: fn(StepState) -> bool| {
-        run.steps
+        run.steps()
             .iter()
             .any(|s| names.contains(&s.name) && want(s.state))
     };
@@ -273,7 +272,7 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
     };
     out.push((toolkit, "ui_layer_toolkit"));
 
-    let cudnn = match &session.cudnn.installed {
+    let cudnn = match session.cudnn().installed() {
         Some(Ok(m)) => (
             Tone::Ok,
             tf(lang, "ui_layer_version", &[("version", &m.cudnn_version)]),
@@ -283,7 +282,7 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
             Tone::Ok,
             tf(lang, "ui_layer_version", &[("version", &c.version)]),
         ),
-        None if pytorch_only && !session.cudnn.skipped => not_needed(),
+        None if pytorch_only && !session.cudnn().skipped() => not_needed(),
         None => skipped(),
     };
     out.push((cudnn, "ui_page_cudnn"));
@@ -293,9 +292,8 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
     } else if step(&["configure_env"], failed) {
         failed_state()
     } else if session
-        .repair
-        .findings
-        .as_ref()
+        .repair()
+        .findings()
         .is_some_and(|f| cuda_setup_core::repair::problems(f) == 0)
     {
         (Tone::Ok, t(lang, "ui_layer_env_set"))
@@ -306,7 +304,7 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
     };
     out.push((env, "ui_layer_env"));
 
-    let torch = match session.torch.doctor.as_deref() {
+    let torch = match session.torch().doctor() {
         Some(d) if d.status == Status::Passed => (
             Tone::Ok,
             tf(
@@ -334,7 +332,7 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
         },
         // Repair mode checks the torch detection found: said while its check runs.
         None if session.mode == Mode::Repair => match detected_torch(session) {
-            Some(v) if session.torch.doctor_running || session.repair.checks_waiting => (
+            Some(v) if session.torch().doctor_running() || session.repair().checks_waiting() => (
                 Tone::Pending,
                 tf(lang, "ui_layer_torch_checking", &[("version", &v)]),
             ),
@@ -360,8 +358,8 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
             ),
         )
     };
-    let check = session.torch.doctor.as_ref().and_then(|d| d.check.as_ref());
-    let test = match (session.verify.report.as_deref(), check) {
+    let check = session.torch().doctor().and_then(|d| d.check.as_ref());
+    let test = match (session.verify().report(), check) {
         (Some(r), _) if r.status == Status::Passed => passed(r.checks.gemm.detail.speedup()),
         (_, Some(c)) if c.ok => passed(c.speedup),
         (Some(r), _) if r.status == Status::Skipped => (Tone::Warn, t(lang, "ui_skipped")),

@@ -8,6 +8,7 @@ use egui::{RichText, Ui};
 
 use super::{Primary, Screen};
 use crate::ui::flow::Page;
+use crate::ui::job::Job;
 use crate::ui::progress::step_title;
 use crate::ui::session::{Action, Session, Settings};
 use crate::ui::text::{msg, t};
@@ -23,8 +24,8 @@ impl Screen for State {
     }
 
     fn enter(&self, s: &Session) -> Vec<Action> {
-        let run = &s.install.run;
-        if !run.running() && !run.succeeded() && !s.install.resumed {
+        let run = &s.install().run();
+        if !run.running() && !run.succeeded() && !s.install().resumed() {
             vec![Action::StartInstall]
         } else {
             Vec::new()
@@ -33,46 +34,43 @@ impl Screen for State {
 
     /// Next only once everything ran: not while a restart is pending.
     fn can_next(&self, s: &Session) -> bool {
-        s.install.finished()
+        s.install().finished()
     }
 
     fn why_not_next(&self, s: &Session) -> Option<&'static str> {
-        s.install.run.running().then_some("ui_wait_install")
+        s.install().run().running().then_some("ui_wait_install")
     }
 
     fn busy(&self, s: &Session) -> bool {
-        s.install.run.running()
+        s.install().run().running()
     }
 
     fn primary(&self, s: &Session) -> Option<Primary> {
-        let i = &s.install;
+        let i = s.install();
         let label = |key| t(s.lang, key);
         if i.restart_pending() {
             // Asked already: the choice is made (or under way).
-            return match &i.restart {
-                None => Some(Primary::new(
-                    label("ui_restart_now"),
-                    Action::Restart { now: true },
-                )),
-                Some(_) => None,
-            };
-        }
-        if !i.run.started {
             return i
-                .resumed
+                .restart()
+                .is_idle()
+                .then(|| Primary::new(label("ui_restart_now"), Action::Restart { now: true }));
+        }
+        if !i.run().started() {
+            return i
+                .resumed()
                 .then(|| Primary::new(label("ui_continue_install"), Action::StartInstall));
         }
-        (!i.run.running() && !i.run.succeeded())
+        (!i.run().running() && !i.run().succeeded())
             .then(|| Primary::new(label("ui_try_again"), Action::StartInstall))
     }
 }
 
 fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     let lang = session.lang;
-    let run = &session.install.run;
+    let run = &session.install().run();
     let mut actions = Vec::new();
-    if !run.started {
-        if session.install.resumed {
+    if !run.started() {
+        if session.install().resumed() {
             resumed(session, ui);
         } else {
             ui.label(t(lang, "ui_nothing_to_install"));
@@ -85,13 +83,13 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         if run.running() && ui.button(t(lang, "ui_cancel")).clicked() {
             actions.push(Action::CancelInstall);
         }
-        if let Some(log) = run.report.as_ref().and_then(|r| r.log_file.clone())
+        if let Some(log) = run.report().and_then(|r| r.log_file.clone())
             && ui.button(t(lang, "ui_open_log")).clicked()
         {
             actions.push(Action::Open(log));
         }
     });
-    if session.install.restart_pending() {
+    if session.install().restart_pending() {
         actions.extend(restart_choice(session, ui));
     } else if run.succeeded() {
         let done = match session.goal {
@@ -117,26 +115,26 @@ fn restart_choice(session: &Session, ui: &mut Ui) -> Vec<Action> {
                 .size(16.0),
         );
         ui.label(t(lang, "ui_restart_body"));
-        match &session.install.restart {
-            None => {
+        match session.install().restart() {
+            Job::Idle => {
                 ui.label(t(lang, "ui_restart_choose"));
                 if ui.button(t(lang, "ui_restart_later")).clicked() {
                     actions.push(Action::Restart { now: false });
                 }
             }
-            Some(None) => {
+            Job::Running { .. } => {
                 ui.horizontal(|ui| {
                     ui.spinner();
                     ui.label(t(lang, "ui_restart_preparing"));
                 });
             }
-            Some(Some(Ok(true))) => {
+            Job::Done(Ok(true)) => {
                 ui.label(RichText::new(t(lang, "ui_restart_under_way")).strong());
             }
-            Some(Some(Ok(false))) => {
+            Job::Done(Ok(false)) => {
                 ui.label(RichText::new(t(lang, "ui_restart_later_done")).strong());
             }
-            Some(Some(Err(e))) => {
+            Job::Done(Err(e)) => {
                 ui.label(t(lang, "ui_restart_failed"));
                 egui::CollapsingHeader::new(t(lang, "ui_details"))
                     .id_salt("restart-error")
@@ -153,7 +151,7 @@ fn resumed(session: &Session, ui: &mut Ui) {
     let lang = session.lang;
     widgets::note(ui, Tone::Info, &t(lang, "ui_resume_intro"));
     widgets::gap(ui);
-    let Some(plan) = session.prepare.plan() else {
+    let Some(plan) = session.prepare().plan() else {
         return;
     };
     let names: Vec<&str> = plan.steps.iter().map(|s| s.name()).collect();
@@ -177,10 +175,9 @@ fn resumed(session: &Session, ui: &mut Ui) {
 /// NVIDIA's server failed us: offer the same toolkit as NVIDIA's wheels from PyPI.
 fn offer_wheels(session: &Session, ui: &mut Ui) -> Vec<Action> {
     let failed_download = session
-        .install
-        .run
-        .report
-        .as_ref()
+        .install()
+        .run()
+        .report()
         .and_then(|r| r.failure.as_ref())
         .is_some_and(|f| f.step == "download_toolkit");
     if !failed_download || session.settings.method == Method::Wheels {

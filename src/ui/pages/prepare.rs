@@ -29,11 +29,11 @@ impl Screen for State {
     }
 
     fn can_next(&self, s: &Session) -> bool {
-        s.prepare.ready()
+        s.prepare().ready()
     }
 
     fn why_not_next(&self, s: &Session) -> Option<&'static str> {
-        Some(if s.prepare.running {
+        Some(if s.prepare().running() {
             "ui_wait_prepare"
         } else {
             "ui_fix_checks_first"
@@ -58,20 +58,20 @@ impl Screen for State {
 
 /// Checked, and something stands in the way.
 fn blocked(s: &Session) -> bool {
-    !s.prepare.running && s.prepare.result.is_some() && !s.prepare.ready()
+    !s.prepare().running() && s.prepare().result().is_some() && !s.prepare().ready()
 }
 
 fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     let lang = session.lang;
     let mut actions = Vec::new();
-    if session.prepare.running {
+    if session.prepare().running() {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_preparing"));
         });
         return actions;
     }
-    let Some(result) = &session.prepare.result else {
+    let Some(result) = &session.prepare().result() else {
         return actions;
     };
     match result {

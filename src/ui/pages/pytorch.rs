@@ -44,13 +44,13 @@ impl Screen for State {
     }
 
     fn busy(&self, s: &Session) -> bool {
-        s.torch.busy()
+        s.torch().busy()
     }
 
     /// Next does not hide that PyTorch is not (yet) working: it says the user goes on
     /// without it (Done then lists it as not installed).
     fn next_label(&self, s: &Session) -> &'static str {
-        match &s.torch.doctor {
+        match s.torch().doctor() {
             Some(d) if d.status == Status::Passed => "ui_next",
             _ => "ui_torch_skip_next",
         }
@@ -65,7 +65,7 @@ impl Screen for State {
         let install = |key| {
             let has_python = !python_of(s).trim().is_empty();
             Primary::new(t(lang, key), Action::RunPip(Box::new(torch.clone())))
-                .enabled(has_python && !s.torch.busy())
+                .enabled(has_python && !s.torch().busy())
         };
         match verdict::decide(s, Scope::Torch) {
             Verdict::Ready { .. } => None,
@@ -81,7 +81,7 @@ impl Screen for State {
     /// The recommended wheel's pip command, run in the chosen Python.
     fn show_work(&self, s: &Session) -> Vec<Action> {
         match self.pick(s) {
-            Some(torch) if !s.torch.run.started => vec![Action::RunPip(Box::new(torch))],
+            Some(torch) if !s.torch().run().started() => vec![Action::RunPip(Box::new(torch))],
             _ => Vec::new(),
         }
     }
@@ -89,14 +89,13 @@ impl Screen for State {
 
 /// The Python pip runs in: the one chosen, else the first one detection found.
 fn python_of(session: &Session) -> String {
-    let chosen = &session.torch.python;
+    let chosen = &session.torch().python();
     if !chosen.is_empty() {
-        return chosen.clone();
+        return chosen.to_string();
     }
     session
-        .system
-        .report
-        .as_ref()
+        .system()
+        .report()
         .and_then(|r| r.pythons.first())
         .map(|p| p.path.display().to_string())
         .unwrap_or_default()
@@ -105,7 +104,7 @@ fn python_of(session: &Session) -> String {
 fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     let lang = session.lang;
     let mut actions = Vec::new();
-    let torch_state = &session.torch;
+    let torch_state = &session.torch();
     let mut python = python_of(session);
     ui.label(msg(
         lang,
@@ -113,7 +112,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     ));
     let Some(torch) = page.pick(session) else {
         widgets::note(ui, Tone::Warn, &t(lang, "ui_no_wheel"));
-        if python != torch_state.python {
+        if python != torch_state.python() {
             actions.push(Action::SetPython(python));
         }
         return actions;
@@ -147,7 +146,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         // Before the click that would lead nowhere: how to get a Python.
         widgets::note(ui, Tone::Warn, &t(lang, "ui_no_python"));
     }
-    let mut mirror = torch_state.mirror;
+    let mut mirror = torch_state.mirror_index();
     ui.horizontal(|ui| {
         let current = t(lang, PIP_MIRRORS[mirror].1);
         egui::ComboBox::from_label(t(lang, "ui_pypi_mirror"))
@@ -158,12 +157,12 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
                 }
             });
     });
-    if mirror != torch_state.mirror {
+    if mirror != torch_state.mirror_index() {
         actions.push(Action::SetPipMirror(mirror));
     }
     if lang == cuda_setup_core::i18n::Lang::Zh
-        && !torch_state.mirror_chosen
-        && torch_state.mirror == default_pip_mirror(lang)
+        && !torch_state.mirror_chosen()
+        && torch_state.mirror_index() == default_pip_mirror(lang)
     {
         ui.label(RichText::new(t(lang, "ui_pypi_mirror_default")).weak());
     }
@@ -204,7 +203,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     let busy = torch_state.busy();
     // "Install PyTorch" is the page's primary button, at the bottom (Enter presses it).
     ui.horizontal(|ui| {
-        if torch_state.run.running() && ui.button(t(lang, "ui_cancel")).clicked() {
+        if torch_state.run().running() && ui.button(t(lang, "ui_cancel")).clicked() {
             actions.push(Action::CancelPip);
         }
         if ui
@@ -214,33 +213,33 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
             actions.push(Action::RunDoctor);
         }
     });
-    if torch_state.run.started {
+    if torch_state.run().started() {
         widgets::section(ui, &t(lang, "ui_pip_output"));
-        torch_state.run.show(ui, lang, true);
+        torch_state.run().show(ui, lang, true);
     }
-    if torch_state.doctor_running {
+    if torch_state.doctor_running() {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_doctor_running"));
         });
     }
-    if torch_state.doctor_running
-        || !torch_state.samples.is_empty()
-        || torch_state.monitor_error.is_some()
+    if torch_state.doctor_running()
+        || !torch_state.samples().is_empty()
+        || torch_state.monitor_error().is_some()
     {
         verdict::live_plot(
             ui,
             lang,
             "pytorch",
-            &torch_state.samples,
-            torch_state.monitor_error.as_deref(),
+            &torch_state.samples(),
+            torch_state.monitor_error().as_deref(),
         );
     }
-    if let Some(d) = &torch_state.doctor {
+    if let Some(d) = &torch_state.doctor() {
         doctor_report(ui, lang, d);
     }
     verdict::banner(session, ui, Page::Pytorch, Scope::Torch);
-    if python != torch_state.python {
+    if python != torch_state.python() {
         // Before a RunPip of this frame, which runs in the Python shown.
         actions.insert(0, Action::SetPython(python));
     }

@@ -23,7 +23,7 @@ impl Screen for State {
     }
 
     fn enter(&self, s: &Session) -> Vec<Action> {
-        if s.repair.findings.is_none() && !s.repair.auditing {
+        if s.repair().findings().is_none() && !s.repair().auditing() {
             vec![Action::Audit]
         } else {
             Vec::new()
@@ -31,7 +31,7 @@ impl Screen for State {
     }
 
     fn can_next(&self, s: &Session) -> bool {
-        s.repair.findings.is_some() && !s.repair.busy()
+        s.repair().findings().is_some() && !s.repair().busy()
     }
 
     fn why_not_next(&self, _s: &Session) -> Option<&'static str> {
@@ -39,18 +39,18 @@ impl Screen for State {
     }
 
     fn busy(&self, s: &Session) -> bool {
-        s.repair.busy()
+        s.repair().busy()
     }
 
     /// Problems that cuda-setup can fix: "Fix N problems"; else Next.
     fn primary(&self, s: &Session) -> Option<Primary> {
-        let fixable = fixable(s.repair.findings.as_deref()?);
+        let fixable = fixable(s.repair().findings()?);
         (fixable > 0).then(|| {
             Primary::new(
                 tf(s.lang, "ui_fix_count", &[("count", &fixable)]),
                 Action::Fix,
             )
-            .enabled(!s.repair.busy())
+            .enabled(!s.repair().busy())
         })
     }
 }
@@ -107,18 +107,14 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     let lang = session.lang;
     let mut actions = Vec::new();
     ui.label(t(lang, "ui_repair_intro"));
-    if session.repair.auditing {
+    if session.repair().auditing() {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_auditing"));
         });
     }
-    if let (Some(before), Some(_)) = (session.repair.before, &session.repair.fixed) {
-        let left = session
-            .repair
-            .findings
-            .as_deref()
-            .map_or(0, repair::problems);
+    if let (Some(before), Some(_)) = (session.repair().before(), &session.repair().fixed()) {
+        let left = session.repair().findings().map_or(0, repair::problems);
         widgets::note(
             ui,
             if left == 0 { Tone::Ok } else { Tone::Warn },
@@ -130,12 +126,12 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         );
     }
     // A fix that failed says why, as an install does.
-    if let Some(fixed) = &session.repair.fixed {
+    if let Some(fixed) = session.repair().fixed() {
         for f in fixed.runs.iter().filter_map(|r| r.failure.as_ref()) {
             crate::ui::progress::failure_callout(ui, lang, f);
         }
     }
-    if let Some(findings) = &session.repair.findings {
+    if let Some(findings) = session.repair().findings() {
         widgets::section(ui, &t(lang, "ui_findings"));
         for f in findings {
             finding(ui, lang, f);
@@ -149,7 +145,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         ui.horizontal(|ui| {
             if ui
                 .add_enabled(
-                    !session.repair.busy(),
+                    !session.repair().busy(),
                     egui::Button::new(t(lang, "ui_check_again")),
                 )
                 .clicked()
@@ -158,13 +154,13 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
             }
         });
     }
-    if session.repair.fixing {
+    if session.repair().fixing() {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_fixing"));
         });
     }
-    if !session.repair.log.is_empty() {
+    if !session.repair().log().is_empty() {
         egui::CollapsingHeader::new(t(lang, "ui_live_log"))
             .id_salt("repair-log")
             .default_open(true)
@@ -173,7 +169,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
                     .max_height(200.0)
                     .stick_to_bottom(true)
                     .show(ui, |ui| {
-                        for line in &session.repair.log {
+                        for line in session.repair().log() {
                             ui.label(RichText::new(line).monospace().small());
                         }
                     });

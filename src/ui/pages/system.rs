@@ -24,7 +24,7 @@ impl Screen for State {
     }
 
     fn enter(&self, s: &Session) -> Vec<Action> {
-        if s.system.report.is_none() && !s.system.running {
+        if s.system().report().is_none() && !s.system().running() {
             vec![Action::Detect]
         } else {
             Vec::new()
@@ -32,7 +32,7 @@ impl Screen for State {
     }
 
     fn can_next(&self, s: &Session) -> bool {
-        s.system.report.is_some()
+        s.system().report().is_some()
     }
 
     fn why_not_next(&self, _s: &Session) -> Option<&'static str> {
@@ -48,7 +48,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         widgets::gap(ui);
     }
     // Borrowed, not copied: this runs every frame.
-    let Some(report) = session.system.report.as_deref() else {
+    let Some(report) = session.system().report() else {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_detecting"));
@@ -57,7 +57,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     };
     let facts = session.facts();
     // Something changed since this report: said until the new one replaces it.
-    if session.system.running {
+    if session.system().running() {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_detecting_again"));
@@ -225,7 +225,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     widgets::gap(ui);
     if ui
         .add_enabled(
-            !session.system.running,
+            !session.system().running(),
             egui::Button::new(t(lang, "ui_detect_again")),
         )
         .clicked()

@@ -22,7 +22,7 @@ impl Screen for State {
     }
 
     fn enter(&self, s: &Session) -> Vec<Action> {
-        if s.verify.report.is_none() && !s.verify.running {
+        if s.verify().report().is_none() && !s.verify().running() {
             vec![Action::Verify]
         } else {
             Vec::new()
@@ -30,7 +30,7 @@ impl Screen for State {
     }
 
     fn can_next(&self, s: &Session) -> bool {
-        s.verify.report.is_some()
+        s.verify().report().is_some()
     }
 
     fn why_not_next(&self, _s: &Session) -> Option<&'static str> {
@@ -47,7 +47,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     let lang = session.lang;
     let mut actions = Vec::new();
     ui.label(t(lang, "ui_verify_intro"));
-    if session.verify.running {
+    if session.verify().running() {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_verifying"));
@@ -57,10 +57,10 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         ui,
         lang,
         "verify",
-        &session.verify.samples,
-        session.verify.monitor_error.as_deref(),
+        &session.verify().samples(),
+        session.verify().monitor_error().as_deref(),
     );
-    let Some(r) = session.verify.report.as_deref() else {
+    let Some(r) = session.verify().report() else {
         return actions;
     };
     widgets::section(ui, &t(lang, "ui_results"));
@@ -209,7 +209,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     widgets::gap(ui);
     if ui
         .add_enabled(
-            !session.verify.running,
+            !session.verify().running(),
             egui::Button::new(t(lang, "ui_run_again")),
         )
         .clicked()

@@ -1,0 +1,138 @@
+//! PyTorch: the Python and mirror chosen, pip's run, and the doctor that follows it.
+
+use std::path::PathBuf;
+
+use cuda_setup_core::download::Cancel;
+use cuda_setup_core::monitor::Sample;
+use cuda_setup_core::plan::Plan;
+use cuda_setup_core::recommend::{Goal, TorchPick};
+use cuda_setup_core::run::RunEvent;
+use cuda_setup_core::steps::Step;
+use cuda_setup_core::verify::doctor::{DoctorReport, PypiMirror};
+
+use super::Session;
+use super::settings::{PIP_MIRRORS, pip_mirror};
+use crate::ui::job::{Job, Status};
+use crate::ui::progress::RunView;
+use crate::ui::worker::{Command, JobId};
+
+/// PyTorch: the Python and mirror chosen, pip's run, the doctor.
+#[derive(Default)]
+pub struct Torch {
+    /// The interpreter, as typed or picked.
+    pub(super) python: String,
+    /// Index into [`PIP_MIRRORS`].
+    pub(super) mirror: usize,
+    /// The user chose the mirror (else it follows the language).
+    pub(super) mirror_chosen: bool,
+    pub(super) run: RunView,
+    /// GPU figures sampled while the doctor's check runs.
+    pub(super) samples: Vec<Sample>,
+    pub(super) monitor_error: Option<String>,
+    pub(super) doctor: Job<Result<Box<DoctorReport>, String>>,
+}
+
+impl Torch {
+    pub fn python(&self) -> &str {
+        &self.python
+    }
+
+    /// The mirror's index into [`PIP_MIRRORS`].
+    pub fn mirror_index(&self) -> usize {
+        self.mirror
+    }
+
+    /// The user chose the mirror (else it follows the language).
+    pub fn mirror_chosen(&self) -> bool {
+        self.mirror_chosen
+    }
+
+    pub fn run(&self) -> &RunView {
+        &self.run
+    }
+
+    pub fn samples(&self) -> &[Sample] {
+        &self.samples
+    }
+
+    pub fn monitor_error(&self) -> Option<&str> {
+        self.monitor_error.as_deref()
+    }
+
+    pub fn doctor_running(&self) -> bool {
+        self.doctor.is_running()
+    }
+
+    pub fn doctor_status(&self) -> Status {
+        self.doctor.status()
+    }
+
+    /// The doctor's report (None while it runs, and when its thread died).
+    pub fn doctor(&self) -> Option<&DoctorReport> {
+        self.doctor.done()?.as_deref().ok()
+    }
+
+    pub fn busy(&self) -> bool {
+        self.run.running() || self.doctor.is_running()
+    }
+
+    pub fn mirror(&self) -> Option<PypiMirror> {
+        pip_mirror(self.mirror)
+    }
+
+    pub fn python_path(&self) -> Option<PathBuf> {
+        let p = self.python.trim();
+        (!p.is_empty()).then(|| PathBuf::from(p))
+    }
+}
+
+impl Session {
+    pub(super) fn set_pip_mirror(&mut self, i: usize) {
+        self.torch.mirror = i.min(PIP_MIRRORS.len() - 1);
+        self.torch.mirror_chosen = true;
+    }
+
+    #[must_use]
+    pub(super) fn run_pip(&mut self, torch: &TorchPick) -> Vec<Command> {
+        let Some(python) = self.torch.python_path() else {
+            return Vec::new();
+        };
+        let args = torch.run_args(&[], self.torch.mirror().as_ref().map(|m| m.url.as_str()));
+        let plan = Plan {
+            format: 1,
+            goal: Goal::Pytorch,
+            os: self.opts.target.os,
+            root: self.opts.target.root.clone(),
+            toolkit: None,
+            cudnn: None,
+            torch_command: Some(torch.command.clone()),
+            notes: Vec::new(),
+            steps: vec![Step::InstallTorch { python, args }],
+        };
+        let cancel = Cancel::default();
+        self.torch.run = RunView::start(&plan, cancel.clone());
+        self.torch.doctor = Job::Idle;
+        vec![Command::Run {
+            job: JobId::Pip,
+            plan: Box::new(plan),
+            cancel,
+        }]
+    }
+
+    /// pip's progress; once it ended well the doctor checks what it installed, and either
+    /// way detection runs again (a failed pip may have installed some packages).
+    #[must_use]
+    pub(super) fn pip_event(&mut self, e: RunEvent) -> Vec<Command> {
+        let finished = matches!(&e, RunEvent::Done(_));
+        let finished_ok = matches!(&e, RunEvent::Done(r) if r.ok());
+        self.torch.run.apply(e, self.lang);
+        let mut cmds = Vec::new();
+        if finished_ok {
+            cmds.push(self.start_doctor());
+        }
+        if finished {
+            cmds.extend(self.detect_again());
+        }
+        cmds
+    }
+}

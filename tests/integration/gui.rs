@@ -1017,6 +1017,50 @@ fn a_dead_worker_is_shown_and_back_works() {
     );
 }
 
+/// Detection's worker thread dies (here every time): the System page does not wait for
+/// an answer that never comes — no endless "Looking at this computer…" — but says what
+/// happened and offers "Detect again"; the job is done with the error, nothing else is.
+#[test]
+fn a_dead_detection_is_said_on_the_system_page_with_detect_again() {
+    use cuda_setup::ui::job::Status as Job;
+    use cuda_setup::ui::worker::JobId;
+    let name = "a_dead_detection_is_said_on_the_system_page_with_detect_again";
+    if in_child_with_panic_in(name, "worker_detect") {
+        return;
+    }
+    let m = Machine::new(windows_installer(0, 0));
+    let mut h = harness(App::new(m.options(Lang::En)));
+    h.step();
+    wait(&mut h, "detection", |a| !a.session.system().running());
+    // The crash came on Welcome; its note goes with that page. System detects again on
+    // entry, and that one dies too.
+    click(&mut h, "Next");
+    wait(&mut h, "detection again", |a| !a.session.system().running());
+    settle(&mut h);
+    assert_eq!(h.state().page, Page::System);
+    let s = &h.state().session;
+    assert_eq!(s.system().status(), Job::Failed);
+    assert!(
+        s.system()
+            .error()
+            .unwrap()
+            .contains("test panic in worker_detect")
+    );
+    for other in JobId::ALL.into_iter().filter(|j| *j != JobId::Detect) {
+        assert_eq!(s.status(other), Job::Idle, "{other:?}");
+    }
+    assert!(!has(&h, "Looking at this computer"), "no endless spinner");
+    assert!(has(
+        &h,
+        "cuda-setup ran into a bug of its own while working on this page"
+    ));
+    click(&mut h, "Detect again");
+    wait(&mut h, "detection again", |a| !a.session.system().running());
+    settle(&mut h);
+    assert_eq!(h.state().session.system().status(), Job::Failed);
+    h.get_by_label("Detect again");
+}
+
 /// Every text the frame painted.
 fn painted_texts(shapes: &[egui::epaint::ClippedShape]) -> Vec<String> {
     fn walk(shape: &egui::Shape, out: &mut Vec<String>) {

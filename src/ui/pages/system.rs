@@ -35,8 +35,9 @@ impl Screen for State {
         s.system().report().is_some()
     }
 
-    fn why_not_next(&self, _s: &Session) -> Option<&'static str> {
-        Some("ui_wait_detect")
+    /// Waiting for detection; not once it died (no answer comes).
+    fn why_not_next(&self, s: &Session) -> Option<&'static str> {
+        s.system().error().is_none().then_some("ui_wait_detect")
     }
 }
 
@@ -49,6 +50,14 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     }
     // Borrowed, not copied: this runs every frame.
     let Some(report) = session.system().report() else {
+        if session.system().error().is_some() {
+            // Detection's thread died (a bug of ours; the app's note says so): no answer
+            // comes, so no spinner, and the page's own button tries again.
+            if ui.button(t(lang, "ui_detect_again")).clicked() {
+                actions.push(Action::Detect);
+            }
+            return actions;
+        }
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(t(lang, "ui_detecting"));

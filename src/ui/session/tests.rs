@@ -4,6 +4,7 @@ use super::*;
 use crate::ui::options::Overrides;
 use crate::ui::worker::Prepared;
 use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::download::Cancel;
 use cuda_setup_core::plan::Plan;
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::GpuFact;
@@ -317,4 +318,84 @@ fn events_update_results_and_start_what_follows() {
     });
     assert_eq!(s.crash.as_deref(), Some("boom"));
     assert!(!s.torch().doctor_running());
+}
+
+/// A session in which every job runs at once (set here directly: no page starts them
+/// all together), and a plan for the jobs that run one.
+fn all_running(root: &std::path::Path) -> (Session, Plan) {
+    let mut s = detected(root);
+    prepared(&mut s);
+    let plan = s.prepare.plan().cloned().unwrap();
+    let run = || crate::ui::progress::RunView::start(&plan, Cancel::default());
+    s.system.job = Job::started();
+    s.linux_driver.job = Job::started();
+    s.refresh = Job::started();
+    s.prepare.job = Job::started();
+    s.install.run = run();
+    s.install.restart = Job::started();
+    s.cudnn.check = Job::started();
+    s.cudnn.download = Job::cancellable(Cancel::default());
+    s.cudnn.install = Job::started();
+    s.cudnn.undo = Job::started();
+    s.verify.job = Job::started();
+    s.torch.doctor = Job::started();
+    s.torch.run = run();
+    s.repair.audit = Job::started();
+    s.repair.fix = Job::started();
+    s.saved = Job::started();
+    for id in JobId::ALL {
+        assert_eq!(s.status(id), Status::Running, "{id:?}");
+    }
+    (s, plan)
+}
+
+/// A worker thread that panics ends exactly its own job, done with the error (the
+/// crash's message, or a run's failed report), whichever job it was; every other job
+/// goes on running, and the crash is said until the user moves on.
+#[test]
+fn a_panic_in_each_job_ends_that_job_with_its_error_and_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    for id in JobId::ALL {
+        let (mut s, plan) = all_running(dir.path());
+        // What the worker sends when the thread for `id`'s command panics (a run's
+        // command carries its plan).
+        let runs = matches!(
+            id,
+            JobId::Install | JobId::Pip | JobId::CudnnDownload | JobId::CudnnInstall
+        );
+        let events =
+            crate::ui::worker::crash_events(Some(id), runs.then_some(&plan), "boom in a job");
+        for e in events {
+            // No job starts from a crash (an ended run asks for detection, which runs).
+            for c in s.on_event(e) {
+                assert!(matches!(c, Command::Detect), "{id:?}");
+            }
+        }
+        assert_eq!(s.status(id), Status::Failed, "{id:?}");
+        for other in JobId::ALL.into_iter().filter(|o| *o != id) {
+            assert_eq!(
+                s.status(other),
+                Status::Running,
+                "{id:?} crashed: {other:?}"
+            );
+        }
+        assert_eq!(s.crash(), Some("boom in a job"), "{id:?}");
+    }
+    // What the pages read of a crashed job: its error, not an answer.
+    let (mut s, _) = all_running(dir.path());
+    for id in [
+        JobId::Detect,
+        JobId::Smoke,
+        JobId::Doctor,
+        JobId::CudnnCheck,
+    ] {
+        s.on_event(Event::Crashed {
+            job: Some(id),
+            message: "boom".into(),
+        });
+    }
+    assert_eq!(s.system().error(), Some("boom"));
+    assert!(s.verify().report().is_none() && !s.verify().running());
+    assert!(s.torch().doctor().is_none() && !s.torch().doctor_running());
+    assert!(s.cudnn().check().is_none() && !s.cudnn().validating());
 }

@@ -264,7 +264,7 @@ fn first_time_developer_setup_through_every_page() {
     assert_eq!(h.state().page, Page::Install);
     wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
-    let r = h.state().session.install().run().report().clone().unwrap();
+    let r = h.state().session.install().run().report().cloned().unwrap();
     assert!(r.ok(), "{:?}", r.failure);
     let names: Vec<&str> = h
         .state()
@@ -331,7 +331,7 @@ fn first_time_developer_setup_through_every_page() {
     assert_eq!(h.state().page, Page::Verify);
     wait(&mut h, "smoke", |a| a.session.verify().report().is_some());
     settle(&mut h);
-    let smoke = h.state().session.verify().report().clone().unwrap();
+    let smoke = h.state().session.verify().report().cloned().unwrap();
     assert_ne!(smoke.status, Status::Passed);
     assert!(has(&h, "Matrix product (cuBLAS)") && has(&h, "Compiler (nvcc)"));
     assert!(has(&h, "No live reading of the graphics card"));
@@ -364,7 +364,7 @@ fn first_time_developer_setup_through_every_page() {
         "{pip}"
     );
     assert!(has(&h, "Successfully installed torch"), "pip's live output");
-    let doctor = h.state().session.torch().doctor().clone().unwrap();
+    let doctor = h.state().session.torch().doctor().cloned().unwrap();
     assert_eq!(doctor.status, Status::Passed, "{:?}", doctor.findings);
     assert!(has(&h, "PyTorch check"));
     click(&mut h, "Next");
@@ -506,7 +506,7 @@ fn cancel_mid_download_then_resume() {
     wait(&mut h, "cancelled", |a| {
         !a.session.install().run().running()
     });
-    let r = h.state().session.install().run().report().clone().unwrap();
+    let r = h.state().session.install().run().report().cloned().unwrap();
     assert!(r.cancelled && r.failure.is_none());
     assert_eq!(
         h.state().session.install().run().steps()[1].state,
@@ -726,7 +726,7 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
     click(&mut h, "Start installing");
     wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
-    let r = h.state().session.install().run().report().clone().unwrap();
+    let r = h.state().session.install().run().report().cloned().unwrap();
     assert!(r.ok(), "{:?}", r.failure);
     let names: Vec<&str> = h
         .state()
@@ -780,7 +780,7 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     click(&mut h, "Start installing");
     wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
-    let r = h.state().session.install().run().report().clone().unwrap();
+    let r = h.state().session.install().run().report().cloned().unwrap();
     assert_eq!(r.failure.as_ref().map(|f| f.step), Some("download_toolkit"));
     // The mirror has no such file and NVIDIA's server cannot be reached.
     assert_eq!(
@@ -936,7 +936,7 @@ fn a_panic_in_a_step_shows_the_failure_and_back_works() {
     let m = Machine::new(windows_installer(0, 0));
     let mut h = harness(App::new(m.options(Lang::En)));
     to_a_failed_install(&mut h);
-    let r = h.state().session.install().run().report().clone().unwrap();
+    let r = h.state().session.install().run().report().cloned().unwrap();
     let f = r.failure.as_ref().unwrap();
     assert_eq!(
         (f.step, f.kind),

@@ -226,7 +226,7 @@ fn the_cudnn_download_waits_its_turn_behind_another_cuda_setup() {
         .session
         .cudnn()
         .download_error()
-        .clone()
+        .cloned()
         .expect("refused");
     assert_eq!(f.kind, FailureKind::Busy, "{f:?}");
     // (Planning read NVIDIA's manifest for the hash; the archive itself was not fetched.)

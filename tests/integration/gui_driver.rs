@@ -249,7 +249,7 @@ fn no_driver_the_wizard_installs_it_first_for_either_goal() {
         wait(&mut h, "install", |a| !a.session.install().run().running());
         settle(&mut h);
 
-        let r = h.state().session.install().run().report().clone().unwrap();
+        let r = h.state().session.install().run().report().cloned().unwrap();
         assert!(r.ok() && !r.restart_pending, "{goal:?}: {:?}", r.failure);
         let rows: Vec<&str> = h
             .state()
@@ -340,7 +340,7 @@ fn a_restart_pauses_the_wizard_and_a_new_window_continues_after_the_driver() {
     wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
 
-    let r = h.state().session.install().run().report().clone().unwrap();
+    let r = h.state().session.install().run().report().cloned().unwrap();
     assert!(
         r.restart_pending && r.reboot_required && r.failure.is_none(),
         "{r:?}"
@@ -451,7 +451,7 @@ fn an_unsigned_driver_is_refused_in_plain_chinese_and_never_run() {
     wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
 
-    let r = h.state().session.install().run().report().clone().unwrap();
+    let r = h.state().session.install().run().report().cloned().unwrap();
     let f = r.failure.clone().expect("the run failed");
     assert_eq!(
         (f.step, f.kind),
@@ -544,7 +544,7 @@ fn the_pytorch_goal_also_waits_for_the_restart_then_goes_on_to_pytorch() {
     start_install(&mut h, lang);
     wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
-    let r = h.state().session.install().run().report().clone().unwrap();
+    let r = h.state().session.install().run().report().cloned().unwrap();
     assert!(r.restart_pending && r.failure.is_none(), "{r:?}");
     assert!(has(&h, "Restart needed") && has(&h, "Restart later"));
     assert!(

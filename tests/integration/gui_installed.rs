@@ -211,7 +211,7 @@ fn repair_mode_ends_with_the_detected_torch_checked_and_a_verdict() {
             a.session.torch().doctor().is_some() && !a.session.system().running()
         });
         settle(&mut h);
-        let doctor = h.state().session.torch().doctor().clone().unwrap();
+        let doctor = h.state().session.torch().doctor().cloned().unwrap();
         assert_eq!(
             doctor.python.as_deref(),
             Some(bin.join("python3.exe").as_path()),

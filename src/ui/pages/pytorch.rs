@@ -231,8 +231,8 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
             ui,
             lang,
             "pytorch",
-            &torch_state.samples(),
-            torch_state.monitor_error().as_deref(),
+            torch_state.samples(),
+            torch_state.monitor_error(),
         );
     }
     if let Some(d) = &torch_state.doctor() {

@@ -57,8 +57,8 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         ui,
         lang,
         "verify",
-        &session.verify().samples(),
-        session.verify().monitor_error().as_deref(),
+        session.verify().samples(),
+        session.verify().monitor_error(),
     );
     let Some(r) = session.verify().report() else {
         return actions;

@@ -13,6 +13,7 @@
 pub mod app;
 pub mod disk;
 pub mod elevate;
+pub mod fixes;
 pub mod flow;
 pub mod fonts;
 mod launch;

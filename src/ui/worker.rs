@@ -142,7 +142,6 @@ pub struct Refused {
     pub archive: PathBuf,
     pub rule: &'static str,
     pub detail: String,
-    pub hint: String,
 }
 
 /// The plan and what pre-flight found.
@@ -564,15 +563,10 @@ fn validate(
 ) -> Result<Box<ArchiveCheck>, Box<Refused>> {
     let refused = |r: cudnn::Refusal| {
         let rule = refusal_rule(&r);
-        let e = cudnn::CudnnError::Refused {
-            archive: archive.to_path_buf(),
-            refusal: r.clone(),
-        };
         Box::new(Refused {
             archive: archive.to_path_buf(),
             rule,
             detail: r.to_string(),
-            hint: e.hint().to_string(),
         })
     };
     let plan = cudnn::archive::open(archive).map_err(refused)?;

@@ -19,6 +19,7 @@ mod driver;
 mod gpus_pci;
 mod gui;
 mod gui_driver;
+mod gui_hints;
 mod gui_journey;
 mod gui_verdict;
 mod gui_walk;

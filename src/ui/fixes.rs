@@ -234,9 +234,9 @@ mod tests {
         let here = Here::new(Page::Repair, None);
         for kind in FailureKind::ALL {
             let s = kind_text(Lang::Zh, kind, &BTreeMap::new(), &here);
-            assert!(!s.contains("点击"), "{kind:?}: {s}");
+            assert!(!s.contains("点击“"), "{kind:?}: {s}");
             let s = kind_text(Lang::En, kind, &BTreeMap::new(), &here);
-            assert!(!s.contains("click"), "{kind:?}: {s}");
+            assert!(!s.contains("click “"), "{kind:?}: {s}");
         }
     }
 }

@@ -1228,12 +1228,13 @@ mod tests {
             )),
             "{en}"
         );
-        let fix = text(crate::i18n::Lang::En, "fix_disk_full");
+        // What to do names how much to free, in each language.
+        let fix = crate::i18n::render(&f.hint, crate::i18n::Lang::En);
         assert!(
             fix.starts_with("free at least 1.0 GB on that drive"),
             "{fix}"
         );
-        let zh = text(crate::i18n::Lang::Zh, "fix_disk_full");
+        let zh = crate::i18n::render(&f.hint, crate::i18n::Lang::Zh);
         assert!(zh.contains("至少腾出 1.0 GB"), "{zh}");
     }
 

@@ -122,11 +122,8 @@ fn error(e: BundleError, lang: Lang) -> CliError {
         BundleError::Download(e) => e.into(),
         e => CliError::Failed {
             message: i18n::t(lang, "cli_err_bundle"),
-            hint: i18n::t(lang, "cli_hint_details"),
-            details: Some(super::plain::details(
-                &cuda_setup_core::error::chain(&e),
-                e.hint(),
-            )),
+            hint: i18n::render(&e.hint(), lang),
+            details: Some(cuda_setup_core::error::chain(&e)),
             code: exit::ERROR,
         },
     }

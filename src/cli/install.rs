@@ -255,11 +255,8 @@ fn make_plan(
         .map_err(|e| {
             failed(
                 t(lang, "cli_err_plan"),
-                &t(lang, "cli_hint_details"),
-                Some(super::plain::details(
-                    &cuda_setup_core::error::chain(&e),
-                    e.hint(),
-                )),
+                &cuda_setup_core::i18n::render(&e.hint(), lang),
+                Some(cuda_setup_core::error::chain(&e)),
             )
         })
 }

@@ -154,7 +154,7 @@ impl CliError {
     /// behind `details:`.
     fn said(&self, lang: Lang) -> plain::Said {
         use cuda_setup_core::error::chain;
-        let raw = |hint: &str| Some(plain::details(&chain(self), hint));
+        let raw = |hint: &str| Some(format!("{} ({hint})", chain(self)));
         match self {
             CliError::Tables(e) => plain::Said {
                 error: t(lang, "cli_err_tables"),
@@ -173,23 +173,20 @@ impl CliError {
                 hint: hint.clone(),
                 details: None,
             },
-            CliError::WhatIf(e) => plain::Said {
-                error: t(lang, "cli_err_whatif"),
-                hint: t(lang, "cli_hint_whatif"),
-                details: raw(e.hint()),
-            },
-            CliError::CudnnVersion(e) => plain::Said {
-                error: t(lang, "cli_err_cudnn_version"),
-                hint: t(lang, "cli_hint_cudnn_version"),
-                details: raw(e.hint()),
-            },
+            CliError::WhatIf(e) => {
+                plain::keyed(lang, t(lang, "cli_err_whatif"), &e.hint(), chain(self))
+            }
+            CliError::CudnnVersion(e) => plain::keyed(
+                lang,
+                t(lang, "cli_err_cudnn_version"),
+                &e.hint(),
+                chain(self),
+            ),
             CliError::Download(e) => plain::download(e, lang),
             CliError::Cudnn(e) => plain::cudnn(e, lang),
-            CliError::Refresh(e) => plain::Said {
-                error: t(lang, "cli_err_refresh"),
-                hint: t(lang, "cli_hint_refresh"),
-                details: raw(e.hint()),
-            },
+            CliError::Refresh(e) => {
+                plain::keyed(lang, t(lang, "cli_err_refresh"), &e.hint(), chain(self))
+            }
             CliError::Failed {
                 message,
                 hint,

@@ -1,20 +1,20 @@
 //! What a failure says on the command line, in the user's language: one plain sentence
-//! (`error:`), what to do (`hint:`), and the raw English chain for searching and support
-//! (`details:`). Typed errors map to catalogue keys with a `match`, never by assembling
-//! a key at run time.
+//! (`error:`), what to do (`hint:`, the typed error's own hint from the catalogue), and
+//! the raw English chain for searching and support (`details:`). Typed errors map to
+//! catalogue keys with a `match`, never by assembling a key at run time.
 
 use cuda_setup_core::cudnn::CudnnError;
 use cuda_setup_core::i18n::{Lang, render, t, tf};
 use cuda_setup_core::message::Message;
 use cuda_setup_core::run::Failure;
-use cuda_setup_core::steps::{FailureKind, StepError};
+use cuda_setup_core::steps::StepError;
 
 /// The three lines of a failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Said {
     pub error: String,
     pub hint: String,
-    /// The raw error (and the core's own hint), English; None when the sentence says it all.
+    /// The raw error, English; None when the sentence says it all.
     pub details: Option<String>,
 }
 
@@ -31,81 +31,38 @@ impl Said {
     }
 }
 
-/// The command line's "what to do" for a failure kind: the wizard's `fix_*` words name
-/// its buttons, these name commands and flags.
-pub fn fix_key(kind: FailureKind) -> &'static str {
-    match kind {
-        FailureKind::Preflight => "cli_fix_preflight",
-        FailureKind::DownloadNetwork => "cli_fix_download_network",
-        FailureKind::DownloadMissing => "cli_fix_download_missing",
-        FailureKind::DownloadCorrupt => "cli_fix_download_corrupt",
-        FailureKind::DownloadOther => "cli_fix_download_other",
-        FailureKind::DiskFull => "cli_fix_disk_full",
-        FailureKind::InstallerFailed => "cli_fix_installer_failed",
-        FailureKind::InstallerTimeout => "cli_fix_installer_timeout",
-        FailureKind::NeedsAdmin => "cli_fix_needs_admin",
-        FailureKind::FileInUse => "cli_fix_file_in_use",
-        FailureKind::Cudnn => "cli_fix_cudnn",
-        FailureKind::Wheels => "cli_fix_wheels",
-        FailureKind::Env => "cli_fix_env",
-        FailureKind::Pip => "cli_fix_pip",
-        FailureKind::Verify => "cli_fix_verify",
-        FailureKind::Build => "cli_fix_build",
-        FailureKind::Io => "cli_fix_io",
-        FailureKind::Internal => "cli_fix_internal",
-        FailureKind::Cancelled => "cli_fix_cancelled",
-        FailureKind::Busy => "cli_fix_busy",
-        FailureKind::UserFiles => "cli_fix_user_files",
-        FailureKind::DriverSignature => "cli_fix_driver_signature",
-        FailureKind::DriverFailed => "cli_fix_driver_failed",
-    }
-}
-
 /// A step's name in words, as the wizard names it (never the raw `set_env`).
 pub fn step_title(lang: Lang, name: &str) -> String {
     t(lang, cuda_setup_core::steps::title_key(name))
 }
 
-/// A step's (or a download's) failure: the kind's sentence with its parameters.
+/// A step's (or a download's) failure: the kind's sentence with its parameters, and the
+/// error's own hint, both in the user's language; the raw chain behind `details:`.
 pub fn failure(f: &Failure, lang: Lang) -> Said {
-    let (what, _) = f.plain_words();
-    let fix = Message {
-        key: fix_key(f.kind),
-        params: f.params.clone(),
-    };
     Said {
-        error: render(&what, lang),
-        hint: render(&fix, lang),
-        details: Some(details(&f.error, &f.hint)),
+        error: render(&f.sentence(), lang),
+        hint: render(&f.hint, lang),
+        details: Some(f.error.clone()),
     }
 }
 
-/// The raw chain, with the core's own (English) hint when it adds to it.
-pub fn details(error: &str, hint: &str) -> String {
-    if hint.is_empty() {
-        error.to_string()
-    } else {
-        format!("{error} ({hint})")
-    }
-}
-
-/// A sentence and hint from the catalogue over a raw error.
-pub fn keyed(lang: Lang, error: String, hint: &'static str, raw: String) -> Said {
+/// A sentence from the catalogue over a raw error, with the error's own hint.
+pub fn keyed(lang: Lang, error: String, hint: &Message, raw: String) -> Said {
     Said {
         error,
-        hint: t(lang, hint),
+        hint: render(hint, lang),
         details: Some(raw),
     }
 }
 
 /// A cuDNN command's failure.
 pub fn cudnn(e: &CudnnError, lang: Lang) -> Said {
-    let raw = details(&cuda_setup_core::error::chain(e), e.hint());
+    let (raw, hint) = (cuda_setup_core::error::chain(e), e.hint());
     match e {
         CudnnError::NotAToolkit { dir, .. } => keyed(
             lang,
             tf(lang, "cli_err_not_toolkit", &[("dir", &dir.display())]),
-            "cli_hint_not_toolkit",
+            &hint,
             raw,
         ),
         CudnnError::NotInstalled { dir } => keyed(
@@ -115,19 +72,14 @@ pub fn cudnn(e: &CudnnError, lang: Lang) -> Said {
                 "cli_err_cudnn_not_installed",
                 &[("dir", &dir.display())],
             ),
-            "cli_hint_cudnn_not_installed",
+            &hint,
             raw,
         ),
-        CudnnError::BadState(_) => keyed(
-            lang,
-            t(lang, "cli_err_cudnn_record"),
-            "cli_hint_cudnn_record",
-            raw,
-        ),
+        CudnnError::BadState(_) => keyed(lang, t(lang, "cli_err_cudnn_record"), &hint, raw),
         CudnnError::LinkOut { path } => keyed(
             lang,
             tf(lang, "cli_err_cudnn_link_out", &[("path", &path.display())]),
-            "cli_hint_cudnn_link_out",
+            &hint,
             raw,
         ),
         // The install's classes: refused archive, file in use, full drive, I/O, busy.
@@ -146,8 +98,8 @@ pub fn download(e: &cuda_setup_core::download::DownloadError, lang: Lang) -> Sai
         return keyed(
             lang,
             tf(lang, "cli_err_download_place", &[("path", &path.display())]),
-            "cli_hint_download_place",
-            details(&cuda_setup_core::error::chain(e), e.hint()),
+            &e.hint(),
+            cuda_setup_core::error::chain(e),
         );
     }
     failure(
@@ -171,16 +123,22 @@ mod tests {
         s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
     }
 
-    /// Every kind has a CLI hint in both languages, with no placeholder left unfilled
-    /// but the ones its failure fills.
+    /// Every hint the command line prints (`hint_*`) is there in both languages and
+    /// names no wizard button: the terminal has none.
     #[test]
-    fn every_kind_has_a_command_line_hint() {
-        for kind in FailureKind::ALL {
+    fn command_line_hints_name_no_button() {
+        let hints: Vec<&str> = cuda_setup_core::i18n::keys()
+            .filter(|k| k.starts_with("hint_"))
+            .collect();
+        assert!(hints.len() > 50, "{hints:?}");
+        for key in hints {
             for lang in [Lang::En, Lang::Zh] {
-                let s = text(fix_key(kind), lang).unwrap_or_else(|| panic!("{kind:?}"));
-                assert!(!s.contains('`'), "{s}");
-                // The wizard's button names do not belong on a command line.
-                assert!(!s.contains("重试") && !s.contains("Try again"), "{s}");
+                let s = text(key, lang).unwrap_or_else(|| panic!("{key}"));
+                assert!(!s.contains('`'), "{key}: {s}");
+                assert!(
+                    !s.contains('“') && !s.contains("点击") && !s.contains("click"),
+                    "{key}: {s}"
+                );
             }
         }
     }

@@ -102,7 +102,13 @@ pub fn options(tables: &Tables, args: &Args, lang: Option<Lang>) -> Result<Optio
             python: args.python.clone(),
         },
     )
-    .map_err(|e| format!("{e}\nhint: {}", e.hint()))?;
+    .map_err(|e| {
+        // The flag's own words, then what to do in the user's language (it names flags:
+        // this is said on the command line, before any window opens).
+        let hint =
+            cuda_setup_core::i18n::render(&e.hint(), cuda_setup_core::locale::system_lang(lang));
+        format!("{e}\nhint: {hint}")
+    })?;
     opts.lang = lang;
     opts.mirrors = args.mirror.clone();
     opts.bundle = args.bundle.clone();

@@ -12,6 +12,7 @@
 
 pub mod app;
 pub mod elevate;
+pub mod fixes;
 pub mod flow;
 pub mod fonts;
 pub mod job;

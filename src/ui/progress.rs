@@ -10,6 +10,7 @@ use cuda_setup_core::plan::Plan;
 use cuda_setup_core::run::{RunEvent, RunReport};
 use cuda_setup_core::steps::StepEvent;
 
+use super::fixes::{self, Here};
 use super::job::{Job, Status};
 use super::text::{msg, t, tf};
 use super::widgets::{self, Tone};
@@ -149,19 +150,16 @@ impl RunView {
                     cuda_setup_core::i18n::render(&outcome.detail, lang)
                 ));
             }
+            // The raw error only: what to do is said once, in the failure's box.
             RunEvent::Failed {
-                index,
-                name,
-                error,
-                hint,
-                ..
+                index, name, error, ..
             } => {
                 if let Some(s) = self.steps.get_mut(index) {
                     s.state = StepState::Failed;
                     s.detail = error.clone();
                 }
                 self.log
-                    .push(format!("× {}: {error} ({hint})", step_title(lang, name)));
+                    .push(format!("× {}: {error}", step_title(lang, name)));
             }
             RunEvent::Done(r) => {
                 // What was running when a cancel came, and what the report calls cancelled.
@@ -185,8 +183,9 @@ impl RunView {
         }
     }
 
-    /// The step rows, then the outcome, then the log (open, or folded to expand).
-    pub fn show(&self, ui: &mut Ui, lang: Lang, log_open: bool) {
+    /// The step rows, then the outcome, then the log (open, or folded to expand); a
+    /// failure says what to do `here`.
+    pub fn show(&self, ui: &mut Ui, lang: Lang, log_open: bool, here: &Here) {
         for s in &self.steps {
             ui.horizontal(|ui| {
                 let (tone, label) = match s.state {
@@ -220,7 +219,7 @@ impl RunView {
         if let Some(r) = self.report() {
             widgets::gap(ui);
             if let Some(f) = &r.failure {
-                failure_callout(ui, lang, f);
+                failure_callout(ui, lang, f, here);
             } else if r.cancelled {
                 widgets::note(ui, Tone::Warn, &t(lang, "ui_run_cancelled"));
             } else if r.reboot_required && !r.restart_pending {
@@ -246,11 +245,15 @@ impl RunView {
     }
 }
 
-/// The plain-words sentence and fix for a failure kind (`FailureKind::fail_key`,
-/// `fix_key`), with the failure's parameters.
-pub fn failure_text(lang: Lang, f: &cuda_setup_core::run::Failure) -> (String, String) {
-    let (what, fix) = f.plain_words();
-    (msg(lang, &what), msg(lang, &fix))
+/// The plain-words sentence of a failure (`FailureKind::fail_key`, with its parameters)
+/// and what to do about it where `here` shows it (the wizard's own words, naming that
+/// page's buttons; never the command line's hint).
+pub fn failure_text(
+    lang: Lang,
+    f: &cuda_setup_core::run::Failure,
+    here: &Here,
+) -> (String, String) {
+    (msg(lang, &f.sentence()), fixes::what_to_do(lang, f, here))
 }
 
 /// The raw text behind plain words (a core error's chain, a library's message), folded
@@ -267,9 +270,9 @@ pub fn details(ui: &mut Ui, lang: Lang, id: impl std::hash::Hash + std::fmt::Deb
         });
 }
 
-/// A failed step: which, in plain words with what to do, and the core's exact error
+/// A failed step: which, in plain words with what to do here, and the core's exact error
 /// (English, for searching and for support) folded under "Details".
-pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &cuda_setup_core::run::Failure) {
+pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &cuda_setup_core::run::Failure, here: &Here) {
     widgets::callout(ui, Tone::Bad, |ui| {
         ui.label(
             RichText::new(tf(
@@ -279,14 +282,9 @@ pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &cuda_setup_core::run::Failur
             ))
             .strong(),
         );
-        let (what, fix) = failure_text(lang, f);
+        let (what, fix) = failure_text(lang, f, here);
         ui.label(what);
         ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
-        details(
-            ui,
-            lang,
-            ("failure", f.step),
-            &format!("{}\n{}", f.error, f.hint),
-        );
+        details(ui, lang, ("failure", f.step), &f.error);
     });
 }

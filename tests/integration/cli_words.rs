@@ -298,3 +298,46 @@ fn a_linux_dry_run_without_a_driver_prints_the_distributions_commands() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(text.contains("需要安装 NVIDIA 驱动"), "{text}");
 }
+
+/// A what-if flag that cannot be right, in Chinese: the `hint:` line is the error's own
+/// (it names the flag to use) in Chinese, and `details:` holds the raw error alone — not
+/// the English hint beside it. The same for the wizard's flags, refused before a window.
+#[test]
+fn a_refused_flag_says_its_own_hint_in_chinese() {
+    let root = tempfile::tempdir().unwrap();
+    let english = "NVIDIA driver versions look like";
+    for zh in BOTH {
+        let out = cli(
+            &args(
+                &["recommend", "--gpu-cc", "8.6", "--driver", "12.4"],
+                root.path(),
+            ),
+            zh,
+        );
+        let (_, err) = out_text(&out);
+        assert_eq!(out.status.code(), Some(2), "{zh:?}: {err}");
+        let hint = err
+            .lines()
+            .find(|l| l.starts_with("hint: "))
+            .unwrap_or_default();
+        assert!(
+            has_han(hint) && hint.contains("--driver-cuda"),
+            "{zh:?}: {err}"
+        );
+        assert!(!err.contains(english), "{zh:?}: {err}");
+        assert_eq!(problems(&err), Vec::<String>::new(), "{zh:?}: {err}");
+
+        // No subcommand: the wizard's flags, checked before a window opens.
+        let out = cli(&args(&["--driver", "12.4"], root.path()), zh);
+        let (_, err) = out_text(&out);
+        let hint = err
+            .lines()
+            .find(|l| l.starts_with("hint: "))
+            .unwrap_or_default();
+        assert!(
+            has_han(hint) && hint.contains("--driver-cuda"),
+            "{zh:?}: {err}"
+        );
+        assert!(!err.contains(english), "{zh:?}: {err}");
+    }
+}

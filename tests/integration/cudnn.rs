@@ -442,10 +442,12 @@ fn a_file_in_use_rolls_everything_back() {
     );
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
+    // What to do is said once, on the hint: line (#31: no longer a second English hint
+    // under details).
     assert!(
         err.contains("include/cudnn.h")
             && err.contains("in use")
-            && err.contains("close the program"),
+            && err.contains("hint: close Python, Jupyter"),
         "{err}"
     );
     assert_eq!(tree(&dir), before);

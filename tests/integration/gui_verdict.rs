@@ -32,7 +32,7 @@ use egui_kittest::kittest::{NodeT, Queryable};
 
 /// A Windows machine in `root` with an RTX 3060, driver 560.94 and Python 3.11 given; a
 /// Python that fails at everything (pip never reaches a network).
-fn options(root: &Path, lang: Lang, goal: Goal) -> Options {
+pub(crate) fn options(root: &Path, lang: Lang, goal: Goal) -> Options {
     let mut o = Options::sandbox(Tables::embedded().unwrap(), Os::Windows, root);
     let bin = root.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -70,7 +70,7 @@ fn wizard(root: &Path, lang: Lang, goal: Goal, page: Page) -> Harness<'static, A
     wizard_with(options(root, lang, goal), page)
 }
 
-fn wizard_with(o: Options, page: Page) -> Harness<'static, App> {
+pub(crate) fn wizard_with(o: Options, page: Page) -> Harness<'static, App> {
     let app = App::new(o);
     let mut h = Harness::builder()
         .with_size([1000.0, 1600.0])

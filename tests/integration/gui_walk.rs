@@ -33,7 +33,7 @@ use crate::support::standin::windows_installer;
 use crate::support::words::{has_han, problem};
 
 /// Every text on screen in the order it is laid out: each node's label and value.
-fn visible(h: &Harness<'_, App>) -> Vec<String> {
+pub(crate) fn visible(h: &Harness<'_, App>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for n in h.query_all(By::new()) {
         let node = n.accesskit_node();

@@ -20,6 +20,7 @@ mod gpus_pci;
 mod gui;
 mod gui_cudnn;
 mod gui_driver;
+mod gui_hints;
 mod gui_installed;
 mod gui_journey;
 mod gui_verdict;

@@ -109,16 +109,14 @@ pub enum BundleError {
 }
 
 impl BundleError {
-    /// What to do about it.
-    pub fn hint(&self) -> &'static str {
+    /// What to do about it, for the command line's `hint:` line.
+    pub fn hint(&self) -> Message {
         match self {
-            BundleError::Blocked(_) => "see `cuda-setup recommend` for the details",
+            BundleError::Blocked(_) => crate::msg!("hint_bundle_blocked"),
             BundleError::Cudnn(e) => e.hint(),
             BundleError::Download(e) => e.hint(),
             BundleError::Wheels(e) => e.hint(),
-            BundleError::UnsafeName { .. } => {
-                "nothing was written for it; the address comes from the tables or the package index: check --compat-dir, or use another mirror"
-            }
+            BundleError::UnsafeName { .. } => crate::msg!("hint_bundle_unsafe_name"),
         }
     }
 }
@@ -430,7 +428,7 @@ mod tests {
         };
         match make(&t, &facts(vec![gpu]), &req, &(), &mut never) {
             Err(e @ BundleError::Cudnn(CudnnVersionError::Unknown(_))) => {
-                assert_eq!(e.hint(), "`cuda-setup tables` lists the known releases")
+                assert_eq!(e.hint().key, "hint_cudnn_version_unknown")
             }
             other => panic!("{other:?}"),
         }

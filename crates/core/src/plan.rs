@@ -309,13 +309,12 @@ pub enum PlanError {
 }
 
 impl PlanError {
-    pub fn hint(&self) -> &'static str {
+    /// What to do about it, for the command line's `hint:` line.
+    pub fn hint(&self) -> crate::message::Message {
         match self {
             PlanError::Wheels(e) => e.hint(),
-            PlanError::UnsafeName { .. } => {
-                "nothing was written; check the tables given with --compat-dir, or run `cuda-setup tables --refresh` again"
-            }
-            _ => "check the network or use --bundle; `--dry-run` shows the plan",
+            PlanError::UnsafeName { .. } => crate::msg!("hint_plan_unsafe_name"),
+            _ => crate::msg!("hint_plan_other"),
         }
     }
 }

@@ -55,23 +55,16 @@ pub enum WhatIfError {
 }
 
 impl WhatIfError {
-    /// What to do about it.
-    pub fn hint(&self) -> &'static str {
+    /// What to do about it, for the command line's `hint:` line (it names the flags).
+    pub fn hint(&self) -> crate::message::Message {
+        use crate::msg;
         match self {
-            WhatIfError::DriverLooksLikeCuda(_) => {
-                "NVIDIA driver versions look like 551.78 or 550.54.15 (nvidia-smi shows \"Driver Version\"); use --driver-cuda for the CUDA version"
-            }
-            WhatIfError::NotCudaVersion(_) => {
-                "give the \"CUDA Version\" nvidia-smi shows, e.g. 12.4"
-            }
-            WhatIfError::DriverCudaWithoutDriver => {
-                "give both, e.g. --driver 551.78 --driver-cuda 12.4"
-            }
-            WhatIfError::NotPython3(_) => "give the Python version, e.g. --python 3.12",
-            WhatIfError::UnknownGpu(_) => {
-                "give the model as NVIDIA names it (e.g. \"RTX 4090\", \"GTX 1080 Ti\", \"A100\"), or its compute capability with --gpu-cc (`cuda-setup tables` lists the known GPUs)"
-            }
-            WhatIfError::AmbiguousGpu { .. } => "give the full model name, or --gpu-cc",
+            WhatIfError::DriverLooksLikeCuda(_) => msg!("hint_whatif_driver_looks_like_cuda"),
+            WhatIfError::NotCudaVersion(_) => msg!("hint_whatif_not_cuda"),
+            WhatIfError::DriverCudaWithoutDriver => msg!("hint_whatif_cuda_without_driver"),
+            WhatIfError::NotPython3(_) => msg!("hint_whatif_not_python3"),
+            WhatIfError::UnknownGpu(_) => msg!("hint_whatif_unknown_gpu"),
+            WhatIfError::AmbiguousGpu { .. } => msg!("hint_whatif_ambiguous_gpu"),
         }
     }
 }
@@ -231,7 +224,8 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(e, WhatIfError::DriverLooksLikeCuda(v("12.4")));
-        assert!(e.hint().contains("--driver-cuda"));
+        let hint = crate::i18n::render(&e.hint(), crate::i18n::Lang::En);
+        assert!(hint.contains("--driver-cuda"), "{hint}");
     }
 
     #[test]

@@ -165,8 +165,9 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
             actions.push(Action::CancelCudnnDownload);
         }
     }
-    if let Some(f) = &c.download_error() {
-        failed(ui, lang, "ui_download_failed", f);
+    if let Some(f) = c.download_error() {
+        let again = pick.is_some().then(|| t(lang, "ui_download_nvidia"));
+        failed(ui, lang, "ui_download_failed", f, again);
     }
 
     if let Some(a) = &c.archive() {
@@ -214,10 +215,16 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
                     );
                     actions.extend(undo(state, session, ui, m, &dir));
                 }
-                Some(Err(f)) => failed(ui, lang, "ui_cudnn_install_failed", f),
+                Some(Err(f)) => failed(
+                    ui,
+                    lang,
+                    "ui_cudnn_install_failed",
+                    f,
+                    Some(t(lang, "ui_choose_file")),
+                ),
             }
         }
-        Some(Err(r)) => refused(ui, lang, r),
+        Some(Err(r)) => refused(ui, lang, r, &t(lang, "ui_choose_file")),
         None => {}
     }
     match c.undone() {
@@ -230,21 +237,26 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
                 &[("version", &m.cudnn_version), ("dir", &dir.display())],
             ),
         ),
-        Some(Err(f)) => failed(ui, lang, "ui_cudnn_undo_failed", f),
+        Some(Err(f)) => {
+            let again = matches!(c.installed(), Some(Ok(_))).then(|| t(lang, "ui_cudnn_undo"));
+            failed(ui, lang, "ui_cudnn_undo_failed", f, again)
+        }
         None => {}
     }
     actions
 }
 
-/// A failure on this page: the title, the kind's plain words and what to do, the raw
-/// error folded under "Details".
-fn failed(ui: &mut Ui, lang: Lang, title: &'static str, f: &Failure) {
+/// A failure on this page: the title, the kind's plain words and what to do (naming
+/// `again`, this page's button that does it again, when shown), the raw error folded
+/// under "Details".
+fn failed(ui: &mut Ui, lang: Lang, title: &'static str, f: &Failure, again: Option<String>) {
     widgets::callout(ui, Tone::Bad, |ui| {
         ui.label(RichText::new(t(lang, title)).strong());
-        let (what, fix) = progress::failure_text(lang, f);
+        let here = crate::ui::fixes::Here::new(crate::ui::flow::Page::Cudnn, again);
+        let (what, fix) = progress::failure_text(lang, f, &here);
         ui.label(what);
         ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
-        progress::details(ui, lang, title, &format!("{}\n{}", f.error, f.hint));
+        progress::details(ui, lang, title, &f.error);
     });
 }
 
@@ -336,7 +348,8 @@ fn validation(ui: &mut Ui, lang: Lang, c: &ArchiveCheck) {
     });
 }
 
-fn refused(ui: &mut Ui, lang: Lang, r: &Refused) {
+/// A refused archive; `again` is this page's button that picks another.
+fn refused(ui: &mut Ui, lang: Lang, r: &Refused, again: &str) {
     use cuda_setup_core::cudnn::RefusalRule as R;
     let title = match r.rule() {
         R::NotZip => "ui_refused_not_zip",
@@ -355,17 +368,15 @@ fn refused(ui: &mut Ui, lang: Lang, r: &Refused) {
             widgets::badge(ui, Tone::Bad, &t(lang, "ui_fail"));
             ui.label(RichText::new(t(lang, title)).strong());
         });
-        ui.label(tf(
+        let here = crate::ui::fixes::Here::new(crate::ui::flow::Page::Cudnn, Some(again.into()));
+        let fix = crate::ui::fixes::kind_text(
             lang,
-            "ui_what_to_do",
-            &[("hint", &t(lang, "fix_cudnn"))],
-        ));
-        ui.label(RichText::new(t(lang, "ui_nothing_copied")).weak());
-        progress::details(
-            ui,
-            lang,
-            "refused",
-            &format!("{}\n{}", r.detail(), r.hint()),
+            cuda_setup_core::steps::FailureKind::Cudnn,
+            &Default::default(),
+            &here,
         );
+        ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
+        ui.label(RichText::new(t(lang, "ui_nothing_copied")).weak());
+        progress::details(ui, lang, "refused", &r.detail());
     });
 }

@@ -7,6 +7,7 @@
 use egui::{RichText, Ui};
 
 use super::{Primary, Screen};
+use crate::ui::fixes::Here;
 use crate::ui::flow::Page;
 use crate::ui::job::Job;
 use crate::ui::progress::step_title;
@@ -77,7 +78,12 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         }
         return actions;
     }
-    run.show(ui, lang, false);
+    // A failure's words name the page's own "Try again" (the footer's primary).
+    let again = State
+        .primary(session)
+        .filter(|p| matches!(p.actions.as_slice(), [Action::StartInstall]))
+        .map(|p| p.label);
+    run.show(ui, lang, false, &Here::new(Page::Install, again));
     widgets::gap(ui);
     ui.horizontal(|ui| {
         if run.running() && ui.button(t(lang, "ui_cancel")).clicked() {

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use egui::{RichText, TextEdit, Ui};
 
 use super::{Primary, Screen};
+use crate::ui::fixes::Here;
 use crate::ui::flow::Page;
 use crate::ui::session::{Action, PIP_MIRRORS, Session, default_pip_mirror, pip_mirror};
 use crate::ui::text::{msg, t, tf};
@@ -215,7 +216,14 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     });
     if torch_state.run().started() {
         widgets::section(ui, &t(lang, "ui_pip_output"));
-        torch_state.run().show(ui, lang, true);
+        // A failure's words name the page's own install button (the footer's primary).
+        let again = page
+            .primary(session)
+            .filter(|p| matches!(p.actions.as_slice(), [Action::RunPip(_)]))
+            .map(|p| p.label);
+        torch_state
+            .run()
+            .show(ui, lang, true, &Here::new(Page::Pytorch, again));
     }
     if torch_state.doctor_running() {
         ui.horizontal(|ui| {

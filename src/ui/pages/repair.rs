@@ -127,8 +127,15 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     }
     // A fix that failed says why, as an install does.
     if let Some(fixed) = session.repair().fixed() {
+        // "Check again" is drawn below the findings.
+        let again = session
+            .repair()
+            .findings()
+            .is_some()
+            .then(|| t(lang, "ui_check_again"));
+        let here = crate::ui::fixes::Here::new(crate::ui::flow::Page::Repair, again);
         for f in fixed.runs.iter().filter_map(|r| r.failure.as_ref()) {
-            crate::ui::progress::failure_callout(ui, lang, f);
+            crate::ui::progress::failure_callout(ui, lang, f, &here);
         }
     }
     if let Some(findings) = session.repair().findings() {

@@ -89,11 +89,10 @@ impl Repair {
                 step_title(lang, name),
                 cuda_setup_core::i18n::render(&outcome.detail, lang)
             )),
-            RunEvent::Failed {
-                name, error, hint, ..
-            } => self
+            // The raw error only: what to do is said once, in the failure's box.
+            RunEvent::Failed { name, error, .. } => self
                 .log
-                .push(format!("× {}: {error} ({hint})", step_title(lang, name))),
+                .push(format!("× {}: {error}", step_title(lang, name))),
             _ => {}
         }
     }

@@ -52,15 +52,6 @@ impl Refused {
     pub fn detail(&self) -> String {
         self.refusal.to_string()
     }
-
-    /// The install's hint for this refusal (English, for Details).
-    pub fn hint(&self) -> &'static str {
-        CudnnError::Refused {
-            archive: self.archive.clone(),
-            refusal: self.refusal.clone(),
-        }
-        .hint()
-    }
 }
 
 /// Validates `archive` as the install will, and against the CUDA major of the toolkit at

@@ -83,43 +83,28 @@ impl CudnnError {
         }
     }
 
-    pub fn hint(&self) -> &'static str {
+    /// What to do about it, for the command line's `hint:` line (it may name commands
+    /// and flags; the wizard says its own words for the failure's kind).
+    pub fn hint(&self) -> crate::message::Message {
+        use crate::msg;
         match self {
             CudnnError::Refused {
                 refusal: Refusal::CudaMismatch { .. },
                 ..
-            } => "download the archive named above from NVIDIA's cuDNN archive page",
+            } => msg!("hint_cudnn_cuda_mismatch"),
             CudnnError::Refused {
                 refusal: Refusal::LinuxArchive,
                 ..
-            } => "on Windows, download NVIDIA's Windows zip of the same cuDNN instead",
-            CudnnError::Refused { .. } => {
-                "download the archive again from NVIDIA (https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/) and do not repack it"
-            }
-            CudnnError::NotAToolkit { .. } => {
-                "give the folder of an installed CUDA toolkit, e.g. C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4"
-            }
-            CudnnError::InUse { .. } => {
-                "close the program using it (Python, Jupyter, an IDE running your training script), then run the same command again"
-            }
-            CudnnError::DiskFull { .. } => {
-                "free some space on that drive, then run the same command again"
-            }
-            CudnnError::Io { .. } => {
-                "check that you may write to the toolkit folder (run as administrator for Program Files), then run the same command again"
-            }
-            CudnnError::NotInstalled { .. } => {
-                "install cuDNN with `cuda-setup cudnn install --archive ARCHIVE --cuda-dir DIR`"
-            }
-            CudnnError::Busy(_) => {
-                "wait for it to finish, or close it, then run the same command again (or add --wait to wait for it)"
-            }
-            CudnnError::LinkOut { .. } => {
-                "replace that link with a real folder (or remove it), then run the same command again"
-            }
-            CudnnError::BadState(_) => {
-                "install cuDNN again (`cuda-setup cudnn install --archive ARCHIVE --cuda-dir DIR`, or `cuda-setup repair --fix`) to have it tracked; files it had replaced are kept in .cuda-setup/cudnn-backup.rejected-*"
-            }
+            } => msg!("hint_cudnn_linux_archive"),
+            CudnnError::Refused { .. } => msg!("hint_cudnn_refused"),
+            CudnnError::NotAToolkit { .. } => msg!("hint_cudnn_not_a_toolkit"),
+            CudnnError::InUse { .. } => msg!("hint_cudnn_in_use"),
+            CudnnError::DiskFull { .. } => msg!("hint_cudnn_disk_full"),
+            CudnnError::Io { .. } => msg!("hint_cudnn_io"),
+            CudnnError::NotInstalled { .. } => msg!("hint_cudnn_not_installed"),
+            CudnnError::Busy(_) => msg!("hint_busy"),
+            CudnnError::LinkOut { .. } => msg!("hint_cudnn_link_out"),
+            CudnnError::BadState(_) => msg!("hint_cudnn_record"),
         }
     }
 }

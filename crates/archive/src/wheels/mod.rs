@@ -185,41 +185,29 @@ impl WheelError {
         }
     }
 
-    pub fn hint(&self) -> &'static str {
+    /// What to do about it, for the command line's `hint:` line.
+    pub fn hint(&self) -> crate::message::Message {
+        use crate::msg;
         match self {
-            WheelError::Index { .. } => {
-                "check the mirror's address (it ends in /simple) or try another: --pypi-mirror https://pypi.tuna.tsinghua.edu.cn/simple"
-            }
+            WheelError::Index { .. } => msg!("hint_wheels_index"),
             WheelError::NoRelease { .. } | WheelError::NoWheel { .. } => {
-                "the mirror may lag behind PyPI: try another mirror, another CUDA version (--cuda), or --method installer"
+                msg!("hint_wheels_no_release")
             }
-            WheelError::NoHash { .. } => {
-                "use a mirror that publishes SHA-256 hashes (every PEP 503 mirror should)"
-            }
+            WheelError::NoHash { .. } => msg!("hint_wheels_no_hash"),
             WheelError::Metadata { .. } | WheelError::Layout { .. } => {
-                "the mirror served an unexpected file; try another mirror or --method installer"
+                msg!("hint_wheels_unexpected")
             }
-            WheelError::UnknownComponent { .. } => "choose components from the list above",
+            WheelError::UnknownComponent { .. } => msg!("hint_wheels_unknown_component"),
             WheelError::Download(e) => e.hint(),
-            WheelError::Io { .. } => "check free space and permissions on that folder",
-            WheelError::DiskFull { .. } => {
-                "free space on that drive, or choose a folder on another drive"
-            }
-            WheelError::UnsafeName { .. } => {
-                "nothing was written; the index (or bundle) is damaged or hostile: use another mirror (--pypi-mirror) or the official index"
-            }
+            WheelError::Io { .. } => msg!("hint_wheels_io"),
+            WheelError::DiskFull { .. } => msg!("hint_download_disk_full"),
+            WheelError::UnsafeName { .. } => msg!("hint_wheels_unsafe_name"),
             WheelError::NotOurs { .. } | WheelError::BadRecord { .. } => {
-                "cuda-setup replaces only a toolkit folder it built: move that folder elsewhere yourself (or finish it with NVIDIA's installer), then run again"
+                msg!("hint_wheels_not_ours")
             }
-            WheelError::Incomplete { .. } => {
-                "choose the nvcc and cudart components (--components nvcc,cudart,...)"
-            }
-            WheelError::UserFiles { .. } => {
-                "move (or rename) those files of yours out of the toolkit folder, then run the same command again; they are carried over to the new toolkit when the new one has nothing at their place"
-            }
-            WheelError::CudnnOtherMajor { .. } => {
-                "uninstall that cuDNN first (`cuda-setup cudnn uninstall --cuda-dir DIR`), then run the same command again"
-            }
+            WheelError::Incomplete { .. } => msg!("hint_wheels_incomplete"),
+            WheelError::UserFiles { .. } => msg!("hint_user_files"),
+            WheelError::CudnnOtherMajor { .. } => msg!("hint_wheels_cudnn_other_major"),
         }
     }
 }

@@ -19,11 +19,11 @@ pub enum CudnnVersionError {
 }
 
 impl CudnnVersionError {
-    /// What to do about it.
-    pub fn hint(&self) -> &'static str {
+    /// What to do about it, for the command line's `hint:` line.
+    pub fn hint(&self) -> crate::message::Message {
         match self {
-            CudnnVersionError::Unknown(_) => "`cuda-setup tables` lists the known releases",
-            CudnnVersionError::NoArchive { .. } => "pick a cuDNN release built for this CUDA major",
+            CudnnVersionError::Unknown(_) => crate::msg!("hint_cudnn_version_unknown"),
+            CudnnVersionError::NoArchive { .. } => crate::msg!("hint_cudnn_version_no_archive"),
         }
     }
 }
@@ -91,6 +91,6 @@ mod tests {
             "{e:?}"
         );
         assert!(e.to_string().contains("archive for CUDA 99"), "{e}");
-        assert_eq!(e.hint(), "pick a cuDNN release built for this CUDA major");
+        assert_eq!(e.hint().key, "hint_cudnn_version_no_archive");
     }
 }

@@ -42,7 +42,10 @@ pub enum RunEvent {
         kind: FailureKind,
         /// The error with its causes ([`chain`]).
         error: String,
-        hint: String,
+        /// What to do, for the command line (the wizard says its own words for `kind`);
+        /// serialised as English text.
+        #[serde(serialize_with = "english_text")]
+        hint: crate::message::Message,
     },
     Done(Box<RunReport>),
 }
@@ -94,7 +97,11 @@ pub struct Failure {
     pub kind: FailureKind,
     /// The error with its causes, in English ([`chain`]).
     pub error: String,
-    pub hint: String,
+    /// What to do about it, for the command line's `hint:` line in the user's language
+    /// (it may name commands and flags; the wizard says its own words for `kind`). The
+    /// JSON report holds it as English text, beside `error`.
+    #[serde(serialize_with = "english_text")]
+    pub hint: crate::message::Message,
     /// The parameters of the kind's plain words (`disk_full`: `folder`, `free`, `needed`).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub params: BTreeMap<&'static str, String>,
@@ -106,24 +113,32 @@ impl Failure {
         let e = steps::StepError::Internal {
             message: message.to_string(),
         };
-        Failure {
-            step: "run",
-            kind: e.kind(),
-            error: chain(&e),
-            hint: e.hint(),
-            params: BTreeMap::new(),
-        }
+        Failure::of("run", &e)
     }
 
     /// A failure outside a plan's run (the wizard's cuDNN page, the CLI's `download` and
     /// `cudnn`): the same kind, words and parameters as a step's.
     pub fn of(step: &'static str, e: &steps::StepError) -> Failure {
+        Failure::in_plan(step, e, None)
+    }
+
+    /// A step's failure; the plan gives what a full drive needs when the step does not
+    /// know.
+    fn in_plan(step: &'static str, e: &steps::StepError, plan: Option<&Plan>) -> Failure {
+        let params = failure_params(plan, e);
+        // A full drive: how much to free, where it is known, says more than the error's own.
+        let hint = match params.get("needed") {
+            Some(needed) if e.kind() == FailureKind::DiskFull => {
+                crate::msg!("hint_disk_full_needed", needed = needed)
+            }
+            _ => e.hint(),
+        };
         Failure {
             step,
             kind: e.kind(),
             error: chain(e),
-            hint: e.hint(),
-            params: failure_params(None, e),
+            hint,
+            params,
         }
     }
 
@@ -138,22 +153,19 @@ impl Failure {
             step,
             kind,
             error: chain(e),
-            hint: e.hint().to_string(),
+            hint: e.hint(),
             params: BTreeMap::new(),
         }
     }
 
-    /// The plain-words sentence of the failure and what to do, as catalogue messages
-    /// with their parameters (`fail_<kind>`, `fix_<kind>`), for the front ends.
-    pub fn plain_words(&self) -> (crate::message::Message, crate::message::Message) {
-        let with_params = |key| crate::message::Message {
-            key,
+    /// The plain-words sentence of what happened (`fail_<kind>`, with its parameters),
+    /// for the front ends; what to do is [`Failure::hint`] on the command line, and the
+    /// wizard's own words for the kind on its pages.
+    pub fn sentence(&self) -> crate::message::Message {
+        crate::message::Message {
+            key: self.kind.fail_key(),
             params: self.params.clone(),
-        };
-        (
-            with_params(self.kind.fail_key()),
-            with_params(self.kind.fix_key()),
-        )
+        }
     }
 }
 
@@ -516,20 +528,15 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             r.status = StepStatus::Failed;
             r.detail = error.clone();
         }
-        report.failure = Some(Failure {
-            step: name,
-            kind: e.kind(),
-            error: error.clone(),
-            hint: e.hint(),
-            params: failure_params(Some(plan), e),
-        });
+        let failure = Failure::in_plan(name, e, Some(plan));
         let _ = tx.send(RunEvent::Failed {
             index: 0,
             name,
             kind: e.kind(),
             error,
-            hint: e.hint(),
+            hint: failure.hint.clone(),
         });
+        report.failure = Some(failure);
     }
     let steps_to_run = if held.is_ok() { plan.steps.len() } else { 0 };
     let runner = Runner {
@@ -721,30 +728,34 @@ impl Runner<'_> {
                 Flow::Stop
             }
             Err(e) => {
-                let (error, hint) = (chain(&e), e.hint());
+                let failure = Failure::in_plan(name, &e, Some(plan));
+                let error = failure.error.clone();
                 log.line(&format!(
-                    "step {index} {name}: FAILED: {error} (hint: {hint})"
+                    "step {index} {name}: FAILED: {error} (hint: {})",
+                    crate::i18n::render(&failure.hint, crate::i18n::Lang::En)
                 ));
                 r.status = StepStatus::Failed;
                 r.detail = error.clone();
-                report.failure = Some(Failure {
-                    step: name,
-                    kind: e.kind(),
-                    error: error.clone(),
-                    hint: hint.clone(),
-                    params: failure_params(Some(plan), &e),
-                });
                 let _ = self.tx.send(RunEvent::Failed {
                     index,
                     name,
                     kind: e.kind(),
                     error,
-                    hint,
+                    hint: failure.hint.clone(),
                 });
+                report.failure = Some(failure);
                 Flow::Stop
             }
         }
     }
+}
+
+/// A message as English text: the JSON report's `hint`, beside the English `error`.
+fn english_text<S: serde::Serializer>(
+    m: &crate::message::Message,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&crate::i18n::render(m, crate::i18n::Lang::En))
 }
 
 /// The plain words' parameters of a failure: for a full drive the folder, what is free

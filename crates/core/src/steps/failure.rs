@@ -1,5 +1,8 @@
 //! What kind of failure ended a run: a stable word for scripts (`failure.kind` in the
-//! report, docs/cli.md lists them) and the catalogue keys of its plain words.
+//! report, docs/cli.md lists them) and the catalogue key of its plain-words sentence.
+//! What to do is not here: the command line says the error's own hint
+//! (`StepError::hint`), the wizard its own words for the kind (`src/ui/fixes.rs`),
+//! naming the buttons of the page that shows it.
 
 use serde::{Deserialize, Serialize};
 
@@ -98,35 +101,6 @@ impl FailureKind {
             FailureKind::UserFiles => "fail_user_files",
         }
     }
-
-    /// The catalogue key of what to do about it.
-    pub fn fix_key(self) -> &'static str {
-        match self {
-            FailureKind::Preflight => "fix_preflight",
-            FailureKind::DownloadNetwork => "fix_download_network",
-            FailureKind::DownloadMissing => "fix_download_missing",
-            FailureKind::DownloadCorrupt => "fix_download_corrupt",
-            FailureKind::DownloadOther => "fix_download_other",
-            FailureKind::DiskFull => "fix_disk_full",
-            FailureKind::InstallerFailed => "fix_installer_failed",
-            FailureKind::InstallerTimeout => "fix_installer_timeout",
-            FailureKind::DriverSignature => "fix_driver_signature",
-            FailureKind::DriverFailed => "fix_driver_failed",
-            FailureKind::NeedsAdmin => "fix_needs_admin",
-            FailureKind::FileInUse => "fix_file_in_use",
-            FailureKind::Cudnn => "fix_cudnn",
-            FailureKind::Wheels => "fix_wheels",
-            FailureKind::Env => "fix_env",
-            FailureKind::Pip => "fix_pip",
-            FailureKind::Verify => "fix_verify",
-            FailureKind::Build => "fix_build",
-            FailureKind::Io => "fix_io",
-            FailureKind::Internal => "fix_internal",
-            FailureKind::Cancelled => "fix_cancelled",
-            FailureKind::Busy => "fix_busy",
-            FailureKind::UserFiles => "fix_user_files",
-        }
-    }
 }
 
 #[cfg(test)]
@@ -198,10 +172,8 @@ mod tests {
     #[test]
     fn every_kind_has_plain_words_in_both_languages() {
         for kind in FailureKind::ALL {
-            for key in [kind.fail_key(), kind.fix_key()] {
-                // The catalogue's own tests hold every key to both languages.
-                assert!(crate::i18n::has_key(key), "{key}");
-            }
+            // The catalogue's own tests hold every key to both languages.
+            assert!(crate::i18n::has_key(kind.fail_key()), "{kind:?}");
         }
     }
 }

@@ -423,29 +423,32 @@ impl StepError {
         }
     }
 
-    pub fn hint(&self) -> String {
+    /// What to do about it, for the command line's `hint:` line (it names commands and
+    /// flags; the wizard says its own words for the kind, naming its own buttons).
+    pub fn hint(&self) -> Message {
         match self {
-            StepError::Preflight { failed } => failed.iter().map(|c| c.fix.clone()).collect::<Vec<_>>().join("; "),
-            StepError::Download(e) => e.hint().into(),
-            StepError::Installer { .. } => "read the installer's log named above; a reboot and a second run often help, and antivirus software can block it".into(),
-            StepError::InstallerTimeout { .. } => "check that no other installer (Windows Update, another CUDA setup) is running, then run again".into(),
-            StepError::DriverSignature { path, .. } => format!("delete {} and download it again, or install the driver from nvidia.com/drivers", path.display()),
-            StepError::DriverInstaller { .. } => "restart the computer and run the same command again, or install the driver from nvidia.com/drivers (or --skip-driver to leave it to you)".into(),
-            StepError::NeedsAdmin { .. } => "run from an administrator prompt (Windows) or with sudo (Linux), or choose --method wheels / a folder you own".into(),
-            StepError::Cudnn(e) => e.hint().into(),
-            StepError::Wheels(e) => e.hint().into(),
-            StepError::Env { .. } => "run as administrator to change machine-wide variables, or set them by hand".into(),
-            StepError::Pip { .. } => "read pip's output above; with a slow link choose a PyPI mirror (--pypi-mirror)".into(),
-            StepError::Verify { .. } => "run `cuda-setup repair` to see what is missing".into(),
-            StepError::Build { .. } => "run `cuda-setup repair`: it adds what is missing, or names the installer's sub-packages to add".into(),
-            StepError::Io { .. } => "check free space and permissions on that folder".into(),
-            StepError::DiskFull { path, .. } => format!(
-                "free space on the drive holding {} (delete files you no longer need, empty the trash), or choose a folder on another drive, then run the same command again",
-                path.display()
-            ),
-            StepError::Internal { .. } => "this is a bug in cuda-setup: please report it, with the log file named below; running the same command again is safe".into(),
-            StepError::Cancelled => "run the same command again: finished steps are not repeated".into(),
-            StepError::Busy(_) => "wait for it to finish, or close it, then run the same command again (or add --wait to wait for it)".into(),
+            StepError::Preflight { .. } => msg!("hint_step_preflight"),
+            StepError::Download(e) => e.hint(),
+            StepError::Installer { .. } => msg!("hint_step_installer_failed"),
+            StepError::InstallerTimeout { .. } => msg!("hint_step_installer_timeout"),
+            StepError::DriverSignature { path, .. } => {
+                msg!("hint_step_driver_signature", path = path.display())
+            }
+            StepError::DriverInstaller { .. } => msg!("hint_step_driver_failed"),
+            StepError::NeedsAdmin { .. } => msg!("hint_step_needs_admin"),
+            StepError::Cudnn(e) => e.hint(),
+            StepError::Wheels(e) => e.hint(),
+            StepError::Env { .. } => msg!("hint_step_env"),
+            StepError::Pip { .. } => msg!("hint_step_pip"),
+            StepError::Verify { .. } => msg!("hint_step_verify"),
+            StepError::Build { .. } => msg!("hint_step_build"),
+            StepError::Io { .. } => msg!("hint_step_io"),
+            StepError::DiskFull { path, .. } => {
+                msg!("hint_step_disk_full", folder = path.display())
+            }
+            StepError::Internal { .. } => msg!("hint_step_internal"),
+            StepError::Cancelled => msg!("hint_step_cancelled"),
+            StepError::Busy(_) => msg!("hint_busy"),
         }
     }
 }
@@ -1305,12 +1308,13 @@ mod tests {
             )),
             "{en}"
         );
-        let fix = text(crate::i18n::Lang::En, "fix_disk_full");
+        // What to do names how much to free, in each language.
+        let fix = crate::i18n::render(&f.hint, crate::i18n::Lang::En);
         assert!(
             fix.starts_with("free at least 1.0 GB on that drive"),
             "{fix}"
         );
-        let zh = text(crate::i18n::Lang::Zh, "fix_disk_full");
+        let zh = crate::i18n::render(&f.hint, crate::i18n::Lang::Zh);
         assert!(zh.contains("至少腾出 1.0 GB"), "{zh}");
     }
 

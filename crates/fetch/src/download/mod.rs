@@ -425,36 +425,26 @@ impl DownloadError {
         }
     }
 
-    /// What to do about it, for the `hint:` line.
-    pub fn hint(&self) -> &'static str {
+    /// What to do about it, for the command line's `hint:` line (it may name flags; the
+    /// wizard says its own words for the failure's kind).
+    pub fn hint(&self) -> crate::message::Message {
+        use crate::msg;
         match self {
-            DownloadError::NoHash => {
-                "give the expected hash with --sha256 or --md5 (NVIDIA publishes md5sum.txt next to each release)"
-            }
-            DownloadError::InsecureUrl { .. } => "use the https:// address",
-            DownloadError::Redirect { .. } => {
-                "the source sends elsewhere (plain http, or another host for an index): give its final https address, or use another --mirror"
-            }
-            DownloadError::UnsafePlace { .. } => {
-                "choose a real folder for the file (not a symbolic link or junction), or remove the link"
-            }
-            DownloadError::HashMismatch { .. } => {
-                "the server sent different bytes: try again later or use another --mirror; if it persists, report the URL"
-            }
-            DownloadError::AllSourcesFailed(_) => {
-                "check the network (and HTTPS_PROXY), add a --mirror closer to you, or use an offline bundle (--bundle)"
-            }
-            DownloadError::TooLong { .. } => {
-                "the server sent more than the file's size: use another --mirror, or check --size"
-            }
-            DownloadError::TooSlow { .. } => {
-                "add a --mirror closer to you, or lower --min-speed (0 turns the floor off); the download resumes where it stopped"
-            }
-            DownloadError::DiskFull { .. } | DownloadError::BeyondFreeSpace { .. } => {
-                "free some space or choose a folder on another drive"
-            }
-            DownloadError::Cancelled => "run the same command again to resume",
-            _ => "run the same command again: the download resumes where it stopped",
+            DownloadError::NoHash => msg!("hint_download_no_hash"),
+            DownloadError::InsecureUrl { .. } => msg!("hint_download_insecure_url"),
+            DownloadError::Redirect { .. } => msg!("hint_download_redirect"),
+            DownloadError::UnsafePlace { .. } => msg!("hint_download_place"),
+            DownloadError::TooSlow { .. } => msg!("hint_download_too_slow"),
+            DownloadError::Io { .. } => msg!("hint_download_again"),
+            // The rest by what went wrong (every source's failure counts).
+            _ => match self.kind() {
+                DownloadKind::Network => msg!("hint_download_network"),
+                DownloadKind::Missing => msg!("hint_download_missing"),
+                DownloadKind::Corrupt => msg!("hint_download_corrupt"),
+                DownloadKind::DiskFull => msg!("hint_download_disk_full"),
+                DownloadKind::Cancelled => msg!("hint_download_cancelled"),
+                DownloadKind::Other => msg!("hint_download_again"),
+            },
         }
     }
 }

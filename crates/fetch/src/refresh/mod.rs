@@ -128,17 +128,14 @@ impl RefreshError {
         )
     }
 
-    pub fn hint(&self) -> &'static str {
+    /// What to do about it, for the command line's `hint:` line.
+    pub fn hint(&self) -> crate::message::Message {
         match self {
             RefreshError::Malformed { .. } | RefreshError::Invalid { .. } => {
-                "the source (or the mirror in CUDA_SETUP_NVIDIA_BASE / --nvidia-base, --torch-index, --pypi-mirror) sent data we refuse; the previous tables and cache are kept — try again later or use the default sources"
+                crate::msg!("hint_refresh_refused")
             }
-            RefreshError::Cache { .. } => {
-                "check that the cache folder is writable (XDG_CACHE_HOME or ~/.cache on Linux, %LOCALAPPDATA% on Windows)"
-            }
-            _ => {
-                "check the network (and HTTPS_PROXY); the cached or built-in tables are used meanwhile"
-            }
+            RefreshError::Cache { .. } => crate::msg!("hint_refresh_cache"),
+            _ => crate::msg!("hint_refresh_network"),
         }
     }
 }

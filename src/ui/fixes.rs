@@ -1,0 +1,242 @@
+//! What the wizard tells the user to do about a failure, on the page that shows it: its
+//! own words for the failure's kind (`ui_fix_*`) — never the command line's hint, which
+//! names flags and commands — then the button of that page that runs the work again. A
+//! name in quotes is a button drawn on that page or a page in the step bar; a sentence
+//! that leads to another page is said only where that page is on the way back.
+
+use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::message::Message;
+use cuda_setup_core::run::Failure;
+use cuda_setup_core::steps::FailureKind;
+
+use super::flow::Page;
+use super::text::{msg, tf};
+
+/// A failure's plain-words parameters (`Failure::params`).
+type Params = std::collections::BTreeMap<&'static str, String>;
+
+/// Where a failure is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Here {
+    /// The page that shows it.
+    pub page: Page,
+    /// The label, as drawn, of that page's button that runs the failed work again (None:
+    /// no such button is shown).
+    pub again: Option<String>,
+}
+
+impl Here {
+    pub fn new(page: Page, again: Option<String>) -> Here {
+        Here { page, again }
+    }
+}
+
+/// The wizard's words for a kind; written out, so the catalogue's checks see each key.
+/// `params` decides between a text with a figure and one without.
+fn kind_key(kind: FailureKind, page: Page, params: &Params) -> &'static str {
+    match kind {
+        // The checks are on the page before Install; elsewhere the details name them.
+        FailureKind::Preflight if page == Page::Install => "ui_fix_preflight",
+        FailureKind::Preflight => "ui_fix_preflight_details",
+        FailureKind::DownloadNetwork => "ui_fix_download_network",
+        FailureKind::DownloadMissing => "ui_fix_download_missing",
+        FailureKind::DownloadCorrupt => "ui_fix_download_corrupt",
+        FailureKind::DownloadOther => "ui_fix_download_other",
+        FailureKind::DiskFull if params.contains_key("needed") => "ui_fix_disk_full",
+        FailureKind::DiskFull => "ui_fix_disk_full_some",
+        FailureKind::InstallerFailed => "ui_fix_installer_failed",
+        FailureKind::InstallerTimeout => "ui_fix_installer_timeout",
+        FailureKind::DriverSignature => "ui_fix_driver_signature",
+        FailureKind::DriverFailed => "ui_fix_driver_failed",
+        FailureKind::NeedsAdmin => "ui_fix_needs_admin",
+        FailureKind::FileInUse => "ui_fix_file_in_use",
+        FailureKind::Cudnn => "ui_fix_cudnn",
+        FailureKind::Wheels => "ui_fix_wheels",
+        FailureKind::Env => "ui_fix_env",
+        FailureKind::Pip => "ui_fix_pip",
+        FailureKind::Verify => "ui_fix_verify",
+        FailureKind::Build => "ui_fix_build",
+        FailureKind::Io => "ui_fix_io",
+        FailureKind::Internal => "ui_fix_internal",
+        FailureKind::Cancelled => "ui_fix_cancelled",
+        FailureKind::Busy => "ui_fix_busy",
+        FailureKind::UserFiles => "ui_fix_user_files",
+    }
+}
+
+/// A sentence about the Choose page (mirrors, the wheels method): said on Install only,
+/// the one page that shows a failure with Choose on the way back.
+fn choose_page_key(kind: FailureKind, page: Page) -> Option<&'static str> {
+    if page != Page::Install {
+        return None;
+    }
+    match kind {
+        FailureKind::DownloadNetwork
+        | FailureKind::DownloadMissing
+        | FailureKind::DownloadCorrupt
+        | FailureKind::Wheels => Some("ui_fix_mirror"),
+        FailureKind::NeedsAdmin => Some("ui_fix_needs_admin_wheels"),
+        _ => None,
+    }
+}
+
+/// Whether doing the same again helps once the words are followed (not after a restart,
+/// a report, or a change on another page).
+fn again_helps(kind: FailureKind) -> bool {
+    !matches!(
+        kind,
+        FailureKind::Preflight
+            | FailureKind::DownloadOther
+            | FailureKind::InstallerFailed
+            | FailureKind::DriverFailed
+            | FailureKind::NeedsAdmin
+            | FailureKind::Env
+            | FailureKind::Verify
+            | FailureKind::Build
+    )
+}
+
+/// What to do about a failure of `kind` (with its plain words' parameters) where `here`
+/// shows it, in the user's language.
+pub fn kind_text(lang: Lang, kind: FailureKind, params: &Params, here: &Here) -> String {
+    let mut parts = vec![msg(
+        lang,
+        &Message {
+            key: kind_key(kind, here.page, params),
+            params: params.clone(),
+        },
+    )];
+    if let Some(key) = choose_page_key(kind, here.page) {
+        parts.push(msg(lang, &Message::new(key)));
+    }
+    if let Some(button) = here.again.as_deref().filter(|_| again_helps(kind)) {
+        parts.push(tf(lang, "ui_fix_then_click", &[("button", &button)]));
+    }
+    // Chinese sentences follow each other with no space.
+    parts.join(if lang == Lang::Zh { "" } else { " " })
+}
+
+/// What to do about a step's failure where `here` shows it.
+pub fn what_to_do(lang: Lang, f: &Failure, here: &Here) -> String {
+    kind_text(lang, f.kind, &f.params, here)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::flow::{Mode, flow};
+    use crate::ui::text::t;
+    use cuda_setup_core::recommend::Goal;
+    use std::collections::BTreeMap;
+
+    /// The names in “…” (or "…") quotes.
+    fn quoted(s: &str) -> Vec<String> {
+        let mut out = vec![];
+        for (open, close) in [('“', '”'), ('"', '"')] {
+            let mut rest = s;
+            while let Some(i) = rest.find(open) {
+                let after = &rest[i + open.len_utf8()..];
+                let Some(j) = after.find(close) else { break };
+                out.push(after[..j].to_string());
+                rest = &after[j + close.len_utf8()..];
+            }
+        }
+        out
+    }
+
+    /// Every page that shows a failure, with the button its page draws to run the work
+    /// again (install.rs, pytorch.rs, repair.rs, cudnn.rs), in each mode's pages.
+    fn places(lang: Lang) -> Vec<(Here, &'static [Page])> {
+        let setup = flow(Mode::Setup, Goal::Developer, true);
+        let torch = flow(Mode::Setup, Goal::Pytorch, false);
+        let repair = flow(Mode::Repair, Goal::Developer, false);
+        let b = |k| Some(t(lang, k));
+        vec![
+            (Here::new(Page::Install, b("ui_try_again")), setup),
+            (
+                Here::new(Page::Install, b("ui_try_again")),
+                flow(Mode::Setup, Goal::Pytorch, true),
+            ),
+            (Here::new(Page::Pytorch, b("ui_install_pytorch")), torch),
+            (Here::new(Page::Pytorch, b("ui_fix_reinstall_torch")), setup),
+            (Here::new(Page::Repair, b("ui_check_again")), repair),
+            (Here::new(Page::Repair, None), repair),
+            (Here::new(Page::Cudnn, b("ui_download_nvidia")), setup),
+            (Here::new(Page::Cudnn, b("ui_choose_file")), setup),
+            (Here::new(Page::Cudnn, b("ui_cudnn_undo")), setup),
+        ]
+    }
+
+    fn params(kind: FailureKind) -> Vec<BTreeMap<&'static str, String>> {
+        let mut with = BTreeMap::new();
+        with.insert("needed", "3 GB".to_string());
+        match kind {
+            FailureKind::DiskFull => vec![with, BTreeMap::new()],
+            _ => vec![BTreeMap::new()],
+        }
+    }
+
+    /// Every name the wizard's what-to-do puts in quotes is a button of the page that
+    /// shows it (the one that runs the work again) or a page of the step bar there.
+    #[test]
+    fn a_quoted_name_is_a_button_of_that_page_or_a_page_on_the_way() {
+        for lang in [Lang::En, Lang::Zh] {
+            for (here, pages) in places(lang) {
+                let titles: Vec<String> = pages.iter().map(|p| t(lang, p.title_key())).collect();
+                for kind in FailureKind::ALL {
+                    for p in params(kind) {
+                        let s = kind_text(lang, kind, &p, &here);
+                        for name in quoted(&s) {
+                            assert!(
+                                here.again.as_deref() == Some(name.as_str())
+                                    || titles.contains(&name),
+                                "{lang:?} {kind:?} on {:?}: “{name}” is not there: {s}",
+                                here.page
+                            );
+                        }
+                        assert!(!s.contains('{'), "{s}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The wizard's words name no command line: no flag, no `cuda-setup <command>`.
+    #[test]
+    fn the_wizard_names_no_flag_or_command() {
+        let commands = [
+            "repair",
+            "install",
+            "cudnn",
+            "smoke",
+            "doctor",
+            "tables",
+            "recommend",
+        ];
+        for lang in [Lang::En, Lang::Zh] {
+            for (here, _) in places(lang) {
+                for kind in FailureKind::ALL {
+                    for p in params(kind) {
+                        let s = kind_text(lang, kind, &p, &here);
+                        assert!(!s.contains(" --") && !s.contains('`'), "{s}");
+                        for c in commands {
+                            assert!(!s.contains(&format!("cuda-setup {c}")), "{s}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A page with no button to run the work again names none.
+    #[test]
+    fn no_button_no_click() {
+        let here = Here::new(Page::Repair, None);
+        for kind in FailureKind::ALL {
+            let s = kind_text(Lang::Zh, kind, &BTreeMap::new(), &here);
+            assert!(!s.contains("点击“"), "{kind:?}: {s}");
+            let s = kind_text(Lang::En, kind, &BTreeMap::new(), &here);
+            assert!(!s.contains("click “"), "{kind:?}: {s}");
+        }
+    }
+}

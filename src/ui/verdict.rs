@@ -28,6 +28,8 @@ pub fn inputs(session: &Session, scope: Scope) -> Inputs<'_> {
         facts: session.facts(),
         smoke: session.verify.report.as_deref(),
         doctor: session.torch.doctor.as_deref(),
+        // A driver this session's install put in waits for the restart.
+        run: core::RunFacts::of(session.install.run.report.iter()),
     }
 }
 
@@ -63,7 +65,7 @@ pub fn fix_actions(session: &Session, here: Page, fix: &Fix) -> Vec<Action> {
             vec![Action::SetMode(Mode::Setup), Action::Go(Page::Pytorch)]
         }
         Fix::Repair => vec![Action::SetMode(Mode::Repair), Action::Go(Page::Repair)],
-        Fix::Manual { .. } | Fix::None => Vec::new(),
+        Fix::Restart | Fix::Manual { .. } | Fix::None => Vec::new(),
     }
 }
 

@@ -23,6 +23,7 @@ use crate::recommend::Goal;
 use crate::run::{self, RunEvent, RunReport};
 use crate::steps::Step;
 use crate::target::Target;
+pub use crate::verify::verdict::Layer;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -48,6 +49,8 @@ pub enum Fix {
 pub struct Finding {
     /// A stable id (also the i18n key of `message`).
     pub id: &'static str,
+    /// The layer it is about (the wizard's Done says a problem left on that layer's row).
+    pub layer: Layer,
     pub severity: Severity,
     pub message: Message,
     pub fix: Fix,

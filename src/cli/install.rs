@@ -13,11 +13,11 @@ use cuda_setup_core::linux_driver::{self, LinuxDriverAdvice};
 use cuda_setup_core::plan::{self, Choices, CudnnChoice, Method, Plan};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{DriverAction, Facts, Goal, Request, cudnn_by_version};
+use cuda_setup_core::repair;
 use cuda_setup_core::run::{self, RunEvent, RunReport};
 use cuda_setup_core::steps::{FailureKind, StepEvent};
 use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::doctor::PypiMirror;
-use cuda_setup_core::verify::verdict;
 use cuda_setup_core::version::{ComputeCapability, Version};
 use cuda_setup_core::whatif::Flags;
 
@@ -431,7 +431,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         Some(f) => f,
         None => recommend::facts(tables, target.os, &flags(args))?,
     };
-    let after = verdict::after_run(&verdict::AfterRun {
+    let after = repair::after_run(&repair::AfterRun {
         target: &target,
         tables,
         goal: plan.goal,

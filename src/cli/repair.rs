@@ -12,7 +12,7 @@ use cuda_setup_core::repair::{self, Existing, Finding, Fix, Overrides, Severity}
 use cuda_setup_core::run::{RunEvent, RunReport};
 use cuda_setup_core::steps::FailureKind;
 use cuda_setup_core::target::Target;
-use cuda_setup_core::verify::verdict::{self, Verdict};
+use cuda_setup_core::verify::verdict::Verdict;
 use cuda_setup_core::version::{ComputeCapability, Version};
 use cuda_setup_core::whatif::Flags;
 
@@ -153,7 +153,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     // sentence as `install`, `smoke`, `doctor` and the wizard.
     let verdict_after = |runs: &[RunReport]| -> Result<Verdict, CliError> {
         let facts = super::recommend::facts(tables, target.os, &flags)?;
-        Ok(verdict::after_run(&verdict::AfterRun {
+        Ok(repair::after_run(&repair::AfterRun {
             target: &target,
             tables,
             goal: args.goal.unwrap_or_default(),

@@ -29,7 +29,7 @@ pub fn inputs(session: &Session, scope: Scope) -> Inputs<'_> {
         smoke: session.verify.report.as_deref(),
         doctor: session.torch.doctor.as_deref(),
         // A driver this session's install put in waits for the restart.
-        run: core::RunFacts::of(session.install.run.report.as_deref()),
+        run: cuda_setup_core::repair::run_facts(session.install.run.report.as_deref()),
     }
 }
 

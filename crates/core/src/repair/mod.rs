@@ -3,9 +3,13 @@
 //! same executor as install. What is installed at all (the wizard's first page) is
 //! [`existing`].
 
+mod after;
 mod checks;
 mod existing;
 
+pub use after::{
+    AfterChecks, AfterRun, EndChecks, after_run, checks_at_end, gpu_facts, run_facts, with_torch,
+};
 pub use existing::{Existing, Origin, existing};
 
 use std::collections::BTreeMap;

@@ -10,19 +10,11 @@
 
 use serde::Serialize;
 
-mod after;
-
-pub use after::{
-    AfterChecks, AfterRun, EndChecks, after_run, checks_at_end, gpu_facts, with_torch,
-};
-
 use super::doctor::{DoctorReport, FindingKind, Severity};
 use super::{SmokeOutcome, SmokeReport, Status};
 use crate::i18n::{self, Lang};
 use crate::message::Message;
 use crate::recommend::{Facts, Goal};
-use crate::run::RunReport;
-use crate::steps::StepKind;
 
 /// Which results a page (or a command) judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +38,7 @@ pub struct Inputs<'a> {
     pub facts: Option<&'a Facts>,
     pub smoke: Option<&'a SmokeReport>,
     pub doctor: Option<&'a DoctorReport>,
-    /// What this session's runs did to the driver ([`RunFacts::of`]).
+    /// What this session's runs did to the driver (`repair::run_facts`).
     pub run: RunFacts,
 }
 
@@ -58,22 +50,6 @@ pub struct RunFacts {
     pub driver_installed: bool,
     /// A run stopped for the restart that driver needs (or its installer asked for one).
     pub restart_pending: bool,
-}
-
-impl RunFacts {
-    pub fn of<'a>(runs: impl IntoIterator<Item = &'a RunReport>) -> RunFacts {
-        let mut f = RunFacts::default();
-        for r in runs {
-            let driver = r
-                .steps
-                .iter()
-                .any(|s| s.name == StepKind::InstallDriver.as_str() && s.changed);
-            f.driver_installed |= driver;
-            f.restart_pending |=
-                r.failure.is_none() && (r.restart_pending || (driver && r.reboot_required));
-        }
-        f
-    }
 }
 
 /// What works: the CUDA toolkit (smoke test) or PyTorch (doctor).

@@ -6,16 +6,32 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{Inputs, RunFacts, Scope, Verdict, decide};
 use crate::compat::Tables;
 use crate::detect::{Deadlines, python::PythonInstall};
 use crate::plan::Plan;
 use crate::recommend::{Facts, Goal};
 use crate::run::RunReport;
-use crate::steps::Step;
+use crate::steps::{Step, StepKind};
 use crate::target::Target;
 use crate::verify::doctor::{self, DoctorOptions, DoctorReport, GpuFacts, GpuSummary};
+use crate::verify::verdict::{Inputs, RunFacts, Scope, Verdict, decide};
 use crate::verify::{self, SmokeOptions, SmokeReport};
+
+/// What `runs` did that the checks cannot see yet: the driver they installed, and
+/// whether it waits for a restart.
+pub fn run_facts<'a>(runs: impl IntoIterator<Item = &'a RunReport>) -> RunFacts {
+    let mut f = RunFacts::default();
+    for r in runs {
+        let driver = r
+            .steps
+            .iter()
+            .any(|s| s.name == StepKind::InstallDriver.as_str() && s.changed);
+        f.driver_installed |= driver;
+        f.restart_pending |=
+            r.failure.is_none() && (r.restart_pending || (driver && r.reboot_required));
+    }
+    f
+}
 
 /// The checks that end a run, for the user's goal.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -32,7 +48,7 @@ pub struct EndChecks {
 /// cannot be redirected into a sandbox root: it runs only `on_machine`.
 pub fn checks_at_end(goal: Goal, runs: &[RunReport], on_machine: bool) -> EndChecks {
     let stopped = runs.iter().any(|r| !r.ok());
-    if stopped || RunFacts::of(runs).restart_pending {
+    if stopped || run_facts(runs).restart_pending {
         return EndChecks::default();
     }
     match goal {
@@ -75,7 +91,7 @@ pub fn after_run(a: &AfterRun) -> AfterChecks {
     let t = a.target;
     let on_machine = t.root.is_none() && t.host.root_is_real();
     let checks = checks_at_end(a.goal, a.runs, on_machine);
-    let run = RunFacts::of(a.runs);
+    let run = run_facts(a.runs);
     let doctor = checks.doctor.then(|| {
         let python = a
             .python

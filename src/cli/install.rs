@@ -12,7 +12,8 @@ use cuda_setup_core::i18n::{self, Lang, render, t, tf};
 use cuda_setup_core::linux_driver::{self, LinuxDriverAdvice};
 use cuda_setup_core::plan::{self, Choices, CudnnChoice, Method, Plan};
 use cuda_setup_core::platform::Host;
-use cuda_setup_core::recommend::{DriverAction, Goal, Request, cudnn_by_version};
+use cuda_setup_core::recommend::{DriverAction, Facts, Goal, Request, cudnn_by_version};
+use cuda_setup_core::repair;
 use cuda_setup_core::run::{self, RunEvent, RunReport};
 use cuda_setup_core::steps::{FailureKind, StepEvent};
 use cuda_setup_core::target::Target;
@@ -144,14 +145,21 @@ fn failed(message: String, hint: &str, details: Option<String>) -> CliError {
     }
 }
 
-/// The plan, and on Linux with a driver to install or update, the distribution's own
-/// commands for it (as `recommend` prints them).
-fn make_plan(
-    tables: &Tables,
-    args: &Args,
-    target: &Target,
-    lang: Lang,
-) -> Result<(Plan, Option<LinuxDriverAdvice>), CliError> {
+/// The what-if flags that stand in for detection.
+fn flags(args: &Args) -> Flags {
+    Flags {
+        gpu_cc: args.gpu_cc.clone(),
+        driver: args.driver.clone(),
+        ..Default::default()
+    }
+}
+
+/// What `make_plan` gives: the plan, on Linux with a driver to install or update the
+/// distribution's own commands for it (as `recommend` prints them), and the facts it
+/// was made from (none for a saved plan).
+type Made = (Plan, Option<LinuxDriverAdvice>, Option<Facts>);
+
+fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Result<Made, CliError> {
     if let Some(file) = &args.plan {
         let bytes = std::fs::read(file).map_err(|e| {
             failed(
@@ -161,7 +169,7 @@ fn make_plan(
             )
         })?;
         return serde_json::from_slice(&bytes)
-            .map(|plan| (plan, None))
+            .map(|plan| (plan, None, None))
             .map_err(|e| {
                 failed(
                     tf(lang, "cli_err_not_a_plan", &[("path", &file.display())]),
@@ -171,12 +179,7 @@ fn make_plan(
             });
     }
     let goal = args.goal.unwrap_or_default();
-    let flags = Flags {
-        gpu_cc: args.gpu_cc.clone(),
-        driver: args.driver.clone(),
-        ..Default::default()
-    };
-    let facts = recommend::facts(tables, target.os, &flags)?;
+    let facts = recommend::facts(tables, target.os, &flags(args))?;
     let mut rec = cuda_setup_core::recommend::recommend(
         tables,
         &facts,
@@ -251,7 +254,7 @@ fn make_plan(
     .with_connections(args.connections as usize)
     .for_machine(target);
     plan::build(target, &rec, &choices)
-        .map(|plan| (plan, linux))
+        .map(|plan| (plan, linux, Some(facts)))
         .map_err(|e| {
             failed(
                 t(lang, "cli_err_plan"),
@@ -283,7 +286,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         Some(root) => Target::rooted(args.os.unwrap_or_else(Os::current), root),
         None => Target::real(),
     };
-    let (plan, linux) = make_plan(tables, args, &target, lang)?;
+    let (plan, linux, facts) = make_plan(tables, args, &target, lang)?;
     if args.dry_run {
         if args.json {
             println!(
@@ -419,17 +422,31 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     } else if let Some(f) = &report.failure {
         super::plain::failure(f, lang).print();
     }
+    // The checks that end a run, and the verdict from them: the same sentence as
+    // `smoke`, `doctor`, `repair` and the wizard.
+    let facts = match facts {
+        Some(f) => f,
+        None => recommend::facts(tables, target.os, &flags(args))?,
+    };
+    let after = repair::after_run(&repair::AfterRun {
+        target: &target,
+        tables,
+        goal: plan.goal,
+        runs: std::slice::from_ref(&report),
+        facts: &facts,
+        python: args.python_exe.clone(),
+    });
+    let mut json = serde_json::to_value(&report).expect("serialisable");
+    json["verdict"] = super::verify::verdict_json(&after.verdict, lang);
     if let Some(file) = &args.report {
-        write_report(file, &report, lang)?;
+        write_report(file, &json, lang)?;
     }
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report).expect("serialisable")
+            serde_json::to_string_pretty(&json).expect("serialisable")
         );
-    } else if report.restart_pending {
-        println!("{}", t(lang, "cli_restart_pending"));
-    } else if report.ok() {
+    } else if report.ok() && !report.restart_pending {
         println!(
             "{} {}",
             if report.changed {
@@ -442,6 +459,9 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         if report.reboot_required {
             println!("{}", t(lang, "cli_reboot_required"));
         }
+    }
+    if !args.json {
+        print!("{}", super::verify::verdict_text(&after.verdict, lang));
     }
     if let Some(log) = &report.log_file {
         eprintln!("{}", tf(lang, "cli_log", &[("path", &log.display())]));
@@ -477,7 +497,11 @@ fn plan_json(plan: &Plan, linux: Option<&LinuxDriverAdvice>, lang: Lang) -> serd
     v
 }
 
-fn write_report(file: &std::path::Path, report: &RunReport, lang: Lang) -> Result<(), CliError> {
+fn write_report(
+    file: &std::path::Path,
+    report: &serde_json::Value,
+    lang: Lang,
+) -> Result<(), CliError> {
     if let Some(d) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
         let _ = std::fs::create_dir_all(d);
     }

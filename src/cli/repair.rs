@@ -7,11 +7,14 @@ use serde_json::{Value, json};
 use super::{CliError, exit};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::i18n::{self, Lang, t, tf};
+use cuda_setup_core::recommend::Goal;
 use cuda_setup_core::repair::{self, Existing, Finding, Fix, Overrides, Severity};
-use cuda_setup_core::run::RunEvent;
+use cuda_setup_core::run::{RunEvent, RunReport};
 use cuda_setup_core::steps::FailureKind;
 use cuda_setup_core::target::Target;
+use cuda_setup_core::verify::verdict::Verdict;
 use cuda_setup_core::version::{ComputeCapability, Version};
+use cuda_setup_core::whatif::Flags;
 
 /// Problems were found (or are left after `--fix`).
 pub const PROBLEMS: i32 = 3;
@@ -43,6 +46,9 @@ pub struct Args {
     /// changed (finds a change made with both put back)
     #[arg(long)]
     pub deep: bool,
+    /// What the closing verdict judges the card for (default: pytorch)
+    #[arg(long, value_parser = crate::values::goal())]
+    pub goal: Option<Goal>,
 }
 
 fn finding_json(f: &Finding, lang: Lang) -> Value {
@@ -122,14 +128,12 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         None => Target::real(),
     };
     // The same checks as every what-if flag (a CUDA version given as the driver, …).
-    cuda_setup_core::whatif::WhatIf::parse(
-        tables,
-        &cuda_setup_core::whatif::Flags {
-            gpu_cc: args.gpu_cc.clone(),
-            driver: args.driver.clone(),
-            ..Default::default()
-        },
-    )?;
+    let flags = Flags {
+        gpu_cc: args.gpu_cc.clone(),
+        driver: args.driver.clone(),
+        ..Default::default()
+    };
+    cuda_setup_core::whatif::WhatIf::parse(tables, &flags)?;
     let overrides = Overrides {
         gpu_cc: args.gpu_cc.clone(),
         driver: args.driver.clone(),
@@ -145,9 +149,24 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         print_existing(&existing, lang);
     }
     let findings = repair::audit_at(&target, tables, &overrides, depth);
+    // The checks that end a repair (setup's, for the goal) and their verdict: the same
+    // sentence as `install`, `smoke`, `doctor` and the wizard.
+    let verdict_after = |runs: &[RunReport]| -> Result<Verdict, CliError> {
+        let facts = super::recommend::facts(tables, target.os, &flags)?;
+        Ok(repair::after_run(&repair::AfterRun {
+            target: &target,
+            tables,
+            goal: args.goal.unwrap_or_default(),
+            runs,
+            facts: &facts,
+            python: None,
+        })
+        .verdict)
+    };
     if !args.fix {
+        let v = verdict_after(&[])?;
         if args.json {
-            let v = json!({ "existing": existing, "findings": findings.iter().map(|f| finding_json(f, lang)).collect::<Vec<_>>(), "problems": repair::problems(&findings) });
+            let v = json!({ "existing": existing, "findings": findings.iter().map(|f| finding_json(f, lang)).collect::<Vec<_>>(), "problems": repair::problems(&findings), "verdict": super::verify::verdict_json(&v, lang) });
             println!(
                 "{}",
                 serde_json::to_string_pretty(&v).expect("serialisable")
@@ -157,6 +176,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             if findings.iter().any(Finding::fixable) {
                 eprintln!("hint: {}", t(lang, "cli_repair_hint_fix"));
             }
+            print!("{}", super::verify::verdict_text(&v, lang));
         }
         return Ok(if repair::problems(&findings) == 0 {
             exit::OK
@@ -179,6 +199,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         // A fix that failed is said below, from its run's report.
         _ => {}
     });
+    let verdict = verdict_after(&result.runs)?;
     if args.json {
         let v = json!({
             "existing": existing,
@@ -186,6 +207,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             "runs": result.runs,
             "after": result.after.iter().map(|f| finding_json(f, lang)).collect::<Vec<_>>(),
             "problems": repair::problems(&result.after),
+            "verdict": super::verify::verdict_json(&verdict, lang),
         });
         println!(
             "{}",
@@ -194,6 +216,9 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     } else {
         println!("{}", t(lang, "cli_after_repair"));
         print_findings(&result.after, lang);
+    }
+    if !args.json {
+        print!("{}", super::verify::verdict_text(&verdict, lang));
     }
     let busy = result
         .runs

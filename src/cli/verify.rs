@@ -172,6 +172,7 @@ pub fn smoke_verdict(r: &SmokeReport) -> Verdict {
         facts: None,
         smoke: Some(r),
         doctor: None,
+        run: Default::default(),
     })
 }
 
@@ -184,6 +185,7 @@ pub fn doctor_verdict(r: &DoctorReport) -> Verdict {
         facts: None,
         smoke: None,
         doctor: Some(r),
+        run: Default::default(),
     })
 }
 
@@ -204,15 +206,21 @@ pub fn verdict_text(v: &Verdict, lang: Lang) -> String {
 /// `headline`, `next` and `secondary` lines in `--lang`).
 fn with_verdict(report: &impl serde::Serialize, v: &Verdict, lang: Lang) -> String {
     let mut json = serde_json::to_value(report).expect("serialisable");
+    json["verdict"] = verdict_json(v, lang);
+    add_texts(&mut json, lang);
+    serde_json::to_string_pretty(&json).expect("serialisable")
+}
+
+/// The verdict as JSON: the typed value, with its `headline`, `next` and
+/// `secondary_text` lines in `--lang` (none while nothing was checked).
+pub fn verdict_json(v: &Verdict, lang: Lang) -> Value {
     let mut verdict = serde_json::to_value(v).expect("serialisable");
     if let Some(s) = verdict::render(v, lang, Surface::Cli) {
         verdict["headline"] = s.headline.into();
         verdict["next"] = s.next.into();
         verdict["secondary_text"] = s.secondary.into();
     }
-    json["verdict"] = verdict;
-    add_texts(&mut json, lang);
-    serde_json::to_string_pretty(&json).expect("serialisable")
+    verdict
 }
 
 fn add_texts(v: &mut Value, lang: Lang) {

@@ -28,6 +28,8 @@ pub fn inputs(session: &Session, scope: Scope) -> Inputs<'_> {
         facts: session.facts(),
         smoke: session.verify().report(),
         doctor: session.torch().doctor(),
+        // A driver this session's install put in waits for the restart.
+        run: cuda_setup_core::repair::run_facts(session.install().run().report()),
     }
 }
 
@@ -63,7 +65,7 @@ pub fn fix_actions(session: &Session, here: Page, fix: &Fix) -> Vec<Action> {
             vec![Action::SetMode(Mode::Setup), Action::Go(Page::Pytorch)]
         }
         Fix::Repair => vec![Action::SetMode(Mode::Repair), Action::Go(Page::Repair)],
-        Fix::Manual { .. } | Fix::None => Vec::new(),
+        Fix::Restart | Fix::Manual { .. } | Fix::None => Vec::new(),
     }
 }
 

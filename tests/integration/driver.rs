@@ -306,6 +306,9 @@ fn a_driver_that_needs_a_restart_stops_the_run_and_the_rerun_finishes_the_rest()
     assert_eq!(r["restart_pending"], true, "{r}");
     assert_eq!(r["reboot_required"], true);
     assert!(r["failure"].is_null());
+    // The verdict waits for the restart: never "the driver is not installed" (#31).
+    assert_eq!(r["verdict"]["cause"], "restart_needed", "{r}");
+    assert_eq!(r["verdict"]["fix"]["kind"], "restart");
     let st = steps(&r);
     assert_eq!(st[2].0, "install_driver");
     assert_eq!(st[2].1, "done");
@@ -353,6 +356,13 @@ fn the_restart_words_and_exit_code_of_a_human_run() {
         text.contains("Restart the computer, then run the same command again"),
         "{text}"
     );
+    // Said once, as the verdict: the restart, not a missing driver (#31).
+    assert!(
+        text.contains("Not usable yet: the NVIDIA graphics driver was just installed")
+            && !text.contains("not installed."),
+        "{text}"
+    );
+    assert_eq!(text.matches("Restart the computer").count(), 1, "{text}");
 }
 
 #[test]

@@ -583,3 +583,31 @@ fn the_pytorch_goal_also_waits_for_the_restart_then_goes_on_to_pytorch() {
     assert_eq!(h.state().page, Page::Pytorch);
     assert_eq!(driver_runs(&m).len(), 1, "the driver installer ran again");
 }
+
+/// Right after the run installs the driver, before the restart, detection cannot see
+/// it: Done's headline says a restart is needed (the run's report says so), never that
+/// the driver is not installed; the driver row says this setup installed it.
+#[test]
+fn before_the_restart_done_says_restart_not_driver_missing() {
+    for lang in [Lang::En, Lang::Zh] {
+        let m = machine(REBOOT, Some("NVIDIA Corporation"));
+        let mut h = walk_to_prepare(&m, lang, Goal::Pytorch, false);
+        start_install(&mut h, lang);
+        wait(&mut h, "install", |a| !a.session.install().run().running());
+        settle(&mut h);
+        assert!(h.state().session.install().restart_pending());
+        h.state_mut().go(Page::Done);
+        settle(&mut h);
+        let not_yet = |key| tf(lang, "verdict_not_yet", &[("cause", &t(lang, key))]);
+        assert!(
+            has(&h, &not_yet("verdict_cause_restart_needed")),
+            "{lang:?}: the headline says the restart"
+        );
+        assert!(has(&h, &t(lang, "verdict_restart")), "{lang:?}: what to do");
+        assert!(
+            !has(&h, &not_yet("verdict_cause_no_driver")),
+            "{lang:?}: never \"driver not installed\""
+        );
+        assert!(has(&h, &t(lang, "ui_layer_driver_installed")), "{lang:?}");
+    }
+}

@@ -275,3 +275,72 @@ fn after_pip_the_system_page_shows_the_new_torch() {
     settle(&mut h);
     assert!(has(&h, "torch 2.7.1+cu118 (CUDA 11.8)"));
 }
+
+/// Repair mode's Done when a problem is left after the fixes (a removed toolkit's folder
+/// in the user's PATH, which only the user can take out): the environment row says that
+/// problem, on its own line — never "not installed yet (skipped)".
+#[test]
+fn repair_mode_done_says_the_problem_left_on_its_layer_row() {
+    use cuda_setup_core::steps::env::{WindowsEnvRecord, windows_record_path};
+    let lang = Lang::En;
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("root");
+    let bin = work.path().join("bin");
+    python_standin(&bin, true);
+    let parent = root.join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA");
+    let tk = support::cudnn_zip::toolkit(&parent, "11.8.0");
+    std::fs::write(tk.join("bin/cudart64_110.dll"), b"MZ stand-in cudart").unwrap();
+    let stale = parent.join("v10.0/bin").display().to_string();
+    let record = WindowsEnvRecord {
+        machine: [("Path".to_string(), r"C:\Windows".to_string())].into(),
+        user: [("Path".to_string(), stale.clone())].into(),
+    };
+    let file = windows_record_path(&Target::rooted(Os::Windows, &root));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, serde_json::to_vec(&record).unwrap()).unwrap();
+
+    let mut h = harness(App::new(options(&root, &bin, lang)));
+    h.step();
+    enter(&mut h);
+    wait(&mut h, "audit", |a| a.session.repair().findings().is_some());
+    settle(&mut h);
+    enter(&mut h);
+    wait(&mut h, "fixes", |a| {
+        a.session.repair().fixed().is_some() && !a.session.repair().busy()
+    });
+    settle(&mut h);
+    let left = h.state().session.repair().findings().unwrap().to_vec();
+    let f = left
+        .iter()
+        .find(|f| f.id == "repair_path_stale")
+        .expect("the user's PATH entry is left");
+    assert_eq!(f.layer, cuda_setup_core::repair::Layer::Env);
+    click(&mut h, &t(lang, "ui_next"));
+    assert_eq!(h.state().page, Page::Done);
+    wait(&mut h, "the checks", |a| {
+        a.session.torch().doctor().is_some() && !a.session.system().running()
+    });
+    settle(&mut h);
+    let problem = cuda_setup_core::i18n::render(&f.message, lang);
+    let row = tf(lang, "ui_layer_problem_left", &[("problem", &problem)]);
+    assert!(has(&h, &row), "{row}\n{:#?}", texts(&h));
+    use egui_kittest::kittest::Queryable;
+    // The row's name is in its badge, after the mark.
+    let env_row = h
+        .query_all_by_label_contains(&t(lang, "ui_layer_env"))
+        .next()
+        .expect("the environment's row")
+        .rect()
+        .top();
+    let said = h.get_by_label_contains(&row).rect().top();
+    assert!(
+        (said - env_row).abs() < 12.0,
+        "on the environment's row\n{:#?}",
+        texts(&h)
+    );
+    let skipped = h
+        .query_all_by_label(&t(lang, "ui_layer_skipped"))
+        .map(|n| n.rect().top())
+        .any(|top| (top - env_row).abs() < 12.0);
+    assert!(!skipped, "the environment row is not \"skipped\"");
+}

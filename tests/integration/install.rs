@@ -551,7 +551,8 @@ fn pytorch_goal_runs_pip_in_the_chosen_python() {
     std::fs::write(
         &py,
         format!(
-            "#!/bin/sh\necho \"$@\" > '{}'\necho Successfully installed torch\n",
+            // pip's arguments only (the doctor runs this Python after the install too).
+            "#!/bin/sh\ncase \"$1 $2\" in \"-m pip\") echo \"$@\" > '{}' ;; esac\necho Successfully installed torch\n",
             log.display()
         ),
     )

@@ -14,7 +14,9 @@ use crate::ui::session::{Action, Session};
 use crate::ui::text::{t, tf};
 use crate::ui::verdict::{self, Layer, Scope, Verdict};
 use crate::ui::widgets::{self, Tone};
+use cuda_setup_core::i18n;
 use cuda_setup_core::recommend::{DriverAction, Goal};
+use cuda_setup_core::repair::Severity;
 use cuda_setup_core::verify::Status;
 use cuda_setup_core::verify::verdict::{Cause, cause_text};
 
@@ -368,6 +370,27 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
     };
     out.push((test, "ui_summary_smoke"));
 
+    // Repair mode: a problem the audit found and the fixes left is its layer's state
+    // (never "not installed yet (skipped)"); the first one per layer.
+    let left = session.repair().findings().into_iter().flatten();
+    let mut said = [false; 6];
+    for f in left.filter(|f| f.severity >= Severity::Warning) {
+        let row = row_of(f.layer);
+        let ((tone, state), _) = &mut out[row];
+        if std::mem::replace(&mut said[row], true) || *tone == Tone::Bad {
+            continue;
+        }
+        *tone = match f.severity {
+            Severity::Error => Tone::Bad,
+            _ => Tone::Warn,
+        };
+        *state = tf(
+            lang,
+            "ui_layer_problem_left",
+            &[("problem", &i18n::render(&f.message, lang))],
+        );
+    }
+
     // The verdict's cause is one of these rows: the layer it blames is not shown as
     // fine (red for the headline, amber for a developer's check beside it).
     let v = verdict::decide(session, Scope::All);
@@ -377,14 +400,7 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
         .into_iter()
         .chain(v.secondary().iter().map(|p| (p, Tone::Warn)));
     for (p, tone) in blamed {
-        let row = match p.layer {
-            Layer::Driver => 0,
-            Layer::Toolkit => 1,
-            Layer::Cudnn => 2,
-            Layer::Env => 3,
-            Layer::Torch => 4,
-            Layer::GpuTest => 5,
-        };
+        let row = row_of(p.layer);
         // A driver this run installed waits for its restart: detection cannot see it yet,
         // and the row says what happened.
         if p.layer == Layer::Driver && step(&["install_driver"], done) {
@@ -409,4 +425,16 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
     out.into_iter()
         .map(|((tone, state), name)| (tone, t(lang, name), state))
         .collect()
+}
+
+/// The row of Done's list that shows `layer`.
+fn row_of(layer: Layer) -> usize {
+    match layer {
+        Layer::Driver => 0,
+        Layer::Toolkit => 1,
+        Layer::Cudnn => 2,
+        Layer::Env => 3,
+        Layer::Torch => 4,
+        Layer::GpuTest => 5,
+    }
 }

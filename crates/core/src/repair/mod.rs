@@ -3,9 +3,13 @@
 //! same executor as install. What is installed at all (the wizard's first page) is
 //! [`existing`].
 
+mod after;
 mod checks;
 mod existing;
 
+pub use after::{
+    AfterChecks, AfterRun, EndChecks, after_run, checks_at_end, gpu_facts, run_facts, with_torch,
+};
 pub use existing::{Existing, Origin, existing};
 
 use std::collections::BTreeMap;
@@ -23,6 +27,7 @@ use crate::recommend::Goal;
 use crate::run::{self, RunEvent, RunReport};
 use crate::steps::Step;
 use crate::target::Target;
+pub use crate::verify::verdict::Layer;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -48,6 +53,8 @@ pub enum Fix {
 pub struct Finding {
     /// A stable id (also the i18n key of `message`).
     pub id: &'static str,
+    /// The layer it is about (the wizard's Done says a problem left on that layer's row).
+    pub layer: Layer,
     pub severity: Severity,
     pub message: Message,
     pub fix: Fix,

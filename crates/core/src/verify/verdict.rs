@@ -38,6 +38,18 @@ pub struct Inputs<'a> {
     pub facts: Option<&'a Facts>,
     pub smoke: Option<&'a SmokeReport>,
     pub doctor: Option<&'a DoctorReport>,
+    /// What this session's runs did to the driver (`repair::run_facts`).
+    pub run: RunFacts,
+}
+
+/// What a run did that the checks cannot see yet: a driver it installed is invisible to
+/// detection (and unused by the GPU) until the computer restarts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RunFacts {
+    /// A run installed the display driver.
+    pub driver_installed: bool,
+    /// A run stopped for the restart that driver needs (or its installer asked for one).
+    pub restart_pending: bool,
 }
 
 /// What works: the CUDA toolkit (smoke test) or PyTorch (doctor).
@@ -80,6 +92,8 @@ pub enum Cause {
     /// Detection names a driver, but the check could not load it (a new driver before
     /// its restart, or a broken install).
     DriverNotLoaded,
+    /// This run installed the driver; it works after the computer restarts.
+    RestartNeeded,
     DriverFailed,
     /// The toolkit's stub libcuda was loaded instead of the driver's.
     DriverStub,
@@ -113,7 +127,9 @@ impl Cause {
     pub fn layer(self) -> Layer {
         use Cause::*;
         match self {
-            NoGpu | NoDriver | DriverNotLoaded | DriverFailed | DriverTooOld => Layer::Driver,
+            NoGpu | NoDriver | DriverNotLoaded | RestartNeeded | DriverFailed | DriverTooOld => {
+                Layer::Driver
+            }
             DriverStub => Layer::Env,
             NoToolkit | ToolkitLacksArch | ToolkitIncomplete | CannotLink | BuildFailed
             | NvccFailed => Layer::Toolkit,
@@ -133,6 +149,7 @@ impl Cause {
             NoGpu => "verdict_cause_no_gpu",
             NoDriver => "verdict_cause_no_driver",
             DriverNotLoaded => "verdict_cause_driver_not_loaded",
+            RestartNeeded => "verdict_cause_restart_needed",
             DriverFailed => "verdict_cause_driver_failed",
             DriverStub => "verdict_cause_driver_stub",
             DriverTooOld => "verdict_cause_driver_too_old",
@@ -171,6 +188,8 @@ pub enum Fix {
     ReinstallTorch,
     /// Repair's audit finds this cause and fixes it (or says exactly what to run).
     Repair,
+    /// Restart the computer (the driver this run installed needs it); no button on Done.
+    Restart,
     /// Nothing here fixes it; `how` says what the user can do.
     Manual {
         how: Message,
@@ -194,7 +213,7 @@ impl Fix {
             Fix::InstallTorch => Some("ui_install_pytorch"),
             Fix::ReinstallTorch => Some("ui_fix_reinstall_torch"),
             Fix::Repair => Some("ui_fix_repair"),
-            Fix::Manual { .. } | Fix::None => None,
+            Fix::Restart | Fix::Manual { .. } | Fix::None => None,
         }
     }
 
@@ -206,6 +225,7 @@ impl Fix {
             Fix::InstallTorch => Some("verdict_cli_install_torch"),
             Fix::ReinstallTorch => Some("verdict_cli_reinstall_torch"),
             Fix::Repair => Some("verdict_cli_repair"),
+            Fix::Restart => Some("verdict_cli_restart"),
             Fix::Manual { .. } | Fix::None => None,
         }
     }
@@ -298,6 +318,17 @@ pub fn decide(i: &Inputs) -> Verdict {
             Fix::manual("verdict_how_restart"),
             problem.detail.clone(),
         );
+    }
+    // A driver this run installed: before the restart nothing can use it (and detection
+    // may not see it), so "not installed" would contradict the run that just installed it.
+    let driver_unseen = v.problem().is_some_and(|p| {
+        matches!(
+            p.cause,
+            Cause::NoDriver | Cause::DriverNotLoaded | Cause::DriverFailed
+        )
+    });
+    if i.run.restart_pending || (i.run.driver_installed && driver_unseen) {
+        return not_yet(Cause::RestartNeeded, Fix::Restart, None);
     }
     v
 }
@@ -554,6 +585,8 @@ pub fn next_text(lang: Lang, fix: &Fix, at: Surface) -> Option<String> {
             &[("how", &i18n::render(how, lang))],
         )),
         (Fix::None, _) => None,
+        // No page's button restarts from Done: the wizard says it in words.
+        (Fix::Restart, Surface::Wizard { .. }) => Some(i18n::t(lang, "verdict_restart")),
         (f, Surface::Cli) => f.cli_key().map(|k| i18n::t(lang, k)),
         (f, Surface::Wizard { button: true }) => f
             .button_key()

@@ -15,6 +15,7 @@ pub(super) fn cudnn(i: &Input, out: &mut Vec<Finding>) {
         let verified = crate::cudnn::verify_at(&t.path, i.depth);
         if let Err(crate::cudnn::CudnnError::BadState(r)) = &verified {
             out.push(finding(
+                Layer::Cudnn,
                 "repair_cudnn_record_rejected",
                 Severity::Warning,
                 msg!(
@@ -45,6 +46,7 @@ pub(super) fn cudnn(i: &Input, out: &mut Vec<Finding>) {
                 None => manual("repair_fix_cudnn_archive"),
             };
             out.push(finding(
+                Layer::Cudnn,
                 "repair_cudnn_damaged",
                 Severity::Error,
                 msg!(
@@ -59,6 +61,7 @@ pub(super) fn cudnn(i: &Input, out: &mut Vec<Finding>) {
             && c != v.major()
         {
             out.push(finding(
+                Layer::Cudnn,
                 "repair_cudnn_cuda_major",
                 Severity::Error,
                 msg!(
@@ -76,6 +79,7 @@ pub(super) fn cudnn(i: &Input, out: &mut Vec<Finding>) {
             && v.major() != lib
         {
             out.push(finding(
+                Layer::Cudnn,
                 "repair_cudnn_header_library",
                 Severity::Warning,
                 msg!(
@@ -99,6 +103,7 @@ pub(super) fn cudnn(i: &Input, out: &mut Vec<Finding>) {
                 .any(|d| Path::new(d.trim()).join("zlibwapi.dll").is_file());
             if !here && !on_path {
                 out.push(finding(
+                    Layer::Cudnn,
                     "repair_cudnn8_zlib",
                     Severity::Warning,
                     msg!("repair_cudnn8_zlib", dir = show(&c.location)),

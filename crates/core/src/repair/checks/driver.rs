@@ -15,6 +15,7 @@ pub(super) fn driver(i: &Input, out: &mut Vec<Finding>) {
         if let Some(p) = &g.problem {
             // The same sentence detect's notes say (`GpuProblem::message_key`).
             out.push(finding(
+                Layer::Driver,
                 p.key.message_key(),
                 Severity::Error,
                 p.message(&g.name),
@@ -25,6 +26,7 @@ pub(super) fn driver(i: &Input, out: &mut Vec<Finding>) {
     let Some(driver) = &r.driver else {
         if r.nvidia_gpus().next().is_some() && !r.nvidia_gpus().any(|g| g.problem.is_some()) {
             out.push(finding(
+                Layer::Driver,
                 "repair_driver_missing",
                 Severity::Error,
                 msg!("repair_driver_missing"),
@@ -58,6 +60,7 @@ pub(super) fn driver(i: &Input, out: &mut Vec<Finding>) {
                 minimum = release_min.as_ref().unwrap_or(floor)
             );
             out.push(finding(
+                Layer::Driver,
                 "repair_driver_too_old",
                 Severity::Error,
                 m,
@@ -71,6 +74,7 @@ pub(super) fn driver(i: &Input, out: &mut Vec<Finding>) {
                 minimum = release_min.as_ref().unwrap_or(floor)
             );
             out.push(finding(
+                Layer::Driver,
                 "repair_driver_minor_compat",
                 Severity::Warning,
                 m,

@@ -48,6 +48,7 @@ pub(super) fn environment(i: &Input, out: &mut Vec<Finding>) {
                 (None, Os::Linux) => manual("repair_fix_reinstall_toolkit"),
             };
             out.push(finding(
+                Layer::Env,
                 "repair_cuda_path_missing",
                 Severity::Error,
                 msg!("repair_cuda_path_missing", name = name, value = v),
@@ -60,6 +61,7 @@ pub(super) fn environment(i: &Input, out: &mut Vec<Finding>) {
             && let Some(t) = active
         {
             out.push(finding(
+                Layer::Env,
                 "repair_cuda_path_unset",
                 Severity::Warning,
                 msg!("repair_cuda_path_unset", toolkit = show(&t.path)),
@@ -73,6 +75,7 @@ pub(super) fn environment(i: &Input, out: &mut Vec<Finding>) {
         {
             if !Path::new(v).is_dir() {
                 out.push(finding(
+                    Layer::Env,
                     "repair_cuda_path_versioned_stale",
                     Severity::Warning,
                     msg!("repair_cuda_path_versioned_stale", name = k, value = v),
@@ -95,6 +98,7 @@ pub(super) fn environment(i: &Input, out: &mut Vec<Finding>) {
             .collect();
         if !missing.is_empty() {
             out.push(finding(
+                Layer::Env,
                 "repair_path_missing",
                 Severity::Error,
                 msg!("repair_path_missing", entries = missing.join(", ")),
@@ -120,6 +124,7 @@ pub(super) fn environment(i: &Input, out: &mut Vec<Finding>) {
             Os::Linux => manual("repair_fix_path_profile"),
         };
         out.push(finding(
+            Layer::Env,
             "repair_path_stale",
             Severity::Warning,
             msg!("repair_path_stale", entries = list.join(", ")),
@@ -167,7 +172,13 @@ pub(super) fn environment(i: &Input, out: &mut Vec<Finding>) {
                     (Os::Windows, None) => manual("repair_fix_path_other_scope"),
                     (Os::Linux, _) => manual("repair_fix_path_profile"),
                 };
-                out.push(finding("repair_path_shadowed", Severity::Warning, m, fix));
+                out.push(finding(
+                    Layer::Env,
+                    "repair_path_shadowed",
+                    Severity::Warning,
+                    m,
+                    fix,
+                ));
                 break;
             }
         }

@@ -9,6 +9,7 @@ pub(super) fn interrupted(i: &Input, out: &mut Vec<Finding>) {
             .is_file()
         {
             out.push(finding(
+                Layer::Cudnn,
                 "repair_cudnn_interrupted",
                 Severity::Error,
                 msg!("repair_cudnn_interrupted", dir = show(&t.path)),
@@ -21,6 +22,7 @@ pub(super) fn interrupted(i: &Input, out: &mut Vec<Finding>) {
     wheels_leftovers(i, out);
     match crate::run::check_interrupted(i.target) {
         Ok(Some(_)) => out.push(finding(
+            Layer::Toolkit,
             "repair_install_interrupted",
             Severity::Error,
             msg!("repair_install_interrupted"),
@@ -28,6 +30,7 @@ pub(super) fn interrupted(i: &Input, out: &mut Vec<Finding>) {
         )),
         Ok(None) => {}
         Err(r) => out.push(finding(
+            Layer::Toolkit,
             "repair_install_journal_rejected",
             Severity::Warning,
             msg!(
@@ -65,6 +68,7 @@ pub(super) fn wheels_leftovers(i: &Input, out: &mut Vec<Finding>) {
             .any(|l| l.kind == crate::wheels::swap::Kind::Old);
         let names: Vec<String> = found.iter().map(|l| show(&l.path)).collect();
         out.push(finding(
+            Layer::Toolkit,
             "repair_wheels_leftover",
             if missing && restorable {
                 Severity::Error

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{Finding, Fix, Severity, show};
+use super::{Finding, Fix, Layer, Severity, show};
 use crate::compat::{Os, Tables};
 use crate::detect::{SystemReport, Toolkit};
 use crate::devlayout::LinkName;
@@ -93,9 +93,16 @@ impl Input<'_> {
     }
 }
 
-pub(super) fn finding(id: &'static str, severity: Severity, message: Message, fix: Fix) -> Finding {
+pub(super) fn finding(
+    layer: Layer,
+    id: &'static str,
+    severity: Severity,
+    message: Message,
+    fix: Fix,
+) -> Finding {
     Finding {
         id,
+        layer,
         severity,
         message,
         fix,

@@ -58,6 +58,7 @@ pub fn python(i: &Input, out: &mut Vec<Finding>) {
         let who = show(&py.path);
         if py.torch_cpu_build {
             out.push(finding(
+                Layer::Torch,
                 "repair_torch_cpu",
                 Severity::Error,
                 msg!("repair_torch_cpu", python = &who, torch = &torch.version),
@@ -78,7 +79,13 @@ pub fn python(i: &Input, out: &mut Vec<Finding>) {
                 cuda = &cuda,
                 minimum = line.driver_floor(i.target.os)
             );
-            out.push(finding("repair_torch_driver", Severity::Error, m, fix()));
+            out.push(finding(
+                Layer::Torch,
+                "repair_torch_driver",
+                Severity::Error,
+                m,
+                fix(),
+            ));
             continue;
         }
         if !torch.arch_list.is_empty()
@@ -94,7 +101,13 @@ pub fn python(i: &Input, out: &mut Vec<Finding>) {
                 sm = g.compute_capability.expect("filtered").sm(),
                 archs = torch.arch_list.join(" ")
             );
-            out.push(finding("repair_torch_arch", Severity::Error, m, fix()));
+            out.push(finding(
+                Layer::Torch,
+                "repair_torch_arch",
+                Severity::Error,
+                m,
+                fix(),
+            ));
         }
     }
 }

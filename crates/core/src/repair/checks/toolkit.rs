@@ -32,6 +32,7 @@ pub(super) fn wheels_foreign(i: &Input, out: &mut Vec<Finding>) {
             }
         };
         out.push(finding(
+            Layer::Toolkit,
             id,
             Severity::Info,
             message,
@@ -44,6 +45,7 @@ pub(super) fn toolkits(i: &Input, out: &mut Vec<Finding>) {
     for t in &i.report.toolkits {
         let Some(v) = &t.version else {
             out.push(finding(
+                Layer::Toolkit,
                 "repair_toolkit_unknown",
                 Severity::Warning,
                 msg!("repair_toolkit_unknown", path = show(&t.path)),
@@ -75,7 +77,13 @@ pub(super) fn toolkits(i: &Input, out: &mut Vec<Finding>) {
                 )]),
                 None => manual("repair_fix_reinstall_toolkit"),
             };
-            out.push(finding("repair_toolkit_broken", Severity::Error, m, fix));
+            out.push(finding(
+                Layer::Toolkit,
+                "repair_toolkit_broken",
+                Severity::Error,
+                m,
+                fix,
+            ));
             continue;
         }
         // version.json and nvcc must tell the same story.
@@ -95,6 +103,7 @@ pub(super) fn toolkits(i: &Input, out: &mut Vec<Finding>) {
                 nvcc_version = nv
             );
             out.push(finding(
+                Layer::Toolkit,
                 "repair_toolkit_versions_disagree",
                 Severity::Warning,
                 m,
@@ -170,6 +179,7 @@ pub(super) fn cannot_link(i: &Input, out: &mut Vec<Finding>) {
                 installer_fix(i.target, i.tables, &t.path, v, &toolkit)
             };
             out.push(finding(
+                Layer::Toolkit,
                 "repair_toolkit_cannot_link",
                 severity,
                 message(&toolkit),
@@ -195,6 +205,7 @@ pub(super) fn cannot_link(i: &Input, out: &mut Vec<Finding>) {
                 None => manual("repair_fix_cudnn_archive"),
             };
             out.push(finding(
+                Layer::Toolkit,
                 "repair_toolkit_cannot_link",
                 severity,
                 message(&cudnn_names),

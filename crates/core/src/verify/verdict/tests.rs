@@ -137,6 +137,7 @@ fn inputs<'a>(
         facts,
         smoke,
         doctor,
+        run: RunFacts::default(),
     }
 }
 
@@ -541,4 +542,52 @@ fn the_cli_and_the_wizard_say_the_same_sentence() {
             "{next}"
         );
     }
+}
+
+/// A driver this run installed: before the restart the checks cannot use it and
+/// detection may not see it; the verdict says a restart is needed, never "not installed".
+#[test]
+fn a_driver_this_run_installed_waits_for_the_restart() {
+    let no_driver = facts(true, None);
+    let restart = RunFacts {
+        driver_installed: true,
+        restart_pending: true,
+    };
+    // The run stopped for the restart: nothing else was checked.
+    let mut i = inputs(Scope::All, None, None, Some(&no_driver));
+    i.run = restart;
+    assert_eq!(
+        cause_and_fix(decide(&i)),
+        (Cause::RestartNeeded, Fix::Restart)
+    );
+    // Installed without a restart asked for, but not seen yet: the same.
+    i.run = RunFacts {
+        driver_installed: true,
+        restart_pending: false,
+    };
+    let v = decide(&i);
+    assert_eq!(
+        cause_and_fix(v.clone()),
+        (Cause::RestartNeeded, Fix::Restart)
+    );
+    assert_eq!(v.problem().unwrap().layer, Layer::Driver);
+    let cli = render(&v, Lang::En, Surface::Cli).unwrap();
+    assert_eq!(
+        cli.next.as_deref(),
+        Some("Restart the computer, then run the same command again to finish.")
+    );
+    let gui = render(&v, Lang::En, Surface::Wizard { button: false }).unwrap();
+    assert!(gui.next.unwrap().starts_with("Next: restart the computer."));
+    assert!(!headline(&v).contains("not installed"), "{}", headline(&v));
+    // Without this run's driver, no driver is what it is.
+    i.run = RunFacts::default();
+    assert_eq!(cause_and_fix(decide(&i)).0, Cause::NoDriver);
+    // A check that works after the install is believed.
+    let s = smoke(Status::Passed, SmokeOutcome::Passed, None);
+    let mut i = inputs(Scope::Cuda, Some(&s), None, None);
+    i.run = RunFacts {
+        driver_installed: true,
+        restart_pending: false,
+    };
+    assert!(matches!(decide(&i), Verdict::Ready { .. }));
 }

@@ -17,6 +17,7 @@ mod progress;
 mod recommend;
 mod repair;
 mod tables;
+mod verbosity;
 /// Public for the test that holds the CLI's verdict sentence beside the wizard's.
 pub mod verify;
 
@@ -85,6 +86,10 @@ pub struct Cli {
     /// Language of human-readable output (default: from the system locale)
     #[arg(long, global = true, value_parser = crate::values::lang())]
     pub lang: Option<Lang>,
+    /// Say what it does on standard error: -v the steps, -vv the details (RUST_LOG, when
+    /// set, decides instead: RUST_LOG=cuda_setup=debug)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     #[command(subcommand)]
     pub command: Option<Command>,
     /// The wizard's flags (no subcommand: the GUI opens).
@@ -223,8 +228,6 @@ impl CliError {
 /// closed stdout ends the command quietly.
 pub fn main() -> i32 {
     cuda_setup_core::panics::install_hook();
-    // Other crates' warnings (reqwest, eframe) go into the run log from here on.
-    cuda_setup_core::log::install();
     let code = cuda_setup_core::panics::catch(|| {
         cuda_setup_core::panics::test_hook("cli");
         run()
@@ -259,6 +262,9 @@ fn run() -> i32 {
         Err(e) => return refused_arguments(e),
     };
     let lang = cuda_setup_core::locale::system_lang(cli.lang);
+    // Our events and other crates' warnings (reqwest, eframe) go into the run log from here
+    // on; with -v/-vv or RUST_LOG, to standard error too.
+    verbosity::install(cli.verbose, lang);
     // What an earlier `tables --refresh` learned is merged in, so an offline start knows it.
     let cache_file = cuda_setup_core::refresh::default_cache_file();
     let result = Tables::load(cli.compat_dir.as_deref())

@@ -4,7 +4,7 @@
 #![cfg(unix)]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -332,21 +332,11 @@ fn fake_torch(dir: &Path, version: &str, cuda: Option<&str>, available: bool) {
     );
 }
 
-fn real_python() -> Option<PathBuf> {
-    ["python3", "python"].iter().find_map(|p| {
-        let out = Command::new(p)
-            .args(["-c", "import sys; print(sys.executable)"])
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-    })
-}
-
+/// `assets/python_probe.py` on a real interpreter (the other tests use the stand-in).
 #[test]
-fn python_probe_runs_a_real_interpreter() {
-    let py = real_python().expect("tests need a Python 3 interpreter");
+#[ignore = "needs a real Python: scripts/real-artifacts.sh"]
+fn real_python_probe_runs_a_real_interpreter() {
+    let py = crate::support::python::real_sandboxed();
     let dir = tempfile::tempdir().unwrap();
     let bin = py.parent().unwrap().display().to_string();
     let probe = |pythonpath: &Path| {

@@ -2,7 +2,9 @@
 //! build script against stand-in torch packages (`torch.version.cuda` "13.0", with or
 //! without a `torch.utils.cpp_extension`), stand-in toolkit folders laid out like a real
 //! one (`version.json`, `bin/nvcc`, `include/crt/host_config.h`), a stand-in g++ and a
-//! stand-in setuptools whose `setup()` prints what a failing compiler prints.
+//! stand-in setuptools whose `setup()` prints what a failing compiler prints. They test
+//! the Python scripts themselves, so they need a real Python: `real_python_*`, ignored by
+//! `cargo test` and run by `scripts/real-artifacts.sh`.
 #![cfg(unix)]
 
 use std::collections::BTreeMap;
@@ -48,19 +50,9 @@ fn script(p: &Path, body: &str) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// A real interpreter with nothing of this machine's site-packages (a venv).
 fn real_python() -> PathBuf {
-    ["python3", "python"]
-        .iter()
-        .find_map(|p| {
-            let out = Command::new(p)
-                .args(["-c", "import sys; print(sys.executable)"])
-                .output()
-                .ok()?;
-            out.status
-                .success()
-                .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-        })
-        .expect("tests need a Python 3 interpreter")
+    crate::support::python::real_sandboxed()
 }
 
 /// A toolkit folder as NVIDIA's installer (or our wheels method) lays it out.
@@ -162,7 +154,8 @@ fn s(p: &Path) -> &str {
 }
 
 #[test]
-fn torch_13_with_a_12_8_toolkit_in_cuda_home() {
+#[ignore = "needs a real Python: scripts/real-artifacts.sh"]
+fn real_python_torch_13_with_a_12_8_toolkit_in_cuda_home() {
     let d = tempfile::tempdir().unwrap();
     let pkgs = d.path().join("pkgs");
     let bin = d.path().join("bin");
@@ -223,7 +216,8 @@ fn torch_13_with_a_12_8_toolkit_in_cuda_home() {
 }
 
 #[test]
-fn cuda_home_unset_and_the_toolkit_found_through_nvcc_on_path() {
+#[ignore = "needs a real Python: scripts/real-artifacts.sh"]
+fn real_python_cuda_home_unset_and_the_toolkit_found_through_nvcc_on_path() {
     let d = tempfile::tempdir().unwrap();
     let pkgs = d.path().join("pkgs");
     let bin = d.path().join("bin");
@@ -285,7 +279,8 @@ fn cuda_home_unset_and_the_toolkit_found_through_nvcc_on_path() {
 }
 
 #[test]
-fn build_extension_reports_the_compilers_first_error_line() {
+#[ignore = "needs a real Python: scripts/real-artifacts.sh"]
+fn real_python_build_extension_reports_the_compilers_first_error_line() {
     let d = tempfile::tempdir().unwrap();
     let pkgs = d.path().join("pkgs");
     let bin = d.path().join("bin");
@@ -408,7 +403,8 @@ fn build_extension_reports_the_compilers_first_error_line() {
 }
 
 #[test]
-fn build_extension_is_skipped_for_a_cpu_build_and_without_a_toolkit() {
+#[ignore = "needs a real Python: scripts/real-artifacts.sh"]
+fn real_python_build_extension_is_skipped_for_a_cpu_build_and_without_a_toolkit() {
     let d = tempfile::tempdir().unwrap();
     let cpu = d.path().join("cpu");
     write(
@@ -466,7 +462,8 @@ fn cli(args: &[&str], env: &[(&str, &str)]) -> Output {
 }
 
 #[test]
-fn doctor_build_extension_json() {
+#[ignore = "needs a real Python: scripts/real-artifacts.sh"]
+fn real_python_doctor_build_extension_json() {
     let d = tempfile::tempdir().unwrap();
     let pkgs = d.path().join("pkgs");
     let bin = d.path().join("bin");

@@ -596,33 +596,16 @@ fn pytorch_goal_runs_pip_in_the_chosen_python() {
     );
 }
 
-/// A Python that is this machine's real one (so `pip debug` gives its real tags and torch
-/// is not installed) except for `pip install`, which logs its arguments.
-fn python_with_real_tags(dir: &Path) -> (PathBuf, PathBuf) {
-    let py = dir.join("python3");
-    let log = dir.join("pip-install.log");
-    std::fs::write(
-        &py,
-        format!(
-            "#!/bin/sh\nif [ \"$1 $2 $3\" != \"-m pip install\" ]; then exec python3 \"$@\"; fi\necho \"$@\" > '{}'\necho Successfully installed torch\n",
-            log.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (py, log)
+/// The stand-in Python 3.11 without torch (its `pip debug` lists manylinux tags), whose
+/// `pip install` logs its arguments: the interpreter and that log.
+fn python_with_tags(dir: &Path) -> (PathBuf, PathBuf) {
+    let py = support::python::interpreter(dir, None);
+    (py, support::python::pip_install_log(dir))
 }
 
-/// This machine's CPython tag (`cp311`).
+/// The stand-in's CPython tag (`cp311`).
 fn cpython_tag() -> String {
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')",
-        ])
-        .output()
-        .expect("python3 (the wheels tests need it too)");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    support::python::CPYTHON_TAG.to_string()
 }
 
 /// PyTorch's index layout on loopback: `/whl/cu126/torch/` lists the newest torch for several
@@ -702,7 +685,7 @@ fn pytorch_args(m: &Machine, py: &Path) -> Vec<String> {
 fn the_torch_wheel_comes_through_the_engine_verified_then_pip_installs_the_file() {
     let m = Machine::new(windows_installer(0, 0));
     let (name, bytes) = torch_index(&m.server, false);
-    let (py, log) = python_with_real_tags(m.work.path());
+    let (py, log) = python_with_tags(m.work.path());
     let out = cli(&pytorch_args(&m, &py), &[]);
     assert_eq!(
         out.status.code(),
@@ -738,7 +721,7 @@ fn the_torch_wheel_comes_through_the_engine_verified_then_pip_installs_the_file(
 fn a_torch_wheel_with_the_wrong_hash_is_deleted_and_pip_never_runs() {
     let m = Machine::new(windows_installer(0, 0));
     let (name, _) = torch_index(&m.server, true);
-    let (py, log) = python_with_real_tags(m.work.path());
+    let (py, log) = python_with_tags(m.work.path());
     let out = cli(&pytorch_args(&m, &py), &[]);
     assert_eq!(out.status.code(), Some(1603 % 256));
     let r = report(&out);
@@ -771,7 +754,7 @@ fn a_torch_wheel_name_that_climbs_out_of_downloads_is_refused_and_pip_never_runs
             .into_bytes(),
         )),
     );
-    let (py, log) = python_with_real_tags(m.work.path());
+    let (py, log) = python_with_tags(m.work.path());
     let out = cli(&pytorch_args(&m, &py), &[]);
     assert!(
         !m.work.path().join(landing).exists(),

@@ -40,6 +40,7 @@ mod refresh_pypi_torch;
 mod repair;
 mod state_files;
 mod tables;
+mod verbose;
 mod verify;
 mod wheels;
 mod wheels_keep;

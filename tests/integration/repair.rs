@@ -17,6 +17,7 @@ use cuda_setup_core::steps::env::{self, WindowsEnvRecord};
 use cuda_setup_core::target::Target;
 use serde_json::Value;
 use support::cudnn_zip::{Spec, toolkit};
+use support::python;
 
 struct Win {
     work: tempfile::TempDir,
@@ -520,7 +521,7 @@ fn mixed_cudnn_versions_and_cudnn8_without_zlib() {
 }
 
 /// Linux root: GPU without a driver from sysfs, and Python/torch findings fixed through
-/// a stand-in interpreter (a real python3 under a wrapper that plays pip).
+/// a stand-in interpreter that plays pip.
 #[test]
 fn a_gpu_without_driver_from_sysfs() {
     let work = tempfile::tempdir().unwrap();
@@ -543,63 +544,17 @@ fn a_gpu_without_driver_from_sysfs() {
     assert_eq!(g.message.param("gpu"), Some("GeForce RTX 3060"));
 }
 
-fn python_wrapper(dir: &Path, torch: &Path) -> PathBuf {
-    // Runs the real python3 with the stand-in torch; `-m pip install ... --index-url .../cuXXX`
-    // rewrites the stand-in as that CUDA build (with the arch list PyTorch builds for it).
-    let py = dir.join("python3");
-    let real = String::from_utf8(
-        Command::new("python3")
-            .args(["-c", "import sys; print(sys.executable)"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    std::fs::write(
-        &py,
-        format!(
-            r#"#!/bin/sh
-if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
-  for a in "$@"; do case "$a" in *download.pytorch.org/whl/cu*) v="${{a##*/cu}}";; esac; done
-  cuda="${{v%?}}.${{v#??}}"
-  case "$v" in 126) arch="'sm_50','sm_60','sm_70','sm_75','sm_80','sm_86','sm_90'";; *) arch="'sm_75','sm_80','sm_86','sm_90','sm_100','sm_120'";; esac
-  cat > '{t}/torch/__init__.py' <<PY
-__version__ = '2.13.0+cu$v'
-class version:
-    cuda = '$cuda'
-class cuda:
-    @staticmethod
-    def is_available(): return True
-    @staticmethod
-    def get_arch_list(): return [$arch]
-class backends:
-    class cudnn:
-        @staticmethod
-        def version(): return 91002
-PY
-  echo "Successfully installed torch"; exit 0
-fi
-PYTHONPATH='{t}' exec {real} "$@"
-"#,
-            t = torch.display(),
-            real = real.trim()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
-    py
+/// A host whose PATH holds only `bin` (the stand-in interpreter's folder): no Python of
+/// this machine takes part.
+fn python_host(bin: &Path) -> cuda_setup_core::platform::Host {
+    cuda_setup_core::platform::Host::real_with_env(BTreeMap::from([(
+        "PATH".into(),
+        bin.display().to_string(),
+    )]))
 }
 
-fn fake_torch(torch: &Path, version: &str, cuda: Option<&str>, arch: &str) {
-    std::fs::create_dir_all(torch.join("torch")).unwrap();
-    let cuda = cuda.map_or("None".to_string(), |c| format!("'{c}'"));
-    std::fs::write(
-        torch.join("torch/__init__.py"),
-        format!("__version__ = '{version}'\nclass version:\n    cuda = {cuda}\nclass cuda:\n    @staticmethod\n    def is_available(): return False\n    @staticmethod\n    def get_arch_list(): return [{arch}]\nclass backends:\n    class cudnn:\n        @staticmethod\n        def version(): return None\n"),
-    )
-    .unwrap();
-}
-
+/// The stand-in interpreter with `version` installed, the audit and the fix (the stand-in
+/// plays pip); the probe's JSON of the torch after the fix.
 fn torch_case(
     id: &str,
     version: &str,
@@ -610,22 +565,16 @@ fn torch_case(
 ) -> String {
     let work = tempfile::tempdir().unwrap();
     let root = root_of(&work);
-    let torch = work.path().join("site");
-    fake_torch(&torch, version, cuda, arch);
     let bin = work.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    python_wrapper(&bin, &torch);
+    python::interpreter(&bin, Some(&python::Torch::new(version, cuda, arch)));
     let mut target = Target::rooted(Os::Linux, &root);
-    target.host = cuda_setup_core::platform::Host::real_with_env(BTreeMap::from([
-        ("PATH".into(), format!("{}:/usr/bin:/bin", bin.display())),
-        ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
-    ]));
+    target.host = python_host(&bin);
     let o = Overrides {
         gpu_cc: vec![gpu.parse().unwrap()],
         driver: Some(driver.parse().unwrap()),
     };
     found_then_fixed(&target, &o, id);
-    std::fs::read_to_string(torch.join("torch/__init__.py")).unwrap()
+    python::torch_json(&bin).unwrap().to_string()
 }
 
 #[test]
@@ -1089,11 +1038,8 @@ fn cudnn_from_its_wheel_without_cudnn_lib_is_named_once() {
 fn the_audit_runs_python_only_when_a_gpu_makes_it_count() {
     let work = tempfile::tempdir().unwrap();
     let root = root_of(&work);
-    let torch = work.path().join("site");
-    fake_torch(&torch, "2.5.1+cpu", None, "");
     let inner = work.path().join("inner");
-    std::fs::create_dir_all(&inner).unwrap();
-    let real = python_wrapper(&inner, &torch);
+    let real = python::interpreter(&inner, Some(&python::Torch::new("2.5.1+cpu", None, "")));
     // The interpreter on PATH leaves a mark each time it runs, then runs the stand-in.
     let bin = work.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -1110,10 +1056,7 @@ fn the_audit_runs_python_only_when_a_gpu_makes_it_count() {
     .unwrap();
     std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut target = Target::rooted(Os::Linux, &root);
-    target.host = cuda_setup_core::platform::Host::real_with_env(BTreeMap::from([
-        ("PATH".into(), format!("{}:/usr/bin:/bin", bin.display())),
-        ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
-    ]));
+    target.host = python_host(&bin);
 
     // No GPU: the torch checks have nothing to judge against, so nothing runs.
     assert_eq!(ids(&target, &Overrides::default()), Vec::<&str>::new());

@@ -895,21 +895,6 @@ fn smoke_build_passes_on_a_complete_toolkit_with_no_gpu() {
     );
 }
 
-fn real_python() -> PathBuf {
-    ["python3", "python"]
-        .iter()
-        .find_map(|p| {
-            let out = Command::new(p)
-                .args(["-c", "import sys; print(sys.executable)"])
-                .output()
-                .ok()?;
-            out.status
-                .success()
-                .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-        })
-        .expect("tests need a Python 3 interpreter")
-}
-
 fn rtx3060() -> GpuFacts {
     GpuFacts {
         driver: Some("551.78".parse().unwrap()),
@@ -921,9 +906,10 @@ fn rtx3060() -> GpuFacts {
     }
 }
 
-/// Runs doctor on the real interpreter with `pythonpath` first on its module path.
+/// Runs doctor on a real interpreter (a venv: nothing of this machine's site-packages)
+/// with `pythonpath` first on its module path.
 fn doctor_with(pythonpath: &Path, gpu: &GpuFacts, timeout: Duration) -> doctor::DoctorReport {
-    let py = real_python();
+    let py = support::python::real_sandboxed();
     let host = Host::sandbox(
         Os::Linux,
         Path::new("/"),
@@ -957,13 +943,11 @@ fn key<'a>(r: &'a doctor::DoctorReport, k: &str) -> &'a doctor::Finding {
 }
 
 #[test]
-fn doctor_on_a_real_python_without_torch() {
+#[ignore = "needs a real Python: scripts/real-artifacts.sh"]
+fn real_python_doctor_without_torch() {
     let d = tempfile::tempdir().unwrap();
+    // The venv has no torch, whatever this machine has installed.
     let r = doctor_with(d.path(), &rtx3060(), Duration::from_secs(60));
-    if r.torch.is_some() {
-        eprintln!("this Python has torch installed site-wide; the no-torch case does not apply");
-        return;
-    }
     assert_eq!(r.status, Status::Failed);
     assert_eq!(r.exit_code, 5);
     assert_eq!(r.torch_error.as_ref().unwrap().kind, "not_installed");
@@ -986,7 +970,8 @@ fn doctor_on_a_real_python_without_torch() {
 }
 
 #[test]
-fn doctor_on_stand_in_torch_builds() {
+#[ignore = "needs a real Python: scripts/real-artifacts.sh"]
+fn real_python_doctor_on_stand_in_torch_builds() {
     let d = tempfile::tempdir().unwrap();
 
     // The CPU build pip gives on Windows.
@@ -1062,7 +1047,8 @@ fn doctor_on_stand_in_torch_builds() {
 }
 
 #[test]
-fn doctor_runs_the_whole_gpu_check_on_a_stand_in_gpu_torch() {
+#[ignore = "needs a real Python: scripts/real-artifacts.sh"]
+fn real_python_doctor_runs_the_whole_gpu_check_on_a_stand_in_gpu_torch() {
     // A plain-Python torch that "has" a GPU: the probe's whole check runs and is read back.
     let r = doctor_with(
         &fixture("verify/fake_torch_gpu"),
@@ -1086,9 +1072,10 @@ fn doctor_runs_the_whole_gpu_check_on_a_stand_in_gpu_torch() {
 }
 
 #[test]
-fn doctor_cli_json_and_usage_errors() {
+#[ignore = "needs a real Python: scripts/real-artifacts.sh"]
+fn real_python_doctor_cli_json() {
     let d = tempfile::tempdir().unwrap();
-    let py = real_python();
+    let py = support::python::real_sandboxed();
     let out = cli(
         &[
             "doctor",
@@ -1112,7 +1099,10 @@ fn doctor_cli_json_and_usage_errors() {
     let f = &j["findings"];
     assert!(f.as_array().unwrap().iter().all(|x| x["text"].is_string()));
     assert_eq!(f[0]["key"], "doctor_python");
+}
 
+#[test]
+fn doctor_and_smoke_usage_errors() {
     let out = cli(&["doctor", "--python", "/no/such/python"], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("hint:"));
@@ -1193,10 +1183,17 @@ fn gpu_smoke(sizes: Vec<usize>, nvcc: bool) -> verify::SmokeReport {
     r
 }
 
+/// CUDA_SETUP_TEST_PYTHON, else the `python3` on PATH (the machine's torch is the point).
 fn test_python() -> PathBuf {
     std::env::var_os("CUDA_SETUP_TEST_PYTHON")
         .map(PathBuf::from)
-        .unwrap_or_else(real_python)
+        .unwrap_or_else(|| {
+            let out = Command::new("python3")
+                .args(["-c", "import sys; print(sys.executable)"])
+                .output()
+                .expect("the GPU tests need a Python with torch");
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        })
 }
 
 #[test]

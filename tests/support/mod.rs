@@ -6,6 +6,8 @@ pub mod cudnn_tar;
 pub mod cudnn_zip;
 pub mod elf;
 pub mod pe;
+#[cfg(unix)]
+pub mod python;
 pub mod server;
 pub mod standin;
 pub mod tls;

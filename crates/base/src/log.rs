@@ -4,6 +4,11 @@
 //! (eframe, egui, reqwest, hyper) are captured into every open run log as
 //! `[1796314960.716] WARN reqwest::connect: …`, so a failed run's log shows them too.
 //!
+//! Our crates' `tracing` events (detect, download, refresh, plan, repair: info and debug,
+//! with their fields as `key=value`) go into every open run log too: what to read when a
+//! user reports a problem. The CLI also shows them on standard error (`-v`, `-vv`,
+//! `RUST_LOG`) through a layer it hands to [`install_with`].
+//!
 //! A front end calls [`install`] once at start-up. Without it (a library user, a test)
 //! the executor's own lines still reach their file; only other crates' records do not.
 
@@ -13,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use tracing::field::{Field, Visit};
+use tracing::level_filters::LevelFilter;
 use tracing::{Event, Level, Subscriber};
 use tracing_log::NormalizeEvent;
 use tracing_subscriber::filter::Targets;
@@ -33,32 +39,63 @@ static DISPATCH: OnceLock<(tracing::Dispatch, bool)> = OnceLock::new();
 /// Idempotent; returns false when another global subscriber or logger was there first
 /// (then other crates' records are not captured, and our lines still are).
 pub fn install() -> bool {
-    dispatch();
+    install_with(None, LevelFilter::WARN)
+}
+
+/// A layer a front end adds beside the run logs (the CLI's standard error).
+pub type Extra = Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>;
+
+/// [`install`] with `extra` beside the run-log layer, and other crates' `log` records up
+/// to `log_level` (what `extra`'s filter may want; the run logs still take only warnings).
+/// The first call decides: later ones change nothing.
+pub fn install_with(extra: Option<Extra>, log_level: LevelFilter) -> bool {
+    dispatch_with(extra, log_level);
     DISPATCH.get().is_some_and(|(_, global)| *global)
 }
 
 fn dispatch() -> &'static tracing::Dispatch {
+    dispatch_with(None, LevelFilter::WARN)
+}
+
+fn dispatch_with(extra: Option<Extra>, log_level: LevelFilter) -> &'static tracing::Dispatch {
     &DISPATCH
         .get_or_init(|| {
-            let d = tracing::Dispatch::new(tracing_subscriber::registry().with(layer()));
+            let d =
+                tracing::Dispatch::new(tracing_subscriber::registry().with(extra).with(layer()));
             let global = tracing::dispatcher::set_global_default(d.clone()).is_ok()
-                && tracing_log::LogTracer::init_with_filter(tracing_log::log::LevelFilter::Warn)
-                    .is_ok();
+                && tracing_log::LogTracer::init_with_filter(log_filter(
+                    log_level.max(LevelFilter::WARN),
+                ))
+                .is_ok();
             (d, global)
         })
         .0
 }
 
-/// The layer that writes the run logs, filtered (info for ours, warn for others'), for a
+/// The `log` facade's spelling of a level filter.
+fn log_filter(level: LevelFilter) -> tracing_log::log::LevelFilter {
+    use tracing_log::log::LevelFilter as L;
+    match level.into_level() {
+        None => L::Off,
+        Some(Level::ERROR) => L::Error,
+        Some(Level::WARN) => L::Warn,
+        Some(Level::INFO) => L::Info,
+        Some(Level::DEBUG) => L::Debug,
+        Some(_) => L::Trace,
+    }
+}
+
+/// The layer that writes the run logs, filtered (debug for ours, warn for others'), for a
 /// process that builds its own subscriber instead of calling [`install`].
 pub fn layer<S>() -> impl Layer<S>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    // A target prefix: `cuda_setup` is every crate of ours (`cuda_setup_core`,
+    // `cuda_setup_fetch`, …) and the front ends.
     let filter = Targets::new()
         .with_default(Level::WARN)
-        .with_target("cuda_setup", Level::INFO)
-        .with_target("cuda_setup_core", Level::INFO);
+        .with_target("cuda_setup", Level::DEBUG);
     RunLogLayer.with_filter(filter)
 }
 
@@ -79,34 +116,55 @@ impl<S: Subscriber> Layer<S> for RunLogLayer {
         } else {
             let (level, target) = (meta.level(), meta.target());
             for (_, f) in open.iter_mut() {
-                let _ = writeln!(f, "[{now:.3}] {level} {target}: {}", fields.message);
+                let _ = writeln!(
+                    f,
+                    "[{now:.3}] {level} {target}: {}{}",
+                    fields.message, fields.rest
+                );
             }
         }
     }
 }
 
+/// An event's message, and its other fields as ` key=value` (the `log` facade's own
+/// `log.*` fields left out: the line already names the target).
 #[derive(Default)]
 struct Fields {
     run: Option<u64>,
     message: String,
+    rest: String,
+}
+
+impl Fields {
+    fn other(&mut self, field: &Field, value: std::fmt::Arguments) {
+        if !field.name().starts_with("log.") {
+            let _ = std::fmt::Write::write_fmt(
+                &mut self.rest,
+                format_args!(" {}={value}", field.name()),
+            );
+        }
+    }
 }
 
 impl Visit for Fields {
     fn record_u64(&mut self, field: &Field, value: u64) {
-        if field.name() == "run" {
-            self.run = Some(value);
+        match field.name() {
+            "run" => self.run = Some(value),
+            _ => self.other(field, format_args!("{value}")),
         }
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
-            self.message = value.to_string();
+        match field.name() {
+            "message" => self.message = value.to_string(),
+            _ => self.other(field, format_args!("{value}")),
         }
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            self.message = format!("{value:?}");
+        match field.name() {
+            "message" => self.message = format!("{value:?}"),
+            _ => self.other(field, format_args!("{value:?}")),
         }
     }
 }
@@ -220,6 +278,31 @@ mod tests {
             !b_text.iter().any(|l| l.contains("only in a")),
             "{b_text:?}"
         );
+    }
+
+    #[test]
+    fn our_debug_events_land_in_the_run_log_with_their_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, path) = RunLog::open(dir.path());
+        // Through our subscriber whether or not another test made it global yet.
+        tracing::dispatcher::with_default(dispatch(), || {
+            tracing::debug!(
+                target: "cuda_setup_fetch::download",
+                url = "https://example.com/f",
+                bytes = 42u64,
+                "download: done"
+            );
+            tracing::trace!(target: "cuda_setup_core::detect", "too fine to keep");
+        });
+        drop(log);
+        let got = lines(&path.unwrap());
+        assert!(
+            got.iter().any(|l| l.ends_with(
+                "] DEBUG cuda_setup_fetch::download: download: done url=https://example.com/f bytes=42"
+            )),
+            "{got:?}"
+        );
+        assert!(!got.iter().any(|l| l.contains("too fine")), "{got:?}");
     }
 
     #[test]

@@ -11,10 +11,15 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A dotted numeric version with 1 to 4 components. It prints as it was written
 /// (driver `470.82.01` keeps its zero; it is part of file names and URLs).
+/// No allocation unless written unlike its numbers: the recommender builds and compares
+/// versions in its inner loops.
 #[derive(Clone, Debug, Eq)]
 pub struct Version {
-    parts: Vec<u32>,
-    text: String,
+    /// The components; the first `len` are written.
+    parts: [u32; 4],
+    len: u8,
+    /// The text as written where it is not the numbers joined by dots (`470.82.01`).
+    text: Option<Box<str>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,17 +30,24 @@ pub struct Version {
 pub struct VersionParseError(pub String);
 
 impl Version {
+    /// A version of 1 to 4 components (more is a bug in the caller).
     pub fn new(parts: &[u32]) -> Self {
-        let text: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+        assert!(
+            (1..=4).contains(&parts.len()),
+            "a version has 1 to 4 components: {parts:?}"
+        );
+        let mut all = [0; 4];
+        all[..parts.len()].copy_from_slice(parts);
         Version {
-            parts: parts.to_vec(),
-            text: text.join("."),
+            parts: all,
+            len: parts.len() as u8,
+            text: None,
         }
     }
 
     /// The numeric components as written (`12.4` → `[12, 4]`).
     pub fn parts(&self) -> &[u32] {
-        &self.parts
+        &self.parts[..usize::from(self.len)]
     }
 
     pub fn major(&self) -> u32 {
@@ -43,16 +55,20 @@ impl Version {
     }
 
     pub fn minor(&self) -> u32 {
-        self.parts.get(1).copied().unwrap_or(0)
+        self.part(1)
     }
 
     /// `MAJOR.MINOR` of this version (`12.4.1` → `12.4`).
     pub fn major_minor(&self) -> Version {
-        Version::new(&[self.major(), self.minor()])
+        Version {
+            parts: [self.major(), self.minor(), 0, 0],
+            len: 2,
+            text: None,
+        }
     }
 
     fn part(&self, i: usize) -> u32 {
-        self.parts.get(i).copied().unwrap_or(0)
+        self.parts().get(i).copied().unwrap_or(0)
     }
 }
 
@@ -72,10 +88,13 @@ impl FromStr for Version {
             })
             .collect();
         match parts {
-            Some(parts) if (1..=4).contains(&parts.len()) => Ok(Version {
-                parts,
-                text: t.to_string(),
-            }),
+            Some(parts) if (1..=4).contains(&parts.len()) => {
+                let mut v = Version::new(&parts);
+                if v.to_string() != t {
+                    v.text = Some(t.into());
+                }
+                Ok(v)
+            }
             _ => Err(VersionParseError(s.to_string())),
         }
     }
@@ -83,17 +102,23 @@ impl FromStr for Version {
 
 impl fmt::Display for Version {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        if let Some(text) = &self.text {
+            return f.write_str(text);
+        }
+        for (i, p) in self.parts().iter().enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            write!(f, "{p}")?;
+        }
+        Ok(())
     }
 }
 
 impl Ord for Version {
     fn cmp(&self, other: &Self) -> Ordering {
-        let n = self.parts.len().max(other.parts.len());
-        (0..n)
-            .map(|i| self.part(i).cmp(&other.part(i)))
-            .find(|o| o.is_ne())
-            .unwrap_or(Ordering::Equal)
+        // Unwritten components are zeros in the array: `12.4` == `12.4.0`.
+        self.parts.cmp(&other.parts)
     }
 }
 
@@ -111,12 +136,8 @@ impl PartialEq for Version {
 
 impl std::hash::Hash for Version {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        // Trailing zeros do not change equality, so they must not change the hash.
-        let mut parts = self.parts.clone();
-        while parts.len() > 1 && parts.last() == Some(&0) {
-            parts.pop();
-        }
-        parts.hash(state);
+        // Equal versions have equal arrays (trailing zeros included), as `eq` compares.
+        self.parts.hash(state);
     }
 }
 

@@ -355,8 +355,16 @@ fn installer_carries_driver(rec: &Recommendation) -> bool {
 }
 
 pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result<Plan, PlanError> {
+    tracing::debug!(
+        os = ?target.os,
+        root = ?target.root,
+        goal = ?rec.goal,
+        toolkit = ?rec.toolkit.as_ref().map(|t| &t.version),
+        "plan: building"
+    );
     if !rec.fits() {
         let b: Vec<String> = rec.blockers.iter().map(crate::recommend::english).collect();
+        tracing::info!(blockers = %b.join("; "), "plan: blocked");
         return Err(PlanError::Blocked(b.join("; ")));
     }
     let mut notes = Vec::new();
@@ -642,6 +650,13 @@ pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result
     }
     plan.notes = notes;
     plan.steps = steps;
+    tracing::info!(
+        steps = plan.steps.len(),
+        toolkit = ?plan.toolkit,
+        cudnn = ?plan.cudnn,
+        notes = plan.notes.len(),
+        "plan: built"
+    );
     Ok(plan)
 }
 

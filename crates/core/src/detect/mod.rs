@@ -141,6 +141,7 @@ fn detect_some(host: &Host, tables: &Tables, deadlines: Deadlines, python: bool)
     if !python {
         probes.retain(|(name, _, _)| *name != "python");
     }
+    tracing::debug!(root = %host.system_path("/").display(), python, "detect: probes started");
     let host = Arc::new(host.clone());
     let tables = Arc::new(tables.clone());
     let (tx, rx) = mpsc::channel();
@@ -165,6 +166,12 @@ fn detect_some(host: &Host, tables: &Tables, deadlines: Deadlines, python: bool)
             break;
         };
         pending.retain(|(n, _)| *n != name);
+        tracing::debug!(
+            probe = name,
+            ok = result.is_ok(),
+            ms = took.as_millis() as u64,
+            "detect: probe finished"
+        );
         let mut status = ProbeStatus {
             name,
             ok: result.is_ok(),
@@ -188,6 +195,11 @@ fn detect_some(host: &Host, tables: &Tables, deadlines: Deadlines, python: bool)
         report.probes.push(status);
     }
     for (name, deadline) in pending {
+        tracing::info!(
+            probe = name,
+            seconds = deadline.as_secs(),
+            "detect: probe timed out"
+        );
         report.probes.push(ProbeStatus {
             name,
             ok: false,
@@ -200,6 +212,14 @@ fn detect_some(host: &Host, tables: &Tables, deadlines: Deadlines, python: bool)
     }
     report.probes.sort_by_key(|p| p.name);
     report.elapsed_ms = start.elapsed().as_millis() as u64;
+    tracing::info!(
+        gpus = report.gpus.len(),
+        driver = ?report.driver,
+        toolkits = report.toolkits.len(),
+        pythons = report.pythons.len(),
+        ms = report.elapsed_ms,
+        "detect: done"
+    );
     report
 }
 

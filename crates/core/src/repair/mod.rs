@@ -153,11 +153,12 @@ pub fn audit_at(
     depth: Depth,
 ) -> Vec<Finding> {
     let env = environment(target);
+    tracing::debug!(root = ?target.root, depth = ?depth, vars = env.len(), "repair: audit started");
     let host = host_for(target, &env);
     let deadlines = Deadlines::default();
     let mut report = detect::detect_without_python(&host, tables, deadlines);
     apply_overrides(&mut report, tables, overrides);
-    std::thread::scope(|s| {
+    let found = std::thread::scope(|s| {
         let python = checks::wants_python(&report)
             .then(|| s.spawn(|| detect::python::probe(&host, deadlines.python)));
         let input = |report| checks::Input {
@@ -175,7 +176,16 @@ pub fn audit_at(
             checks::python(&input(&report), &mut out);
         }
         out
-    })
+    });
+    for f in &found {
+        tracing::debug!(id = f.id, severity = ?f.severity, fix = ?f.fix, "repair: finding");
+    }
+    tracing::info!(
+        findings = found.len(),
+        problems = problems(&found),
+        "repair: audit done"
+    );
+    found
 }
 
 fn apply_overrides(report: &mut SystemReport, tables: &Tables, o: &Overrides) {
@@ -233,6 +243,7 @@ pub fn fix(
 ) -> FixResult {
     let mut runs = Vec::new();
     let cancel = Cancel::default();
+    tracing::info!(findings = findings.len(), "repair: fixing");
     if findings.iter().any(|f| f.fix == Fix::ResumeInstall)
         && let Some(plan) = run::interrupted_plan(target)
     {

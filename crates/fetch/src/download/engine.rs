@@ -164,6 +164,7 @@ pub(super) fn fetch(
         ))?;
         let Some((i, probe)) = answered else { break };
         let url = &sources[i];
+        tracing::debug!(url = %url, "download: source answered");
         let result = rt.block_on(from_source(
             &client, url, probe, req, dest, opts, reporter, cancel,
         ));
@@ -221,6 +222,7 @@ pub(super) fn fetch(
                 return Err(e);
             }
             Err(e) => {
+                tracing::info!(url = %url, error = %chain(&e), "download: source failed");
                 reporter.event(Event::SourceFailed {
                     url: url.clone(),
                     error: chain(&e),

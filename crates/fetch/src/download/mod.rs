@@ -524,7 +524,9 @@ pub fn download_signed(
         None => None,
     };
     crate::lock::test_pause("download_locked");
+    tracing::debug!(dest = %req.dest.display(), sources = ?sources, "download: started");
     if let Some(found) = store::find_local(req, &dest, reporter)? {
+        tracing::info!(dest = %req.dest.display(), source = ?found.source, "download: found locally");
         return Ok(Outcome {
             elapsed_ms: started.elapsed().as_millis() as u64,
             ..found
@@ -537,6 +539,14 @@ pub fn download_signed(
     }
     store::into_cache(req, &dest);
     outcome.elapsed_ms = started.elapsed().as_millis() as u64;
+    tracing::info!(
+        dest = %req.dest.display(),
+        source = ?outcome.source,
+        bytes = outcome.size,
+        resumed = outcome.resumed_bytes,
+        ms = outcome.elapsed_ms,
+        "download: done"
+    );
     reporter.event(Event::Done {
         source: outcome.source.clone(),
     });

@@ -298,6 +298,13 @@ pub fn refresh(
     cache: Option<&Path>,
     opts: &Options,
 ) -> Result<Outcome, RefreshError> {
+    tracing::debug!(
+        nvidia = %sources.nvidia,
+        torch_index = %sources.torch_index,
+        pypi = %sources.pypi,
+        cache = ?cache,
+        "refresh: started"
+    );
     let previous = cache.and_then(load_cache);
     let fetcher = fetch::Fetcher::new(opts.timeout)?;
     let at = now();
@@ -378,6 +385,7 @@ pub fn refresh(
     };
     let tables = pci_ids::refresh(&fetcher, tables, sources, cache, &mut errors);
     let new = merge::new_rows(base, &tables);
+    tracing::info!(status = ?status, notes = errors.len(), "refresh: done");
     Ok(Outcome {
         using: Using::of(&tables),
         tables,
@@ -401,6 +409,7 @@ fn section<T>(
             live: true,
         })),
         Err(e) if e.is_transport() => {
+            tracing::info!(error = %e, "refresh: a source did not answer");
             errors.push(e.to_string());
             Ok(None)
         }

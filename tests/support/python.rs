@@ -1,0 +1,163 @@
+//! A stand-in Python 3.11 interpreter, so that `cargo test` needs no Python: a shell
+//! program (absolute paths and built-ins only) that answers what our Rust asks a Python —
+//! detection's probe (`assets/python_probe.py`, recognised by its `CUDA_SETUP_PROBE`
+//! marker), the installed torch's version, `pip debug --verbose`'s tags — from the torch
+//! the test gives, and plays `pip install`: it records its arguments in `pip-install.log`
+//! beside itself and, given PyTorch's index (`…/whl/cuXYZ`), becomes that CUDA build.
+//! What the Python scripts themselves do is checked on a real interpreter by the
+//! `real_python_*` tests (`scripts/real-artifacts.sh`).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The torch the stand-in has, as detection's probe reports it.
+#[derive(Clone, Debug)]
+pub struct Torch {
+    pub version: String,
+    /// `torch.version.cuda`; None: a CPU build.
+    pub cuda: Option<String>,
+    pub cuda_available: bool,
+    /// `torch.backends.cudnn.version()` (`91002`).
+    pub cudnn: Option<u64>,
+    /// `torch.cuda.get_arch_list()`.
+    pub arch: Vec<String>,
+}
+
+impl Torch {
+    /// `arch` as a comma-separated list (`sm_80,sm_86`; empty: none).
+    pub fn new(version: &str, cuda: Option<&str>, arch: &str) -> Torch {
+        Torch {
+            version: version.into(),
+            cuda: cuda.map(Into::into),
+            cuda_available: false,
+            cudnn: None,
+            arch: arch
+                .split(',')
+                .map(|s| s.trim().trim_matches('\'').to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+        }
+    }
+
+    fn json(&self) -> String {
+        serde_json::json!({
+            "version": self.version,
+            "cuda": self.cuda,
+            "cuda_available": self.cuda_available,
+            "cudnn": self.cudnn,
+            "arch_list": self.arch,
+        })
+        .to_string()
+    }
+}
+
+/// The CPython tag of the stand-in (`pip debug` lists it first).
+pub const CPYTHON_TAG: &str = "cp311";
+
+/// Writes the stand-in as `dir/python3` with `torch` installed (None: no torch) and
+/// returns its path.
+pub fn interpreter(dir: &Path, torch: Option<&Torch>) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    set_torch(dir, torch);
+    let py = dir.join("python3");
+    std::fs::write(&py, SCRIPT).unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    py
+}
+
+/// Installs `torch` (None: removes it) in the stand-in in `dir`.
+pub fn set_torch(dir: &Path, torch: Option<&Torch>) {
+    let (json, version) = (dir.join("torch.json"), dir.join("torch.version"));
+    match torch {
+        Some(t) => {
+            std::fs::write(json, t.json() + "\n").unwrap();
+            std::fs::write(version, format!("{}\n", t.version)).unwrap();
+        }
+        None => {
+            let _ = std::fs::remove_file(json);
+            let _ = std::fs::remove_file(version);
+        }
+    }
+}
+
+/// What the stand-in in `dir` has as torch now (its probe's JSON), if any.
+pub fn torch_json(dir: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("torch.json")).ok()?;
+    Some(serde_json::from_str(&text).unwrap())
+}
+
+/// The arguments of the last `pip install` the stand-in in `dir` ran (`-m pip install …`).
+pub fn pip_install_log(dir: &Path) -> PathBuf {
+    dir.join("pip-install.log")
+}
+
+const SCRIPT: &str = r#"#!/bin/sh
+# A stand-in Python 3.11 (tests/support/python.rs).
+here="${0%/*}"
+case "$1" in
+--version|-V) echo "Python 3.11.9"; exit 0;;
+-c)
+  case "$2" in
+  *CUDA_SETUP_PROBE*)
+    if [ -f "$here/torch.json" ]; then read -r t < "$here/torch.json"; e=null
+    else t=null; e='"not installed: No module named '"'"'torch'"'"'"'; fi
+    echo "CUDA_SETUP_PROBE {\"version\": \"3.11.9\", \"executable\": \"$0\", \"bits\": 64, \"torch\": $t, \"torch_error\": $e}"
+    exit 0;;
+  *CUDA_SETUP_TORCH*)
+    if [ -f "$here/torch.version" ]; then read -r t < "$here/torch.version"; echo "CUDA_SETUP_TORCH $t"; exit 0; fi
+    echo "importlib.metadata.PackageNotFoundError: No package metadata was found for torch" >&2
+    exit 1;;
+  esac
+  echo "stand-in python: no answer for this script" >&2; exit 1;;
+-m)
+  [ "$2" = pip ] || { echo "stand-in python: no module $2" >&2; exit 1; }
+  case "$3" in
+  debug)
+    echo "pip 24.0 from $here/pip (python 3.11)"
+    echo "sys.version: 3.11.9"
+    echo "Compatible tags: 6"
+    for t in cp311-cp311-manylinux_2_28_x86_64 cp311-cp311-manylinux_2_17_x86_64 cp311-cp311-linux_x86_64 cp311-abi3-manylinux_2_28_x86_64 py3-none-manylinux_2_28_x86_64 py3-none-any; do echo "  $t"; done
+    exit 0;;
+  install)
+    echo "$@" > "$here/pip-install.log"
+    v=""
+    for a in "$@"; do case "$a" in *download.pytorch.org/whl/cu*) v="${a##*/cu}";; esac; done
+    if [ -n "$v" ]; then
+      cuda="${v%?}.${v#??}"
+      case "$v" in 126) arch='"sm_50","sm_60","sm_70","sm_75","sm_80","sm_86","sm_90"';; *) arch='"sm_75","sm_80","sm_86","sm_90","sm_100","sm_120"';; esac
+      echo "2.13.0+cu$v" > "$here/torch.version"
+      echo "{\"version\": \"2.13.0+cu$v\", \"cuda\": \"$cuda\", \"cuda_available\": true, \"cudnn\": 91002, \"arch_list\": [$arch]}" > "$here/torch.json"
+    fi
+    echo "Successfully installed torch"; exit 0;;
+  esac;;
+esac
+echo "stand-in python: unexpected arguments: $*" >&2
+exit 2
+"#;
+
+/// A real Python 3 for the `real_python_*` tests (`scripts/real-artifacts.sh`): a venv of
+/// this machine's `python3`, made once, so no package installed on this machine (a
+/// torch) takes part; the tests bring theirs on `PYTHONPATH`. Fails the test, saying
+/// why, without a `python3`.
+pub fn real_sandboxed() -> PathBuf {
+    static VENV: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    VENV.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("real-python");
+        let py = dir.join("bin/python3");
+        let out = std::process::Command::new("python3")
+            .args(["-m", "venv", "--clear", "--without-pip"])
+            .arg(&dir)
+            .output()
+            .expect("the real_python_* tests need python3 on PATH");
+        assert!(
+            out.status.success() && py.is_file(),
+            "python3 -m venv {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        py
+    })
+    .clone()
+}

@@ -248,9 +248,8 @@ fn make_plan(
         python,
         ..Choices::new(args.how.method)
     }
-    .with_connections(args.connections as usize)
-    .for_machine(target);
-    plan::build(target, &rec, &choices)
+    .with_connections(args.connections as usize);
+    plan::make(target, &rec, &choices)
         .map(|plan| (plan, linux))
         .map_err(|e| {
             failed(

@@ -1210,7 +1210,7 @@ mod tests {
             panic!("one Prepare command");
         };
         assert!(s.prepare.running);
-        let plan = cuda_setup_core::plan::build(&s.opts.target, rec, choices).unwrap();
+        let plan = cuda_setup_core::plan::make(&s.opts.target, rec, choices).unwrap();
         s.on_event(Event::Prepared(Ok(Box::new(Prepared {
             plan,
             inputs: None,

@@ -463,10 +463,9 @@ fn monitored<T>(out: &Outbox, f: impl FnOnce() -> T) -> T {
 }
 
 fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Prepared>, String> {
-    // vswhere runs a process: here, not on the UI thread.
-    let choices = &choices.clone().for_machine(&env.target);
+    // The plan's look-ups (checksums, vswhere) run here, not on the UI thread.
     let plan =
-        plan::build(&env.target, rec, choices).map_err(|e| cuda_setup_core::error::chain(&e))?;
+        plan::make(&env.target, rec, choices).map_err(|e| cuda_setup_core::error::chain(&e))?;
     let ahead = preflight::ahead(&env.target, &plan.steps);
     Ok(Box::new(Prepared {
         plan,

@@ -347,7 +347,7 @@ fn pytorch_plan(o: &Options) -> Plan {
             method: Method::Installer,
         },
     );
-    plan::build(&o.target, &rec, &Choices::new(Method::Installer)).unwrap()
+    plan::make(&o.target, &rec, &Choices::new(Method::Installer)).unwrap()
 }
 
 #[test]

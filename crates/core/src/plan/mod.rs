@@ -1,17 +1,52 @@
 //! From a recommendation and the user's choices to a `Plan`: an ordered list of steps,
 //! serialisable so `--dry-run` can show it and `--plan FILE` can run a saved one.
+//! Two halves: [`resolve`] does every look-up (network, disk, the machine), [`build`] is
+//! a pure function of what it found; [`make`] is both, for the front ends.
 
-use std::path::{Path, PathBuf};
+mod build;
+mod resolve;
+
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bundle::Manifest as BundleManifest;
 use crate::compat::Os;
-use crate::download::{self, published};
 use crate::recommend::{CudnnPick, Goal, Recommendation};
-use crate::steps::{Artifact, DownloadSpec, Step, preflight, toolkit};
+use crate::steps::Step;
 use crate::target::Target;
 use crate::version::Version;
+
+pub use build::{build, build_cudnn_download, cudnn_archive_of, cudnn_install};
+pub use resolve::{Installer, Resolved, Wheels, resolve, resolve_cudnn};
+
+/// The plan for `rec` with the user's `choices`: [`resolve`] then [`build`]. Network and
+/// disk: not on a UI thread.
+pub fn make(target: &Target, rec: &Recommendation, choices: &Choices) -> Result<Plan, PlanError> {
+    build(target, rec, choices, &resolve(target, rec, choices)?)
+}
+
+/// The wizard's "Download from NVIDIA" as a one-step plan: [`resolve_cudnn`] then
+/// [`build_cudnn_download`]. Finding the hash may read NVIDIA's redist manifest: not on
+/// a UI thread.
+pub fn cudnn_download(
+    target: &Target,
+    pick: &CudnnPick,
+    choices: &Choices,
+) -> Result<Plan, PlanError> {
+    build_cudnn_download(
+        target,
+        pick,
+        choices,
+        &resolve_cudnn(target, pick, choices)?,
+    )
+}
+
+/// A file name from the tables as one plain file-name component.
+fn safe_name(name: &str, what: &'static str) -> Result<String, PlanError> {
+    crate::safe_path::file_name(name)
+        .map(str::to_string)
+        .map_err(|why| PlanError::UnsafeName { what, why })
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -225,12 +260,11 @@ pub struct Choices {
     pub skip_driver: bool,
     pub python: Option<PathBuf>,
     pub connections: usize,
-    pub visual_studio: bool,
 }
 
 impl Choices {
     /// What both front ends start from: `method`, the recommended cuDNN, no mirror and
-    /// no bundle, the driver left alone, no Python, 8 connections, no Visual Studio.
+    /// no bundle, the driver left alone, no Python, 8 connections.
     /// Set the rest with struct update syntax (`Choices { mirrors, ..Choices::new(m) }`).
     pub fn new(method: Method) -> Choices {
         Choices {
@@ -244,7 +278,6 @@ impl Choices {
             skip_driver: false,
             python: None,
             connections: 8,
-            visual_studio: false,
         }
     }
 
@@ -252,24 +285,6 @@ impl Choices {
     pub fn with_connections(self, n: usize) -> Choices {
         Choices {
             connections: n.clamp(1, 16),
-            ..self
-        }
-    }
-
-    /// What the machine decides rather than the user: whether Visual Studio is installed
-    /// (Windows' vswhere; never for a `--root` sandbox, never on Linux), which decides
-    /// the installer's Visual Studio integration. Runs a process: not on a UI thread.
-    pub fn for_machine(self, target: &Target) -> Choices {
-        #[cfg(windows)]
-        let visual_studio =
-            target.root.is_none() && crate::platform::windows::visual_studio().is_some();
-        #[cfg(not(windows))]
-        let visual_studio = {
-            let _ = target;
-            false
-        };
-        Choices {
-            visual_studio,
             ..self
         }
     }
@@ -304,6 +319,10 @@ pub enum PlanError {
         what: &'static str,
         why: crate::safe_path::Unsafe,
     },
+    /// [`build`] was handed a [`Resolved`] without what the plan needs (a bug of the
+    /// caller's: [`make`] resolves first).
+    #[error("{what} was not looked up before the plan was built")]
+    NotResolved { what: &'static str },
     #[error("{0}")]
     Other(String),
 }
@@ -320,555 +339,9 @@ impl PlanError {
     }
 }
 
-/// The installer is this much smaller than what it needs on disk (download + unpacked + installed).
-const SPACE_FACTOR: f64 = 2.5;
-const UNKNOWN_INSTALLER_BYTES: u64 = 3_500_000_000;
-const SIZE_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// [`crate::bundle::lookup_expected`] for a plan, where a file with no hash is an error.
-fn expected_for(
-    file: &str,
-    e: download::Expected,
-    bundle: Option<&BundleManifest>,
-    published: impl FnOnce() -> Result<Option<download::Expected>, download::DownloadError>,
-) -> Result<download::Expected, PlanError> {
-    match crate::bundle::lookup_expected(file, e, bundle, published) {
-        Ok(Some(e)) => Ok(e),
-        Ok(None) => Err(PlanError::NoHash {
-            file: file.into(),
-            source: crate::error::text("NVIDIA's checksum list does not name it"),
-        }),
-        Err(err) => Err(PlanError::NoHash {
-            file: file.into(),
-            source: crate::error::cause(err),
-        }),
-    }
-}
-
-/// Whether the recommended toolkit's installer carries a driver that meets the
-/// recommendation's minimum: only then can `--with-driver` put the driver in place.
-fn installer_carries_driver(rec: &Recommendation) -> bool {
-    rec.toolkit.as_ref().is_some_and(|tk| {
-        tk.carried_driver
-            .as_ref()
-            .is_some_and(|c| rec.driver.minimum.as_ref().is_none_or(|m| c >= m))
-    })
-}
-
-pub fn build(target: &Target, rec: &Recommendation, choices: &Choices) -> Result<Plan, PlanError> {
-    if !rec.fits() {
-        let b: Vec<String> = rec.blockers.iter().map(crate::recommend::english).collect();
-        return Err(PlanError::Blocked(b.join("; ")));
-    }
-    let mut notes = Vec::new();
-    // Windows: the driver is the plan's first step (after the pre-flight checks).
-    let driver = rec
-        .driver
-        .install
-        .as_ref()
-        .filter(|_| target.os == Os::Windows && !choices.skip_driver);
-    match (rec.driver.action, driver) {
-        (crate::recommend::DriverAction::None, _) => {}
-        (_, Some(d)) => notes.push(Note::DriverFirst {
-            version: d.version.to_string(),
-        }),
-        (action, None) => notes.push(Note::DriverNeeded {
-            update: action != crate::recommend::DriverAction::Install,
-            minimum: rec
-                .driver
-                .minimum
-                .as_ref()
-                .map_or("-".into(), ToString::to_string),
-            how: if choices.with_driver && installer_carries_driver(rec) {
-                DriverHow::CudaInstaller
-            } else if choices.with_driver {
-                DriverHow::NotCarried
-            } else if choices.skip_driver {
-                DriverHow::Yourself
-            } else {
-                DriverHow::NotChosen
-            },
-        }),
-    }
-    let bundle = match &choices.bundle {
-        Some(dir) => Some(read_bundle(dir)?),
-        None => None,
-    };
-    let bundle_dirs: Vec<PathBuf> = choices.bundle.iter().cloned().collect();
-    let downloads = target.downloads_dir();
-    let mut steps = Vec::new();
-    let mut plan = Plan {
-        format: 1,
-        goal: rec.goal,
-        os: target.os,
-        root: target.root.clone(),
-        toolkit: None,
-        cudnn: None,
-        torch_command: None,
-        notes: Vec::new(),
-        steps: Vec::new(),
-    };
-
-    match rec.goal {
-        Goal::Developer => {
-            let tk = rec
-                .toolkit
-                .as_ref()
-                .ok_or_else(|| PlanError::Other("no toolkit in the recommendation".into()))?;
-            let (dir, cudnn_wheel) = if choices.method == Method::Wheels {
-                wheel_steps(target, rec, choices, &mut steps, &mut notes, &bundle_dirs)?
-            } else {
-                let inst = tk.installer.as_ref().ok_or_else(|| {
-                    PlanError::Other(format!(
-                        "the tables know no installer for CUDA {}: use --method wheels",
-                        tk.version
-                    ))
-                })?;
-                let dir = target.toolkit_dir(&tk.version);
-                let file = crate::safe_path::file_name(&inst.file)
-                    .map_err(|why| PlanError::UnsafeName {
-                        what: "installer",
-                        why,
-                    })?
-                    .to_string();
-                let expected = expected_for(
-                    &file,
-                    download::Expected {
-                        sha256: inst.sha256.clone(),
-                        md5: inst.md5.clone(),
-                        size: inst.size,
-                    },
-                    bundle.as_ref(),
-                    || {
-                        published::toolkit_md5(
-                            &tk.version,
-                            &file,
-                            &choices.mirrors,
-                            &download::Options::default(),
-                            Some(&downloads),
-                        )
-                        .map(|m| {
-                            m.map(|md5| download::Expected {
-                                md5: Some(md5),
-                                ..Default::default()
-                            })
-                        })
-                    },
-                )?;
-                let installer = downloads.join(&file);
-                // The tables rarely give the installer's size: take it from a copy already
-                // here, else ask the server the download will use first (not when the
-                // toolkit is installed: then nothing is fetched). Only when neither tells
-                // is the need a guess.
-                let installed = crate::steps::toolkit_missing(target, &dir, &tk.version).is_empty();
-                let size = expected
-                    .size
-                    .or_else(|| std::fs::metadata(&installer).ok().map(|m| m.len()))
-                    .or_else(|| {
-                        let first = download::source_urls(&inst.url, &choices.mirrors);
-                        (!installed)
-                            .then(|| download::remote_size(&first[0], SIZE_PROBE_TIMEOUT))
-                            .flatten()
-                    });
-                steps.push(Step::Preflight(preflight::Inputs {
-                    toolkit_dir: Some(dir.clone()),
-                    toolkit_version: Some(tk.version.clone()),
-                    needed_bytes: (size.unwrap_or(UNKNOWN_INSTALLER_BYTES) as f64 * SPACE_FACTOR)
-                        as u64,
-                    needed_is_estimate: size.is_none(),
-                    work_dir: downloads.clone(),
-                    needs_admin: true,
-                    developer: true,
-                    from_wheels: false,
-                    driver: false,
-                }));
-                steps.push(Step::Download(DownloadSpec {
-                    what: Artifact::ToolkitInstaller,
-                    url: inst.url.clone(),
-                    mirrors: choices.mirrors.clone(),
-                    sha256: expected.sha256,
-                    md5: expected.md5,
-                    size: expected.size,
-                    dest: installer.clone(),
-                    bundle_dirs: bundle_dirs.clone(),
-                    cache_dir: crate::platform::cache_dir(&target.host)
-                        .filter(|_| target.root.is_none()),
-                    connections: choices.connections,
-                }));
-                steps.push(Step::InstallToolkit(toolkit::InstallSpec {
-                    version: tk.version.clone(),
-                    installer,
-                    dir: dir.clone(),
-                    subpackages: if target.os == Os::Windows {
-                        toolkit::subpackages(
-                            &tk.version,
-                            choices.visual_studio,
-                            // A driver step of its own already installs the driver.
-                            choices.with_driver
-                                && driver.is_none()
-                                && installer_carries_driver(rec),
-                        )
-                    } else {
-                        Vec::new()
-                    },
-                    timeout_minutes: 60,
-                }));
-                (dir, None)
-            };
-            plan.toolkit = Some(tk.version.clone());
-            let cudnn_archive = match (&choices.cudnn, &rec.cudnn) {
-                (CudnnChoice::Skip, _) => None,
-                (CudnnChoice::Archive(zip), _) => Some(zip.clone()),
-                (CudnnChoice::Recommended, Some(c)) if cudnn_wheel.is_some() => {
-                    plan.cudnn = Some(c.version.clone());
-                    cudnn_wheel
-                }
-                (CudnnChoice::Recommended, None) => {
-                    notes.push(Note::NoCudnn);
-                    None
-                }
-                // The wheels method on Linux takes cuDNN from the index only (the resolver's
-                // note says why it is left out), as before the tarball was handled.
-                (CudnnChoice::Recommended, _)
-                    if choices.method == Method::Wheels && target.os == Os::Linux =>
-                {
-                    None
-                }
-                // NVIDIA's redist archive for this OS (Windows zip, Linux tar.xz), its
-                // hash from the tables or NVIDIA's redist manifest.
-                (CudnnChoice::Recommended, Some(c)) => {
-                    let (step, dest) =
-                        cudnn_download_step(target, c, choices, bundle.as_ref(), &bundle_dirs)?;
-                    steps.push(step);
-                    plan.cudnn = Some(c.version.clone());
-                    Some(dest)
-                }
-            };
-            if let Some(archive) = &cudnn_archive {
-                steps.push(Step::InstallCudnn {
-                    archive: archive.clone(),
-                    cuda_dir: dir.clone(),
-                });
-            }
-            steps.push(Step::ConfigureEnv {
-                cuda_dir: dir.clone(),
-                version: tk.version.clone(),
-            });
-            steps.push(Step::Verify {
-                cuda_dir: dir,
-                version: tk.version.clone(),
-                cudnn: cudnn_archive.is_some(),
-                // The developer goal: a toolkit a developer can build with.
-                build: true,
-            });
-        }
-        Goal::Pytorch => {
-            let torch = rec
-                .torch
-                .as_ref()
-                .ok_or_else(|| PlanError::Other("no PyTorch build in the recommendation".into()))?;
-            plan.torch_command = Some(torch.command.clone());
-            steps.push(Step::Preflight(preflight::Inputs {
-                toolkit_dir: None,
-                toolkit_version: None,
-                needed_bytes: 6_000_000_000,
-                needed_is_estimate: true,
-                work_dir: target.state_dir(),
-                needs_admin: false,
-                developer: false,
-                from_wheels: false,
-                driver: false,
-            }));
-            match &choices.python {
-                Some(py) => {
-                    steps.push(Step::InstallTorch {
-                        python: py.clone(),
-                        args: torch.run_args(&[], None),
-                    });
-                }
-                None => notes.push(Note::NoPython {
-                    min: torch.python_min.to_string(),
-                    max: torch.python_max.to_string(),
-                    command: torch.command.clone(),
-                }),
-            }
-        }
-    }
-    if let Some(d) = driver {
-        let file = crate::safe_path::file_name(&d.download.file)
-            .map_err(|why| PlanError::UnsafeName {
-                what: "driver installer",
-                why,
-            })?
-            .to_string();
-        let installer = downloads.join(&file);
-        let mut mirrors = choices.mirrors.clone();
-        mirrors.extend(d.mirrors.iter().cloned());
-        let at = match steps.first_mut() {
-            Some(Step::Preflight(inputs)) => {
-                inputs.driver = true;
-                inputs.needed_is_estimate |= d.download.size.is_none();
-                inputs.needed_bytes = inputs
-                    .needed_bytes
-                    .saturating_add(d.download.size.unwrap_or(DRIVER_BYTES));
-                1
-            }
-            _ => 0,
-        };
-        let driver_steps = [
-            Step::Download(DownloadSpec {
-                what: Artifact::DriverInstaller,
-                url: d.download.url.clone(),
-                mirrors,
-                // NVIDIA publishes none: the signature is checked before it runs.
-                sha256: None,
-                md5: None,
-                size: d.download.size,
-                dest: installer.clone(),
-                // A driver put in the bundle folder by hand is found by its name (its
-                // signature is checked all the same).
-                bundle_dirs: bundle_dirs.clone(),
-                cache_dir: None,
-                connections: choices.connections,
-            }),
-            Step::InstallDriver(crate::steps::driver::InstallSpec {
-                version: d.version.clone(),
-                package: d.package,
-                installer,
-                args: d.silent_args.clone(),
-                timeout_minutes: 30,
-            }),
-        ];
-        steps.splice(at..at, driver_steps);
-    }
-    plan.notes = notes;
-    plan.steps = steps;
-    Ok(plan)
-}
-
-/// NVIDIA's redist cuDNN archive for this OS (Windows zip, Linux tar.xz) as one download
-/// step into our downloads folder: its hash from the tables, the bundle's manifest or
-/// NVIDIA's redist manifest (a network read, through the mirrors).
-fn cudnn_download_step(
-    target: &Target,
-    c: &CudnnPick,
-    choices: &Choices,
-    bundle: Option<&BundleManifest>,
-    bundle_dirs: &[PathBuf],
-) -> Result<(Step, PathBuf), PlanError> {
-    let downloads = target.downloads_dir();
-    let file = crate::safe_path::file_name(&c.archive.file)
-        .map_err(|why| PlanError::UnsafeName {
-            what: "cuDNN archive",
-            why,
-        })?
-        .to_string();
-    let e = expected_for(
-        &file,
-        download::Expected {
-            sha256: c.archive.sha256.clone(),
-            md5: c.archive.md5.clone(),
-            size: c.archive.size,
-        },
-        bundle,
-        || {
-            published::cudnn_expected(
-                &c.version,
-                target.os,
-                c.cuda_major,
-                &choices.mirrors,
-                &download::Options::default(),
-                Some(&downloads),
-            )
-        },
-    )?;
-    let dest = downloads.join(&file);
-    let step = Step::Download(DownloadSpec {
-        what: Artifact::CudnnArchive,
-        url: c.archive_url.clone(),
-        mirrors: choices.mirrors.clone(),
-        sha256: e.sha256,
-        md5: e.md5,
-        size: e.size,
-        dest: dest.clone(),
-        bundle_dirs: bundle_dirs.to_vec(),
-        cache_dir: crate::platform::cache_dir(&target.host).filter(|_| target.root.is_none()),
-        connections: choices.connections,
-    });
-    Ok((step, dest))
-}
-
-/// A plan of cuDNN steps alone (the wizard's cuDNN page): the developer goal's.
-fn cudnn_plan(target: &Target, cudnn: Option<Version>, steps: Vec<Step>) -> Plan {
-    Plan {
-        format: 1,
-        goal: Goal::Developer,
-        os: target.os,
-        root: target.root.clone(),
-        toolkit: None,
-        cudnn,
-        torch_command: None,
-        notes: Vec::new(),
-        steps,
-    }
-}
-
-/// The wizard's "Download from NVIDIA": `pick`'s archive as a one-step plan, with the
-/// user's mirrors, connections and offline bundle, for the executor (its lock, run log
-/// and cancel) like any other plan. Finding the hash may read NVIDIA's redist manifest:
-/// not on a UI thread.
-pub fn cudnn_download(
-    target: &Target,
-    pick: &CudnnPick,
-    choices: &Choices,
-) -> Result<Plan, PlanError> {
-    let bundle = match &choices.bundle {
-        Some(dir) => Some(read_bundle(dir)?),
-        None => None,
-    };
-    let bundle_dirs: Vec<PathBuf> = choices.bundle.iter().cloned().collect();
-    let (step, _) = cudnn_download_step(target, pick, choices, bundle.as_ref(), &bundle_dirs)?;
-    Ok(cudnn_plan(target, Some(pick.version.clone()), vec![step]))
-}
-
-/// The archive a plan downloads for cuDNN (what [`cudnn_download`] fetched).
-pub fn cudnn_archive_of(plan: &Plan) -> Option<&Path> {
-    plan.steps.iter().find_map(|s| match s {
-        Step::Download(d) if d.what == Artifact::CudnnArchive => Some(d.dest.as_path()),
-        _ => None,
-    })
-}
-
-/// The wizard's "Install cuDNN": `archive` (checked on the page) into the toolkit at
-/// `cuda_dir`, one step, for the executor.
-pub fn cudnn_install(target: &Target, archive: &Path, cuda_dir: &Path) -> Plan {
-    cudnn_plan(
-        target,
-        None,
-        vec![Step::InstallCudnn {
-            archive: archive.to_path_buf(),
-            cuda_dir: cuda_dir.to_path_buf(),
-        }],
-    )
-}
-
-/// Room for a driver whose size is not recorded: an estimate, about twice the ≈ 0.9 GB
-/// download (dossier section 12: 591.86 desktop ≈ 918 MB), as it unpacks beside itself.
-const DRIVER_BYTES: u64 = 2_000_000_000;
-
-/// The `wheels` method: resolve the component wheels on the index, then one download per
-/// wheel and the assembly. Returns the toolkit folder and the cuDNN wheel's path, if any.
-fn wheel_steps(
-    target: &Target,
-    rec: &Recommendation,
-    choices: &Choices,
-    steps: &mut Vec<Step>,
-    notes: &mut Vec<Note>,
-    bundle_dirs: &[PathBuf],
-) -> Result<(PathBuf, Option<PathBuf>), PlanError> {
-    let tk = rec
-        .toolkit
-        .as_ref()
-        .ok_or_else(|| PlanError::Other("no toolkit in the recommendation".into()))?;
-    let downloads = target.downloads_dir();
-    let req = crate::wheels::Request {
-        index: choices
-            .pypi_index
-            .clone()
-            .unwrap_or_else(|| crate::wheels::index::PYPI.into()),
-        toolkit: tk.version.clone(),
-        os: target.os,
-        components: choices.components.clone(),
-        cudnn: match (&choices.cudnn, &rec.cudnn) {
-            (CudnnChoice::Recommended, Some(c)) => Some(c.version.clone()),
-            _ => None,
-        },
-    };
-    // An offline bundle carries the resolution it was made with: use it as is, no index.
-    let saved = bundle_dirs.iter().find_map(|d| {
-        crate::wheels::read_resolution(d, &tk.version, target.os).map(|r| {
-            let file = d.join(crate::wheels::resolution_file(&tk.version, target.os));
-            (r, file.display().to_string())
-        })
-    });
-    // Where the wheels' names came from, for an error about one of them.
-    let (resolved, origin) = match saved {
-        Some(r) => r,
-        None => {
-            let r = crate::wheels::resolve(&req, &download::Options::default(), &downloads)
-                .map_err(PlanError::Wheels)?;
-            let index = r.index.clone();
-            (r, index)
-        }
-    };
-    notes.extend(resolved.notes.iter().map(|error| Note::CudnnNotOnIndex {
-        error: error.clone(),
-    }));
-    let dir = target.user_toolkit_dir(&tk.version);
-    let total: u64 = resolved
-        .wheels
-        .iter()
-        .chain(&resolved.cudnn)
-        .map(|w| w.size.unwrap_or(50_000_000))
-        .sum();
-    steps.push(Step::Preflight(preflight::Inputs {
-        toolkit_dir: Some(dir.clone()),
-        toolkit_version: Some(tk.version.clone()),
-        // Wheels, the unpacked tree and its staging copy.
-        needed_bytes: total.saturating_mul(4),
-        needed_is_estimate: false,
-        work_dir: downloads.clone(),
-        needs_admin: false,
-        developer: true,
-        from_wheels: true,
-        driver: false,
-    }));
-    let fetch = |w: &crate::wheels::Wheel, what: Artifact| -> Result<(Step, PathBuf), PlanError> {
-        let dest = downloads.join(w.file_name(&origin).map_err(PlanError::Wheels)?);
-        let step = Step::Download(DownloadSpec {
-            what,
-            url: w.url.clone(),
-            mirrors: Vec::new(),
-            sha256: Some(w.sha256.clone()),
-            md5: None,
-            size: w.size,
-            dest: dest.clone(),
-            bundle_dirs: bundle_dirs.to_vec(),
-            cache_dir: crate::platform::cache_dir(&target.host).filter(|_| target.root.is_none()),
-            connections: choices.connections,
-        });
-        Ok((step, dest))
-    };
-    let mut paths = Vec::new();
-    for w in &resolved.wheels {
-        let (step, dest) = fetch(w, Artifact::ToolkitWheel)?;
-        steps.push(step);
-        paths.push(dest);
-    }
-    steps.push(Step::AssembleToolkit(crate::wheels::AssembleSpec {
-        version: tk.version.clone(),
-        wheels: paths,
-        dir: dir.clone(),
-    }));
-    let cudnn = match &resolved.cudnn {
-        Some(w) => {
-            let (step, dest) = fetch(w, Artifact::CudnnArchive)?;
-            steps.push(step);
-            Some(dest)
-        }
-        None => None,
-    };
-    Ok((dir, cudnn))
-}
-
-fn read_bundle(dir: &Path) -> Result<BundleManifest, PlanError> {
-    crate::bundle::read(dir).map_err(PlanError::Other)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::lookup_expected;
 
     /// Every kind of note, each way the driver can be put in place.
     fn every_note() -> Vec<Note> {
@@ -964,163 +437,9 @@ mod tests {
         assert_eq!(c.cudnn, CudnnChoice::Recommended);
         assert_eq!(c.connections, 8);
         assert!(c.mirrors.is_empty() && c.bundle.is_none() && c.python.is_none());
-        assert!(!c.with_driver && !c.visual_studio);
+        assert!(!c.with_driver);
         assert_eq!(c.clone().with_connections(0).connections, 1);
         assert_eq!(c.clone().with_connections(99).connections, 16);
         assert_eq!(c.with_connections(4).connections, 4);
-    }
-
-    #[test]
-    fn a_sandbox_root_never_integrates_visual_studio() {
-        let root = std::env::temp_dir().join("cuda-setup-plan-choices");
-        let target = Target::rooted(Os::Windows, &root);
-        let c = Choices {
-            visual_studio: true,
-            ..Choices::new(Method::Installer)
-        }
-        .for_machine(&target);
-        assert!(!c.visual_studio);
-        assert_eq!(c.method, Method::Installer);
-    }
-
-    /// #20 class 6: `--with-driver` only leans on the CUDA installer when it carries a
-    /// driver new enough. CUDA 13.x's Windows installer carries none: the note says so and
-    /// the installer is not asked for a Display.Driver it does not have; 12.x's does.
-    #[test]
-    fn with_driver_leans_on_the_cuda_installer_only_when_it_carries_one() {
-        use crate::recommend::{self, Facts, Goal, GpuFact, Request};
-        let tables = crate::compat::Tables::embedded().unwrap();
-        let root = std::env::temp_dir().join("cuda-setup-plan-with-driver");
-        let target = Target::rooted(Os::Windows, &root);
-        let plan_for = |cuda: &str| {
-            let facts = Facts {
-                os: Os::Windows,
-                gpus: vec![GpuFact {
-                    name: None,
-                    compute_capability: "8.9".parse().unwrap(),
-                }],
-                driver: Some("511.65".parse().unwrap()),
-                driver_cuda: None,
-                python: Some("3.12".parse().unwrap()),
-                installed_toolkits: vec![],
-                unidentified_gpus: vec![],
-                notes: vec![],
-            };
-            let mut rec = recommend::recommend(
-                &tables,
-                &facts,
-                &Request {
-                    goal: Goal::Developer,
-                    cuda: Some(cuda.parse().unwrap()),
-                    method: Method::Installer,
-                },
-            );
-            // No driver package of its own, as when none is known for this GPU; a known
-            // hash, so the plan asks no server for one.
-            rec.driver.install = None;
-            if let Some(i) = rec.toolkit.as_mut().and_then(|t| t.installer.as_mut()) {
-                i.sha256 = Some("a".repeat(64));
-            }
-            let choices = Choices {
-                with_driver: true,
-                cudnn: CudnnChoice::Skip,
-                ..Choices::new(Method::Installer)
-            };
-            (rec.clone(), build(&target, &rec, &choices).unwrap())
-        };
-        let driver_note = |plan: &Plan| {
-            plan.notes
-                .iter()
-                .find_map(|n| match n {
-                    Note::DriverNeeded { how, .. } => Some(*how),
-                    _ => None,
-                })
-                .unwrap_or_else(|| panic!("a driver note in {:?}", plan.notes))
-        };
-        let display_driver = |plan: &Plan| {
-            plan.steps.iter().any(|s| {
-                matches!(s, Step::InstallToolkit(spec)
-                    if spec.subpackages.iter().any(|p| p == "Display.Driver"))
-            })
-        };
-        let (rec, plan) = plan_for("13");
-        assert_eq!(rec.toolkit.as_ref().unwrap().carried_driver, None);
-        assert_eq!(driver_note(&plan), DriverHow::NotCarried);
-        assert!(!display_driver(&plan));
-        let text = crate::i18n::render(
-            &Note::DriverNeeded {
-                update: true,
-                minimum: "580.88".into(),
-                how: DriverHow::NotCarried,
-            }
-            .message(),
-            crate::i18n::Lang::En,
-        );
-        assert!(text.contains("carries no driver"), "{text}");
-        let (rec, plan) = plan_for("12.8");
-        assert!(rec.toolkit.as_ref().unwrap().carried_driver.is_some());
-        assert_eq!(driver_note(&plan), DriverHow::CudaInstaller);
-        assert!(display_driver(&plan));
-    }
-
-    fn no_publisher() -> Result<Option<download::Expected>, download::DownloadError> {
-        panic!("the published hash was asked for although one was known")
-    }
-
-    #[test]
-    fn a_known_hash_is_used_before_the_bundle_and_the_published_one() {
-        let given = download::Expected {
-            sha256: Some("aa".into()),
-            md5: None,
-            size: Some(3),
-        };
-        let got = lookup_expected("f.run", given, None, no_publisher)
-            .unwrap()
-            .unwrap();
-        assert_eq!((got.sha256.as_deref(), got.size), (Some("aa"), Some(3)));
-        let bundle = BundleManifest {
-            format: 1,
-            created_by: "test".into(),
-            os: Os::Linux,
-            files: vec![crate::bundle::BundleFile {
-                kind: "toolkit_installer".into(),
-                version: "12.4".into(),
-                file: "f.run".into(),
-                url: "https://example.com/f.run".into(),
-                sha256: "bb".into(),
-                md5: "cc".into(),
-                size: 7,
-            }],
-        };
-        let got = lookup_expected("f.run", Default::default(), Some(&bundle), no_publisher)
-            .unwrap()
-            .unwrap();
-        assert_eq!((got.sha256.as_deref(), got.size), (Some("bb"), Some(7)));
-    }
-
-    #[test]
-    fn the_published_hash_keeps_the_known_size_and_none_is_an_error_for_a_plan() {
-        let known = download::Expected {
-            size: Some(42),
-            ..Default::default()
-        };
-        let got = lookup_expected("f.run", known.clone(), None, || {
-            Ok(Some(download::Expected {
-                md5: Some("dd".into()),
-                ..Default::default()
-            }))
-        })
-        .unwrap()
-        .unwrap();
-        assert_eq!((got.md5.as_deref(), got.size), (Some("dd"), Some(42)));
-        assert!(
-            lookup_expected("f.run", known.clone(), None, || Ok(None))
-                .unwrap()
-                .is_none()
-        );
-        match expected_for("f.run", known, None, || Ok(None)) {
-            Err(PlanError::NoHash { file, .. }) => assert_eq!(file, "f.run"),
-            other => panic!("{other:?}"),
-        }
     }
 }

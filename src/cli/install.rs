@@ -299,7 +299,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
                 tf(lang, "cli_plan", &[("plan", &describe(&plan, lang))])
             );
             for (i, s) in plan.steps.iter().enumerate() {
-                println!("  {}. {}", i + 1, super::plain::step_title(lang, s.name()));
+                println!("  {}. {}", i + 1, super::plain::step_title(lang, s.kind()));
             }
             for n in &plan.notes {
                 println!("  {}", note(n, lang));

@@ -842,7 +842,7 @@ impl Session {
                             .map(|m| {
                                 m.map(Box::new).map_err(|e| {
                                     Box::new(Failure::of(
-                                        StepKind::InstallCudnn.as_str(),
+                                        StepKind::InstallCudnn,
                                         &StepError::Cudnn(e),
                                     ))
                                 })
@@ -1058,10 +1058,7 @@ impl Session {
                     self.cudnn.installed = None;
                 }
                 self.cudnn.undone = Some(r.map_err(|e| {
-                    Box::new(Failure::of(
-                        StepKind::InstallCudnn.as_str(),
-                        &StepError::Cudnn(e),
-                    ))
+                    Box::new(Failure::of(StepKind::InstallCudnn, &StepError::Cudnn(e)))
                 }));
                 if changed {
                     return self.detect_again();
@@ -1169,7 +1166,7 @@ pub fn installs_driver(plan: &Plan) -> bool {
 
 /// A job the user cancelled, as its failure.
 fn cancelled(step: StepKind) -> Box<Failure> {
-    Box::new(Failure::of(step.as_str(), &StepError::Cancelled))
+    Box::new(Failure::of(step, &StepError::Cancelled))
 }
 
 #[cfg(test)]

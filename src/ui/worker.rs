@@ -347,7 +347,7 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
         )),
         Command::PlanCudnnDownload { pick, choices } => {
             let r = plan::cudnn_download(&env.target, &pick, &choices)
-                .map_err(|e| Box::new(Failure::of_plan(StepKind::DownloadCudnn.as_str(), &e)));
+                .map_err(|e| Box::new(Failure::of_plan(StepKind::DownloadCudnn, &e)));
             out.send(Event::CudnnPlanned(r.map(Box::new)));
         }
         Command::UninstallCudnn { toolkit_dir } => {

@@ -16,7 +16,7 @@ use crate::error::chain;
 use crate::log::RunLog;
 use crate::plan::Plan;
 use crate::state_file::{self, Rejected};
-use crate::steps::{self, Ctx, FailureKind, StepEvent, StepOutcome};
+use crate::steps::{self, Ctx, FailureKind, StepEvent, StepKind, StepOutcome};
 use crate::target::Target;
 
 #[derive(Debug, Clone, Serialize)]
@@ -24,7 +24,7 @@ use crate::target::Target;
 pub enum RunEvent {
     Started {
         index: usize,
-        name: &'static str,
+        name: StepKind,
     },
     Step {
         index: usize,
@@ -32,13 +32,13 @@ pub enum RunEvent {
     },
     Finished {
         index: usize,
-        name: &'static str,
+        name: StepKind,
         outcome: StepOutcome,
         skipped: bool,
     },
     Failed {
         index: usize,
-        name: &'static str,
+        name: StepKind,
         kind: FailureKind,
         /// The error with its causes ([`chain`]).
         error: String,
@@ -60,7 +60,7 @@ pub enum StepStatus {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct StepReport {
-    pub name: &'static str,
+    pub name: StepKind,
     pub status: StepStatus,
     pub changed: bool,
     /// What the step did (English), or the error that stopped it.
@@ -89,7 +89,10 @@ pub struct RunReport {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Failure {
-    pub step: &'static str,
+    /// The step that failed; None: no step of a plan — the executor itself (in JSON
+    /// `"run"`, as before), or a command's own work (`download`, `cudnn`).
+    #[serde(serialize_with = "step_or_run")]
+    pub step: Option<StepKind>,
     /// `StepError::kind`: what went wrong, as a stable word.
     pub kind: FailureKind,
     /// The error with its causes, in English ([`chain`]).
@@ -107,7 +110,7 @@ impl Failure {
             message: message.to_string(),
         };
         Failure {
-            step: "run",
+            step: None,
             kind: e.kind(),
             error: chain(&e),
             hint: e.hint(),
@@ -115,11 +118,20 @@ impl Failure {
         }
     }
 
-    /// A failure outside a plan's run (the wizard's cuDNN page, the CLI's `download` and
-    /// `cudnn`): the same kind, words and parameters as a step's.
-    pub fn of(step: &'static str, e: &steps::StepError) -> Failure {
+    /// A failure outside a plan's run (the wizard's cuDNN page) in the step it stands for:
+    /// the same kind, words and parameters as a step's.
+    pub fn of(step: StepKind, e: &steps::StepError) -> Failure {
         Failure {
-            step,
+            step: Some(step),
+            ..Failure::command(e)
+        }
+    }
+
+    /// A command's own failure, no step of a plan (the CLI's `download` and `cudnn`): the
+    /// same kind, words and parameters as a step's.
+    pub fn command(e: &steps::StepError) -> Failure {
+        Failure {
+            step: None,
             kind: e.kind(),
             error: chain(e),
             hint: e.hint(),
@@ -129,18 +141,29 @@ impl Failure {
 
     /// A plan that could not be made for `step` (no hash for its file, a bad name in the
     /// tables, an unreadable bundle): the download failure it stands for.
-    pub fn of_plan(step: &'static str, e: &crate::plan::PlanError) -> Failure {
+    pub fn of_plan(step: StepKind, e: &crate::plan::PlanError) -> Failure {
         let kind = match e {
             crate::plan::PlanError::Wheels(w) => steps::StepError::Wheels(w.clone()).kind(),
             _ => FailureKind::DownloadOther,
         };
         Failure {
-            step,
+            step: Some(step),
             kind,
             error: chain(e),
             hint: e.hint().to_string(),
             params: BTreeMap::new(),
         }
+    }
+
+    /// The catalogue key of the failed step's title (the executor's own failure: "a
+    /// further step").
+    pub fn step_title_key(&self) -> &'static str {
+        self.step.map_or("ui_step_other", steps::title_key)
+    }
+
+    /// The stable word for where it failed: the step's name, or `run`.
+    pub fn step_name(&self) -> &'static str {
+        self.step.map_or("run", StepKind::as_str)
     }
 
     /// The plain-words sentence of the failure and what to do, as catalogue messages
@@ -170,7 +193,7 @@ impl RunReport {
                 .steps
                 .iter()
                 .map(|s| StepReport {
-                    name: s.name(),
+                    name: s.kind(),
                     status: StepStatus::NotRun,
                     changed: false,
                     detail: String::new(),
@@ -353,7 +376,7 @@ fn check_plan(target: &Target, plan: &Plan, done: &[usize]) -> Result<(), String
             Step::RecoverToolkit { dir } | Step::CompleteToolkit { dir, .. } => folder(dir),
             Step::Preflight(_) | Step::InstallTorch { .. } | Step::SetEnv { .. } => Ok(()),
         };
-        r.map_err(|why| format!("step {i} ({}): {why}", step.name()))?;
+        r.map_err(|why| format!("step {i} ({}): {why}", step.kind()))?;
     }
     Ok(())
 }
@@ -509,7 +532,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
     let mut report = RunReport::not_run(plan, log_file.clone());
     if let Err(e) = &held {
         // Nothing ran: the failure is the first step's, which could not start.
-        let name = plan.steps.first().map_or("preflight", |s| s.name());
+        let name = plan.steps.first().map_or(StepKind::Preflight, |s| s.kind());
         let error = chain(e);
         log.line(&format!("not started: {error}"));
         if let Some(r) = report.steps.first_mut() {
@@ -517,7 +540,7 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
             r.detail = error.clone();
         }
         report.failure = Some(Failure {
-            step: name,
+            step: Some(name),
             kind: e.kind(),
             error: error.clone(),
             hint: e.hint(),
@@ -605,7 +628,7 @@ impl Runner<'_> {
         report.steps[index].status = StepStatus::DoneBefore;
         let _ = self.tx.send(RunEvent::Finished {
             index,
-            name: self.plan.steps[index].name(),
+            name: self.plan.steps[index].kind(),
             outcome: StepOutcome {
                 changed: false,
                 detail: crate::msg!("step_done_earlier"),
@@ -625,7 +648,7 @@ impl Runner<'_> {
         feed: Feed,
     ) -> (Result<StepOutcome, steps::StepError>, u64) {
         let step = &self.plan.steps[index];
-        let name = step.name();
+        let name = step.kind();
         let log = self.log;
         let _ = self.tx.send(RunEvent::Started { index, name });
         log.line(&format!("step {index} {name}: started"));
@@ -642,7 +665,7 @@ impl Runner<'_> {
             emit: &emit,
         };
         let result = crate::panics::catch(|| {
-            crate::panics::test_hook(name);
+            crate::panics::test_hook(name.as_str());
             match (step, feed) {
                 (steps::Step::AssembleToolkit(spec), Feed::Wheels(s)) => {
                     steps::assemble_toolkit_streamed(spec, &ctx, Some(s))
@@ -676,7 +699,7 @@ impl Runner<'_> {
     ) -> Flow {
         let (plan, target, log) = (self.plan, self.target, self.log);
         let step = &plan.steps[index];
-        let name = step.name();
+        let name = step.kind();
         let r = &mut report.steps[index];
         r.elapsed_ms = elapsed_ms;
         match result {
@@ -728,7 +751,7 @@ impl Runner<'_> {
                 r.status = StepStatus::Failed;
                 r.detail = error.clone();
                 report.failure = Some(Failure {
-                    step: name,
+                    step: Some(name),
                     kind: e.kind(),
                     error: error.clone(),
                     hint: hint.clone(),
@@ -756,6 +779,11 @@ fn english(m: &crate::message::Message) -> String {
         Some(raw) => format!("{text} ({})", raw.replace('\n', "; ")),
         None => text,
     }
+}
+
+/// `Failure::step` in JSON: the step's name, or `run` for the executor's own failure.
+fn step_or_run<S: serde::Serializer>(step: &Option<StepKind>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(step.map_or("run", StepKind::as_str))
 }
 
 fn failure_params(plan: Option<&Plan>, e: &steps::StepError) -> BTreeMap<&'static str, String> {
@@ -842,6 +870,38 @@ mod tests {
             &serde_json::to_string(plan).unwrap(),
             done,
             awaiting,
+        );
+    }
+
+    /// Step kinds are typed inside, and the report, its failure and the events keep the
+    /// JSON words scripts read (docs/cli.md): a step's name, and `run` for the executor's
+    /// own failure.
+    #[test]
+    fn reports_and_events_keep_the_step_names_in_json() {
+        let root = tempfile::tempdir().unwrap();
+        let target = Target::rooted(Os::Windows, root.path());
+        let p = plan(
+            &target,
+            vec![Step::SetEnv {
+                name: "CUDA_SETUP_A".into(),
+                value: None,
+            }],
+        );
+        let r = RunReport::crashed(&p, "gone");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["steps"][0]["name"], "set_env", "{json}");
+        assert_eq!(json["failure"]["step"], "run", "{json}");
+        assert_eq!(r.failure.as_ref().unwrap().step, None);
+        let f = Failure::of(StepKind::DownloadCudnn, &steps::StepError::Cancelled);
+        assert_eq!(serde_json::to_value(&f).unwrap()["step"], "download_cudnn");
+        assert_eq!(f.step_title_key(), "ui_step_download_cudnn");
+        let e = RunEvent::Started {
+            index: 0,
+            name: StepKind::InstallTorch,
+        };
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!({"type": "started", "index": 0, "name": "install_torch"})
         );
     }
 

@@ -141,11 +141,6 @@ impl Step {
             Step::Verify { .. } => StepKind::Verify,
         }
     }
-
-    /// A stable, short name (also the i18n key suffix of its title): [`StepKind::as_str`].
-    pub fn name(&self) -> &'static str {
-        self.kind().as_str()
-    }
 }
 
 /// What a download step fetches. It decides the one exception to "every download is
@@ -169,27 +164,25 @@ impl Artifact {
     }
 }
 
-/// The catalogue key of a step's title, by its name ([`Step::name`]): how both front ends
-/// name a step to a user (never the raw `set_env`). Written out, not assembled; a name
-/// this match does not know yet still reads as words.
-pub fn title_key(name: &str) -> &'static str {
-    match name {
-        "preflight" => "ui_step_preflight",
-        "download_driver" => "ui_step_download_driver",
-        "install_driver" => "ui_step_install_driver",
-        "download_toolkit" => "ui_step_download_toolkit",
-        "install_toolkit" => "ui_step_install_toolkit",
-        "assemble_toolkit" => "ui_step_assemble_toolkit",
-        "download_cudnn" => "ui_step_download_cudnn",
-        "install_cudnn" => "ui_step_install_cudnn",
-        "configure_env" => "ui_step_configure_env",
-        "install_torch" => "ui_step_install_torch",
-        "verify" => "ui_step_verify",
-        "set_env" => "ui_step_set_env",
-        "recover_cudnn" => "ui_step_recover_cudnn",
-        "recover_toolkit" => "ui_step_recover_toolkit",
-        "complete_toolkit" => "ui_step_complete_toolkit",
-        _ => "ui_step_other",
+/// The catalogue key of a step's title: how both front ends name a step to a user (never
+/// the raw `set_env`). Written out, not assembled.
+pub fn title_key(kind: StepKind) -> &'static str {
+    match kind {
+        StepKind::Preflight => "ui_step_preflight",
+        StepKind::DownloadDriver => "ui_step_download_driver",
+        StepKind::InstallDriver => "ui_step_install_driver",
+        StepKind::DownloadToolkit => "ui_step_download_toolkit",
+        StepKind::InstallToolkit => "ui_step_install_toolkit",
+        StepKind::AssembleToolkit => "ui_step_assemble_toolkit",
+        StepKind::DownloadCudnn => "ui_step_download_cudnn",
+        StepKind::InstallCudnn => "ui_step_install_cudnn",
+        StepKind::ConfigureEnv => "ui_step_configure_env",
+        StepKind::InstallTorch => "ui_step_install_torch",
+        StepKind::Verify => "ui_step_verify",
+        StepKind::SetEnv => "ui_step_set_env",
+        StepKind::RecoverCudnn => "ui_step_recover_cudnn",
+        StepKind::RecoverToolkit => "ui_step_recover_toolkit",
+        StepKind::CompleteToolkit => "ui_step_complete_toolkit",
     }
 }
 
@@ -211,34 +204,37 @@ pub struct DownloadSpec {
 mod tests {
     use super::*;
 
-    /// Every step a plan or a fix can hold has a title of its own in both languages.
+    /// Every kind of step has a title of its own in both languages, and its serde name
+    /// is the stable name reports and journals carry.
     #[test]
-    fn every_step_has_a_title() {
-        let names = [
-            "preflight",
-            "download_toolkit",
-            "install_toolkit",
-            "assemble_toolkit",
-            "download_cudnn",
-            "install_cudnn",
-            "configure_env",
-            "install_torch",
-            "verify",
-            "set_env",
-            "recover_cudnn",
-            "recover_toolkit",
-            "complete_toolkit",
+    fn every_step_has_a_title_and_its_stable_name() {
+        let all = [
+            StepKind::Preflight,
+            StepKind::DownloadDriver,
+            StepKind::DownloadToolkit,
+            StepKind::DownloadCudnn,
+            StepKind::InstallDriver,
+            StepKind::InstallToolkit,
+            StepKind::AssembleToolkit,
+            StepKind::InstallCudnn,
+            StepKind::ConfigureEnv,
+            StepKind::InstallTorch,
+            StepKind::SetEnv,
+            StepKind::RecoverCudnn,
+            StepKind::RecoverToolkit,
+            StepKind::CompleteToolkit,
+            StepKind::Verify,
         ];
-        for n in names {
-            let key = title_key(n);
-            assert!(key != "ui_step_other" && crate::i18n::has_key(key), "{n}");
+        let mut keys = std::collections::BTreeSet::new();
+        for k in all {
+            let key = title_key(k);
+            assert!(crate::i18n::has_key(key), "{k}");
+            assert!(keys.insert(key), "{k}: one title per step");
+            assert_eq!(key, format!("ui_step_{}", k.as_str()));
+            let json = serde_json::to_value(k).unwrap();
+            assert_eq!(json, k.as_str());
+            assert_eq!(serde_json::from_value::<StepKind>(json).unwrap(), k);
         }
-        let step = Step::SetEnv {
-            name: "CUDA_PATH".into(),
-            value: None,
-        };
-        assert!(names.contains(&step.name()));
-        assert_eq!(title_key("a_step_from_later"), "ui_step_other");
     }
 
     /// A journal written before the build check existed still loads: no build.

@@ -226,9 +226,6 @@ impl From<crate::cudnn::CudnnError> for StepError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::download::Cancel;
-    use crate::steps::Step;
-    use crate::target::Target;
 
     fn net(url: &str) -> DownloadError {
         DownloadError::network(url, crate::error::text("connection refused"))
@@ -310,6 +307,9 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_write_on_a_full_drive_is_disk_full_naming_the_folder() {
+        use crate::download::Cancel;
+        use crate::steps::Step;
+        use crate::target::Target;
         let root = tempfile::tempdir().unwrap();
         let target = Target::rooted(crate::compat::Os::Linux, root.path());
         let profile_d = root.path().join("etc/profile.d");

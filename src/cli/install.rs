@@ -251,9 +251,8 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
         python,
         ..Choices::new(args.how.method)
     }
-    .with_connections(args.connections as usize)
-    .for_machine(target);
-    plan::build(target, &rec, &choices)
+    .with_connections(args.connections as usize);
+    plan::make(target, &rec, &choices)
         .map(|plan| (plan, linux, Some(facts)))
         .map_err(|e| {
             failed(
@@ -300,7 +299,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
                 tf(lang, "cli_plan", &[("plan", &describe(&plan, lang))])
             );
             for (i, s) in plan.steps.iter().enumerate() {
-                println!("  {}. {}", i + 1, super::plain::step_title(lang, s.name()));
+                println!("  {}. {}", i + 1, super::plain::step_title(lang, s.kind()));
             }
             for n in &plan.notes {
                 println!("  {}", note(n, lang));

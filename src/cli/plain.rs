@@ -7,7 +7,7 @@ use cuda_setup_core::cudnn::CudnnError;
 use cuda_setup_core::i18n::{Lang, render, t, tf};
 use cuda_setup_core::message::Message;
 use cuda_setup_core::run::Failure;
-use cuda_setup_core::steps::StepError;
+use cuda_setup_core::steps::{StepError, StepKind};
 
 /// The three lines of a failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,8 +32,8 @@ impl Said {
 }
 
 /// A step's name in words, as the wizard names it (never the raw `set_env`).
-pub fn step_title(lang: Lang, name: &str) -> String {
-    t(lang, cuda_setup_core::steps::title_key(name))
+pub fn step_title(lang: Lang, kind: StepKind) -> String {
+    t(lang, cuda_setup_core::steps::title_key(kind))
 }
 
 /// A step's (or a download's) failure: the kind's sentence with its parameters, and the
@@ -87,7 +87,7 @@ pub fn cudnn(e: &CudnnError, lang: Lang) -> Said {
         | CudnnError::InUse { .. }
         | CudnnError::DiskFull { .. }
         | CudnnError::Io { .. }
-        | CudnnError::Busy(_) => failure(&Failure::of("cudnn", &StepError::Cudnn(e.clone())), lang),
+        | CudnnError::Busy(_) => failure(&Failure::command(&StepError::Cudnn(e.clone())), lang),
     }
 }
 
@@ -102,10 +102,7 @@ pub fn download(e: &cuda_setup_core::download::DownloadError, lang: Lang) -> Sai
             cuda_setup_core::error::chain(e),
         );
     }
-    failure(
-        &Failure::of("download", &StepError::Download(e.clone())),
-        lang,
-    )
+    failure(&Failure::command(&StepError::Download(e.clone())), lang)
 }
 
 #[cfg(test)]
@@ -213,7 +210,7 @@ mod tests {
             StepError::env("cannot set CUDA_PATH", std::io::Error::other("registry")),
         ];
         for e in &errors {
-            let said = failure(&Failure::of("install_toolkit", e), Lang::Zh);
+            let said = failure(&Failure::of(StepKind::InstallToolkit, e), Lang::Zh);
             assert!(has_han(&said.error) && has_han(&said.hint), "{said:?}");
             for s in [&said.error, &said.hint] {
                 assert!(

@@ -88,7 +88,7 @@ fn print_findings(findings: &[Finding], lang: Lang) {
                         &steps
                             .iter()
                             // In words, as the wizard names the steps.
-                            .map(|s| super::plain::step_title(lang, s.name()))
+                            .map(|s| super::plain::step_title(lang, s.kind()))
                             .collect::<Vec<_>>()
                             .join(", ")
                     )]

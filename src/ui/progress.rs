@@ -8,7 +8,7 @@ use cuda_setup_core::download::Cancel;
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::plan::Plan;
 use cuda_setup_core::run::{RunEvent, RunReport};
-use cuda_setup_core::steps::StepEvent;
+use cuda_setup_core::steps::{StepEvent, StepKind};
 
 use super::fixes::{self, Here};
 use super::job::{Job, Status};
@@ -27,7 +27,7 @@ pub enum StepState {
 
 #[derive(Debug, Clone)]
 pub struct StepRow {
-    pub name: &'static str,
+    pub name: StepKind,
     pub state: StepState,
     pub progress: Option<(u64, Option<u64>, f64, Option<f64>)>,
     pub detail: String,
@@ -42,9 +42,9 @@ pub struct RunView {
     job: Job<Box<RunReport>>,
 }
 
-/// The translated title of a step (`StepEvent` names, as `Step::name` gives them).
-pub fn step_title(lang: Lang, name: &str) -> String {
-    t(lang, cuda_setup_core::steps::title_key(name))
+/// The translated title of a step.
+pub fn step_title(lang: Lang, kind: StepKind) -> String {
+    t(lang, cuda_setup_core::steps::title_key(kind))
 }
 
 impl RunView {
@@ -55,7 +55,7 @@ impl RunView {
                 .steps
                 .iter()
                 .map(|s| StepRow {
-                    name: s.name(),
+                    name: s.kind(),
                     state: StepState::Waiting,
                     progress: None,
                     detail: String::new(),
@@ -193,7 +193,7 @@ impl RunView {
                     StepState::Running => (Tone::Info, t(lang, "ui_state_running")),
                     // Checks change nothing by nature; elsewhere it means "already there".
                     StepState::Done { changed: false }
-                        if s.name != "preflight" && s.name != "verify" =>
+                        if !matches!(s.name, StepKind::Preflight | StepKind::Verify) =>
                     {
                         (Tone::Ok, t(lang, "ui_state_nothing_to_do"))
                     }
@@ -278,7 +278,7 @@ pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &cuda_setup_core::run::Failur
             RichText::new(tf(
                 lang,
                 "ui_step_failed",
-                &[("step", &step_title(lang, f.step))],
+                &[("step", &t(lang, f.step_title_key()))],
             ))
             .strong(),
         );

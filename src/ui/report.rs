@@ -201,7 +201,7 @@ pub fn diagnostics(session: &Session) -> String {
     }
     if let Some(r) = &session.install().run().report() {
         let outcome = match &r.failure {
-            Some(f) => format!("{} {}: {}", t(lang, "ui_failed"), f.step, f.error),
+            Some(f) => format!("{} {}: {}", t(lang, "ui_failed"), f.step_name(), f.error),
             None if r.cancelled => t(lang, "ui_state_cancelled"),
             None => t(lang, "ui_state_done"),
         };

@@ -381,7 +381,7 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
         )),
         Command::PlanCudnnDownload { pick, choices } => {
             let r = plan::cudnn_download(&env.target, &pick, &choices)
-                .map_err(|e| Box::new(Failure::of_plan(StepKind::DownloadCudnn.as_str(), &e)));
+                .map_err(|e| Box::new(Failure::of_plan(StepKind::DownloadCudnn, &e)));
             out.send(Event::CudnnPlanned(r.map(Box::new)));
         }
         Command::UninstallCudnn { toolkit_dir } => {
@@ -497,10 +497,9 @@ fn monitored<T>(out: &Outbox, f: impl FnOnce() -> T) -> T {
 }
 
 fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Prepared>, String> {
-    // vswhere runs a process: here, not on the UI thread.
-    let choices = &choices.clone().for_machine(&env.target);
+    // The plan's look-ups (checksums, vswhere) run here, not on the UI thread.
     let plan =
-        plan::build(&env.target, rec, choices).map_err(|e| cuda_setup_core::error::chain(&e))?;
+        plan::make(&env.target, rec, choices).map_err(|e| cuda_setup_core::error::chain(&e))?;
     let ahead = preflight::ahead(&env.target, &plan.steps);
     Ok(Box::new(Prepared {
         plan,

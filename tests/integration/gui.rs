@@ -23,6 +23,7 @@ use cuda_setup_core::detect::Deadlines;
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{Goal, GpuFact};
+use cuda_setup_core::steps::StepKind;
 use cuda_setup_core::verify::{SmokeOptions, Status};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -266,7 +267,7 @@ fn first_time_developer_setup_through_every_page() {
     settle(&mut h);
     let r = h.state().session.install().run().report().cloned().unwrap();
     assert!(r.ok(), "{:?}", r.failure);
-    let names: Vec<&str> = h
+    let names: Vec<StepKind> = h
         .state()
         .session
         .install()
@@ -278,11 +279,11 @@ fn first_time_developer_setup_through_every_page() {
     assert_eq!(
         names,
         [
-            "preflight",
-            "download_toolkit",
-            "install_toolkit",
-            "configure_env",
-            "verify"
+            StepKind::Preflight,
+            StepKind::DownloadToolkit,
+            StepKind::InstallToolkit,
+            StepKind::ConfigureEnv,
+            StepKind::Verify
         ]
     );
     assert!(has(&h, "Download the CUDA toolkit") && has(&h, "Set the environment variables"));
@@ -728,7 +729,7 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
     settle(&mut h);
     let r = h.state().session.install().run().report().cloned().unwrap();
     assert!(r.ok(), "{:?}", r.failure);
-    let names: Vec<&str> = h
+    let names: Vec<StepKind> = h
         .state()
         .session
         .install()
@@ -737,7 +738,7 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
         .iter()
         .map(|s| s.name)
         .collect();
-    assert!(names.contains(&"assemble_toolkit"), "{names:?}");
+    assert!(names.contains(&StepKind::AssembleToolkit), "{names:?}");
     assert!(has(&h, "Unpack the toolkit wheels"));
     let tk = m
         .root()
@@ -781,7 +782,10 @@ fn a_failed_nvidia_download_offers_the_wheels() {
     wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);
     let r = h.state().session.install().run().report().cloned().unwrap();
-    assert_eq!(r.failure.as_ref().map(|f| f.step), Some("download_toolkit"));
+    assert_eq!(
+        r.failure.as_ref().and_then(|f| f.step),
+        Some(StepKind::DownloadToolkit)
+    );
     // The mirror has no such file and NVIDIA's server cannot be reached.
     assert_eq!(
         r.failure.as_ref().map(|f| f.kind),
@@ -941,7 +945,7 @@ fn a_panic_in_a_step_shows_the_failure_and_back_works() {
     assert_eq!(
         (f.step, f.kind),
         (
-            "download_toolkit",
+            Some(StepKind::DownloadToolkit),
             cuda_setup_core::steps::FailureKind::Internal
         )
     );

@@ -17,7 +17,7 @@ use cuda_setup::ui::{App, Options, Page};
 use cuda_setup_core::compat::Os;
 use cuda_setup_core::i18n::{Lang, t, tf};
 use cuda_setup_core::recommend::Goal;
-use cuda_setup_core::steps::FailureKind;
+use cuda_setup_core::steps::{FailureKind, StepKind};
 use cuda_setup_core::target::Target;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -171,7 +171,7 @@ fn walk_to_prepare(
 }
 
 /// The names of the prepared plan's steps.
-fn plan_steps(h: &Harness<'_, App>) -> Vec<&'static str> {
+fn plan_steps(h: &Harness<'_, App>) -> Vec<StepKind> {
     h.state()
         .session
         .prepare()
@@ -179,7 +179,7 @@ fn plan_steps(h: &Harness<'_, App>) -> Vec<&'static str> {
         .unwrap()
         .steps
         .iter()
-        .map(|s| s.name())
+        .map(|s| s.kind())
         .collect()
 }
 
@@ -189,18 +189,25 @@ fn start_install(h: &mut Harness<'_, App>, lang: Lang) {
     let steps = plan_steps(h);
     assert_eq!(
         steps[..3],
-        ["preflight", "download_driver", "install_driver"]
+        [
+            StepKind::Preflight,
+            StepKind::DownloadDriver,
+            StepKind::InstallDriver
+        ]
     );
     // Listed in the plan's order, numbered as Install numbers them: the driver right
     // after the pre-flight checks.
-    assert!(has(h, &format!("1. {}", step_title(lang, "preflight"))));
     assert!(has(
         h,
-        &format!("2. {}", step_title(lang, "download_driver"))
+        &format!("1. {}", step_title(lang, StepKind::Preflight))
     ));
     assert!(has(
         h,
-        &format!("3. {}", step_title(lang, "install_driver"))
+        &format!("2. {}", step_title(lang, StepKind::DownloadDriver))
+    ));
+    assert!(has(
+        h,
+        &format!("3. {}", step_title(lang, StepKind::InstallDriver))
     ));
     assert!(has(h, &t(lang, "ui_checks_passed_driver_first")));
     assert!(!has(
@@ -225,7 +232,7 @@ fn log_has(h: &Harness<'_, App>, end: &str) -> bool {
         .any(|l| l.ends_with(end))
 }
 
-fn state_of(h: &Harness<'_, App>, name: &str) -> StepState {
+fn state_of(h: &Harness<'_, App>, name: StepKind) -> StepState {
     h.state()
         .session
         .install()
@@ -251,7 +258,7 @@ fn no_driver_the_wizard_installs_it_first_for_either_goal() {
 
         let r = h.state().session.install().run().report().cloned().unwrap();
         assert!(r.ok() && !r.restart_pending, "{goal:?}: {:?}", r.failure);
-        let rows: Vec<&str> = h
+        let rows: Vec<StepKind> = h
             .state()
             .session
             .install()
@@ -261,7 +268,7 @@ fn no_driver_the_wizard_installs_it_first_for_either_goal() {
             .map(|s| s.name)
             .collect();
         assert_eq!(rows, steps, "a progress row per step, in the plan's order");
-        for name in ["download_driver", "install_driver"] {
+        for name in [StepKind::DownloadDriver, StepKind::InstallDriver] {
             assert_eq!(
                 state_of(&h, name),
                 StepState::Done { changed: true },
@@ -345,14 +352,17 @@ fn a_restart_pauses_the_wizard_and_a_new_window_continues_after_the_driver() {
         r.restart_pending && r.reboot_required && r.failure.is_none(),
         "{r:?}"
     );
-    let driver_at = steps.iter().position(|n| *n == "install_driver").unwrap();
+    let driver_at = steps
+        .iter()
+        .position(|n| *n == StepKind::InstallDriver)
+        .unwrap();
     assert_eq!(
-        state_of(&h, "install_driver"),
+        state_of(&h, StepKind::InstallDriver),
         StepState::Done { changed: true }
     );
     for name in &steps[driver_at + 1..] {
         assert_eq!(
-            state_of(&h, name),
+            state_of(&h, *name),
             StepState::Waiting,
             "{name} ran before the restart"
         );
@@ -406,10 +416,10 @@ fn a_restart_pauses_the_wizard_and_a_new_window_continues_after_the_driver() {
         .map(|n| n.rect().top())
         .fold(f32::INFINITY, f32::min);
     assert!(
-        (top(&h, &step_title(lang, "preflight")) - tick).abs() < 12.0,
+        (top(&h, &step_title(lang, StepKind::Preflight)) - tick).abs() < 12.0,
         "the first done row is the pre-flight"
     );
-    for name in ["download_driver", "install_driver"] {
+    for name in [StepKind::DownloadDriver, StepKind::InstallDriver] {
         assert!(has(&h, &step_title(lang, name)));
     }
     assert!(!h.state_mut().can_next(), "Next waits for the rest");
@@ -423,11 +433,11 @@ fn a_restart_pauses_the_wizard_and_a_new_window_continues_after_the_driver() {
     settle(&mut h);
     assert!(h.state().session.install().finished());
     for name in &steps[..=driver_at] {
-        assert_eq!(state_of(&h, name), StepState::DoneBefore, "{name}");
+        assert_eq!(state_of(&h, *name), StepState::DoneBefore, "{name}");
     }
     for name in &steps[driver_at + 1..] {
         assert!(
-            matches!(state_of(&h, name), StepState::Done { .. }),
+            matches!(state_of(&h, *name), StepState::Done { .. }),
             "{name}"
         );
     }
@@ -455,19 +465,19 @@ fn an_unsigned_driver_is_refused_in_plain_chinese_and_never_run() {
     let f = r.failure.clone().expect("the run failed");
     assert_eq!(
         (f.step, f.kind),
-        ("install_driver", FailureKind::DriverSignature)
+        (Some(StepKind::InstallDriver), FailureKind::DriverSignature)
     );
     assert_eq!(
-        state_of(&h, "download_driver"),
+        state_of(&h, StepKind::DownloadDriver),
         StepState::Done { changed: true }
     );
-    assert_eq!(state_of(&h, "install_driver"), StepState::Failed);
+    assert_eq!(state_of(&h, StepKind::InstallDriver), StepState::Failed);
     assert!(!driver_log(&m).exists(), "the unsigned installer ran");
 
     let title = tf(
         lang,
         "ui_step_failed",
-        &[("step", &step_title(lang, "install_driver"))],
+        &[("step", &step_title(lang, StepKind::InstallDriver))],
     );
     assert!(has(&h, &title), "{title}");
     assert_eq!(
@@ -494,7 +504,7 @@ fn installing_the_driver_myself_leaves_it_out_and_prepare_amber() {
         let mut h = walk_to_prepare(&m, lang, goal, true);
         let steps = plan_steps(&h);
         assert!(
-            !steps.contains(&"download_driver") && !steps.contains(&"install_driver"),
+            !steps.contains(&StepKind::DownloadDriver) && !steps.contains(&StepKind::InstallDriver),
             "{steps:?}"
         );
         assert!(
@@ -540,7 +550,7 @@ fn the_pytorch_goal_also_waits_for_the_restart_then_goes_on_to_pytorch() {
     let m = machine(REBOOT, Some("NVIDIA Corporation"));
     let mut h = walk_to_prepare(&m, lang, Goal::Pytorch, false);
     let steps = plan_steps(&h);
-    assert_eq!(steps.last(), Some(&"install_driver"), "{steps:?}");
+    assert_eq!(steps.last(), Some(&StepKind::InstallDriver), "{steps:?}");
     start_install(&mut h, lang);
     wait(&mut h, "install", |a| !a.session.install().run().running());
     settle(&mut h);

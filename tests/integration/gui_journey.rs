@@ -167,7 +167,10 @@ fn no_driver_puts_the_driver_first_on_every_page() {
         settle(&mut h);
         assert!(h.state().session.prepare().ready());
         if planned {
-            let first = cuda_setup::ui::progress::step_title(lang, "download_driver");
+            let first = cuda_setup::ui::progress::step_title(
+                lang,
+                cuda_setup_core::steps::StepKind::DownloadDriver,
+            );
             // Right after the pre-flight checks, as the run does it.
             assert!(has(&h, &format!("2. {first}")), "the driver's step first");
             assert!(h.state().session.steps().contains(&Page::Install));
@@ -351,7 +354,7 @@ fn pytorch_plan(o: &Options) -> Plan {
             method: Method::Installer,
         },
     );
-    plan::build(&o.target, &rec, &Choices::new(Method::Installer)).unwrap()
+    plan::make(&o.target, &rec, &Choices::new(Method::Installer)).unwrap()
 }
 
 #[test]

@@ -17,6 +17,7 @@ use crate::ui::widgets::{self, Tone};
 use cuda_setup_core::i18n;
 use cuda_setup_core::recommend::{DriverAction, Goal};
 use cuda_setup_core::repair::Severity;
+use cuda_setup_core::steps::StepKind;
 use cuda_setup_core::verify::Status;
 use cuda_setup_core::verify::verdict::{Cause, cause_text};
 
@@ -201,10 +202,10 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
     // A repair has no goal of its own: every layer counts there.
     let pytorch_only = session.goal == Goal::Pytorch && session.mode == Mode::Setup;
     let run = &session.install().run();
-    let step = |names: &[&str], want: fn(StepState) -> bool| {
+    let step = |kinds: &[StepKind], want: fn(StepState) -> bool| {
         run.steps()
             .iter()
-            .any(|s| names.contains(&s.name) && want(s.state))
+            .any(|s| kinds.contains(&s.name) && want(s.state))
     };
     let done = |s: StepState| matches!(s, StepState::Done { .. } | StepState::DoneBefore);
     let failed = |s: StepState| s == StepState::Failed;
@@ -214,9 +215,9 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
     let facts = session.facts();
     let mut out = Vec::new();
 
-    let driver = if step(&["install_driver"], done) {
+    let driver = if step(&[StepKind::InstallDriver], done) {
         (Tone::Ok, t(lang, "ui_layer_driver_installed"))
-    } else if step(&["install_driver"], failed) {
+    } else if step(&[StepKind::InstallDriver], failed) {
         failed_state()
     } else {
         let advice = session.recommendation().map(|r| &r.driver);
@@ -249,7 +250,7 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
     };
     out.push((driver, "ui_layer_driver"));
 
-    let toolkit_steps = ["install_toolkit", "assemble_toolkit"];
+    let toolkit_steps = [StepKind::InstallToolkit, StepKind::AssembleToolkit];
     let toolkit = if step(&toolkit_steps, done) {
         let dir = session
             .toolkit_dir()
@@ -289,9 +290,9 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
     };
     out.push((cudnn, "ui_page_cudnn"));
 
-    let env = if step(&["configure_env"], done) {
+    let env = if step(&[StepKind::ConfigureEnv], done) {
         (Tone::Ok, t(lang, "ui_layer_env_set"))
-    } else if step(&["configure_env"], failed) {
+    } else if step(&[StepKind::ConfigureEnv], failed) {
         failed_state()
     } else if session
         .repair()
@@ -403,7 +404,7 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
         let row = row_of(p.layer);
         // A driver this run installed waits for its restart: detection cannot see it yet,
         // and the row says what happened.
-        if p.layer == Layer::Driver && step(&["install_driver"], done) {
+        if p.layer == Layer::Driver && step(&[StepKind::InstallDriver], done) {
             continue;
         }
         let ((shown, state), _) = &mut out[row];

@@ -15,6 +15,7 @@ use crate::ui::session::{Action, Session, Settings};
 use crate::ui::text::{msg, t};
 use crate::ui::widgets::{self, Tone};
 use cuda_setup_core::recommend::{Goal, Method, MethodFacts, method_advice};
+use cuda_setup_core::steps::StepKind;
 
 #[derive(Default)]
 pub struct State;
@@ -160,20 +161,20 @@ fn resumed(session: &Session, ui: &mut Ui) {
     let Some(plan) = session.prepare().plan() else {
         return;
     };
-    let names: Vec<&str> = plan.steps.iter().map(|s| s.name()).collect();
+    let kinds: Vec<StepKind> = plan.steps.iter().map(|s| s.kind()).collect();
     // Everything up to the driver's install ran before the restart.
-    let done_until = names
+    let done_until = kinds
         .iter()
-        .rposition(|n| *n == "install_driver")
+        .rposition(|k| *k == StepKind::InstallDriver)
         .map_or(0, |i| i + 1);
-    for (i, name) in names.iter().enumerate() {
+    for (i, &kind) in kinds.iter().enumerate() {
         ui.horizontal(|ui| {
             if i < done_until {
                 widgets::badge(ui, Tone::Ok, &t(lang, "ui_step_done"));
             } else {
                 widgets::badge(ui, Tone::Pending, &t(lang, "ui_step_next"));
             }
-            ui.label(step_title(lang, name));
+            ui.label(step_title(lang, kind));
         });
     }
 }
@@ -185,7 +186,7 @@ fn offer_wheels(session: &Session, ui: &mut Ui) -> Vec<Action> {
         .run()
         .report()
         .and_then(|r| r.failure.as_ref())
-        .is_some_and(|f| f.step == "download_toolkit");
+        .is_some_and(|f| f.step == Some(StepKind::DownloadToolkit));
     if !failed_download || session.settings.method == Method::Wheels {
         return Vec::new();
     }

@@ -102,7 +102,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
             // In the plan's own order (the driver comes right after the pre-flight
             // checks), numbered as the Install page numbers them.
             for (i, step) in p.plan.steps.iter().enumerate() {
-                ui.label(format!("{}. {}", i + 1, step_title(lang, step.name())));
+                ui.label(format!("{}. {}", i + 1, step_title(lang, step.kind())));
             }
             if p.plan.goal == Goal::Developer {
                 ui.label(RichText::new(t(lang, "ui_plan_cudnn_later")).weak());

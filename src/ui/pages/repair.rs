@@ -71,7 +71,7 @@ fn fix_step(lang: Lang, step: &Step) -> String {
             value: Some(v),
         } => tf(lang, "ui_fix_set_env", &[("name", name), ("value", v)]),
         Step::SetEnv { name, value: None } => tf(lang, "ui_fix_unset_env", &[("name", name)]),
-        s => step_title(lang, s.name()),
+        s => step_title(lang, s.kind()),
     }
 }
 

@@ -125,7 +125,7 @@ impl Cudnn {
 
 /// A job the user cancelled, as its failure.
 pub(super) fn cancelled(step: StepKind) -> Box<Failure> {
-    Box::new(Failure::of(step.as_str(), &StepError::Cancelled))
+    Box::new(Failure::of(step, &StepError::Cancelled))
 }
 
 /// A run's failure, or (a run that stopped without one) the user's cancel.
@@ -267,10 +267,7 @@ impl Session {
                         .and_then(|m| m.transpose())
                         .map(|m| {
                             m.map(Box::new).map_err(|e| {
-                                Box::new(Failure::of(
-                                    StepKind::InstallCudnn.as_str(),
-                                    &StepError::Cudnn(e),
-                                ))
+                                Box::new(Failure::of(StepKind::InstallCudnn, &StepError::Cudnn(e)))
                             })
                         })
                         .unwrap_or_else(|| Err(failure(&r, StepKind::InstallCudnn)))
@@ -306,12 +303,9 @@ impl Session {
         if changed {
             self.cudnn.install = Job::Idle;
         }
-        self.cudnn.undo.finish(r.map_err(|e| {
-            Box::new(Failure::of(
-                StepKind::InstallCudnn.as_str(),
-                &StepError::Cudnn(e),
-            ))
-        }));
+        self.cudnn.undo.finish(
+            r.map_err(|e| Box::new(Failure::of(StepKind::InstallCudnn, &StepError::Cudnn(e)))),
+        );
         if changed {
             return self.detect_again();
         }

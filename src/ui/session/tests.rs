@@ -41,7 +41,7 @@ fn prepared(s: &mut Session) {
         panic!("one Prepare command");
     };
     assert!(s.prepare().running());
-    let plan = cuda_setup_core::plan::build(&s.opts.target, rec, choices).unwrap();
+    let plan = cuda_setup_core::plan::make(&s.opts.target, rec, choices).unwrap();
     s.on_event(Event::Prepared(Ok(Box::new(Prepared {
         plan,
         inputs: None,

@@ -25,7 +25,7 @@ pub fn run_facts<'a>(runs: impl IntoIterator<Item = &'a RunReport>) -> RunFacts 
         let driver = r
             .steps
             .iter()
-            .any(|s| s.name == StepKind::InstallDriver.as_str() && s.changed);
+            .any(|s| s.name == StepKind::InstallDriver && s.changed);
         f.driver_installed |= driver;
         f.restart_pending |=
             r.failure.is_none() && (r.restart_pending || (driver && r.reboot_required));

@@ -16,7 +16,7 @@ use crate::error::chain;
 use crate::log::RunLog;
 use crate::plan::Plan;
 use crate::state_file::{self, Rejected};
-use crate::steps::{self, Ctx, FailureKind, StepEvent, StepOutcome};
+use crate::steps::{self, Ctx, FailureKind, StepEvent, StepKind, StepOutcome};
 use crate::target::Target;
 
 #[derive(Debug, Clone, Serialize)]
@@ -24,7 +24,7 @@ use crate::target::Target;
 pub enum RunEvent {
     Started {
         index: usize,
-        name: &'static str,
+        name: StepKind,
     },
     Step {
         index: usize,
@@ -32,13 +32,13 @@ pub enum RunEvent {
     },
     Finished {
         index: usize,
-        name: &'static str,
+        name: StepKind,
         outcome: StepOutcome,
         skipped: bool,
     },
     Failed {
         index: usize,
-        name: &'static str,
+        name: StepKind,
         kind: FailureKind,
         /// The error with its causes ([`chain`]).
         error: String,
@@ -63,7 +63,7 @@ pub enum StepStatus {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct StepReport {
-    pub name: &'static str,
+    pub name: StepKind,
     pub status: StepStatus,
     pub changed: bool,
     /// What the step did (English), or the error that stopped it.
@@ -92,7 +92,10 @@ pub struct RunReport {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Failure {
-    pub step: &'static str,
+    /// The step that failed; None: no step of a plan — the executor itself (in JSON
+    /// `"run"`, as before), or a command's own work (`download`, `cudnn`).
+    #[serde(serialize_with = "step_or_run")]
+    pub step: Option<StepKind>,
     /// `StepError::kind`: what went wrong, as a stable word.
     pub kind: FailureKind,
     /// The error with its causes, in English ([`chain`]).
@@ -113,18 +116,27 @@ impl Failure {
         let e = steps::StepError::Internal {
             message: message.to_string(),
         };
-        Failure::of("run", &e)
+        Failure::command(&e)
     }
 
-    /// A failure outside a plan's run (the wizard's cuDNN page, the CLI's `download` and
-    /// `cudnn`): the same kind, words and parameters as a step's.
-    pub fn of(step: &'static str, e: &steps::StepError) -> Failure {
-        Failure::in_plan(step, e, None)
+    /// A failure outside a plan's run (the wizard's cuDNN page) in the step it stands for:
+    /// the same kind, words and parameters as a step's.
+    pub fn of(step: StepKind, e: &steps::StepError) -> Failure {
+        Failure {
+            step: Some(step),
+            ..Failure::command(e)
+        }
+    }
+
+    /// A command's own failure, no step of a plan (the CLI's `download` and `cudnn`): the
+    /// same kind, words and parameters as a step's.
+    pub fn command(e: &steps::StepError) -> Failure {
+        Failure::in_plan(None, e, None)
     }
 
     /// A step's failure; the plan gives what a full drive needs when the step does not
     /// know.
-    fn in_plan(step: &'static str, e: &steps::StepError, plan: Option<&Plan>) -> Failure {
+    fn in_plan(step: Option<StepKind>, e: &steps::StepError, plan: Option<&Plan>) -> Failure {
         let params = failure_params(plan, e);
         // A full drive: how much to free, where it is known, says more than the error's own.
         let hint = match params.get("needed") {
@@ -144,18 +156,29 @@ impl Failure {
 
     /// A plan that could not be made for `step` (no hash for its file, a bad name in the
     /// tables, an unreadable bundle): the download failure it stands for.
-    pub fn of_plan(step: &'static str, e: &crate::plan::PlanError) -> Failure {
+    pub fn of_plan(step: StepKind, e: &crate::plan::PlanError) -> Failure {
         let kind = match e {
             crate::plan::PlanError::Wheels(w) => steps::StepError::Wheels(w.clone()).kind(),
             _ => FailureKind::DownloadOther,
         };
         Failure {
-            step,
+            step: Some(step),
             kind,
             error: chain(e),
             hint: e.hint(),
             params: BTreeMap::new(),
         }
+    }
+
+    /// The catalogue key of the failed step's title (the executor's own failure: "a
+    /// further step").
+    pub fn step_title_key(&self) -> &'static str {
+        self.step.map_or("ui_step_other", steps::title_key)
+    }
+
+    /// The stable word for where it failed: the step's name, or `run`.
+    pub fn step_name(&self) -> &'static str {
+        self.step.map_or("run", StepKind::as_str)
     }
 
     /// The plain-words sentence of what happened (`fail_<kind>`, with its parameters),
@@ -182,7 +205,7 @@ impl RunReport {
                 .steps
                 .iter()
                 .map(|s| StepReport {
-                    name: s.name(),
+                    name: s.kind(),
                     status: StepStatus::NotRun,
                     changed: false,
                     detail: String::new(),
@@ -365,7 +388,7 @@ fn check_plan(target: &Target, plan: &Plan, done: &[usize]) -> Result<(), String
             Step::RecoverToolkit { dir } | Step::CompleteToolkit { dir, .. } => folder(dir),
             Step::Preflight(_) | Step::InstallTorch { .. } | Step::SetEnv { .. } => Ok(()),
         };
-        r.map_err(|why| format!("step {i} ({}): {why}", step.name()))?;
+        r.map_err(|why| format!("step {i} ({}): {why}", step.kind()))?;
     }
     Ok(())
 }
@@ -521,14 +544,14 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
     let mut report = RunReport::not_run(plan, log_file.clone());
     if let Err(e) = &held {
         // Nothing ran: the failure is the first step's, which could not start.
-        let name = plan.steps.first().map_or("preflight", |s| s.name());
+        let name = plan.steps.first().map_or(StepKind::Preflight, |s| s.kind());
         let error = chain(e);
         log.line(&format!("not started: {error}"));
         if let Some(r) = report.steps.first_mut() {
             r.status = StepStatus::Failed;
             r.detail = error.clone();
         }
-        let failure = Failure::in_plan(name, e, Some(plan));
+        let failure = Failure::in_plan(Some(name), e, Some(plan));
         let _ = tx.send(RunEvent::Failed {
             index: 0,
             name,
@@ -612,7 +635,7 @@ impl Runner<'_> {
         report.steps[index].status = StepStatus::DoneBefore;
         let _ = self.tx.send(RunEvent::Finished {
             index,
-            name: self.plan.steps[index].name(),
+            name: self.plan.steps[index].kind(),
             outcome: StepOutcome {
                 changed: false,
                 detail: crate::msg!("step_done_earlier"),
@@ -632,7 +655,7 @@ impl Runner<'_> {
         feed: Feed,
     ) -> (Result<StepOutcome, steps::StepError>, u64) {
         let step = &self.plan.steps[index];
-        let name = step.name();
+        let name = step.kind();
         let log = self.log;
         let _ = self.tx.send(RunEvent::Started { index, name });
         log.line(&format!("step {index} {name}: started"));
@@ -649,7 +672,7 @@ impl Runner<'_> {
             emit: &emit,
         };
         let result = crate::panics::catch(|| {
-            crate::panics::test_hook(name);
+            crate::panics::test_hook(name.as_str());
             match (step, feed) {
                 (steps::Step::AssembleToolkit(spec), Feed::Wheels(s)) => {
                     steps::assemble_toolkit_streamed(spec, &ctx, Some(s))
@@ -683,7 +706,7 @@ impl Runner<'_> {
     ) -> Flow {
         let (plan, target, log) = (self.plan, self.target, self.log);
         let step = &plan.steps[index];
-        let name = step.name();
+        let name = step.kind();
         let r = &mut report.steps[index];
         r.elapsed_ms = elapsed_ms;
         match result {
@@ -728,7 +751,7 @@ impl Runner<'_> {
                 Flow::Stop
             }
             Err(e) => {
-                let failure = Failure::in_plan(name, &e, Some(plan));
+                let failure = Failure::in_plan(Some(name), &e, Some(plan));
                 let error = failure.error.clone();
                 log.line(&format!(
                     "step {index} {name}: FAILED: {error} (hint: {})",
@@ -767,6 +790,11 @@ fn english(m: &crate::message::Message) -> String {
         Some(raw) => format!("{text} ({})", raw.replace('\n', "; ")),
         None => text,
     }
+}
+
+/// `Failure::step` in JSON: the step's name, or `run` for the executor's own failure.
+fn step_or_run<S: serde::Serializer>(step: &Option<StepKind>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(step.map_or("run", StepKind::as_str))
 }
 
 fn failure_params(plan: Option<&Plan>, e: &steps::StepError) -> BTreeMap<&'static str, String> {
@@ -853,6 +881,38 @@ mod tests {
             &serde_json::to_string(plan).unwrap(),
             done,
             awaiting,
+        );
+    }
+
+    /// Step kinds are typed inside, and the report, its failure and the events keep the
+    /// JSON words scripts read (docs/cli.md): a step's name, and `run` for the executor's
+    /// own failure.
+    #[test]
+    fn reports_and_events_keep_the_step_names_in_json() {
+        let root = tempfile::tempdir().unwrap();
+        let target = Target::rooted(Os::Windows, root.path());
+        let p = plan(
+            &target,
+            vec![Step::SetEnv {
+                name: "CUDA_SETUP_A".into(),
+                value: None,
+            }],
+        );
+        let r = RunReport::crashed(&p, "gone");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["steps"][0]["name"], "set_env", "{json}");
+        assert_eq!(json["failure"]["step"], "run", "{json}");
+        assert_eq!(r.failure.as_ref().unwrap().step, None);
+        let f = Failure::of(StepKind::DownloadCudnn, &steps::StepError::Cancelled);
+        assert_eq!(serde_json::to_value(&f).unwrap()["step"], "download_cudnn");
+        assert_eq!(f.step_title_key(), "ui_step_download_cudnn");
+        let e = RunEvent::Started {
+            index: 0,
+            name: StepKind::InstallTorch,
+        };
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!({"type": "started", "index": 0, "name": "install_torch"})
         );
     }
 

@@ -249,7 +249,7 @@ pub(super) fn run(
                 report.steps[i].elapsed_ms = ms;
                 runner.log.line(&format!(
                     "step {i} {}: stopped with the downloads",
-                    plan.steps[i].name()
+                    plan.steps[i].kind()
                 ));
             }
             Ok(Some((r, ms))) => {
@@ -282,7 +282,7 @@ pub(super) fn run(
                     report.steps[c].elapsed_ms = ms;
                     runner.log.line(&format!(
                         "step {c} {}: stopped with the toolkit assembly",
-                        plan.steps[c].name()
+                        plan.steps[c].kind()
                     ));
                 }
                 // Its own failure (a refused archive) is the run's unless the assembly's

@@ -11,6 +11,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::message::Message;
+use crate::msg;
+
 /// `<state>/installer.json` while an installer of ours runs.
 const RECORD: &str = "installer.json";
 
@@ -94,7 +97,7 @@ pub fn run(
     use super::{StepError, StepEvent};
     let cmd = guarded(cmd);
     (ctx.emit)(StepEvent::Log {
-        line: super::running(&cmd),
+        line: running_line(&cmd),
     });
     let emit = ctx.emit;
     let mut job = None;
@@ -135,6 +138,16 @@ pub fn asks_for_restart(code: i32) -> bool {
     REBOOT_CODES
         .iter()
         .any(|&r| code == r || (cfg!(unix) && code == r % 256))
+}
+
+/// "running PROGRAM ARGS" for an installer about to start (its command line quoted as is).
+fn running_line(cmd: &std::process::Command) -> Message {
+    let mut line = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        line.push(' ');
+        line.push_str(&a.to_string_lossy());
+    }
+    msg!("step_running", command = line)
 }
 
 #[cfg(test)]

@@ -1,0 +1,80 @@
+//! The download step: one file through the download engine, its events as the step's.
+
+use crate::download::{self, DownloadError, Expected};
+use crate::msg;
+
+use super::{Ctx, DownloadSpec, StepError, StepEvent, StepOutcome};
+
+pub(super) fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome, StepError> {
+    let req = download::Request {
+        url: spec.url.clone(),
+        mirrors: spec.mirrors.clone(),
+        expected: Expected {
+            sha256: spec.sha256.clone(),
+            md5: spec.md5.clone(),
+            size: spec.size,
+        },
+        dest: spec.dest.clone(),
+        connections: spec.connections,
+        cache_dir: spec.cache_dir.clone(),
+        bundle_dirs: spec.bundle_dirs.clone(),
+        allow_http: !spec.mirrors.is_empty()
+            || !spec
+                .url
+                .starts_with("https://developer.download.nvidia.com"),
+    };
+    let reporter = download_reporter(ctx);
+    let opts = download::Options::default();
+    let o = if spec.what.may_lack_hash() {
+        download::download_signed(&req, &opts, &reporter, ctx.cancel)
+    } else {
+        download::download(&req, &opts, &reporter, ctx.cancel)
+    }
+    .map_err(|e| match e {
+        DownloadError::Cancelled => StepError::Cancelled,
+        e => StepError::Download(e),
+    })?;
+    let changed = matches!(
+        o.source,
+        download::Source::Network(_) | download::Source::Bundle(_) | download::Source::Cache(_)
+    );
+    // The driver has no checksum to verify: its signature is checked before it runs.
+    let detail = if spec.what.may_lack_hash() {
+        msg!(
+            "step_downloaded_signed",
+            path = o.path.display(),
+            size = crate::units::bytes(o.size)
+        )
+    } else {
+        msg!(
+            "step_downloaded",
+            path = o.path.display(),
+            size = crate::units::bytes(o.size)
+        )
+    };
+    Ok(StepOutcome {
+        changed,
+        detail: detail.with("bytes", o.size).with("sha256", o.sha256),
+        reboot_required: false,
+    })
+}
+
+/// The download engine's events as step events: progress, and a log line per source
+/// (its words from [`download::Event::message`]; a source's raw error a parameter).
+pub(super) fn download_reporter<'a>(
+    ctx: &'a Ctx<'a>,
+) -> impl Fn(download::Event) + Send + Sync + 'a {
+    move |e: download::Event| match e {
+        download::Event::Progress(p) => (ctx.emit)(StepEvent::Progress {
+            done: p.done,
+            total: p.total,
+            bytes_per_sec: p.bytes_per_sec,
+            eta_secs: p.eta_secs,
+        }),
+        e => {
+            if let Some(line) = e.message() {
+                (ctx.emit)(StepEvent::Log { line })
+            }
+        }
+    }
+}

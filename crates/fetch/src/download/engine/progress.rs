@@ -1,0 +1,99 @@
+//! Progress: the meter the workers feed, the ticker that reports it, and the watchdog
+//! that stops a transfer gone silent.
+
+use super::*;
+
+/// Progress accounting shared by workers and the ticker.
+pub(super) struct Meter {
+    pub(super) per_conn: Vec<AtomicU64>,
+    /// Every byte received in this run, never taken back (for the floor rate).
+    pub(super) received: AtomicU64,
+    pub(super) base: u64,
+    pub(super) total: Option<u64>,
+    pub(super) started: Instant,
+}
+
+impl Meter {
+    pub(super) fn snapshot(&self, window: &mut (Instant, u64), rate: &mut f64) -> Progress {
+        let per_connection: Vec<u64> = self
+            .per_conn
+            .iter()
+            .map(|a| a.load(Ordering::Relaxed))
+            .collect();
+        let fetched: u64 = per_connection.iter().sum();
+        let done = self.base + fetched;
+        let now = Instant::now();
+        let dt = now.duration_since(window.0).as_secs_f64();
+        if dt >= 0.2 {
+            let inst = (fetched - window.1) as f64 / dt;
+            // An exponential average: steady numbers on a bursty link.
+            *rate = if *rate == 0.0 {
+                inst
+            } else {
+                0.7 * *rate + 0.3 * inst
+            };
+            *window = (now, fetched);
+        } else if *rate == 0.0 {
+            *rate = fetched as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
+        }
+        let eta_secs = self
+            .total
+            .filter(|_| *rate > 0.0)
+            .map(|t| t.saturating_sub(done) as f64 / *rate);
+        Progress {
+            done,
+            total: self.total,
+            bytes_per_sec: *rate,
+            eta_secs,
+            per_connection,
+        }
+    }
+}
+
+/// Fails the source when it averages fewer than `opts.min_speed` bytes per second over
+/// `opts.min_speed_window` (a trickle never trips the per-read stall timeout); pending
+/// for ever when the floor is off.
+pub(super) async fn watchdog(meter: Arc<Meter>, url: &str, opts: &Options) -> DownloadError {
+    let window = opts.min_speed_window;
+    if opts.min_speed == 0 || window.is_zero() {
+        return std::future::pending().await;
+    }
+    let step = (window / 20).clamp(Duration::from_millis(20), Duration::from_secs(1));
+    // (when, bytes received by then): the oldest is about `window` ago.
+    let mut samples = std::collections::VecDeque::from([(
+        Instant::now(),
+        meter.received.load(Ordering::Relaxed),
+    )]);
+    loop {
+        tokio::time::sleep(step).await;
+        let now = Instant::now();
+        let got = meter.received.load(Ordering::Relaxed);
+        samples.push_back((now, got));
+        while samples.len() > 2 && now.duration_since(samples[1].0) >= window {
+            samples.pop_front();
+        }
+        let (t0, b0) = samples[0];
+        let span = now.duration_since(t0);
+        if span >= window {
+            let rate = got.saturating_sub(b0) as f64 / span.as_secs_f64();
+            if rate < opts.min_speed as f64 {
+                return DownloadError::TooSlow {
+                    url: url.into(),
+                    bytes_per_sec: rate as u64,
+                    floor: opts.min_speed,
+                    seconds: secs(span),
+                };
+            }
+        }
+    }
+}
+
+/// Emits a progress event every 250 ms until dropped.
+pub(super) async fn ticker(meter: Arc<Meter>, reporter: &dyn Reporter) {
+    let mut window = (Instant::now(), 0);
+    let mut rate = 0.0;
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        reporter.event(Event::Progress(meter.snapshot(&mut window, &mut rate)));
+    }
+}

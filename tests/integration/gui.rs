@@ -17,12 +17,12 @@ use std::time::{Duration, Instant};
 
 use cuda_setup::ui::fonts::FontSource;
 use cuda_setup::ui::progress::StepState;
-use cuda_setup::ui::{App, Mode, Options, Overrides, Page};
+use cuda_setup::ui::{App, Mode, Options, Page};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::detect::Deadlines;
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::platform::Host;
-use cuda_setup_core::recommend::{Goal, GpuFact};
+use cuda_setup_core::recommend::Goal;
 use cuda_setup_core::steps::StepKind;
 use cuda_setup_core::verify::{SmokeOptions, Status};
 use egui_kittest::Harness;
@@ -114,16 +114,7 @@ impl Machine {
             .collect();
         o.host = Host::sandbox(Os::Windows, &self.root(), env);
         o.lang = Some(lang);
-        o.overrides = Overrides {
-            gpus: vec![GpuFact {
-                name: Some("NVIDIA GeForce RTX 3060".into()),
-                compute_capability: "8.6".parse().unwrap(),
-            }],
-            driver: Some(Some("522.06".parse().unwrap())),
-            driver_cuda: None,
-            python: Some("3.11".parse().unwrap()),
-            no_gpu: false,
-        };
+        o.overrides = crate::support::machine::rtx_3060(Some("522.06"), "3.11");
         o.mirrors = vec![format!("http://{}", self.server.addr)];
         o.cuda = Some("11.8".parse().unwrap());
         o.python = Some(python_standin(&self.bin()));

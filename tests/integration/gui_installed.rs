@@ -16,12 +16,12 @@ use crate::gui::{click, harness, has, settle, wait};
 use crate::gui_journey::enter;
 use crate::support;
 use cuda_setup::ui::fonts::FontSource;
-use cuda_setup::ui::{App, Mode, Options, Overrides, Page};
+use cuda_setup::ui::{App, Mode, Options, Page};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::detect::Deadlines;
 use cuda_setup_core::i18n::{Lang, t, tf};
 use cuda_setup_core::platform::Host;
-use cuda_setup_core::recommend::{Goal, GpuFact};
+use cuda_setup_core::recommend::Goal;
 use cuda_setup_core::target::Target;
 
 /// Every text on the page (for a failing assertion's message).
@@ -71,16 +71,7 @@ fn options(root: &Path, bin: &Path, lang: Lang) -> Options {
     let env = [("PATH".to_string(), bin.display().to_string())].into();
     o.host = Host::sandbox(Os::Windows, root, env);
     o.lang = Some(lang);
-    o.overrides = Overrides {
-        gpus: vec![GpuFact {
-            name: Some("NVIDIA GeForce RTX 3060".into()),
-            compute_capability: "8.6".parse().unwrap(),
-        }],
-        driver: Some(Some("522.06".parse().unwrap())),
-        driver_cuda: None,
-        python: Some("3.11".parse().unwrap()),
-        no_gpu: false,
-    };
+    o.overrides = crate::support::machine::rtx_3060(Some("522.06"), "3.11");
     o.fonts = FontSource::EmbeddedOnly;
     o.file_dialogs = false;
     o.deadlines = Deadlines {

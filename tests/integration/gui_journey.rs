@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 use cuda_setup::ui::fonts::FontSource;
 use cuda_setup::ui::session::Action;
 use cuda_setup::ui::worker::{Event, JobId};
-use cuda_setup::ui::{App, Options, Overrides, Page};
+use cuda_setup::ui::{App, Options, Page};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::detect::Deadlines;
 use cuda_setup_core::i18n::{Lang, t};
 use cuda_setup_core::plan::{self, Choices, Method, Plan};
 use cuda_setup_core::platform::Host;
-use cuda_setup_core::recommend::{self, Facts, Goal, GpuFact, Request};
+use cuda_setup_core::recommend::{self, Facts, Goal, Request};
 use cuda_setup_core::run::{RunEvent, RunReport};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -38,16 +38,7 @@ fn options(root: &Path, os: Os, lang: Lang, driver: Option<&str>) -> Options {
         .collect();
     o.host = Host::sandbox(os, root, env);
     o.lang = Some(lang);
-    o.overrides = Overrides {
-        gpus: vec![GpuFact {
-            name: Some("NVIDIA GeForce RTX 3060".into()),
-            compute_capability: "8.6".parse().unwrap(),
-        }],
-        driver: Some(driver.map(|d| d.parse().unwrap())),
-        driver_cuda: None,
-        python: Some("3.12".parse().unwrap()),
-        no_gpu: false,
-    };
+    o.overrides = crate::support::machine::rtx_3060(driver, "3.12");
     o.fonts = FontSource::EmbeddedOnly;
     o.file_dialogs = false;
     o.deadlines = Deadlines {

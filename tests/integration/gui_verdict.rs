@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use cuda_setup::ui::fonts::FontSource;
 use cuda_setup::ui::session::Action;
 use cuda_setup::ui::worker::Event;
-use cuda_setup::ui::{App, Mode, Options, Overrides, Page};
+use cuda_setup::ui::{App, Mode, Options, Page};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::message::Message;
 use cuda_setup_core::platform::Host;
-use cuda_setup_core::recommend::{Goal, GpuFact};
+use cuda_setup_core::recommend::Goal;
 use cuda_setup_core::verify::build::BuildReport;
 use cuda_setup_core::verify::cuda::DeviceInfo;
 use cuda_setup_core::verify::doctor::{
@@ -48,16 +48,7 @@ pub(crate) fn options(root: &Path, lang: Lang, goal: Goal) -> Options {
     );
     o.lang = Some(lang);
     o.goal = Some(goal);
-    o.overrides = Overrides {
-        gpus: vec![GpuFact {
-            name: Some("NVIDIA GeForce RTX 3060".into()),
-            compute_capability: "8.6".parse().unwrap(),
-        }],
-        driver: Some(Some("560.94".parse().unwrap())),
-        driver_cuda: None,
-        python: Some("3.11".parse().unwrap()),
-        no_gpu: false,
-    };
+    o.overrides = crate::support::machine::rtx_3060(Some("560.94"), "3.11");
     o.python = Some(py);
     o.fonts = FontSource::EmbeddedOnly;
     o.file_dialogs = false;

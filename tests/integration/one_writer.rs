@@ -516,11 +516,10 @@ fn wait_is_offered_where_runs_change_things() {
 #[test]
 fn the_wizard_says_which_cuda_setup_holds_the_target() {
     use cuda_setup::ui::fonts::FontSource;
-    use cuda_setup::ui::{App, Options, Overrides};
+    use cuda_setup::ui::{App, Options};
     use cuda_setup_core::compat::{Os, Tables};
     use cuda_setup_core::i18n::Lang;
     use cuda_setup_core::platform::Host;
-    use cuda_setup_core::recommend::GpuFact;
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable;
 
@@ -533,16 +532,7 @@ fn the_wizard_says_which_cuda_setup_holds_the_target() {
         .collect();
     o.host = Host::sandbox(Os::Windows, &m.root(), env);
     o.lang = Some(Lang::En);
-    o.overrides = Overrides {
-        gpus: vec![GpuFact {
-            name: Some("NVIDIA GeForce RTX 3060".into()),
-            compute_capability: "8.6".parse().unwrap(),
-        }],
-        driver: Some(Some("522.06".parse().unwrap())),
-        driver_cuda: None,
-        python: Some("3.11".parse().unwrap()),
-        no_gpu: false,
-    };
+    o.overrides = crate::support::machine::rtx_3060(Some("522.06"), "3.11");
     o.mirrors = vec![format!("http://{}", m.server.addr)];
     o.cuda = Some("11.8".parse().unwrap());
     o.fonts = FontSource::EmbeddedOnly;

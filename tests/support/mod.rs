@@ -5,6 +5,8 @@ pub mod cli;
 pub mod cudnn_tar;
 pub mod cudnn_zip;
 pub mod elf;
+#[allow(dead_code)]
+pub mod machine;
 pub mod pe;
 #[cfg(unix)]
 pub mod python;

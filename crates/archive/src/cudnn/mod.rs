@@ -237,6 +237,16 @@ fn open(dir: &Path, create: bool) -> Result<places::Toolkit, CudnnError> {
     })
 }
 
+/// The CUDA version of the toolkit at `dir`, which must be one (a `bin` folder and a version).
+fn toolkit_of(dir: &Path) -> Result<Version, CudnnError> {
+    crate::toolkit_version::version_of(&Host::real(), dir, Duration::from_secs(20))
+        .filter(|_| dir.join("bin").is_dir())
+        .ok_or_else(|| CudnnError::NotAToolkit {
+            dir: dir.to_path_buf(),
+            detail: "no version.json, version.txt or bin/nvcc".into(),
+        })
+}
+
 /// Installs the cuDNN in `archive` into the toolkit at `dir`. A previous install by us
 /// is uninstalled first (its own transaction), so backups always hold the toolkit's files.
 pub fn install(
@@ -245,12 +255,7 @@ pub fn install(
     report: &(dyn Fn(Event) + Sync),
 ) -> Result<Manifest, CudnnError> {
     // (Before the lock: a folder that is no toolkit gets no lock file either.)
-    let toolkit = crate::toolkit_version::version_of(&Host::real(), dir, Duration::from_secs(20))
-        .filter(|_| dir.join("bin").is_dir())
-        .ok_or_else(|| CudnnError::NotAToolkit {
-            dir: dir.to_path_buf(),
-            detail: "no version.json, version.txt or bin/nvcc".into(),
-        })?;
+    let toolkit = toolkit_of(dir)?;
     let _lock = lock(dir, true)?;
     // (The lock lives in `.cuda-setup`: it existed unless the lock just made it.)
     let meta_existed = txn::meta(dir).exists() && !_lock.as_ref().is_some_and(|l| l.created_dir());
@@ -578,12 +583,7 @@ pub fn install_prestaged(
     report: &(dyn Fn(Event) + Sync),
 ) -> Result<Manifest, CudnnError> {
     let mut pre = pre;
-    let toolkit = crate::toolkit_version::version_of(&Host::real(), dir, Duration::from_secs(20))
-        .filter(|_| dir.join("bin").is_dir())
-        .ok_or_else(|| CudnnError::NotAToolkit {
-            dir: dir.to_path_buf(),
-            detail: "no version.json, version.txt or bin/nvcc".into(),
-        })?;
+    let toolkit = toolkit_of(dir)?;
     let _lock = lock(dir, true)?;
     let meta_existed = txn::meta(dir).exists() && !_lock.as_ref().is_some_and(|l| l.created_dir());
     let tk = open(dir, true)?;

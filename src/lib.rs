@@ -74,4 +74,43 @@ mod boundary {
             assert!(!text.contains("pages::"), "{} imports a page", p.display());
         }
     }
+
+    /// The wizard's worker runs commands and sends events: every rule about CUDA, cuDNN,
+    /// drivers or pip it applies is a core function's (#31: it had its own cuDNN check,
+    /// archive names and download). A rule would show as an OS test, a version or a file
+    /// name of NVIDIA's, or a pip argument.
+    #[test]
+    fn the_worker_holds_no_rule_about_cuda_cudnn_drivers_or_pip() {
+        let (_, text) = &code(&src("ui"))
+            .into_iter()
+            .find(|(p, _)| p.ends_with("worker.rs"))
+            .unwrap();
+        assert!(text.contains("fn execute"), "the scan found no worker");
+        for rule in [
+            "Os::",
+            "_cuda",
+            "cudnn-",
+            ".whl",
+            "archive.zip",
+            "--index-url",
+            "version_of",
+            "major()",
+            "split_whitespace",
+            "nvidia.com",
+            "Refusal::",
+        ] {
+            assert!(!text.contains(rule), "worker.rs decides something: {rule}");
+        }
+        let versions = text
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .filter(|lit| {
+                let mut parts = lit.split('.');
+                parts.clone().count() >= 2
+                    && parts.all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .collect::<Vec<_>>();
+        assert!(versions.is_empty(), "versions in worker.rs: {versions:?}");
+    }
 }

@@ -16,7 +16,7 @@ use cuda_setup_core::plan::{self, Choices, Plan};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{CudnnPick, Recommendation};
 use cuda_setup_core::run::{self, Failure, RunEvent};
-use cuda_setup_core::steps::{StepKind, preflight};
+use cuda_setup_core::steps::{self, StepKind, preflight};
 use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::{self, SmokeOptions, SmokeReport, doctor};
 use cuda_setup_core::version::Version;
@@ -462,7 +462,9 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                 linux_driver::advice_within(&env.host, minimum.as_ref(), last_branch).map(Box::new);
             out.send(Event::LinuxDriverAdvice { minimum, advice });
         }
-        Command::Restart { now } => out.send(Event::Restarting(restart(&env.target, now))),
+        Command::Restart { now } => {
+            out.send(Event::Restarting(steps::driver::restart(&env.target, now)))
+        }
         Command::Fix {
             overrides,
             findings,
@@ -507,32 +509,6 @@ fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Pre
         checks: ahead.checks,
         free: ahead.free,
     }))
-}
-
-/// After the driver, Windows must restart: cuda-setup is registered to open again at the
-/// next sign-in (the plan waits in the journal and resumes), then, with `now`, Windows
-/// restarts. A `--root` sandbox is not this machine: nothing is registered or restarted
-/// there, and the answer is as if it were.
-fn restart(target: &Target, now: bool) -> Result<bool, String> {
-    use cuda_setup_core::compat::Os;
-    if target.root.is_some() {
-        return Ok(now);
-    }
-    if target.os != Os::Windows {
-        return Err("only Windows restarts for its driver".into());
-    }
-    #[cfg(windows)]
-    {
-        use cuda_setup_core::platform::windows;
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        windows::reopen_after_restart(&exe).map_err(|e| e.to_string())?;
-        if now {
-            windows::restart_now().map_err(|e| cuda_setup_core::error::chain(&e))?;
-        }
-        Ok(now)
-    }
-    #[cfg(not(windows))]
-    Err("only Windows restarts for its driver".into())
 }
 
 /// The system's viewer for a file; nothing waits for it.

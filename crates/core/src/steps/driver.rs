@@ -27,6 +27,32 @@ pub struct InstallSpec {
     pub timeout_minutes: u64,
 }
 
+/// After the driver, Windows must restart: cuda-setup is registered to open again at the
+/// next sign-in (the plan waits in the journal and resumes), then, with `now`, Windows
+/// restarts. A `--root` sandbox is not this machine: nothing is registered or restarted
+/// there, and the answer is as if it were. The error is English, for details.
+pub fn restart(target: &Target, now: bool) -> Result<bool, String> {
+    use crate::compat::Os;
+    if target.root.is_some() {
+        return Ok(now);
+    }
+    if target.os != Os::Windows {
+        return Err("only Windows restarts for its driver".into());
+    }
+    #[cfg(windows)]
+    {
+        use crate::platform::windows;
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        windows::reopen_after_restart(&exe).map_err(|e| e.to_string())?;
+        if now {
+            windows::restart_now().map_err(|e| crate::error::chain(&e))?;
+        }
+        Ok(now)
+    }
+    #[cfg(not(windows))]
+    Err("only Windows restarts for its driver".into())
+}
+
 /// The driver the target has now, as detection sees it (NVML on a real machine; in a
 /// `--root` sandbox the driver package's INF under the root's DriverStore).
 pub fn installed(target: &Target) -> Option<Version> {

@@ -36,10 +36,14 @@ impl Screen for State {
         show(self, s, ui)
     }
 
-    /// Repair mode ends with setup's checks (the doctor on the detected torch, the smoke
-    /// test for developers), once per state of the machine: a fix clears their reports.
+    /// Repair mode ends with the checks that follow a run (`repair::checks_at_end`: the
+    /// doctor on the detected torch, the smoke test for developers), once per state of the
+    /// machine: a fix clears their reports.
     fn enter(&self, s: &Session) -> Vec<Action> {
-        let checked = s.torch().doctor().is_some() || s.torch().doctor_running();
+        let checked = s.torch().doctor().is_some()
+            || s.torch().doctor_running()
+            || s.verify().report().is_some()
+            || s.verify().running();
         if s.mode == Mode::Repair && !checked && !s.repair().checks_waiting() {
             vec![Action::CheckInstalled]
         } else {

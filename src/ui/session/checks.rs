@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use cuda_setup_core::monitor::Sample;
-use cuda_setup_core::recommend::Goal;
 use cuda_setup_core::verify::SmokeReport;
 use cuda_setup_core::verify::doctor::DoctorReport;
 
@@ -88,8 +87,21 @@ impl Session {
             self.torch.python = p.display().to_string();
         }
         self.verify = Verify::default();
-        self.repair.smoke_next = self.goal == Goal::Developer;
-        vec![self.start_doctor()]
+        // Which checks follow the fixes is the core's decision, the same as after
+        // `cuda-setup install` and `repair`: the doctor for PyTorch, the smoke test for a
+        // developer on this machine (its driver cannot be pointed into a sandbox), none
+        // after a fix that failed.
+        let runs = self.repair.fixed().map_or(&[][..], |f| f.runs.as_slice());
+        let on_machine = self.opts.target.root.is_none();
+        let checks = cuda_setup_core::repair::checks_at_end(self.goal, runs, on_machine);
+        self.repair.smoke_next = checks.doctor && checks.smoke;
+        if checks.doctor {
+            vec![self.start_doctor()]
+        } else if checks.smoke {
+            vec![self.start_smoke(self.installed_toolkit_dir())]
+        } else {
+            Vec::new()
+        }
     }
 
     pub(super) fn start_smoke(&mut self, cuda_dir: Option<PathBuf>) -> Command {

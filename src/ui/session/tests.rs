@@ -399,3 +399,30 @@ fn a_panic_in_each_job_ends_that_job_with_its_error_and_no_other() {
     assert!(s.torch().doctor().is_none() && !s.torch().doctor_running());
     assert!(s.cudnn().check().is_none() && !s.cudnn().validating());
 }
+
+/// Repair mode's end runs the checks the core picks for a run's end
+/// (`repair::checks_at_end`), as `cuda-setup install` and `repair` do: the doctor for the
+/// PyTorch goal; for a developer the smoke test, which a `--root` sandbox cannot run
+/// (the driver is this machine's), so nothing there.
+#[test]
+fn repair_modes_end_runs_the_checks_the_core_picks() {
+    let dir = tempfile::tempdir().unwrap();
+    for (goal, doctor) in [(Goal::Pytorch, true), (Goal::Developer, false)] {
+        let mut s = detected(dir.path());
+        s.apply(Action::SetMode(Mode::Repair));
+        s.apply(Action::ChooseGoal(goal));
+        let want = cuda_setup_core::repair::checks_at_end(goal, &[], false);
+        assert_eq!((want.doctor, want.smoke), (doctor, false), "{goal:?}");
+        let cmds = s.apply(Action::CheckInstalled);
+        assert_eq!(
+            matches!(cmds.as_slice(), [Command::Doctor { .. }]),
+            doctor,
+            "{goal:?}: {} commands",
+            cmds.len()
+        );
+        assert!(
+            !cmds.iter().any(|c| matches!(c, Command::Smoke { .. })),
+            "{goal:?}"
+        );
+    }
+}

@@ -133,6 +133,27 @@ impl Machine {
         };
         o
     }
+
+    /// The wizard's options when NVIDIA's installer cannot be had: the mirror answers 404
+    /// and NVIDIA's own URL is a loopback port nothing listens on (so the test never
+    /// reaches the real server, even on a machine that could).
+    pub(crate) fn options_nvidia_unreachable(&self, lang: Lang) -> Options {
+        self.server.set_fault(
+            INSTALLER,
+            Fault {
+                status: Some((404, 1000)),
+                ..Fault::default()
+            },
+        );
+        let mut o = self.options(lang);
+        let dead = crate::support::server::dead_base();
+        for r in &mut o.tables.toolkits.releases {
+            if let Some(i) = r.windows_local.as_mut() {
+                i.url = Some(format!("{dead}{INSTALLER}"));
+            }
+        }
+        o
+    }
 }
 
 pub(crate) fn harness(app: App) -> Harness<'static, App> {
@@ -742,22 +763,7 @@ fn the_wheels_method_from_the_choose_page_to_an_assembled_toolkit() {
 #[test]
 fn a_failed_nvidia_download_offers_the_wheels() {
     let m = Machine::new(windows_installer(0, 0));
-    m.server.set_fault(
-        INSTALLER,
-        Fault {
-            status: Some((404, 1000)),
-            ..Fault::default()
-        },
-    );
-    // NVIDIA's own URL behind the mirror: a loopback port nothing listens on, so the
-    // test never reaches the real server even on a machine that could.
-    let mut o = m.options(Lang::En);
-    let dead = crate::support::server::dead_base();
-    for r in &mut o.tables.toolkits.releases {
-        if let Some(i) = r.windows_local.as_mut() {
-            i.url = Some(format!("{dead}{INSTALLER}"));
-        }
-    }
+    let o = m.options_nvidia_unreachable(Lang::En);
     let mut h = harness(App::new(o));
     h.step();
     click(&mut h, "Next");

@@ -14,9 +14,8 @@ use cuda_setup_core::recommend::Goal;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 
-use super::gui::{Dropped, INSTALLER, Machine, click, harness, has, settle, wait};
+use super::gui::{Dropped, Machine, click, harness, has, settle, wait};
 use super::gui_walk::visible;
-use crate::support::server::Fault;
 use crate::support::standin::windows_installer;
 use crate::support::words::problem;
 
@@ -77,20 +76,7 @@ fn no_english_in_front(h: &Harness<'_, App>, raw: &[&str], log: &[String]) {
 #[test]
 fn a_failed_install_in_chinese_names_its_own_button_and_no_command_line_hint() {
     let m = Machine::new(windows_installer(0, 0));
-    m.server.set_fault(
-        INSTALLER,
-        Fault {
-            status: Some((404, 1000)),
-            ..Fault::default()
-        },
-    );
-    let mut o = m.options(Lang::Zh);
-    let dead = crate::support::server::dead_base();
-    for r in &mut o.tables.toolkits.releases {
-        if let Some(i) = r.windows_local.as_mut() {
-            i.url = Some(format!("{dead}{INSTALLER}"));
-        }
-    }
+    let o = m.options_nvidia_unreachable(Lang::Zh);
     let zh = |k| t(Lang::Zh, k);
     let mut h = harness(App::new(o));
     h.step();

@@ -237,6 +237,54 @@ fn open(dir: &Path, create: bool) -> Result<places::Toolkit, CudnnError> {
     })
 }
 
+/// What both installs hold from their start: the toolkit's version, its lock, and its
+/// `.cuda-setup` folder (recovered first) with this process's staging name.
+struct Begun {
+    toolkit: Version,
+    _lock: Option<crate::lock::Lock>,
+    /// `.cuda-setup` was there before us (else a failure removes it again).
+    meta_existed: bool,
+    tk: places::Toolkit,
+    staging_name: String,
+}
+
+impl Begun {
+    fn new(dir: &Path, report: &(dyn Fn(Event) + Sync)) -> Result<Begun, CudnnError> {
+        // (Before the lock: a folder that is no toolkit gets no lock file either.)
+        let toolkit = toolkit_of(dir)?;
+        let lock = lock(dir, true)?;
+        // (The lock lives in `.cuda-setup`: it existed unless the lock just made it.)
+        let meta_existed =
+            txn::meta(dir).exists() && !lock.as_ref().is_some_and(|l| l.created_dir());
+        let tk = open(dir, true)?;
+        if let Some(r) = txn::recover(&tk)? {
+            report(Event::Recovered(r));
+        }
+        Ok(Begun {
+            toolkit,
+            _lock: lock,
+            meta_existed,
+            tk,
+            staging_name: format!("staging-{}", std::process::id()),
+        })
+    }
+
+    fn meta(&self) -> Result<&crate::place::Dir, CudnnError> {
+        self.tk.meta_or_err()
+    }
+
+    /// Leaves no trace of this install: its staging, and `.cuda-setup` if we made it.
+    fn give_up(&self, e: CudnnError) -> CudnnError {
+        if let Ok(meta) = self.meta() {
+            let _ = meta.remove_all(&self.staging_name);
+        }
+        if !self.meta_existed {
+            let _ = self.tk.remove_meta();
+        }
+        e
+    }
+}
+
 /// The CUDA version of the toolkit at `dir`, which must be one (a `bin` folder and a version).
 fn toolkit_of(dir: &Path) -> Result<Version, CudnnError> {
     crate::toolkit_version::version_of(&Host::real(), dir, Duration::from_secs(20))
@@ -254,28 +302,14 @@ pub fn install(
     dir: &Path,
     report: &(dyn Fn(Event) + Sync),
 ) -> Result<Manifest, CudnnError> {
-    // (Before the lock: a folder that is no toolkit gets no lock file either.)
-    let toolkit = toolkit_of(dir)?;
-    let _lock = lock(dir, true)?;
-    // (The lock lives in `.cuda-setup`: it existed unless the lock just made it.)
-    let meta_existed = txn::meta(dir).exists() && !_lock.as_ref().is_some_and(|l| l.created_dir());
-    let tk = open(dir, true)?;
-    if let Some(r) = txn::recover(&tk)? {
-        report(Event::Recovered(r));
-    }
-    let meta = tk.meta_or_err()?;
-    let staging_name = format!("staging-{}", std::process::id());
-    let give_up = |e: CudnnError| {
-        let _ = meta.remove_all(&staging_name);
-        if !meta_existed {
-            let _ = tk.remove_meta();
-        }
-        e
-    };
+    let begun = Begun::new(dir, report)?;
+    let (tk, meta, staging_name) = (&begun.tk, begun.meta()?, &begun.staging_name);
+    let toolkit = begun.toolkit.clone();
+    let give_up = |e: CudnnError| begun.give_up(e);
     // Created new by us (a link planted at the name is removed, never followed).
     let fresh = || {
-        meta.fresh_sub(&staging_name)
-            .map_err(|e| give_up(CudnnError::io(&meta.display(&staging_name), e)))
+        meta.fresh_sub(staging_name)
+            .map_err(|e| give_up(CudnnError::io(&meta.display(staging_name), e)))
     };
     // NVIDIA's Linux tarball is checked and extracted in one pass of its stream, into
     // staging only (a tar has no index: a check-only pass would decode it twice); a zip
@@ -328,10 +362,10 @@ pub fn install(
     staged.extend(devnames::stage(&plan, &staging, &staged).map_err(give_up)?);
     commit(
         archive,
-        &tk,
+        tk,
         toolkit,
         &plan,
-        (&staging, &staging_name),
+        (&staging, staging_name),
         staged,
         &give_up,
         report,
@@ -583,26 +617,14 @@ pub fn install_prestaged(
     report: &(dyn Fn(Event) + Sync),
 ) -> Result<Manifest, CudnnError> {
     let mut pre = pre;
-    let toolkit = toolkit_of(dir)?;
-    let _lock = lock(dir, true)?;
-    let meta_existed = txn::meta(dir).exists() && !_lock.as_ref().is_some_and(|l| l.created_dir());
-    let tk = open(dir, true)?;
-    if let Some(r) = txn::recover(&tk)? {
-        report(Event::Recovered(r));
-    }
-    let meta = tk.meta_or_err()?;
-    let staging_name = format!("staging-{}", std::process::id());
-    let give_up = |e: CudnnError| {
-        let _ = meta.remove_all(&staging_name);
-        if !meta_existed {
-            let _ = tk.remove_meta();
-        }
-        e
-    };
+    let begun = Begun::new(dir, report)?;
+    let (tk, meta, staging_name) = (&begun.tk, begun.meta()?, &begun.staging_name);
+    let toolkit = begun.toolkit.clone();
+    let give_up = |e: CudnnError| begun.give_up(e);
     if let Some(e) = mismatch(&pre.archive, dir, &pre.plan, &toolkit, os_of(&pre.plan)) {
         return Err(give_up(e));
     }
-    let _ = meta.remove_all(&staging_name);
+    let _ = meta.remove_all(staging_name);
     // A kill from here on leaves the files in the toolkit's own staging folder, which
     // the next cuDNN command's recovery deletes (no journal yet). The rename is of the
     // name in the folder held open, into `.cuda-setup` held open.
@@ -610,20 +632,20 @@ pub fn install_prestaged(
     if let Some((parent, name)) = &pre.beside {
         parent
             .handle()
-            .rename(name, meta.handle(), &staging_name)
+            .rename(name, meta.handle(), staging_name)
             .map_err(|e| give_up(CudnnError::io(&parent.display(name), e)))?;
     }
     pre.beside = None;
     let staged = std::mem::take(&mut pre.staged);
     let staging = meta
-        .sub(&staging_name, false)
-        .map_err(|e| give_up(CudnnError::io(&meta.display(&staging_name), e)))?;
+        .sub(staging_name, false)
+        .map_err(|e| give_up(CudnnError::io(&meta.display(staging_name), e)))?;
     commit(
         &pre.archive,
-        &tk,
+        tk,
         toolkit,
         &pre.plan,
-        (&staging, &staging_name),
+        (&staging, staging_name),
         staged,
         &give_up,
         report,

@@ -181,6 +181,8 @@ pub struct Prepared {
 /// What the worker says.
 pub enum Event {
     Detected(Box<SystemReport>),
+    /// What is installed, read beside each detection.
+    Existing(Box<cuda_setup_core::repair::Existing>),
     Prepared(Result<Box<Prepared>, String>),
     Run(JobId, RunEvent),
     Picked(Pick, Option<PathBuf>),
@@ -346,6 +348,10 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
     match cmd {
         Command::Detect => {
             let r = detect::detect(&env.host, &env.tables, env.deadlines);
+            // What is installed, read here (folder reads, manifests, the journal), not on
+            // the UI thread; sent first, so the detection's follow-ups see it.
+            let existing = cuda_setup_core::repair::existing(&env.target);
+            out.send(Event::Existing(Box::new(existing)));
             out.send(Event::Detected(Box::new(r)));
         }
         Command::Prepare { rec, choices } => {

@@ -191,11 +191,11 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
 /// shows it.
 fn detected_torch(session: &Session) -> Option<String> {
     let pythons = &session.system().report()?.pythons;
-    let chosen = session.torch().python_path();
+    let examined = session.torch_python()?;
     let t = pythons
         .iter()
-        .filter(|p| chosen.is_none() || chosen.as_ref() == Some(&p.path))
-        .find_map(|p| p.torch.as_ref())?;
+        .find(|p| p.path == examined)
+        .and_then(|p| p.torch.as_ref())?;
     Some(crate::ui::text::plain_torch_version(&t.version).to_string())
 }
 

@@ -8,6 +8,8 @@ use cuda_setup_core::monitor::Sample;
 use cuda_setup_core::verify::SmokeReport;
 use cuda_setup_core::verify::doctor::DoctorReport;
 
+use cuda_setup_core::repair;
+
 use super::Session;
 use crate::ui::job::{Job, Status};
 use crate::ui::worker::Command;
@@ -46,19 +48,10 @@ impl Verify {
 impl Session {
     /// The Python whose torch the checks examine: the one chosen, else the first that
     /// detection found with torch in it (a CUDA build first).
-    fn torch_python(&self) -> Option<PathBuf> {
-        if let Some(p) = self.torch.python_path() {
-            return Some(p);
-        }
-        let pythons = &self.system.report()?.pythons;
-        let with_torch = |cuda: bool| {
-            pythons
-                .iter()
-                .find(|p| p.torch.as_ref().is_some_and(|t| !cuda || !t.is_cpu_build()))
-        };
-        with_torch(true)
-            .or_else(|| with_torch(false))
-            .map(|p| p.path.clone())
+    pub fn torch_python(&self) -> Option<PathBuf> {
+        self.torch
+            .python_path()
+            .or_else(|| repair::with_torch(&self.system.report()?.pythons))
     }
 
     /// The toolkit the smoke test loads in repair mode: the one PATH finds, else the
@@ -71,9 +64,9 @@ impl Session {
             .or_else(|| self.existing.toolkits.last().map(|t| t.dir.clone()))
     }
 
-    /// Repair mode's end: the same checks as setup's — the doctor on the detected torch,
-    /// then the smoke test for the developer goal — on what detection finds after the
-    /// fixes (they wait for a detection under way).
+    /// Repair mode's end: the checks the core picks for a run's end — the doctor on the
+    /// detected torch for PyTorch, the smoke test for a developer on this machine — on
+    /// what detection finds after the fixes (they wait for a detection under way).
     #[must_use]
     pub(super) fn check_installed(&mut self) -> Vec<Command> {
         if self.system.running() {
@@ -81,9 +74,7 @@ impl Session {
             return Vec::new();
         }
         self.repair.checks_waiting = false;
-        if self.torch.python_path().is_none()
-            && let Some(p) = self.torch_python()
-        {
+        if let Some(p) = self.torch_python() {
             self.torch.python = p.display().to_string();
         }
         self.verify = Verify::default();
@@ -92,9 +83,8 @@ impl Session {
         // developer on this machine (its driver cannot be pointed into a sandbox), none
         // after a fix that failed.
         let runs = self.repair.fixed().map_or(&[][..], |f| f.runs.as_slice());
-        let on_machine = self.opts.target.root.is_none();
-        let checks = cuda_setup_core::repair::checks_at_end(self.goal, runs, on_machine);
-        self.repair.smoke_next = checks.doctor && checks.smoke;
+        let on_machine = repair::on_machine(&self.opts.target);
+        let checks = repair::checks_at_end(self.goal, runs, on_machine);
         if checks.doctor {
             vec![self.start_doctor()]
         } else if checks.smoke {
@@ -145,19 +135,7 @@ impl Session {
         self.verify.job.finish(Ok(r));
     }
 
-    /// The doctor's report; in repair mode's checks, the smoke test follows.
-    #[must_use]
-    pub(super) fn doctor_done(&mut self, r: Box<DoctorReport>) -> Vec<Command> {
+    pub(super) fn doctor_done(&mut self, r: Box<DoctorReport>) {
         self.torch.doctor.finish(Ok(r));
-        if std::mem::take(&mut self.repair.smoke_next) {
-            return vec![self.start_smoke(self.installed_toolkit_dir())];
-        }
-        Vec::new()
-    }
-
-    /// The doctor's thread died: the smoke test that was to follow does not.
-    pub(super) fn doctor_crashed(&mut self, message: &str) {
-        self.torch.doctor.crash(message);
-        self.repair.smoke_next = false;
     }
 }

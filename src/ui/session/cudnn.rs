@@ -29,8 +29,6 @@ pub struct Cudnn {
     pub(super) download_progress: Option<(u64, Option<u64>, f64, Option<f64>)>,
     pub(super) install: Job<Result<Box<Manifest>, Box<Failure>>>,
     pub(super) extracted: Option<(u64, u64)>,
-    /// The last cuDNN run's log file (the executor's).
-    pub(super) log_file: Option<PathBuf>,
     pub(super) skipped: bool,
     /// Undo (the page's button): what it removed.
     pub(super) undo: Job<Result<Box<Manifest>, Box<Failure>>>,
@@ -70,10 +68,6 @@ impl Cudnn {
     /// Bytes extracted so far, of the total.
     pub fn extracted(&self) -> Option<(u64, u64)> {
         self.extracted
-    }
-
-    pub fn log_file(&self) -> Option<&Path> {
-        self.log_file.as_deref()
     }
 
     /// What the install put in place (its manifest), or why it failed.
@@ -213,16 +207,13 @@ impl Session {
                     },
                 ..
             } => c.download_progress = Some((done, total, bytes_per_sec, eta_secs)),
-            RunEvent::Done(r) => {
-                c.log_file = r.log_file.clone();
-                match plan::cudnn_archive_of(&r.plan).filter(|_| r.ok()) {
-                    Some(path) => {
-                        c.download.finish(Ok(()));
-                        return self.use_archive(path.to_path_buf());
-                    }
-                    None => c.download.finish(Err(failure(&r, StepKind::DownloadCudnn))),
+            RunEvent::Done(r) => match plan::cudnn_archive_of(&r.plan).filter(|_| r.ok()) {
+                Some(path) => {
+                    c.download.finish(Ok(()));
+                    return self.use_archive(path.to_path_buf());
                 }
-            }
+                None => c.download.finish(Err(failure(&r, StepKind::DownloadCudnn))),
+            },
             _ => {}
         }
         Vec::new()
@@ -256,7 +247,6 @@ impl Session {
                 ..
             } => c.extracted = Some((done, total.unwrap_or(done))),
             RunEvent::Done(r) => {
-                c.log_file = r.log_file.clone();
                 let dir = r.plan.steps.iter().find_map(|s| match s {
                     Step::InstallCudnn { cuda_dir, .. } => Some(cuda_dir.clone()),
                     _ => None,

@@ -6,7 +6,6 @@ use cuda_setup_core::compat::Os;
 use cuda_setup_core::detect::SystemReport;
 use cuda_setup_core::linux_driver::LinuxDriverAdvice;
 use cuda_setup_core::recommend::{DriverAction, Facts, Request};
-use cuda_setup_core::repair;
 use cuda_setup_core::version::Version;
 
 use super::Session;
@@ -109,8 +108,6 @@ impl Session {
             report: Some(r),
             facts: Some(facts),
         };
-        // A few folder reads: what the first page and Done say is installed.
-        self.existing = repair::existing(&self.opts.target);
         let mut cmds = self.recompute();
         if self.repair.checks_waiting {
             cmds.extend(self.check_installed());

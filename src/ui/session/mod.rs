@@ -296,21 +296,9 @@ impl Session {
 
     /// What the doctor needs to know of the GPUs (the facts, overrides included).
     pub fn gpu_facts(&self) -> doctor::GpuFacts {
-        let Some(f) = self.facts() else {
-            return doctor::GpuFacts::default();
-        };
-        doctor::GpuFacts {
-            driver: f.driver.clone(),
-            driver_cuda: f.driver_cuda.clone(),
-            gpus: f
-                .gpus
-                .iter()
-                .map(|g| doctor::GpuSummary {
-                    name: g.name.clone().unwrap_or_else(|| g.compute_capability.sm()),
-                    compute_capability: Some(g.compute_capability),
-                })
-                .collect(),
-        }
+        self.facts()
+            .map(cuda_setup_core::repair::gpu_facts)
+            .unwrap_or_default()
     }
 
     /// Applies what a page asked for; returns the work to hand to the worker.
@@ -387,6 +375,7 @@ impl Session {
     pub fn on_event(&mut self, e: Event) -> Vec<Command> {
         match e {
             Event::Detected(r) => return self.detected(r),
+            Event::Existing(e) => self.existing = *e,
             Event::LinuxDriverAdvice { minimum, advice } => {
                 self.linux_driver_advice(minimum, advice)
             }
@@ -409,7 +398,7 @@ impl Session {
             Event::Sample(s) => self.sampled(Ok(s)),
             Event::MonitorUnavailable(why) => self.sampled(Err(why)),
             Event::Smoke(r) => self.smoke_done(r),
-            Event::Doctor(r) => return self.doctor_done(r),
+            Event::Doctor(r) => self.doctor_done(r),
             Event::Saved(r) => self.saved.finish(r),
             Event::Audited(f) => self.audited(f),
             Event::Fixed(r) => return self.fixed(r),
@@ -449,7 +438,9 @@ impl Session {
             Some(JobId::Smoke) => {
                 self.verify.job.crash(m);
             }
-            Some(JobId::Doctor) => self.doctor_crashed(m),
+            Some(JobId::Doctor) => {
+                self.torch.doctor.crash(m);
+            }
             Some(JobId::Audit) => {
                 self.repair.audit.crash(m);
             }

@@ -23,8 +23,6 @@ pub struct Repair {
     pub(super) log: Vec<String>,
     /// Repair mode's checks wait for the detection under way (they read what it finds).
     pub(super) checks_waiting: bool,
-    /// The smoke test follows the doctor (one check on the GPU at a time).
-    pub(super) smoke_next: bool,
 }
 
 impl Repair {

@@ -42,6 +42,12 @@ pub struct EndChecks {
     pub smoke: bool,
 }
 
+/// The target is this machine, not a `--root` sandbox: only there can the smoke test run
+/// (it loads this machine's driver, which cannot be pointed into a sandbox).
+pub fn on_machine(t: &Target) -> bool {
+    t.root.is_none() && t.host.root_is_real()
+}
+
 /// Which checks follow `runs` (none: an audit alone). None after a failure or a cancel
 /// (the failure is what the user is told), nor while a new driver waits for its restart
 /// (the GPU is not usable before it). The smoke test loads this computer's driver, which
@@ -89,8 +95,7 @@ pub struct AfterChecks {
 /// Runs the checks [`checks_at_end`] names and decides the verdict for the goal.
 pub fn after_run(a: &AfterRun) -> AfterChecks {
     let t = a.target;
-    let on_machine = t.root.is_none() && t.host.root_is_real();
-    let checks = checks_at_end(a.goal, a.runs, on_machine);
+    let checks = checks_at_end(a.goal, a.runs, on_machine(t));
     let run = run_facts(a.runs);
     let doctor = checks.doctor.then(|| {
         let python = a

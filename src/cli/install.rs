@@ -310,6 +310,13 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         }
         return Ok(exit::OK);
     }
+    // The facts the closing verdict reads: a saved plan has none, so they come from here
+    // and now — before anything is installed, so that a bad what-if flag stops the run
+    // instead of losing its report afterwards (as for a plan made here).
+    let facts = match facts {
+        Some(f) => f,
+        None => recommend::facts(tables, target.os, &flags(args))?,
+    };
     for n in &plan.notes {
         eprintln!("{}", note(n, lang));
     }
@@ -423,10 +430,6 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     }
     // The checks that end a run, and the verdict from them: the same sentence as
     // `smoke`, `doctor`, `repair` and the wizard.
-    let facts = match facts {
-        Some(f) => f,
-        None => recommend::facts(tables, target.os, &flags(args))?,
-    };
     let after = repair::after_run(&repair::AfterRun {
         target: &target,
         tables,

@@ -543,6 +543,49 @@ fn dry_run_prints_a_plan_that_runs_later() {
     assert!(m.toolkit().join("bin/nvcc.exe").is_file());
 }
 
+/// A saved plan with a what-if flag that makes no sense (`--driver 12.4` is a CUDA
+/// version): refused before anything runs, not after the install (which lost its report).
+#[test]
+fn a_saved_plan_with_a_bad_what_if_flag_is_refused_before_it_runs() {
+    let m = Machine::new(windows_installer(0, 0));
+    let mut args = m.windows_args();
+    args.push("--dry-run".into());
+    let out = cli(&args, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::support::cli::text(&out)
+    );
+    let file = m.work.path().join("plan.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let out = cli(
+        &[
+            "install".into(),
+            "--unattended".into(),
+            "--plan".into(),
+            file.display().to_string(),
+            "--root".into(),
+            m.root().display().to_string(),
+            "--os".into(),
+            "windows".into(),
+            "--driver".into(),
+            "12.4".into(),
+        ],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        crate::support::cli::text(&out)
+    );
+    assert!(
+        !m.toolkit().exists(),
+        "the plan ran before the flag was refused"
+    );
+}
+
 #[test]
 fn pytorch_goal_runs_pip_in_the_chosen_python() {
     let m = Machine::new(windows_installer(0, 0));

@@ -75,7 +75,7 @@ impl Existing {
 /// NVIDIA's installer's, then the user's own (where the wheels method puts a toolkit
 /// without administrator rights — looked at even when elevated: an earlier run may not
 /// have been).
-fn parents(target: &Target) -> Vec<(PathBuf, &'static str)> {
+pub(super) fn parents(target: &Target) -> Vec<(PathBuf, &'static str)> {
     let prefix = match target.os {
         Os::Windows => "v",
         Os::Linux => "cuda-",

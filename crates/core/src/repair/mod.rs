@@ -126,15 +126,6 @@ fn host_for(target: &Target, env: &BTreeMap<String, String>) -> Host {
     }
 }
 
-/// Detection as repair needs it: with the persistent environment, inside the root.
-pub fn detect_for(
-    target: &Target,
-    tables: &Tables,
-    env: &BTreeMap<String, String>,
-) -> SystemReport {
-    detect::detect(&host_for(target, env), tables, Deadlines::default())
-}
-
 /// Audits `target`. cuDNN files whose size and modification time match what we recorded
 /// are trusted ([`Depth::Quick`]); [`audit_at`] with [`Depth::Deep`] re-reads them all.
 pub fn audit(target: &Target, tables: &Tables, overrides: &Overrides) -> Vec<Finding> {

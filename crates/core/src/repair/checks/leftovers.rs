@@ -47,11 +47,17 @@ pub(super) fn interrupted(i: &Input, out: &mut Vec<Finding>) {
 /// Copies a killed wheels build left beside a toolkit folder (`.D.staging-*`, `.D.old-*`,
 /// each a full toolkit): in the folders toolkits go to and beside every toolkit found.
 pub(super) fn wheels_leftovers(i: &Input, out: &mut Vec<Finding>) {
-    let any: Version = "13.0".parse().expect("a version");
-    let mut parents: Vec<PathBuf> = [i.target.toolkit_dir(&any), i.target.user_toolkit_dir(&any)]
+    // The folders `existing` looks in (the user's own too, even when elevated), and
+    // beside every toolkit detection found.
+    let mut parents: Vec<PathBuf> = crate::repair::existing::parents(i.target)
         .into_iter()
-        .chain(i.report.toolkits.iter().map(|t| t.path.clone()))
-        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .map(|(p, _)| p)
+        .chain(
+            i.report
+                .toolkits
+                .iter()
+                .filter_map(|t| t.path.parent().map(Path::to_path_buf)),
+        )
         .collect();
     parents.sort();
     parents.dedup();

@@ -4,10 +4,8 @@ use std::path::PathBuf;
 
 use cuda_setup_core::download::Cancel;
 use cuda_setup_core::monitor::Sample;
-use cuda_setup_core::plan::Plan;
-use cuda_setup_core::recommend::{Goal, TorchPick};
+use cuda_setup_core::recommend::TorchPick;
 use cuda_setup_core::run::RunEvent;
-use cuda_setup_core::steps::Step;
 use cuda_setup_core::verify::doctor::{DoctorReport, PypiMirror};
 
 use super::Session;
@@ -97,18 +95,13 @@ impl Session {
         let Some(python) = self.torch.python_path() else {
             return Vec::new();
         };
-        let args = torch.run_args(&[], self.torch.mirror().as_ref().map(|m| m.url.as_str()));
-        let plan = Plan {
-            format: 1,
-            goal: Goal::Pytorch,
-            os: self.opts.target.os,
-            root: self.opts.target.root.clone(),
-            toolkit: None,
-            cudnn: None,
-            torch_command: Some(torch.command.clone()),
-            notes: Vec::new(),
-            steps: vec![Step::InstallTorch { python, args }],
-        };
+        let mirror = self.torch.mirror();
+        let plan = cuda_setup_core::plan::pip_install(
+            &self.opts.target,
+            torch,
+            &python,
+            mirror.as_ref().map(|m| m.url.as_str()),
+        );
         let cancel = Cancel::default();
         self.torch.run = RunView::start(&plan, cancel.clone());
         self.torch.doctor = Job::Idle;

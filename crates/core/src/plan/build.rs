@@ -389,6 +389,30 @@ pub fn cudnn_install(target: &Target, archive: &Path, cuda_dir: &Path) -> Plan {
     )
 }
 
+/// The wizard's "Install PyTorch": `torch` into the Python at `python`, from the PyPI
+/// mirror `index` when one is chosen, as a one-step plan for the executor.
+pub fn pip_install(
+    target: &Target,
+    torch: &crate::recommend::TorchPick,
+    python: &Path,
+    index: Option<&str>,
+) -> Plan {
+    Plan {
+        format: 1,
+        goal: Goal::Pytorch,
+        os: target.os,
+        root: target.root.clone(),
+        toolkit: None,
+        cudnn: None,
+        torch_command: Some(torch.command.clone()),
+        notes: Vec::new(),
+        steps: vec![Step::InstallTorch {
+            python: python.to_path_buf(),
+            args: torch.run_args(&[], index),
+        }],
+    }
+}
+
 /// Room for a driver whose size is not recorded: an estimate, about twice the ≈ 0.9 GB
 /// download (dossier section 12: 591.86 desktop ≈ 918 MB), as it unpacks beside itself.
 const DRIVER_BYTES: u64 = 2_000_000_000;

@@ -16,7 +16,7 @@ use crate::steps::Step;
 use crate::target::Target;
 use crate::version::Version;
 
-pub use build::{build, build_cudnn_download, cudnn_archive_of, cudnn_install};
+pub use build::{build, build_cudnn_download, cudnn_archive_of, cudnn_install, pip_install};
 pub use resolve::{Installer, Resolved, Wheels, resolve, resolve_cudnn};
 
 /// The plan for `rec` with the user's `choices`: [`resolve`] then [`build`]. Network and

@@ -273,18 +273,29 @@ pub fn details(ui: &mut Ui, lang: Lang, id: impl std::hash::Hash + std::fmt::Deb
 /// A failed step: which, in plain words with what to do here, and the core's exact error
 /// (English, for searching and for support) folded under "Details".
 pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &cuda_setup_core::run::Failure, here: &Here) {
+    let title = tf(
+        lang,
+        "ui_step_failed",
+        &[("step", &t(lang, f.step_title_key()))],
+    );
+    titled_failure(ui, lang, &title, f, here, ("failure", f.step));
+}
+
+/// A failure under `title`: its plain words, what to do here, the raw error under
+/// "Details" (`id` keeps that fold apart from others on the page).
+pub fn titled_failure(
+    ui: &mut Ui,
+    lang: Lang,
+    title: &str,
+    f: &cuda_setup_core::run::Failure,
+    here: &Here,
+    id: impl std::hash::Hash + std::fmt::Debug,
+) {
     widgets::callout(ui, Tone::Bad, |ui| {
-        ui.label(
-            RichText::new(tf(
-                lang,
-                "ui_step_failed",
-                &[("step", &t(lang, f.step_title_key()))],
-            ))
-            .strong(),
-        );
+        ui.label(RichText::new(title).strong());
         let (what, fix) = failure_text(lang, f, here);
         ui.label(what);
         ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
-        details(ui, lang, ("failure", f.step), &f.error);
+        details(ui, lang, id, &f.error);
     });
 }

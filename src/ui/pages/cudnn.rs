@@ -250,14 +250,8 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
 /// `again`, this page's button that does it again, when shown), the raw error folded
 /// under "Details".
 fn failed(ui: &mut Ui, lang: Lang, title: &'static str, f: &Failure, again: Option<String>) {
-    widgets::callout(ui, Tone::Bad, |ui| {
-        ui.label(RichText::new(t(lang, title)).strong());
-        let here = crate::ui::fixes::Here::new(crate::ui::flow::Page::Cudnn, again);
-        let (what, fix) = progress::failure_text(lang, f, &here);
-        ui.label(what);
-        ui.label(tf(lang, "ui_what_to_do", &[("hint", &fix)]));
-        progress::details(ui, lang, title, &f.error);
-    });
+    let here = crate::ui::fixes::Here::new(crate::ui::flow::Page::Cudnn, again);
+    progress::titled_failure(ui, lang, &t(lang, title), f, &here, title);
 }
 
 /// Undo: a button, then a confirmation naming what goes and what comes back; the core's

@@ -106,12 +106,12 @@ impl RunView {
     }
 
     pub fn apply(&mut self, e: RunEvent, lang: Lang) {
+        self.log.extend(log_line(&e, lang));
         match e {
-            RunEvent::Started { index, name } => {
+            RunEvent::Started { index, .. } => {
                 if let Some(s) = self.steps.get_mut(index) {
                     s.state = StepState::Running;
                 }
-                self.log.push(format!("▶ {}", step_title(lang, name)));
             }
             RunEvent::Step { index, event } => match event {
                 StepEvent::Progress {
@@ -124,15 +124,13 @@ impl RunView {
                         s.progress = Some((done, total, bytes_per_sec, eta_secs));
                     }
                 }
-                StepEvent::Log { line } => self
-                    .log
-                    .push(format!("  {}", cuda_setup_core::i18n::render(&line, lang))),
+                StepEvent::Log { .. } => {}
             },
             RunEvent::Finished {
                 index,
-                name,
                 outcome,
                 skipped,
+                ..
             } => {
                 if let Some(s) = self.steps.get_mut(index) {
                     s.state = if skipped {
@@ -144,22 +142,12 @@ impl RunView {
                     };
                     s.detail = cuda_setup_core::i18n::render(&outcome.detail, lang);
                 }
-                self.log.push(format!(
-                    "✓ {}: {}",
-                    step_title(lang, name),
-                    cuda_setup_core::i18n::render(&outcome.detail, lang)
-                ));
             }
-            // The raw error only: what to do is said once, in the failure's box.
-            RunEvent::Failed {
-                index, name, error, ..
-            } => {
+            RunEvent::Failed { index, error, .. } => {
                 if let Some(s) = self.steps.get_mut(index) {
                     s.state = StepState::Failed;
                     s.detail = error.clone();
                 }
-                self.log
-                    .push(format!("× {}: {error}", step_title(lang, name)));
             }
             RunEvent::Done(r) => {
                 // What was running when a cancel came, and what the report calls cancelled.
@@ -279,6 +267,29 @@ pub fn failure_callout(ui: &mut Ui, lang: Lang, f: &cuda_setup_core::run::Failur
         &[("step", &t(lang, f.step_title_key()))],
     );
     titled_failure(ui, lang, &title, f, here, ("failure", f.step));
+}
+
+/// A run event as a line of the log a page shows (None: not a line): a step started,
+/// its output, its outcome, or its raw error (what to do is said once, in the failure's
+/// box).
+pub fn log_line(e: &RunEvent, lang: Lang) -> Option<String> {
+    use cuda_setup_core::i18n::render;
+    Some(match e {
+        RunEvent::Started { name, .. } => format!("▶ {}", step_title(lang, *name)),
+        RunEvent::Step {
+            event: StepEvent::Log { line },
+            ..
+        } => format!("  {}", render(line, lang)),
+        RunEvent::Finished { name, outcome, .. } => format!(
+            "✓ {}: {}",
+            step_title(lang, *name),
+            render(&outcome.detail, lang)
+        ),
+        RunEvent::Failed { name, error, .. } => {
+            format!("× {}: {error}", step_title(lang, *name))
+        }
+        _ => return None,
+    })
 }
 
 /// A failure under `title`: its plain words, what to do here, the raw error under

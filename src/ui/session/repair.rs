@@ -3,11 +3,9 @@
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::repair::{self, Finding, FixResult};
 use cuda_setup_core::run::RunEvent;
-use cuda_setup_core::steps::StepEvent;
 
 use super::Session;
 use crate::ui::job::{Job, Status};
-use crate::ui::progress::step_title;
 use crate::ui::worker::Command;
 
 /// Repair: the audit and the fixes, each a job; the findings are the last audit's (the
@@ -72,27 +70,7 @@ impl Repair {
     }
 
     fn log_event(&mut self, e: RunEvent, lang: Lang) {
-        match e {
-            RunEvent::Started { name, .. } => {
-                self.log.push(format!("▶ {}", step_title(lang, name)))
-            }
-            RunEvent::Step {
-                event: StepEvent::Log { line },
-                ..
-            } => self
-                .log
-                .push(format!("  {}", cuda_setup_core::i18n::render(&line, lang))),
-            RunEvent::Finished { name, outcome, .. } => self.log.push(format!(
-                "✓ {}: {}",
-                step_title(lang, name),
-                cuda_setup_core::i18n::render(&outcome.detail, lang)
-            )),
-            // The raw error only: what to do is said once, in the failure's box.
-            RunEvent::Failed { name, error, .. } => self
-                .log
-                .push(format!("× {}: {error}", step_title(lang, name))),
-            _ => {}
-        }
+        self.log.extend(crate::ui::progress::log_line(&e, lang));
     }
 }
 

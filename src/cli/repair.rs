@@ -148,23 +148,24 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     if !args.json {
         print_existing(&existing, lang);
     }
-    let findings = repair::audit_at(&target, tables, &overrides, depth);
+    let (findings, report) = repair::audit_report(&target, tables, &overrides, depth);
     // The checks that end a repair (setup's, for the goal) and their verdict: the same
-    // sentence as `install`, `smoke`, `doctor` and the wizard.
-    let verdict_after = |runs: &[RunReport]| -> Result<Verdict, CliError> {
-        let facts = super::recommend::facts(tables, target.os, &flags)?;
-        Ok(repair::after_run(&repair::AfterRun {
-            target: &target,
-            tables,
-            goal: args.goal.unwrap_or_default(),
-            runs,
-            facts: &facts,
-            python: None,
-        })
-        .verdict)
-    };
+    // sentence as `install`, `smoke`, `doctor` and the wizard, from the detection the
+    // audit made (not a second one, nor one outside the `--root`).
+    let verdict_after =
+        |runs: &[RunReport], report: &cuda_setup_core::detect::SystemReport| -> Verdict {
+            repair::after_run(&repair::AfterRun {
+                target: &target,
+                tables,
+                goal: args.goal.unwrap_or_default(),
+                runs,
+                facts: &report.facts(target.os),
+                python: repair::with_torch(&report.pythons),
+            })
+            .verdict
+        };
     if !args.fix {
-        let v = verdict_after(&[])?;
+        let v = verdict_after(&[], &report);
         if args.json {
             let v = json!({ "existing": existing, "findings": findings.iter().map(|f| finding_json(f, lang)).collect::<Vec<_>>(), "problems": repair::problems(&findings), "verdict": super::verify::verdict_json(&v, lang) });
             println!(
@@ -199,7 +200,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         // A fix that failed is said below, from its run's report.
         _ => {}
     });
-    let verdict = verdict_after(&result.runs)?;
+    let verdict = verdict_after(&result.runs, result.report.as_deref().unwrap_or(&report));
     if args.json {
         let v = json!({
             "existing": existing,

@@ -267,6 +267,7 @@ fn every_change_detects_again_and_an_older_answer_is_dropped() {
     let fixed = FixResult {
         runs: vec![cuda_setup_core::run::RunReport::crashed(&plan, "t")],
         after: Vec::new(),
+        report: None,
     };
     let cmds = s.on_event(Event::Fixed(Box::new(fixed)));
     assert!(

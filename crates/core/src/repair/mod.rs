@@ -144,13 +144,25 @@ pub fn audit_at(
     overrides: &Overrides,
     depth: Depth,
 ) -> Vec<Finding> {
+    audit_report(target, tables, overrides, depth).0
+}
+
+/// [`audit_at`], and the detection its findings were judged on (inside the persistent
+/// environment, overrides applied, the Pythons probed when a GPU makes them count): what
+/// the verdict that ends `repair` reads, so the machine is not detected twice.
+pub fn audit_report(
+    target: &Target,
+    tables: &Tables,
+    overrides: &Overrides,
+    depth: Depth,
+) -> (Vec<Finding>, SystemReport) {
     let env = environment(target);
     tracing::debug!(root = ?target.root, depth = ?depth, vars = env.len(), "repair: audit started");
     let host = host_for(target, &env);
     let deadlines = Deadlines::default();
     let mut report = detect::detect_without_python(&host, tables, deadlines);
     apply_overrides(&mut report, tables, overrides);
-    let found = std::thread::scope(|s| {
+    let (found, pythons) = std::thread::scope(|s| {
         let python = checks::wants_python(&report)
             .then(|| s.spawn(|| detect::python::probe(&host, deadlines.python)));
         let input = |report| checks::Input {
@@ -161,14 +173,17 @@ pub fn audit_at(
             depth,
         };
         let mut out = checks::layers(&input(&report));
+        let mut pythons = Vec::new();
         if let Some(h) = python {
             // A probe thread that panicked found no interpreter, as detection's would.
             let mut report = report.clone();
             report.pythons = h.join().unwrap_or_default();
             checks::python(&input(&report), &mut out);
+            pythons = report.pythons;
         }
-        out
+        (out, pythons)
     });
+    report.pythons = pythons;
     for f in &found {
         tracing::debug!(id = f.id, severity = ?f.severity, fix = ?f.fix, "repair: finding");
     }
@@ -177,7 +192,7 @@ pub fn audit_at(
         problems = problems(&found),
         "repair: audit done"
     );
-    found
+    (found, report)
 }
 
 fn apply_overrides(report: &mut SystemReport, tables: &Tables, o: &Overrides) {
@@ -223,6 +238,9 @@ pub fn problems(findings: &[Finding]) -> usize {
 pub struct FixResult {
     pub runs: Vec<RunReport>,
     pub after: Vec<Finding>,
+    /// The detection that audit judged (what the closing verdict reads).
+    #[serde(skip)]
+    pub report: Option<Box<SystemReport>>,
 }
 
 /// Applies every fixable finding's fix through the executor, then audits again.
@@ -265,9 +283,11 @@ pub fn fix(
         };
         runs.push(run::run_blocking(&plan, target, &cancel, on_event));
     }
+    let (after, report) = audit_report(target, tables, overrides, Depth::Quick);
     FixResult {
         runs,
-        after: audit(target, tables, overrides),
+        after,
+        report: Some(Box::new(report)),
     }
 }
 

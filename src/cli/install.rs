@@ -430,7 +430,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     }
     // The checks that end a run, and the verdict from them: the same sentence as
     // `smoke`, `doctor`, `repair` and the wizard.
-    let after = repair::after_run(&repair::AfterRun {
+    let verdict = repair::after_run(&repair::AfterRun {
         target: &target,
         tables,
         goal: plan.goal,
@@ -439,7 +439,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         python: args.python_exe.clone(),
     });
     let mut json = serde_json::to_value(&report).expect("serialisable");
-    json["verdict"] = super::verify::verdict_json(&after.verdict, lang);
+    json["verdict"] = super::verify::verdict_json(&verdict, lang);
     if let Some(file) = &args.report {
         write_report(file, &json, lang)?;
     }
@@ -463,7 +463,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         }
     }
     if !args.json {
-        print!("{}", super::verify::verdict_text(&after.verdict, lang));
+        print!("{}", super::verify::verdict_text(&verdict, lang));
     }
     if let Some(log) = &report.log_file {
         eprintln!("{}", tf(lang, "cli_log", &[("path", &log.display())]));

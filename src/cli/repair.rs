@@ -162,7 +162,6 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
                 facts: &report.facts(target.os),
                 python: repair::with_torch(&report.pythons),
             })
-            .verdict
         };
     if !args.fix {
         let v = verdict_after(&[], &report);

@@ -13,9 +13,9 @@ use crate::recommend::{Facts, Goal};
 use crate::run::RunReport;
 use crate::steps::{Step, StepKind};
 use crate::target::Target;
-use crate::verify::doctor::{self, DoctorOptions, DoctorReport, GpuFacts, GpuSummary};
+use crate::verify::doctor::{self, DoctorOptions, GpuFacts, GpuSummary};
 use crate::verify::verdict::{Inputs, RunFacts, Scope, Verdict, decide};
-use crate::verify::{self, SmokeOptions, SmokeReport};
+use crate::verify::{self, SmokeOptions};
 
 /// What `runs` did that the checks cannot see yet: the driver they installed, and
 /// whether it waits for a restart.
@@ -83,17 +83,8 @@ pub struct AfterRun<'a> {
     pub python: Option<PathBuf>,
 }
 
-/// The checks that ran and the verdict from them.
-#[derive(Debug, Clone, Serialize)]
-pub struct AfterChecks {
-    pub checks: EndChecks,
-    pub smoke: Option<SmokeReport>,
-    pub doctor: Option<DoctorReport>,
-    pub verdict: Verdict,
-}
-
 /// Runs the checks [`checks_at_end`] names and decides the verdict for the goal.
-pub fn after_run(a: &AfterRun) -> AfterChecks {
+pub fn after_run(a: &AfterRun) -> Verdict {
     let t = a.target;
     let checks = checks_at_end(a.goal, a.runs, on_machine(t));
     let run = run_facts(a.runs);
@@ -119,7 +110,7 @@ pub fn after_run(a: &AfterRun) -> AfterChecks {
         };
         verify::smoke(&t.host, a.tables, &opts)
     });
-    let verdict = if doctor.is_none() && smoke.is_none() && !run.restart_pending {
+    if doctor.is_none() && smoke.is_none() && !run.restart_pending {
         // Nothing was checked (a failure says what happened).
         Verdict::Pending
     } else {
@@ -132,12 +123,6 @@ pub fn after_run(a: &AfterRun) -> AfterChecks {
             doctor: doctor.as_ref(),
             run,
         })
-    };
-    AfterChecks {
-        checks,
-        smoke,
-        doctor,
-        verdict,
     }
 }
 

@@ -8,8 +8,7 @@ mod checks;
 mod existing;
 
 pub use after::{
-    AfterChecks, AfterRun, EndChecks, after_run, checks_at_end, gpu_facts, on_machine, run_facts,
-    with_torch,
+    AfterRun, EndChecks, after_run, checks_at_end, gpu_facts, on_machine, run_facts, with_torch,
 };
 pub use existing::{Existing, Origin, existing};
 

@@ -171,11 +171,8 @@ pub use cuda_setup_core::cudnn::{Checked as ArchiveCheck, Refused};
 #[derive(Debug, Clone)]
 pub struct Prepared {
     pub plan: Plan,
-    pub inputs: Option<preflight::Inputs>,
-    pub checks: Vec<preflight::Check>,
-    /// Free bytes where the toolkit goes and where downloads go (`disk_toolkit`,
-    /// `disk_work`), measured here rather than on the UI thread.
-    pub free: Vec<(&'static str, Option<u64>)>,
+    /// Pre-flight's checks and the free space, measured here rather than on the UI thread.
+    pub ahead: preflight::Ahead,
 }
 
 /// What the worker says.
@@ -509,12 +506,7 @@ fn prepare(env: &Env, rec: &Recommendation, choices: &Choices) -> Result<Box<Pre
     let plan =
         plan::make(&env.target, rec, choices).map_err(|e| cuda_setup_core::error::chain(&e))?;
     let ahead = preflight::ahead(&env.target, &plan.steps);
-    Ok(Box::new(Prepared {
-        plan,
-        inputs: ahead.inputs,
-        checks: ahead.checks,
-        free: ahead.free,
-    }))
+    Ok(Box::new(Prepared { plan, ahead }))
 }
 
 /// The system's viewer for a file; nothing waits for it.

@@ -109,14 +109,15 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
             }
 
             widgets::section(ui, &t(lang, "ui_preflight"));
-            for c in &p.checks {
+            for c in &p.ahead.checks {
                 check_row(ui, lang, c, p);
             }
-            let failed = p.checks.iter().any(|c| c.status == Status::Fail);
+            let failed = p.ahead.checks.iter().any(|c| c.status == Status::Fail);
             if failed {
                 widgets::gap(ui);
                 widgets::note(ui, Tone::Bad, &t(lang, "ui_checks_failed"));
                 let admin_failed = p
+                    .ahead
                     .checks
                     .iter()
                     .any(|c| c.id == "admin" && c.status == Status::Fail);
@@ -203,7 +204,7 @@ fn describe(lang: Lang, c: &Check, p: &Prepared) -> (String, String, String) {
             .unwrap_or(&c.what)
             .to_string()
     };
-    let needed = p.inputs.as_ref().map_or(0, |i| i.needed_bytes);
+    let needed = p.ahead.inputs.as_ref().map_or(0, |i| i.needed_bytes);
     let version = p
         .plan
         .toolkit
@@ -211,7 +212,7 @@ fn describe(lang: Lang, c: &Check, p: &Prepared) -> (String, String, String) {
         .map_or("?".into(), |v| v.major_minor().to_string());
     match c.id.as_str() {
         "disk_toolkit" | "disk_work" => {
-            let dir = p.inputs.as_ref().and_then(|i| {
+            let dir = p.ahead.inputs.as_ref().and_then(|i| {
                 if c.id == "disk_toolkit" {
                     i.toolkit_dir.clone()
                 } else {
@@ -219,6 +220,7 @@ fn describe(lang: Lang, c: &Check, p: &Prepared) -> (String, String, String) {
                 }
             });
             let free = p
+                .ahead
                 .free
                 .iter()
                 .find(|(id, _)| *id == c.id)
@@ -312,7 +314,8 @@ fn describe(lang: Lang, c: &Check, p: &Prepared) -> (String, String, String) {
                 "ui_check_not_ours",
                 &[(
                     "path",
-                    &p.inputs
+                    &p.ahead
+                        .inputs
                         .as_ref()
                         .and_then(|i| i.toolkit_dir.as_ref())
                         .map(|d| d.display().to_string())

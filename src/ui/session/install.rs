@@ -35,7 +35,7 @@ impl Preparation {
 
     /// A plan exists and no check failed.
     pub fn ready(&self) -> bool {
-        matches!(self.result(), Some(Ok(p)) if !p.checks.iter().any(|c| c.status == CheckStatus::Fail))
+        matches!(self.result(), Some(Ok(p)) if !p.ahead.checks.iter().any(|c| c.status == CheckStatus::Fail))
     }
 
     pub fn plan(&self) -> Option<&Plan> {
@@ -112,9 +112,7 @@ impl Session {
         self.prepare = Preparation {
             job: Job::Done(Ok(Box::new(Prepared {
                 plan,
-                inputs: None,
-                checks: Vec::new(),
-                free: Vec::new(),
+                ahead: Default::default(),
             }))),
         };
         self.install = Install {

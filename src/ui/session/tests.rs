@@ -44,9 +44,7 @@ fn prepared(s: &mut Session) {
     let plan = cuda_setup_core::plan::make(&s.opts.target, rec, choices).unwrap();
     s.on_event(Event::Prepared(Ok(Box::new(Prepared {
         plan,
-        inputs: None,
-        checks: Vec::new(),
-        free: Vec::new(),
+        ahead: Default::default(),
     }))));
     assert!(s.prepare().ready());
 }

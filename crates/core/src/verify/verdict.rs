@@ -389,7 +389,7 @@ fn skipped_torch(facts: Option<&Facts>) -> Verdict {
 }
 
 /// The smoke test's outcome as a cause and the fix that addresses it.
-pub fn smoke_problem(outcome: SmokeOutcome) -> Option<(Cause, Fix)> {
+fn smoke_problem(outcome: SmokeOutcome) -> Option<(Cause, Fix)> {
     use SmokeOutcome as O;
     Some(match outcome {
         O::Passed => return None,
@@ -554,7 +554,7 @@ pub struct Sentence {
 }
 
 /// "NVIDIA GeForce RTX 3060" → "RTX 3060": the name on the box.
-pub fn short_gpu_name(name: &str) -> String {
+fn short_gpu_name(name: &str) -> String {
     let mut n = name.trim();
     for prefix in ["NVIDIA ", "GeForce "] {
         n = n.strip_prefix(prefix).unwrap_or(n);
@@ -577,7 +577,7 @@ pub fn cause_text(lang: Lang, cause: Cause) -> String {
 }
 
 /// What to do next about `fix`, where it is shown.
-pub fn next_text(lang: Lang, fix: &Fix, at: Surface) -> Option<String> {
+fn next_text(lang: Lang, fix: &Fix, at: Surface) -> Option<String> {
     match (fix, at) {
         (Fix::Manual { how }, _) => Some(i18n::tf(
             lang,

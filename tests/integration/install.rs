@@ -519,21 +519,7 @@ fn dry_run_prints_a_plan_that_runs_later() {
     assert_eq!(pre["needed_bytes"], (size * 2.5) as u64, "{pre}");
     assert_eq!(pre["needed_is_estimate"], false, "{pre}");
     assert!(!m.toolkit().exists(), "a dry run changed the machine");
-    let file = m.work.path().join("plan.json");
-    std::fs::write(&file, &out.stdout).unwrap();
-    let out = cli(
-        &[
-            "install".into(),
-            "--unattended".into(),
-            "--plan".into(),
-            file.display().to_string(),
-            "--root".into(),
-            m.root().display().to_string(),
-            "--os".into(),
-            "windows".into(),
-        ],
-        &[],
-    );
+    let out = cli(&run_saved_plan(&m, &out.stdout, &[]), &[]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -541,6 +527,25 @@ fn dry_run_prints_a_plan_that_runs_later() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(m.toolkit().join("bin/nvcc.exe").is_file());
+}
+
+/// `install --unattended --plan FILE` into `m`'s root, `plan` saved as FILE, and `extra`.
+fn run_saved_plan(m: &Machine, plan: &[u8], extra: &[&str]) -> Vec<String> {
+    let file = m.work.path().join("plan.json");
+    std::fs::write(&file, plan).unwrap();
+    let mut args: Vec<String> = ["install", "--unattended", "--plan"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.push(file.display().to_string());
+    args.extend(["--root".into(), m.root().display().to_string()]);
+    args.extend(
+        ["--os", "windows"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string()),
+    );
+    args
 }
 
 /// A saved plan with a what-if flag that makes no sense (`--driver 12.4` is a CUDA
@@ -557,23 +562,7 @@ fn a_saved_plan_with_a_bad_what_if_flag_is_refused_before_it_runs() {
         "{}",
         crate::support::cli::text(&out)
     );
-    let file = m.work.path().join("plan.json");
-    std::fs::write(&file, &out.stdout).unwrap();
-    let out = cli(
-        &[
-            "install".into(),
-            "--unattended".into(),
-            "--plan".into(),
-            file.display().to_string(),
-            "--root".into(),
-            m.root().display().to_string(),
-            "--os".into(),
-            "windows".into(),
-            "--driver".into(),
-            "12.4".into(),
-        ],
-        &[],
-    );
+    let out = cli(&run_saved_plan(&m, &out.stdout, &["--driver", "12.4"]), &[]);
     assert_eq!(
         out.status.code(),
         Some(2),

@@ -335,6 +335,8 @@ fn pytorch_plan(o: &Options) -> Plan {
         installed_toolkits: Vec::new(),
         unidentified_gpus: Vec::new(),
         notes: Vec::new(),
+        host_kind: Default::default(),
+        free_threaded: false,
     };
     let rec = recommend::recommend(
         &o.tables,

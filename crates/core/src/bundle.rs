@@ -373,6 +373,8 @@ mod tests {
             installed_toolkits: Vec::new(),
             unidentified_gpus: Vec::new(),
             notes: Vec::new(),
+            host_kind: Default::default(),
+            free_threaded: false,
         }
     }
 

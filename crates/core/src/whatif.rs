@@ -166,6 +166,8 @@ impl WhatIf {
                 installed_toolkits: Vec::new(),
                 unidentified_gpus: Vec::new(),
                 notes: Vec::new(),
+                host_kind: Default::default(),
+                free_threaded: false,
             }
         };
         self.apply(&mut facts);

@@ -59,6 +59,9 @@ pub struct SystemReport {
     pub pythons: Vec<PythonInstall>,
     pub probes: Vec<ProbeStatus>,
     pub elapsed_ms: u64,
+    /// A plain PC, WSL2 or a Jetson board (#32): read from the host's files before the
+    /// other probes, since it changes where they look.
+    pub host_kind: crate::recommend::HostKind,
 }
 
 impl SystemReport {
@@ -262,6 +265,8 @@ impl SystemReport {
                 .collect(),
             unidentified_gpus: unidentified,
             notes,
+            host_kind: self.host_kind.clone(),
+            free_threaded: false,
         }
     }
 }

@@ -528,6 +528,8 @@ mod tests {
             installed_toolkits: vec![],
             unidentified_gpus: vec![],
             notes: vec![],
+            host_kind: Default::default(),
+            free_threaded: false,
         };
         let rec = recommend::recommend(
             &tables,
@@ -719,6 +721,8 @@ mod tests {
                 installed_toolkits: vec![],
                 unidentified_gpus: vec![],
                 notes: vec![],
+                host_kind: Default::default(),
+                free_threaded: false,
             };
             let mut rec = recommend::recommend(
                 &tables,

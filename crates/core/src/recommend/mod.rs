@@ -69,6 +69,31 @@ pub struct Facts {
     pub unidentified_gpus: Vec<String>,
     /// What detection noticed about the devices (disabled, no driver, Code 43), shown first.
     pub notes: Vec<Message>,
+    /// Where this runs: a plain PC, Linux inside WSL2, or a Jetson board (#32). It decides
+    /// who provides the driver (and, on Jetson, CUDA and cuDNN too).
+    pub host_kind: HostKind,
+    /// The Python is a free-threaded build (`3.13t`): its wheels carry the `cp313t` ABI, a
+    /// different set from plain `cp313` (#32, dossier §13.4).
+    pub free_threaded: bool,
+}
+
+/// Where the machine runs, as it changes the advice (#32, dossier §13.2–13.3).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HostKind {
+    /// A PC running Windows or Linux itself.
+    #[default]
+    Native,
+    /// Linux inside WSL2: the GPU driver is the Windows host's, stubbed as
+    /// `/usr/lib/wsl/lib/libcuda.so.1`; no Linux driver may ever be installed in it.
+    Wsl2,
+    /// A Jetson (Tegra) board: JetPack provides the driver, CUDA and cuDNN.
+    Jetson {
+        /// `/proc/device-tree/model` ("NVIDIA Jetson AGX Orin Developer Kit").
+        model: Option<String>,
+        /// The L4T release from `/etc/nv_tegra_release` ("36.4.0").
+        l4t: Option<String>,
+    },
 }
 
 /// The user's choices.

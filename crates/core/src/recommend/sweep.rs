@@ -1137,6 +1137,8 @@ fn facts(
         installed_toolkits: Vec::new(),
         unidentified_gpus: Vec::new(),
         notes: Vec::new(),
+        host_kind: Default::default(),
+        free_threaded: false,
     }
 }
 
@@ -1380,6 +1382,8 @@ fn named_facts(c: &Named) -> Facts {
         installed_toolkits: Vec::new(),
         unidentified_gpus: Vec::new(),
         notes: Vec::new(),
+        host_kind: Default::default(),
+        free_threaded: false,
     }
 }
 

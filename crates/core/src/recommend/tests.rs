@@ -885,6 +885,8 @@ fn facts_of(c: &Case) -> Facts {
         installed_toolkits: Vec::new(),
         unidentified_gpus: Vec::new(),
         notes: Vec::new(),
+        host_kind: Default::default(),
+        free_threaded: false,
     }
 }
 
@@ -1197,6 +1199,8 @@ fn invariants_hold_across_the_whole_table() {
                             installed_toolkits: vec![],
                             unidentified_gpus: vec![],
                             notes: vec![],
+                            host_kind: Default::default(),
+                            free_threaded: false,
                         };
                         let rec = recommend(
                             &tables,
@@ -1262,6 +1266,8 @@ fn the_wheels_method_may_pick_a_release_the_tables_know_no_installer_for() {
         installed_toolkits: vec![],
         unidentified_gpus: vec![],
         notes: vec![],
+        host_kind: Default::default(),
+        free_threaded: false,
     };
     let req = |method| Request {
         goal: Goal::Developer,
@@ -1301,6 +1307,8 @@ fn the_driver_headline_names_the_minimum_and_the_current_driver() {
             installed_toolkits: Vec::new(),
             unidentified_gpus: Vec::new(),
             notes: Vec::new(),
+            host_kind: Default::default(),
+            free_threaded: false,
         };
         recommend(&tables, &f, &req)
     };

@@ -660,6 +660,8 @@ mod tests {
             installed_toolkits: vec![],
             unidentified_gpus: vec![],
             notes: vec![],
+            host_kind: Default::default(),
+            free_threaded: false,
         }
     }
 

@@ -814,6 +814,8 @@ pub fn recommendation(
             .map(|g| g.name.clone())
             .collect(),
         notes: Vec::new(),
+        host_kind: Default::default(),
+        free_threaded: false,
     };
     recommend::recommend(
         tables,

@@ -121,6 +121,8 @@ fn facts(gpu: bool, driver: Option<&str>) -> Facts {
         installed_toolkits: Vec::new(),
         unidentified_gpus: Vec::new(),
         notes: Vec::new(),
+        host_kind: Default::default(),
+        free_threaded: false,
     }
 }
 

@@ -326,11 +326,28 @@ fn no_driver_the_wizard_installs_it_first_for_either_goal() {
             .get_by_label(&format!("✓ {}", t(lang, "ui_layer_driver")))
             .rect()
             .top();
-        let installed = h.get_by_label(&t(lang, "ui_layer_driver_installed")).rect();
+        // Installed, and no restart waits (this one needed none): its version, no
+        // restart line.
+        let version = h
+            .state()
+            .session
+            .prepare()
+            .plan()
+            .and_then(|p| {
+                p.steps.iter().find_map(|s| match s {
+                    cuda_setup_core::steps::Step::InstallDriver(d) => Some(d.version.to_string()),
+                    _ => None,
+                })
+            })
+            .expect("the plan's driver");
+        let installed = h
+            .get_by_label(&tf(lang, "ui_layer_version", &[("version", &version)]))
+            .rect();
         assert!(
             (installed.top() - driver_layer).abs() < 12.0,
-            "✓ and \"installed by this setup\" on one line"
+            "✓ and \"installed, version …\" on one line"
         );
+        assert!(!has(&h, &t(lang, "ui_layer_driver_installed")));
     }
 }
 
@@ -448,6 +465,11 @@ fn a_restart_pauses_the_wizard_and_a_new_window_continues_after_the_driver() {
     h.state_mut().go(Page::Done);
     settle(&mut h);
     assert!(has(&h, &format!("✓ {}", t(lang, "ui_layer_driver"))));
+    // Restarted (the journal's driver step is done before): no restart line any more.
+    assert!(
+        !has(&h, &t(lang, "ui_layer_driver_installed")),
+        "the restart line after the restart"
+    );
 }
 
 /// An unsigned file on the mirror: the run fails at the driver's install with the plain

@@ -249,7 +249,7 @@ fn an_old_driver_is_named_with_its_reason() {
         options(dir.path(), Os::Windows, Lang::Zh, Some("610.74")),
         Page::System,
     );
-    assert!(has(&h, "可以运行") && has(&h, "驱动 610.74 可以运行推荐的版本。"));
+    assert!(has(&h, "可以运行") && has(&h, "驱动 610.74 可以运行推荐的 "));
     h.state_mut().go(Page::Choose);
     settle(&mut h);
     assert!(!has(&h, "请把 NVIDIA 显卡驱动更新"));

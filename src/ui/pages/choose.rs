@@ -143,14 +143,7 @@ fn show(session: &Session, settings: &mut Settings, ui: &mut Ui) -> Vec<Action> 
             ui.label("PyTorch");
             match &rec.torch {
                 Some(p) => {
-                    ui.label(
-                        RichText::new(tf(
-                            lang,
-                            "ui_torch_choice",
-                            &[("version", &p.version), ("cuda", &p.cuda)],
-                        ))
-                        .strong(),
-                    );
+                    ui.label(RichText::new(crate::ui::text::msg(lang, &p.label())).strong());
                     ui.label(RichText::new(about(None, TORCH_ESTIMATE)).weak());
                 }
                 None => {

@@ -27,8 +27,35 @@ pub const TRY_IN_PYTHON: &str =
 
 #[derive(Default)]
 pub struct State {
-    /// The diagnostics went to the clipboard.
-    pub copied: bool,
+    /// What went to the clipboard last, and when (egui's clock): "Copied" shows beside
+    /// it for [`COPIED_FOR`] seconds.
+    pub copied: Option<(Copied, f64)>,
+}
+
+/// What a copy button put on the clipboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Copied {
+    /// The three lines to try in Python.
+    Snippet,
+    Diagnostics,
+}
+
+/// How long "Copied" stays, in seconds: long enough to be seen, then out of the way.
+pub const COPIED_FOR: f64 = 2.0;
+
+impl State {
+    /// "Copied" under `what`'s button, while it is fresh; asks for the frame that clears it.
+    fn copied_note(&self, ui: &mut Ui, lang: cuda_setup_core::i18n::Lang, what: Copied) {
+        let Some((w, at)) = self.copied else {
+            return;
+        };
+        let now = ui.input(|i| i.time);
+        if w == what && now - at < COPIED_FOR {
+            ui.label(RichText::new(t(lang, "ui_copied")).color(ui.visuals().strong_text_color()));
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_secs_f64(COPIED_FOR - (now - at)));
+        }
+    }
 }
 
 impl Screen for State {
@@ -105,11 +132,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
             ));
         }
         if let Some(p) = &rec.torch {
-            picks.push(tf(
-                lang,
-                "ui_torch_choice",
-                &[("version", &p.version), ("cuda", &p.cuda)],
-            ));
+            picks.push(crate::ui::text::msg(lang, &p.label()));
         }
         line(
             ui,
@@ -129,10 +152,13 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     }
 
     widgets::section(ui, &t(lang, "ui_try_title"));
-    widgets::command(ui, lang, TRY_IN_PYTHON);
+    if widgets::command(ui, lang, TRY_IN_PYTHON) {
+        page.copied = Some((Copied::Snippet, ui.input(|i| i.time)));
+    }
+    page.copied_note(ui, lang, Copied::Snippet);
     ui.label(RichText::new(t(lang, "ui_try_expect")).weak());
     widgets::section(ui, &t(lang, "ui_tips_title"));
-    for tip in ["ui_tip_oom", "ui_tip_loader", "ui_tip_amp"] {
+    for tip in tips(session) {
         ui.horizontal_wrapped(|ui| {
             ui.label("•");
             ui.label(t(lang, tip));
@@ -157,7 +183,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         }
         if ui.button(t(lang, "ui_copy_diagnostics")).clicked() {
             ui.ctx().copy_text(report::diagnostics(session));
-            page.copied = true;
+            page.copied = Some((Copied::Diagnostics, ui.input(|i| i.time)));
         }
         let log = session
             .install()
@@ -171,9 +197,7 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
             actions.push(Action::Open(log));
         }
     });
-    if page.copied {
-        ui.label(RichText::new(t(lang, "ui_copied")).weak());
-    }
+    page.copied_note(ui, lang, Copied::Diagnostics);
     match &session.saved() {
         Some(Ok(p)) => {
             ui.label(tf(lang, "ui_report_saved", &[("path", &p.display())]));
@@ -185,6 +209,24 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         _ => {}
     }
     actions
+}
+
+/// The core's tips for this machine's GPUs (compute capability from the facts, memory
+/// from detection) and OS, as catalogue keys.
+fn tips(session: &Session) -> Vec<&'static str> {
+    use cuda_setup_core::verify::tips::{self, Tip};
+    let gpus = session.facts().map_or(&[][..], |f| &f.gpus[..]);
+    let detected = session.system().report().map_or(&[][..], |r| &r.gpus[..]);
+    tips::tips(session.opts.target.os, gpus, detected)
+        .into_iter()
+        .map(|tip| match tip {
+            Tip::OutOfMemory => "ui_tip_oom",
+            Tip::SmallMemory => "ui_tip_small_vram",
+            Tip::Loader { windows: true } => "ui_tip_loader_windows",
+            Tip::Loader { windows: false } => "ui_tip_loader",
+            Tip::MixedPrecision => "ui_tip_amp",
+        })
+        .collect()
 }
 
 /// The torch detection found (the Python the checks examine first), as the System page
@@ -219,8 +261,25 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
     let facts = session.facts();
     let mut out = Vec::new();
 
-    let driver = if step(&[StepKind::InstallDriver], done) {
+    // The core's reading of the run: a driver it installed that still waits for the
+    // restart. After the restart (the wizard continues the plan: its driver step is done
+    // before) nothing waits, and the row says what is installed.
+    let waits = cuda_setup_core::repair::run_facts(run.report()).restart_pending;
+    let planned_driver = session.prepare().plan().and_then(|p| {
+        p.steps.iter().find_map(|s| match s {
+            cuda_setup_core::steps::Step::InstallDriver(d) => Some(d.version.to_string()),
+            _ => None,
+        })
+    });
+    let driver = if step(&[StepKind::InstallDriver], done) && waits {
         (Tone::Ok, t(lang, "ui_layer_driver_installed"))
+    } else if step(&[StepKind::InstallDriver], done) {
+        let v = facts
+            .and_then(|f| f.driver.as_ref())
+            .map(ToString::to_string)
+            .or(planned_driver)
+            .unwrap_or_default();
+        (Tone::Ok, tf(lang, "ui_layer_version", &[("version", &v)]))
     } else if step(&[StepKind::InstallDriver], failed) {
         failed_state()
     } else {

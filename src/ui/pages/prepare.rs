@@ -12,8 +12,10 @@ use crate::ui::widgets::{self, Tone};
 use crate::ui::worker::Prepared;
 use cuda_setup_core::compat::Os;
 use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::plan::{self, Later, Rate};
 use cuda_setup_core::recommend::Goal;
 use cuda_setup_core::steps::preflight::{Check, Status};
+use cuda_setup_core::steps::{Step, StepKind};
 
 #[derive(Default)]
 pub struct State;
@@ -85,28 +87,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         }
         Ok(p) => {
             widgets::section(ui, &t(lang, "ui_plan"));
-            if let Some(v) = &p.plan.toolkit {
-                let dir = session
-                    .toolkit_dir()
-                    .map(|d| d.display().to_string())
-                    .unwrap_or_default();
-                ui.label(tf(
-                    lang,
-                    "ui_plan_toolkit",
-                    &[("version", v), ("dir", &dir)],
-                ));
-            }
-            if p.plan.goal == Goal::Pytorch {
-                ui.label(t(lang, "ui_plan_pytorch"));
-            }
-            // In the plan's own order (the driver comes right after the pre-flight
-            // checks), numbered as the Install page numbers them.
-            for (i, step) in p.plan.steps.iter().enumerate() {
-                ui.label(format!("{}. {}", i + 1, step_title(lang, step.kind())));
-            }
-            if p.plan.goal == Goal::Developer {
-                ui.label(RichText::new(t(lang, "ui_plan_cudnn_later")).weak());
-            }
+            plan_steps(session, ui, p);
 
             widgets::section(ui, &t(lang, "ui_preflight"));
             for c in &p.ahead.checks {
@@ -143,6 +124,107 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         }
     }
     actions
+}
+
+/// The plan's steps in its own order (the driver comes right after the pre-flight
+/// checks), numbered as the Install page numbers them, each download with its size; then
+/// what the later pages fetch (cuDNN, PyTorch), and the total with the time it takes.
+fn plan_steps(session: &Session, ui: &mut Ui, p: &Prepared) {
+    let lang = session.lang;
+    let dir = session
+        .toolkit_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    // A complete toolkit in its folder is kept (the plan has no step for it).
+    let kept = p.ahead.checks.iter().any(|c| c.id == "already_installed")
+        && !p.plan.steps.iter().any(|s| {
+            matches!(
+                s.kind(),
+                StepKind::InstallToolkit | StepKind::AssembleToolkit
+            )
+        });
+    if let Some(v) = &p.plan.toolkit {
+        let key = if kept {
+            "ui_plan_toolkit_kept"
+        } else {
+            "ui_plan_toolkit"
+        };
+        ui.label(tf(lang, key, &[("version", v), ("dir", &dir)]));
+    }
+    if p.plan.goal == Goal::Pytorch {
+        ui.label(t(lang, "ui_plan_pytorch"));
+    }
+    let size = |bytes: Option<u64>| bytes.map_or_else(|| t(lang, "ui_size_unknown"), text::bytes);
+    let mut n = 0;
+    for step in &p.plan.steps {
+        n += 1;
+        let title = step_title(lang, step.kind());
+        let line = match step {
+            Step::Download(d) => tf(
+                lang,
+                "ui_plan_step_size",
+                &[("step", &title), ("size", &size(d.size))],
+            ),
+            _ => title,
+        };
+        ui.label(format!("{n}. {line}"));
+    }
+    let Some(rec) = session.recommendation() else {
+        return;
+    };
+    let later = Later {
+        cudnn: p.plan.goal == Goal::Developer && rec.cudnn.is_some(),
+        torch: rec.torch.is_some(),
+    };
+    let all = plan::downloads(&p.plan, rec, later);
+    if later.cudnn {
+        n += 1;
+        let bytes = rec.cudnn.as_ref().and_then(|c| c.archive.size);
+        let line = tf(lang, "ui_plan_later_cudnn", &[("size", &size(bytes))]);
+        ui.label(format!("{n}. {line}"));
+    }
+    if later.torch {
+        n += 1;
+        let line = tf(
+            lang,
+            "ui_plan_later_torch",
+            &[("size", &text::bytes(plan::TORCH_CUDA_ESTIMATE_BYTES))],
+        );
+        ui.label(format!("{n}. {line}"));
+    }
+    let Rate::Assumed { bytes_per_sec } = all.rate;
+    let key = if all.partial {
+        "ui_plan_total_partial"
+    } else {
+        "ui_plan_total"
+    };
+    widgets::gap(ui);
+    ui.label(
+        RichText::new(tf(
+            lang,
+            key,
+            &[
+                ("total", &text::bytes(all.total_bytes)),
+                ("rate", &text::bytes(bytes_per_sec)),
+                ("time", &duration(lang, all.seconds)),
+            ],
+        ))
+        .strong(),
+    );
+}
+
+/// A time in plain words, rounded up to whole minutes.
+fn duration(lang: Lang, seconds: u64) -> String {
+    let minutes = seconds.div_ceil(60);
+    match minutes {
+        0 | 1 => t(lang, "ui_duration_minute"),
+        m if m < 60 => tf(lang, "ui_duration_minutes", &[("n", &m)]),
+        m => tf(
+            lang,
+            "ui_duration_hours",
+            &[("h", &(m / 60)), ("m", &(m % 60))],
+        ),
+    }
 }
 
 /// "Ready to install" only when nothing blocks: a driver the user installs themselves

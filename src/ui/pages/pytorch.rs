@@ -25,6 +25,43 @@ use cuda_setup_core::verify::doctor::{self, DoctorReport, Severity};
 pub struct State {
     /// A mirror of PyTorch's wheel index (`https://…/whl`), as typed; empty: PyTorch's.
     pub torch_index: String,
+    /// What the page last scrolled to: it scrolls once to each new result, and leaves
+    /// the user's own scrolling alone in between.
+    scrolled: Option<Focus>,
+}
+
+/// What the end of the page shows, the thing a user waits for: the step running, the
+/// failure, the doctor at work, the verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Focus {
+    Step(usize),
+    Failed,
+    Checking,
+    Verdict { ready: bool },
+}
+
+/// The newest result the page shows, if any.
+fn focus(session: &Session) -> Option<Focus> {
+    let torch = session.torch();
+    match verdict::decide(session, Scope::Torch) {
+        Verdict::Ready { .. } => return Some(Focus::Verdict { ready: true }),
+        Verdict::NotYet { .. } if torch.doctor().is_some() || torch.run().report().is_some() => {
+            return Some(Focus::Verdict { ready: false });
+        }
+        _ => {}
+    }
+    if torch.doctor_running() {
+        return Some(Focus::Checking);
+    }
+    if torch.run().report().is_some_and(|r| r.failure.is_some()) {
+        return Some(Focus::Failed);
+    }
+    let steps = torch.run().steps();
+    steps
+        .iter()
+        .position(|s| s.state == crate::ui::progress::StepState::Running)
+        .filter(|_| torch.run().running())
+        .map(Focus::Step)
 }
 
 impl State {
@@ -201,6 +238,29 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         ui.label(RichText::new(msg(lang, &cuda_setup_core::msg!("windows_pypi_is_cpu"))).weak());
     }
     widgets::gap(ui);
+    // The part that changes as the work goes on, scrolled into view when it shows
+    // something new (the page is taller than a small window).
+    let tail = ui
+        .scope(|ui| tail(page, session, ui, &mut actions))
+        .response
+        .rect;
+    let now = focus(session);
+    if now.is_some() && now != page.scrolled {
+        ui.scroll_to_rect(tail, Some(egui::Align::Max));
+        page.scrolled = now;
+    }
+    if python != torch_state.python() {
+        // Before a RunPip of this frame, which runs in the Python shown.
+        actions.insert(0, Action::SetPython(python));
+    }
+    actions
+}
+
+/// Cancel and the doctor's button, pip's output, the check's plot and findings, and the
+/// verdict.
+fn tail(page: &State, session: &Session, ui: &mut Ui, actions: &mut Vec<Action>) {
+    let lang = session.lang;
+    let torch_state = &session.torch();
     let busy = torch_state.busy();
     // "Install PyTorch" is the page's primary button, at the bottom (Enter presses it).
     ui.horizontal(|ui| {
@@ -247,11 +307,6 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         doctor_report(ui, lang, d);
     }
     verdict::banner(session, ui, Page::Pytorch, Scope::Torch);
-    if python != torch_state.python() {
-        // Before a RunPip of this frame, which runs in the Python shown.
-        actions.insert(0, Action::SetPython(python));
-    }
-    actions
 }
 
 /// PyTorch's own server or a mirror of it (compat-tables/pytorch.toml): picking one fills

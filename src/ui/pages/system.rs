@@ -334,8 +334,28 @@ fn driver_state(session: &Session) -> (Tone, String, Option<String>) {
     (
         Tone::Ok,
         t(lang, "ui_driver_runs_it"),
-        Some(tf(lang, "ui_driver_runs_it_why", &[("current", &current)])),
+        Some(tf(
+            lang,
+            "ui_driver_runs_it_why",
+            &[("current", &current), ("what", &recommended(lang, rec))],
+        )),
     )
+}
+
+/// What is recommended, by name: the toolkit for a developer, else the PyTorch build
+/// ("PyTorch 2.13 (CUDA 13.2)", the core's plain label).
+fn recommended(
+    lang: cuda_setup_core::i18n::Lang,
+    rec: &cuda_setup_core::recommend::Recommendation,
+) -> String {
+    match (&rec.toolkit, &rec.torch) {
+        (Some(tk), _) if rec.goal == cuda_setup_core::recommend::Goal::Developer => {
+            format!("CUDA {}", crate::ui::text::plain_release(&tk.label))
+        }
+        (_, Some(p)) => msg(lang, &p.label()),
+        (Some(tk), None) => format!("CUDA {}", crate::ui::text::plain_release(&tk.label)),
+        (None, None) => String::new(),
+    }
 }
 
 /// The technical facts behind the plain words: compute capabilities, what the driver

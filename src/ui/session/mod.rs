@@ -273,9 +273,14 @@ impl Session {
         .with_connections(s.connections)
     }
 
-    /// The pages this mode, goal and plan visit.
+    /// The pages this mode, goal and plan visit. Before the plan is made, what it will
+    /// do: a driver the plan installs (none found, say) puts its page in the step bar from
+    /// the start, so the bar does not grow a step under the user.
     pub fn steps(&self) -> &'static [Page] {
-        let driver = self.prepare.plan().is_some_and(installs_driver);
+        let driver = match self.prepare.plan() {
+            Some(plan) => installs_driver(plan),
+            None => self.driver_plan() == DriverPlan::Planned,
+        };
         super::flow::flow(self.mode, self.goal, driver)
     }
 

@@ -117,45 +117,51 @@ pub fn build(
                 steps.push(Step::Preflight(preflight::Inputs {
                     toolkit_dir: Some(dir.clone()),
                     toolkit_version: Some(tk.version.clone()),
-                    needed_bytes: (size.unwrap_or(UNKNOWN_INSTALLER_BYTES) as f64 * SPACE_FACTOR)
-                        as u64,
-                    needed_is_estimate: size.is_none(),
+                    needed_bytes: if resolved.toolkit_present {
+                        0
+                    } else {
+                        (size.unwrap_or(UNKNOWN_INSTALLER_BYTES) as f64 * SPACE_FACTOR) as u64
+                    },
+                    needed_is_estimate: size.is_none() && !resolved.toolkit_present,
                     work_dir: downloads.clone(),
                     needs_admin: true,
                     developer: true,
                     from_wheels: false,
                     driver: false,
                 }));
-                steps.push(Step::Download(DownloadSpec {
-                    what: Artifact::ToolkitInstaller,
-                    url: inst.url.clone(),
-                    mirrors: choices.mirrors.clone(),
-                    sha256: expected.sha256,
-                    md5: expected.md5,
-                    size: expected.size,
-                    dest: installer.clone(),
-                    bundle_dirs: bundle_dirs.clone(),
-                    cache_dir: cache_dir(target),
-                    connections: choices.connections,
-                }));
-                steps.push(Step::InstallToolkit(toolkit::InstallSpec {
-                    version: tk.version.clone(),
-                    installer,
-                    dir: dir.clone(),
-                    subpackages: if target.os == Os::Windows {
-                        toolkit::subpackages(
-                            &tk.version,
-                            resolved.visual_studio,
-                            // A driver step of its own already installs the driver.
-                            choices.with_driver
-                                && driver.is_none()
-                                && installer_carries_driver(rec),
-                        )
-                    } else {
-                        Vec::new()
-                    },
-                    timeout_minutes: 60,
-                }));
+                // A complete toolkit in its folder is kept: nothing to fetch or run.
+                if !resolved.toolkit_present {
+                    steps.push(Step::Download(DownloadSpec {
+                        what: Artifact::ToolkitInstaller,
+                        url: inst.url.clone(),
+                        mirrors: choices.mirrors.clone(),
+                        sha256: expected.sha256,
+                        md5: expected.md5,
+                        size: expected.size,
+                        dest: installer.clone(),
+                        bundle_dirs: bundle_dirs.clone(),
+                        cache_dir: cache_dir(target),
+                        connections: choices.connections,
+                    }));
+                    steps.push(Step::InstallToolkit(toolkit::InstallSpec {
+                        version: tk.version.clone(),
+                        installer,
+                        dir: dir.clone(),
+                        subpackages: if target.os == Os::Windows {
+                            toolkit::subpackages(
+                                &tk.version,
+                                resolved.visual_studio,
+                                // A driver step of its own already installs the driver.
+                                choices.with_driver
+                                    && driver.is_none()
+                                    && installer_carries_driver(rec),
+                            )
+                        } else {
+                            Vec::new()
+                        },
+                        timeout_minutes: 60,
+                    }));
+                }
                 (dir, None)
             };
             plan.toolkit = Some(tk.version.clone());

@@ -4,6 +4,7 @@
 //! a pure function of what it found; [`make`] is both, for the front ends.
 
 mod build;
+mod downloads;
 mod resolve;
 
 use std::path::PathBuf;
@@ -17,6 +18,10 @@ use crate::target::Target;
 use crate::version::Version;
 
 pub use build::{build, build_cudnn_download, cudnn_archive_of, cudnn_install, pip_install};
+pub use downloads::{
+    ASSUMED_BYTES_PER_SEC, Download, Downloads, Item, Later, Rate, TORCH_CUDA_ESTIMATE_BYTES,
+    downloads,
+};
 pub use resolve::{Installer, Resolved, Wheels, resolve, resolve_cudnn};
 
 /// The plan for `rec` with the user's `choices`: [`resolve`] then [`build`]. Network and

@@ -25,6 +25,9 @@ pub struct Resolved {
     /// Visual Studio is installed (Windows' vswhere; never for a `--root` sandbox, never
     /// on Linux): the installer then integrates with it.
     pub visual_studio: bool,
+    /// The installer method's toolkit is already complete in its folder: the plan keeps
+    /// it (no download, no installer run) and only sets the environment and verifies.
+    pub toolkit_present: bool,
 }
 
 /// The CUDA installer's hashes and its size, as far as anything tells.
@@ -110,6 +113,7 @@ pub fn resolve(
                     .flatten()
             });
         r.installer = Some(Installer { expected, size });
+        r.toolkit_present = installed;
         r.visual_studio = visual_studio(target);
     }
     if let Some(c) = super::build::nvidia_cudnn(target, rec, choices, r.wheels.as_ref()) {

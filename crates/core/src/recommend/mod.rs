@@ -246,6 +246,12 @@ pub struct TorchPick {
 }
 
 impl TorchPick {
+    /// The build as a beginner reads it, "PyTorch 2.13 (CUDA 13.2)": never the build tag
+    /// (`cu132`), which the CLI's technical lines keep. Both front ends' plain lines.
+    pub fn label(&self) -> Message {
+        crate::msg!("torch_label", version = &self.version, cuda = &self.cuda)
+    }
+
     /// The same wheels from a mirror of PyTorch's index (`https://mirror/whl`): the
     /// index URL and the arguments change, nothing else. A PyPI index (`…/simple`, a
     /// `pypi` host or path) is never taken as torch's index: it has no CUDA wheels (on

@@ -16,6 +16,7 @@ pub mod build;
 pub mod cudnn;
 pub mod doctor;
 pub mod nvcc;
+pub mod tips;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};

@@ -3,10 +3,18 @@
 import json
 import sys
 
+try:  # free-threaded CPython (3.13t): wheels of its own ABI, cp313t
+    import sysconfig
+
+    free_threaded = sysconfig.get_config_var("Py_GIL_DISABLED") == 1
+except Exception:
+    free_threaded = False
+
 out = {
     "version": "%d.%d.%d" % tuple(sys.version_info[:3]),
     "executable": sys.executable,
     "bits": 64 if sys.maxsize > 2**32 else 32,
+    "free_threaded": free_threaded,
     "torch": None,
     "torch_error": None,
 }

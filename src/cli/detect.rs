@@ -127,10 +127,7 @@ pub fn human(r: &SystemReport, lang: Lang) -> String {
         let _ = writeln!(o, "cuDNN {v}: {}", c.location.display());
     }
     for p in &r.pythons {
-        let v = p
-            .version
-            .as_ref()
-            .map_or("?".to_string(), ToString::to_string);
+        let v = p.version_label();
         let torch = match (&p.torch, p.torch_cpu_build) {
             (Some(tc), true) => {
                 format!(", torch {} ({})", tc.version, t(lang, "cli_cpu_only_build"))

@@ -8,7 +8,7 @@ use cuda_setup_core::i18n::{self, Lang, t};
 use cuda_setup_core::linux_driver;
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{self, DriverAction, Facts, Goal, Recommendation, Request};
-use cuda_setup_core::version::{ComputeCapability, Version};
+use cuda_setup_core::version::{ComputeCapability, PythonVersion, Version};
 use cuda_setup_core::whatif::{Flags, WhatIf};
 
 #[derive(Debug, Default, clap::Args)]
@@ -40,9 +40,9 @@ pub struct Args {
     /// Assume the machine has no NVIDIA GPU
     #[arg(long, conflicts_with_all = ["gpu_cc", "gpu"])]
     pub no_gpu: bool,
-    /// The Python version that will run PyTorch, e.g. 3.12
+    /// The Python version that will run PyTorch, e.g. 3.12 (3.13t: a free-threaded build)
     #[arg(long, value_name = "X.Y")]
-    pub python: Option<Version>,
+    pub python: Option<PythonVersion>,
     /// Only consider CUDA toolkits matching this version (12, 12.4 or 12.4.1)
     #[arg(long, value_name = "VER")]
     pub cuda: Option<Version>,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::recommend::Goal;
-use cuda_setup_core::version::{ComputeCapability, Version};
+use cuda_setup_core::version::{ComputeCapability, PythonVersion, Version};
 use cuda_setup_core::whatif::{Flags, WhatIf};
 
 use super::app::{App, Options, Page};
@@ -35,9 +35,9 @@ pub struct Args {
     pub no_driver: bool,
     #[arg(long, value_name = "X.Y", hide = true, requires = "driver")]
     pub driver_cuda: Option<Version>,
-    /// The Python version to recommend for
+    /// The Python version to recommend for (3.13t: free-threaded)
     #[arg(long, value_name = "X.Y", hide = true)]
-    pub python: Option<Version>,
+    pub python: Option<PythonVersion>,
     /// The interpreter PyTorch goes into
     #[arg(long, value_name = "PATH", hide = true)]
     pub python_exe: Option<PathBuf>,
@@ -344,7 +344,7 @@ mod tests {
             ),
             (
                 Args {
-                    python: v("2.7"),
+                    python: "2.7".parse().ok(),
                     ..Default::default()
                 },
                 "not a Python 3 version",
@@ -375,7 +375,7 @@ mod tests {
             &Args {
                 gpu: vec!["RTX 4090".into()],
                 driver: v("551.78"),
-                python: v("3.12.1"),
+                python: "3.12.1".parse().ok(),
                 ..Default::default()
             },
             None,

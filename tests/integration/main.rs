@@ -17,6 +17,7 @@ mod devlayout_windows;
 mod doctor_dev;
 mod download;
 mod driver;
+mod free_threaded;
 mod gpus_pci;
 mod gui;
 mod gui_cudnn;

@@ -443,3 +443,97 @@ fn a_metadata_file_lying_about_its_size_or_content_is_refused() {
         "not 2.16.0",
     );
 }
+
+/// #32: the `cpXYt` wheels on PyPI's page (`torch-2.16.0-cp315-cp315t-…`) teach which
+/// free-threaded Pythons the new line has wheels for: 3.15t, blocked with the tables
+/// alone, gets 2.16.0 run by `python3.15t`; 3.14t hears of 2.16.0 (its cp314t wheels) as
+/// the newer, unconfirmed release; a `cp310t` name (no free-threaded build has it) adds
+/// nothing, and 3.13t keeps the tables' range.
+#[test]
+fn the_free_threaded_wheels_on_pypi_teach_the_new_lines_abis() {
+    let server = pypi();
+    let mut page = torch_page(LINUX_METADATA, WINDOWS_METADATA);
+    let mut extra = Vec::new();
+    for (py, platform) in [
+        ("314", "manylinux_2_28_x86_64"),
+        ("314", "win_amd64"),
+        ("315", "manylinux_2_28_x86_64"),
+        ("310", "manylinux_2_28_x86_64"),
+    ] {
+        let name = format!("torch-2.16.0-cp{py}-cp{py}t-{platform}.whl");
+        extra.push(format!(
+            r#"{{"filename":"{name}","url":"../../packages/t/{name}","hashes":{{"sha256":"00"}},"requires-python":">=3.11"}}"#
+        ));
+    }
+    page = page.replacen(
+        r#""files":["#,
+        &format!(r#""files":[{},"#, extra.join(",")),
+        1,
+    );
+    server.add_typed(
+        "/simple/torch/",
+        bytes(page),
+        "application/vnd.pypi.simple.v1+json",
+    );
+    let home = tempfile::tempdir().unwrap();
+    let recommend = |py: &str| {
+        json(&run(
+            home.path(),
+            &dead_base(),
+            &dead_base(),
+            &[
+                "recommend",
+                "--json",
+                "--os",
+                "linux",
+                "--python",
+                py,
+                "--gpu",
+                "RTX 4090",
+                "--driver",
+                "595.71.05",
+            ],
+        ))
+    };
+    // The tables alone: no release has cp315t wheels.
+    let before = recommend("3.15t");
+    assert_eq!(before["torch"], Value::Null);
+    assert_eq!(before["blockers"][0]["key"], "torch_no_free_threaded");
+
+    let j = learned(home.path(), &dead_base(), &server);
+    assert_eq!(j["newest"]["torch"], "2.16.0", "{j:#}");
+
+    let after = recommend("3.15t");
+    let torch = &after["torch"];
+    assert_eq!(torch["version"], "2.16.0", "{after:#}");
+    assert!(
+        torch["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("python3.15t -m pip install torch==2.16.0+"),
+        "{torch}"
+    );
+    let reasons: Vec<String> = after["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["text"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r
+            .starts_with("PyTorch 2.16 is the newest with wheels for free-threaded Python 3.15t")),
+        "{reasons:#?}"
+    );
+
+    let p314 = recommend("3.14t");
+    assert!(
+        p314["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["key"] == "torch_newer_unconfirmed" && r["params"]["torch"] == "2.16.0"),
+        "{p314:#}"
+    );
+    // 3.13t: the tables' cp313t range stands (2.16 has no cp313t wheel).
+    assert_eq!(recommend("3.13t")["torch"]["version"], "2.12.0");
+}

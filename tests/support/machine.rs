@@ -14,6 +14,7 @@ pub fn rtx_3060(driver: Option<&str>, python: &str) -> Overrides {
         driver: Some(driver.map(|d| d.parse().unwrap())),
         driver_cuda: None,
         python: Some(python.parse().unwrap()),
+        free_threaded: false,
         no_gpu: false,
     }
 }

@@ -1,4 +1,5 @@
-//! A stand-in Python 3.11 interpreter, so that `cargo test` needs no Python: a shell
+//! A stand-in Python 3.11 interpreter (or, told so, a free-threaded one of another
+//! version), so that `cargo test` needs no Python: a shell
 //! program (absolute paths and built-ins only) that answers what our Rust asks a Python —
 //! detection's probe (`assets/python_probe.py`, recognised by its `CUDA_SETUP_PROBE`
 //! marker), the installed torch's version, `pip debug --verbose`'s tags — from the torch
@@ -67,6 +68,12 @@ pub fn interpreter(dir: &Path, torch: Option<&Torch>) -> PathBuf {
     py
 }
 
+/// Makes the stand-in in `dir` a free-threaded CPython `version` (`3.13.1`: a
+/// `python3.13t`), as detection's probe reports it (`Py_GIL_DISABLED`).
+pub fn set_free_threaded(dir: &Path, version: &str) {
+    std::fs::write(dir.join("free-threaded"), format!("{version}\n")).unwrap();
+}
+
 /// Installs `torch` (None: removes it) in the stand-in in `dir`.
 pub fn set_torch(dir: &Path, torch: Option<&Torch>) {
     let (json, version) = (dir.join("torch.json"), dir.join("torch.version"));
@@ -96,14 +103,16 @@ pub fn pip_install_log(dir: &Path) -> PathBuf {
 const SCRIPT: &str = r#"#!/bin/sh
 # A stand-in Python 3.11 (tests/support/python.rs).
 here="${0%/*}"
+v=3.11.9; ft=false
+if [ -f "$here/free-threaded" ]; then read -r v < "$here/free-threaded"; ft=true; fi
 case "$1" in
---version|-V) echo "Python 3.11.9"; exit 0;;
+--version|-V) echo "Python $v"; exit 0;;
 -c)
   case "$2" in
   *CUDA_SETUP_PROBE*)
     if [ -f "$here/torch.json" ]; then read -r t < "$here/torch.json"; e=null
     else t=null; e='"not installed: No module named '"'"'torch'"'"'"'; fi
-    echo "CUDA_SETUP_PROBE {\"version\": \"3.11.9\", \"executable\": \"$0\", \"bits\": 64, \"torch\": $t, \"torch_error\": $e}"
+    echo "CUDA_SETUP_PROBE {\"version\": \"$v\", \"executable\": \"$0\", \"bits\": 64, \"free_threaded\": $ft, \"torch\": $t, \"torch_error\": $e}"
     exit 0;;
   *CUDA_SETUP_TORCH*)
     if [ -f "$here/torch.version" ]; then read -r t < "$here/torch.version"; echo "CUDA_SETUP_TORCH $t"; exit 0; fi

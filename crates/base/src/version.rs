@@ -154,6 +154,47 @@ impl<'de> Deserialize<'de> for Version {
     }
 }
 
+/// A Python version as users type it: `3.13`, or `3.13t` for the free-threaded build
+/// (PEP 703), whose wheels carry their own ABI (`cp313t`, not `cp313`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PythonVersion {
+    pub version: Version,
+    pub free_threaded: bool,
+}
+
+impl PythonVersion {
+    /// `3.13` with `free_threaded` → `3.13t`.
+    pub fn label(version: &Version, free_threaded: bool) -> String {
+        if free_threaded {
+            format!("{version}t")
+        } else {
+            version.to_string()
+        }
+    }
+}
+
+impl FromStr for PythonVersion {
+    type Err = VersionParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        let (v, free_threaded) = match t.strip_suffix(['t', 'T']) {
+            Some(v) => (v, true),
+            None => (t, false),
+        };
+        Ok(PythonVersion {
+            version: v.parse().map_err(|_| VersionParseError(s.to_string()))?,
+            free_threaded,
+        })
+    }
+}
+
+impl fmt::Display for PythonVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&PythonVersion::label(&self.version, self.free_threaded))
+    }
+}
+
 /// A CUDA compute capability (`8.6` → sm_86).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ComputeCapability {

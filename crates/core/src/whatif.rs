@@ -6,7 +6,7 @@ use crate::compat::{Os, Tables};
 use crate::detect::Deadlines;
 use crate::platform::Host;
 use crate::recommend::{Facts, GpuFact};
-use crate::version::{ComputeCapability, Version};
+use crate::version::{ComputeCapability, PythonVersion, Version};
 
 /// The what-if flags as given, unchecked.
 #[derive(Debug, Clone, Default)]
@@ -18,7 +18,8 @@ pub struct Flags {
     pub driver: Option<Version>,
     pub no_driver: bool,
     pub driver_cuda: Option<Version>,
-    pub python: Option<Version>,
+    /// `3.12`, or `3.13t` for a free-threaded build.
+    pub python: Option<PythonVersion>,
 }
 
 /// Checked what-if facts: each one given replaces what detection found.
@@ -34,6 +35,8 @@ pub struct WhatIf {
     pub driver_cuda: Option<Version>,
     /// `MAJOR.MINOR` of the Python that will run PyTorch.
     pub python: Option<Version>,
+    /// That Python is a free-threaded build (`--python 3.13t`).
+    pub free_threaded: bool,
 }
 
 /// A what-if flag that cannot be right; shown with [`WhatIfError::hint`].
@@ -88,8 +91,10 @@ impl WhatIf {
             return Err(WhatIfError::DriverCudaWithoutDriver);
         }
         let python = match &f.python {
-            Some(p) if p.major() != 3 => return Err(WhatIfError::NotPython3(p.clone())),
-            Some(p) => Some(p.major_minor()),
+            Some(p) if p.version.major() != 3 => {
+                return Err(WhatIfError::NotPython3(p.version.clone()));
+            }
+            Some(p) => Some(p.version.major_minor()),
             None => None,
         };
         let mut gpus: Vec<GpuFact> = f
@@ -113,6 +118,7 @@ impl WhatIf {
             },
             driver_cuda: f.driver_cuda.clone(),
             python,
+            free_threaded: f.python.as_ref().is_some_and(|p| p.free_threaded),
         })
     }
 
@@ -141,6 +147,7 @@ impl WhatIf {
         }
         if let Some(p) = &self.python {
             facts.python = Some(p.major_minor());
+            facts.free_threaded = self.free_threaded;
         }
     }
 
@@ -214,6 +221,10 @@ mod tests {
         s.parse().unwrap()
     }
 
+    fn py(s: &str) -> PythonVersion {
+        s.parse().unwrap()
+    }
+
     fn parse(f: Flags) -> Result<WhatIf, WhatIfError> {
         WhatIf::parse(&tables(), &f)
     }
@@ -262,17 +273,39 @@ mod tests {
     fn a_python_that_is_not_3_is_refused_and_3_keeps_major_minor() {
         assert_eq!(
             parse(Flags {
-                python: Some(v("2.7")),
+                python: Some(py("2.7")),
                 ..Default::default()
             }),
             Err(WhatIfError::NotPython3(v("2.7")))
         );
         let w = parse(Flags {
-            python: Some(v("3.12.4")),
+            python: Some(py("3.12.4")),
             ..Default::default()
         })
         .unwrap();
         assert_eq!(w.python, Some(v("3.12")));
+        assert!(!w.free_threaded);
+    }
+
+    /// #32: `--python 3.13t` is a free-threaded 3.13 (it was refused as no version).
+    #[test]
+    fn a_free_threaded_python_is_taken_as_such() {
+        let p = py("3.13t");
+        assert_eq!((p.version.clone(), p.free_threaded), (v("3.13"), true));
+        assert_eq!(p.to_string(), "3.13t");
+        assert!("3.13x".parse::<PythonVersion>().is_err());
+        assert!("t".parse::<PythonVersion>().is_err());
+        let w = parse(Flags {
+            python: Some(p),
+            driver: Some(v("595.71.05")),
+            gpu: vec!["RTX 4090".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(w.free_threaded);
+        let facts = w.facts(Os::Linux, &tables(), &Host::real());
+        assert_eq!(facts.python, Some(v("3.13")));
+        assert!(facts.free_threaded);
     }
 
     #[test]
@@ -350,7 +383,7 @@ mod tests {
             gpu: vec!["RTX 4090".into()],
             driver: Some(v("551.78")),
             driver_cuda: Some(v("12.4")),
-            python: Some(v("3.11")),
+            python: Some(py("3.11")),
             ..Default::default()
         })
         .unwrap();

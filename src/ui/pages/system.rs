@@ -14,6 +14,7 @@ use crate::ui::widgets::{self, Tone};
 use cuda_setup_core::compat::Os;
 use cuda_setup_core::detect::{Gpu, GpuSource};
 use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::version::PythonVersion;
 
 #[derive(Default)]
 pub struct State;
@@ -169,7 +170,7 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     }
     for p in &report.pythons {
         ui.horizontal(|ui| {
-            let v = p.version.as_ref().map_or("?".into(), ToString::to_string);
+            let v = p.version_label();
             widgets::badge(ui, Tone::Ok, &format!("Python {v}"));
             ui.label(p.path.display().to_string());
             match &p.torch {
@@ -414,7 +415,10 @@ fn what_if(session: &Session) -> String {
         None => {}
     }
     if let Some(p) = &o.python {
-        given.push(format!("Python {p}"));
+        given.push(format!(
+            "Python {}",
+            PythonVersion::label(p, o.free_threaded)
+        ));
     }
     let mut s = String::new();
     if !given.is_empty() {

@@ -24,6 +24,7 @@ fn detected(root: &std::path::Path) -> Session {
         driver: Some(Some("522.06".parse().unwrap())),
         driver_cuda: None,
         python: Some("3.11".parse().unwrap()),
+        free_threaded: false,
         no_gpu: false,
     };
     o.cuda = Some("11.8".parse().unwrap());
@@ -147,6 +148,7 @@ fn on_linux_a_driver_to_install_asks_the_worker_for_the_advice_once() {
         driver: Some(None),
         driver_cuda: None,
         python: Some("3.12".parse().unwrap()),
+        free_threaded: false,
         no_gpu: false,
     };
     let report = cuda_setup_core::detect::detect(&o.host, &o.tables, o.deadlines);

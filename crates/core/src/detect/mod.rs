@@ -248,16 +248,18 @@ impl SystemReport {
                 }),
             }
         }
+        // The Python used: the first whose version is known, and whether it is a
+        // free-threaded build (its wheels are another set).
+        let python = self
+            .pythons
+            .iter()
+            .find_map(|p| Some((p.version.as_ref()?, p.free_threaded)));
         crate::recommend::Facts {
             os,
             gpus,
             driver: self.driver.as_ref().map(|d| d.version.clone()),
             driver_cuda: self.driver.as_ref().and_then(|d| d.cuda_version.clone()),
-            python: self
-                .pythons
-                .iter()
-                .find_map(|p| p.version.as_ref())
-                .map(|v| v.major_minor()),
+            python: python.map(|(v, _)| v.major_minor()),
             installed_toolkits: self
                 .toolkits
                 .iter()
@@ -266,7 +268,7 @@ impl SystemReport {
             unidentified_gpus: unidentified,
             notes,
             host_kind: self.host_kind.clone(),
-            free_threaded: false,
+            free_threaded: python.is_some_and(|(_, ft)| ft),
         }
     }
 }

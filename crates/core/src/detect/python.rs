@@ -52,6 +52,9 @@ pub struct PythonInstall {
     pub path: PathBuf,
     pub source: PythonSource,
     pub version: Option<Version>,
+    /// A free-threaded build (`Py_GIL_DISABLED`, `python3.13t`): it installs only wheels
+    /// of its own ABI (`cp313t`).
+    pub free_threaded: bool,
     pub torch: Option<TorchInfo>,
     /// Why torch is absent (not installed, or failed to import).
     pub torch_error: Option<String>,
@@ -61,10 +64,22 @@ pub struct PythonInstall {
     pub probe_error: Option<RunError>,
 }
 
+impl PythonInstall {
+    /// The version as users name it: `3.13.1`, or `3.13.1t` for a free-threaded build.
+    pub fn version_label(&self) -> String {
+        self.version.as_ref().map_or("?".to_string(), |v| {
+            crate::version::PythonVersion::label(v, self.free_threaded)
+        })
+    }
+}
+
 /// What the probe script prints (one JSON object).
 #[derive(Debug, Deserialize)]
 pub struct ProbeOutput {
     pub version: String,
+    /// `sysconfig.get_config_var("Py_GIL_DISABLED")` is 1 (absent before 3.13).
+    #[serde(default)]
+    pub free_threaded: bool,
     pub torch: Option<TorchInfo>,
     pub torch_error: Option<String>,
 }
@@ -98,6 +113,7 @@ pub fn probe_one(
         path,
         source,
         version: None,
+        free_threaded: false,
         torch: None,
         torch_error: None,
         torch_cpu_build: false,
@@ -107,6 +123,7 @@ pub fn probe_one(
         Ok(out) => match parse_probe_output(&out.stdout) {
             Some(p) => {
                 py.version = p.version.parse().ok();
+                py.free_threaded = p.free_threaded;
                 py.torch_cpu_build = p.torch.as_ref().is_some_and(TorchInfo::is_cpu_build);
                 py.torch = p.torch;
                 py.torch_error = p.torch_error;
@@ -231,6 +248,7 @@ mod tests {
         let out = "UserWarning: something\nCUDA_SETUP_PROBE {\"version\": \"3.12.1\", \"torch\": {\"version\": \"2.5.1+cpu\", \"cuda\": null}, \"torch_error\": null}\n";
         let p = parse_probe_output(out).unwrap();
         assert_eq!(p.version, "3.12.1");
+        assert!(!p.free_threaded, "absent: a regular build");
         assert!(p.torch.unwrap().is_cpu_build());
         assert!(parse_probe_output("Traceback ...").is_none());
     }

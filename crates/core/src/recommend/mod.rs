@@ -240,6 +240,10 @@ pub struct TorchPick {
     /// pip's arguments after `install`, one element each (an index address with a space
     /// stays one argument).
     pub pip_args: Vec<String>,
+    /// For a free-threaded Python, how the command starts it to run pip (`python3.13t`,
+    /// `py -3.13t`), so pip installs into its site-packages and not the regular build's;
+    /// None: plain `pip`.
+    pub interpreter: Option<String>,
     pub python_min: Version,
     pub python_max: Version,
     pub confirmed: bool,
@@ -267,7 +271,7 @@ impl TorchPick {
                 *a = format!("{base}{rest}");
             }
         }
-        self.command = pip_command(&self.pip_args);
+        self.command = command_line(self.interpreter.as_deref(), &self.pip_args);
         self.index_url = self.index_url.replace(default, base);
         true
     }
@@ -297,6 +301,14 @@ pub fn pip_command(args: &[String]) -> String {
         }
     }
     c
+}
+
+/// [`pip_command`], run by `interpreter` when given (`python3.13t -m pip install ARGS`).
+pub fn command_line(interpreter: Option<&str>, args: &[String]) -> String {
+    match interpreter {
+        Some(i) => format!("{i} -m {}", pip_command(args)),
+        None => pip_command(args),
+    }
 }
 
 /// Whether `url` looks like a PyPI index or mirror (`https://pypi.org/simple`,

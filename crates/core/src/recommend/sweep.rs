@@ -26,6 +26,8 @@ fn cc(s: &str) -> ComputeCapability {
 
 /// Every Python the issue names, 3.8 to 3.15.
 const PYTHONS: [&str; 8] = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"];
+/// The free-threaded builds (#32): two with wheels, one without.
+const FREE_THREADED: [&str; 3] = ["3.13t", "3.14t", "3.15t"];
 
 // ---- the classes a violation belongs to ----
 const BASICS: &str = "0 basics";
@@ -44,6 +46,7 @@ const C4_NEWEST: &str = "4 after a required update: the newest confirmed torch t
 const C6_CARRIED: &str = "6 no 'the driver comes with it' for an installer that carries none";
 const C7_WINDOWS_PIN: &str = "7 Windows command pins torch==X+cuNNN";
 const MESSAGES: &str = "messages: key in the catalogue, renders in en and zh";
+const C8_FREE_THREADED: &str = "8 free-threaded Python: a torch patch with its cpXYt wheels, run by its interpreter, or the blocker with the way out";
 
 #[derive(Debug, Clone)]
 struct Violation {
@@ -227,6 +230,17 @@ pub(super) fn check(
 
 fn violations(t: &Tables, f: &Facts, req: &Request, rec: &Recommendation) -> Vec<Violation> {
     let mut out = Found::default();
+    // A free-threaded Python installs only its `cpXYt` wheels: every rule holds over the
+    // tables as that Python sees them (dossier §13.4).
+    let view;
+    let t = match (&f.python, f.free_threaded) {
+        (Some(py), true) => {
+            free_threaded(t, py, req, rec, &mut out);
+            view = abi_view(t, py);
+            &view
+        }
+        _ => t,
+    };
     messages(rec, &mut out);
     basics(f, req, rec, &mut out);
     left_out(t, f, req, rec, &mut out);
@@ -239,6 +253,75 @@ fn violations(t: &Tables, f: &Facts, req: &Request, rec: &Recommendation) -> Vec
     carried(t, f, rec, &mut out);
     dossier_sm_check(f, rec, &mut out);
     out.0
+}
+
+/// The tables as free-threaded CPython `py` sees them: the patches with its wheels only.
+fn abi_view(t: &Tables, py: &Version) -> Tables {
+    let mut view = t.clone();
+    for r in &mut view.pytorch.releases {
+        r.patches.retain(|p| t.free_threaded_has(py, p));
+    }
+    view.pytorch.releases.retain(|r| !r.patches.is_empty());
+    view
+}
+
+/// A free-threaded pick is a patch with the ABI's wheels, run by that interpreter,
+/// without torchvision (no source lists its cpXYt wheels), with the reason; no patch with
+/// the ABI at all is the ABI's own blocker.
+fn free_threaded(t: &Tables, py: &Version, req: &Request, rec: &Recommendation, out: &mut Found) {
+    let interpreter = match rec.os {
+        Os::Linux => format!("python{py}t -m pip install "),
+        Os::Windows => format!("py -{py}t -m pip install "),
+    };
+    if let Some(p) = &rec.torch {
+        if !t.free_threaded_has(py, &p.version) {
+            out.add(
+                C8_FREE_THREADED,
+                format!(
+                    "torch {} has no cp{}{}t wheels",
+                    p.version,
+                    py.major(),
+                    py.minor()
+                ),
+            );
+        }
+        if !p.command.starts_with(&interpreter) || p.command.contains("torchvision") {
+            out.add(
+                C8_FREE_THREADED,
+                format!(
+                    "command {:?}: want {interpreter:?}, no torchvision",
+                    p.command
+                ),
+            );
+        }
+        if !has(&rec.reasons, "torch_free_threaded") {
+            out.add(C8_FREE_THREADED, "no torch_free_threaded reason");
+        }
+    }
+    let any = t
+        .pytorch
+        .releases
+        .iter()
+        .filter(|r| python_ok(r, Some(py)))
+        .flat_map(|r| &r.patches)
+        .any(|p| t.free_threaded_has(py, p));
+    if req.goal == Goal::Pytorch
+        && !any
+        && !rec
+            .blockers
+            .iter()
+            .any(|b| b.key.starts_with("torch_no_free_threaded"))
+    {
+        out.add(
+            C8_FREE_THREADED,
+            format!(
+                "no release has cp{}{}t wheels, yet blockers are {:?}",
+                py.major(),
+                py.minor(),
+                rec.blockers.iter().map(|b| b.key).collect::<Vec<_>>()
+            ),
+        );
+    }
 }
 
 fn messages(rec: &Recommendation, out: &mut Found) {
@@ -1133,12 +1216,12 @@ fn facts(
             .collect(),
         driver: driver.cloned(),
         driver_cuda: cuda,
-        python: py.map(v),
+        python: py.map(|p| v(p.trim_end_matches('t'))),
         installed_toolkits: Vec::new(),
         unidentified_gpus: Vec::new(),
         notes: Vec::new(),
         host_kind: Default::default(),
-        free_threaded: false,
+        free_threaded: py.is_some_and(|p| p.ends_with('t')),
     }
 }
 
@@ -1202,7 +1285,9 @@ fn describe(f: &Facts, goal: Goal) -> String {
         f.driver_cuda
             .as_ref()
             .map_or("-".into(), ToString::to_string),
-        f.python.as_ref().map_or("?".into(), ToString::to_string),
+        f.python.as_ref().map_or("?".into(), |p| {
+            crate::version::PythonVersion::label(p, f.free_threaded)
+        }),
     )
 }
 
@@ -1230,6 +1315,9 @@ fn sweep_cases(t: &Tables) -> (Vec<(Facts, Goal)>, String) {
     let fams = families(t);
     let mut pythons: Vec<Option<&str>> = PYTHONS.iter().map(|p| Some(*p)).collect();
     pythons.push(None);
+    // One-GPU cases also for the free-threaded builds (pairs keep to the regular ones).
+    let mut single_pythons = pythons.clone();
+    single_pythons.extend(FREE_THREADED.iter().map(|p| Some(*p)));
     let goals = [Goal::Pytorch, Goal::Developer];
     let mut cases = Vec::new();
     for os in [Os::Windows, Os::Linux] {
@@ -1243,7 +1331,7 @@ fn sweep_cases(t: &Tables) -> (Vec<(Facts, Goal)>, String) {
             .collect();
         for g in &fams {
             for d in &core {
-                for py in &pythons {
+                for py in &single_pythons {
                     for goal in goals {
                         cases.push((facts(os, &[*g], d.as_ref(), None, *py), goal));
                     }
@@ -1284,7 +1372,7 @@ fn sweep_cases(t: &Tables) -> (Vec<(Facts, Goal)>, String) {
         }
     }
     let size = format!(
-        "{} cases: {singles} one-GPU ({} compute capabilities × Windows/Linux drivers at and one below every floor, architecture minimum and published minimum, with and without NVML's CUDA figure × Python 3.8–3.15 and unknown × 2 goals) and {} two-GPU ({} pairs)",
+        "{} cases: {singles} one-GPU ({} compute capabilities × Windows/Linux drivers at and one below every floor, architecture minimum and published minimum, with and without NVML's CUDA figure × Python 3.8–3.15, unknown and 3.13t–3.15t × 2 goals) and {} two-GPU ({} pairs)",
         cases.len(),
         fams.len(),
         cases.len() - singles,

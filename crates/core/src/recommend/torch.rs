@@ -12,12 +12,15 @@ use super::{Facts, TorchPick};
 use crate::compat::{IndexStyle, Os, Tables, TorchRelease, TorchVariant, VariantArch};
 use crate::message::Message;
 use crate::msg;
-use crate::version::Version;
+use crate::version::{PythonVersion, Version};
 
 /// A (release, variant) pair that runs on at least one GPU and this Python.
 struct Candidate<'t> {
     release: &'t TorchRelease,
     variant: &'t TorchVariant,
+    /// The patch to install: the newest, or for a free-threaded Python the newest with
+    /// wheels for its ABI (`cp313t`: 2.12.0, not 2.12.1).
+    patch: &'t Version,
     fit: DriverFit,
     minimum: Version,
     /// Per GPU (in `Facts::gpus` order): whether the wheel carries code for it.
@@ -64,12 +67,53 @@ pub(super) struct Picked {
 /// The part's name in `gpu_left_out` (a product name: the same in every language).
 pub(super) const PART_NAME: &str = "PyTorch";
 
-/// Every (release, variant) pair for `python` (all releases when None) whose CUDA major is
-/// `major` (when given), that runs on at least one GPU and whose driver the GPUs can get.
+/// Which Python the wheels are for: `MAJOR.MINOR` (any when None) and whether it is a
+/// free-threaded build, whose wheels are a set apart (`cp313t`).
+#[derive(Clone, Copy)]
+struct Py<'a> {
+    version: Option<&'a Version>,
+    free_threaded: bool,
+}
+
+impl<'a> Py<'a> {
+    fn of(facts: &'a Facts) -> Py<'a> {
+        Py {
+            version: facts.python.as_ref(),
+            free_threaded: facts.free_threaded && facts.python.is_some(),
+        }
+    }
+
+    fn plain(version: Option<&'a Version>) -> Py<'a> {
+        Py {
+            version,
+            free_threaded: false,
+        }
+    }
+
+    /// The patch of `release` this Python installs (None: none has wheels for it).
+    fn patch<'t>(&self, tables: &Tables, release: &'t TorchRelease) -> Option<&'t Version> {
+        if let Some(py) = self.version
+            && !(release.python_min <= *py && *py <= release.python_max)
+        {
+            return None;
+        }
+        match self.version {
+            Some(py) if self.free_threaded => release
+                .patches
+                .iter()
+                .rfind(|p| tables.free_threaded_has(py, p)),
+            _ => Some(latest(release)),
+        }
+    }
+}
+
+/// Every (release, variant) pair for `python` (all releases when its version is None)
+/// whose CUDA major is `major` (when given), that runs on at least one GPU and whose
+/// driver the GPUs can get.
 fn candidates<'t>(
     tables: &'t Tables,
     facts: &Facts,
-    python: Option<&Version>,
+    python: Py,
     major: Option<u32>,
 ) -> Vec<Candidate<'t>> {
     let mut out = Vec::new();
@@ -77,8 +121,8 @@ fn candidates<'t>(
         .pytorch
         .releases
         .iter()
-        .filter(|r| python.is_none_or(|py| r.python_min <= *py && *py <= r.python_max));
-    for release in releases {
+        .filter_map(|r| Some((r, python.patch(tables, r)?)));
+    for (release, patch) in releases {
         for name in &release.variants {
             let Some(variant) = tables.variant(name) else {
                 continue;
@@ -113,6 +157,7 @@ fn candidates<'t>(
             out.push(Candidate {
                 release,
                 variant,
+                patch,
                 fit,
                 minimum,
                 covers,
@@ -158,7 +203,7 @@ fn known_pythons(tables: &Tables) -> Vec<Version> {
 fn best_reach(
     tables: &Tables,
     facts: &Facts,
-    python: Option<&Version>,
+    python: Py,
     major: Option<u32>,
 ) -> Option<(bool, bool, usize)> {
     let top = top_gpu(facts);
@@ -202,7 +247,7 @@ fn pythons_reaching(
 ) -> Vec<Version> {
     known_pythons(tables)
         .into_iter()
-        .filter(|p| best_reach(tables, facts, Some(p), major) == Some(want))
+        .filter(|p| best_reach(tables, facts, Py::plain(Some(p)), major) == Some(want))
         .collect()
 }
 
@@ -217,17 +262,29 @@ pub(super) fn pick(
     blockers: &mut Vec<Message>,
 ) -> Option<Picked> {
     let outlook = Outlook::of(tables, facts);
-    let python = facts.python.as_ref();
+    let python = Py::of(facts);
     let gpus: Vec<String> = facts.gpus.iter().map(|g| g.label()).collect();
     let top = top_gpu(facts);
+    if let Some(py) = python.version
+        && python.free_threaded
+        && !tables
+            .pytorch
+            .releases
+            .iter()
+            .any(|r| python.patch(tables, r).is_some())
+    {
+        // No release has wheels for this free-threaded ABI: whatever the GPUs.
+        blockers.push(no_free_threaded(tables, py));
+        return None;
+    }
     let (candidates, missing): (Vec<Candidate>, Vec<Candidate>) =
         candidates(tables, facts, python, major)
             .into_iter()
             .partition(|c| c.in_index != Some(false));
     // The best any Python could do, and what this one does.
-    let best_any = best_reach(tables, facts, None, major);
+    let best_any = best_reach(tables, facts, Py::plain(None), major);
     let here = candidates.iter().map(|c| c.reach(top)).max();
-    if let Some(py) = python
+    if let Some(py) = python.version
         && let Some(want) = best_any
         && here < Some(want)
         && missing.iter().all(|c| c.reach(top) < want)
@@ -251,7 +308,7 @@ pub(super) fn pick(
             };
             blockers.push(msg!(
                 "torch_blocked_by_python",
-                python = py.major_minor(),
+                python = PythonVersion::label(&py.major_minor(), python.free_threaded),
                 pythons = python_ranges(&pythons),
                 gpus = named.join(", ")
             ));
@@ -316,7 +373,7 @@ pub(super) fn pick(
     {
         needs.offer(
             better.minimum.clone(),
-            format!("torch {} ({})", latest(better.release), better.variant.name),
+            format!("torch {} ({})", better.patch, better.variant.name),
         );
     }
 
@@ -325,10 +382,15 @@ pub(super) fn pick(
     if best.covers.iter().any(|c| !c) {
         leave_out(tables, facts, major, best, &mut left_out, reasons);
     }
-    let version = latest(best.release).clone();
-    let args = pip_args(best.release, best.variant);
+    let version = best.patch.clone();
+    let args = pip_args(best.release, best.variant, best.patch, python.free_threaded);
+    let interpreter = python
+        .version
+        .filter(|_| python.free_threaded)
+        .map(|py| free_threaded_interpreter(facts.os, py));
     let pick = TorchPick {
-        command: super::pip_command(&args),
+        command: super::command_line(interpreter.as_deref(), &args),
+        interpreter,
         pip_args: args,
         index_url: best.variant.index_url(),
         variant: best.variant.name.clone(),
@@ -371,7 +433,7 @@ fn leave_out(
     );
     for l in &left_out[first..] {
         let alone = super::leave_out::only(facts, &[l.index]);
-        let other = candidates(tables, &alone, facts.python.as_ref(), major)
+        let other = candidates(tables, &alone, Py::of(facts), major)
             .into_iter()
             .filter(|c| c.in_index != Some(false))
             .max_by_key(|c| c.rank());
@@ -379,21 +441,21 @@ fn leave_out(
             reasons.push(msg!(
                 "torch_other_gpu_wheel",
                 gpu = l.gpu.label(),
-                torch = latest(c.release),
+                torch = c.patch,
                 index = l.index,
-                command = command(c.release, c.variant)
+                command = command(facts, &c)
             ));
         }
     }
 }
 
 /// Whether the wheel index (when it was read for this variant) lists a wheel of
-/// `release` for this OS and `python`. Free-threaded builds do not count: a plain Python
-/// cannot install them.
+/// `release` for this OS and `python`. Only wheels of the Python's own build count: a
+/// plain Python cannot install free-threaded wheels, nor the other way round.
 fn in_index(
     tables: &Tables,
     facts: &Facts,
-    python: Option<&Version>,
+    python: Py,
     release: &TorchRelease,
     variant: &TorchVariant,
 ) -> Option<bool> {
@@ -410,16 +472,56 @@ fn in_index(
     Some(wheels.iter().any(|w| {
         w.version.major_minor() == release.version
             && w.for_os(facts.os)
-            && !w.freethreaded
-            && python.is_none_or(|py| w.python == py.major_minor())
+            && w.freethreaded == python.free_threaded
+            && python.version.is_none_or(|py| w.python == py.major_minor())
     }))
 }
 
 fn python_label(facts: &Facts) -> String {
-    facts
-        .python
-        .as_ref()
-        .map_or("?".to_string(), |p| p.major_minor().to_string())
+    facts.python.as_ref().map_or("?".to_string(), |p| {
+        PythonVersion::label(&p.major_minor(), Py::of(facts).free_threaded)
+    })
+}
+
+/// How a user starts free-threaded CPython `py`, so that pip runs in it and installs into
+/// its own site-packages (not the regular build's): `python3.13t` on Linux, the Python
+/// launcher's `py -3.13t` on Windows.
+fn free_threaded_interpreter(os: Os, py: &Version) -> String {
+    let label = PythonVersion::label(&py.major_minor(), true);
+    match os {
+        Os::Linux => format!("python{label}"),
+        Os::Windows => format!("py -{label}"),
+    }
+}
+
+/// The blocker for a free-threaded Python no release has wheels for, with the way out:
+/// the regular build of the same version, or a free-threaded Python that has them.
+fn no_free_threaded(tables: &Tables, py: &Version) -> Message {
+    let py = py.major_minor();
+    let label = PythonVersion::label(&py, true);
+    let abi = format!("cp{}{}t", py.major(), py.minor());
+    let others: Vec<String> = tables
+        .free_threaded_pythons()
+        .iter()
+        .filter(|p| **p != py)
+        .map(|p| PythonVersion::label(p, true))
+        .collect();
+    if others.is_empty() {
+        msg!(
+            "torch_no_free_threaded_only_regular",
+            python = label,
+            abi = abi,
+            regular = py
+        )
+    } else {
+        msg!(
+            "torch_no_free_threaded",
+            python = label,
+            abi = abi,
+            regular = py,
+            others = others.join(", ")
+        )
+    }
 }
 
 fn platform_label(os: Os) -> &'static str {
@@ -496,28 +598,40 @@ fn latest(release: &TorchRelease) -> &Version {
         .expect("validated: patches is not empty")
 }
 
-/// pip's arguments after `install`. torch (and torchvision, when its version is known)
-/// are pinned with the variant's local version (`torch==2.13.0+cu130`): only the PyTorch
-/// index has such a wheel, so neither PyPI's plain torch (the CPU build on Windows) nor a
-/// mirror of PyPI (an extra index, pip.conf) can satisfy them.
-pub(super) fn pip_args(release: &TorchRelease, variant: &TorchVariant) -> Vec<String> {
-    let torch = latest(release);
+/// pip's arguments after `install` for `patch` of `release`. torch (and torchvision, when
+/// its version is known) are pinned with the variant's local version
+/// (`torch==2.13.0+cu130`): only the PyTorch index has such a wheel, so neither PyPI's
+/// plain torch (the CPU build on Windows) nor a mirror of PyPI (an extra index, pip.conf)
+/// can satisfy them. torchvision's pin pairs with the newest patch only; for a
+/// free-threaded Python torchvision is left out: no source here lists its `cpXYt` wheels,
+/// and one missing would fail the whole install.
+pub(super) fn pip_args(
+    release: &TorchRelease,
+    variant: &TorchVariant,
+    patch: &Version,
+    free_threaded: bool,
+) -> Vec<String> {
+    let torch = patch;
     let index = variant.index_url();
     let local = &variant.name;
     let tv = release
         .torchvision
         .as_ref()
-        .filter(|_| release.torchvision_confirmed);
+        .filter(|_| release.torchvision_confirmed && patch == latest(release));
     let mut args = vec![format!("torch=={torch}+{local}")];
     let index_flag = match release.index_style {
         IndexStyle::IndexUrl => {
-            args.push(tv.map_or("torchvision".to_string(), |v| {
-                format!("torchvision=={v}+{local}")
-            }));
+            if !free_threaded {
+                args.push(tv.map_or("torchvision".to_string(), |v| {
+                    format!("torchvision=={v}+{local}")
+                }));
+            }
             "--index-url"
         }
         IndexStyle::ExtraIndexUrlLocal => {
-            args.extend(tv.map(|v| format!("torchvision=={v}+{local}")));
+            if !free_threaded {
+                args.extend(tv.map(|v| format!("torchvision=={v}+{local}")));
+            }
             "--extra-index-url"
         }
     };
@@ -525,19 +639,46 @@ pub(super) fn pip_args(release: &TorchRelease, variant: &TorchVariant) -> Vec<St
     args
 }
 
-/// The pip command, as a user would type it: derived from [`pip_args`], never parsed back.
-pub(super) fn command(release: &TorchRelease, variant: &TorchVariant) -> String {
-    super::pip_command(&pip_args(release, variant))
+/// The pip command for a candidate, as a user would type it: derived from [`pip_args`],
+/// never parsed back.
+fn command(facts: &Facts, c: &Candidate) -> String {
+    let python = Py::of(facts);
+    let interpreter = python
+        .version
+        .filter(|_| python.free_threaded)
+        .map(|py| free_threaded_interpreter(facts.os, py));
+    super::command_line(
+        interpreter.as_deref(),
+        &pip_args(c.release, c.variant, c.patch, python.free_threaded),
+    )
 }
 
 fn explain(tables: &Tables, facts: &Facts, best: &Candidate, reasons: &mut Vec<Message>) {
-    let torch = latest(best.release);
+    let torch = best.patch;
     let v = best.variant;
+    if let Some(py) = Py::of(facts)
+        .version
+        .filter(|_| Py::of(facts).free_threaded)
+    {
+        let py = py.major_minor();
+        let rows: Vec<_> = tables.free_threaded(&py).collect();
+        if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
+            reasons.push(msg!(
+                "torch_free_threaded",
+                torch = &best.release.version,
+                python = PythonVersion::label(&py, true),
+                abi = first.abi(),
+                from = &first.torch_from,
+                to = &last.torch_to,
+                interpreter = free_threaded_interpreter(facts.os, &py)
+            ));
+        }
+    }
     match &facts.python {
-        Some(py) => reasons.push(msg!(
+        Some(_) => reasons.push(msg!(
             "torch_for_python",
             torch = torch,
-            python = py,
+            python = python_label(facts),
             python_min = &best.release.python_min,
             python_max = &best.release.python_max
         )),
@@ -564,19 +705,16 @@ fn explain(tables: &Tables, facts: &Facts, best: &Candidate, reasons: &mut Vec<M
     // A newer torch for this Python whose CUDA builds on PyTorch's index no source here
     // confirms (a release seen on PyPI): "the newest that fits" is the newest confirmed.
     if best.confirmed
-        && let Some(newer) = tables.pytorch.releases.iter().rfind(|r| {
-            r.version > best.release.version
-                && !(r.confirmed && r.variants_confirmed)
-                && facts
-                    .python
-                    .as_ref()
-                    .is_none_or(|py| r.python_min <= *py && *py <= r.python_max)
+        && let Some(patch) = tables.pytorch.releases.iter().rev().find_map(|r| {
+            let patch = Py::of(facts).patch(tables, r)?;
+            (r.version > best.release.version && !(r.confirmed && r.variants_confirmed))
+                .then_some(patch)
         })
     {
         reasons.push(msg!(
             "torch_newer_unconfirmed",
-            torch = latest(newer),
-            chosen = latest(best.release)
+            torch = patch,
+            chosen = best.patch
         ));
     }
     reasons.push(msg!(
@@ -1258,6 +1396,149 @@ mod tests {
         assert_eq!(n, 2 * 3 * 7 * 10);
     }
 
+    fn free_threaded(os: Os, driver: &str, py: &str) -> Facts {
+        let mut f = facts(os, vec![gpu("RTX 4090", "8.9")], Some(driver), Some(py));
+        f.free_threaded = true;
+        f
+    }
+
+    /// #32, dossier §13.4: PyPI has cp313t wheels for torch 2.7.0 – 2.12.0 only. A 3.13t
+    /// user gets 2.12.0 (not 2.12.1, not 2.13), run by that interpreter, without
+    /// torchvision, and the reason says why.
+    #[test]
+    fn free_threaded_313_gets_the_newest_torch_with_cp313t_wheels() {
+        let t = tables();
+        for (os, driver, run) in [
+            (Os::Linux, "595.71.05", "python3.13t -m pip install "),
+            (Os::Windows, "595.97", "py -3.13t -m pip install "),
+        ] {
+            let r = rec(&t, &free_threaded(os, driver, "3.13"));
+            assert!(r.blockers.is_empty(), "{:?}", r.blockers);
+            let p = r.torch.as_ref().unwrap();
+            assert_eq!(p.version.to_string(), "2.12.0", "{os:?}");
+            assert!(p.command.starts_with(run), "{}", p.command);
+            assert!(
+                p.command.contains(&format!("torch==2.12.0+{} ", p.variant)),
+                "{}",
+                p.command
+            );
+            assert!(!p.command.contains("torchvision"), "{}", p.command);
+            assert_eq!(
+                p.interpreter.as_deref(),
+                Some(run.trim_end_matches(" -m pip install "))
+            );
+            assert!(!p.pip_args.iter().any(|a| a.contains("torchvision")));
+            let why = reason(&r, "torch_free_threaded");
+            assert_eq!(why.len(), 1);
+            let text = super::super::english(why[0]);
+            assert!(
+                text.starts_with(
+                    "PyTorch 2.12 is the newest with wheels for free-threaded Python 3.13t"
+                ),
+                "{text}"
+            );
+            assert!(
+                text.contains("cp313t") && text.contains("2.7.0 to 2.12.0"),
+                "{text}"
+            );
+            let fit = super::super::english(reason(&r, "torch_for_python")[0]);
+            assert!(fit.contains("you have 3.13t"), "{fit}");
+            // The mirror of PyTorch's index keeps the interpreter.
+            let mut q = p.clone();
+            assert!(q.use_index("https://mirror.nju.edu.cn/pytorch/whl"));
+            assert!(q.command.starts_with(run), "{}", q.command);
+            // The doctor's command runs the interpreter it examined.
+            let doc = crate::verify::doctor::install_command(
+                std::path::Path::new("/opt/py313t/bin/python3"),
+                &p.command,
+                None,
+            );
+            assert!(
+                doc.starts_with("/opt/py313t/bin/python3 -m pip install torch==2.12.0+"),
+                "{doc}"
+            );
+        }
+        // The same version, regular build: the newest release.
+        let plain = rec(
+            &t,
+            &facts(
+                Os::Linux,
+                vec![gpu("RTX 4090", "8.9")],
+                Some("595.71.05"),
+                Some("3.13"),
+            ),
+        );
+        let p = plain.torch.clone().unwrap();
+        assert!(p.version > "2.12.1".parse().unwrap(), "{}", p.version);
+        assert!(
+            p.command.starts_with("pip install torch=="),
+            "{}",
+            p.command
+        );
+        assert!(p.interpreter.is_none());
+        assert!(reason(&plain, "torch_free_threaded").is_empty());
+    }
+
+    /// cp314t: 2.9.0 – 2.15.0; the newest confirmed release in it is taken.
+    #[test]
+    fn free_threaded_314_gets_a_torch_within_its_cp314t_range() {
+        let t = tables();
+        let r = rec(&t, &free_threaded(Os::Linux, "595.71.05", "3.14"));
+        let p = r.torch.as_ref().unwrap();
+        assert!(p.version <= "2.15.0".parse().unwrap(), "{}", p.version);
+        assert!(p.version >= "2.13.0".parse().unwrap(), "{}", p.version);
+        assert!(t.free_threaded_has(&"3.14".parse().unwrap(), &p.version));
+        assert!(
+            p.command.starts_with("python3.14t -m pip install "),
+            "{}",
+            p.command
+        );
+        assert_eq!(reason(&r, "torch_free_threaded").len(), 1);
+    }
+
+    /// No release has wheels for the ABI: a blocker with the way out, whatever the GPUs.
+    #[test]
+    fn a_free_threaded_python_without_wheels_is_blocked_with_the_way_out() {
+        let t = tables();
+        let r = rec(&t, &free_threaded(Os::Windows, "595.97", "3.15"));
+        assert!(r.torch.is_none());
+        let b = &r.blockers[0];
+        assert_eq!(b.key, "torch_no_free_threaded");
+        assert_eq!(b.params["python"], "3.15t");
+        assert_eq!(b.params["regular"], "3.15");
+        assert_eq!(b.params["others"], "3.13t, 3.14t");
+        let text = super::super::english(b);
+        assert!(text.contains("cp315t"), "{text}");
+        // Tables that know no free-threaded wheels at all name the regular build only.
+        let mut t = tables();
+        t.pytorch.free_threaded.clear();
+        let r = rec(&t, &free_threaded(Os::Linux, "595.71.05", "3.13"));
+        assert_eq!(r.blockers[0].key, "torch_no_free_threaded_only_regular");
+    }
+
+    /// The live index: only wheels of the Python's own build count.
+    #[test]
+    fn the_index_counts_only_wheels_of_the_pythons_own_build() {
+        use crate::compat::Wheel;
+        let mut t = tables();
+        let wheel = |ft: bool| Wheel {
+            version: "2.12.0".parse().unwrap(),
+            python: "3.13".parse().unwrap(),
+            freethreaded: ft,
+            platform: "manylinux_2_28_x86_64".into(),
+        };
+        let f = free_threaded(Os::Linux, "595.71.05", "3.13");
+        let variant = rec(&t, &f).torch.unwrap().variant;
+        // The index read for that variant lists only the regular cp313 wheel.
+        t.live.wheels.insert(variant.clone(), vec![wheel(false)]);
+        let r = rec(&t, &f);
+        assert_ne!(r.torch.as_ref().map(|p| &p.variant), Some(&variant));
+        t.live.wheels.insert(variant.clone(), vec![wheel(true)]);
+        let r = rec(&t, &f);
+        assert_eq!(r.torch.as_ref().unwrap().variant, variant);
+        assert_eq!(reason(&r, "torch_wheel_in_index").len(), 1);
+    }
+
     /// Every command the tables can produce pins torch with the variant's local version.
     #[test]
     fn every_command_pins_the_local_version() {
@@ -1265,7 +1546,7 @@ mod tests {
         for r in &t.pytorch.releases {
             for name in &r.variants {
                 let v = t.variant(name).unwrap();
-                let c = command(r, v);
+                let c = super::super::pip_command(&pip_args(r, v, latest(r), false));
                 assert!(c.contains(&format!("torch=={}+{name} ", latest(r))), "{c}");
                 if let Some(tv) = r.torchvision.as_ref().filter(|_| r.torchvision_confirmed) {
                     assert!(c.contains(&format!("torchvision=={tv}+{name}")), "{c}");

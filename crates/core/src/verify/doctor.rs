@@ -304,7 +304,13 @@ pub fn uninstall_command(python: &Path) -> String {
 /// mirror goes in `--extra-index-url`: as `-i`/`--index-url` it would *replace* PyTorch's
 /// index and bring back the CPU build.
 pub fn install_command(python: &Path, pip_command: &str, mirror: Option<&PypiMirror>) -> String {
-    let rest = pip_command.strip_prefix("pip ").unwrap_or(pip_command);
+    // The recommender's command starts with `pip` or, for a free-threaded Python, with
+    // the interpreter (`python3.13t -m pip`): here `python` is the one examined.
+    let rest = pip_command
+        .split_once(" -m pip ")
+        .map(|(_, r)| r)
+        .or_else(|| pip_command.strip_prefix("pip "))
+        .unwrap_or(pip_command);
     let mut c = format!("{} -m pip {rest}", shell_quote(python));
     if let Some(m) = mirror {
         c += &format!(" --extra-index-url {}", m.url);

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use super::{Section, Snapshot};
 use crate::compat::{
-    CudnnArchive, CudnnCuda, CudnnRelease, IndexStyle, Installer, Origin, Os, Refreshed,
-    TableError, Tables, ToolkitRelease, TorchRelease, utc,
+    CudnnArchive, CudnnCuda, CudnnRelease, FreeThreaded, IndexStyle, Installer, Origin, Os,
+    Refreshed, TableError, Tables, ToolkitRelease, TorchRelease, utc,
 };
 use crate::version::Version;
 
@@ -378,6 +378,7 @@ fn pypi_torch(
                 facts.variants_confirmed = true;
                 facts.index = IndexSeen::Lists;
                 t.live.torch_pypi.push(facts);
+                free_threaded(t, live, s);
             }
             continue;
         }
@@ -427,8 +428,62 @@ fn pypi_torch(
             origin: origin(s, &s.url),
         });
         t.live.torch_pypi.push(facts);
+        free_threaded(t, live, s);
     }
     t.pytorch.releases.sort_by(|a, b| a.version.cmp(&b.version));
+    t.pytorch
+        .free_threaded
+        .sort_by(|a, b| (&a.python, &a.torch_from).cmp(&(&b.python, &b.torch_from)));
+}
+
+/// The `cpXYt` wheels PyPI lists of a line learned here, as `[[free_threaded]]` rows:
+/// one per run of that line's patches with the ABI's wheels (a patch without them is
+/// never inside a row). Only CPythons that have a free-threaded build (3.13 on) and that
+/// the line supports.
+fn free_threaded(t: &mut Tables, live: &super::LiveTorch, s: &Section<super::LiveTorch>) {
+    let Some(release) = t
+        .pytorch
+        .releases
+        .iter()
+        .find(|r| r.version == live.version)
+    else {
+        return;
+    };
+    let (py_min, py_max) = (release.python_min.clone(), release.python_max.clone());
+    let mut rows = Vec::new();
+    for ft in &live.free_threaded {
+        let py = ft.python.major_minor();
+        if py < Version::new(&[3, 13]) || py < py_min || py > py_max {
+            continue;
+        }
+        // Runs over the line's own patches (`live.patches`, ascending).
+        let mut run: Option<(Version, Version)> = None;
+        for p in &live.patches {
+            match (ft.patches.contains(p), &mut run) {
+                (true, Some((_, to))) => *to = p.clone(),
+                (true, None) => run = Some((p.clone(), p.clone())),
+                (false, Some(_)) => rows.extend(run.take().map(|r| (py.clone(), r))),
+                (false, None) => {}
+            }
+        }
+        rows.extend(run.map(|r| (py.clone(), r)));
+    }
+    for (python, (torch_from, torch_to)) in rows {
+        t.pytorch.free_threaded.push(FreeThreaded {
+            source: format!(
+                "PyPI's torch page {} (wheels tagged cp{}{}t)",
+                s.url,
+                python.major(),
+                python.minor()
+            ),
+            note: None,
+            python,
+            torch_from,
+            torch_to,
+            confirmed: true,
+            origin: origin(s, &s.url),
+        });
+    }
 }
 
 /// Releases in `merged` that `base` lacks (`CUDA 13.6.0`, `cuDNN 9.28.0.1`, `torch 2.16`).
@@ -650,6 +705,7 @@ not-a-hash  local_installers/cuda_13.6.0_windows.exe
             patches: vec![v("2.16.0")],
             pythons: ["3.11", "3.12", "3.13", "3.14", "3.15"].map(v).to_vec(),
             platforms: vec!["manylinux_2_28_x86_64".into(), "win_amd64".into()],
+            free_threaded: Vec::new(),
             requires_python: Some(">=3.11".into()),
             linux: linux.then(|| {
                 WheelMetadata::from_requires("https://pypi.example/l.metadata", &req, Os::Linux)

@@ -67,12 +67,25 @@ pub struct LiveTorch {
     pub pythons: Vec<Version>,
     /// The platform tags of those wheels (`manylinux_2_28_x86_64`, `win_amd64`).
     pub platforms: Vec<String>,
+    /// Free-threaded CPythons with an x86-64 wheel (`cp314t`), each with the patches
+    /// that have one: that ABI's wheels are a set apart (#32). Absent in older caches.
+    #[serde(default)]
+    pub free_threaded: Vec<FreeThreadedWheels>,
     /// The newest patch's `Requires-Python` (its metadata's, else the page's).
     pub requires_python: Option<String>,
     /// The newest patch's Linux x86-64 wheel's metadata; None: not offered or not read.
     pub linux: Option<WheelMetadata>,
     /// The same for its win_amd64 wheel.
     pub windows: Option<WheelMetadata>,
+}
+
+/// The patches of a torch line with wheels for one free-threaded CPython.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FreeThreadedWheels {
+    /// `MAJOR.MINOR` (`3.14`: the `cp314t` wheels).
+    pub python: Version,
+    /// Ascending.
+    pub patches: Vec<Version>,
 }
 
 /// What one wheel's core metadata says about CUDA.
@@ -244,12 +257,28 @@ pub fn torch_plan(files: &[DistFile], newest: Option<&Version>) -> Result<Vec<To
         let newest_patch = patches.last().expect("a line has a wheel").clone();
         let of_newest: Vec<_> = ws.iter().filter(|w| w.1.version == newest_patch).collect();
         let requires_python = of_newest.iter().find_map(|w| w.0.requires_python.clone());
+        // The `cpXYt` wheels, read from the file names: which patches each ABI has.
+        let mut free: BTreeMap<Version, Vec<Version>> = BTreeMap::new();
+        for w in ws.iter().filter(|w| w.1.freethreaded) {
+            free.entry(w.1.python.clone())
+                .or_default()
+                .push(w.1.version.clone());
+        }
+        let free_threaded = free
+            .into_iter()
+            .map(|(python, mut patches)| {
+                patches.sort();
+                patches.dedup();
+                FreeThreadedWheels { python, patches }
+            })
+            .collect();
         let mut plan = TorchPlan {
             live: LiveTorch {
                 version: line,
                 patches,
                 pythons: Vec::new(),
                 platforms: Vec::new(),
+                free_threaded,
                 requires_python,
                 linux: None,
                 windows: None,
@@ -548,6 +577,14 @@ Description: Requires-Dist: nvidia-fake==1.0
         // cp310 wheels exist but Requires-Python >=3.11 rules them out; 3.14t aside.
         let pys: Vec<String> = p.live.pythons.iter().map(ToString::to_string).collect();
         assert_eq!(pys, ["3.11", "3.12", "3.13", "3.14", "3.15"]);
+        // The cp314t wheel, apart.
+        assert_eq!(
+            p.live.free_threaded,
+            [FreeThreadedWheels {
+                python: "3.14".parse().unwrap(),
+                patches: vec!["2.16.0".parse().unwrap()]
+            }]
+        );
         assert_eq!(p.live.platforms, ["manylinux_2_28_x86_64", "win_amd64"]);
         let lw = p.linux_wheel.as_ref().unwrap();
         assert_eq!(

@@ -397,6 +397,36 @@ impl CudnnArchive {
     }
 }
 
+impl Tables {
+    /// The rows naming free-threaded CPython `python` (`MAJOR.MINOR`).
+    pub fn free_threaded(&self, python: &Version) -> impl Iterator<Item = &FreeThreaded> {
+        let py = python.major_minor();
+        self.pytorch
+            .free_threaded
+            .iter()
+            .filter(move |f| f.python == py)
+    }
+
+    /// Whether torch `patch` (`2.12.0`) has wheels for free-threaded CPython `python`.
+    pub fn free_threaded_has(&self, python: &Version, patch: &Version) -> bool {
+        self.free_threaded(python).any(|f| f.has(patch))
+    }
+
+    /// The free-threaded CPythons (`MAJOR.MINOR`) any torch release has wheels for,
+    /// ascending.
+    pub fn free_threaded_pythons(&self) -> Vec<Version> {
+        let mut out: Vec<Version> = self
+            .pytorch
+            .free_threaded
+            .iter()
+            .map(|f| f.python.clone())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
 impl TorchVariant {
     /// The SM list this variant builds for in torch `torch` (MAJOR.MINOR), if known.
     pub fn arch_for(&self, torch: &Version) -> Option<&VariantArch> {

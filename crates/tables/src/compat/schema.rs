@@ -144,6 +144,41 @@ pub struct PytorchFile {
     /// Mirrors of PyTorch's wheel index, laid out like it (`<base>/<variant>/torch/`).
     #[serde(rename = "mirror", default)]
     pub mirrors: Vec<TorchMirror>,
+    /// The torch releases with wheels for each free-threaded CPython ABI (`cp313t`).
+    #[serde(rename = "free_threaded", default)]
+    pub free_threaded: Vec<FreeThreaded>,
+}
+
+/// Torch releases with wheels for a free-threaded CPython (PEP 703): `python3.13t`
+/// installs only `cp313t` wheels, a set apart from plain `cp313` (dossier §13.4). Rows of
+/// one Python may be several (a range the tables hold, one learned by `refresh`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FreeThreaded {
+    /// CPython `MAJOR.MINOR` (`3.13`: the ABI `cp313t`).
+    pub python: Version,
+    /// The first and the last torch release (`MAJOR.MINOR.PATCH`) with such wheels.
+    pub torch_from: Version,
+    pub torch_to: Version,
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    pub source: String,
+    pub note: Option<String>,
+    /// Not in the files: set for rows learned by `refresh`.
+    #[serde(skip)]
+    pub origin: super::Origin,
+}
+
+impl FreeThreaded {
+    /// The wheel tag's ABI: `cp313t`.
+    pub fn abi(&self) -> String {
+        format!("cp{}{}t", self.python.major(), self.python.minor())
+    }
+
+    /// Whether torch `patch` (`2.12.0`) has wheels for this ABI.
+    pub fn has(&self, patch: &Version) -> bool {
+        self.torch_from <= *patch && *patch <= self.torch_to
+    }
 }
 
 /// A mirror of `download.pytorch.org/whl`, offered as another source for the wheels.

@@ -413,6 +413,73 @@ fn pytorch(t: &Tables) -> Check {
             }
         }
     }
+    free_threaded(t)
+}
+
+/// Free-threaded rows: a CPython that has a free-threaded build (3.13 on), a range of
+/// torch releases the tables list that support that Python, with its source; the rows of
+/// one Python sorted and apart.
+fn free_threaded(t: &Tables) -> Check {
+    let f = FILES[2];
+    let rows = &t.pytorch.free_threaded;
+    for (i, r) in rows.iter().enumerate() {
+        let k = format!("free_threaded[{i}] ({})", r.abi());
+        parts(f, &format!("{k}.python"), &r.python, 2)?;
+        if r.python.major() != 3 || r.python.minor() < 13 {
+            return Err(bad(
+                f,
+                format!("{k}.python"),
+                "free-threaded CPython begins with 3.13",
+            ));
+        }
+        parts(f, &format!("{k}.torch_from"), &r.torch_from, 3)?;
+        parts(f, &format!("{k}.torch_to"), &r.torch_to, 3)?;
+        if r.torch_from > r.torch_to {
+            return Err(bad(f, k, "torch_from is above torch_to"));
+        }
+        if r.source.trim().is_empty() {
+            return Err(bad(f, format!("{k}.source"), "is empty"));
+        }
+        for (field, v) in [("torch_from", &r.torch_from), ("torch_to", &r.torch_to)] {
+            let release = t
+                .pytorch
+                .releases
+                .iter()
+                .find(|rel| rel.version == v.major_minor() && rel.patches.contains(v));
+            match release {
+                None => {
+                    return Err(bad(
+                        f,
+                        format!("{k}.{field}"),
+                        format!("{v} is not a patch of any [[release]]"),
+                    ));
+                }
+                Some(rel) if !(rel.python_min <= r.python && r.python <= rel.python_max) => {
+                    return Err(bad(
+                        f,
+                        format!("{k}.{field}"),
+                        format!(
+                            "torch {} supports Python {} to {}, not {}",
+                            rel.version, rel.python_min, rel.python_max, r.python
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    for pair in rows.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if (&a.python, &a.torch_from) >= (&b.python, &b.torch_from)
+            || (a.python == b.python && b.torch_from <= a.torch_to)
+        {
+            return Err(bad(
+                f,
+                format!("free_threaded ({})", b.abi()),
+                "rows must be sorted by python, then torch_from, and the torch ranges of one Python must not overlap",
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -641,6 +708,61 @@ mod tests {
             r.sm.clear();
         })
         .unwrap();
+    }
+
+    /// #32: the free-threaded ABIs of dossier §13.4, and rows that cannot be right.
+    #[test]
+    fn free_threaded_rows_hold_the_dossier_ranges_and_bad_ones_are_refused() {
+        let t = Tables::embedded().unwrap();
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        let ranges: Vec<(String, String, String)> = t
+            .pytorch
+            .free_threaded
+            .iter()
+            .map(|r| (r.abi(), r.torch_from.to_string(), r.torch_to.to_string()))
+            .collect();
+        let want = |a: &str, f: &str, to: &str| (a.to_string(), f.to_string(), to.to_string());
+        assert_eq!(
+            ranges,
+            [
+                want("cp313t", "2.7.0", "2.12.0"),
+                want("cp314t", "2.9.0", "2.15.0")
+            ]
+        );
+        assert!(t.free_threaded_has(&v("3.13"), &v("2.12.0")));
+        assert!(!t.free_threaded_has(&v("3.13"), &v("2.12.1")));
+        assert!(!t.free_threaded_has(&v("3.13"), &v("2.13.0")));
+        assert!(t.free_threaded_has(&v("3.14"), &v("2.15.0")));
+        assert!(!t.free_threaded_has(&v("3.15"), &v("2.15.0")));
+        assert!(t.pytorch.free_threaded.iter().all(|r| !r.source.is_empty()));
+
+        let with_ft = |change: &dyn Fn(&mut Vec<FreeThreaded>)| {
+            let mut t = Tables::embedded().unwrap();
+            change(&mut t.pytorch.free_threaded);
+            all(&t)
+        };
+        let e = problem(with_ft(&|r| r[0].python = v("3.12")));
+        assert!(e.contains("begins with 3.13"), "{e}");
+        let e = problem(with_ft(&|r| r[0].torch_to = v("2.6.0")));
+        assert!(e.contains("above torch_to"), "{e}");
+        let e = problem(with_ft(&|r| r[0].torch_to = v("2.12.9")));
+        assert!(e.contains("not a patch"), "{e}");
+        let e = problem(with_ft(&|r| r[0].torch_to = v("2.12")));
+        assert!(e.contains("torch_to"), "{e}");
+        // torch 2.7 supports Python 3.9 to 3.13: no cp314t wheel can be of it.
+        let e = problem(with_ft(&|r| r[1].torch_from = v("2.7.0")));
+        assert!(e.contains("not 3.14"), "{e}");
+        let e = problem(with_ft(&|r| r[1].source = " ".into()));
+        assert!(e.contains("source"), "{e}");
+        let e = problem(with_ft(&|r| r.swap(0, 1)));
+        assert!(e.contains("sorted"), "{e}");
+        let e = problem(with_ft(&|r| {
+            let mut again = r[0].clone();
+            again.torch_from = v("2.10.0");
+            again.torch_to = v("2.12.0");
+            r.insert(1, again);
+        }));
+        assert!(e.contains("overlap"), "{e}");
     }
 
     /// The figures of dossier §1.2/§2: minimums apart from what the installers carry.

@@ -277,3 +277,19 @@ fn repair_knows_wsl2s_classic_breakages() {
         "{ids:?}"
     );
 }
+
+/// `--goal tensorflow` is not a goal of ours (exit 2), and says where TensorFlow gets a
+/// GPU on Windows: WSL2 (dossier §9).
+#[test]
+fn tensorflow_users_are_told_wsl2_is_its_way_to_a_gpu() {
+    let out = crate::support::cli::run(&["recommend", "--goal", "tensorflow"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid value 'tensorflow'")
+            && err.contains("hint: ")
+            && err.contains("TensorFlow 2.11 and newer use the GPU only inside WSL2"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}

@@ -70,7 +70,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         driver: args.driver.clone(),
         ..Default::default()
     };
-    let facts = recommend::facts(tables, os, &flags)?;
+    let facts = recommend::facts(tables, os, &flags, None)?;
     let req = Request {
         out: args.out.clone(),
         os,

@@ -141,6 +141,9 @@ pub fn human(r: &SystemReport, lang: Lang) -> String {
         };
         let _ = writeln!(o, "Python {v}: {}{torch}", p.path.display());
     }
+    for n in detect::wsl::notes(r) {
+        let _ = writeln!(o, "{}", cuda_setup_core::i18n::render(&n, lang));
+    }
     let _ = writeln!(o, "({} ms)", r.elapsed_ms);
     o
 }

@@ -179,7 +179,7 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
             });
     }
     let goal = args.goal.unwrap_or_default();
-    let facts = recommend::facts(tables, target.os, &flags(args))?;
+    let facts = recommend::facts(tables, target.os, &flags(args), target.root.as_deref())?;
     let mut rec = cuda_setup_core::recommend::recommend(
         tables,
         &facts,
@@ -315,7 +315,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     // instead of losing its report afterwards (as for a plan made here).
     let facts = match facts {
         Some(f) => f,
-        None => recommend::facts(tables, target.os, &flags(args))?,
+        None => recommend::facts(tables, target.os, &flags(args), target.root.as_deref())?,
     };
     for n in &plan.notes {
         eprintln!("{}", note(n, lang));

@@ -53,10 +53,18 @@ fn refused_arguments(e: clap::Error) -> i32 {
         || plain
             .split_whitespace()
             .any(|w| w.chars().count() > shown::MAX_CHARS);
-    if !e.use_stderr() || !too_long {
+    // `--goal tensorflow`: not ours, but where TensorFlow gets a GPU on Windows is (#32).
+    let tensorflow = e.kind() == clap::error::ErrorKind::InvalidValue
+        && e.get(clap::error::ContextKind::InvalidValue)
+            .is_some_and(|v| v.to_string().to_ascii_lowercase().contains("tensorflow"));
+    if !e.use_stderr() || (!too_long && !tensorflow) {
         e.exit();
     }
     eprint!("{}", shown::text(&plain));
+    if tensorflow {
+        let lang = cuda_setup_core::locale::system_lang(None);
+        eprintln!("hint: {}", t(lang, "hint_goal_tensorflow"));
+    }
     e.exit_code()
 }
 

@@ -82,6 +82,9 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         );
     } else {
         print!("{}", human(&rec, lang));
+        if let Some(w) = &rec.wsl {
+            print!("\n{}", wsl_human(w, lang));
+        }
         if let Some(a) = &linux {
             print!("\n{}", super::linux_driver::human(a, lang));
         }
@@ -106,9 +109,21 @@ fn flags(args: &Args) -> Flags {
     }
 }
 
-/// The facts to recommend for on `os`: what the flags say, detection for the rest.
-pub(super) fn facts(tables: &Tables, os: Os, flags: &Flags) -> Result<Facts, CliError> {
-    Ok(WhatIf::parse(tables, flags)?.facts(os, tables, &Host::real()))
+/// The facts to recommend for on `os`: what the flags say, detection for the rest; where
+/// the machine runs (WSL2, #32) read under `root` when one is given, as `recommend --root`
+/// reads it.
+pub(super) fn facts(
+    tables: &Tables,
+    os: Os,
+    flags: &Flags,
+    root: Option<&std::path::Path>,
+) -> Result<Facts, CliError> {
+    let mut facts = WhatIf::parse(tables, flags)?.facts(os, tables, &Host::real());
+    if let Some(root) = root {
+        let host = Host::sandbox(os, root, Default::default());
+        facts.host_kind = cuda_setup_core::detect::host_kind(&host);
+    }
+    Ok(facts)
 }
 
 /// The recommendation as JSON, with each reason and blocker also rendered as text.
@@ -126,6 +141,31 @@ fn to_json(rec: &Recommendation, lang: Lang) -> serde_json::Value {
     value["reasons"] = texts(&rec.reasons).into();
     value["blockers"] = texts(&rec.blockers).into();
     value
+}
+
+/// WSL2 (#32): the Windows driver (to install on Windows: its download, never run from
+/// here) and the toolkit from NVIDIA's `wsl-ubuntu` repository.
+pub(super) fn wsl_human(w: &recommend::WslAdvice, lang: Lang) -> String {
+    let mut out = String::new();
+    if let Some(d) = &w.windows_driver {
+        let _ = writeln!(
+            out,
+            "{}",
+            i18n::tf(lang, "cli_wsl_windows_driver", &[("version", &d.version)])
+        );
+        let _ = writeln!(out, "    {}", d.download.url);
+    }
+    if let Some(tk) = &w.toolkit {
+        let _ = writeln!(
+            out,
+            "{}",
+            i18n::tf(lang, "cli_wsl_toolkit", &[("package", &tk.package)])
+        );
+        for c in &tk.commands {
+            let _ = writeln!(out, "    {c}");
+        }
+    }
+    out
 }
 
 fn human(rec: &Recommendation, lang: Lang) -> String {

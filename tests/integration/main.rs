@@ -46,3 +46,4 @@ mod verbose;
 mod verify;
 mod wheels;
 mod wheels_keep;
+mod wsl;

@@ -173,7 +173,13 @@ impl WhatIf {
                 installed_toolkits: Vec::new(),
                 unidentified_gpus: Vec::new(),
                 notes: Vec::new(),
-                host_kind: Default::default(),
+                // A few of the host's files: where it runs changes who provides the
+                // driver even when every fact is given (#32).
+                host_kind: if host.os == os {
+                    crate::detect::host_kind(host)
+                } else {
+                    Default::default()
+                },
                 free_threaded: false,
             }
         };

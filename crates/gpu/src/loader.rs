@@ -142,13 +142,39 @@ pub fn open_system(name: &str) -> Result<libloading::Library, LoadFailure> {
     };
     #[cfg(not(windows))]
     // SAFETY: as above.
-    let r = unsafe { libloading::Library::new(name) };
+    let r = unsafe { libloading::Library::new(name) }.or_else(|first| {
+        // The loader's search failed: where else the driver's library may be (WSL2's
+        // stub folder, when `ld.wsl.conf` is missing). The first error is the one told.
+        for p in system_candidates(name) {
+            if p.is_file() {
+                // SAFETY: as above; the Windows driver's own copy inside WSL2.
+                if let Ok(lib) = unsafe { libloading::Library::new(&p) } {
+                    return Ok(lib);
+                }
+            }
+        }
+        Err(first)
+    });
     r.map_err(|e| LoadFailure {
         library: name.to_string(),
         detail: error_text(&e),
         missing: Vec::new(),
     })
 }
+
+/// Linux: where a system library (the driver's) may be when the loader's own search does
+/// not find it — WSL2 puts the Windows driver's `libcuda.so.1` and `libnvidia-ml.so.1`
+/// in `/usr/lib/wsl/lib`, which only `/etc/ld.so.conf.d/ld.wsl.conf` tells the loader
+/// (dossier §13.2). A name with a folder in it has no other place.
+pub fn system_candidates(name: &str) -> Vec<PathBuf> {
+    if cfg!(windows) || name.contains('/') {
+        return Vec::new();
+    }
+    vec![Path::new(WSL_LIB_DIR).join(name)]
+}
+
+/// The Windows driver's Linux libraries inside WSL2.
+pub const WSL_LIB_DIR: &str = "/usr/lib/wsl/lib";
 
 /// Where Windows looks for a DLL's dependencies (after the DLL's own folder): the system
 /// folders, then PATH.
@@ -374,6 +400,24 @@ pub fn missing_dlls(dll: &Path, search: &[PathBuf]) -> Vec<MissingDep> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// WSL2's stub folder is where the driver is looked for after the loader's own search
+    /// (#32); a path is never looked for elsewhere.
+    #[cfg(not(windows))]
+    #[test]
+    fn the_driver_is_also_looked_for_in_wsl2s_stub_folder() {
+        assert_eq!(
+            system_candidates("libcuda.so.1"),
+            [PathBuf::from("/usr/lib/wsl/lib/libcuda.so.1")]
+        );
+        assert!(system_candidates("/opt/x/libcuda.so.1").is_empty());
+        // A name found nowhere still fails with the loader's own words.
+        let e = open_system("libcuda-setup-no-such-library.so.1").unwrap_err();
+        assert!(
+            e.detail.contains("libcuda-setup-no-such-library.so.1"),
+            "{e:?}"
+        );
+    }
 
     #[test]
     fn library_names_by_os() {

@@ -269,6 +269,25 @@ fn driver_card(session: &Session, settings: &mut Settings, rec: &Recommendation,
                     ui.label(t(lang, "ui_driver_myself_then"));
                 }
             }
+            // WSL2 (#32): the Windows driver, installed on Windows; never a Linux one.
+            Os::Linux if rec.wsl.is_some() => {
+                ui.label(tf(
+                    lang,
+                    "ui_wsl_driver_on_windows",
+                    &[("minimum", &minimum)],
+                ));
+                match rec.wsl.as_ref().and_then(|w| w.windows_driver.as_ref()) {
+                    Some(d) => {
+                        ui.hyperlink_to(
+                            tf(lang, "ui_wsl_driver_download", &[("version", &d.version)]),
+                            &d.download.url,
+                        );
+                    }
+                    None => {
+                        ui.hyperlink_to(t(lang, "ui_driver_link"), nvidia_drivers(lang));
+                    }
+                }
+            }
             Os::Linux => linux_driver(session, &minimum, ui),
         }
     });

@@ -28,6 +28,25 @@ pub fn cuda_registry_installs() -> Vec<(String, PathBuf)> {
         .collect()
 }
 
+/// The WSL distributions registered for this user:
+/// `HKCU\Software\Microsoft\Windows\CurrentVersion\Lxss\{GUID}` → `DistributionName`.
+pub fn wsl_distributions() -> Vec<String> {
+    use winreg::RegKey;
+    use winreg::enums::HKEY_CURRENT_USER;
+    let hkcu = RegKey::predef(HKEY_CURRENT_USER);
+    let Ok(lxss) = hkcu.open_subkey(r"Software\Microsoft\Windows\CurrentVersion\Lxss") else {
+        return Vec::new();
+    };
+    lxss.enum_keys()
+        .flatten()
+        .filter_map(|guid| {
+            let key = lxss.open_subkey(&guid).ok()?;
+            let name: String = key.get_value("DistributionName").ok()?;
+            Some(name)
+        })
+        .collect()
+}
+
 /// Tells running programs (Explorer, new consoles) that the environment changed.
 pub fn broadcast_environment_change() {
     use windows_sys::Win32::UI::WindowsAndMessaging::{

@@ -164,6 +164,9 @@ pub enum DriverSource {
     Proc,
     /// A sandbox root's Windows DriverStore: `nv_dispi.inf`'s `DriverVer`.
     Inf,
+    /// WSL2: the Windows driver's `/usr/lib/wsl/lib/nvidia-smi` (NVML not loadable).
+    #[serde(rename = "nvidia-smi")]
+    NvidiaSmi,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -206,7 +209,13 @@ pub fn probe(host: &Host, tables: &Tables, timeout: Duration) -> Result<GpuProbe
             out.gpus = gpus;
         }
         Err(e) => {
-            out.driver = proc_driver(host).or_else(|| inf_driver(host));
+            match smi_probe(host, tables, timeout) {
+                Some((driver, gpus)) => {
+                    out.driver = Some(driver);
+                    out.gpus = gpus;
+                }
+                None => out.driver = proc_driver(host).or_else(|| inf_driver(host)),
+            }
             out.driver_error = Some(e);
         }
     }
@@ -303,13 +312,12 @@ fn from_pci(tables: &Tables, dev: PciDevice) -> Gpu {
 }
 
 fn nvml_probe(tables: &Tables) -> Result<(DriverInfo, Vec<Gpu>), ProbeError> {
-    use nvml_wrapper::Nvml;
     let failed = |what: &str, e: &dyn std::fmt::Display| ProbeError::Failed {
         what: what.into(),
         detail: e.to_string(),
     };
     // NVML is a C library loaded at run time: keep a misbehaving one from taking us down.
-    let nvml = std::panic::catch_unwind(Nvml::init)
+    let nvml = std::panic::catch_unwind(init_nvml)
         .map_err(|_| failed("NVML", &"panicked while loading"))?
         .map_err(|e| match e {
             nvml_wrapper::error::NvmlError::LibloadingError(_) => ProbeError::Missing {
@@ -379,6 +387,92 @@ fn nvml_probe(tables: &Tables) -> Result<(DriverInfo, Vec<Gpu>), ProbeError> {
     ))
 }
 
+/// NVML by its name; else, inside WSL2 where the loader may not know `/usr/lib/wsl/lib`
+/// (no `ld.wsl.conf`), the Windows driver's own copy there (dossier §13.2).
+fn init_nvml() -> Result<nvml_wrapper::Nvml, nvml_wrapper::error::NvmlError> {
+    use nvml_wrapper::{Nvml, error::NvmlError};
+    match Nvml::init() {
+        Err(NvmlError::LibloadingError(e)) if cfg!(target_os = "linux") => {
+            let wsl = Path::new(super::wsl::LIB_DIR).join("libnvidia-ml.so.1");
+            if wsl.is_file() {
+                Nvml::builder().lib_path(wsl.as_os_str()).init()
+            } else {
+                Err(NvmlError::LibloadingError(e))
+            }
+        }
+        r => r,
+    }
+}
+
+/// WSL2 with NVML unusable: the Windows driver's `nvidia-smi` in `/usr/lib/wsl/lib`
+/// (never on PATH there by default) names the driver — a Windows version number — and
+/// the GPUs. Only inside WSL2: no other program under a root is run for this.
+fn smi_probe(host: &Host, tables: &Tables, timeout: Duration) -> Option<(DriverInfo, Vec<Gpu>)> {
+    if !super::wsl::is_wsl2(host) {
+        return None;
+    }
+    let smi = super::wsl::nvidia_smi(host);
+    if !std::fs::symlink_metadata(&smi).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let out = host
+        .run(
+            &smi,
+            &[
+                "--query-gpu=name,driver_version,pci.bus_id",
+                "--format=csv,noheader",
+            ],
+            timeout,
+        )
+        .ok()?;
+    if out.status != Some(0) {
+        return None;
+    }
+    parse_smi(tables, &out.stdout)
+}
+
+/// `NVIDIA GeForce RTX 3060, 512.95, 00000000:01:00.0` lines: the driver and the GPUs.
+fn parse_smi(tables: &Tables, text: &str) -> Option<(DriverInfo, Vec<Gpu>)> {
+    let mut version = None;
+    let mut gpus = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        let [name, driver, bus] = f.as_slice() else {
+            continue;
+        };
+        let Ok(v) = driver.parse::<Version>() else {
+            continue;
+        };
+        version.get_or_insert(v);
+        let cc = identify(tables, None, Some(name));
+        gpus.push(Gpu {
+            name: name.to_string(),
+            vendor: Vendor::Nvidia,
+            source: GpuSource::Nvml,
+            cuda_capable: true,
+            architecture: cc
+                .and_then(|c| tables.architecture_of(c))
+                .map(|a| a.name.clone()),
+            compute_capability: cc,
+            uuid: None,
+            memory_total_bytes: None,
+            memory_used_bytes: None,
+            pci_bus_id: Some(bus.to_string()).filter(|b| !b.is_empty()),
+            pci_device_id: None,
+            kernel_driver: None,
+            problem: None,
+        });
+    }
+    Some((
+        DriverInfo {
+            version: version?,
+            cuda_version: None,
+            source: DriverSource::NvidiaSmi,
+        },
+        gpus,
+    ))
+}
+
 /// A GPU's compute capability from the tables: by PCI device id, else by its name.
 pub fn identify(
     tables: &Tables,
@@ -416,9 +510,7 @@ fn proc_driver(host: &Host) -> Option<DriverInfo> {
 /// machine itself; under a sandbox root what `probe` reads there instead.
 pub fn installed_driver(host: &Host) -> Option<Version> {
     if host.root_is_real() {
-        let nvml = std::panic::catch_unwind(nvml_wrapper::Nvml::init)
-            .ok()?
-            .ok()?;
+        let nvml = std::panic::catch_unwind(init_nvml).ok()?.ok()?;
         return nvml.sys_driver_version().ok()?.parse().ok();
     }
     proc_driver(host)
@@ -603,6 +695,24 @@ pub fn parse_pnp_json(text: &str) -> Result<Vec<PciDevice>, ProbeError> {
 
 #[cfg(test)]
 mod tests {
+    /// WSL2's `nvidia-smi` answer: the Windows driver's number, the GPUs by name.
+    #[test]
+    fn nvidia_smi_lines_give_the_driver_and_the_gpus() {
+        let tables = crate::compat::Tables::embedded().unwrap();
+        let (d, gpus) = super::parse_smi(
+            &tables,
+            "NVIDIA GeForce RTX 3060, 512.95, 00000000:01:00.0\n\nnot, a line\n",
+        )
+        .unwrap();
+        assert_eq!(d.version.to_string(), "512.95");
+        assert_eq!(d.source, super::DriverSource::NvidiaSmi);
+        assert_eq!(gpus.len(), 1);
+        assert_eq!(
+            gpus[0].compute_capability.map(|c| c.sm()),
+            Some("sm_86".into())
+        );
+        assert!(super::parse_smi(&tables, "garbage\n").is_none());
+    }
     use super::*;
 
     #[test]

@@ -7,6 +7,7 @@ pub mod gpu;
 pub mod python;
 pub mod system;
 pub mod toolkit;
+pub mod wsl;
 
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -62,6 +63,9 @@ pub struct SystemReport {
     /// A plain PC, WSL2 or a Jetson board (#32): read from the host's files before the
     /// other probes, since it changes where they look.
     pub host_kind: crate::recommend::HostKind,
+    /// Native Windows: the WSL distributions registered for this user (#32): WSL2 is
+    /// TensorFlow's own way to a GPU on Windows (dossier §9).
+    pub wsl_distributions: Vec<String>,
 }
 
 impl SystemReport {
@@ -100,6 +104,15 @@ enum Found {
 }
 
 type ProbeFn = fn(&Host, &Tables, Duration) -> Result<Found, ProbeError>;
+
+/// Where this runs (#32): a plain PC, Linux inside WSL2 or a Jetson board, read from a
+/// few of the host's files. Cheap, so what-if runs that skip detection ask it too.
+pub fn host_kind(host: &Host) -> crate::recommend::HostKind {
+    if wsl::is_wsl2(host) {
+        return crate::recommend::HostKind::Wsl2;
+    }
+    crate::recommend::HostKind::Native
+}
 
 /// Runs every probe concurrently and gathers what they found.
 pub fn detect(host: &Host, tables: &Tables, deadlines: Deadlines) -> SystemReport {
@@ -159,7 +172,11 @@ fn detect_some(host: &Host, tables: &Tables, deadlines: Deadlines, python: bool)
     }
     drop(tx);
 
-    let mut report = SystemReport::default();
+    let mut report = SystemReport {
+        host_kind: host_kind(&host),
+        wsl_distributions: wsl::windows_distributions(&host),
+        ..Default::default()
+    };
     let mut pending: Vec<(&'static str, Duration)> =
         probes.iter().map(|(n, _, d)| (*n, *d)).collect();
     let overall = probes.iter().map(|p| p.2).max().unwrap_or_default() + Duration::from_millis(500);

@@ -105,7 +105,8 @@ pub fn advice_within(
     minimum: Option<&Version>,
     last_branch: Option<u32>,
 ) -> Option<LinuxDriverAdvice> {
-    if host.os != crate::compat::Os::Linux {
+    // Inside WSL2 the driver is Windows': a Linux driver there breaks the stub (#32).
+    if host.os != crate::compat::Os::Linux || crate::detect::wsl::is_wsl2(host) {
         return None;
     }
     let os = distro::read(host).unwrap_or_default();

@@ -27,6 +27,18 @@ fn installer_carries_driver(rec: &Recommendation) -> bool {
     })
 }
 
+/// WSL2 (#32): nothing inside it may install a driver, the CUDA runfile's included, so
+/// `--with-driver` is refused before anything is looked up.
+pub(super) fn refuse_driver_in_wsl(
+    rec: &Recommendation,
+    choices: &Choices,
+) -> Result<(), PlanError> {
+    if rec.wsl.is_some() && choices.with_driver {
+        return Err(PlanError::DriverInWsl);
+    }
+    Ok(())
+}
+
 /// The plan for `rec` with the user's `choices`: a pure function of its inputs, the
 /// look-ups ([`super::resolve`]) among them. No network, no files.
 pub fn build(
@@ -47,6 +59,7 @@ pub fn build(
         tracing::info!(blockers = %b.join("; "), "plan: blocked");
         return Err(PlanError::Blocked(b.join("; ")));
     }
+    refuse_driver_in_wsl(rec, choices)?;
     let mut notes = Vec::new();
     // Windows: the driver is the plan's first step (after the pre-flight checks).
     let driver = rec
@@ -66,7 +79,9 @@ pub fn build(
                 .minimum
                 .as_ref()
                 .map_or("-".into(), ToString::to_string),
-            how: if choices.with_driver && installer_carries_driver(rec) {
+            how: if rec.wsl.is_some() {
+                DriverHow::OnWindows
+            } else if choices.with_driver && installer_carries_driver(rec) {
                 DriverHow::CudaInstaller
             } else if choices.with_driver {
                 DriverHow::NotCarried

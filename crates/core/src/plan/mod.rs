@@ -27,6 +27,7 @@ pub use resolve::{Installer, Resolved, Wheels, resolve, resolve_cudnn};
 /// The plan for `rec` with the user's `choices`: [`resolve`] then [`build`]. Network and
 /// disk: not on a UI thread.
 pub fn make(target: &Target, rec: &Recommendation, choices: &Choices) -> Result<Plan, PlanError> {
+    build::refuse_driver_in_wsl(rec, choices)?;
     build(target, rec, choices, &resolve(target, rec, choices)?)
 }
 
@@ -112,6 +113,9 @@ pub enum DriverHow {
     /// `--with-driver` was asked for, but the CUDA installer carries no driver new enough
     /// (13.x on Windows carries none, #20 class 6): nvidia.com/drivers.
     NotCarried,
+    /// WSL2 (#32): the driver is the Windows host's, installed or updated on Windows;
+    /// nothing inside WSL2 may do it.
+    OnWindows,
 }
 
 impl Serialize for Note {
@@ -147,6 +151,8 @@ impl<'de> Deserialize<'de> for Note {
             "plan_note_driver_update_link" => driver(true, DriverHow::NotChosen),
             "plan_note_driver_install_not_carried" => driver(false, DriverHow::NotCarried),
             "plan_note_driver_update_not_carried" => driver(true, DriverHow::NotCarried),
+            "plan_note_driver_install_on_windows" => driver(false, DriverHow::OnWindows),
+            "plan_note_driver_update_on_windows" => driver(true, DriverHow::OnWindows),
             "plan_note_no_cudnn" => Note::NoCudnn,
             "plan_note_cudnn_not_on_index" => Note::CudnnNotOnIndex {
                 error: get("error"),
@@ -200,6 +206,12 @@ impl Note {
                 }
                 (true, DriverHow::NotCarried) => {
                     msg!("plan_note_driver_update_not_carried", minimum = minimum)
+                }
+                (false, DriverHow::OnWindows) => {
+                    msg!("plan_note_driver_install_on_windows", minimum = minimum)
+                }
+                (true, DriverHow::OnWindows) => {
+                    msg!("plan_note_driver_update_on_windows", minimum = minimum)
                 }
             },
             Note::NoCudnn => msg!("plan_note_no_cudnn"),
@@ -328,6 +340,11 @@ pub enum PlanError {
     /// caller's: [`make`] resolves first).
     #[error("{what} was not looked up before the plan was built")]
     NotResolved { what: &'static str },
+    /// `--with-driver` inside WSL2 (#32): the driver is the Windows host's.
+    #[error(
+        "--with-driver cannot be used inside WSL2: the GPU driver is the Windows host's, and a Linux driver installed inside WSL2 breaks it"
+    )]
+    DriverInWsl,
     #[error("{0}")]
     Other(String),
 }
@@ -338,6 +355,7 @@ impl PlanError {
         match self {
             PlanError::Wheels(e) => e.hint(),
             PlanError::UnsafeName { .. } => crate::msg!("hint_plan_unsafe_name"),
+            PlanError::DriverInWsl => crate::msg!("hint_plan_driver_in_wsl"),
             _ => crate::msg!("hint_plan_other"),
         }
     }
@@ -370,6 +388,7 @@ mod tests {
                 DriverHow::Yourself,
                 DriverHow::NotChosen,
                 DriverHow::NotCarried,
+                DriverHow::OnWindows,
             ] {
                 all.push(Note::DriverNeeded {
                     update,

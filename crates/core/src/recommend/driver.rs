@@ -84,7 +84,7 @@ impl Outlook {
         let mut update_anyway = facts.driver.is_none();
         let mut last_branch: Option<u32> = None;
         for a in archs {
-            let min = a.driver_min(facts.os);
+            let min = a.driver_min(facts.driver_os());
             if let (Some(min), Some(d)) = (min, &facts.driver)
                 && d < min
             {
@@ -129,7 +129,7 @@ pub(super) fn driver_cuda(tables: &Tables, facts: &Facts) -> Option<Version> {
         .releases
         .iter()
         .filter(|r| !r.preview && r.driver_confirmed)
-        .filter(|r| r.driver_min(facts.os).is_some_and(|m| m <= driver))
+        .filter(|r| r.driver_min(facts.driver_os()).is_some_and(|m| m <= driver))
         .map(|r| r.version.major_minor())
         .max();
     // A major line whose floor the driver meets runs at least its .0 (13.x publishes no
@@ -138,7 +138,7 @@ pub(super) fn driver_cuda(tables: &Tables, facts: &Facts) -> Option<Version> {
         .toolkits
         .lines
         .iter()
-        .filter(|l| l.floor_confirmed && l.driver_floor(facts.os) <= driver)
+        .filter(|l| l.floor_confirmed && l.driver_floor(facts.driver_os()) <= driver)
         .map(|l| Version::new(&[l.major, 0]))
         .max();
     by_release.max(by_floor)
@@ -148,7 +148,7 @@ pub(super) fn driver_cuda(tables: &Tables, facts: &Facts) -> Option<Version> {
 fn floor(tables: &Tables, facts: &Facts, major: u32) -> Option<Version> {
     tables
         .toolkit_line(major)
-        .map(|l| l.driver_floor(facts.os).clone())
+        .map(|l| l.driver_floor(facts.driver_os()).clone())
 }
 
 /// Where a release's driver minimum comes from (#20 class 3: a driver an installer
@@ -228,7 +228,7 @@ pub(super) struct ToolkitFit {
 pub(super) fn toolkit_fit(tables: &Tables, facts: &Facts, r: &ToolkitRelease) -> ToolkitFit {
     let floor =
         floor(tables, facts, r.version.major()).expect("validated: every release has a line");
-    let full = release_minimum(tables, facts.os, r);
+    let full = release_minimum(tables, facts.driver_os(), r);
     let Some(driver) = &facts.driver else {
         let need = full.version.clone();
         return ToolkitFit {
@@ -286,7 +286,7 @@ pub(super) fn gpu_needs(
     let Some(arch) = tables.architecture_of(gpu.compute_capability) else {
         return;
     };
-    let min = arch.driver_min(facts.os);
+    let min = arch.driver_min(facts.driver_os());
     let Some(min) = min else { return };
     let fit = match &facts.driver {
         Some(d) if d >= min => DriverFit::Yes,
@@ -327,14 +327,14 @@ pub(super) fn advise(
     let keeps_all = needs
         .minimum
         .as_ref()
-        .is_none_or(|m| all.reachable_on(facts.os, m));
+        .is_none_or(|m| all.reachable_on(facts.driver_os(), m));
     let covered: Vec<usize> = if keeps_all {
         (0..facts.gpus.len()).collect()
     } else {
         served.clone()
     };
     let outlook = Outlook::of_gpus(tables, facts, covered.iter().map(|i| &facts.gpus[*i]));
-    let ceiling = outlook.ceiling_on(facts.os);
+    let ceiling = outlook.ceiling_on(facts.driver_os());
     rec.driver.last_branch = outlook.last_branch;
     for (i, gpu) in facts.gpus.iter().enumerate() {
         if !covered.contains(&i) {
@@ -367,11 +367,7 @@ pub(super) fn advise(
     match &facts.driver {
         None => {
             adv.action = DriverAction::Install;
-            // GeForce Experience and NVIDIA App are Windows programs.
-            let key = match facts.os {
-                Os::Windows => "driver_install",
-                Os::Linux => "driver_install_linux",
-            };
+            let key = super::wsl::driver_install_key(facts);
             rec.reasons.push(Message::new(key).with("minimum", &min));
         }
         Some(current) if needs.update_required || below_minimum => {
@@ -388,7 +384,7 @@ pub(super) fn advise(
             // would stop that working card, left out or not: with nothing to change, no
             // offer drops a GPU.
             if let Some((m, what)) = &needs.unlock
-                && all.reachable_on(facts.os, m)
+                && all.reachable_on(facts.driver_os(), m)
             {
                 adv.upgrade_minimum = Some(m.clone());
                 adv.unlocks = Some(what.clone());
@@ -400,7 +396,7 @@ pub(super) fn advise(
     if rec.driver.action != DriverAction::None && !keeps_all {
         stopped_gpus(tables, facts, &covered, &min, rec);
     }
-    if facts.os == Os::Windows && rec.driver.action != DriverAction::None {
+    if facts.driver_os() == Os::Windows && rec.driver.action != DriverAction::None {
         // The package of the first GPU served: one no pick serves is not what the driver
         // is for.
         let kept = super::leave_out::only(facts, &served);

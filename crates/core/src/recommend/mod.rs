@@ -11,6 +11,7 @@ mod driver;
 mod leave_out;
 mod toolkit;
 mod torch;
+mod wsl;
 
 use serde::Serialize;
 
@@ -21,6 +22,7 @@ use crate::version::{ComputeCapability, Version};
 
 pub use cudnn_version::{CudnnVersionError, cudnn_by_version};
 pub use driver::DriverFit;
+pub use wsl::{WslAdvice, WslToolkit};
 
 /// What the user wants. The default, for every command and the wizard alike, is
 /// PyTorch: what most beginners come for, and what needs no toolkit at all.
@@ -126,6 +128,9 @@ pub struct Recommendation {
     pub tables: TableSource,
     /// When fetched data (`refresh`) is merged in: when it was fetched, and whether live.
     pub refreshed: Option<crate::compat::Refreshed>,
+    /// Linux inside WSL2 (#32): the Windows driver to update on Windows and the
+    /// `wsl-ubuntu` toolkit commands; None elsewhere.
+    pub wsl: Option<WslAdvice>,
 }
 
 impl Recommendation {
@@ -398,6 +403,7 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
         visible_devices: None,
         tables: tables.source.clone(),
         refreshed: tables.live.refreshed.clone(),
+        wsl: None,
     };
 
     rec.reasons.extend(facts.notes.iter().cloned());
@@ -494,6 +500,7 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
     if rec.blockers.is_empty() {
         driver::advise(tables, facts, request, &needs, &mut rec);
     }
+    wsl::finish(facts, &mut rec);
     provenance(tables, &mut rec);
     rec
 }

@@ -84,7 +84,10 @@ pub(super) fn pick(
         let outlook = Outlook::of_gpus(tables, facts, gs.iter().copied());
         usable.iter().any(|r| {
             gs.iter().all(|g| r.builds_for(g.compute_capability))
-                && outlook.reachable_on(facts.os, &need_of(tables, facts, r, outlook.update_anyway))
+                && outlook.reachable_on(
+                    facts.driver_os(),
+                    &need_of(tables, facts, r, outlook.update_anyway),
+                )
         })
     });
     if keep.is_empty() {
@@ -126,7 +129,7 @@ pub(super) fn pick(
             }
         })
         // #20 class 4: a driver above the GPUs' last branch cannot be installed.
-        .filter(|c| outlook.reachable_on(facts.os, &c.need))
+        .filter(|c| outlook.reachable_on(facts.driver_os(), &c.need))
         .collect();
 
     let Some(best) = candidates.iter().max_by_key(|c| c.rank(anyway)) else {
@@ -146,7 +149,7 @@ pub(super) fn pick(
             // is worth offering.
             .filter(|c| {
                 facts.driver.as_ref().is_some_and(|d| c.full.version > *d)
-                    && outlook.reachable_on(facts.os, &c.full.version)
+                    && outlook.reachable_on(facts.driver_os(), &c.full.version)
             })
             .max_by_key(|c| c.rank(false))
     {
@@ -210,6 +213,8 @@ fn explain(
         DriverFit::Yes if from_floor => "toolkit_runs_on_driver_reported",
         DriverFit::Yes => "toolkit_runs_on_driver",
         DriverFit::MinorCompat => "toolkit_minor_compat",
+        // WSL2: the driver is Windows', updated there; never the runfile's (#32).
+        DriverFit::No if facts.wsl2() => "toolkit_needs_driver_wsl",
         // #20 class 6: only an installer that carries a new enough driver brings it.
         DriverFit::No if r.carried_driver(facts.os).is_some_and(|c| *c >= best.need) => {
             "toolkit_needs_driver"

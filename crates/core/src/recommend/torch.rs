@@ -151,7 +151,7 @@ fn candidates<'t>(
                     .filter(|(_, c)| **c)
                     .map(|(g, _)| g),
             );
-            if !served.reachable_on(facts.os, &minimum) {
+            if !served.reachable_on(facts.driver_os(), &minimum) {
                 continue;
             }
             out.push(Candidate {

@@ -30,7 +30,7 @@ pub(super) fn driver(i: &Input, out: &mut Vec<Finding>) {
                 "repair_driver_missing",
                 Severity::Error,
                 msg!("repair_driver_missing"),
-                manual("repair_fix_driver"),
+                fix_driver(i),
             ));
         }
         return;
@@ -40,14 +40,14 @@ pub(super) fn driver(i: &Input, out: &mut Vec<Finding>) {
         let Some(line) = i.tables.toolkit_line(v.major()) else {
             continue;
         };
-        let floor = line.driver_floor(i.target.os);
+        let floor = line.driver_floor(driver_os(i));
         let releases = &i.tables.toolkits.releases;
         let release = releases.iter().find(|rel| rel.version == *v).or_else(|| {
             releases
                 .iter()
                 .rfind(|rel| rel.version.major_minor() == v.major_minor())
         });
-        let release_min = release.and_then(|rel| rel.driver_min(i.target.os).cloned());
+        let release_min = release.and_then(|rel| rel.driver_min(driver_os(i)).cloned());
         let beyond = match &driver.cuda_version {
             Some(c) => v.major_minor() > c.major_minor(),
             None => release_min.as_ref().is_some_and(|m| &driver.version < m),
@@ -64,7 +64,7 @@ pub(super) fn driver(i: &Input, out: &mut Vec<Finding>) {
                 "repair_driver_too_old",
                 Severity::Error,
                 m,
-                manual("repair_fix_driver"),
+                fix_driver(i),
             ));
         } else if beyond {
             let m = msg!(
@@ -78,7 +78,7 @@ pub(super) fn driver(i: &Input, out: &mut Vec<Finding>) {
                 "repair_driver_minor_compat",
                 Severity::Warning,
                 m,
-                manual("repair_fix_driver"),
+                fix_driver(i),
             ));
         }
     }

@@ -21,6 +21,7 @@ mod environment;
 mod leftovers;
 mod python;
 mod toolkit;
+mod wsl;
 
 // Each layer's helpers, for the others and for the tests below.
 use cudnn::*;
@@ -31,6 +32,7 @@ use leftovers::*;
 use python::arch_covers;
 pub use python::{python, wants_python};
 use toolkit::*;
+use wsl::*;
 
 pub struct Input<'a> {
     pub target: &'a Target,
@@ -123,6 +125,7 @@ pub(super) fn steps(s: Vec<Step>) -> Fix {
 pub fn layers(i: &Input) -> Vec<Finding> {
     let mut out = Vec::new();
     driver(i, &mut out);
+    wsl(i, &mut out);
     toolkits(i, &mut out);
     cannot_link(i, &mut out);
     environment(i, &mut out);

@@ -29,6 +29,8 @@ pub const CANCELLED: i32 = 1602;
 pub const FAILED: i32 = 1603;
 /// ERROR_INSTALL_ALREADY_RUNNING: another cuda-setup is working on this target.
 pub const ALREADY_RUNNING: i32 = 1618;
+/// ERROR_INSTALL_PLATFORM_UNSUPPORTED: a Jetson board, where JetPack provides everything.
+pub const PLATFORM_UNSUPPORTED: i32 = 1633;
 
 #[derive(Debug, Default, clap::Args)]
 pub struct Args {
@@ -179,7 +181,17 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
             });
     }
     let goal = args.goal.unwrap_or_default();
-    let facts = recommend::facts(tables, target.os, &flags(args))?;
+    // A `--root` sandbox is read as `recommend --root` reads it (its os-release, its
+    // Secure Boot variable, what kind of machine it is), not the machine running the command.
+    let host = match &target.root {
+        Some(root) => Host::sandbox(target.os, root, Default::default()),
+        None => Host::real(),
+    };
+    let mut facts = recommend::facts(tables, target.os, &flags(args))?;
+    if target.root.is_some() {
+        facts.host_kind = cuda_setup_core::detect::host_kind(&host);
+        cuda_setup_core::recommend::jetson::mark(tables, &mut facts);
+    }
     let mut rec = cuda_setup_core::recommend::recommend(
         tables,
         &facts,
@@ -189,12 +201,6 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
             method: args.how.method,
         },
     );
-    // A `--root` sandbox is read as `recommend --root` reads it (its os-release, its
-    // Secure Boot variable), not the machine running the command.
-    let host = match &target.root {
-        Some(root) => Host::sandbox(target.os, root, Default::default()),
-        None => Host::real(),
-    };
     let linux = (target.os == Os::Linux && rec.driver.action != DriverAction::None)
         .then(|| {
             linux_driver::advice_within(&host, rec.driver.minimum.as_ref(), rec.driver.last_branch)
@@ -254,12 +260,19 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     .with_connections(args.connections as usize);
     plan::make(target, &rec, &choices)
         .map(|plan| (plan, linux, Some(facts)))
-        .map_err(|e| {
-            failed(
+        .map_err(|e| match e {
+            // Not a failure of ours: nothing here is ours to install (MSI's 1633).
+            plan::PlanError::Jetson => CliError::Failed {
+                message: t(lang, "cli_err_jetson"),
+                hint: render(&e.hint(), lang),
+                details: None,
+                code: PLATFORM_UNSUPPORTED,
+            },
+            e => failed(
                 t(lang, "cli_err_plan"),
                 &cuda_setup_core::i18n::render(&e.hint(), lang),
                 Some(cuda_setup_core::error::chain(&e)),
-            )
+            ),
         })
 }
 

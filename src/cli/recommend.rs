@@ -143,6 +143,15 @@ fn human(rec: &Recommendation, lang: Lang) -> String {
     for g in &rec.gpus {
         let _ = writeln!(out, "  GPU:      {}", g.label());
     }
+    // A Jetson board: JetPack's answer, and the reasons behind it; no driver or picks.
+    if let Some(j) = &rec.jetson {
+        let _ = writeln!(out, "\n{}", i18n::render(&j.headline, lang));
+        let _ = writeln!(out, "\n{}", t(lang, "cli_why"));
+        for r in rec.reasons.iter().filter(|r| **r != j.headline) {
+            let _ = writeln!(out, "  - {}", i18n::render(r, lang));
+        }
+        return out;
+    }
     if !rec.fits() {
         let _ = writeln!(out, "\n{}", t(lang, "cli_nothing_fits"));
         for b in &rec.blockers {

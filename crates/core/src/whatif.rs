@@ -166,11 +166,18 @@ impl WhatIf {
                 installed_toolkits: Vec::new(),
                 unidentified_gpus: Vec::new(),
                 notes: Vec::new(),
-                host_kind: Default::default(),
+                // The host's own files, when it is the machine asked about.
+                host_kind: if host.os == os {
+                    crate::detect::host_kind(host)
+                } else {
+                    Default::default()
+                },
                 free_threaded: false,
             }
         };
         self.apply(&mut facts);
+        // A GPU only Jetson modules have (`--gpu-cc 8.7`) makes the machine a Jetson board.
+        crate::recommend::jetson::mark(tables, &mut facts);
         facts
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod cudnn;
 pub mod gpu;
+pub mod jetson;
 pub mod python;
 pub mod system;
 pub mod toolkit;
@@ -159,7 +160,10 @@ fn detect_some(host: &Host, tables: &Tables, deadlines: Deadlines, python: bool)
     }
     drop(tx);
 
-    let mut report = SystemReport::default();
+    let mut report = SystemReport {
+        host_kind: host_kind(&host),
+        ..Default::default()
+    };
     let mut pending: Vec<(&'static str, Duration)> =
         probes.iter().map(|(n, _, d)| (*n, *d)).collect();
     let overall = probes.iter().map(|p| p.2).max().unwrap_or_default() + Duration::from_millis(500);
@@ -224,6 +228,12 @@ fn detect_some(host: &Host, tables: &Tables, deadlines: Deadlines, python: bool)
         "detect: done"
     );
     report
+}
+
+/// Where the host runs — a PC, or a Jetson board (#32) — from a few of its files; cheap,
+/// so asked also when the other probes are not.
+pub fn host_kind(host: &Host) -> crate::recommend::HostKind {
+    jetson::probe(host).unwrap_or_default()
 }
 
 impl SystemReport {

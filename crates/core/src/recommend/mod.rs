@@ -8,6 +8,7 @@
 
 mod cudnn_version;
 mod driver;
+pub mod jetson;
 mod leave_out;
 mod toolkit;
 mod torch;
@@ -21,6 +22,7 @@ use crate::version::{ComputeCapability, Version};
 
 pub use cudnn_version::{CudnnVersionError, cudnn_by_version};
 pub use driver::DriverFit;
+pub use jetson::JetsonAdvice;
 
 /// What the user wants. The default, for every command and the wizard alike, is
 /// PyTorch: what most beginners come for, and what needs no toolkit at all.
@@ -126,12 +128,21 @@ pub struct Recommendation {
     pub tables: TableSource,
     /// When fetched data (`refresh`) is merged in: when it was fetched, and whether live.
     pub refreshed: Option<crate::compat::Refreshed>,
+    /// A Jetson board (#32): JetPack provides the driver, CUDA and cuDNN, so nothing is
+    /// picked and nothing can be planned; this says what the board has instead.
+    pub jetson: Option<JetsonAdvice>,
 }
 
 impl Recommendation {
     /// Something fits (possibly after a driver update).
     pub fn fits(&self) -> bool {
         self.blockers.is_empty()
+    }
+
+    /// Something fits that cuda-setup can install: not on a Jetson board, where JetPack
+    /// provides everything (the wizard offers no install, `install` refuses).
+    pub fn installable(&self) -> bool {
+        self.fits() && self.jetson.is_none()
     }
 
     /// The line both front ends show first, above the reasons, when the driver must be
@@ -380,9 +391,15 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
         visible_devices: None,
         tables: tables.source.clone(),
         refreshed: tables.live.refreshed.clone(),
+        jetson: None,
     };
 
     rec.reasons.extend(facts.notes.iter().cloned());
+    // A Jetson board: JetPack's, not a PC's answer (#32).
+    if let Some((model, l4t)) = jetson::host(tables, facts) {
+        jetson::advise(tables, facts, model, l4t, &mut rec);
+        return rec;
+    }
     if facts.gpus.is_empty() {
         if facts.unidentified_gpus.is_empty() {
             rec.blockers

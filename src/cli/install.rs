@@ -29,6 +29,8 @@ pub const CANCELLED: i32 = 1602;
 pub const FAILED: i32 = 1603;
 /// ERROR_INSTALL_ALREADY_RUNNING: another cuda-setup is working on this target.
 pub const ALREADY_RUNNING: i32 = 1618;
+/// ERROR_INSTALL_PLATFORM_UNSUPPORTED: a Jetson board, where JetPack provides everything.
+pub const PLATFORM_UNSUPPORTED: i32 = 1633;
 
 #[derive(Debug, Default, clap::Args)]
 pub struct Args {
@@ -190,7 +192,7 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
         },
     );
     // A `--root` sandbox is read as `recommend --root` reads it (its os-release, its
-    // Secure Boot variable), not the machine running the command.
+    // Secure Boot variable, what kind of machine it is), not the machine running the command.
     let host = match &target.root {
         Some(root) => Host::sandbox(target.os, root, Default::default()),
         None => Host::real(),
@@ -254,12 +256,19 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     .with_connections(args.connections as usize);
     plan::make(target, &rec, &choices)
         .map(|plan| (plan, linux, Some(facts)))
-        .map_err(|e| {
-            failed(
+        .map_err(|e| match e {
+            // Not a failure of ours: nothing here is ours to install (MSI's 1633).
+            plan::PlanError::Jetson => CliError::Failed {
+                message: t(lang, "cli_err_jetson"),
+                hint: render(&e.hint(), lang),
+                details: None,
+                code: PLATFORM_UNSUPPORTED,
+            },
+            e => failed(
                 t(lang, "cli_err_plan"),
                 &cuda_setup_core::i18n::render(&e.hint(), lang),
                 Some(cuda_setup_core::error::chain(&e)),
-            )
+            ),
         })
 }
 

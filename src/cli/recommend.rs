@@ -122,6 +122,8 @@ pub(super) fn facts(
     if let Some(root) = root {
         let host = Host::sandbox(os, root, Default::default());
         facts.host_kind = cuda_setup_core::detect::host_kind(&host);
+        // A GPU only Jetson modules have still makes the root a Jetson board.
+        cuda_setup_core::recommend::jetson::mark(tables, &mut facts);
     }
     Ok(facts)
 }
@@ -182,6 +184,15 @@ fn human(rec: &Recommendation, lang: Lang) -> String {
     );
     for g in &rec.gpus {
         let _ = writeln!(out, "  GPU:      {}", g.label());
+    }
+    // A Jetson board: JetPack's answer, and the reasons behind it; no driver or picks.
+    if let Some(j) = &rec.jetson {
+        let _ = writeln!(out, "\n{}", i18n::render(&j.headline, lang));
+        let _ = writeln!(out, "\n{}", t(lang, "cli_why"));
+        for r in rec.reasons.iter().filter(|r| **r != j.headline) {
+            let _ = writeln!(out, "  - {}", i18n::render(r, lang));
+        }
+        return out;
     }
     if !rec.fits() {
         let _ = writeln!(out, "\n{}", t(lang, "cli_nothing_fits"));

@@ -31,6 +31,7 @@ mod gui_walk;
 mod hostile_names;
 mod hostile_sizes;
 mod install;
+mod jetson;
 mod linux_driver;
 mod one_writer;
 mod places;

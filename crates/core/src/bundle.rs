@@ -161,6 +161,10 @@ pub fn make(
     if !rec.fits() {
         return Err(BundleError::Blocked(rec.blockers));
     }
+    // A Jetson board takes nothing of a PC's: JetPack provides it (#32).
+    if let Some(j) = rec.jetson {
+        return Err(BundleError::Blocked(vec![j.headline]));
+    }
     let tk = rec
         .toolkit
         .as_ref()

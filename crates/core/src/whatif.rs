@@ -184,6 +184,8 @@ impl WhatIf {
             }
         };
         self.apply(&mut facts);
+        // A GPU only Jetson modules have (`--gpu-cc 8.7`) makes the machine a Jetson board.
+        crate::recommend::jetson::mark(tables, &mut facts);
         facts
     }
 }

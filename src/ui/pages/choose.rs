@@ -31,7 +31,7 @@ impl Screen for State {
     }
 
     fn can_next(&self, s: &Session) -> bool {
-        s.recommendation().is_some_and(|r| r.fits())
+        s.recommendation().is_some_and(|r| r.installable())
     }
 }
 
@@ -87,6 +87,20 @@ fn show(session: &Session, settings: &mut Settings, ui: &mut Ui) -> Vec<Action> 
     };
 
     widgets::section(ui, &t(lang, "ui_recommended"));
+    // A Jetson board: JetPack's answer, nothing to pick or install (#32).
+    if let Some(j) = &rec.jetson {
+        widgets::callout(ui, Tone::Info, |ui| {
+            ui.label(RichText::new(msg(lang, &j.headline)).strong());
+        });
+        widgets::gap(ui);
+        for r in rec.reasons.iter().filter(|r| **r != j.headline) {
+            ui.horizontal_wrapped(|ui| {
+                ui.label("•");
+                ui.label(msg(lang, r));
+            });
+        }
+        return actions;
+    }
     if !rec.fits() {
         for b in &rec.blockers {
             widgets::note(ui, Tone::Bad, &msg(lang, b));

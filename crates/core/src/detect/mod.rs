@@ -4,6 +4,7 @@
 
 pub mod cudnn;
 pub mod gpu;
+pub mod jetson;
 pub mod python;
 pub mod system;
 pub mod toolkit;
@@ -111,7 +112,7 @@ pub fn host_kind(host: &Host) -> crate::recommend::HostKind {
     if wsl::is_wsl2(host) {
         return crate::recommend::HostKind::Wsl2;
     }
-    crate::recommend::HostKind::Native
+    jetson::probe(host).unwrap_or_default()
 }
 
 /// Runs every probe concurrently and gathers what they found.

@@ -54,6 +54,10 @@ pub fn build(
         toolkit = ?rec.toolkit.as_ref().map(|t| &t.version),
         "plan: building"
     );
+    if rec.jetson.is_some() {
+        tracing::info!("plan: a Jetson board, JetPack provides everything");
+        return Err(PlanError::Jetson);
+    }
     if !rec.fits() {
         let b: Vec<String> = rec.blockers.iter().map(crate::recommend::english).collect();
         tracing::info!(blockers = %b.join("; "), "plan: blocked");

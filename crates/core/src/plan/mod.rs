@@ -320,6 +320,9 @@ pub fn default_python(target: &Target) -> Option<PathBuf> {
 pub enum PlanError {
     #[error("nothing to install: {0}")]
     Blocked(String),
+    /// A Jetson board (#32): JetPack provides the driver, CUDA and cuDNN.
+    #[error("nothing to install on a Jetson board: JetPack provides the driver, CUDA and cuDNN")]
+    Jetson,
     /// The source: why the published checksums could not be had, or did not name it.
     #[error("no published hash for {file}")]
     NoHash {
@@ -356,6 +359,10 @@ impl PlanError {
             PlanError::Wheels(e) => e.hint(),
             PlanError::UnsafeName { .. } => crate::msg!("hint_plan_unsafe_name"),
             PlanError::DriverInWsl => crate::msg!("hint_plan_driver_in_wsl"),
+            PlanError::Jetson => crate::msg!(
+                "hint_plan_jetson",
+                page = crate::recommend::jetson::TORCH_FOR_JETSON
+            ),
             _ => crate::msg!("hint_plan_other"),
         }
     }

@@ -8,6 +8,7 @@
 
 mod cudnn_version;
 mod driver;
+pub mod jetson;
 mod leave_out;
 mod toolkit;
 mod torch;
@@ -22,6 +23,7 @@ use crate::version::{ComputeCapability, Version};
 
 pub use cudnn_version::{CudnnVersionError, cudnn_by_version};
 pub use driver::DriverFit;
+pub use jetson::JetsonAdvice;
 pub use wsl::{WslAdvice, WslToolkit};
 
 /// What the user wants. The default, for every command and the wizard alike, is
@@ -131,12 +133,21 @@ pub struct Recommendation {
     /// Linux inside WSL2 (#32): the Windows driver to update on Windows and the
     /// `wsl-ubuntu` toolkit commands; None elsewhere.
     pub wsl: Option<WslAdvice>,
+    /// A Jetson board (#32): JetPack provides the driver, CUDA and cuDNN, so nothing is
+    /// picked and nothing can be planned; this says what the board has instead.
+    pub jetson: Option<JetsonAdvice>,
 }
 
 impl Recommendation {
     /// Something fits (possibly after a driver update).
     pub fn fits(&self) -> bool {
         self.blockers.is_empty()
+    }
+
+    /// Something fits that cuda-setup can install: not on a Jetson board, where JetPack
+    /// provides everything (the wizard offers no install, `install` refuses).
+    pub fn installable(&self) -> bool {
+        self.fits() && self.jetson.is_none()
     }
 
     /// The line both front ends show first, above the reasons, when the driver must be
@@ -404,9 +415,15 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
         tables: tables.source.clone(),
         refreshed: tables.live.refreshed.clone(),
         wsl: None,
+        jetson: None,
     };
 
     rec.reasons.extend(facts.notes.iter().cloned());
+    // A Jetson board: JetPack's, not a PC's answer (#32).
+    if let Some((model, l4t)) = jetson::host(tables, facts) {
+        jetson::advise(tables, facts, model, l4t, &mut rec);
+        return rec;
+    }
     if facts.gpus.is_empty() {
         if facts.unidentified_gpus.is_empty() {
             rec.blockers

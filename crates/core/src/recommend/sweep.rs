@@ -47,6 +47,8 @@ const C6_CARRIED: &str = "6 no 'the driver comes with it' for an installer that 
 const C7_WINDOWS_PIN: &str = "7 Windows command pins torch==X+cuNNN";
 const MESSAGES: &str = "messages: key in the catalogue, renders in en and zh";
 const C8_FREE_THREADED: &str = "8 free-threaded Python: a torch patch with its cpXYt wheels, run by its interpreter, or the blocker with the way out";
+const C9_JETSON: &str =
+    "9 a Jetson GPU gets JetPack's answer: no pick, no driver action, the Jetson wheels (#32)";
 
 #[derive(Debug, Clone)]
 struct Violation {
@@ -242,6 +244,12 @@ fn violations(t: &Tables, f: &Facts, req: &Request, rec: &Recommendation) -> Vec
         _ => t,
     };
     messages(rec, &mut out);
+    // A GPU only Jetson modules have: JetPack's answer, and none of a PC's rules apply.
+    let jetson_gpu = f.gpus.iter().any(|g| t.jetson_only(g.compute_capability));
+    if jetson_gpu || rec.jetson.is_some() {
+        jetson(jetson_gpu, rec, &mut out);
+        return out.0;
+    }
     basics(f, req, rec, &mut out);
     left_out(t, f, req, rec, &mut out);
     torch_pick(t, f, rec, &mut out);
@@ -342,6 +350,30 @@ fn messages(rec: &Recommendation, out: &mut Found) {
                 );
             }
         }
+    }
+}
+
+fn jetson(jetson_gpu: bool, rec: &Recommendation, out: &mut Found) {
+    if !jetson_gpu {
+        out.add(C9_JETSON, "the Jetson answer for GPUs a PC has");
+    }
+    if rec.jetson.is_none() {
+        out.add(C9_JETSON, "a Jetson GPU, but a PC's answer");
+    }
+    if rec.toolkit.is_some() || rec.cudnn.is_some() || rec.torch.is_some() {
+        out.add(C9_JETSON, "a desktop toolkit, cuDNN or torch wheel picked");
+    }
+    if rec.driver.action != DriverAction::None
+        || rec.driver.install.is_some()
+        || rec.driver.last_branch.is_some()
+    {
+        out.add(C9_JETSON, "driver advice on a Jetson board");
+    }
+    if !rec.blockers.is_empty() || !has(&rec.reasons, "jetson_torch") || rec.installable() {
+        out.add(
+            C9_JETSON,
+            "blocked, installable, or no pointer to NVIDIA's Jetson wheels",
+        );
     }
 }
 
@@ -1482,6 +1514,20 @@ const A100: (&str, &str) = ("NVIDIA A100-SXM4-80GB", "8.0");
 const H100: (&str, &str) = ("NVIDIA H100 80GB HBM3", "9.0");
 const K80: (&str, &str) = ("Tesla K80", "3.7");
 const B300: (&str, &str) = ("NVIDIA B300", "10.3");
+const ORIN: (&str, &str) = ("Orin (nvgpu)", "8.7");
+
+/// #32: a Jetson Orin (what NVML names it on JetPack 6, driver 540.4.0, CUDA 12.6) gets
+/// JetPack's answer: no pytorch.org wheel, no toolkit, no "R580 is its last line".
+fn jetpack_answer(_: &Tables, _: &Facts, rec: &Recommendation) -> Result<(), String> {
+    match &rec.jetson {
+        Some(_)
+            if rec.torch.is_none() && rec.toolkit.is_none() && rec.driver.last_branch.is_none() =>
+        {
+            Ok(())
+        }
+        _ => Err("a PC's answer on a Jetson Orin".into()),
+    }
+}
 
 /// Class 1: the pick carries code for both cards, or says which it leaves out (and
 /// never a cu128/cu129 wheel for sm_61: none carries sm_6x, dossier §6.4).
@@ -1755,6 +1801,27 @@ fn named() -> Vec<Named> {
         }
     }
     vec![
+        // #32: Jetson.
+        c(
+            "Jetson Orin, JetPack 6 (driver 540.4.0, CUDA 12.6), py3.10",
+            Linux,
+            P,
+            &[ORIN],
+            Some("540.4.0"),
+            Some("12.6"),
+            Some("3.10"),
+            jetpack_answer,
+        ),
+        c(
+            "Jetson Orin, developer",
+            Linux,
+            D,
+            &[ORIN],
+            Some("540.4.0"),
+            Some("12.6"),
+            Some("3.10"),
+            jetpack_answer,
+        ),
         // Class 1.
         c(
             "5090 + 1080 Ti, Windows 581.42, py3.12",
@@ -2070,4 +2137,12 @@ fn the_sweeps_helpers() {
     assert_eq!(nvml_cuda(&t, Os::Linux, &v("580.95.05")), Some(v("13.0")));
     assert_eq!(nvml_cuda(&t, Os::Windows, &v("581.42")), Some(v("13.0")));
     assert!(families(&t).len() >= 20);
+    // #32: the Jetson-only compute capabilities are in the sweep (and take JetPack's answer).
+    for jetson in ["7.2", "8.7", "11.0"] {
+        assert!(
+            families(&t).contains(&cc(jetson)) && t.jetson_only(cc(jetson)),
+            "{jetson}"
+        );
+    }
+    assert!(!t.jetson_only(cc("8.6")) && !t.jetson_only(cc("7.0")));
 }

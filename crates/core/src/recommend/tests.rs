@@ -937,6 +937,21 @@ fn check_expect(tables: &Tables, c: &Case, rec: &Recommendation) -> Result<(), S
 
 /// What must hold for any recommendation, whatever the configuration.
 fn check_invariants(t: &Tables, f: &Facts, rec: &Recommendation) -> Result<(), String> {
+    // A GPU only Jetson modules have: JetPack's answer, nothing picked, no driver step (#32).
+    if f.gpus.iter().any(|g| t.jetson_only(g.compute_capability)) {
+        return match rec.jetson {
+            Some(_)
+                if rec.toolkit.is_none()
+                    && rec.torch.is_none()
+                    && rec.cudnn.is_none()
+                    && rec.driver.action == DriverAction::None
+                    && rec.blockers.is_empty() =>
+            {
+                Ok(())
+            }
+            _ => Err("a Jetson GPU without JetPack's answer".into()),
+        };
+    }
     let driver_now = rec.driver.action == DriverAction::None;
     if !rec.blockers.is_empty() {
         if rec.toolkit.is_some() || rec.torch.is_some() && rec.goal == Goal::Pytorch {

@@ -195,6 +195,7 @@ impl PciDb {
                         pci_ids: vec![id.clone()],
                         cc: gpu.cc,
                         segment: None,
+                        aliases: Vec::new(),
                     }),
                 }
             }
@@ -366,11 +367,35 @@ impl Tables {
         if q.all.is_empty() {
             return Vec::new();
         }
+        // A name a tool prints that is no model's ("Orin (nvgpu)"): the models it stands for.
+        let aliased: Vec<&GpuModel> = self
+            .gpus
+            .gpus
+            .iter()
+            .filter(|m| m.aliases.iter().any(|a| Words::of(a).all == q.all))
+            .collect();
+        if !aliased.is_empty() {
+            return aliased;
+        }
         let hits = match_models(&q, self.gpus.gpus.iter());
         if !hits.is_empty() {
             return hits;
         }
         match_models(&q, self.pci.models().iter())
+    }
+
+    /// Whether only Jetson (Tegra) modules have compute capability `cc`: every GPU of it
+    /// in the tables is an `embedded` one (8.7 is Orin's alone, 7.2 Xavier's, 11.0 Thor's).
+    pub fn jetson_only(&self, cc: ComputeCapability) -> bool {
+        let mut of_cc = self.gpus.gpus.iter().filter(|g| g.cc == cc).peekable();
+        of_cc.peek().is_some() && of_cc.all(|g| g.segment.as_deref() == Some("embedded"))
+    }
+
+    /// The JetPack release of Jetson Linux `l4t` (`36.4.0` → 6.1): the row of the same
+    /// version, missing trailing parts read as 0 (`36.4` is `36.4.0`, not `36.4.3`).
+    pub fn jetpack_for(&self, l4t: &crate::version::Version) -> Option<&super::JetPackRow> {
+        // Versions compare with unwritten parts as 0.
+        self.gpus.jetpacks.iter().find(|r| r.l4t == *l4t)
     }
 
     /// The compute capability a name stands for, when every model it matches has the same.

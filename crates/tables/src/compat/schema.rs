@@ -268,6 +268,24 @@ pub struct GpusFile {
     /// their PCI id.
     #[serde(rename = "chip", default)]
     pub chips: Vec<ChipRow>,
+    /// Jetson Linux (L4T) release to JetPack release (#32): named to Jetson users, who
+    /// know their board by its JetPack number.
+    #[serde(rename = "jetpack", default)]
+    pub jetpacks: Vec<JetPackRow>,
+}
+
+/// One Jetson Linux (L4T) release and the JetPack release it belongs to.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct JetPackRow {
+    /// `36.4` (what `/etc/nv_tegra_release` says as `R36 … REVISION: 4.0`).
+    pub l4t: Version,
+    /// `6.1`, as NVIDIA names it (a developer preview keeps its `DP`).
+    pub jetpack: String,
+    /// false: the pairing is not read from an NVIDIA page first-hand.
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -296,6 +314,9 @@ pub struct GpuModel {
     pub pci_ids: Vec<String>,
     pub cc: ComputeCapability,
     pub segment: Option<String>,
+    /// Other names tools print for it (NVML on JetPack 6: "Orin (nvgpu)").
+    #[serde(default)]
+    pub aliases: Vec<String>,
 }
 
 /// A GPU chip family and its compute capability (`GA106` → 8.6).

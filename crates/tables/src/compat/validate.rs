@@ -541,6 +541,21 @@ fn gpus(t: &Tables) -> Check {
                 ));
             }
         }
+        for a in &m.aliases {
+            if a.trim().is_empty() {
+                return Err(bad(f, format!("{k}.aliases"), "an alias is empty"));
+            }
+        }
+    }
+    ascending(f, "jetpack", &g.jetpacks, |r| r.l4t.clone())?;
+    for r in &g.jetpacks {
+        if r.jetpack.trim().is_empty() {
+            return Err(bad(
+                f,
+                format!("jetpack \"{}\"", r.l4t),
+                "names no JetPack release",
+            ));
+        }
     }
     Ok(())
 }

@@ -232,6 +232,14 @@ pub(super) fn check(
 
 fn violations(t: &Tables, f: &Facts, req: &Request, rec: &Recommendation) -> Vec<Violation> {
     let mut out = Found::default();
+    // A GPU only Jetson modules have: JetPack's answer, and none of a PC's rules apply
+    // (nor the free-threaded ones: nothing is picked for any Python).
+    let jetson_gpu = f.gpus.iter().any(|g| t.jetson_only(g.compute_capability));
+    if jetson_gpu || rec.jetson.is_some() {
+        messages(rec, &mut out);
+        jetson(jetson_gpu, rec, &mut out);
+        return out.0;
+    }
     // A free-threaded Python installs only its `cpXYt` wheels: every rule holds over the
     // tables as that Python sees them (dossier §13.4).
     let view;
@@ -244,12 +252,6 @@ fn violations(t: &Tables, f: &Facts, req: &Request, rec: &Recommendation) -> Vec
         _ => t,
     };
     messages(rec, &mut out);
-    // A GPU only Jetson modules have: JetPack's answer, and none of a PC's rules apply.
-    let jetson_gpu = f.gpus.iter().any(|g| t.jetson_only(g.compute_capability));
-    if jetson_gpu || rec.jetson.is_some() {
-        jetson(jetson_gpu, rec, &mut out);
-        return out.0;
-    }
     basics(f, req, rec, &mut out);
     left_out(t, f, req, rec, &mut out);
     torch_pick(t, f, rec, &mut out);

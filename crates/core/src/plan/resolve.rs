@@ -284,6 +284,8 @@ mod tests {
                     goal: Goal::Pytorch,
                     cuda: None,
                     method: Method::Installer,
+                    driver: Default::default(),
+                    distro: None,
                 },
             )
         };

@@ -1155,6 +1155,8 @@ impl Tally {
             goal,
             cuda: None,
             method: Method::Installer,
+            driver: Default::default(),
+            distro: None,
         };
         let rec = recommend(t, f, &req);
         self.cases += 1;
@@ -1929,6 +1931,8 @@ fn the_issues_named_examples() {
             goal: c.goal,
             cuda: None,
             method: Method::Installer,
+            driver: Default::default(),
+            distro: None,
         };
         let rec = recommend(&t, &f, &req);
         let mut errs = Vec::new();

@@ -100,7 +100,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             for (path, key) in [(DriverPath::Update, "update"), (DriverPath::Keep, "keep")] {
                 value["choice"][key]["text"] = i18n::render(&c.label(path, rec.os), lang).into();
             }
-            value["choice"]["why_default"] = i18n::render(&c.why_default(), lang).into();
+            value["choice"]["why_default"] = i18n::render(&c.why_default(rec.os), lang).into();
         }
         value["linux_driver"] = linux.as_ref().map_or(serde_json::Value::Null, |a| {
             super::linux_driver::json(a, lang)
@@ -241,7 +241,7 @@ fn human(rec: &Recommendation, lang: Lang) -> String {
                 i18n::render(&c.label(path, rec.os), lang)
             );
         }
-        let _ = writeln!(out, "    {}\n", i18n::render(&c.why_default(), lang));
+        let _ = writeln!(out, "    {}\n", i18n::render(&c.why_default(rec.os), lang));
     }
     if let Some(m) = rec.wheel_above_driver() {
         let _ = writeln!(out, "  {}", i18n::render(&m, lang));

@@ -100,7 +100,7 @@ fn an_old_driver_shows_both_paths_and_keep_replans() {
             (u.top() - k.top()).abs() < 4.0 && u.right() < k.left(),
             "side by side"
         );
-        assert!(has(&h, &render(&c.why_default(), lang)));
+        assert!(has(&h, &render(&c.why_default(Os::Windows), lang)));
         assert_eq!(rec.driver.action, DriverAction::Update);
         assert_eq!(
             driver_steps(&mut h),

@@ -159,7 +159,11 @@ fn show(session: &Session, settings: &mut Settings, ui: &mut Ui) -> Vec<Action> 
                 }
             };
             ui.end_row();
-            ui.label(t(lang, "ui_driver"));
+            // "驱动 512.95 · 最高支持 CUDA 11.6" names the row itself (#32).
+            match rec.driver_supports() {
+                Some(s) => ui.label(msg(lang, &s)),
+                None => ui.label(t(lang, "ui_driver")),
+            };
             ui.label(driver_line(lang, rec));
             ui.label("");
             ui.end_row();
@@ -402,7 +406,7 @@ fn driver_paths(session: &Session, rec: &Recommendation, ui: &mut Ui, actions: &
         ui.columns(2, |cols| {
             for (col, path) in cols.iter_mut().zip([DriverPath::Update, DriverPath::Keep]) {
                 let body = if path == c.default {
-                    msg(lang, &c.why_default())
+                    msg(lang, &c.why_default(rec.os))
                 } else {
                     String::new()
                 };
@@ -426,14 +430,18 @@ fn driver_paths(session: &Session, rec: &Recommendation, ui: &mut Ui, actions: &
 
 fn driver_line(lang: Lang, rec: &Recommendation) -> String {
     let current = match (&rec.driver.current, rec.driver_supports()) {
-        // Always what the driver runs (#32): "驱动 512.95 · 最高支持 CUDA 11.6".
-        (Some(_), Some(s)) => msg(lang, &s),
+        // The row's label names the driver and its CUDA (#32).
+        (Some(_), Some(_)) => String::new(),
         // The row's label already says "Driver": the version alone.
         (Some(d), None) => d.to_string(),
         (None, _) => t(lang, "ui_no_driver"),
     };
     match (rec.driver.action, &rec.driver.minimum) {
+        (DriverAction::None, _) if current.is_empty() => t(lang, "ui_driver_runs_it"),
         (DriverAction::None, _) => format!("{current} · {}", t(lang, "ui_driver_runs_it")),
+        (_, Some(m)) if current.is_empty() => {
+            format!("→ {}", tf(lang, "ui_driver_needs", &[("minimum", m)]))
+        }
         (_, Some(m)) => format!(
             "{current} → {}",
             tf(lang, "ui_driver_needs", &[("minimum", m)])

@@ -37,10 +37,11 @@ impl DriverChoice {
     }
 
     /// Why the default is the default.
-    pub fn why_default(&self) -> Message {
-        match self.default {
-            DriverPath::Update => msg!("driver_path_default_update"),
-            DriverPath::Keep => msg!("driver_path_default_keep"),
+    pub fn why_default(&self, os: Os) -> Message {
+        match (self.default, os) {
+            (DriverPath::Update, Os::Windows) => msg!("driver_path_default_update"),
+            (DriverPath::Update, Os::Linux) => msg!("driver_path_default_update_linux"),
+            (DriverPath::Keep, _) => msg!("driver_path_default_keep"),
         }
     }
 

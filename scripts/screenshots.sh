@@ -9,6 +9,8 @@
 #   driver 522.06 (new enough):  welcome system choose prepare install cudnn verify pytorch
 #                                done done-tips (its end: the lines to try, the tips) repair
 #   no driver (--no-driver):     choose-nodriver prepare-nodriver install-driver restart
+#   driver 512.95 (old, works):  choose-olddriver (the PyTorch goal: update the driver first,
+#                                or keep it, side by side on the driver row; #32)
 # Each shot waits for its page's work (a download part-way, an installer run, the PyTorch
 # check), then for the window to stop changing, scrolls to the verdict where one is shown
 # at the page's end, and captures the window.
@@ -27,7 +29,7 @@ bin=$(realpath "$BIN")
 out=docs/screenshots
 mkdir -p "$out"
 all=(welcome system choose prepare install cudnn verify pytorch done done-tips repair
-    choose-nodriver prepare-nodriver install-driver restart)
+    choose-nodriver prepare-nodriver install-driver restart choose-olddriver)
 shots=("$@")
 [ ${#shots[@]} -gt 0 ] || shots=("${all[@]}")
 
@@ -214,6 +216,7 @@ for lang in en zh; do
         mkdir -p "$seed"
         rm -f "$work/sent/"* "$work/doctor-ran"
         driver=(--driver 522.06)
+        shot_facts=("${facts[@]}")
         ready=true stable=1 scroll=0 exit_code=0 page=$shot
         case $shot in
             install) ready=$(sent "$(basename "$inst")" $((tk_size * 35 / 100))); stable=0 ;;
@@ -227,6 +230,10 @@ for lang in en zh; do
                 echo MZ > "$tk/bin/nvcc.exe"; echo MZ > "$tk/bin/cudart64_110.dll" ;;
             done-tips) page=done; scroll=1 ;;
             choose-nodriver | prepare-nodriver) driver=(--no-driver); page=${shot%-nodriver} ;;
+            choose-olddriver)
+                # CUDA 11.6's driver: an update unlocks a newer PyTorch line (#32).
+                driver=(--driver 512.95); page=choose
+                shot_facts=(--os windows --gpu "RTX 3060" --python 3.11 --goal pytorch) ;;
             install-driver)
                 driver=(--no-driver); page=install; stable=0
                 ready=$(sent "$(basename "$drv")" $((drv_size * 35 / 100))) ;;
@@ -244,7 +251,7 @@ for lang in en zh; do
             rm -rf "$root" && cp -a "$seed" "$root"
             STANDIN_EXIT=$exit_code xvfb-run -a -s "-screen 0 1100x860x24" \
                 "$work/shoot.sh" "$work/$shot-$lang.png" "$ready" "$stable" "$scroll" \
-                "$bin" --lang "$lang" --root "$root" "${facts[@]}" "${driver[@]}" \
+                "$bin" --lang "$lang" --root "$root" "${shot_facts[@]}" "${driver[@]}" \
                 --mirror "http://127.0.0.1:$port" --cudnn-archive "$zip" --python-exe "$py" \
                 --page "$page" && break
             if [ $try = 3 ]; then

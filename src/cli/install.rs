@@ -12,7 +12,7 @@ use cuda_setup_core::i18n::{self, Lang, render, t, tf};
 use cuda_setup_core::linux_driver::{self, LinuxDriverAdvice};
 use cuda_setup_core::plan::{self, Choices, CudnnChoice, Method, Plan};
 use cuda_setup_core::platform::Host;
-use cuda_setup_core::recommend::{DriverAction, Facts, Goal, Request, cudnn_by_version};
+use cuda_setup_core::recommend::{Facts, Goal, Request, cudnn_by_version};
 use cuda_setup_core::repair;
 use cuda_setup_core::run::{self, RunEvent, RunReport};
 use cuda_setup_core::steps::{FailureKind, StepEvent};
@@ -83,6 +83,8 @@ pub struct Args {
     /// I will install the NVIDIA driver myself (Windows: no driver step in the plan)
     #[arg(long, conflicts_with = "with_driver")]
     pub skip_driver: bool,
+    #[command(flatten)]
+    pub driver_path: super::recommend::DriverPathArgs,
     /// GPUs by compute capability (default: detected)
     #[arg(long = "gpu-cc", value_name = "X.Y")]
     pub gpu_cc: Vec<ComputeCapability>,
@@ -182,6 +184,12 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     }
     let goal = args.goal.unwrap_or_default();
     let facts = recommend::facts(tables, target.os, &flags(args), target.root.as_deref())?;
+    // A `--root` sandbox is read as `recommend --root` reads it (its os-release, its
+    // Secure Boot variable, what kind of machine it is), not the machine running the command.
+    let host = match &target.root {
+        Some(root) => Host::sandbox(target.os, root, Default::default()),
+        None => Host::real(),
+    };
     let mut rec = cuda_setup_core::recommend::recommend(
         tables,
         &facts,
@@ -189,19 +197,11 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
             goal,
             cuda: args.cuda.clone(),
             method: args.how.method,
+            driver: args.driver_path.pref(),
+            distro: linux_driver::os_release(&host),
         },
     );
-    // A `--root` sandbox is read as `recommend --root` reads it (its os-release, its
-    // Secure Boot variable, what kind of machine it is), not the machine running the command.
-    let host = match &target.root {
-        Some(root) => Host::sandbox(target.os, root, Default::default()),
-        None => Host::real(),
-    };
-    let linux = (target.os == Os::Linux && rec.driver.action != DriverAction::None)
-        .then(|| {
-            linux_driver::advice_within(&host, rec.driver.minimum.as_ref(), rec.driver.last_branch)
-        })
-        .flatten();
+    let linux = recommend::linux_advice(&host, &rec);
     if !rec.fits() {
         // Stopped by the driver on Linux: what to run comes before the error.
         if let Some(a) = &linux {

@@ -7,7 +7,9 @@ use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::i18n::{self, Lang, t};
 use cuda_setup_core::linux_driver;
 use cuda_setup_core::platform::Host;
-use cuda_setup_core::recommend::{self, DriverAction, Facts, Goal, Recommendation, Request};
+use cuda_setup_core::recommend::{
+    self, DriverAction, DriverPath, DriverPref, Facts, Goal, Recommendation, Request,
+};
 use cuda_setup_core::version::{ComputeCapability, PythonVersion, Version};
 use cuda_setup_core::whatif::{Flags, WhatIf};
 
@@ -50,6 +52,29 @@ pub struct Args {
     /// Secure Boot state, for the Linux driver commands)
     #[arg(long, value_name = "DIR")]
     pub root: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub driver_path: DriverPathArgs,
+}
+
+/// Which way a driver that works but is old goes (#32), for `recommend` and `install`.
+#[derive(Debug, Default, Clone, clap::Args)]
+pub struct DriverPathArgs {
+    /// When the driver works but is old: update it first (the newer PyTorch/CUDA it unlocks)
+    #[arg(long, conflicts_with = "keep_driver")]
+    pub update_driver: bool,
+    /// When the driver works but is old: keep it (what runs on it now)
+    #[arg(long)]
+    pub keep_driver: bool,
+}
+
+impl DriverPathArgs {
+    pub fn pref(&self) -> DriverPref {
+        match (self.update_driver, self.keep_driver) {
+            (true, _) => DriverPref::Update,
+            (_, true) => DriverPref::Keep,
+            _ => DriverPref::Auto,
+        }
+    }
 }
 
 pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
@@ -63,16 +88,20 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         goal: args.goal.unwrap_or_default(),
         cuda: args.cuda.clone(),
         method: cuda_setup_core::recommend::Method::Installer,
+        driver: args.driver_path.pref(),
+        distro: linux_driver::os_release(&host),
     };
     let rec = recommend::recommend(tables, &facts, &request);
     // Linux, a driver to install or update: the distribution's own commands.
-    let linux = (rec.os == Os::Linux && rec.driver.action != DriverAction::None)
-        .then(|| {
-            linux_driver::advice_within(&host, rec.driver.minimum.as_ref(), rec.driver.last_branch)
-        })
-        .flatten();
+    let linux = linux_advice(&host, &rec);
     if args.json {
         let mut value = to_json(&rec, lang);
+        if let Some(c) = &rec.choice {
+            for (path, key) in [(DriverPath::Update, "update"), (DriverPath::Keep, "keep")] {
+                value["choice"][key]["text"] = i18n::render(&c.label(path, rec.os), lang).into();
+            }
+            value["choice"]["why_default"] = i18n::render(&c.why_default(rec.os), lang).into();
+        }
         value["linux_driver"] = linux.as_ref().map_or(serde_json::Value::Null, |a| {
             super::linux_driver::json(a, lang)
         });
@@ -94,6 +123,24 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         );
     }
     Ok(if rec.fits() { exit::OK } else { exit::BLOCKED })
+}
+
+/// Linux, a driver to install or update: the distribution's own commands for it (of the
+/// toolkit's driver branch when one is asked for).
+pub(super) fn linux_advice(
+    host: &Host,
+    rec: &Recommendation,
+) -> Option<linux_driver::LinuxDriverAdvice> {
+    (rec.os == Os::Linux && rec.driver.action != DriverAction::None)
+        .then(|| {
+            linux_driver::advice_for(
+                host,
+                rec.driver.minimum.as_ref(),
+                rec.driver.branch,
+                rec.driver.last_branch,
+            )
+        })
+        .flatten()
 }
 
 /// The what-if flags, for the core to check.
@@ -211,6 +258,12 @@ fn human(rec: &Recommendation, lang: Lang) -> String {
         .as_ref()
         .map(ToString::to_string)
         .unwrap_or_default();
+    // A driver installed for a toolkit's branch (#32): the version installed, or the branch.
+    let minimum = match (&d.install, d.branch) {
+        (Some(i), Some(_)) => i.version.to_string(),
+        (None, Some(b)) => format!("R{b}"),
+        _ => minimum,
+    };
     let action = match d.action {
         DriverAction::None => t(lang, "cli_driver_keep"),
         DriverAction::Install => format!("{} >= {minimum}", t(lang, "cli_driver_install")),
@@ -221,6 +274,29 @@ fn human(rec: &Recommendation, lang: Lang) -> String {
         "  {}  {current} -> {action}",
         t(lang, "cli_recommend_driver")
     );
+    if let Some(s) = rec.driver_supports() {
+        let _ = writeln!(out, "            {}", i18n::render(&s, lang));
+    }
+    if let Some(c) = &rec.choice {
+        let _ = writeln!(out, "\n  {}", t(lang, "cli_driver_choice"));
+        for path in [DriverPath::Update, DriverPath::Keep] {
+            let mark = if c.chosen == path { "*" } else { " " };
+            let default = if c.default == path {
+                format!(" {}", t(lang, "cli_driver_path_default"))
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "  {mark} {}{default}",
+                i18n::render(&c.label(path, rec.os), lang)
+            );
+        }
+        let _ = writeln!(out, "    {}\n", i18n::render(&c.why_default(rec.os), lang));
+    }
+    if let Some(m) = rec.wheel_above_driver() {
+        let _ = writeln!(out, "  {}", i18n::render(&m, lang));
+    }
     if let Some(tk) = &rec.toolkit {
         let _ = writeln!(
             out,

@@ -57,6 +57,9 @@ pub struct Options {
     /// Look for new releases in the background at start (None: never; tests and
     /// sandboxes leave it off so they touch no network).
     pub refresh: Option<super::worker::Refresh>,
+    /// An old driver that works: update it, keep it, or the recommendation's default
+    /// (#32); the Choose page's driver row changes it.
+    pub driver: cuda_setup_core::recommend::DriverPref,
 }
 
 impl Options {
@@ -90,6 +93,7 @@ impl Options {
             file_dialogs: true,
             autopilot: None,
             refresh: None,
+            driver: Default::default(),
         }
     }
 

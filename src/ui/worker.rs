@@ -87,6 +87,8 @@ pub enum Command {
     /// the distribution and the Secure Boot state, so not on the UI thread).
     LinuxDriverAdvice {
         minimum: Option<Version>,
+        /// The toolkit's driver branch a new driver is of (CUDA 13.4: R615, #32).
+        branch: Option<u32>,
         /// The GPUs' last driver branch (Kepler: 470), when one is on a stopped branch.
         last_branch: Option<u32>,
     },
@@ -200,6 +202,7 @@ pub enum Event {
     /// The Linux driver advice for `minimum` (None: nothing known for this distribution).
     LinuxDriverAdvice {
         minimum: Option<Version>,
+        branch: Option<u32>,
         advice: Option<Box<linux_driver::LinuxDriverAdvice>>,
     },
     /// cuda-setup opens again after the restart; Ok(true): the restart is under way.
@@ -459,11 +462,16 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
         }
         Command::LinuxDriverAdvice {
             minimum,
+            branch,
             last_branch,
         } => {
-            let advice =
-                linux_driver::advice_within(&env.host, minimum.as_ref(), last_branch).map(Box::new);
-            out.send(Event::LinuxDriverAdvice { minimum, advice });
+            let advice = linux_driver::advice_for(&env.host, minimum.as_ref(), branch, last_branch)
+                .map(Box::new);
+            out.send(Event::LinuxDriverAdvice {
+                minimum,
+                branch,
+                advice,
+            });
         }
         Command::Restart { now } => {
             out.send(Event::Restarting(steps::driver::restart(&env.target, now)))

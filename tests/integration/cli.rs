@@ -77,6 +77,8 @@ fn developer_goal_names_installer_and_cudnn_archive() {
         "8.6",
         "--driver",
         "550.54.15",
+        // What runs on this driver; the update (#32) would bring CUDA 13.
+        "--keep-driver",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let j = json(&out);

@@ -115,6 +115,9 @@ impl Machine {
         o.host = Host::sandbox(Os::Windows, &self.root(), env);
         o.lang = Some(lang);
         o.overrides = crate::support::machine::rtx_3060(Some("522.06"), "3.11");
+        // These journeys install with the driver as it is; an old driver's default (update
+        // it first, #32) is gui_driver_choice's.
+        o.driver = cuda_setup_core::recommend::DriverPref::Keep;
         o.mirrors = vec![format!("http://{}", self.server.addr)];
         o.cuda = Some("11.8".parse().unwrap());
         o.python = Some(python_standin(&self.bin()));

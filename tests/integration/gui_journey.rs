@@ -345,6 +345,8 @@ fn pytorch_plan(o: &Options) -> Plan {
             goal: Goal::Pytorch,
             cuda: None,
             method: Method::Installer,
+            driver: Default::default(),
+            distro: None,
         },
     );
     plan::make(&o.target, &rec, &Choices::new(Method::Installer)).unwrap()

@@ -156,6 +156,8 @@ pub fn make(
             goal: Goal::Developer,
             cuda: req.cuda.clone(),
             method: req.method,
+            driver: Default::default(),
+            distro: None,
         },
     );
     if !rec.fits() {

@@ -13,7 +13,7 @@ use crate::ui::widgets::{self, Tone};
 use cuda_setup_core::compat::Os;
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::plan::Method;
-use cuda_setup_core::recommend::{DriverAction, DriverPackage, Goal, Recommendation};
+use cuda_setup_core::recommend::{DriverAction, DriverPackage, DriverPath, Goal, Recommendation};
 
 /// The settings live in the session (the plan is built from them); this page edits a copy
 /// and hands it back when it changed.
@@ -166,11 +166,16 @@ fn show(session: &Session, settings: &mut Settings, ui: &mut Ui) -> Vec<Action> 
                 }
             };
             ui.end_row();
-            ui.label(t(lang, "ui_driver"));
+            // "驱动 512.95 · 最高支持 CUDA 11.6" names the row itself (#32).
+            match rec.driver_supports() {
+                Some(s) => ui.label(msg(lang, &s)),
+                None => ui.label(t(lang, "ui_driver")),
+            };
             ui.label(driver_line(lang, rec));
             ui.label("");
             ui.end_row();
         });
+    driver_paths(session, rec, ui, &mut actions);
     let no_python = session
         .system()
         .report()
@@ -417,14 +422,52 @@ fn method(session: &Session, settings: &mut Settings, ui: &mut Ui) {
     }
 }
 
+/// An old driver that works (#32): the two paths side by side, the default marked, and
+/// why a wheel above the driver's CUDA is fine. A click asks the core for the other path.
+fn driver_paths(session: &Session, rec: &Recommendation, ui: &mut Ui, actions: &mut Vec<Action>) {
+    let lang = session.lang;
+    if let Some(c) = &rec.choice {
+        let mut chosen = c.chosen;
+        ui.add_space(6.0);
+        ui.columns(2, |cols| {
+            for (col, path) in cols.iter_mut().zip([DriverPath::Update, DriverPath::Keep]) {
+                let body = if path == c.default {
+                    msg(lang, &c.why_default(rec.os))
+                } else {
+                    String::new()
+                };
+                widgets::card(
+                    col,
+                    &mut chosen,
+                    path,
+                    &msg(lang, &c.label(path, rec.os)),
+                    &body,
+                );
+            }
+        });
+        if chosen != c.chosen {
+            actions.push(Action::ChooseDriver(chosen));
+        }
+    }
+    if let Some(m) = rec.wheel_above_driver() {
+        widgets::note(ui, Tone::Info, &msg(lang, &m));
+    }
+}
+
 fn driver_line(lang: Lang, rec: &Recommendation) -> String {
-    let current = match &rec.driver.current {
+    let current = match (&rec.driver.current, rec.driver_supports()) {
+        // The row's label names the driver and its CUDA (#32).
+        (Some(_), Some(_)) => String::new(),
         // The row's label already says "Driver": the version alone.
-        Some(d) => d.to_string(),
-        None => t(lang, "ui_no_driver"),
+        (Some(d), None) => d.to_string(),
+        (None, _) => t(lang, "ui_no_driver"),
     };
     match (rec.driver.action, &rec.driver.minimum) {
+        (DriverAction::None, _) if current.is_empty() => t(lang, "ui_driver_runs_it"),
         (DriverAction::None, _) => format!("{current} · {}", t(lang, "ui_driver_runs_it")),
+        (_, Some(m)) if current.is_empty() => {
+            format!("→ {}", tf(lang, "ui_driver_needs", &[("minimum", m)]))
+        }
         (_, Some(m)) => format!(
             "{current} → {}",
             tf(lang, "ui_driver_needs", &[("minimum", m)])

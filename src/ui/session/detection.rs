@@ -4,7 +4,7 @@
 
 use cuda_setup_core::compat::Os;
 use cuda_setup_core::detect::SystemReport;
-use cuda_setup_core::linux_driver::LinuxDriverAdvice;
+use cuda_setup_core::linux_driver::{LinuxDriverAdvice, OsRelease};
 use cuda_setup_core::recommend::{DriverAction, Facts, Request};
 use cuda_setup_core::version::Version;
 
@@ -23,6 +23,9 @@ pub struct Detection {
     pub(super) stale: bool,
     pub(super) report: Option<Box<SystemReport>>,
     pub(super) facts: Option<Facts>,
+    /// Linux: the distribution (os-release, read once per detection), so the
+    /// recommendation knows whether it packages a driver update (#32).
+    pub(super) distro: Option<OsRelease>,
 }
 
 impl Detection {
@@ -58,6 +61,8 @@ pub struct LinuxDriver {
     pub(super) job: Job<Result<Option<LinuxDriverAdvice>, String>>,
     /// The minimum the advice was asked for (the question, answered once done).
     pub(super) minimum: Option<Option<Version>>,
+    /// The driver branch asked for with it (#32).
+    pub(super) branch: Option<u32>,
 }
 
 impl LinuxDriver {
@@ -107,6 +112,8 @@ impl Session {
             stale: false,
             report: Some(r),
             facts: Some(facts),
+            // One small bounded file, read once per detection.
+            distro: cuda_setup_core::linux_driver::os_release(&self.opts.host),
         };
         let mut cmds = self.recompute();
         if self.repair.checks_waiting {
@@ -125,10 +132,13 @@ impl Session {
     pub(super) fn linux_driver_advice(
         &mut self,
         minimum: Option<Version>,
+        branch: Option<u32>,
         advice: Option<Box<LinuxDriverAdvice>>,
     ) {
         // An answer for another minimum is stale: a newer question is on its way.
-        if self.linux_driver.minimum.as_ref() == Some(&minimum) {
+        if self.linux_driver.minimum.as_ref() == Some(&minimum)
+            && self.linux_driver.branch == branch
+        {
             self.linux_driver.job.finish(Ok(advice.map(|a| *a)));
         }
     }
@@ -145,6 +155,8 @@ impl Session {
                     goal: self.goal,
                     cuda: self.settings.cuda_version(),
                     method: self.settings.method,
+                    driver: self.settings.driver,
+                    distro: self.system.distro.clone(),
                 },
             )
         });
@@ -154,14 +166,16 @@ impl Session {
         let ld = &mut self.linux_driver;
         if self.opts.target.os != Os::Linux
             || rec.driver.action == DriverAction::None
-            || ld.minimum.as_ref() == Some(&rec.driver.minimum)
+            || (ld.minimum.as_ref() == Some(&rec.driver.minimum) && ld.branch == rec.driver.branch)
         {
             return Vec::new();
         }
         ld.minimum = Some(rec.driver.minimum.clone());
+        ld.branch = rec.driver.branch;
         ld.job = Job::started();
         vec![Command::LinuxDriverAdvice {
             minimum: rec.driver.minimum.clone(),
+            branch: rec.driver.branch,
             last_branch: rec.driver.last_branch,
         }]
     }

@@ -57,6 +57,8 @@ pub enum Action {
     ChooseGoal(Goal),
     /// The Choose page's settings (all of them, when one changed).
     SetSettings(Settings),
+    /// Update an old driver that works, or keep it (#32): the core re-plans.
+    ChooseDriver(cuda_setup_core::recommend::DriverPath),
     Detect,
     /// Build the plan and run the pre-flight checks.
     Prepare,
@@ -321,6 +323,7 @@ impl Session {
             }
             Action::ChooseGoal(g) => self.choose_goal(g),
             Action::SetSettings(s) => self.set_settings(s),
+            Action::ChooseDriver(p) => self.choose_driver(p),
             Action::Detect => self.detect_again(),
             Action::Prepare => self.start_prepare(),
             Action::StartInstall => self.start_install(),
@@ -381,9 +384,11 @@ impl Session {
         match e {
             Event::Detected(r) => return self.detected(r),
             Event::Existing(e) => self.existing = *e,
-            Event::LinuxDriverAdvice { minimum, advice } => {
-                self.linux_driver_advice(minimum, advice)
-            }
+            Event::LinuxDriverAdvice {
+                minimum,
+                branch,
+                advice,
+            } => self.linux_driver_advice(minimum, branch, advice),
             Event::Restarting(r) => self.install.restart.finish(r),
             Event::Prepared(r) => self.prepare.job.finish(r),
             Event::Run(JobId::Install, e) => return self.install_event(e),

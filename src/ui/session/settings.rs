@@ -4,7 +4,7 @@
 
 use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::plan::Method;
-use cuda_setup_core::recommend::Goal;
+use cuda_setup_core::recommend::{DriverPath, DriverPref, Goal};
 use cuda_setup_core::verify::doctor::PypiMirror;
 use cuda_setup_core::version::Version;
 
@@ -59,6 +59,8 @@ pub struct Settings {
     pub method: Method,
     /// The PyPI index for wheels: a mirror name or URL, empty for pypi.org.
     pub pypi: String,
+    /// An old driver that works: update it, keep it, or the recommendation's default.
+    pub driver: DriverPref,
 }
 
 impl Settings {
@@ -80,6 +82,7 @@ impl Settings {
                 .pypi_mirror
                 .clone()
                 .unwrap_or_else(|| default_pypi(lang).to_string()),
+            driver: opts.driver,
         }
     }
 
@@ -122,6 +125,17 @@ impl Session {
         {
             self.settings.pypi = default_pypi(l).to_string();
         }
+    }
+
+    /// The driver row's choice (#32): another recommendation, and no plan made for the old.
+    #[must_use]
+    pub(super) fn choose_driver(&mut self, p: DriverPath) -> Vec<Command> {
+        let mut s = self.settings.clone();
+        s.driver = match p {
+            DriverPath::Update => DriverPref::Update,
+            DriverPath::Keep => DriverPref::Keep,
+        };
+        self.set_settings(s)
     }
 
     #[must_use]

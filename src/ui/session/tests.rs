@@ -155,6 +155,7 @@ fn on_linux_a_driver_to_install_asks_the_worker_for_the_advice_once() {
     let mut s = Session::new(o, Lang::En, Existing::default());
     let cmds = s.on_event(Event::Detected(Box::new(report)));
     let minimum = s.recommendation().unwrap().driver.minimum.clone();
+    let branch = s.recommendation().unwrap().driver.branch;
     assert!(minimum.is_some());
     assert!(matches!(
         cmds.as_slice(),
@@ -169,11 +170,13 @@ fn on_linux_a_driver_to_install_asks_the_worker_for_the_advice_once() {
     // An answer for another minimum is stale and changes nothing.
     s.on_event(Event::LinuxDriverAdvice {
         minimum: Some("1.0".parse().unwrap()),
+        branch,
         advice: None,
     });
     assert!(s.linux_driver().running());
     s.on_event(Event::LinuxDriverAdvice {
         minimum: minimum.clone(),
+        branch,
         advice: None,
     });
     assert!(!s.linux_driver().running());

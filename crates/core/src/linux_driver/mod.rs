@@ -42,6 +42,10 @@ pub struct LinuxDriverAdvice {
     /// packages known here are all newer (or of no fixed branch): no command is given;
     /// the user gets an R`B` driver from NVIDIA.
     pub last_branch: Option<u32>,
+    /// Some(B): a driver of branch B was asked for (the toolkit's, #32) and the
+    /// distribution's packages known here have none: the commands give the newest branch
+    /// known that still runs it (minor-version compatibility), and a note says so.
+    pub short_of: Option<u32>,
 }
 
 impl LinuxDriverAdvice {
@@ -67,6 +71,15 @@ impl LinuxDriverAdvice {
         let mut out = Vec::new();
         if self.family.is_some() && !self.confirmed && self.last_branch.is_none() {
             out.push(msg!("linux_driver_unconfirmed"));
+        }
+        if let (Some(b), Some(p)) = (self.short_of, &self.package) {
+            let distro = self.distro.clone().unwrap_or_else(|| "Linux".into());
+            out.push(msg!(
+                "linux_driver_branch_not_packaged",
+                branch = b,
+                distro = distro,
+                package = p
+            ));
         }
         if self.non_free {
             out.push(msg!("linux_driver_non_free"));
@@ -105,6 +118,18 @@ pub fn advice_within(
     minimum: Option<&Version>,
     last_branch: Option<u32>,
 ) -> Option<LinuxDriverAdvice> {
+    advice_for(host, minimum, None, last_branch)
+}
+
+/// [`advice_within`] for a driver installed for a toolkit of driver branch `branch`
+/// (CUDA 13.4: R615, #32): a package of that branch or newer when the distribution has
+/// one, else the newest known that still meets `minimum`, said in `short_of`.
+pub fn advice_for(
+    host: &Host,
+    minimum: Option<&Version>,
+    branch: Option<u32>,
+    last_branch: Option<u32>,
+) -> Option<LinuxDriverAdvice> {
     // Inside WSL2 the driver is Windows': a Linux driver there breaks the stub (#32).
     if host.os != crate::compat::Os::Linux || crate::detect::wsl::is_wsl2(host) {
         return None;
@@ -112,7 +137,7 @@ pub fn advice_within(
     let os = distro::read(host).unwrap_or_default();
     let sb = secure_boot::state(host);
     let mut a = match embedded() {
-        Some(t) => advise(t, &os, minimum, last_branch, sb),
+        Some(t) => advise(t, &os, minimum, branch, last_branch, sb),
         None => unknown(&os, sb),
     };
     if a.family.is_some() && a.commands.is_empty() {
@@ -132,7 +157,29 @@ fn unknown(os: &OsRelease, secure_boot: Option<bool>) -> LinuxDriverAdvice {
         mok_command: None,
         confirmed: false,
         last_branch: None,
+        short_of: None,
     }
+}
+
+/// The host's `/etc/os-release` (None off Linux, or when there is none): what
+/// `recommend` is told so that it knows whether the distribution packages a driver.
+pub fn os_release(host: &Host) -> Option<OsRelease> {
+    (host.os == crate::compat::Os::Linux).then(|| distro::read(host).unwrap_or_default())
+}
+
+/// Whether the distribution `os` packages a driver of at least `minimum` (of `branch`
+/// when one is asked for, else the newest known that meets `minimum`) within
+/// `last_branch`: an update that is ours to advise, command by command (#32).
+pub fn packaged(
+    os: &OsRelease,
+    minimum: Option<&Version>,
+    branch: Option<u32>,
+    last_branch: Option<u32>,
+) -> bool {
+    embedded().is_some_and(|t| {
+        let a = advise(t, os, minimum, branch, last_branch, None);
+        a.family.is_some() && a.package.is_some() && !a.commands.is_empty()
+    })
 }
 
 /// The decision, from the table and what was read.
@@ -140,6 +187,7 @@ fn advise(
     t: &Table,
     os: &OsRelease,
     minimum: Option<&Version>,
+    branch: Option<u32>,
     last_branch: Option<u32>,
     secure_boot: Option<bool>,
 ) -> LinuxDriverAdvice {
@@ -167,8 +215,32 @@ fn advise(
                 .and_then(|v| find_release(family, v))
         })
         .flatten();
-    let Some((route, branch, release_confirmed)) = pick(family, release, minimum, last_branch)
-    else {
+    // The toolkit's branch first; a release that ships none of it and has no other
+    // source gives the newest branch it has that still runs it (never an invented one).
+    let wanted = branch.map(|b| {
+        let b = Version::new(&[b]);
+        minimum.map_or(b.clone(), |m| m.clone().max(b))
+    });
+    let mut short_of = None;
+    let mut picked = pick(family, release, wanted.as_ref().or(minimum), last_branch);
+    let generic = |p: &Option<(&Route, Option<u32>, bool)>| {
+        p.is_some_and(|(r, b, _)| b.is_none() && std::ptr::eq(r, &family.generic))
+    };
+    if branch.is_some()
+        && generic(&picked)
+        && let Some(r) = release
+        && let Some(b) = r
+            .branches
+            .iter()
+            .copied()
+            .filter(|b| last_branch.is_none_or(|l| *b <= l))
+            .rfind(|b| minimum.is_none_or(|m| *b >= m.major()))
+        && let Some(route) = &family.branch
+    {
+        picked = Some((route, Some(b), r.confirmed));
+        short_of = branch;
+    }
+    let Some((route, branch, release_confirmed)) = picked else {
         // Nothing here stays within the GPUs' last branch.
         return LinuxDriverAdvice {
             family: Some(family.name.clone()),
@@ -188,6 +260,7 @@ fn advise(
         secure_boot,
         mok_command: family.mok_command.clone(),
         last_branch: None,
+        short_of,
         confirmed: route.confirmed
             && release_confirmed
             && !derivative

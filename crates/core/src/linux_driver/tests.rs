@@ -281,3 +281,45 @@ fn a_last_branch_keeps_the_commands_within_it() {
     );
     assert_eq!(a.last_branch, Some(580));
 }
+
+/// #32: a driver for a toolkit of branch R615: Ubuntu 24.04 packages none, so the newest
+/// it has (580, which still runs 13.x) with a note; Debian 12 has NVIDIA's repository.
+#[test]
+fn a_branch_no_release_packages_gives_the_newest_known_and_says_so() {
+    let d = root(Some(UBUNTU_2404.as_bytes()), Sb::Off);
+    let a = advice_for_branch(&host(d.path()), Some(&v("580.65.06")), Some(615), None).unwrap();
+    assert_eq!(a.package.as_deref(), Some("nvidia-driver-580"));
+    assert_eq!(a.short_of, Some(615));
+    let note = a
+        .notes()
+        .into_iter()
+        .find(|m| m.key == "linux_driver_branch_not_packaged")
+        .expect("the note");
+    let text = crate::i18n::render(&note, crate::i18n::Lang::En);
+    assert!(
+        text.contains("R615") && text.contains("nvidia-driver-580"),
+        "{text}"
+    );
+    assert!(packaged(
+        &distro::read(&host(d.path())).unwrap(),
+        Some(&v("580.65.06")),
+        Some(615),
+        None
+    ));
+    let d = root(Some(DEBIAN_12.as_bytes()), Sb::Off);
+    let a = advice_for_branch(&host(d.path()), Some(&v("580.65.06")), Some(615), None).unwrap();
+    assert_eq!(a.package.as_deref(), Some("cuda-drivers"));
+    assert_eq!(a.short_of, None);
+    // Arch: nothing known, nothing packaged.
+    let arch = distro::parse(ARCH);
+    assert!(!packaged(&arch, Some(&v("580.65.06")), Some(615), None));
+}
+
+fn advice_for_branch(
+    host: &Host,
+    minimum: Option<&Version>,
+    branch: Option<u32>,
+    last: Option<u32>,
+) -> Option<LinuxDriverAdvice> {
+    super::advice_for(host, minimum, branch, last)
+}

@@ -563,6 +563,8 @@ mod tests {
                 goal: Goal::Developer,
                 cuda: Some("12.8".parse().unwrap()),
                 method,
+                driver: Default::default(),
+                distro: None,
             },
         );
         assert!(rec.fits() && rec.cudnn.is_some(), "{:?}", rec.blockers);
@@ -756,6 +758,8 @@ mod tests {
                     goal: Goal::Developer,
                     cuda: Some(cuda.parse().unwrap()),
                     method: Method::Installer,
+                    driver: Default::default(),
+                    distro: None,
                 },
             );
             // No driver package of its own, as when none is known for this GPU.

@@ -162,6 +162,8 @@ mod tests {
                 goal: crate::recommend::Goal::Developer,
                 cuda: None,
                 method: crate::recommend::Method::Installer,
+                driver: Default::default(),
+                distro: None,
             },
         );
         assert!(rec.torch.is_some(), "{:?}", rec.blockers);

@@ -288,6 +288,8 @@ mod tests {
                     goal: Goal::Pytorch,
                     cuda: None,
                     method: Method::Installer,
+                    driver: Default::default(),
+                    distro: None,
                 },
             )
         };

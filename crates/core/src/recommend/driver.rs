@@ -396,15 +396,38 @@ pub(super) fn advise(
     if rec.driver.action != DriverAction::None && !keeps_all {
         stopped_gpus(tables, facts, &covered, &min, rec);
     }
+    if rec.driver.action != DriverAction::None {
+        rec.driver.branch = install_branch(tables, rec, ceiling.as_ref());
+    }
     if facts.driver_os() == Os::Windows && rec.driver.action != DriverAction::None {
         // The package of the first GPU served: one no pick serves is not what the driver
         // is for.
         let kept = super::leave_out::only(facts, &served);
-        let (install, reasons) =
-            windows_install(tables, &kept, needs.minimum.as_ref(), ceiling.as_ref());
+        let branch = rec
+            .driver
+            .branch
+            .zip(rec.toolkit.as_ref().map(|t| t.version.major_minor()));
+        let (install, reasons) = windows_install(
+            tables,
+            &kept,
+            needs.minimum.as_ref(),
+            ceiling.as_ref(),
+            branch,
+        );
         rec.driver.install = install;
         rec.reasons.extend(reasons);
     }
+}
+
+/// The driver branch a driver installed for the toolkit picked is at least (#32: CUDA
+/// 13.4 → R615), when it is above the minimum that runs everything and the GPUs can have
+/// it (their last branch allows it).
+fn install_branch(tables: &Tables, rec: &Recommendation, ceiling: Option<&Version>) -> Option<u32> {
+    let tk = rec.toolkit.as_ref()?;
+    let b = tables.driver_branch(&tk.version)?.branch;
+    let above = rec.driver.minimum.as_ref().is_none_or(|m| m.major() < b);
+    let reachable = ceiling.is_none_or(|c| c.major() >= b);
+    (above && reachable).then_some(b)
 }
 
 /// The GPUs outside `covered` whose last branch is below the driver asked for: the update
@@ -441,12 +464,15 @@ fn stopped_gpus(
 /// The Windows driver the plan installs: the package of the primary (first) GPU, and the
 /// newest known version of it at or above `minimum` (the newest known when there is no
 /// minimum) and at or below `ceiling` (the GPUs' last branch, #20 class 4: a newer one
-/// would not install on them). None, with a reason, when no known version fits.
+/// would not install on them). With `branch` (the toolkit's, and its CUDA), at least of
+/// that branch; when the package line knows none, the newest known at or above `minimum`,
+/// with a reason saying so (#32). None, with a reason, when no known version fits.
 pub(super) fn windows_install(
     tables: &Tables,
     facts: &Facts,
     minimum: Option<&Version>,
     ceiling: Option<&Version>,
+    branch: Option<(u32, Version)>,
 ) -> (Option<DriverInstall>, Vec<Message>) {
     let mut reasons = Vec::new();
     let package_of = |g: &GpuFact| {
@@ -471,12 +497,32 @@ pub(super) fn windows_install(
     let Some(row) = tables.driver_package(package) else {
         return (None, reasons);
     };
-    let pick = row
-        .versions
-        .iter()
-        .rev()
-        .filter(|v| ceiling.is_none_or(|c| v.version <= *c))
-        .find(|v| minimum.is_none_or(|m| v.version >= *m));
+    let newest_from = |m: Option<&Version>| {
+        row.versions
+            .iter()
+            .rev()
+            .filter(|v| ceiling.is_none_or(|c| v.version <= *c))
+            .find(|v| m.is_none_or(|m| v.version >= *m))
+    };
+    let wanted = branch.as_ref().map(|(b, _)| {
+        let b = Version::new(&[*b, 0]);
+        minimum.map_or(b.clone(), |m| m.clone().max(b))
+    });
+    let mut pick = newest_from(wanted.as_ref().or(minimum));
+    if pick.is_none()
+        && let Some((b, cuda)) = &branch
+    {
+        pick = newest_from(minimum);
+        if let Some(p) = pick {
+            reasons.push(msg!(
+                "driver_branch_not_known",
+                package = &row.label,
+                branch = b,
+                cuda = cuda,
+                version = &p.version
+            ));
+        }
+    }
     let Some(pick) = pick else {
         reasons.push(msg!(
             "driver_package_none_known",
@@ -593,7 +639,7 @@ mod tests {
         let f = facts(Os::Windows, vec![gpu("NVIDIA GeForce RTX 3060 Laptop GPU")]);
         let row = t.driver_package(DriverPackage::GeforceNotebook).unwrap();
         let newest = &row.versions.last().unwrap().version;
-        let (got, reasons) = windows_install(&t, &f, Some(&"527.41".parse().unwrap()), None);
+        let (got, reasons) = windows_install(&t, &f, Some(&"527.41".parse().unwrap()), None, None);
         let got = got.unwrap();
         assert_eq!(got.package, DriverPackage::GeforceNotebook);
         assert_eq!(&got.version, newest);
@@ -610,7 +656,7 @@ mod tests {
         assert!(got.mirrors.iter().all(|m| m.starts_with("https://")));
         assert!(reasons.iter().any(|r| r.key == "driver_package_chosen"));
         // No minimum: the newest known.
-        let (got, _) = windows_install(&t, &f, None, None);
+        let (got, _) = windows_install(&t, &f, None, None, None);
         assert_eq!(&got.unwrap().version, newest);
         // A recorded size is carried.
         let desktop = t.driver_package(DriverPackage::GeforceDesktop).unwrap();
@@ -626,7 +672,7 @@ mod tests {
             },
             ..t.clone()
         };
-        let (got, _) = windows_install(&only, &f, Some(&sized.version), None);
+        let (got, _) = windows_install(&only, &f, Some(&sized.version), None, None);
         assert_eq!(got.unwrap().download.size, sized.size);
     }
 
@@ -634,7 +680,7 @@ mod tests {
     fn no_known_version_new_enough_means_nvidia_com() {
         let t = tables();
         let f = facts(Os::Windows, vec![gpu("Tesla T4")]);
-        let (got, reasons) = windows_install(&t, &f, Some(&"999.99".parse().unwrap()), None);
+        let (got, reasons) = windows_install(&t, &f, Some(&"999.99".parse().unwrap()), None, None);
         assert!(got.is_none());
         let r = reasons
             .iter()
@@ -652,7 +698,7 @@ mod tests {
             Os::Windows,
             vec![gpu("NVIDIA GeForce RTX 3060 Laptop GPU"), gpu("Tesla T4")],
         );
-        let (got, reasons) = windows_install(&t, &f, None, None);
+        let (got, reasons) = windows_install(&t, &f, None, None, None);
         assert_eq!(got.unwrap().package, DriverPackage::GeforceNotebook);
         let r = reasons
             .iter()
@@ -667,7 +713,7 @@ mod tests {
                 gpu("NVIDIA GeForce RTX 4090"),
             ],
         );
-        let (_, reasons) = windows_install(&t, &f, None, None);
+        let (_, reasons) = windows_install(&t, &f, None, None, None);
         assert!(reasons.iter().all(|r| r.key != "driver_package_primary"));
     }
 
@@ -680,6 +726,8 @@ mod tests {
             goal: super::super::Goal::Pytorch,
             cuda: None,
             method: Default::default(),
+            driver: Default::default(),
+            distro: None,
         };
         let rec = super::super::recommend(
             &t,

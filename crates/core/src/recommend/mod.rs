@@ -6,6 +6,7 @@
 //! prefers what runs on the current driver, then confirmed facts over unconfirmed ones,
 //! then the newest.
 
+mod choice;
 mod cudnn_version;
 mod driver;
 pub mod jetson;
@@ -108,6 +109,63 @@ pub struct Request {
     pub cuda: Option<Version>,
     /// Wheels: a release needs no installer in the tables (PyPI's `cuda-toolkit` pins it).
     pub method: Method,
+    /// With a driver that works but is old: update it or keep it, when an update unlocks
+    /// a newer PyTorch line or toolkit major (#32). Auto: `DriverChoice::default`.
+    pub driver: DriverPref,
+    /// Linux: the distribution (`linux_driver::os_release`), so that the update's default
+    /// knows whether the distribution packages the driver. None: unknown (keep).
+    #[serde(skip)]
+    pub distro: Option<crate::linux_driver::OsRelease>,
+}
+
+/// Which way the user wants to go when a driver that works is old (#32).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriverPref {
+    /// The recommendation's default (`DriverChoice::default`).
+    #[default]
+    Auto,
+    Keep,
+    Update,
+}
+
+/// One of the two ways an old driver that works can go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriverPath {
+    /// Update the driver first: the newer PyTorch line (or toolkit major) it unlocks.
+    Update,
+    /// Keep today's driver: what runs on it now.
+    Keep,
+}
+
+/// Both ways for a driver that works but holds back PyTorch or the toolkit (#32). The
+/// recommendation's picks, driver action and plan follow `chosen`.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriverChoice {
+    /// Update when the update is ours to do (`ours`), else keep.
+    pub default: DriverPath,
+    /// The request's path, else `default`.
+    pub chosen: DriverPath,
+    /// Windows: a driver package of ours installs it; Linux: the distribution packages it.
+    pub ours: bool,
+    pub update: PathOutcome,
+    pub keep: PathOutcome,
+}
+
+/// What one path installs.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathOutcome {
+    /// Update: the driver installed (Windows) or the least asked for; keep: today's.
+    pub driver: Option<Version>,
+    /// Update: the driver installer's exact size, when recorded (they are ≈ 0.7–0.9 GB).
+    pub download_size: Option<u64>,
+    /// The PC restarts before the GPU can be used (a driver install).
+    pub restart: bool,
+    pub torch: Option<Version>,
+    /// The CUDA the torch wheel is built with (`cu118` → 11.8).
+    pub torch_cuda: Option<Version>,
+    pub toolkit: Option<Version>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -136,6 +194,9 @@ pub struct Recommendation {
     /// A Jetson board (#32): JetPack provides the driver, CUDA and cuDNN, so nothing is
     /// picked and nothing can be planned; this says what the board has instead.
     pub jetson: Option<JetsonAdvice>,
+    /// A driver that works but is old, and an update that unlocks more: both paths, the
+    /// default and the one these picks follow (#32).
+    pub choice: Option<DriverChoice>,
 }
 
 impl Recommendation {
@@ -153,6 +214,9 @@ impl Recommendation {
     /// The line both front ends show first, above the reasons, when the driver must be
     /// installed or updated: "Update the driver to X or newer (you have Y)".
     pub fn driver_headline(&self) -> Option<Message> {
+        if let Some(h) = self.branch_headline() {
+            return Some(h);
+        }
         let minimum = self.driver.minimum.as_ref();
         match (self.driver.action, &self.driver.current) {
             (DriverAction::None, _) => None,
@@ -165,6 +229,48 @@ impl Recommendation {
                 None => msg!("driver_headline_install_any"),
             }),
         }
+    }
+}
+
+impl Recommendation {
+    /// The headline when the driver installed is for a toolkit's branch (#32): it names
+    /// what is installed, never "the newest" while installing an older one.
+    fn branch_headline(&self) -> Option<Message> {
+        let d = &self.driver;
+        let (b, tk) = (d.branch?, self.toolkit.as_ref()?);
+        let cuda = tk.version.major_minor();
+        let current = d
+            .current
+            .as_ref()
+            .filter(|_| d.action == DriverAction::Update);
+        Some(match (&d.install, current) {
+            (Some(i), _) if i.version.major() < b => msg!(
+                "driver_headline_short",
+                version = &i.version,
+                branch = b,
+                cuda = &cuda
+            ),
+            (Some(i), None) => msg!(
+                "driver_headline_install_version",
+                version = &i.version,
+                branch = b,
+                cuda = &cuda
+            ),
+            (Some(i), Some(c)) => msg!(
+                "driver_headline_update_version",
+                version = &i.version,
+                current = c,
+                branch = b,
+                cuda = &cuda
+            ),
+            (None, None) => msg!("driver_headline_install_branch", branch = b, cuda = &cuda),
+            (None, Some(c)) => msg!(
+                "driver_headline_update_branch",
+                branch = b,
+                current = c,
+                cuda = &cuda
+            ),
+        })
     }
 }
 
@@ -364,6 +470,10 @@ pub struct DriverAdvice {
     /// Windows, action `install`/`update`: the driver package the plan's first step
     /// downloads and installs silently (None on Linux, or when no package is known).
     pub install: Option<DriverInstall>,
+    /// Action `install`/`update` for a toolkit whose driver branch is above `minimum`
+    /// (CUDA 13.4: R615, #32): a driver installed for it is of this branch or newer
+    /// (`minimum` stays what runs it, through minor-version compatibility).
+    pub branch: Option<u32>,
 }
 
 pub use crate::compat::DriverPackage;
@@ -390,7 +500,149 @@ pub const CPU_TORCH_COMMAND: &str =
     "pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu";
 
 /// Recommends what to install. Never fails: what does not fit becomes a blocker.
+///
+/// A driver that works but holds back PyTorch (a newer line) or the toolkit (a newer
+/// major) gets both paths (#32): keep it, or update it first, as a driver that is
+/// replaced anyway would be (the newest that runs after the update). The picks follow the
+/// request's path, else the default: update when it is ours to do.
 pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommendation {
+    let keep = recommend_as_is(tables, facts, request);
+    let Some(current) = facts.driver.clone() else {
+        return keep;
+    };
+    if !keep.fits()
+        || keep.driver.action != DriverAction::None
+        || keep.driver.upgrade_minimum.is_none()
+    {
+        return keep;
+    }
+    // After the update the driver is a new one: the same as no driver today.
+    let replaced = Facts {
+        driver: None,
+        driver_cuda: None,
+        ..facts.clone()
+    };
+    let mut update = recommend_as_is(tables, &replaced, request);
+    let newer_line = |k: Option<Version>, u: Option<Version>| match (k, u) {
+        (Some(k), Some(u)) => u > k,
+        (None, Some(_)) => true,
+        _ => false,
+    };
+    let unlocks = newer_line(
+        keep.torch.as_ref().map(|t| t.version.major_minor()),
+        update.torch.as_ref().map(|t| t.version.major_minor()),
+    ) || newer_line(
+        keep.toolkit
+            .as_ref()
+            .map(|t| Version::new(&[t.version.major()])),
+        update
+            .toolkit
+            .as_ref()
+            .map(|t| Version::new(&[t.version.major()])),
+    );
+    if !update.fits() || update.driver.action == DriverAction::None || !unlocks {
+        return keep;
+    }
+    as_update(&mut update, &keep, &current);
+    let ours = match facts.os {
+        Os::Windows => update.driver.install.is_some(),
+        Os::Linux => {
+            facts.host_kind == HostKind::Native
+                && request.distro.as_ref().is_some_and(|d| {
+                    crate::linux_driver::packaged(
+                        d,
+                        update.driver.minimum.as_ref(),
+                        update.driver.branch,
+                        update.driver.last_branch,
+                    )
+                })
+        }
+    };
+    let default = if ours {
+        DriverPath::Update
+    } else {
+        DriverPath::Keep
+    };
+    let chosen = match request.driver {
+        DriverPref::Auto => default,
+        DriverPref::Keep => DriverPath::Keep,
+        DriverPref::Update => DriverPath::Update,
+    };
+    let outcome = |r: &Recommendation, driver: Option<Version>, size, restart| PathOutcome {
+        driver,
+        download_size: size,
+        restart,
+        torch: r.torch.as_ref().map(|t| t.version.clone()),
+        torch_cuda: r.torch.as_ref().map(|t| t.cuda.clone()),
+        toolkit: r.toolkit.as_ref().map(|t| t.version.clone()),
+    };
+    let install = update.driver.install.as_ref();
+    let choice = DriverChoice {
+        default,
+        chosen,
+        ours,
+        update: outcome(
+            &update,
+            install
+                .map(|i| i.version.clone())
+                .or_else(|| update.driver.minimum.clone()),
+            install.and_then(|i| i.download.size),
+            true,
+        ),
+        keep: outcome(&keep, Some(current), None, false),
+    };
+    let mut rec = match chosen {
+        DriverPath::Update => update,
+        DriverPath::Keep => keep,
+    };
+    rec.choice = Some(choice);
+    rec
+}
+
+/// A recommendation made as if there were no driver, told as the update of `current`:
+/// today's driver described (from `keep`), and "update" where it said "install".
+fn as_update(update: &mut Recommendation, keep: &Recommendation, current: &Version) {
+    const DESCRIBED: [&str; 3] = [
+        "driver_runs_cuda",
+        "driver_runs_cuda_at_least",
+        "driver_cuda_unknown",
+    ];
+    let described = keep
+        .reasons
+        .iter()
+        .find(|m| DESCRIBED.contains(&m.key))
+        .cloned();
+    let minimum = update
+        .driver
+        .minimum
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    update.reasons.retain_mut(|m| match m.key {
+        "driver_missing" => match &described {
+            Some(d) => {
+                *m = d.clone();
+                true
+            }
+            None => false,
+        },
+        "driver_install" | "driver_install_linux" => {
+            *m = msg!(
+                "driver_update_chosen",
+                current = current,
+                minimum = &minimum
+            );
+            true
+        }
+        _ => true,
+    });
+    update.driver.current = Some(current.clone());
+    update.driver.cuda = keep.driver.cuda.clone();
+    update.driver.action = DriverAction::Update;
+}
+
+/// The recommendation for the driver as it is (none: one to install).
+fn recommend_as_is(tables: &Tables, facts: &Facts, request: &Request) -> Recommendation {
     let mut rec = Recommendation {
         goal: request.goal,
         os: facts.os,
@@ -407,6 +659,7 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
             unlocks: None,
             last_branch: None,
             install: None,
+            branch: None,
         },
         reasons: Vec::new(),
         blockers: Vec::new(),
@@ -416,6 +669,7 @@ pub fn recommend(tables: &Tables, facts: &Facts, request: &Request) -> Recommend
         refreshed: tables.live.refreshed.clone(),
         wsl: None,
         jetson: None,
+        choice: None,
     };
 
     rec.reasons.extend(facts.notes.iter().cloned());

@@ -1272,6 +1272,8 @@ impl Tally {
             goal,
             cuda: None,
             method: Method::Installer,
+            driver: Default::default(),
+            distro: None,
         };
         let rec = recommend(t, f, &req);
         self.cases += 1;
@@ -2086,6 +2088,8 @@ fn the_issues_named_examples() {
             goal: c.goal,
             cuda: None,
             method: Method::Installer,
+            driver: Default::default(),
+            distro: None,
         };
         let rec = recommend(&t, &f, &req);
         let mut errs = Vec::new();

@@ -1147,6 +1147,10 @@ fn configurations_from_the_dossier() {
             goal: c.goal,
             cuda: c.cuda.map(v),
             method: Method::Installer,
+            // The cases pin what runs on the driver as it is; an old driver's default
+            // (update it first, #32) is tested in `choice::tests`.
+            driver: super::DriverPref::Keep,
+            distro: None,
         };
         let rec = recommend(&tables, &facts, &request);
         if let Err(e) =
@@ -1224,6 +1228,8 @@ fn invariants_hold_across_the_whole_table() {
                                 goal,
                                 cuda: None,
                                 method: Method::Installer,
+                                driver: Default::default(),
+                                distro: None,
                             },
                         );
                         if let Err(e) = check_invariants(&tables, &facts, &rec) {
@@ -1288,6 +1294,8 @@ fn the_wheels_method_may_pick_a_release_the_tables_know_no_installer_for() {
         goal: Goal::Developer,
         cuda: Some("13.5".parse().unwrap()),
         method,
+        driver: Default::default(),
+        distro: None,
     };
     // 13.5.0's installers are not in the tables (UNCONFIRMED): only the wheels can give it.
     assert!(
@@ -1308,6 +1316,8 @@ fn the_driver_headline_names_the_minimum_and_the_current_driver() {
         goal: Goal::Pytorch,
         cuda: None,
         method: Method::Installer,
+        driver: Default::default(),
+        distro: None,
     };
     let rec_for = |driver: Option<&str>| {
         let f = Facts {

@@ -239,6 +239,21 @@ fn explain(
             minimum = &best.full.version,
             from = from
         )),
+        // #32: the branch NVIDIA pairs with the minor is what a driver installed for it
+        // is; the floor still runs it (minor-version compatibility).
+        MinimumFrom::Floor
+            if best.fit != DriverFit::Yes
+                && let Some(b) = tables.driver_branch(&r.version) =>
+        {
+            reasons.push(msg!(
+                "toolkit_driver_branch",
+                version = &r.version,
+                cuda = r.version.major_minor(),
+                branch = b.branch,
+                minimum = &best.full.version,
+                major = r.version.major()
+            ))
+        }
         MinimumFrom::Floor if best.fit != DriverFit::Yes => reasons.push(msg!(
             "toolkit_driver_unconfirmed",
             version = &r.version,
@@ -527,6 +542,8 @@ mod tests {
                 goal: Goal::Developer,
                 cuda: None,
                 method: Method::Installer,
+                driver: Default::default(),
+                distro: None,
             },
         )
     }

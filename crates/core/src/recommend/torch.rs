@@ -811,6 +811,8 @@ mod tests {
                 goal: super::super::Goal::Pytorch,
                 cuda: None,
                 method: Method::Installer,
+                driver: Default::default(),
+                distro: None,
             },
         )
     }

@@ -178,6 +178,8 @@ mod tests {
                 goal,
                 cuda: None,
                 method: Method::Installer,
+                driver: Default::default(),
+                distro: None,
             },
         )
     }

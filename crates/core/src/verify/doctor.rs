@@ -830,6 +830,9 @@ pub fn recommendation(
             goal: Goal::Pytorch,
             cuda: None,
             method: crate::recommend::Method::Installer,
+            // The doctor judges the wheel against the driver that is there.
+            driver: crate::recommend::DriverPref::Keep,
+            distro: None,
         },
     )
 }

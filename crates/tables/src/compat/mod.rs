@@ -190,6 +190,13 @@ impl Tables {
         self.toolkits.lines.iter().find(|l| l.major == major)
     }
 
+    /// The driver branch NVIDIA pairs with the CUDA minor of `version` (`13.4.1` → R615),
+    /// when the tables know it.
+    pub fn driver_branch(&self, version: &Version) -> Option<&DriverBranch> {
+        let mm = version.major_minor();
+        self.toolkits.branches.iter().find(|b| b.cuda == mm)
+    }
+
     pub fn toolkit(&self, version: &Version) -> Option<&ToolkitRelease> {
         self.toolkits
             .releases

@@ -20,8 +20,29 @@ pub struct ToolkitsFile {
     pub meta: Meta,
     #[serde(rename = "line")]
     pub lines: Vec<ToolkitLine>,
+    /// NVIDIA's driver branch per CUDA minor (13.0 R580 … 13.4 R615, #32): a driver we
+    /// install for a toolkit is at least of its branch.
+    #[serde(rename = "branch", default)]
+    pub branches: Vec<DriverBranch>,
     #[serde(rename = "release")]
     pub releases: Vec<ToolkitRelease>,
+}
+
+/// The driver branch NVIDIA pairs with one CUDA minor ("Update releases within a CUDA
+/// minor version use the same driver branch"). A driver already there needs only the
+/// major line's floor (minor-version compatibility); the branch is what a driver
+/// installed *for* this toolkit is at least: R615 means 615.xx or newer on Linux and on
+/// Windows alike.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverBranch {
+    /// `MAJOR.MINOR` (`13.4`).
+    pub cuda: Version,
+    /// The branch number (`615` for R615).
+    pub branch: u32,
+    #[serde(default = "yes")]
+    pub confirmed: bool,
+    pub note: Option<String>,
 }
 
 /// One CUDA major line and its minor-version-compatibility driver floor.

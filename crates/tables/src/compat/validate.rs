@@ -118,6 +118,7 @@ fn toolkits(t: &Tables) -> Check {
     let f = FILES[0];
     let tk = &t.toolkits;
     ascending(f, "line", &tk.lines, |l| l.major)?;
+    branches(t)?;
     if tk.releases.is_empty() {
         return Err(bad(f, "release", "no releases"));
     }
@@ -159,6 +160,44 @@ fn toolkits(t: &Tables) -> Check {
                     ));
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// The branch table (#32): one row per CUDA minor, ascending, of a known major line; a
+/// branch never below its line's floor nor below an earlier minor's branch.
+fn branches(t: &Tables) -> Check {
+    let f = FILES[0];
+    let rows = &t.toolkits.branches;
+    ascending(f, "branch", rows, |b| b.cuda.clone())?;
+    for (i, b) in rows.iter().enumerate() {
+        let k = format!("branch \"{}\"", b.cuda);
+        parts(f, &k, &b.cuda, 2)?;
+        let Some(line) = t.toolkit_line(b.cuda.major()) else {
+            return Err(bad(
+                f,
+                &k,
+                format!("major {} has no [[line]]", b.cuda.major()),
+            ));
+        };
+        let floor = line
+            .driver_floor_linux
+            .major()
+            .min(line.driver_floor_windows.major());
+        if b.branch < floor {
+            return Err(bad(
+                f,
+                format!("{k}.branch"),
+                format!("is below the line's driver floor ({floor})"),
+            ));
+        }
+        if i > 0 && rows[i - 1].branch > b.branch {
+            return Err(bad(
+                f,
+                format!("{k}.branch"),
+                "is below an earlier minor's branch",
+            ));
         }
     }
     Ok(())

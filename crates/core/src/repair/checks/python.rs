@@ -45,6 +45,9 @@ pub fn python(i: &Input, out: &mut Vec<Finding>) {
                     goal: crate::recommend::Goal::Pytorch,
                     cuda: None,
                     method: crate::recommend::Method::Installer,
+                    // The wheel for the driver that is there: repair never updates it.
+                    driver: crate::recommend::DriverPref::Keep,
+                    distro: None,
                 },
             );
             match rec.torch {

@@ -19,6 +19,7 @@ mod download;
 mod driver;
 mod gpus_pci;
 mod gui;
+mod gui_contrast;
 mod gui_cudnn;
 mod gui_driver;
 mod gui_hints;

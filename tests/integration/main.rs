@@ -25,6 +25,7 @@ mod gui_driver;
 mod gui_hints;
 mod gui_installed;
 mod gui_journey;
+mod gui_uitheme;
 mod gui_verdict;
 mod gui_walk;
 mod hostile_names;

@@ -11,6 +11,9 @@
 #   no driver (--no-driver):     choose-nodriver prepare-nodriver install-driver restart
 #   driver 512.95 (old, works):  choose-olddriver (the PyTorch goal: update the driver first,
 #                                or keep it, side by side on the driver row; #32)
+#   Windows' default light theme (--theme light), in Chinese only:
+#                                welcome-light choose-light install-light
+#                                done-light (the PyTorch goal's end)
 # Each shot waits for its page's work (a download part-way, an installer run, the PyTorch
 # check), then for the window to stop changing, scrolls to the verdict where one is shown
 # at the page's end, and captures the window.
@@ -29,7 +32,8 @@ bin=$(realpath "$BIN")
 out=docs/screenshots
 mkdir -p "$out"
 all=(welcome system choose prepare install cudnn verify pytorch done done-tips repair
-    choose-nodriver prepare-nodriver install-driver restart choose-olddriver)
+    choose-nodriver prepare-nodriver install-driver restart choose-olddriver
+    welcome-light choose-light install-light done-light)
 shots=("$@")
 [ ${#shots[@]} -gt 0 ] || shots=("${all[@]}")
 
@@ -44,7 +48,7 @@ export XDG_RUNTIME_DIR="$work/xdg"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 
 # The machine every shot pretends to be (the driver is added per journey).
-facts=(--os windows --gpu "RTX 3060" --python 3.11 --cuda 11.8 --goal developer)
+facts=(--os windows --gpu "RTX 3060" --python 3.11 --cuda 11.8)
 
 # The mirror: NVIDIA's paths, a stand-in installer (a shell program named like the .exe
 # that lays out a CUDA tree where -s says) and NVIDIA's md5sum.txt for it.
@@ -71,7 +75,7 @@ echo "$(md5sum < "$inst" | cut -d' ' -f1)  local_installers/cuda_11.8.0_522.06_w
 
 # The display driver the recommendation picks for an RTX 3060 with no driver, at its
 # path on NVIDIA's server (compat-tables/drivers.toml), asked of the binary itself.
-driver_url=$("$bin" recommend --json "${facts[@]}" --no-driver | python3 -c '
+driver_url=$("$bin" recommend --json "${facts[@]}" --goal developer --no-driver | python3 -c '
 import json, sys
 print(json.load(sys.stdin)["driver"]["install"]["download"]["url"])')
 driver_version=$(echo "$driver_url" | sed -E 's#.*/Windows/([^/]+)/.*#\1#')
@@ -211,14 +215,20 @@ tk_size=$(stat -c %s "$inst")
 drv_size=$(stat -c %s "$drv")
 for lang in en zh; do
     for shot in "${shots[@]}"; do
+        # A "-light" shot is its page in the light theme (most Windows PCs), in Chinese.
+        base=${shot%-light} theme=()
+        if [ "$base" != "$shot" ]; then
+            [ "$lang" = zh ] || continue
+            theme=(--theme light)
+        fi
         # The sandbox starts as $seed (empty, or an earlier install) at each try.
         seed="$work/seed-$lang-$shot" root="$work/root-$lang-$shot"
         mkdir -p "$seed"
         rm -f "$work/sent/"* "$work/doctor-ran"
-        driver=(--driver 522.06)
+        driver=(--driver 522.06) goal=(--goal developer)
         shot_facts=("${facts[@]}")
-        ready=true stable=1 scroll=0 exit_code=0 page=$shot
-        case $shot in
+        ready=true stable=1 scroll=0 exit_code=0 page=$base
+        case $base in
             install) ready=$(sent "$(basename "$inst")" $((tk_size * 35 / 100))); stable=0 ;;
             verify) ready="[ -e '$root/C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8/bin/cudnn64_9.dll' ]"; scroll=1 ;;
             pytorch) ready="[ -e '$work/doctor-ran' ]"; scroll=1 ;;
@@ -233,7 +243,7 @@ for lang in en zh; do
             choose-olddriver)
                 # CUDA 11.6's driver: an update unlocks a newer PyTorch line (#32).
                 driver=(--driver 512.95); page=choose
-                shot_facts=(--os windows --gpu "RTX 3060" --python 3.11 --goal pytorch) ;;
+                shot_facts=(--os windows --gpu "RTX 3060" --python 3.11) goal=(--goal pytorch) ;;
             install-driver)
                 driver=(--no-driver); page=install; stable=0
                 ready=$(sent "$(basename "$drv")" $((drv_size * 35 / 100))) ;;
@@ -244,6 +254,11 @@ for lang in en zh; do
             welcome | system | choose | prepare | cudnn | done) ;;
             *) echo "no shot \"$shot\" (one of: ${all[*]})" >&2; exit 2 ;;
         esac
+        if [ "$shot" = done-light ]; then
+            # The PyTorch goal's end, PyTorch not installed yet (the stand-in toolkit
+            # cannot pass the developer goal's build check): every tone of badge.
+            goal=(--goal pytorch)
+        fi
         png="$out/$shot-$lang.png"
         # Three tries, each in a fresh sandbox: xvfb-run -a can lose a race for a display
         # number to another X server starting at the same moment.
@@ -251,9 +266,9 @@ for lang in en zh; do
             rm -rf "$root" && cp -a "$seed" "$root"
             STANDIN_EXIT=$exit_code xvfb-run -a -s "-screen 0 1100x860x24" \
                 "$work/shoot.sh" "$work/$shot-$lang.png" "$ready" "$stable" "$scroll" \
-                "$bin" --lang "$lang" --root "$root" "${shot_facts[@]}" "${driver[@]}" \
+                "$bin" --lang "$lang" --root "$root" "${shot_facts[@]}" "${goal[@]}" "${driver[@]}" \
                 --mirror "http://127.0.0.1:$port" --cudnn-archive "$zip" --python-exe "$py" \
-                --page "$page" && break
+                --page "$page" "${theme[@]}" && break
             if [ $try = 3 ]; then
                 # A page that never got ready is still worth a look; no window at all is not.
                 [ -e "$work/$shot-$lang.png" ] || { echo "$png: gave up after three tries" >&2; exit 1; }

@@ -161,7 +161,17 @@ mod tests {
             (Here::new(Page::Pytorch, b("ui_fix_reinstall_torch")), setup),
             (Here::new(Page::Repair, b("ui_check_again")), repair),
             (Here::new(Page::Repair, None), repair),
-            (Here::new(Page::Cudnn, b("ui_download_nvidia")), setup),
+            (
+                Here::new(
+                    Page::Cudnn,
+                    Some(crate::ui::text::tf(
+                        lang,
+                        "ui_cudnn_download_install",
+                        &[("version", &"9.10.2"), ("size", &"675.6 MB")],
+                    )),
+                ),
+                setup,
+            ),
             (Here::new(Page::Cudnn, b("ui_choose_file")), setup),
             (Here::new(Page::Cudnn, b("ui_cudnn_undo")), setup),
         ]

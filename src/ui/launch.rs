@@ -60,6 +60,10 @@ pub struct Args {
     /// off with --root, so sandboxed runs touch no network)
     #[arg(long, hide = true)]
     pub no_refresh: bool,
+    /// Draw in this theme instead of the system's (light, dark): screenshots of Windows'
+    /// default light theme from a machine whose system theme is dark
+    #[arg(long, value_name = "THEME", hide = true, value_parser = ["light", "dark"])]
+    pub theme: Option<String>,
 }
 
 impl Args {
@@ -81,6 +85,7 @@ impl Args {
             || self.cudnn_archive.is_some()
             || self.page.is_some()
             || self.no_refresh
+            || self.theme.is_some()
     }
 }
 
@@ -277,6 +282,11 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
     // eframe's and egui's warnings reach a run's log (idempotent: the CLI did it first).
     cuda_setup_core::log::install();
     let probe = std::env::var_os("CUDA_SETUP_FIRST_FRAME").map(|_| start);
+    let theme = match args.theme.as_deref() {
+        Some("light") => Some(egui::Theme::Light),
+        Some("dark") => Some(egui::Theme::Dark),
+        _ => None,
+    };
     let native = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title(super::text::t(msg_lang, "ui_app_title"))
@@ -294,6 +304,9 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
         Box::new(move |cc| {
             let t0 = Instant::now();
             super::setup_context(&cc.egui_ctx, opts.fonts);
+            if let Some(theme) = theme {
+                cc.egui_ctx.set_theme(theme);
+            }
             let app = App::new(opts);
             let probe = probe.map(|start| Probe {
                 start,

@@ -11,6 +11,7 @@
 //! frame: detection, the background refresh and the OS font wait until it is on screen.
 
 pub mod app;
+pub mod contrast;
 pub mod elevate;
 pub mod fixes;
 pub mod flow;

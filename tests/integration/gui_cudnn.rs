@@ -28,7 +28,7 @@ const NVIDIA: &str = "https://developer.download.nvidia.com";
 
 /// The developer goal on the Windows machine of `gui::Machine`, detection done, the
 /// toolkit the recommendation names in place (as its installer left it), on the cuDNN page.
-fn on_cudnn_page(
+pub(crate) fn on_cudnn_page(
     m: &Machine,
     edit: impl FnOnce(&mut Options),
 ) -> (Harness<'static, App>, CudnnPick) {
@@ -59,7 +59,7 @@ fn on_cudnn_page(
 }
 
 /// The pick's archive as a real-layout zip, and NVIDIA's redist manifest naming its hash.
-fn archive_for(pick: &CudnnPick, dir: &Path) -> (PathBuf, Vec<u8>, String) {
+pub(crate) fn archive_for(pick: &CudnnPick, dir: &Path) -> (PathBuf, Vec<u8>, String) {
     let file = &pick.archive.file;
     let full = file
         .strip_prefix("cudnn-windows-x86_64-")
@@ -88,7 +88,7 @@ fn archive_for(pick: &CudnnPick, dir: &Path) -> (PathBuf, Vec<u8>, String) {
 }
 
 /// Serves the pick's archive and its manifest on the machine's mirror.
-fn serve(m: &Machine, pick: &CudnnPick) -> PathBuf {
+pub(crate) fn serve(m: &Machine, pick: &CudnnPick) -> PathBuf {
     let (zip, bytes, manifest) = archive_for(pick, m.work.path());
     let label: Vec<String> = pick
         .version

@@ -15,6 +15,7 @@ use crate::ui::worker::{ArchiveCheck, Pick, Refused};
 use cuda_setup_core::compat::Os;
 use cuda_setup_core::cudnn::Manifest;
 use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::recommend::CudnnPick;
 use cuda_setup_core::run::Failure;
 
 #[derive(Default)]
@@ -40,14 +41,22 @@ impl Screen for State {
         s.cudnn().busy()
     }
 
-    /// An archive checked and nothing copied yet: "Install cuDNN" (Next waits for it or
-    /// for "Skip").
+    /// An archive checked and nothing copied yet: "Install cuDNN"; before that, "Download
+    /// and install" the recommended one (Next waits for either, or for "Skip").
     fn primary(&self, s: &Session) -> Option<Primary> {
         let c = &s.cudnn();
-        (matches!(c.check(), Some(Ok(_))) && c.installed().is_none() && s.toolkit_dir().is_some())
-            .then(|| {
-                Primary::new(t(s.lang, "ui_install_cudnn"), Action::InstallCudnn).enabled(!c.busy())
-            })
+        s.toolkit_dir()?;
+        if matches!(c.check(), Some(Ok(_))) && c.installed().is_none() {
+            return Some(
+                Primary::new(t(s.lang, "ui_install_cudnn"), Action::InstallCudnn)
+                    .enabled(!c.busy()),
+            );
+        }
+        if c.finished() {
+            return None;
+        }
+        let pick = s.recommendation()?.cudnn.as_ref()?;
+        Some(Primary::new(download_label(s.lang, pick), Action::DownloadCudnn).enabled(!c.busy()))
     }
 
     fn show_work(&self, s: &Session) -> Vec<Action> {
@@ -138,13 +147,6 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         {
             actions.push(Action::PickFile(Pick::CudnnArchive));
         }
-        if pick.is_some()
-            && ui
-                .add_enabled(!busy, egui::Button::new(t(lang, "ui_download_nvidia")))
-                .clicked()
-        {
-            actions.push(Action::DownloadCudnn);
-        }
         if ui
             .add_enabled(!busy, egui::Button::new(t(lang, "ui_skip_cudnn")))
             .clicked()
@@ -166,7 +168,7 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         }
     }
     if let Some(f) = c.download_error() {
-        let again = pick.is_some().then(|| t(lang, "ui_download_nvidia"));
+        let again = pick.map(|p| download_label(lang, p));
         failed(ui, lang, "ui_download_failed", f, again);
     }
 
@@ -244,6 +246,23 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         None => {}
     }
     actions
+}
+
+/// The primary before an archive: "Download and install cuDNN 9.x (about N MB, no NVIDIA
+/// account needed)", the version and size the recommendation's.
+pub fn download_label(lang: Lang, pick: &CudnnPick) -> String {
+    match pick.archive.size {
+        Some(size) => tf(
+            lang,
+            "ui_cudnn_download_install",
+            &[("version", &pick.version), ("size", &text::bytes(size))],
+        ),
+        None => tf(
+            lang,
+            "ui_cudnn_download_install_unsized",
+            &[("version", &pick.version)],
+        ),
+    }
 }
 
 /// A failure on this page: the title, the kind's plain words and what to do (naming

@@ -10,7 +10,7 @@ use super::{Primary, Screen};
 use crate::ui::fixes::Here;
 use crate::ui::flow::Page;
 use crate::ui::job::Job;
-use crate::ui::progress::step_title;
+use crate::ui::progress::{StepState, step_title};
 use crate::ui::session::{Action, Session, Settings};
 use crate::ui::text::{msg, t};
 use crate::ui::widgets::{self, Tone};
@@ -51,10 +51,10 @@ impl Screen for State {
         let i = s.install();
         let label = |key| t(s.lang, key);
         if i.restart_pending() {
-            // Asked already: the choice is made (or under way).
-            return i
-                .restart()
-                .is_idle()
+            // Not while a restart is being arranged or under way; after "Restart later" it
+            // is still there.
+            let open = i.restart().is_idle() || i.restart().done() == Some(&Ok(false));
+            return open
                 .then(|| Primary::new(label("ui_restart_now"), Action::Restart { now: true }));
         }
         if !i.run().started() {
@@ -86,9 +86,33 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         .map(|p| p.label);
     run.show(ui, lang, false, &Here::new(Page::Install, again));
     widgets::gap(ui);
-    ui.horizontal(|ui| {
-        if run.running() && ui.button(t(lang, "ui_cancel")).clicked() {
-            actions.push(Action::CancelInstall);
+    // The step under way, when it is the driver's: what to expect, and whether Cancel is
+    // safe now (the core's rule for the step).
+    let driver_step = run
+        .steps()
+        .iter()
+        .find(|r| r.state == StepState::Running)
+        .map(|r| r.name)
+        .filter(|k| run.running() && k.is_driver());
+    if driver_step.is_some() {
+        widgets::note(ui, Tone::Warn, &t(lang, "ui_driver_install_note"));
+    }
+    let cancel_safe = driver_step.is_none_or(|k| k.cancel_is_safe());
+    ui.horizontal_wrapped(|ui| {
+        if run.running() {
+            let cancel = ui.add_enabled(cancel_safe, egui::Button::new(t(lang, "ui_cancel")));
+            if cancel.clicked() {
+                actions.push(Action::CancelInstall);
+            }
+            match driver_step {
+                Some(_) if !cancel_safe => {
+                    ui.label(RichText::new(t(lang, "ui_cancel_unsafe_driver")).strong());
+                }
+                Some(_) => {
+                    ui.label(t(lang, "ui_cancel_safe_now"));
+                }
+                None => {}
+            }
         }
         if let Some(log) = run.report().and_then(|r| r.log_file.clone())
             && ui.button(t(lang, "ui_open_log")).clicked()
@@ -140,6 +164,11 @@ fn restart_choice(session: &Session, ui: &mut Ui) -> Vec<Action> {
             }
             Job::Done(Ok(false)) => {
                 ui.label(RichText::new(t(lang, "ui_restart_later_done")).strong());
+                // "Restart now" stays the primary; closing is safe: the plan waits in the
+                // journal and the wizard opens on it after the restart.
+                if ui.button(t(lang, "ui_close_continue_later")).clicked() {
+                    ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+                }
             }
             Job::Done(Err(e)) => {
                 ui.label(t(lang, "ui_restart_failed"));

@@ -30,6 +30,8 @@ pub struct Cudnn {
     pub(super) install: Job<Result<Box<Manifest>, Box<Failure>>>,
     pub(super) extracted: Option<(u64, u64)>,
     pub(super) skipped: bool,
+    /// "Download and install": the downloaded archive is installed once its check passes.
+    pub(super) install_when_checked: bool,
     /// Undo (the page's button): what it removed.
     pub(super) undo: Job<Result<Box<Manifest>, Box<Failure>>>,
 }
@@ -139,6 +141,8 @@ impl Session {
         };
         let c = &mut self.cudnn;
         c.archive = Some(path.clone());
+        // An archive the user gave is shown checked first; only the download installs on.
+        c.install_when_checked = false;
         c.install = Job::Idle;
         c.extracted = None;
         c.check = Job::started();
@@ -148,17 +152,26 @@ impl Session {
         }]
     }
 
-    pub(super) fn checked(&mut self, r: CheckAnswer) {
+    /// The check's answer; after "Download and install", a passing archive goes on to
+    /// its install.
+    #[must_use]
+    pub(super) fn checked(&mut self, r: CheckAnswer) -> Vec<Command> {
+        let ok = r.is_ok();
         self.cudnn.check.finish(Ok(r));
+        if std::mem::take(&mut self.cudnn.install_when_checked) && ok {
+            return self.install_cudnn();
+        }
+        Vec::new()
     }
 
-    /// The download of the recommended cuDNN: first its plan (finding its hash may read
-    /// NVIDIA's manifest), then its run.
+    /// "Download and install" the recommended cuDNN: first its plan (finding its hash may
+    /// read NVIDIA's manifest), then its run, its check, and its install.
     #[must_use]
     pub(super) fn download_cudnn(&mut self) -> Vec<Command> {
         let Some(pick) = self.recommendation.as_ref().and_then(|r| r.cudnn.clone()) else {
             return Vec::new();
         };
+        self.cudnn.install_when_checked = true;
         self.cudnn.download = Job::cancellable(Cancel::default());
         self.cudnn.download_progress = None;
         // The plan's choices: the mirrors, connections and bundle of every plan.
@@ -210,7 +223,10 @@ impl Session {
             RunEvent::Done(r) => match plan::cudnn_archive_of(&r.plan).filter(|_| r.ok()) {
                 Some(path) => {
                     c.download.finish(Ok(()));
-                    return self.use_archive(path.to_path_buf());
+                    let then = c.install_when_checked;
+                    let cmds = self.use_archive(path.to_path_buf());
+                    self.cudnn.install_when_checked = then;
+                    return cmds;
                 }
                 None => c.download.finish(Err(failure(&r, StepKind::DownloadCudnn))),
             },

@@ -401,7 +401,7 @@ impl Session {
             Event::Picked(Pick::CudnnArchive, Some(p)) => return self.use_archive(p),
             Event::Picked(Pick::Python, Some(p)) => self.torch.python = p.display().to_string(),
             Event::Picked(_, None) => {}
-            Event::CudnnValidated(r) => self.checked(r),
+            Event::CudnnValidated(r) => return self.checked(r),
             Event::CudnnPlanned(r) => return self.cudnn_planned(r),
             Event::CudnnUninstalled(r) => return self.cudnn_uninstalled(r),
             // The doctor's check or the smoke test, whichever runs.

@@ -111,6 +111,15 @@ impl StepKind {
     pub fn is_driver(self) -> bool {
         matches!(self, StepKind::DownloadDriver | StepKind::InstallDriver)
     }
+
+    /// Whether a cancel while this step runs leaves the machine as it was. Not while
+    /// NVIDIA's display driver installer runs: a cancel stops it half-way (the executor
+    /// ends the installer's process tree), which can leave Windows without a working
+    /// display driver. Other steps may be stopped: a download resumes, and the journal
+    /// runs an unfinished step again at the next try.
+    pub fn cancel_is_safe(self) -> bool {
+        self != StepKind::InstallDriver
+    }
 }
 
 impl std::fmt::Display for StepKind {
@@ -261,5 +270,13 @@ mod tests {
         })
         .unwrap();
         assert!(new.contains(r#""build":true"#), "{new}");
+    }
+
+    /// The driver's download may be cancelled; its installer, once running, may not.
+    #[test]
+    fn only_the_running_driver_installer_is_unsafe_to_cancel() {
+        assert!(StepKind::DownloadDriver.cancel_is_safe());
+        assert!(!StepKind::InstallDriver.cancel_is_safe());
+        assert!(StepKind::DownloadToolkit.cancel_is_safe());
     }
 }

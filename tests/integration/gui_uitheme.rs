@@ -174,11 +174,13 @@ fn cancel_enabled(h: &Harness<'_, App>) -> bool {
 #[test]
 fn while_the_driver_installs_the_page_says_what_to_expect_and_when_cancel_is_safe() {
     let m = Machine::new(windows_installer(0, 0));
-    let path = serve_driver(&m, 0, 600_000, true);
+    // Slow enough on every connection the engine opens (it splits the file) that the
+    // download is still running when the page is looked at: about 2 s.
+    let path = serve_driver(&m, 0, 2_000_000, true);
     m.server.set_fault(
         &path,
         Fault {
-            throttle: Some(200_000),
+            throttle: Some(50_000),
             ..Fault::default()
         },
     );

@@ -193,11 +193,25 @@ impl RunLog {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let name = format!("install-{secs}-{}.log", std::process::id());
+        let pid = std::process::id();
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let file = dir
-            .ok()
-            .and_then(|d| d.create_new(&name).ok().map(|f| (d.display(&name), f)));
+        // Two runs in one second of one process (the wizard's cuDNN download, then its
+        // install) each get their own file: the second is `install-<secs>.2-<pid>.log`.
+        let file = dir.ok().and_then(|d| {
+            (1..=8).find_map(|n| {
+                let name = match n {
+                    1 => format!("install-{secs}-{pid}.log"),
+                    n => format!("install-{secs}.{n}-{pid}.log"),
+                };
+                // A regular file there is an earlier run's log: kept, the next name is
+                // tried. Anything else there is set aside by `create_new`.
+                if d.symlink_metadata(&name).is_ok_and(|m| m.is_file()) {
+                    return None;
+                }
+                Some(d.create_new(&name).ok().map(|f| (d.display(&name), f)))
+            })
+            .flatten()
+        });
         let path = file.map(|(path, f)| {
             OPEN.lock().unwrap_or_else(|p| p.into_inner()).push((id, f));
             path
@@ -234,6 +248,20 @@ mod tests {
             .lines()
             .map(str::to_string)
             .collect()
+    }
+
+    #[test]
+    fn two_runs_in_one_second_each_get_their_own_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, pa) = RunLog::open(dir.path());
+        let (b, pb) = RunLog::open(dir.path());
+        a.line("first run");
+        b.line("second run");
+        let (pa, pb) = (pa.unwrap(), pb.unwrap());
+        assert_ne!(pa, pb);
+        assert!(lines(&pa).iter().any(|l| l.ends_with("first run")));
+        assert!(!lines(&pa).iter().any(|l| l.ends_with("second run")));
+        assert!(lines(&pb).iter().any(|l| l.ends_with("second run")));
     }
 
     #[test]

@@ -175,12 +175,12 @@ fn cancel_enabled(h: &Harness<'_, App>) -> bool {
 fn while_the_driver_installs_the_page_says_what_to_expect_and_when_cancel_is_safe() {
     let m = Machine::new(windows_installer(0, 0));
     // Slow enough on every connection the engine opens (it splits the file) that the
-    // download is still running when the page is looked at: about 2 s.
-    let path = serve_driver(&m, 0, 2_000_000, true);
+    // download is still running when the page is looked at: a second or more.
+    let path = serve_driver(&m, 0, 1_000_000, true);
     m.server.set_fault(
         &path,
         Fault {
-            throttle: Some(50_000),
+            throttle: Some(100_000),
             ..Fault::default()
         },
     );

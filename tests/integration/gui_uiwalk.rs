@@ -110,7 +110,10 @@ fn prepare_states_the_total_lists_pytorch_and_keeps_an_installed_toolkit() {
     wait(&mut h, "install", |a| !a.session.install().run().running());
     assert!(h.state().session.install().run().succeeded());
     h.state_mut().go(Page::Prepare);
-    wait(&mut h, "prepare again", |a| !a.session.prepare().running());
+    // The install starts detection again (its spinner repaints): both must be done.
+    wait(&mut h, "prepare again", |a| {
+        !a.session.prepare().running() && !a.session.system().running()
+    });
     settle(&mut h);
     assert!(has(&h, &head("ui_plan_toolkit_kept")), "kept, in words");
     assert!(!has(&h, &download), "not downloaded again");

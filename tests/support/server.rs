@@ -358,6 +358,10 @@ fn send_body(
         let want = if let Some(every) = fault.trickle {
             std::thread::sleep(every);
             1
+        } else if let Some(rate) = fault.throttle {
+            // A twentieth of a second's worth at a time: a body shorter than the buffer
+            // is still sent at the rate, not in one write followed by a sleep.
+            want.min((rate / 20).max(1) as usize)
         } else {
             want
         };

@@ -198,19 +198,20 @@ impl RunLog {
         // Two runs in one second of one process (the wizard's cuDNN download, then its
         // install) each get their own file: the second is `install-<secs>.2-<pid>.log`.
         let file = dir.ok().and_then(|d| {
-            (1..=8).find_map(|n| {
-                let name = match n {
-                    1 => format!("install-{secs}-{pid}.log"),
-                    n => format!("install-{secs}.{n}-{pid}.log"),
-                };
-                // A regular file there is an earlier run's log: kept, the next name is
-                // tried. Anything else there is set aside by `create_new`.
-                if d.symlink_metadata(&name).is_ok_and(|m| m.is_file()) {
-                    return None;
-                }
-                Some(d.create_new(&name).ok().map(|f| (d.display(&name), f)))
-            })
-            .flatten()
+            (1..=8)
+                .find_map(|n| {
+                    let name = match n {
+                        1 => format!("install-{secs}-{pid}.log"),
+                        n => format!("install-{secs}.{n}-{pid}.log"),
+                    };
+                    // A regular file there is an earlier run's log: kept, the next name is
+                    // tried. Anything else there is set aside by `create_new`.
+                    if d.symlink_metadata(&name).is_ok_and(|m| m.is_file()) {
+                        return None;
+                    }
+                    Some(d.create_new(&name).ok().map(|f| (d.display(&name), f)))
+                })
+                .flatten()
         });
         let path = file.map(|(path, f)| {
             OPEN.lock().unwrap_or_else(|p| p.into_inner()).push((id, f));

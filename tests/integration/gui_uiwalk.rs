@@ -38,6 +38,10 @@ fn wizard(o: Options, size: [f32; 2], page: Page) -> Harness<'static, App> {
         a.session.system().report().is_some()
     });
     h.state_mut().go(page);
+    // Prepare starts resolving the plan (its spinner repaints): settled once done.
+    wait(&mut h, "the page's work", |a| {
+        !a.session.prepare().running() && !a.session.system().running()
+    });
     settle(&mut h);
     h
 }
@@ -85,7 +89,9 @@ fn prepare_states_the_total_lists_pytorch_and_keeps_an_installed_toolkit() {
     let mut o = m.options(ZH);
     o.goal = Some(Goal::Developer);
     let mut h = wizard(o, [1000.0, 1400.0], Page::Prepare);
-    wait(&mut h, "prepare", |a| !a.session.prepare().running());
+    wait(&mut h, "prepare", |a| {
+        !a.session.prepare().running() && !a.session.system().running()
+    });
     settle(&mut h);
     assert!(h.state().session.prepare().ready());
     // The total and the time, with the rate it assumed said as such.

@@ -239,10 +239,8 @@ mod tests {
         }
     }
 
-    /// B: an RTX 3060 on driver 512.95 (CUDA 11.6): both paths; update by default on
-    /// Windows (a package of ours), to the newer PyTorch line.
-    #[test]
-    fn b_an_old_driver_gets_both_paths_update_by_default() {
+    /// The machine: an RTX 3060 on Windows with driver 512.95, for PyTorch.
+    fn rtx3060_on_512_95(pref: DriverPref) -> Recommendation {
         let t = Tables::embedded().unwrap();
         let f = facts(
             Os::Windows,
@@ -250,7 +248,14 @@ mod tests {
             "8.6",
             Some("512.95"),
         );
-        let rec = recommend(&t, &f, &request(Goal::Pytorch, DriverPref::Auto, None));
+        recommend(&t, &f, &request(Goal::Pytorch, pref, None))
+    }
+
+    /// B: an RTX 3060 on driver 512.95 (CUDA 11.6): both paths; update by default on
+    /// Windows (a package of ours), to the newer PyTorch line.
+    #[test]
+    fn b_an_old_driver_gets_both_paths_update_by_default() {
+        let rec = rtx3060_on_512_95(DriverPref::Auto);
         let c = rec.choice.as_ref().expect("two paths");
         assert_eq!(
             (c.default, c.chosen),
@@ -288,14 +293,7 @@ mod tests {
     /// minor-version compatibility sentence for its CUDA 11.8.
     #[test]
     fn b_keep_runs_what_runs_now() {
-        let t = Tables::embedded().unwrap();
-        let f = facts(
-            Os::Windows,
-            "NVIDIA GeForce RTX 3060",
-            "8.6",
-            Some("512.95"),
-        );
-        let rec = recommend(&t, &f, &request(Goal::Pytorch, DriverPref::Keep, None));
+        let rec = rtx3060_on_512_95(DriverPref::Keep);
         let c = rec.choice.as_ref().expect("two paths");
         assert_eq!(
             (c.default, c.chosen),

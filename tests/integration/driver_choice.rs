@@ -141,3 +141,108 @@ fn the_driver_installed_for_cuda_13_4_is_r615() {
     assert_eq!(j["driver"]["branch"], 615);
     assert!(text.contains("install >= R615"), "{text}");
 }
+
+/// `install --keep-driver` / `--update-driver` (a dry run's plan): keep plans no driver
+/// step and torch 2.7.1; update puts the driver's download and install first, the
+/// driver `recommend --update-driver` names, then the torch it unlocks.
+#[cfg(unix)]
+#[test]
+fn install_plans_the_driver_path_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = crate::support::python::interpreter(&dir.path().join("py"), None);
+    let plan = |path: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+            .args([
+                "install",
+                "--dry-run",
+                "--json",
+                "--os",
+                "windows",
+                "--gpu-cc",
+                "8.6",
+                "--driver",
+                "512.95",
+                path,
+                "--root",
+            ])
+            .arg(dir.path().join("root"))
+            .arg("--python-exe")
+            .arg(&py)
+            .env("LANG", "C")
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{path}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let steps: Vec<String> = plan["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["step"].as_str().unwrap().to_string())
+            .collect();
+        (plan, steps)
+    };
+    let torch_pin = |plan: &Value| {
+        let step = plan["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == "install_torch")
+            .unwrap_or_else(|| panic!("no pip step: {plan:#}"));
+        step["args"][0].as_str().unwrap().to_string()
+    };
+
+    let (keep, steps) = plan("--keep-driver");
+    assert_eq!(steps, ["preflight", "install_torch"], "{keep:#}");
+    assert_eq!(torch_pin(&keep), "torch==2.7.1+cu118");
+    assert_eq!(keep["steps"][0]["driver"], false);
+
+    let (update, steps) = plan("--update-driver");
+    assert_eq!(
+        steps,
+        ["preflight", "download", "install_driver", "install_torch"],
+        "{update:#}"
+    );
+    assert_eq!(update["steps"][0]["driver"], true);
+    assert_eq!(update["steps"][1]["what"], "driver_installer");
+    let driver = &update["steps"][2];
+    assert_eq!(driver["version"], "617.14", "{driver}");
+    assert_eq!(driver["package"], "geforce_desktop");
+    assert!(
+        update["steps"][1]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/617.14-desktop-win10-win11-64bit-international-dch-whql.exe"),
+        "{}",
+        update["steps"][1]
+    );
+    assert_eq!(update["notes"][0]["key"], "plan_note_driver_first");
+
+    // The plan runs what `recommend --update-driver` recommends for this Python.
+    let (rec, _) = recommend(&[
+        "--os",
+        "windows",
+        "--gpu",
+        "RTX 3060",
+        "--driver",
+        "512.95",
+        "--python",
+        "3.11",
+        "--update-driver",
+    ]);
+    assert_eq!(rec["choice"]["chosen"], "update");
+    assert_eq!(rec["choice"]["update"]["driver"], driver["version"]);
+    let torch = rec["torch"]["version"].as_str().unwrap();
+    assert_ne!(torch, "2.7.1");
+    assert!(
+        torch_pin(&update).starts_with(&format!("torch=={torch}+cu")),
+        "{} vs {torch}",
+        torch_pin(&update)
+    );
+}

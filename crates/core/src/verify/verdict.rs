@@ -330,7 +330,29 @@ pub fn decide(i: &Inputs) -> Verdict {
     if i.run.restart_pending || (i.run.driver_installed && driver_unseen) {
         return not_yet(Cause::RestartNeeded, Fix::Restart, None);
     }
+    if i.facts.is_some_and(Facts::wsl2) {
+        windows_driver_fixes(&mut v);
+    }
     v
+}
+
+/// Inside WSL2 (#32) the driver is the Windows one: installing one here breaks its
+/// libcuda, and restarting Linux reloads nothing. Every driver fix becomes the Windows
+/// driver's, then `wsl --shutdown`.
+fn windows_driver_fixes(v: &mut Verdict) {
+    let wsl = |p: &mut Problem| {
+        let driver = matches!(p.cause, Cause::NoDriver | Cause::DriverNotLoaded)
+            || p.fix == Fix::InstallDriver;
+        if driver {
+            p.fix = Fix::manual("verdict_how_wsl_driver");
+        }
+    };
+    if let Verdict::NotYet { problem, .. } = v {
+        wsl(problem);
+    }
+    if let Some(sec) = v.secondary_mut() {
+        sec.iter_mut().for_each(wsl);
+    }
 }
 
 fn decide_checks(i: &Inputs) -> Verdict {

@@ -593,3 +593,87 @@ fn a_driver_this_run_installed_waits_for_the_restart() {
     };
     assert!(matches!(decide(&i), Verdict::Ready { .. }));
 }
+
+/// Inside WSL2 (#32) the driver is the Windows one: "no driver" and "driver not loaded"
+/// send the user to Windows, then `wsl --shutdown` — never to install a driver here, nor
+/// to a button that would plan one.
+#[test]
+fn in_wsl2_a_driver_problem_is_fixed_on_windows() {
+    let wsl = |driver: Option<&str>| Facts {
+        os: crate::compat::Os::Linux,
+        host_kind: crate::recommend::HostKind::Wsl2,
+        ..facts(true, driver)
+    };
+    let on_windows = manual("verdict_how_wsl_driver");
+    let no_driver = smoke(Status::Skipped, SmokeOutcome::NoDriver, None);
+    let (none, found) = (wsl(None), wsl(Some("512.95")));
+    let cases = [
+        (
+            inputs(Scope::Cuda, Some(&no_driver), None, Some(&none)),
+            Cause::NoDriver,
+        ),
+        (
+            inputs(Scope::Cuda, Some(&no_driver), None, Some(&found)),
+            Cause::DriverNotLoaded,
+        ),
+        // Done with nothing checked: what detection saw.
+        (inputs(Scope::All, None, None, Some(&none)), Cause::NoDriver),
+    ];
+    for (i, cause) in cases {
+        let v = decide(&i);
+        assert_eq!(cause_and_fix(v.clone()), (cause, on_windows.clone()));
+        for lang in [Lang::En, Lang::Zh] {
+            let cli = render(&v, lang, Surface::Cli).unwrap().next.unwrap();
+            assert!(cli.contains("wsl --shutdown"), "{cli}");
+            assert!(!cli.contains("cuda-setup install"), "{cli}");
+            let gui = render(&v, lang, Surface::Wizard { button: true })
+                .unwrap()
+                .next
+                .unwrap();
+            assert!(gui.contains("wsl --shutdown"), "{gui}");
+            assert!(
+                !gui.contains(&i18n::t(lang, "ui_fix_install_driver")),
+                "{gui}"
+            );
+        }
+        let en = render(&v, Lang::En, Surface::Cli).unwrap().next.unwrap();
+        assert!(
+            en.contains("on Windows") && en.contains("never inside WSL2"),
+            "{en}"
+        );
+    }
+    // A driver too old for PyTorch's CUDA: updated on Windows too.
+    let d = doctor(
+        Some(cuda_torch()),
+        vec![problem(FindingKind::TorchCudaTooNew)],
+    );
+    let v = decide(&inputs(Scope::Torch, None, Some(&d), Some(&found)));
+    assert_eq!(cause_and_fix(v), (Cause::DriverTooOld, on_windows.clone()));
+    // The same facts on a plain Linux PC keep their own fixes.
+    let native = Facts {
+        host_kind: crate::recommend::HostKind::Native,
+        ..wsl(None)
+    };
+    assert_eq!(
+        cause_and_fix(decide(&inputs(
+            Scope::Cuda,
+            Some(&no_driver),
+            None,
+            Some(&native)
+        ))),
+        (Cause::NoDriver, Fix::InstallDriver)
+    );
+    let native = Facts {
+        host_kind: crate::recommend::HostKind::Native,
+        ..found
+    };
+    assert_eq!(
+        cause_and_fix(decide(&inputs(
+            Scope::Cuda,
+            Some(&no_driver),
+            None,
+            Some(&native)
+        ))),
+        (Cause::DriverNotLoaded, manual("verdict_how_restart"))
+    );
+}

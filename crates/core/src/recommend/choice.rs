@@ -239,8 +239,8 @@ mod tests {
         }
     }
 
-    /// The machine: an RTX 3060 on Windows with driver 512.95, for PyTorch.
-    fn rtx3060_on_512_95(pref: DriverPref) -> Recommendation {
+    /// The machine: an RTX 3060 on Windows with driver 512.95.
+    fn rtx3060_on_512_95(goal: Goal, pref: DriverPref) -> Recommendation {
         let t = Tables::embedded().unwrap();
         let f = facts(
             Os::Windows,
@@ -248,14 +248,14 @@ mod tests {
             "8.6",
             Some("512.95"),
         );
-        recommend(&t, &f, &request(Goal::Pytorch, pref, None))
+        recommend(&t, &f, &request(goal, pref, None))
     }
 
     /// B: an RTX 3060 on driver 512.95 (CUDA 11.6): both paths; update by default on
     /// Windows (a package of ours), to the newer PyTorch line.
     #[test]
     fn b_an_old_driver_gets_both_paths_update_by_default() {
-        let rec = rtx3060_on_512_95(DriverPref::Auto);
+        let rec = rtx3060_on_512_95(Goal::Pytorch, DriverPref::Auto);
         let c = rec.choice.as_ref().expect("two paths");
         assert_eq!(
             (c.default, c.chosen),
@@ -293,7 +293,7 @@ mod tests {
     /// minor-version compatibility sentence for its CUDA 11.8.
     #[test]
     fn b_keep_runs_what_runs_now() {
-        let rec = rtx3060_on_512_95(DriverPref::Keep);
+        let rec = rtx3060_on_512_95(Goal::Pytorch, DriverPref::Keep);
         let c = rec.choice.as_ref().expect("two paths");
         assert_eq!(
             (c.default, c.chosen),
@@ -306,7 +306,7 @@ mod tests {
         let text = en(&m);
         assert!(text.contains("11.8") && text.contains("11.6"), "{text}");
         // Developer: CUDA 11.6 kept, a newer major after the update.
-        let rec = recommend(&t, &f, &request(Goal::Developer, DriverPref::Keep, None));
+        let rec = rtx3060_on_512_95(Goal::Developer, DriverPref::Keep);
         let c = rec.choice.as_ref().expect("two paths");
         assert_eq!(c.keep.toolkit.as_ref().unwrap().major(), 11);
         assert!(c.update.toolkit.as_ref().unwrap().major() > 11);

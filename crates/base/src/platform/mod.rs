@@ -447,6 +447,8 @@ pub fn utc_offset(secs: u64) -> Option<i64> {
     // SAFETY: `t` and `tm` are valid for the call, which only reads `t` and fills `tm`;
     // `localtime_r` (unlike `localtime`) keeps no shared buffer.
     let r = unsafe { libc::localtime_r(&t, &mut tm) };
+    // `c_long`: `i64` here, `i32` on 32-bit targets.
+    #[allow(clippy::useless_conversion)]
     (!r.is_null()).then_some(i64::from(tm.tm_gmtoff))
 }
 

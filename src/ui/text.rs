@@ -8,9 +8,23 @@ use cuda_setup_core::message::Message;
 /// The text of a key, plain or with its `{name}` parameters: the CLI's helpers too.
 pub use cuda_setup_core::i18n::{t, tf};
 
-/// A core message (recommendation reasons, smoke and doctor results).
+/// A core message (recommendation reasons, smoke and doctor results). A time in it (a
+/// `… UTC` text, as the command line and JSON keep it) is shown in the computer's own
+/// time zone, as a beginner reads a clock (#32).
 pub fn msg(lang: Lang, m: &Message) -> String {
-    render(m, lang)
+    let local: Vec<(&str, String)> = m
+        .params
+        .iter()
+        .filter_map(|(name, value)| Some((*name, cuda_setup_core::units::utc_to_local(value)?)))
+        .collect();
+    if local.is_empty() {
+        return render(m, lang);
+    }
+    let mut m = m.clone();
+    for (name, value) in local {
+        m.params.insert(name, value);
+    }
+    render(&m, lang)
 }
 
 /// Sizes, rates and times: the core's one formatter (`1.4 GB`, `12.5 MB/s`, `1:05`), so
@@ -27,4 +41,23 @@ pub fn plain_release(label: &str) -> &str {
 /// is jargon; "Details" and the report keep it).
 pub fn plain_torch_version(version: &str) -> &str {
     version.split('+').next().unwrap_or(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cuda_setup_core::units::{local_time, utc};
+
+    #[test]
+    fn times_are_shown_in_local_time() {
+        let secs = 1_796_220_180;
+        let m = cuda_setup_core::msg!("tables_status_live", at = utc(secs));
+        for lang in [Lang::En, Lang::Zh] {
+            let shown = msg(lang, &m);
+            assert!(!shown.contains("UTC"), "{shown}");
+            assert!(shown.contains(&local_time(secs)), "{shown}");
+        }
+        // The command line keeps UTC.
+        assert!(render(&m, Lang::En).contains("2026-12-02 14:03 UTC"));
+    }
 }

@@ -122,3 +122,40 @@ fn an_old_driver_shows_both_paths_and_keep_replans() {
         assert_eq!(driver_steps(&mut h), 0, "keep: no driver step");
     }
 }
+
+/// #32: with the old driver kept, Done's driver row is no plain "installed": it says what
+/// the driver supports, that it works, and what updating it would bring.
+#[test]
+fn a_kept_old_driver_is_not_a_plain_tick_on_done() {
+    for lang in [Lang::Zh, Lang::En] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = on_choose(options(dir.path(), lang));
+        let rec = h.state().session.recommendation().unwrap().clone();
+        assert!(
+            rec.driver_kept_old().is_none(),
+            "update chosen: nothing kept"
+        );
+        let c = rec.choice.clone().expect("two paths");
+        click(
+            &mut h,
+            &render(&c.label(DriverPath::Keep, Os::Windows), lang),
+        );
+        settle(&mut h);
+        let rec = h.state().session.recommendation().unwrap().clone();
+        let row = render(&rec.driver_kept_old().expect("kept"), lang);
+        if lang == Lang::Zh {
+            assert!(
+                row.starts_with(
+                    "驱动 512.95 · 最高支持 CUDA 11.6：能用；更新驱动可换用更新的 PyTorch 2."
+                ),
+                "{row}"
+            );
+        }
+        h.state_mut().go(Page::Done);
+        settle(&mut h);
+        assert!(has(&h, &row), "{row}");
+        let installed =
+            cuda_setup_core::i18n::tf(lang, "ui_layer_version", &[("version", &"512.95")]);
+        assert!(!has(&h, &installed), "{installed}");
+    }
+}

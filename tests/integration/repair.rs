@@ -282,6 +282,19 @@ fn damaged_cudnn_is_reinstalled_from_its_archive() {
     let good = tree(&root_of(&w.work));
     std::fs::remove_file(w.tk.join("bin/cudnn_ops64_9.dll")).unwrap();
     std::fs::write(w.tk.join("include/cudnn_cnn.h"), b"edited").unwrap();
+    // Said in the reader's words (#32: the wizard showed "(missing)" on a Chinese page).
+    let found = repair::audit(&w.target, &tables(), &Overrides::default());
+    let f = found
+        .iter()
+        .find(|f| f.id == "repair_cudnn_damaged")
+        .unwrap();
+    let zh = cuda_setup_core::i18n::render(&f.message, cuda_setup_core::i18n::Lang::Zh);
+    assert!(
+        zh.contains("缺少这些文件：bin/cudnn_ops64_9.dll")
+            && zh.contains("改动过：include/cudnn_cnn.h"),
+        "{zh}"
+    );
+    assert!(!zh.contains("missing") && !zh.contains("altered"), "{zh}");
     found_then_fixed(&w.target, &Overrides::default(), "repair_cudnn_damaged");
     let now = tree(&root_of(&w.work));
     // Our own records (the manifest's stamps: new files, new times) may differ.
@@ -1136,10 +1149,7 @@ fn the_audit_reads_cudnn_files_whose_stamp_changed_and_the_deep_one_reads_all() 
         .iter()
         .find(|f| f.id == "repair_cudnn_damaged")
         .unwrap_or_else(|| panic!("{:?}", found.iter().map(|f| f.id).collect::<Vec<_>>()));
-    assert_eq!(
-        f.message.param("files"),
-        Some("bin/cudnn_ops64_9.dll (altered)")
-    );
+    assert_eq!(f.message.param("altered"), Some("bin/cudnn_ops64_9.dll"));
 
     // Same size, a new time: the quick audit reads it and finds the change.
     std::fs::File::options()
@@ -1153,10 +1163,7 @@ fn the_audit_reads_cudnn_files_whose_stamp_changed_and_the_deep_one_reads_all() 
         .iter()
         .find(|f| f.id == "repair_cudnn_damaged")
         .unwrap_or_else(|| panic!("{:?}", found.iter().map(|f| f.id).collect::<Vec<_>>()));
-    assert_eq!(
-        f.message.param("files"),
-        Some("bin/cudnn_ops64_9.dll (altered)")
-    );
+    assert_eq!(f.message.param("altered"), Some("bin/cudnn_ops64_9.dll"));
 
     // Another size (its time put back): found too, and fixed from the archive.
     bytes.push(0);

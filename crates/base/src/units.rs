@@ -48,9 +48,126 @@ pub fn clock(secs: f64) -> String {
     }
 }
 
+/// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM UTC`: what the command line, the
+/// reports and JSON show (technical, the same on every machine).
+pub fn utc(secs: u64) -> String {
+    format!("{} UTC", at_offset(secs, 0))
+}
+
+/// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM` in the computer's own time zone, no
+/// zone named: what the wizard shows a beginner. UTC when the system cannot say.
+pub fn local_time(secs: u64) -> String {
+    at_offset(secs, crate::platform::utc_offset(secs).unwrap_or(0))
+}
+
+/// A [`utc`] text as the wizard shows it ([`local_time`]); None for any other text. Times
+/// travel in messages as [`utc`] texts, so the command line and JSON keep them as they are.
+pub fn utc_to_local(text: &str) -> Option<String> {
+    parse_utc(text).map(local_time)
+}
+
+/// `secs` as `YYYY-MM-DD HH:MM` at `offset` seconds east of UTC.
+pub fn at_offset(secs: u64, offset: i64) -> String {
+    let t = secs as i64 + offset;
+    let (days, rem) = (t.div_euclid(86_400), t.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        rem / 3600,
+        (rem % 3600) / 60
+    )
+}
+
+/// Howard Hinnant's civil-from-days: (year, month, day) of a day since 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Hinnant's days-from-civil, the inverse of [`civil_from_days`].
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The seconds a [`utc`] text stands for (whole minutes); None for any other text.
+pub fn parse_utc(text: &str) -> Option<u64> {
+    let s = text.strip_suffix(" UTC")?.as_bytes();
+    // Exactly `YYYY-MM-DD HH:MM`, digits where digits belong.
+    let shape = b"0000-00-00 00:00";
+    if s.len() != shape.len()
+        || !s.iter().zip(shape).all(|(c, p)| {
+            if *p == b'0' {
+                c.is_ascii_digit()
+            } else {
+                c == p
+            }
+        })
+    {
+        return None;
+    }
+    let n = |a: usize, b: usize| -> i64 {
+        s[a..b]
+            .iter()
+            .fold(0, |acc, c| acc * 10 + i64::from(c - b'0'))
+    };
+    let (y, m, d, h, min) = (n(0, 4), n(5, 7), n(8, 10), n(11, 13), n(14, 16));
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || h > 23 || min > 59 {
+        return None;
+    }
+    let days = days_from_civil(y, m, d);
+    u64::try_from(days * 86_400 + h * 3600 + min * 60).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_and_fixed_offsets() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(1_796_220_180), "2026-12-02 14:03 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
+        // China (UTC+8) is a day ahead late in the UTC evening; New York a day behind.
+        assert_eq!(at_offset(1_796_220_180, 8 * 3600), "2026-12-02 22:03");
+        assert_eq!(
+            at_offset(1_796_220_180 + 10 * 3600, 8 * 3600),
+            "2026-12-03 08:03"
+        );
+        assert_eq!(at_offset(951_782_400, -5 * 3600), "2000-02-28 19:00");
+        assert_eq!(at_offset(0, 5 * 3600 + 1800), "1970-01-01 05:30");
+        assert!(!local_time(1_796_220_180).contains("UTC"));
+    }
+
+    #[test]
+    fn a_utc_text_reads_back() {
+        for secs in [0, 951_782_400, 1_796_220_180, 4_102_444_800] {
+            assert_eq!(parse_utc(&utc(secs)), Some(secs));
+        }
+        for other in [
+            "2026-12-02 14:03",
+            "2026-12-02 14:03 UTC+1",
+            "2026-13-02 14:03 UTC",
+            "2026-12-02T14:03 UTC",
+            "x2026-12-02 14:03 UTC",
+            "12.4",
+        ] {
+            assert_eq!(parse_utc(other), None, "{other}");
+        }
+        assert_eq!(utc_to_local("PyTorch 2.7.1"), None);
+    }
 
     #[test]
     fn sizes_are_binary_multiples_labelled_as_windows_does() {

@@ -302,6 +302,12 @@ fn layers(session: &Session) -> Vec<(Tone, String, String)> {
                     ],
                 ),
             ),
+            // An old driver the user chose to keep works, but holds PyTorch back (#32).
+            (Some(_), _)
+                if let Some(m) = session.recommendation().and_then(|r| r.driver_kept_old()) =>
+            {
+                (Tone::Warn, crate::ui::text::msg(lang, &m))
+            }
             (Some(v), _) => (Tone::Ok, tf(lang, "ui_layer_version", &[("version", v)])),
             (None, _)
                 if facts.is_some_and(|f| f.gpus.is_empty() && f.unidentified_gpus.is_empty()) =>

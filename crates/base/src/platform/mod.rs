@@ -436,6 +436,48 @@ fn volume_free(dir: &Path) -> std::io::Result<u64> {
     Ok(avail)
 }
 
+/// The local time zone's offset from UTC, in seconds east, at `secs` since the Unix
+/// epoch (with daylight saving as the system has it then: `localtime_r`); None when the
+/// system cannot say. The wizard shows times in it (`units::local_time`).
+#[cfg(unix)]
+pub fn utc_offset(secs: u64) -> Option<i64> {
+    let t = libc::time_t::try_from(secs).ok()?;
+    // SAFETY: `tm` is plain data: all zeroes is a valid value.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: `t` and `tm` are valid for the call, which only reads `t` and fills `tm`;
+    // `localtime_r` (unlike `localtime`) keeps no shared buffer.
+    let r = unsafe { libc::localtime_r(&t, &mut tm) };
+    // `c_long`: `i64` here, `i32` on 32-bit targets.
+    #[allow(clippy::useless_conversion)]
+    (!r.is_null()).then_some(i64::from(tm.tm_gmtoff))
+}
+
+/// The local time zone's offset from UTC, in seconds east (Windows' current bias, daylight
+/// saving as it is now: `FileTimeToLocalFileTime`); None when the system cannot say.
+#[cfg(windows)]
+pub fn utc_offset(secs: u64) -> Option<i64> {
+    use windows_sys::Win32::Foundation::FILETIME;
+    // FILETIME counts 100 ns from 1601-01-01.
+    let ticks = secs.checked_add(11_644_473_600)?.checked_mul(10_000_000)?;
+    let utc = FILETIME {
+        dwLowDateTime: ticks as u32,
+        dwHighDateTime: (ticks >> 32) as u32,
+    };
+    let mut local = FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    };
+    // SAFETY: both pointers are to valid FILETIMEs; the call reads one and fills the other.
+    let ok = unsafe {
+        windows_sys::Win32::Storage::FileSystem::FileTimeToLocalFileTime(&utc, &mut local)
+    };
+    if ok == 0 {
+        return None;
+    }
+    let local = (u64::from(local.dwHighDateTime) << 32) | u64::from(local.dwLowDateTime);
+    Some((local as i64 - ticks as i64) / 10_000_000)
+}
+
 /// Whether `path` was written by this account or by the machine's administrators: on Unix
 /// its owner is root or our effective uid; on Windows, where an elevated process's files
 /// are owned by the Administrators group, its owner is Administrators or SYSTEM (checked

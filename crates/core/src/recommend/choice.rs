@@ -75,6 +75,24 @@ impl Recommendation {
         ))
     }
 
+    /// With a driver that works but is old kept (the choice's keep path): the driver's
+    /// row at the end says it works and what an update would unlock — "Driver 512.95 ·
+    /// supports CUDA up to 11.6: works; updating the driver would allow PyTorch 2.13.0" —
+    /// never a plain "installed". None without a choice, or with the update chosen.
+    pub fn driver_kept_old(&self) -> Option<Message> {
+        let c = self
+            .choice
+            .as_ref()
+            .filter(|c| c.chosen == DriverPath::Keep)?;
+        let d = &self.driver;
+        Some(msg!(
+            "driver_kept_old",
+            driver = d.current.as_ref()?,
+            cuda = d.cuda.as_ref()?,
+            gets = gets(&c.update)
+        ))
+    }
+
     /// With the driver kept and a wheel built with a CUDA above the one the driver lists
     /// (cu118 on a driver of CUDA 11.6): why that is fine (minor-version compatibility;
     /// the wheel was chosen because the driver meets its line's floor).

@@ -121,35 +121,5 @@ pub struct Refreshed {
     pub live: bool,
 }
 
-/// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM UTC`.
-pub fn utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
-        rem / 3600,
-        (rem % 3600) / 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
-        assert_eq!(utc(1_796_220_180), "2026-12-02 14:03 UTC");
-        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
-    }
-}
+/// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM UTC` (the base's one formatter).
+pub use cuda_setup_base::units::utc;

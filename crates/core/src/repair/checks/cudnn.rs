@@ -33,11 +33,28 @@ pub(super) fn cudnn(i: &Input, out: &mut Vec<Finding>) {
         if let Ok(r) = verified
             && !r.problems.is_empty()
         {
-            let files: Vec<String> = r
-                .problems
-                .iter()
-                .map(|p| format!("{} ({})", p.path, p.problem))
-                .collect();
+            // Missing and changed files, each in the sentence's own words (the archive
+            // crate's `missing`/`altered` are its data, not text for the user).
+            let (missing, altered): (Vec<_>, Vec<_>) =
+                r.problems.iter().partition(|p| p.problem == "missing");
+            let list = |ps: Vec<&crate::cudnn::Problem>| {
+                ps.iter()
+                    .map(|p| p.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let (missing, altered) = (list(missing), list(altered));
+            let dir = show(&t.path);
+            let message = match (missing.is_empty(), altered.is_empty()) {
+                (false, true) => msg!("repair_cudnn_files_missing", dir = dir, missing = missing),
+                (true, _) => msg!("repair_cudnn_files_altered", dir = dir, altered = altered),
+                (false, false) => msg!(
+                    "repair_cudnn_files_missing_altered",
+                    dir = dir,
+                    missing = missing,
+                    altered = altered
+                ),
+            };
             let fix = match m.archive_path.as_ref().filter(|p| p.is_file()) {
                 Some(a) => steps(vec![Step::InstallCudnn {
                     archive: a.clone(),
@@ -49,11 +66,7 @@ pub(super) fn cudnn(i: &Input, out: &mut Vec<Finding>) {
                 Layer::Cudnn,
                 "repair_cudnn_damaged",
                 Severity::Error,
-                msg!(
-                    "repair_cudnn_damaged",
-                    dir = show(&t.path),
-                    files = files.join(", ")
-                ),
+                message,
                 fix,
             ));
         }

@@ -253,17 +253,8 @@ fn human(rec: &Recommendation, lang: Lang) -> String {
         .current
         .as_ref()
         .map_or(t(lang, "cli_none"), ToString::to_string);
-    let minimum = d
-        .minimum
-        .as_ref()
-        .map(ToString::to_string)
-        .unwrap_or_default();
     // A driver installed for a toolkit's branch (#32): the version installed, or the branch.
-    let minimum = match (&d.install, d.branch) {
-        (Some(i), Some(_)) => i.version.to_string(),
-        (None, Some(b)) => format!("R{b}"),
-        _ => minimum,
-    };
+    let minimum = rec.driver_target().unwrap_or_default();
     let action = match d.action {
         DriverAction::None => t(lang, "cli_driver_keep"),
         DriverAction::Install => format!("{} >= {minimum}", t(lang, "cli_driver_install")),

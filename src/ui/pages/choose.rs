@@ -462,7 +462,9 @@ fn driver_line(lang: Lang, rec: &Recommendation) -> String {
         (Some(d), None) => d.to_string(),
         (None, _) => t(lang, "ui_no_driver"),
     };
-    match (rec.driver.action, &rec.driver.minimum) {
+    // The same number the CLI names: the version installed for a toolkit's branch, the
+    // branch, or the minimum (the core's `driver_target`).
+    match (rec.driver.action, &rec.driver_target()) {
         (DriverAction::None, _) if current.is_empty() => t(lang, "ui_driver_runs_it"),
         (DriverAction::None, _) => format!("{current} · {}", t(lang, "ui_driver_runs_it")),
         (_, Some(m)) if current.is_empty() => {

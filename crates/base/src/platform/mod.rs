@@ -444,8 +444,10 @@ pub fn utc_offset(secs: u64) -> Option<i64> {
     let t = libc::time_t::try_from(secs).ok()?;
     // SAFETY: `tm` is plain data: all zeroes is a valid value.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: `t` and `tm` are valid for the call, which only reads `t` and fills `tm`;
-    // `localtime_r` (unlike `localtime`) keeps no shared buffer.
+    // SAFETY: `t` and `tm` are valid for the call, which reads `t` and fills `tm`;
+    // `localtime_r` (unlike `localtime`) keeps no shared buffer. It also runs `tzset`,
+    // which reads `TZ` from the environment: sound because no thread of this program
+    // changes the environment (nothing calls `set_var`).
     let r = unsafe { libc::localtime_r(&t, &mut tm) };
     // `c_long`: `i64` here, `i32` on 32-bit targets.
     #[allow(clippy::useless_conversion)]

@@ -42,8 +42,10 @@ pub fn wsl_distributions() -> Vec<String> {
         .filter_map(|guid| {
             let key = lxss.open_subkey(&guid).ok()?;
             let name: String = key.get_value("DistributionName").ok()?;
-            Some(name)
+            // Registry text is input: shown safe, empty names dropped, a bounded list.
+            Some(crate::shown::value(name.trim())).filter(|n| !n.is_empty())
         })
+        .take(64)
         .collect()
 }
 

@@ -46,6 +46,9 @@ pub enum Sign {
     DriverStub,
     /// `WSL_DISTRO_NAME` is set.
     DistroVariable,
+    /// The kernel is WSL1's (`4.4.0-19041-Microsoft`): a translation layer with no GPU at
+    /// all, whatever else says WSL. Never WSL2.
+    KernelWsl1,
 }
 
 impl Sign {
@@ -67,6 +70,8 @@ pub fn signs(host: &Host) -> Vec<Sign> {
     if let Some(k) = kernel {
         if k.contains("wsl2") {
             out.push(Sign::KernelWsl2);
+        } else if is_wsl1_kernel(&k) {
+            out.push(Sign::KernelWsl1);
         } else if k.contains("microsoft") {
             out.push(Sign::KernelMicrosoft);
         }
@@ -86,8 +91,20 @@ pub fn signs(host: &Host) -> Vec<Sign> {
     out
 }
 
-/// Whether `signs` make WSL2: one strong sign, or two weak ones (see the module's rule).
+/// WSL1's kernel release: `4.4.0-<Windows build>-Microsoft` (its `/proc/version` starts
+/// `Linux version 4.4.0-…-Microsoft`); lowercased here.
+fn is_wsl1_kernel(k: &str) -> bool {
+    k.split_whitespace()
+        .find(|w| w.starts_with("4.4.0-"))
+        .is_some_and(|r| r.ends_with("-microsoft"))
+}
+
+/// Whether `signs` make WSL2: one strong sign, or two weak ones (see the module's rule);
+/// never WSL1's kernel, which has no GPU.
 pub fn decide(signs: &[Sign]) -> bool {
+    if signs.contains(&Sign::KernelWsl1) {
+        return false;
+    }
     signs.iter().any(|s| s.strong()) || signs.len() >= 2
 }
 
@@ -214,6 +231,23 @@ mod tests {
         write(d.path(), "dev/dxg", "");
         assert_eq!(signs(&host(d.path(), &[])), [Sign::Dxg]);
         assert!(is_wsl2(&host(d.path(), &[])));
+    }
+
+    #[test]
+    fn wsl1_is_never_wsl2() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "proc/sys/kernel/osrelease",
+            "4.4.0-19041-Microsoft\n",
+        );
+        write(d.path(), "proc/sys/fs/binfmt_misc/WSLInterop", "enabled\n");
+        let h = host(d.path(), &[("WSL_DISTRO_NAME", "Ubuntu")]);
+        assert_eq!(
+            signs(&h),
+            [Sign::KernelWsl1, Sign::Interop, Sign::DistroVariable]
+        );
+        assert!(!is_wsl2(&h));
     }
 
     #[test]

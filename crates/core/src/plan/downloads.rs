@@ -79,7 +79,7 @@ pub fn downloads(plan: &Plan, rec: &Recommendation, later: Later) -> Downloads {
         .iter_mut()
         .find(|d| d.item == item)
     {
-        Some(d) => d.bytes = d.bytes.zip(bytes).map(|(a, b)| a + b),
+        Some(d) => d.bytes = d.bytes.zip(bytes).map(|(a, b)| a.saturating_add(b)),
         None => items.push(Download {
             item,
             bytes,
@@ -104,7 +104,10 @@ pub fn downloads(plan: &Plan, rec: &Recommendation, later: Later) -> Downloads {
     if later.torch && rec.torch.is_some() {
         add(Item::Torch, Some(TORCH_CUDA_ESTIMATE_BYTES), true);
     }
-    let total_bytes: u64 = items.iter().filter_map(|d| d.bytes).sum();
+    let total_bytes: u64 = items
+        .iter()
+        .filter_map(|d| d.bytes)
+        .fold(0, u64::saturating_add);
     let rate = Rate::Assumed {
         bytes_per_sec: ASSUMED_BYTES_PER_SEC,
     };

@@ -214,6 +214,15 @@ impl Recommendation {
     /// The line both front ends show first, above the reasons, when the driver must be
     /// installed or updated: "Update the driver to X or newer (you have Y)".
     pub fn driver_headline(&self) -> Option<Message> {
+        // Inside WSL2 the line says where: on Windows, never here (a beginner reading
+        // "install the driver" inside Ubuntu reaches for apt, which breaks the stub).
+        if self.wsl.is_some() && self.driver.action != DriverAction::None {
+            let target = self.driver_target().unwrap_or_default();
+            return Some(match self.driver.current {
+                Some(_) => msg!("wsl_driver_on_windows_any", minimum = target),
+                None => msg!("wsl_driver_install", minimum = target),
+            });
+        }
         if let Some(h) = self.branch_headline() {
             return Some(h);
         }
@@ -233,6 +242,17 @@ impl Recommendation {
 }
 
 impl Recommendation {
+    /// The driver to reach, as both front ends name it: the version the plan installs for
+    /// a toolkit's branch, else the branch (`R615`), else the lowest that runs it all.
+    pub fn driver_target(&self) -> Option<String> {
+        let d = &self.driver;
+        match (&d.install, d.branch) {
+            (Some(i), Some(_)) => Some(i.version.to_string()),
+            (None, Some(b)) => Some(format!("R{b}")),
+            _ => d.minimum.as_ref().map(ToString::to_string),
+        }
+    }
+
     /// The headline when the driver installed is for a toolkit's branch (#32): it names
     /// what is installed, never "the newest" while installing an older one.
     fn branch_headline(&self) -> Option<Message> {
@@ -626,6 +646,8 @@ fn as_update(update: &mut Recommendation, keep: &Recommendation, current: &Versi
             }
             None => false,
         },
+        // WSL2: `wsl::finish` says "update it on Windows" for the update path.
+        "wsl_driver_install" => false,
         "driver_install" | "driver_install_linux" => {
             *m = msg!(
                 "driver_update_chosen",

@@ -216,6 +216,11 @@ mod tests {
         assert!(d.download.url.ends_with(".exe"), "{}", d.download.url);
         let k = keys(&none);
         assert!(k.contains(&"wsl_driver_install") && k.contains(&"wsl_driver_on_windows"));
+        // The first line says where: on Windows (a plain "install the driver" sends a
+        // beginner inside Ubuntu to apt).
+        let headline = none.driver_headline().unwrap();
+        assert_eq!(headline.key, "wsl_driver_install");
+
         assert!(
             !k.contains(&"driver_install_linux") && !k.contains(&"driver_install"),
             "{k:?}"

@@ -179,7 +179,8 @@ pub struct Prepared {
 
 /// What the worker says.
 pub enum Event {
-    Detected(Box<SystemReport>),
+    /// Detection's report, and the distribution's os-release (Linux) read beside it.
+    Detected(Box<SystemReport>, Option<linux_driver::OsRelease>),
     /// What is installed, read beside each detection.
     Existing(Box<cuda_setup_core::repair::Existing>),
     Prepared(Result<Box<Prepared>, String>),
@@ -352,7 +353,10 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             // the UI thread; sent first, so the detection's follow-ups see it.
             let existing = cuda_setup_core::repair::existing(&env.target);
             out.send(Event::Existing(Box::new(existing)));
-            out.send(Event::Detected(Box::new(r)));
+            // The distribution, which the recommendation asks whether it packages a driver
+            // update (#32): read here too, not on the UI thread.
+            let distro = linux_driver::os_release(&env.host);
+            out.send(Event::Detected(Box::new(r), distro));
         }
         Command::Prepare { rec, choices } => {
             out.send(Event::Prepared(prepare(env, &rec, &choices)))

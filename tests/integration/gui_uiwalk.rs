@@ -174,7 +174,7 @@ fn done_for(m: &Machine, name: &str, cc: &str, bytes: u64) -> Harness<'static, A
     let _ = h
         .state_mut()
         .session
-        .on_event(Event::Detected(Box::new(report)));
+        .on_event(Event::Detected(Box::new(report), None));
     settle(&mut h);
     h
 }

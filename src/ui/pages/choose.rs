@@ -238,11 +238,8 @@ const DRIVER_ESTIMATE: &str = "0.7–0.9 GB";
 /// driver myself", with NVIDIA's links); on Linux the package and the exact commands.
 fn driver_card(session: &Session, settings: &mut Settings, rec: &Recommendation, ui: &mut Ui) {
     let lang = session.lang;
-    let minimum = rec
-        .driver
-        .minimum
-        .as_ref()
-        .map_or_else(String::new, ToString::to_string);
+    // The number the headline and the CLI name (the core's `driver_target`).
+    let minimum = rec.driver_target().unwrap_or_default();
     widgets::callout(ui, Tone::Info, |ui| {
         ui.label(
             RichText::new(t(lang, "ui_driver_card_title"))

@@ -100,7 +100,11 @@ impl Session {
     /// Detection's answer: the facts from it, the recommendation for them, and the checks
     /// that waited for it.
     #[must_use]
-    pub(super) fn detected(&mut self, r: Box<SystemReport>) -> Vec<Command> {
+    pub(super) fn detected(
+        &mut self,
+        r: Box<SystemReport>,
+        distro: Option<OsRelease>,
+    ) -> Vec<Command> {
         if std::mem::take(&mut self.system.stale) {
             // Started before the last change: what it saw is gone.
             return vec![Command::Detect];
@@ -112,8 +116,7 @@ impl Session {
             stale: false,
             report: Some(r),
             facts: Some(facts),
-            // One small bounded file, read once per detection.
-            distro: cuda_setup_core::linux_driver::os_release(&self.opts.host),
+            distro,
         };
         let mut cmds = self.recompute();
         if self.repair.checks_waiting {

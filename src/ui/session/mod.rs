@@ -382,7 +382,7 @@ impl Session {
     /// Applies what the worker reported; returns the work that follows from it.
     pub fn on_event(&mut self, e: Event) -> Vec<Command> {
         match e {
-            Event::Detected(r) => return self.detected(r),
+            Event::Detected(r, distro) => return self.detected(r, distro),
             Event::Existing(e) => self.existing = *e,
             Event::LinuxDriverAdvice {
                 minimum,

@@ -31,7 +31,10 @@ fn detected(root: &std::path::Path) -> Session {
     let report = cuda_setup_core::detect::detect(&o.host, &o.tables, o.deadlines);
     let mut s = Session::new(o, Lang::En, Existing::default());
     assert!(s.recommendation().is_none(), "nothing to recommend for yet");
-    assert!(s.on_event(Event::Detected(Box::new(report))).is_empty());
+    assert!(
+        s.on_event(Event::Detected(Box::new(report), None))
+            .is_empty()
+    );
     s
 }
 
@@ -153,7 +156,7 @@ fn on_linux_a_driver_to_install_asks_the_worker_for_the_advice_once() {
     };
     let report = cuda_setup_core::detect::detect(&o.host, &o.tables, o.deadlines);
     let mut s = Session::new(o, Lang::En, Existing::default());
-    let cmds = s.on_event(Event::Detected(Box::new(report)));
+    let cmds = s.on_event(Event::Detected(Box::new(report), None));
     let minimum = s.recommendation().unwrap().driver.minimum.clone();
     let branch = s.recommendation().unwrap().driver.branch;
     assert!(minimum.is_some());
@@ -239,7 +242,7 @@ fn every_change_detects_again_and_an_older_answer_is_dropped() {
     let old = s.system().report().unwrap().elapsed_ms;
     let mut stale = report();
     stale.elapsed_ms = old + 1_000_000;
-    let cmds = s.on_event(Event::Detected(stale));
+    let cmds = s.on_event(Event::Detected(stale, None));
     assert!(
         matches!(cmds.as_slice(), [Command::Detect]),
         "again: {} commands",
@@ -247,7 +250,7 @@ fn every_change_detects_again_and_an_older_answer_is_dropped() {
     );
     assert!(s.system().running());
     assert_eq!(s.system().report().unwrap().elapsed_ms, old, "dropped");
-    s.on_event(Event::Detected(report()));
+    s.on_event(Event::Detected(report(), None));
     assert!(!s.system().running() && s.system().report().unwrap().elapsed_ms != old + 1_000_000);
 
     // pip, then repair's fixes.
@@ -266,7 +269,7 @@ fn every_change_detects_again_and_an_older_answer_is_dropped() {
         "pip: {} commands",
         cmds.len()
     );
-    s.on_event(Event::Detected(report()));
+    s.on_event(Event::Detected(report(), None));
     let fixed = FixResult {
         runs: vec![cuda_setup_core::run::RunReport::crashed(&plan, "t")],
         after: Vec::new(),

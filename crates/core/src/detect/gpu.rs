@@ -360,21 +360,16 @@ fn nvml_probe(tables: &Tables) -> Result<(DriverInfo, Vec<Gpu>), ProbeError> {
             .map(|c| ComputeCapability::new(c.major as u32, c.minor as u32))
             .or_else(|| identify(tables, device_id.as_deref(), name.as_deref()));
         gpus.push(Gpu {
-            name: name.unwrap_or_else(|| format!("NVIDIA GPU {i}")),
-            vendor: Vendor::Nvidia,
-            source: GpuSource::Nvml,
-            cuda_capable: true,
-            architecture: cc
-                .and_then(|c| tables.architecture_of(c))
-                .map(|a| a.name.clone()),
-            compute_capability: cc,
             uuid: d.uuid().ok(),
             memory_total_bytes: mem.as_ref().map(|m| m.total),
             memory_used_bytes: mem.as_ref().map(|m| m.used),
             pci_bus_id: pci.as_ref().map(|p| p.bus_id.clone()),
             pci_device_id: device_id,
-            kernel_driver: None,
-            problem: None,
+            ..listed_by_driver(
+                tables,
+                name.unwrap_or_else(|| format!("NVIDIA GPU {i}")),
+                cc,
+            )
         });
     }
     Ok((
@@ -446,21 +441,8 @@ fn parse_smi(tables: &Tables, text: &str) -> Option<(DriverInfo, Vec<Gpu>)> {
         version.get_or_insert(v);
         let cc = identify(tables, None, Some(name));
         gpus.push(Gpu {
-            name: name.to_string(),
-            vendor: Vendor::Nvidia,
-            source: GpuSource::Nvml,
-            cuda_capable: true,
-            architecture: cc
-                .and_then(|c| tables.architecture_of(c))
-                .map(|a| a.name.clone()),
-            compute_capability: cc,
-            uuid: None,
-            memory_total_bytes: None,
-            memory_used_bytes: None,
             pci_bus_id: Some(bus.to_string()).filter(|b| !b.is_empty()),
-            pci_device_id: None,
-            kernel_driver: None,
-            problem: None,
+            ..listed_by_driver(tables, name.to_string(), cc)
         });
     }
     Some((
@@ -471,6 +453,28 @@ fn parse_smi(tables: &Tables, text: &str) -> Option<(DriverInfo, Vec<Gpu>)> {
         },
         gpus,
     ))
+}
+
+/// A GPU the driver lists (NVML, or `nvidia-smi` inside WSL2): CUDA-capable, its
+/// architecture from the tables; what only NVML knows is left to the caller.
+fn listed_by_driver(tables: &Tables, name: String, cc: Option<ComputeCapability>) -> Gpu {
+    Gpu {
+        name,
+        vendor: Vendor::Nvidia,
+        source: GpuSource::Nvml,
+        cuda_capable: true,
+        architecture: cc
+            .and_then(|c| tables.architecture_of(c))
+            .map(|a| a.name.clone()),
+        compute_capability: cc,
+        uuid: None,
+        memory_total_bytes: None,
+        memory_used_bytes: None,
+        pci_bus_id: None,
+        pci_device_id: None,
+        kernel_driver: None,
+        problem: None,
+    }
 }
 
 /// A GPU's compute capability from the tables: by PCI device id, else by its name.

@@ -36,7 +36,28 @@ out = {
     "torch_error": None,
     "check": None,
     "extension": None,
+    # What naming a missing library needs (cuda-setup's verify/missing_library.rs).
+    "platform": sys.platform,
+    "exec_prefix": getattr(sys, "exec_prefix", None),
+    "base_exec_prefix": getattr(sys, "base_exec_prefix", None),
+    "torch_dir": None,
 }
+
+
+def package_dir(name):
+    # The package's folder without importing it (its import is what failed).
+    try:
+        import importlib.util
+        spec = importlib.util.find_spec(name)
+        if spec is None:
+            return None
+        locs = list(spec.submodule_search_locations or [])
+        if locs:
+            return str(locs[0])
+        import os
+        return os.path.dirname(spec.origin) if spec.origin else None
+    except Exception:
+        return None
 
 
 def gpu_check(torch):
@@ -145,9 +166,12 @@ def main():
             "kind": "not_installed" if missing else "import_failed",
             "detail": text(e),
         }
+        if not missing:
+            out["torch_dir"] = package_dir("torch")
         return
     except Exception as e:  # OSError: [WinError 126] ... c10.dll, and the like
         out["torch_error"] = {"kind": "import_failed", "detail": text(e)}
+        out["torch_dir"] = package_dir("torch")
         return
     t = {
         "version": str(getattr(torch, "__version__", "?")),

@@ -14,6 +14,7 @@ mod cli_words;
 mod cudnn;
 mod detect;
 mod devlayout_windows;
+mod dllwalk;
 mod doctor_dev;
 mod download;
 mod driver;

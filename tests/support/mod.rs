@@ -8,6 +8,7 @@ pub mod elf;
 #[allow(dead_code)]
 pub mod machine;
 pub mod pe;
+pub mod pe_imports;
 #[cfg(unix)]
 pub mod python;
 pub mod server;

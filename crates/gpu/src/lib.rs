@@ -16,5 +16,6 @@ pub mod loader;
 pub mod cuda;
 pub mod cudnn;
 pub mod gemm;
+pub mod libwalk;
 pub mod monitor;
 pub mod reference;

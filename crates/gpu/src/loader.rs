@@ -271,6 +271,8 @@ pub enum PeError {
 
 /// More imported DLLs than any real library has: past this the table is hostile.
 const MAX_IMPORTS: usize = 4096;
+/// The longest imported name read (Windows' MAX_PATH, with room for its NUL).
+const MAX_NAME: u64 = 1024;
 
 /// The DLLs a Windows library imports (its import table; delay-loaded imports are not
 /// needed at load time and are left out).
@@ -286,7 +288,7 @@ pub fn pe_imports_of(path: &Path) -> Result<Vec<String>, PeError> {
     imports_in(&cache)
 }
 
-fn imports_in<'a, R: object::ReadRef<'a>>(data: R) -> Result<Vec<String>, PeError> {
+pub(crate) fn imports_in<'a, R: object::ReadRef<'a>>(data: R) -> Result<Vec<String>, PeError> {
     use object::pe::{IMAGE_NT_OPTIONAL_HDR32_MAGIC, IMAGE_NT_OPTIONAL_HDR64_MAGIC};
     use object::pe::{ImageNtHeaders32, ImageNtHeaders64};
     match object::read::pe::optional_header_magic(data)? {
@@ -330,8 +332,10 @@ where
             break;
         }
         let (start, len) = at(name_rva, "a name outside every section")?;
+        // A DLL name is a file name (at most 260 characters): a longer run without its
+        // NUL is damage, and not read on through a section of gigabytes.
         let end = start
-            .checked_add(len)
+            .checked_add(len.min(MAX_NAME))
             .ok_or(PeError::Imports("a name past the end of the file"))?;
         let name = data
             .read_bytes_at_until(start..end, 0)

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::Status;
+use super::missing_library;
 use super::reference::{decode_cuda_version, decode_cudnn_version};
 use crate::compat::{Os, Tables};
 use crate::message::Message;
@@ -37,6 +38,39 @@ pub struct DoctorProbe {
     /// What `torch.utils.cpp_extension` would build with (CUDA builds of torch only).
     #[serde(default)]
     pub extension: Option<extension::ExtensionProbe>,
+    /// `sys.platform`, `sys.exec_prefix`, `sys.base_exec_prefix`, and torch's folder
+    /// (found without importing it) when its import failed: what `missing_library` walks.
+    #[serde(default)]
+    pub platform: Option<String>,
+    #[serde(default)]
+    pub exec_prefix: Option<String>,
+    #[serde(default)]
+    pub base_exec_prefix: Option<String>,
+    #[serde(default)]
+    pub torch_dir: Option<String>,
+}
+
+impl DoctorProbe {
+    /// The interpreter's facts for `missing_library` (its OS from `sys.platform`, else
+    /// the host's).
+    pub fn interpreter(&self, host_os: Os, python: &Path) -> missing_library::Interpreter {
+        let os = match self.platform.as_deref() {
+            Some("win32") | Some("cygwin") => Os::Windows,
+            Some(p) if p.starts_with("linux") => Os::Linux,
+            _ => host_os,
+        };
+        missing_library::Interpreter {
+            os,
+            version: self.python.parse().ok(),
+            executable: if self.executable.is_empty() {
+                python.to_path_buf()
+            } else {
+                PathBuf::from(&self.executable)
+            },
+            exec_prefix: self.exec_prefix.as_ref().map(PathBuf::from),
+            base_exec_prefix: self.base_exec_prefix.as_ref().map(PathBuf::from),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -159,6 +193,8 @@ pub enum FindingKind {
     PythonFailed,
     TorchMissing,
     TorchImportFailed,
+    /// The import failed because a library is missing, named (#33).
+    TorchLibraryMissing,
     NoGpu,
     TorchCpuNoGpu,
     TorchCpuBuild,
@@ -949,6 +985,7 @@ pub fn examine_with(
         recommendation: Some(&rec),
         mirror: opts.mirror.as_ref(),
     });
+    name_missing_library(host, &python, &probe, &mut found);
     // Building extensions: only a CUDA build of torch has anything to build them with.
     let cuda_torch = probe.torch.as_ref().filter(|t| !t.is_cpu_build());
     let facts = match (cuda_torch, &probe.extension) {
@@ -976,6 +1013,35 @@ pub fn examine_with(
     report.findings = found;
     report.recommended = rec.torch.clone();
     finish(report, status)
+}
+
+/// A torch import that failed to load a library names that library and its fix (#33,
+/// `missing_library`); reinstalling torch stays the commands only where that is the fix.
+fn name_missing_library(host: &Host, python: &Path, probe: &DoctorProbe, found: &mut [Finding]) {
+    let (Some(e), Some(dir)) = (&probe.torch_error, &probe.torch_dir) else {
+        return;
+    };
+    let Some(f) = found
+        .iter_mut()
+        .find(|f| f.kind == FindingKind::TorchImportFailed)
+    else {
+        return;
+    };
+    let py = probe.interpreter(host.os, python);
+    let pkg = missing_library::torch_package(host, &py, Path::new(dir));
+    let Some(m) = missing_library::explain(host, &py, &pkg, &e.detail) else {
+        return;
+    };
+    let commands = match f.fix.take() {
+        Some(fix) if m.reinstall(&pkg) => fix.commands,
+        _ => Vec::new(),
+    };
+    f.kind = FindingKind::TorchLibraryMissing;
+    f.message = m.message(&pkg, &e.detail);
+    f.fix = Some(Fix {
+        message: m.fix(&pkg),
+        commands,
+    });
 }
 
 pub mod extension;

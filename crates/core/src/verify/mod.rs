@@ -10,11 +10,12 @@
 //! in modules that need no GPU (`reference`, `doctor`'s findings); the GPU calls are thin.
 
 // The GPU calls (every `unsafe` FFI call into CUDA, cuBLAS) live in their own crate.
-pub use cuda_setup_gpu::{cuda, gemm, loader, reference};
+pub use cuda_setup_gpu::{cuda, gemm, libwalk, loader, reference};
 
 pub mod build;
 pub mod cudnn;
 pub mod doctor;
+pub mod missing_library;
 pub mod nvcc;
 pub mod tips;
 pub mod verdict;

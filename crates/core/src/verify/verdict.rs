@@ -114,6 +114,8 @@ pub enum Cause {
     PythonFailed,
     TorchMissing,
     TorchBroken,
+    /// PyTorch does not start because a library it loads is missing (named in the fix).
+    LibraryMissing,
     CpuTorch,
     TorchNotForGpu,
     CudaUnavailable,
@@ -135,10 +137,9 @@ impl Cause {
             | NvccFailed => Layer::Toolkit,
             CudnnBroken => Layer::Cudnn,
             WrongResults | GpuError => Layer::GpuTest,
-            NoPython | PythonFailed | TorchMissing | TorchBroken | CpuTorch | TorchNotForGpu
-            | CudaUnavailable | TorchCudnnMissing | TorchCheckFailed | ExtensionBuild => {
-                Layer::Torch
-            }
+            NoPython | PythonFailed | TorchMissing | TorchBroken | LibraryMissing | CpuTorch
+            | TorchNotForGpu | CudaUnavailable | TorchCudnnMissing | TorchCheckFailed
+            | ExtensionBuild => Layer::Torch,
         }
     }
 
@@ -166,6 +167,7 @@ impl Cause {
             PythonFailed => "verdict_cause_python_failed",
             TorchMissing => "verdict_cause_torch_missing",
             TorchBroken => "verdict_cause_torch_broken",
+            LibraryMissing => "verdict_cause_library_missing",
             CpuTorch => "verdict_cause_cpu_torch",
             TorchNotForGpu => "verdict_cause_torch_not_for_gpu",
             CudaUnavailable => "verdict_cause_cuda_unavailable",
@@ -469,6 +471,8 @@ fn doctor_problem(kind: FindingKind) -> Option<(Cause, Fix)> {
         K::PythonFailed => (Cause::PythonFailed, Fix::manual("verdict_how_python")),
         K::TorchMissing => (Cause::TorchMissing, Fix::InstallTorch),
         K::TorchImportFailed => (Cause::TorchBroken, Fix::ReinstallTorch),
+        // The finding's own fix names the library; `from_doctor` puts it in.
+        K::TorchLibraryMissing => (Cause::LibraryMissing, Fix::ReinstallTorch),
         K::TorchCpuBuild => (Cause::CpuTorch, Fix::ReinstallTorch),
         K::NoDriver => (Cause::NoDriver, Fix::InstallDriver),
         K::TorchCudaTooNew => (Cause::DriverTooOld, Fix::InstallDriver),
@@ -488,13 +492,26 @@ fn doctor_problem(kind: FindingKind) -> Option<(Cause, Fix)> {
 fn doctor_rank(c: Cause) -> u8 {
     match c {
         Cause::NoPython | Cause::PythonFailed => 0,
-        Cause::TorchMissing | Cause::TorchBroken | Cause::CpuTorch => 1,
+        Cause::TorchMissing | Cause::TorchBroken | Cause::LibraryMissing | Cause::CpuTorch => 1,
         Cause::NoDriver => 2,
         Cause::DriverTooOld => 3,
         Cause::CudaUnavailable => 4,
         Cause::TorchNotForGpu => 5,
         Cause::WrongResults => 6,
         _ => 7,
+    }
+}
+
+/// A missing library's fix is the finding's sentence naming it (#33), unless that fix is
+/// reinstalling PyTorch (its commands are the finding's).
+fn library_fix(f: &super::doctor::Finding, fix: Fix) -> Fix {
+    match &f.fix {
+        Some(own) if f.kind == FindingKind::TorchLibraryMissing && own.commands.is_empty() => {
+            Fix::Manual {
+                how: own.message.clone(),
+            }
+        }
+        _ => fix,
     }
 }
 
@@ -518,7 +535,7 @@ fn from_doctor(d: &DoctorReport) -> Verdict {
         v
     };
     let first = problems()
-        .filter_map(|f| doctor_problem(f.kind).map(|(c, fix)| (c, fix, f)))
+        .filter_map(|f| doctor_problem(f.kind).map(|(c, fix)| (c, library_fix(f, fix), f)))
         .min_by_key(|(c, _, _)| doctor_rank(*c));
     if d.python.is_none() || d.probe_error.is_some() {
         let (cause, fix, detail) = match first {

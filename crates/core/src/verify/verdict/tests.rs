@@ -677,3 +677,56 @@ fn in_wsl2_a_driver_problem_is_fixed_on_windows() {
         (Cause::DriverNotLoaded, manual("verdict_how_restart"))
     );
 }
+
+/// #33: a missing library is the cause, and its fix sentence (naming the library) is what
+/// to do; where that fix is reinstalling PyTorch, the button and commands stay.
+#[test]
+fn a_missing_library_is_named_in_the_verdict() {
+    let named = |fix: Option<crate::verify::doctor::Fix>| {
+        let mut f = problem(FindingKind::TorchLibraryMissing);
+        f.fix = fix;
+        doctor(None, vec![f])
+    };
+    let how = msg!(
+        "fix_lib_cudnn",
+        library = "cudnn_ops64_9.dll",
+        major = 9,
+        cuda = 12
+    );
+    let d = named(Some(crate::verify::doctor::Fix {
+        message: how.clone(),
+        commands: Vec::new(),
+    }));
+    let v = decide(&inputs(Scope::Torch, None, Some(&d), None));
+    assert_eq!(
+        cause_and_fix(v.clone()),
+        (Cause::LibraryMissing, Fix::Manual { how })
+    );
+    let s = render(&v, Lang::En, Surface::Cli).unwrap();
+    assert!(
+        s.headline.contains("a file it needs to start is missing"),
+        "{s:?}"
+    );
+    assert!(
+        s.next
+            .as_deref()
+            .unwrap()
+            .contains("cudnn_ops64_9.dll is part of cuDNN 9"),
+        "{s:?}"
+    );
+    let zh = render(&v, Lang::Zh, Surface::Cli).unwrap();
+    assert!(zh.next.as_deref().unwrap().contains("cuDNN 9"), "{zh:?}");
+    let d = named(Some(crate::verify::doctor::Fix {
+        message: msg!(
+            "fix_lib_bundled",
+            package = "PyTorch",
+            library = "x",
+            folder = "y"
+        ),
+        commands: vec!["python -m pip install torch".into()],
+    }));
+    assert_eq!(
+        cause_and_fix(decide(&inputs(Scope::Torch, None, Some(&d), None))),
+        (Cause::LibraryMissing, Fix::ReinstallTorch)
+    );
+}

@@ -69,6 +69,10 @@ pub struct Package {
     /// It brings the CUDA runtime and cuDNN in its own folder (torch's Windows CUDA
     /// wheels): a missing one is a damaged install, not a missing toolkit.
     pub bundles_cuda: bool,
+    /// It finds NVIDIA's nvidia-* pip wheels (torch on Linux: its RUNPATH and
+    /// `_preload_cuda_deps`; torch on Windows does not add `nvidia\*\bin`), so a wheel is
+    /// a fix worth naming.
+    pub finds_nvidia_wheels: bool,
 }
 
 /// How the failed load happened, from Python's error text.
@@ -270,12 +274,27 @@ impl MissingLibrary {
                 folder = folder.display()
             );
         }
+        let wheels = package.finds_nvidia_wheels;
         match self.provider {
-            Provider::Cudnn { major } => match package.cuda_major {
-                Some(cuda) => msg!("fix_lib_cudnn", library = lib, major = major, cuda = cuda),
-                None => msg!("fix_lib_cudnn_any", library = lib, major = major),
+            Provider::Cudnn { major } => match (package.cuda_major, wheels) {
+                (Some(cuda), true) => {
+                    msg!("fix_lib_cudnn", library = lib, major = major, cuda = cuda)
+                }
+                (Some(cuda), false) => msg!(
+                    "fix_lib_cudnn_toolkit",
+                    library = lib,
+                    major = major,
+                    cuda = cuda
+                ),
+                (None, true) => msg!("fix_lib_cudnn_any", library = lib, major = major),
+                (None, false) => msg!("fix_lib_cudnn_toolkit_any", library = lib, major = major),
             },
-            Provider::CudaRuntime { major } => msg!("fix_lib_cuda", library = lib, major = major),
+            Provider::CudaRuntime { major } if wheels => {
+                msg!("fix_lib_cuda", library = lib, major = major)
+            }
+            Provider::CudaRuntime { major } => {
+                msg!("fix_lib_cuda_toolkit", library = lib, major = major)
+            }
             Provider::Zlib => msg!("fix_lib_zlib"),
             Provider::VcRedist => msg!("fix_lib_vc_redist", library = lib),
             Provider::OpenMpLlvm => msg!("fix_lib_libomp"),
@@ -355,6 +374,7 @@ pub fn torch_package(host: &Host, py: &Interpreter, dir: &Path) -> Package {
         dll_dirs: dirs,
         cuda_major: cuda.and_then(|v| v.split('.').next()?.parse().ok()),
         bundles_cuda,
+        finds_nvidia_wheels: py.os == Os::Linux,
     }
 }
 

@@ -75,6 +75,7 @@ fn pkg(cuda: Option<u32>, bundles: bool) -> Package {
         dll_dirs: Vec::new(),
         cuda_major: cuda,
         bundles_cuda: bundles,
+        finds_nvidia_wheels: true,
     }
 }
 
@@ -96,6 +97,17 @@ fn each_library_gets_its_own_fix() {
     assert_eq!(f.key, "fix_lib_cudnn");
     assert_eq!(f.param("cuda"), Some("12"));
     assert_eq!(m.fix(&pkg(None, false)).key, "fix_lib_cudnn_any");
+    // A package that does not look in the nvidia-* wheels' folders (torch on Windows):
+    // the toolkit, no pip wheel.
+    let no_wheels = Package {
+        finds_nvidia_wheels: false,
+        ..pkg(Some(12), false)
+    };
+    assert_eq!(m.fix(&no_wheels).key, "fix_lib_cudnn_toolkit");
+    assert_eq!(
+        missing("cublas64_12.dll").fix(&no_wheels).key,
+        "fix_lib_cuda_toolkit"
+    );
     // torch's Windows CUDA wheels bring cuDNN: a missing one is a damaged install.
     assert_eq!(m.fix(&pkg(Some(12), true)).key, "fix_lib_bundled");
     assert!(m.reinstall(&pkg(Some(12), true)));

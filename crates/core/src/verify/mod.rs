@@ -16,6 +16,7 @@ pub mod build;
 pub mod cudnn;
 pub mod doctor;
 pub mod nvcc;
+pub mod packages;
 pub mod tips;
 pub mod verdict;
 

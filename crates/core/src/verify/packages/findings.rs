@@ -152,11 +152,12 @@ fn requirement(line: &str) -> Option<Requirement> {
     })
 }
 
+#[cfg(test)]
+pub(super) type RequirementMajors = (String, Option<String>, Option<u32>, Option<u32>);
+
 /// [`requirement`] as plain values, for tests: (name, extra, CUDA, cuDNN).
 #[cfg(test)]
-pub(super) fn requirement_majors(
-    line: &str,
-) -> Option<(String, Option<String>, Option<u32>, Option<u32>)> {
+pub(super) fn requirement_majors(line: &str) -> Option<RequirementMajors> {
     requirement(line).map(|r| (r.name, r.extra, r.cuda, r.cudnn))
 }
 

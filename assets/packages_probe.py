@@ -80,6 +80,17 @@ def package_dir(module):
     return None
 
 
+# The module each distribution installs: its folder is where a failed load's native files
+# are (for naming the missing DLL).
+MODULES = {
+    "onnxruntime-gpu": "onnxruntime", "onnxruntime": "onnxruntime",
+    "ctranslate2": "ctranslate2", "faster-whisper": "faster_whisper",
+    "paddlepaddle-gpu": "paddle", "paddlepaddle": "paddle", "tensorflow": "tensorflow",
+    "tensorflow-cpu": "tensorflow", "tensorflow-intel": "tensorflow", "jax": "jax",
+    "jaxlib": "jaxlib",
+}
+
+
 def onnxruntime_build():
     # onnxruntime-gpu 1.21+ records the CUDA it was built with (capi/build_and_package_info.py).
     d = package_dir("onnxruntime")
@@ -244,7 +255,8 @@ def main():
             out["nvidia"].append({"name": name, "version": version})
             continue
         p = {"name": name, "version": version,
-             "requires": [r for r in requires if "nvidia-" in r.lower()], "build": None}
+             "requires": [r for r in requires if "nvidia-" in r.lower()], "build": None,
+             "dir": package_dir(MODULES[name]) if name in MODULES else None}
         if name in ("onnxruntime-gpu", "onnxruntime"):
             p["build"] = onnxruntime_build()
         out["packages"].append(p)

@@ -513,7 +513,8 @@ fn gpu_failed(p: &Installed, need: Need, cuda: u32, detail: &str) -> PackageFind
         .with("detail", detail),
         None,
     );
-    // TODO(dllwalk): `f.missing_library = dllwalk(package folder, detail)` and its fix.
+    // TODO(dllwalk): `f.missing_library = dllwalk(p.dir, detail)` (the package's folder,
+    // the load error) and that library's fix.
     f
 }
 

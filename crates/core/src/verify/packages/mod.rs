@@ -54,6 +54,10 @@ pub struct Installed {
     /// What the package records of its own build (onnxruntime-gpu ≥ 1.21).
     #[serde(default)]
     pub build: Option<BuildInfo>,
+    /// The folder of the module it installs (`…/site-packages/onnxruntime`): where the
+    /// native files of a failed load are.
+    #[serde(default)]
+    pub dir: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::CliError;
-use cuda_setup_core::compat::Tables;
+use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::i18n::{self, Lang, t, tf};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::Goal;
@@ -79,6 +79,18 @@ pub struct DoctorArgs {
         requires = "build_extension"
     )]
     pub build_timeout: u64,
+    /// Tests: a sandbox root for detection (toolkits, cuDNN) instead of the machine
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub root: Option<PathBuf>,
+    /// Tests: the OS the sandbox root stands for (only with --root)
+    #[arg(long, value_parser = crate::values::os(), requires = "root", hide = true)]
+    pub os: Option<cuda_setup_core::compat::Os>,
+    /// Tests: GPUs by compute capability instead of NVML (only with --root)
+    #[arg(long = "gpu-cc", value_name = "X.Y", requires = "root", hide = true)]
+    pub gpu_cc: Vec<cuda_setup_core::version::ComputeCapability>,
+    /// Tests: the highest CUDA the driver runs (only with --root)
+    #[arg(long, value_name = "X.Y", requires = "root", hide = true)]
+    pub driver_cuda: Option<cuda_setup_core::version::Version>,
 }
 
 fn usage(message: String, hint: &str) -> CliError {
@@ -142,8 +154,31 @@ pub fn run_doctor(tables: &Tables, args: &DoctorArgs, lang: Lang) -> Result<i32,
             &t(lang, "cli_hint_size"),
         ));
     }
-    let host = Host::real();
-    let gpu = GpuFacts::detect(&host, tables);
+    let (host, gpu) = match &args.root {
+        // A sandbox: detection under the root, the GPU facts given (tests).
+        Some(root) => {
+            let env = std::env::vars().collect();
+            let host = Host::sandbox(args.os.unwrap_or_else(Os::current), root, env);
+            let gpu = GpuFacts {
+                driver: None,
+                driver_cuda: args.driver_cuda.clone(),
+                gpus: args
+                    .gpu_cc
+                    .iter()
+                    .map(|cc| doctor::GpuSummary {
+                        name: format!("GPU ({})", cc.sm()),
+                        compute_capability: Some(*cc),
+                    })
+                    .collect(),
+            };
+            (host, gpu)
+        }
+        None => {
+            let host = Host::real();
+            let gpu = GpuFacts::detect(&host, tables);
+            (host, gpu)
+        }
+    };
     let opts = DoctorOptions {
         python: args.python.clone(),
         mirror: args.pypi_mirror.clone(),
@@ -483,32 +518,51 @@ pub fn human_smoke(r: &SmokeReport, lang: Lang) -> String {
     o
 }
 
+/// One finding: its tag and sentence, the details, the fix and its commands.
+fn doctor_finding(
+    o: &mut String,
+    severity: Severity,
+    message: &cuda_setup_core::message::Message,
+    fix: Option<&doctor::Fix>,
+    lang: Lang,
+) {
+    let tag = match severity {
+        Severity::Ok => t(lang, "cli_doctor_ok"),
+        Severity::Info => t(lang, "cli_doctor_note"),
+        Severity::Problem => t(lang, "cli_doctor_problem"),
+    };
+    let _ = writeln!(o, "{tag} {}", i18n::render(message, lang));
+    if let Some(d) = i18n::details(message, lang) {
+        let _ = writeln!(
+            o,
+            "          details: {}",
+            d.replace('\n', "\n            ")
+        );
+    }
+    if let Some(fix) = fix {
+        let _ = writeln!(
+            o,
+            "          {} {}",
+            t(lang, "cli_fix"),
+            i18n::render(&fix.message, lang)
+        );
+        for c in &fix.commands {
+            let _ = writeln!(o, "            {c}");
+        }
+    }
+}
+
 pub fn human_doctor(r: &DoctorReport, lang: Lang) -> String {
     let mut o = String::new();
     for f in &r.findings {
-        let tag = match f.severity {
-            Severity::Ok => t(lang, "cli_doctor_ok"),
-            Severity::Info => t(lang, "cli_doctor_note"),
-            Severity::Problem => t(lang, "cli_doctor_problem"),
-        };
-        let _ = writeln!(o, "{tag} {}", i18n::render(&f.message, lang));
-        if let Some(d) = i18n::details(&f.message, lang) {
-            let _ = writeln!(
-                o,
-                "          details: {}",
-                d.replace('\n', "\n            ")
-            );
-        }
-        if let Some(fix) = &f.fix {
-            let _ = writeln!(
-                o,
-                "          {} {}",
-                t(lang, "cli_fix"),
-                i18n::render(&fix.message, lang)
-            );
-            for c in &fix.commands {
-                let _ = writeln!(o, "            {c}");
-            }
+        doctor_finding(&mut o, f.severity, &f.message, f.fix.as_ref(), lang);
+    }
+    // The other GPU packages (#33), under their own heading when there are any.
+    let packages = r.packages.iter().flat_map(|p| &p.findings);
+    if packages.clone().next().is_some() {
+        let _ = writeln!(o, "\n{}", t(lang, "cli_doctor_packages"));
+        for f in packages {
+            doctor_finding(&mut o, f.severity, &f.message, f.fix.as_ref(), lang);
         }
     }
     let _ = writeln!(

@@ -261,6 +261,9 @@ pub fn diagnostics(session: &Session) -> String {
         for f in &d.findings {
             let _ = writeln!(s, "  - {}", with_details(lang, &f.message));
         }
+        for f in d.packages.iter().flat_map(|p| &p.findings) {
+            let _ = writeln!(s, "  - {}", with_details(lang, &f.message));
+        }
     }
     s
 }

@@ -57,7 +57,7 @@ pub(crate) fn options(root: &Path, lang: Lang, goal: Goal) -> Options {
 
 /// The wizard after detection, on `page` (put there directly: the page's own work, a
 /// real smoke test or doctor, is not started; the test hands it results).
-fn wizard(root: &Path, lang: Lang, goal: Goal, page: Page) -> Harness<'static, App> {
+pub(crate) fn wizard(root: &Path, lang: Lang, goal: Goal, page: Page) -> Harness<'static, App> {
     wizard_with(options(root, lang, goal), page)
 }
 
@@ -80,16 +80,16 @@ pub(crate) fn wizard_with(o: Options, page: Page) -> Harness<'static, App> {
     h
 }
 
-fn settle(h: &mut Harness<'_, App>) {
+pub(crate) fn settle(h: &mut Harness<'_, App>) {
     assert!(h.run_ok().is_some(), "the page keeps repainting");
 }
 
-fn event(h: &mut Harness<'_, App>, e: Event) {
+pub(crate) fn event(h: &mut Harness<'_, App>, e: Event) {
     assert!(h.state_mut().session.on_event(e).is_empty());
     settle(h);
 }
 
-fn has(h: &Harness<'_, App>, text: &str) -> bool {
+pub(crate) fn has(h: &Harness<'_, App>, text: &str) -> bool {
     h.query_all_by_label_contains(text).next().is_some()
 }
 
@@ -153,7 +153,7 @@ fn smoke(status: Status, outcome: SmokeOutcome, reason: Option<&'static str>) ->
 
 /// The doctor's report on `torch` in the stand-in Python: a CUDA build whose check ran
 /// 38.4× faster on the GPU, or a CPU-only build.
-fn doctor(root: &Path, cuda: bool) -> DoctorReport {
+pub(crate) fn doctor(root: &Path, cuda: bool) -> DoctorReport {
     let torch = if cuda {
         TorchState {
             version: "2.7.1+cu126".into(),
@@ -210,6 +210,7 @@ fn doctor(root: &Path, cuda: bool) -> DoctorReport {
         recommended: None,
         extension: None,
         build_extension: None,
+        packages: None,
         pypi_mirror: None,
         elapsed_ms: 1200,
     }

@@ -95,6 +95,56 @@ pub fn torch_json(dir: &Path) -> Option<serde_json::Value> {
     Some(serde_json::from_str(&text).unwrap())
 }
 
+/// The GPU packages besides torch the stand-in has (#33), as the packages probe reports
+/// them: what is installed, the nvidia-* wheels, and what each GPU check answers.
+#[derive(Clone, Debug, Default)]
+pub struct Packages {
+    installed: Vec<serde_json::Value>,
+    nvidia: Vec<serde_json::Value>,
+    checks: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Packages {
+    /// `name` `version` installed, its `Requires-Dist` naming these nvidia-* wheels.
+    pub fn with(mut self, name: &str, version: &str, requires: &[&str]) -> Packages {
+        self.installed.push(serde_json::json!({
+            "name": name, "version": version, "requires": requires, "build": null,
+        }));
+        self
+    }
+
+    /// An nvidia-* wheel installed (`nvidia-cudnn-cu12`, `9.1.0.70`).
+    pub fn nvidia(mut self, name: &str, version: &str) -> Packages {
+        self.nvidia
+            .push(serde_json::json!({"name": name, "version": version}));
+        self
+    }
+
+    /// The GPU check `check` (`onnxruntime`, `ctranslate2`, `paddle`, `tensorflow`, `jax`)
+    /// answers this (`{"ok": true, "devices": 1}`, `{"ok": false, "error": "…"}`).
+    pub fn check(mut self, check: &str, answer: serde_json::Value) -> Packages {
+        self.checks.insert(check.into(), answer);
+        self
+    }
+
+    fn json(&self) -> String {
+        serde_json::json!({
+            "python": "3.11.9",
+            "packages": self.installed,
+            "nvidia": self.nvidia,
+            "checks": self.checks,
+            "error": null,
+        })
+        .to_string()
+    }
+}
+
+/// Gives the stand-in in `dir` these packages; it then also answers the doctor's probe
+/// (torch from `set_torch`, no GPU check of its own).
+pub fn set_packages(dir: &Path, packages: &Packages) {
+    std::fs::write(dir.join("packages.json"), packages.json() + "\n").unwrap();
+}
+
 /// The arguments of the last `pip install` the stand-in in `dir` ran (`-m pip install …`).
 pub fn pip_install_log(dir: &Path) -> PathBuf {
     dir.join("pip-install.log")
@@ -114,6 +164,16 @@ case "$1" in
     else t=null; e='"not installed: No module named '"'"'torch'"'"'"'; fi
     echo "CUDA_SETUP_PROBE {\"version\": \"$v\", \"executable\": \"$0\", \"bits\": 64, \"free_threaded\": $ft, \"torch\": $t, \"torch_error\": $e}"
     exit 0;;
+  *CUDA_SETUP_DOCTOR*)
+    # The doctor's probe, only where a test gave packages (set_packages): torch as above.
+    [ -f "$here/packages.json" ] || { echo "stand-in python: no answer for this script" >&2; exit 1; }
+    if [ -f "$here/torch.json" ]; then read -r t < "$here/torch.json"; e=null
+    else t=null; e='{"kind": "not_installed", "detail": "ModuleNotFoundError: No module named torch"}'; fi
+    echo "CUDA_SETUP_DOCTOR {\"python\": \"$v\", \"executable\": \"$0\", \"torch\": $t, \"torch_error\": $e, \"check\": null}"
+    exit 0;;
+  *CUDA_SETUP_PACKAGES*)
+    [ -f "$here/packages.json" ] || { echo "stand-in python: no answer for this script" >&2; exit 1; }
+    read -r p < "$here/packages.json"; printf 'CUDA_SETUP_PACKAGES %s\n' "$p"; exit 0;;
   *CUDA_SETUP_TORCH*)
     if [ -f "$here/torch.version" ]; then read -r t < "$here/torch.version"; echo "CUDA_SETUP_TORCH $t"; exit 0; fi
     echo "importlib.metadata.PackageNotFoundError: No package metadata was found for torch" >&2

@@ -375,40 +375,76 @@ fn doctor_report(ui: &mut Ui, lang: cuda_setup_core::i18n::Lang, d: &DoctorRepor
         .id_salt("doctor-findings")
         .default_open(false)
         .show(ui, |ui| findings(ui, lang, d));
+    package_findings(ui, lang, d);
 }
 
 fn findings(ui: &mut Ui, lang: cuda_setup_core::i18n::Lang, d: &DoctorReport) {
     for f in &d.findings {
-        let tone = match f.severity {
-            Severity::Ok => Tone::Ok,
-            Severity::Info => Tone::Info,
-            Severity::Problem => Tone::Bad,
-        };
-        ui.horizontal_wrapped(|ui| {
-            widgets::badge(
-                ui,
-                tone,
-                &t(
-                    lang,
-                    match f.severity {
-                        Severity::Ok => "ui_ok",
-                        Severity::Info => "ui_info",
-                        Severity::Problem => "ui_problem",
-                    },
-                ),
-            );
-            ui.label(msg(lang, &f.message));
+        finding(
+            ui,
+            lang,
+            f.severity,
+            &f.message,
+            f.fix.as_ref(),
+            f.message.key,
+        );
+    }
+}
+
+/// The other GPU packages in that Python (#33), open when one of them has a problem.
+fn package_findings(ui: &mut Ui, lang: cuda_setup_core::i18n::Lang, d: &DoctorReport) {
+    let Some(p) = d.packages.as_ref().filter(|p| !p.findings.is_empty()) else {
+        return;
+    };
+    let problem = p.findings.iter().any(|f| f.severity == Severity::Problem);
+    egui::CollapsingHeader::new(t(lang, "ui_doctor_packages"))
+        .id_salt("doctor-packages")
+        .default_open(problem)
+        .show(ui, |ui| {
+            for f in &p.findings {
+                finding(ui, lang, f.severity, &f.message, f.fix.as_ref(), &f.package);
+            }
         });
-        if let Some(raw) = cuda_setup_core::i18n::details(&f.message, lang) {
-            crate::ui::progress::details(ui, lang, ("doctor", f.message.key), &raw);
-        }
-        if let Some(fix) = &f.fix {
-            ui.indent(f.message.key, |ui| {
-                ui.label(msg(lang, &fix.message));
-                for c in &fix.commands {
-                    widgets::command(ui, lang, c);
-                }
-            });
-        }
+}
+
+/// One finding: its badge and sentence, the raw details, the fix and its commands.
+fn finding(
+    ui: &mut Ui,
+    lang: cuda_setup_core::i18n::Lang,
+    severity: Severity,
+    message: &cuda_setup_core::message::Message,
+    fix: Option<&cuda_setup_core::verify::doctor::Fix>,
+    id: &str,
+) {
+    let tone = match severity {
+        Severity::Ok => Tone::Ok,
+        Severity::Info => Tone::Info,
+        Severity::Problem => Tone::Bad,
+    };
+    ui.horizontal_wrapped(|ui| {
+        widgets::badge(
+            ui,
+            tone,
+            &t(
+                lang,
+                match severity {
+                    Severity::Ok => "ui_ok",
+                    Severity::Info => "ui_info",
+                    Severity::Problem => "ui_problem",
+                },
+            ),
+        );
+        ui.label(msg(lang, message));
+    });
+    if let Some(raw) = cuda_setup_core::i18n::details(message, lang) {
+        crate::ui::progress::details(ui, lang, ("doctor", id), &raw);
+    }
+    if let Some(fix) = fix {
+        ui.indent((id, message.key), |ui| {
+            ui.label(msg(lang, &fix.message));
+            for c in &fix.commands {
+                widgets::command(ui, lang, c);
+            }
+        });
     }
 }

@@ -792,6 +792,8 @@ pub struct DoctorReport {
     pub extension: Option<extension::ExtensionFacts>,
     /// `--build-extension`'s result (None when not asked for).
     pub build_extension: Option<extension::BuildExtensionReport>,
+    /// The GPU packages besides PyTorch in that Python (#33; None: the Python never ran).
+    pub packages: Option<super::packages::PackagesReport>,
     pub elapsed_ms: u64,
 }
 
@@ -904,6 +906,7 @@ pub fn examine_with(
         pypi_mirror: opts.mirror.clone(),
         extension: None,
         build_extension: None,
+        packages: None,
         elapsed_ms: 0,
     };
     let finish = |mut r: DoctorReport, status: Status| {
@@ -1004,7 +1007,29 @@ pub fn examine_with(
         report.build_extension = Some(b);
     }
     report.extension = facts;
-    let status = status_of(&found, gpu.gpus.is_empty());
+    // The other GPU packages in that Python (#33): their problems fail the doctor too.
+    let packages = super::packages::examine(
+        host,
+        &super::packages::Examine {
+            os: host.os,
+            python: &python,
+            tables,
+            found: &super::packages::Found::detect(host),
+            torch: probe.torch.as_ref(),
+            driver_cuda: gpu.driver_cuda.as_ref(),
+            has_gpu: !gpu.gpus.is_empty(),
+            check_timeout: opts.timeout.min(super::packages::CHECK_TIMEOUT),
+        },
+    );
+    let mut status = status_of(&found, gpu.gpus.is_empty());
+    if packages
+        .findings
+        .iter()
+        .any(|f| f.severity == Severity::Problem)
+    {
+        status = Status::Failed;
+    }
+    report.packages = Some(packages);
     report.python_version = Some(probe.python.clone());
     report.probe_error = probe.probe_error.clone();
     report.torch = probe.torch.clone();

@@ -17,6 +17,7 @@ pub mod cudnn;
 pub mod doctor;
 pub mod missing_library;
 pub mod nvcc;
+pub mod packages;
 pub mod tips;
 pub mod verdict;
 

@@ -2,6 +2,7 @@
 //! the look-ups the recommender and detection need. Pure data, no network.
 
 mod gpu_lookup;
+pub mod gpu_packages;
 mod live;
 pub mod notes;
 pub mod schema;
@@ -14,6 +15,7 @@ use serde::Serialize;
 
 use crate::version::{ComputeCapability, Version};
 pub use gpu_lookup::{MAX_PCI_IDS_BYTES, PCI_IDS_FILE, PciDb, PciGpu, PciGpuSource, PciIds};
+pub use gpu_packages::{GPU_PACKAGES_FILE, GpuPackagesFile};
 pub use live::{IndexSeen, Live, Origin, PypiTorch, Refreshed, Wheel, utc};
 pub use schema::*;
 
@@ -83,6 +85,8 @@ pub struct Tables {
     pub pytorch: PytorchFile,
     pub gpus: GpusFile,
     pub drivers: DriversFile,
+    /// What the GPU packages besides PyTorch need (#33; optional in a `--compat-dir`).
+    pub gpu_packages: GpuPackagesFile,
     /// What `refresh` added (nothing for tables read from files alone).
     pub live: Live,
     /// The pci.ids database (NVIDIA's device ids), for GPUs with no `[[gpu]]` row.
@@ -105,6 +109,7 @@ impl Tables {
             TableSource::Embedded,
             EMBEDDED,
             EMBEDDED_DRIVERS,
+            gpu_packages::EMBEDDED_GPU_PACKAGES,
             (gpu_lookup::EMBEDDED_PCI_IDS, "embedded".into()),
         )
     }
@@ -130,6 +135,16 @@ impl Tables {
                 source,
             })?,
         };
+        let file = dir.join(GPU_PACKAGES_FILE);
+        let gpu_packages = match std::fs::symlink_metadata(&file) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                gpu_packages::EMBEDDED_GPU_PACKAGES.to_string()
+            }
+            _ => read_table(&file).map_err(|source| TableError::Read {
+                file: file.clone(),
+                source,
+            })?,
+        };
         let file = dir.join(PCI_IDS_FILE);
         let pci = match std::fs::symlink_metadata(&file) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -147,6 +162,7 @@ impl Tables {
             TableSource::Dir(dir.to_path_buf()),
             texts,
             &drivers,
+            &gpu_packages,
             (&pci.0, pci.1),
         )
     }
@@ -163,6 +179,7 @@ impl Tables {
         source: TableSource,
         texts: [&str; 4],
         drivers: &str,
+        gpu_packages: &str,
         (pci, pci_origin): (&str, String),
     ) -> Result<Tables, TableError> {
         let gpus: GpusFile = parse(FILES[3], texts[3])?;
@@ -174,6 +191,7 @@ impl Tables {
             pytorch: parse(FILES[2], texts[2])?,
             gpus,
             drivers: parse(DRIVERS_FILE, drivers)?,
+            gpu_packages: parse(GPU_PACKAGES_FILE, gpu_packages)?,
             live: Live::default(),
             pci,
         };

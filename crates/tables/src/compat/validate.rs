@@ -26,7 +26,9 @@ pub(super) fn all(t: &Tables) -> Check {
     gpus(t)?;
     gpu_lookup::validate(t)?;
     meta(DRIVERS_FILE, &t.drivers.meta)?;
-    drivers(t)
+    drivers(t)?;
+    meta(super::GPU_PACKAGES_FILE, &t.gpu_packages.meta)?;
+    super::gpu_packages::validate(&t.gpu_packages)
 }
 
 fn meta(file: &str, m: &Meta) -> Check {

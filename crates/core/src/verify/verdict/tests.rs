@@ -91,6 +91,7 @@ fn doctor(torch: Option<TorchState>, findings: Vec<Finding>) -> DoctorReport {
         pypi_mirror: None,
         extension: None,
         build_extension: None,
+        packages: None,
         elapsed_ms: 1,
     }
 }

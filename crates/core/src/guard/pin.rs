@@ -88,15 +88,11 @@ pub fn constraints_text(rec: &Record, python: &Path) -> String {
     );
     let mut o = String::from("# -*- coding: utf-8 -*-\n");
     for lang in [Lang::En, Lang::Zh] {
-        let text = render_key(
-            "guard_constraints_header",
-            [("torch", rec.torch.as_str()), ("command", command.as_str())],
-            lang,
-        )
-        .unwrap_or_default();
-        for line in text.lines() {
+        let what = render_key("guard_constraints_header", [("torch", &rec.torch)], lang);
+        let lift = render_key("guard_constraints_lift", [("command", &command)], lang);
+        for line in [what, lift].into_iter().flatten() {
             o.push_str("# ");
-            o.push_str(line);
+            o.push_str(&line);
             o.push('\n');
         }
     }

@@ -7,8 +7,12 @@
 # 1. `real_python_*`: our Python scripts (assets/*.py) on a real interpreter (a venv of
 #    this machine's python3, so an installed torch takes no part), against stand-in torch
 #    and setuptools packages: detection's probe (tests/integration/detect.rs), doctor's
-#    probe (verify.rs) and its extension build (doctor_dev.rs). `cargo test` uses a
-#    stand-in interpreter instead (tests/support/python.rs). Needs python3.
+#    probe (verify.rs) and its extension build (doctor_dev.rs); the guard (guard.rs,
+#    issue #33): pip's real resolver in a real venv, offline against local wheels, refuses
+#    a package pinning another torch once the guard is on. `cargo test` uses a stand-in
+#    interpreter instead (tests/support/python.rs). Needs python3 with venv.
+#    Then, with PyPI: `real_pypi_torch_*` (guard.rs) installs PyTorch's real wheel from
+#    PyPI (about 1 GB, --no-deps), guards it, and pip refuses a package pinning another.
 # 2. `real_nvidia_wheels_*`, NVIDIA's real wheels from PyPI:
 #    - tests/integration/wheels.rs: the CUDA 13.5 wheels (cached under target/tmp/wheels/),
 #      the toolkit built from them, the real nvcc compiles and runs a kernel with gcc as
@@ -65,7 +69,7 @@ run() {
 cargo_args=("$@")
 
 start=$SECONDS
-run real_python_ 'detect::real_python_' 'verify::real_python_' 'doctor_dev::real_python_' 'doctor_packages::real_python_'
+run real_python_ 'detect::real_python_' 'verify::real_python_' 'doctor_dev::real_python_' 'doctor_packages::real_python_' 'guard::real_python_'
 echo "real python: $((SECONDS - start)) s"
 
 # Is PyPI reachable (through the proxy pip would use, if any)?
@@ -95,6 +99,10 @@ if ! python3 -m pip --version >/dev/null 2>&1; then
     missing=1
 fi
 [ "$missing" = 0 ] || exit 1
+
+start=$SECONDS
+run real_pypi_torch_ 'guard::real_pypi_torch_'
+echo "real torch from PyPI, guarded: $((SECONDS - start)) s"
 
 start=$SECONDS
 run real_nvidia_wheels 'wheels::real_nvidia_wheels_' 'real_dev::real_nvidia_wheels_dev_'

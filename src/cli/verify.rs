@@ -189,7 +189,9 @@ pub fn run_doctor(tables: &Tables, args: &DoctorArgs, lang: Lang) -> Result<i32,
         build: args.build_extension,
         build_timeout: Duration::from_secs(args.build_timeout.max(1)),
     };
-    let report = doctor::examine_with(&host, tables, &opts, &gpu, &ext);
+    let mut report = doctor::examine_with(&host, tables, &opts, &gpu, &ext);
+    // A build verified on the GPU is recorded; a recorded one replaced is told (#33).
+    cuda_setup_core::guard::after_doctor(&cuda_setup_core::target::Target::real(), &mut report);
     if args.json {
         println!("{}", with_verdict(&report, &doctor_verdict(&report), lang));
     } else {

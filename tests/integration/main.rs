@@ -22,6 +22,7 @@ mod driver;
 mod driver_choice;
 mod free_threaded;
 mod gpus_pci;
+mod guard;
 mod gui;
 mod gui_contrast;
 mod gui_cudnn;

@@ -89,6 +89,23 @@ pub fn set_torch(dir: &Path, torch: Option<&Torch>) {
     }
 }
 
+/// How the stand-in in `dir` describes its environment to the guard's probe: its
+/// `sys.prefix` and `venv`, `conda` or `system` (default: a venv whose prefix is `dir`).
+pub fn set_env(dir: &Path, prefix: &Path, kind: &str) {
+    std::fs::write(dir.join("prefix"), format!("{}\n", prefix.display())).unwrap();
+    std::fs::write(dir.join("env-kind"), format!("{kind}\n")).unwrap();
+}
+
+/// When the stand-in's torch was installed (its dist-info folder's time, Unix seconds).
+pub fn set_torch_installed_at(dir: &Path, secs: u64) {
+    std::fs::write(dir.join("torch.installed_at"), format!("{secs}\n")).unwrap();
+}
+
+/// The `PIP_CONSTRAINT` the stand-in's last `pip install` was given (empty: none).
+pub fn pip_constraint_log(dir: &Path) -> PathBuf {
+    dir.join("pip-constraint.log")
+}
+
 /// What the stand-in in `dir` has as torch now (its probe's JSON), if any.
 pub fn torch_json(dir: &Path) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(dir.join("torch.json")).ok()?;
@@ -174,6 +191,17 @@ case "$1" in
   *CUDA_SETUP_PACKAGES*)
     [ -f "$here/packages.json" ] || { echo "stand-in python: no answer for this script" >&2; exit 1; }
     read -r p < "$here/packages.json"; printf 'CUDA_SETUP_PACKAGES %s\n' "$p"; exit 0;;
+
+  *CUDA_SETUP_GUARD*)
+    prefix="$here"; [ -f "$here/prefix" ] && read -r prefix < "$here/prefix"
+    kind=venv; [ -f "$here/env-kind" ] && read -r kind < "$here/env-kind"
+    base=/usr; conda=false
+    case "$kind" in system) base="$prefix";; conda) base="$prefix"; conda=true;; esac
+    pk='{}'; at=null
+    if [ -f "$here/torch.version" ]; then read -r t < "$here/torch.version"; pk="{\"torch\": \"$t\"}"; at=0
+      [ -f "$here/torch.installed_at" ] && read -r at < "$here/torch.installed_at"; fi
+    echo "CUDA_SETUP_GUARD {\"executable\": \"$0\", \"prefix\": \"$prefix\", \"base_prefix\": \"$base\", \"conda\": $conda, \"packages\": $pk, \"torch_installed_at\": $at, \"error\": null}"
+    exit 0;;
   *CUDA_SETUP_TORCH*)
     if [ -f "$here/torch.version" ]; then read -r t < "$here/torch.version"; echo "CUDA_SETUP_TORCH $t"; exit 0; fi
     echo "importlib.metadata.PackageNotFoundError: No package metadata was found for torch" >&2
@@ -191,8 +219,9 @@ case "$1" in
     exit 0;;
   install)
     echo "$@" > "$here/pip-install.log"
+    echo "${PIP_CONSTRAINT-}" > "$here/pip-constraint.log"
     v=""
-    for a in "$@"; do case "$a" in *download.pytorch.org/whl/cu*) v="${a##*/cu}";; esac; done
+    for a in "$@"; do case "$a" in *download.pytorch.org/whl/cu*|http://127.0.0.1:*/whl/cu*) v="${a##*/cu}";; esac; done
     if [ -n "$v" ]; then
       cuda="${v%?}.${v#??}"
       case "$v" in 126) arch='"sm_50","sm_60","sm_70","sm_75","sm_80","sm_86","sm_90"';; *) arch='"sm_75","sm_80","sm_86","sm_90","sm_100","sm_120"';; esac

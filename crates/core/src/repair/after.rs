@@ -101,7 +101,10 @@ pub fn after_run(a: &AfterRun) -> Verdict {
             python,
             ..Default::default()
         };
-        doctor::examine(&t.host, a.tables, &opts, &gpu_facts(a.facts))
+        let mut report = doctor::examine(&t.host, a.tables, &opts, &gpu_facts(a.facts));
+        // A build verified here is recorded; ours, just installed, is pinned (#33).
+        crate::guard::after_doctor(t, &mut report);
+        report
     });
     let smoke = checks.smoke.then(|| {
         let opts = SmokeOptions {

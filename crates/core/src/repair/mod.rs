@@ -164,6 +164,13 @@ pub fn audit_report(
     let (found, pythons) = std::thread::scope(|s| {
         let python = checks::wants_python(&report)
             .then(|| s.spawn(|| detect::python::probe(&host, deadlines.python)));
+        // Each recorded interpreter asked beside the rest (a GPU or not: the record says
+        // it was verified on one).
+        let guarded = s.spawn(|| {
+            let mut out = Vec::new();
+            checks::guarded(target, &mut out);
+            out
+        });
         let input = |report| checks::Input {
             target,
             tables,
@@ -180,6 +187,11 @@ pub fn audit_report(
             checks::python(&input(&report), &mut out);
             pythons = report.pythons;
         }
+        let guarded = guarded.join().unwrap_or_default();
+        // A swapped build is put back as it was verified, not replaced by a new pick.
+        let restored: Vec<std::path::PathBuf> = guarded.iter().flat_map(torch_pythons).collect();
+        out.retain(|f| !torch_pythons(f).any(|p| restored.contains(&p)));
+        out.extend(guarded);
         (out, pythons)
     });
     report.pythons = pythons;
@@ -192,6 +204,18 @@ pub fn audit_report(
         "repair: audit done"
     );
     (found, report)
+}
+
+/// The interpreters a finding's fix installs torch into.
+fn torch_pythons(f: &Finding) -> impl Iterator<Item = std::path::PathBuf> + '_ {
+    let steps = match &f.fix {
+        Fix::Steps { steps } => steps.as_slice(),
+        _ => &[],
+    };
+    steps.iter().filter_map(|s| match s {
+        Step::InstallTorch { python, .. } => Some(python.clone()),
+        _ => None,
+    })
 }
 
 fn apply_overrides(report: &mut SystemReport, tables: &Tables, o: &Overrides) {

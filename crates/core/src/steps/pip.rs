@@ -1,4 +1,9 @@
 //! The PyTorch step: pip in the user's Python (the torch wheel fetched first).
+//!
+//! With the guard (`crate::guard`): a pin of ours in that environment is lifted for this
+//! pip call alone (else pip would refuse our own change of torch), a wheel our record
+//! names is hashed again before pip gets it, and what was installed is noted so that the
+//! doctor's verification that follows records it and moves the pin.
 
 use std::path::Path;
 
@@ -11,10 +16,20 @@ pub(super) fn install_torch(
     args: &[String],
     ctx: &Ctx,
 ) -> Result<StepOutcome, StepError> {
+    let wanted = torch_wheel::TorchArgs::find(args);
     let fetched = torch_wheel::prefetch(python, args, ctx)?;
-    let args = fetched.as_deref().unwrap_or(args);
+    let args = fetched.as_ref().map_or(args, |f| f.args.as_slice());
+    crate::guard::check_wheel_args(ctx.target, python, args).map_err(|e| StepError::Verify {
+        detail: crate::error::chain(&e),
+    })?;
     let mut cmd = std::process::Command::new(python);
     cmd.args(["-m", "pip", "install"]).args(args);
+    for (k, v) in crate::guard::lift_for_pip(ctx.target, python) {
+        (ctx.emit)(StepEvent::Log {
+            line: msg!("guard_pip_lifted"),
+        });
+        cmd.env(k, v);
+    }
     let emit = ctx.emit;
     let finished = crate::platform::run_long(
         cmd,
@@ -27,14 +42,23 @@ pub(super) fn install_torch(
         source: crate::error::cause(e),
     })?;
     match finished {
-        crate::platform::Finished::Exited(Some(0)) => Ok(StepOutcome {
-            changed: true,
-            detail: msg!(
-                "step_torch_installed",
-                command = format!("pip install {}", args.join(" "))
-            ),
-            reboot_required: false,
-        }),
+        crate::platform::Finished::Exited(Some(0)) => {
+            if let Some(w) = &wanted {
+                let wheel = fetched.as_ref().map(|f| crate::guard::Wheel {
+                    file: f.file.clone(),
+                    sha256: f.sha256.clone(),
+                });
+                crate::guard::note_installed(ctx.target, python, &w.version, &w.index, wheel);
+            }
+            Ok(StepOutcome {
+                changed: true,
+                detail: msg!(
+                    "step_torch_installed",
+                    command = format!("pip install {}", args.join(" "))
+                ),
+                reboot_required: false,
+            })
+        }
         crate::platform::Finished::Exited(code) => Err(StepError::Pip { code }),
         crate::platform::Finished::Cancelled => Err(StepError::Cancelled),
         crate::platform::Finished::TimedOut => Err(StepError::Pip { code: None }),

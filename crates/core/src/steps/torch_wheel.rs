@@ -139,6 +139,15 @@ fn is_wanted(installed: &str, want: &TorchArgs) -> bool {
     installed == format!("{}+{variant}", want.version)
 }
 
+/// What [`prefetch`] fetched: pip's arguments with the local file, and the file's name
+/// and SHA-256 (the guard records them, so the build can be put back offline).
+#[derive(Debug, Clone)]
+pub struct Prefetched {
+    pub args: Vec<String>,
+    pub file: String,
+    pub sha256: String,
+}
+
 /// Downloads the torch wheel `args` ask for and returns the arguments with the local file
 /// in place of `torch==V`. Ok(None): pip fetches it itself, as before (no pinned torch, a
 /// pip that lists no tags, an index that cannot be read or gives no hash) — said in the
@@ -147,7 +156,7 @@ pub fn prefetch(
     python: &Path,
     args: &[String],
     ctx: &Ctx,
-) -> Result<Option<Vec<String>>, StepError> {
+) -> Result<Option<Prefetched>, StepError> {
     let Some(want) = TorchArgs::find(args) else {
         return Ok(None);
     };
@@ -217,7 +226,11 @@ pub fn prefetch(
     let mut out = args.to_vec();
     // pip takes a wheel by its path.
     out[want.at] = dest.display().to_string();
-    Ok(Some(out))
+    Ok(Some(Prefetched {
+        args: out,
+        file: name.to_string(),
+        sha256: file.sha256.clone().unwrap_or_default(),
+    }))
 }
 
 #[cfg(test)]

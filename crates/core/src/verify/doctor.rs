@@ -228,6 +228,10 @@ pub enum FindingKind {
     ExtCompilerOk,
     /// `--build-extension`'s result.
     ExtBuild,
+    /// The torch build verified on the GPU was replaced by another install (`guard`).
+    TorchSwapped,
+    /// The guard recorded (and perhaps pinned) the build verified here.
+    Guard,
 }
 
 impl FindingKind {

@@ -18,6 +18,7 @@ use crate::version::{ComputeCapability, Version};
 mod cudnn;
 mod driver;
 mod environment;
+mod guard;
 mod leftovers;
 mod python;
 mod toolkit;
@@ -27,6 +28,7 @@ mod wsl;
 use cudnn::*;
 use driver::*;
 use environment::*;
+pub use guard::guarded;
 use leftovers::*;
 #[cfg(test)]
 use python::arch_covers;

@@ -1,0 +1,690 @@
+//! Guard the verified PyTorch (#33): a later `pip install` that pins another torch, or a
+//! `-i` mirror with only the CPU build, silently replaces a working CUDA build. After a
+//! build is verified on the GPU (our pip step then the doctor, or the doctor alone) it is
+//! recorded per interpreter; the pin (`pin.rs`) makes pip in that environment refuse to
+//! replace it, with its own conflict message; a swap that happened anyway is told in
+//! plain words and put back (`restore.rs`).
+//!
+//! One function per decision, for both front ends: [`status`], [`on`], [`off`],
+//! [`swapped`], [`restore_plan`] / [`restore`]; the engine's hooks: [`lift_for_pip`],
+//! [`check_wheel_args`], [`note_installed`] (the pip step) and [`after_doctor`].
+
+pub mod pin;
+pub mod probe;
+pub mod record;
+pub mod restore;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::message::Message;
+use crate::msg;
+use crate::target::Target;
+use crate::verify::doctor::{self, DoctorReport, FindingKind};
+
+pub use pin::{PinState, Places};
+pub use probe::{Env, EnvKind};
+pub use record::{Installed, Record, VerifiedBy, Wheel};
+pub use restore::{CacheState, Restore};
+
+/// Why a guard action did not happen.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum GuardError {
+    #[error("{}: no torch build has been verified on the GPU for this interpreter", .python.display())]
+    NotVerified { python: PathBuf },
+    #[error("{}: the installed torch ({}) is not the verified build ({recorded})", .python.display(), .installed.as_deref().unwrap_or("none"))]
+    Differs {
+        python: PathBuf,
+        recorded: String,
+        installed: Option<String>,
+    },
+    #[error("{}: could not ask the interpreter: {detail}", .python.display())]
+    Probe { python: PathBuf, detail: String },
+    /// A link (or a FIFO, a folder) where one of our files goes: never followed.
+    #[error("{}: a link or something other than a plain file is there; not followed", .path.display())]
+    Link { path: PathBuf },
+    #[error("{}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: crate::error::Cause,
+    },
+    #[error(transparent)]
+    Record(crate::state_file::Rejected),
+    #[error("{}: SHA-256 {actual}, not the recorded {expected}; not installed", .file.display())]
+    WheelHash {
+        file: PathBuf,
+        expected: String,
+        actual: String,
+    },
+    #[error("pip failed (exit code {})", .code.map_or("none".into(), |c| c.to_string()))]
+    Pip { code: Option<i32> },
+}
+
+impl GuardError {
+    pub fn io(path: &Path, e: std::io::Error) -> Self {
+        GuardError::Io {
+            path: path.to_path_buf(),
+            source: crate::error::cause(e),
+        }
+    }
+
+    /// What happened, in plain words.
+    pub fn message(&self) -> Message {
+        match self {
+            GuardError::NotVerified { python } => {
+                msg!("guard_err_not_verified", python = python.display())
+            }
+            GuardError::Differs {
+                recorded,
+                installed,
+                ..
+            } => msg!(
+                "guard_err_differs",
+                recorded = recorded,
+                installed = installed.as_deref().unwrap_or("-")
+            ),
+            GuardError::Probe { python, .. } => {
+                msg!("guard_err_probe", python = python.display())
+            }
+            GuardError::Link { path } => msg!("guard_err_link", path = path.display()),
+            GuardError::Io { path, .. } => msg!("guard_err_io", path = path.display()),
+            GuardError::Record(r) => msg!("guard_err_record", path = r.file.display()),
+            GuardError::WheelHash { file, .. } => {
+                msg!("guard_err_wheel_hash", file = file.display())
+            }
+            GuardError::Pip { .. } => msg!("guard_err_pip"),
+        }
+    }
+
+    /// What to do next (the command line's `hint:`).
+    pub fn hint(&self, python: &Path) -> Message {
+        let py = doctor::shell_quote(python);
+        match self {
+            GuardError::NotVerified { .. } => msg!("guard_hint_doctor_first", python = py),
+            GuardError::Differs { .. } => msg!("guard_hint_differs", python = py),
+            GuardError::Link { .. } => msg!("guard_hint_link"),
+            GuardError::WheelHash { .. } | GuardError::Pip { .. } => {
+                msg!("guard_hint_restore_index", python = py)
+            }
+            GuardError::Probe { .. } | GuardError::Io { .. } | GuardError::Record(_) => {
+                msg!("guard_hint_retry")
+            }
+        }
+    }
+}
+
+/// The verified build was replaced (or removed) after it was recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Swap {
+    pub python: PathBuf,
+    pub recorded: String,
+    /// None: torch is no longer installed.
+    pub installed: Option<String>,
+    /// When the torch there now was installed (its dist-info folder's time).
+    pub at: Option<u64>,
+}
+
+impl Swap {
+    /// "torch 2.7.1+cu118 was replaced by 2.8.0+cpu on 2025-12-04 by another install."
+    pub fn message(&self) -> Message {
+        let date = self.at.map(|s| {
+            let t = crate::units::local_time(s);
+            t.split(' ').next().unwrap_or(&t).to_string()
+        });
+        match (&self.installed, date) {
+            (Some(i), Some(d)) => msg!(
+                "guard_swapped",
+                recorded = &self.recorded,
+                installed = i,
+                date = d
+            ),
+            (Some(i), None) => msg!(
+                "guard_swapped_undated",
+                recorded = &self.recorded,
+                installed = i
+            ),
+            (None, _) => msg!("guard_swapped_removed", recorded = &self.recorded),
+        }
+    }
+
+    /// The command that puts the verified build back.
+    pub fn command(&self) -> String {
+        format!(
+            "cuda-setup guard restore --python {}",
+            doctor::shell_quote(&self.python)
+        )
+    }
+}
+
+/// Whether `env`'s torch is still `rec`'s.
+pub fn swapped(rec: &Record, env: &Env) -> Option<Swap> {
+    (env.torch.as_deref() != Some(rec.torch.as_str())).then(|| Swap {
+        python: rec.python.clone(),
+        recorded: rec.torch.clone(),
+        installed: env.torch.clone(),
+        at: env.torch_installed_at,
+    })
+}
+
+/// Everything `guard status` says about one interpreter.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub python: PathBuf,
+    pub record: Option<Record>,
+    pub env: Option<Env>,
+    /// Why the interpreter could not be asked.
+    pub probe_error: Option<String>,
+    pub pin: PinState,
+    pub places: Option<Places>,
+    /// The installed torch is the recorded build.
+    pub intact: Option<bool>,
+    pub swap: Option<Swap>,
+    /// How to put it back (only when swapped).
+    pub restore: Option<Restore>,
+    /// What the front ends print, in order.
+    pub lines: Vec<Message>,
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn date(secs: u64) -> String {
+    crate::units::local_time(secs)
+}
+
+/// The record, the pin, and whether the installed torch is still the verified build.
+pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
+    let rec = record::find(target, python)?;
+    let (env, probe_error) = match probe::probe(&target.host, python) {
+        Ok(e) => (Some(e), None),
+        Err(GuardError::Probe { detail, .. }) => (None, Some(detail)),
+        Err(e) => return Err(e),
+    };
+    let py = doctor::shell_quote(python);
+    let mut lines = Vec::new();
+    let Some(rec) = rec else {
+        lines.push(msg!("guard_status_none", python = &py));
+        return Ok(Status {
+            python: python.to_path_buf(),
+            record: None,
+            env,
+            probe_error,
+            pin: PinState::Off,
+            places: None,
+            intact: None,
+            swap: None,
+            restore: None,
+            lines,
+        });
+    };
+    let pin = pin::state(target.os, &rec);
+    let places = pin::places(target.os, &rec.prefix);
+    lines.push(match rec.by {
+        VerifiedBy::Install => msg!(
+            "guard_status_record_install",
+            torch = &rec.torch,
+            variant = &rec.variant,
+            date = date(rec.verified_at)
+        ),
+        VerifiedBy::Doctor => msg!(
+            "guard_status_record_doctor",
+            torch = &rec.torch,
+            variant = &rec.variant,
+            date = date(rec.verified_at)
+        ),
+    });
+    if let Some(w) = &rec.wheel {
+        lines.push(msg!(
+            "guard_status_wheel",
+            file = &w.file,
+            sha256 = &w.sha256
+        ));
+    }
+    lines.push(match pin {
+        PinState::On => msg!(
+            "guard_status_on",
+            config = places.config.display(),
+            file = places.constraints.display()
+        ),
+        PinState::Off if rec.env == EnvKind::System => msg!(
+            "guard_status_off_system",
+            prefix = rec.prefix.display(),
+            python = &py
+        ),
+        PinState::Off => msg!("guard_status_off", python = &py),
+        PinState::Broken => msg!("guard_status_broken", python = &py),
+    });
+    let swap = env.as_ref().and_then(|e| swapped(&rec, e));
+    let intact = env.as_ref().map(|_| swap.is_none());
+    let restore = swap
+        .as_ref()
+        .map(|s| restore::plan(target, &rec, s.installed.as_deref()));
+    match (&swap, &env) {
+        (Some(s), _) => {
+            lines.push(s.message());
+            lines.push(msg!("guard_status_restore", command = s.command()));
+        }
+        (None, Some(_)) => lines.push(msg!("guard_status_intact", torch = &rec.torch)),
+        (None, None) => lines.push(msg!("guard_err_probe", python = python.display())),
+    }
+    if pin == PinState::On {
+        lines.push(msg!(
+            "guard_status_uv",
+            file = doctor::shell_quote(&places.constraints)
+        ));
+    }
+    Ok(Status {
+        python: python.to_path_buf(),
+        record: Some(rec),
+        env,
+        probe_error,
+        pin,
+        places: Some(places),
+        intact,
+        swap,
+        restore,
+        lines,
+    })
+}
+
+/// What `on` did.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum OnOutcome {
+    /// The pin is in place (written now, or already).
+    Pinned { places: Places, written: bool },
+    /// A system Python's prefix: written only once the user agrees (`confirmed`).
+    NeedsConfirmation { prefix: PathBuf },
+}
+
+impl OnOutcome {
+    pub fn message(&self) -> Message {
+        match self {
+            OnOutcome::Pinned {
+                places,
+                written: true,
+            } => msg!(
+                "guard_on_done",
+                config = places.config.display(),
+                file = places.constraints.display()
+            ),
+            OnOutcome::Pinned { places, .. } => {
+                msg!("guard_on_already", config = places.config.display())
+            }
+            OnOutcome::NeedsConfirmation { prefix } => {
+                msg!("guard_on_confirm", prefix = prefix.display())
+            }
+        }
+    }
+}
+
+/// Pins the recorded build. Refused for an interpreter we did not verify, or whose torch
+/// is no longer the verified one; a system Python's prefix needs `confirmed`.
+pub fn on(target: &Target, python: &Path, confirmed: bool) -> Result<OnOutcome, GuardError> {
+    let rec = record::find(target, python)?.ok_or_else(|| GuardError::NotVerified {
+        python: python.to_path_buf(),
+    })?;
+    let env = probe::probe(&target.host, python)?;
+    if let Some(s) = swapped(&rec, &env) {
+        return Err(GuardError::Differs {
+            python: python.to_path_buf(),
+            recorded: s.recorded,
+            installed: s.installed,
+        });
+    }
+    // The prefix as the interpreter says it now (a moved venv).
+    let rec = Record {
+        prefix: env.prefix.clone(),
+        env: env.kind,
+        ..rec
+    };
+    if pin::state(target.os, &rec) == PinState::On {
+        return Ok(OnOutcome::Pinned {
+            places: pin::places(target.os, &rec.prefix),
+            written: false,
+        });
+    }
+    if env.kind == EnvKind::System && !confirmed {
+        return Ok(OnOutcome::NeedsConfirmation { prefix: rec.prefix });
+    }
+    let places = pin::write(target.os, &rec, python)?;
+    record::put(target, rec)?;
+    Ok(OnOutcome::Pinned {
+        places,
+        written: true,
+    })
+}
+
+/// What `off` did.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum OffOutcome {
+    Removed { places: Places },
+    WasOff,
+}
+
+impl OffOutcome {
+    pub fn message(&self) -> Message {
+        match self {
+            OffOutcome::Removed { places } => {
+                msg!("guard_off_done", config = places.config.display())
+            }
+            OffOutcome::WasOff => msg!("guard_off_already"),
+        }
+    }
+}
+
+/// Lifts the pin: our lines out of pip's configuration, our constraints file removed.
+/// The record stays (status still tells a swap).
+pub fn off(target: &Target, python: &Path) -> Result<OffOutcome, GuardError> {
+    let prefix = match record::find(target, python)? {
+        Some(r) => r.prefix,
+        None => probe::probe(&target.host, python)?.prefix,
+    };
+    if pin::remove(target.os, &prefix)? {
+        Ok(OffOutcome::Removed {
+            places: pin::places(target.os, &prefix),
+        })
+    } else {
+        Ok(OffOutcome::WasOff)
+    }
+}
+
+/// How to put the verified build back into `python`.
+pub fn restore_plan(target: &Target, python: &Path) -> Result<(Record, Restore), GuardError> {
+    let rec = record::find(target, python)?.ok_or_else(|| GuardError::NotVerified {
+        python: python.to_path_buf(),
+    })?;
+    let env = probe::probe(&target.host, python)?;
+    let plan = restore::plan(target, &rec, env.torch.as_deref());
+    Ok((rec, plan))
+}
+
+/// Runs `plan` (pip in `python`), each line of pip's output to `on_line`.
+pub fn restore(
+    target: &Target,
+    python: &Path,
+    rec: &Record,
+    plan: &Restore,
+    on_line: &mut dyn FnMut(String),
+) -> Result<(), GuardError> {
+    let Some(args) = plan.args() else {
+        return Ok(());
+    };
+    restore::check_args(rec, args)?;
+    let mut cmd = std::process::Command::new(python);
+    cmd.args(["-m", "pip", "install"]).args(args);
+    for (k, v) in lift_for_pip(target, python) {
+        cmd.env(k, v);
+    }
+    let finished = crate::platform::run_long(
+        cmd,
+        std::time::Duration::from_secs(3600),
+        &|| false,
+        on_line,
+    )
+    .map_err(|e| GuardError::Io {
+        path: python.to_path_buf(),
+        source: crate::error::cause(e),
+    })?;
+    match finished {
+        crate::platform::Finished::Exited(Some(0)) => Ok(()),
+        crate::platform::Finished::Exited(code) => Err(GuardError::Pip { code }),
+        _ => Err(GuardError::Pip { code: None }),
+    }
+}
+
+// ---- the engine's hooks ----
+
+/// The environment our own pip call gets so that our pin does not refuse our own change
+/// of torch: `PIP_CONSTRAINT` (which overrides pip's configuration files) naming the
+/// user's other constraint files and an empty one of ours. Nothing when no pin of ours is
+/// there, or when the user's environment already sets `PIP_CONSTRAINT`.
+pub fn lift_for_pip(target: &Target, python: &Path) -> Vec<(String, String)> {
+    if target.host.var("PIP_CONSTRAINT").is_some() {
+        return Vec::new();
+    }
+    let prefix = match record::find(target, python) {
+        Ok(Some(r)) => r.prefix,
+        _ => return Vec::new(),
+    };
+    if !pin::config_names_ours(target.os, &prefix) {
+        return Vec::new();
+    }
+    let Ok(empty) = record::lift_file(target) else {
+        return Vec::new();
+    };
+    let mut files = pin::user_constraints(target.os, &prefix);
+    files.push(pin::pip_value(&empty));
+    vec![("PIP_CONSTRAINT".into(), files.join(" "))]
+}
+
+/// Before our pip installs `args`: a wheel our record names must still hash to the
+/// recorded SHA-256.
+pub fn check_wheel_args(target: &Target, python: &Path, args: &[String]) -> Result<(), GuardError> {
+    match record::find(target, python) {
+        Ok(Some(rec)) => restore::check_args(&rec, args),
+        _ => Ok(()),
+    }
+}
+
+/// After our pip step installed torch `version` from `index_url` into `python` (the wheel
+/// our engine fetched, when it did): noted until the doctor verifies it.
+pub fn note_installed(
+    target: &Target,
+    python: &Path,
+    version: &str,
+    index_url: &str,
+    wheel: Option<Wheel>,
+) {
+    let installed = Installed {
+        python: python.to_path_buf(),
+        version: version.to_string(),
+        index_url: index_url.to_string(),
+        wheel,
+        at: now(),
+    };
+    if let Err(e) = record::set_pending(target, python, Some(installed)) {
+        tracing::warn!(error = %crate::error::chain(&e), "guard: the install was not noted");
+    }
+}
+
+/// What [`after_doctor`] did.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum AfterDoctor {
+    Nothing,
+    /// A build verified on the GPU, recorded (the pin left as it was: off).
+    Recorded {
+        torch: String,
+    },
+    /// Recorded and pinned (our own install: the pin moved to it).
+    Pinned {
+        torch: String,
+        places: Places,
+    },
+    /// The recorded build was replaced.
+    Swapped(Swap),
+    Failed {
+        error: String,
+    },
+}
+
+fn verified(report: &DoctorReport) -> Option<&str> {
+    let t = report.torch.as_ref().filter(|t| !t.is_cpu_build())?;
+    report
+        .findings
+        .iter()
+        .any(|f| f.kind == FindingKind::GpuCheckOk)
+        .then_some(t.version.as_str())
+}
+
+/// Whether our noted install is `torch` (`2.7.1+cu118` from `…/whl/cu118`).
+fn is_ours(noted: &Installed, torch: &str) -> bool {
+    let (version, local) = record::split_version(torch);
+    version == noted.version
+        && local.is_none_or(|l| noted.index_url.trim_end_matches('/').ends_with(&l))
+}
+
+/// After the doctor examined `report.python`: a build verified on the GPU is recorded
+/// (ours, just installed, is pinned too — the pin moves with an upgrade made through
+/// cuda-setup); a recorded build found replaced is told as a finding. The doctor's
+/// findings gain a note saying which.
+pub fn after_doctor(target: &Target, report: &mut DoctorReport) -> AfterDoctor {
+    let Some(python) = report.python.clone() else {
+        return AfterDoctor::Nothing;
+    };
+    let outcome = match judge(target, &python, report) {
+        Ok(o) => o,
+        Err(e) => AfterDoctor::Failed {
+            error: crate::error::chain(&e),
+        },
+    };
+    let py = doctor::shell_quote(&python);
+    let note = match &outcome {
+        AfterDoctor::Recorded { torch } => Some((
+            FindingKind::Guard,
+            msg!("guard_doctor_recorded", torch = torch, python = &py),
+            None,
+        )),
+        AfterDoctor::Pinned { torch, places } => Some((
+            FindingKind::Guard,
+            msg!(
+                "guard_doctor_pinned",
+                torch = torch,
+                config = places.config.display()
+            ),
+            None,
+        )),
+        AfterDoctor::Swapped(s) => Some((
+            FindingKind::TorchSwapped,
+            s.message(),
+            Some(doctor::Fix {
+                message: msg!("guard_fix_restore"),
+                commands: vec![s.command()],
+            }),
+        )),
+        AfterDoctor::Nothing | AfterDoctor::Failed { .. } => None,
+    };
+    if let Some((kind, message, fix)) = note {
+        // Right after the interpreter's own line: it says what happened to it.
+        let at = report.findings.len().min(1);
+        report.findings.insert(
+            at,
+            doctor::Finding {
+                kind,
+                severity: doctor::Severity::Info,
+                message,
+                fix,
+            },
+        );
+    }
+    outcome
+}
+
+fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterDoctor, GuardError> {
+    let rec = record::find(target, python)?;
+    let noted = record::pending(target, python);
+    let Some(torch) = verified(report) else {
+        // Not working on the GPU: only a recorded build that is gone is worth a word.
+        let Some(rec) = rec else {
+            return Ok(AfterDoctor::Nothing);
+        };
+        let installed = report.torch.as_ref().map(|t| t.version.as_str());
+        if installed == Some(rec.torch.as_str()) {
+            return Ok(AfterDoctor::Nothing);
+        }
+        let env = probe::probe(&target.host, python)?;
+        return Ok(swapped(&rec, &env).map_or(AfterDoctor::Nothing, AfterDoctor::Swapped));
+    };
+    let ours = noted.as_ref().filter(|n| is_ours(n, torch));
+    let pinned_before = rec
+        .as_ref()
+        .is_some_and(|r| pin::state(target.os, r) != PinState::Off);
+    match &rec {
+        Some(r) if r.torch == torch && ours.is_none() => return Ok(AfterDoctor::Nothing),
+        // Guarded, and replaced by something we did not install: tell, keep the record.
+        Some(r) if r.torch != torch && pinned_before && ours.is_none() => {
+            let env = probe::probe(&target.host, python)?;
+            return Ok(swapped(r, &env).map_or(AfterDoctor::Nothing, AfterDoctor::Swapped));
+        }
+        _ => {}
+    }
+    let env = probe::probe(&target.host, python)?;
+    if env.torch.as_deref() != Some(torch) {
+        // The doctor and the metadata disagree (a torch on PYTHONPATH): record nothing.
+        return Ok(AfterDoctor::Nothing);
+    }
+    let (version, local) = record::split_version(torch);
+    let variant = local.clone().unwrap_or_else(|| {
+        report
+            .torch
+            .as_ref()
+            .and_then(|t| t.cuda.clone())
+            .map_or("pypi".into(), |c| format!("cuda {c}"))
+    });
+    let new = Record {
+        python: python.to_path_buf(),
+        prefix: env.prefix.clone(),
+        env: env.kind,
+        torch: torch.to_string(),
+        version,
+        index_url: ours
+            .map(|n| n.index_url.clone())
+            .or_else(|| record::index_for(local.as_deref())),
+        local,
+        variant,
+        wheel: ours.and_then(|n| n.wheel.clone()),
+        companions: env.companions.clone(),
+        verified_at: now(),
+        by: if ours.is_some() {
+            VerifiedBy::Install
+        } else {
+            VerifiedBy::Doctor
+        },
+    };
+    let pin_it = ours.is_some() && (env.kind != EnvKind::System || pinned_before);
+    let places = if pin_it || pinned_before {
+        Some(pin::write(target.os, &new, python)?)
+    } else {
+        None
+    };
+    record::put(target, new)?;
+    if noted.is_some() {
+        record::set_pending(target, python, None)?;
+    }
+    Ok(match places {
+        Some(places) => AfterDoctor::Pinned {
+            torch: torch.to_string(),
+            places,
+        },
+        None => AfterDoctor::Recorded {
+            torch: torch.to_string(),
+        },
+    })
+}
+
+/// Every recorded interpreter whose build was replaced, with how to put it back (repair's
+/// audit). Interpreters that no longer exist or cannot be asked are passed over.
+pub fn audit(target: &Target) -> Vec<(Swap, Record, Restore)> {
+    let Ok(all) = record::all(target) else {
+        return Vec::new();
+    };
+    all.into_iter()
+        .filter(|r| r.python.is_file())
+        .filter_map(|r| {
+            let env = probe::probe(&target.host, &r.python).ok()?;
+            let s = swapped(&r, &env)?;
+            let plan = restore::plan(target, &r, s.installed.as_deref());
+            Some((s, r, plan))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

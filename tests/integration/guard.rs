@@ -328,6 +328,7 @@ fn doctor_report(
         pypi_mirror: None,
         extension: None,
         build_extension: None,
+        packages: None,
         elapsed_ms: 0,
     }
 }

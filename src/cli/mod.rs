@@ -10,6 +10,7 @@ mod cudnn;
 mod debug;
 mod detect;
 mod download;
+mod driver_policy;
 mod install;
 mod linux_driver;
 mod plain;
@@ -127,6 +128,8 @@ pub enum Command {
     Smoke(verify::SmokeArgs),
     /// Check PyTorch in a Python: CPU build, CUDA vs driver, GPU arch, cuDNN, a GPU matmul; with fixes
     Doctor(verify::DoctorArgs),
+    /// Keep Windows Update from replacing drivers (Windows' policy; off by default): status, on, off
+    DriverPolicy(driver_policy::Args),
     /// Diagnostics (the Wine check, support): a file's signature, the language picked
     #[command(hide = true)]
     Debug(debug::Args),
@@ -296,6 +299,7 @@ fn run() -> i32 {
             Some(Command::Tables(args)) => tables::run(&base, &tables, cache_file, &args, lang),
             Some(Command::Smoke(args)) => verify::run_smoke(&tables, &args, lang),
             Some(Command::Doctor(args)) => verify::run_doctor(&tables, &args, lang),
+            Some(Command::DriverPolicy(args)) => driver_policy::run(&args, lang),
             Some(Command::Debug(args)) => debug::run(&args),
             // No subcommand: the wizard (or, with no display, a pointer to the CLI).
             None => Ok(crate::ui::launch(&base, &tables, &cli.gui, cli.lang)),

@@ -13,6 +13,7 @@ use cuda_setup_core::compat::Tables;
 use cuda_setup_core::i18n::{self, Lang, t, tf};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::Goal;
+use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::doctor::{
     self, DoctorOptions, DoctorReport, GpuFacts, PypiMirror, Severity,
 };
@@ -71,6 +72,15 @@ pub struct DoctorArgs {
     /// it on the GPU if there is one (in a temp folder, removed afterwards)
     #[arg(long)]
     pub build_extension: bool,
+    /// The driver version, as a what-if (instead of NVML; never recorded)
+    #[arg(long, value_name = "VER", hide = true)]
+    pub driver: Option<cuda_setup_core::version::Version>,
+    /// A sandbox root whose state folder holds the driver record (tests)
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub root: Option<PathBuf>,
+    /// The OS layout of the root (only with --root)
+    #[arg(long, value_parser = crate::values::os(), requires = "root", hide = true)]
+    pub os: Option<cuda_setup_core::compat::Os>,
     /// Seconds the extension build may take (compilers included)
     #[arg(
         long,
@@ -119,6 +129,8 @@ pub fn run_smoke(tables: &Tables, args: &SmokeArgs, lang: Lang) -> Result<i32, C
         ..SmokeOptions::default()
     };
     let report = verify::smoke(&Host::real(), tables, &opts);
+    // A pass records the driver it ran on (#33).
+    cuda_setup_core::driverwatch::after_smoke(&Target::real(), &report, false);
     if args.json {
         println!("{}", with_verdict(&report, &smoke_verdict(&report), lang));
     } else {
@@ -143,7 +155,10 @@ pub fn run_doctor(tables: &Tables, args: &DoctorArgs, lang: Lang) -> Result<i32,
         ));
     }
     let host = Host::real();
-    let gpu = GpuFacts::detect(&host, tables);
+    let mut gpu = GpuFacts::detect(&host, tables);
+    if let Some(d) = &args.driver {
+        gpu.driver = Some(d.clone());
+    }
     let opts = DoctorOptions {
         python: args.python.clone(),
         mirror: args.pypi_mirror.clone(),
@@ -155,12 +170,68 @@ pub fn run_doctor(tables: &Tables, args: &DoctorArgs, lang: Lang) -> Result<i32,
         build_timeout: Duration::from_secs(args.build_timeout.max(1)),
     };
     let report = doctor::examine_with(&host, tables, &opts, &gpu, &ext);
+    // The driver watched (#33): judged against the record, then a pass recorded.
+    let target = match &args.root {
+        Some(root) => Target::rooted(
+            args.os.unwrap_or_else(cuda_setup_core::compat::Os::current),
+            root,
+        ),
+        None => Target::real(),
+    };
+    let drift = if args.driver.is_some() {
+        cuda_setup_core::driverwatch::judge_doctor(&target, &report)
+    } else {
+        cuda_setup_core::driverwatch::after_doctor(&target, &report, false)
+    };
     if args.json {
-        println!("{}", with_verdict(&report, &doctor_verdict(&report), lang));
+        let mut v: serde_json::Value =
+            serde_json::from_str(&with_verdict(&report, &doctor_verdict(&report), lang))
+                .expect("our own JSON");
+        v["driver_watch"] = match &drift {
+            Some(d) => serde_json::json!({
+                "id": d.id(),
+                "drift": d,
+                "text": i18n::render(&d.message(), lang),
+                "fix": i18n::render(&cuda_setup_core::driverwatch::how(d), lang),
+            }),
+            None => serde_json::Value::Null,
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("serialisable")
+        );
     } else {
         print!("{}", human_doctor(&report, lang));
+        if let Some(d) = &drift {
+            print!("{}", drift_text(d, lang));
+        }
     }
     Ok(report.exit_code)
+}
+
+/// The watched driver's finding, as `repair` prints one.
+fn drift_text(d: &cuda_setup_core::driverwatch::Drift, lang: Lang) -> String {
+    let mut o = format!(
+        "\n[{}] {}\n        {}\n",
+        t(lang, "cli_severity_warning"),
+        i18n::render(&d.message(), lang),
+        tf(
+            lang,
+            "cli_repair_what_to_do",
+            &[(
+                "how",
+                &i18n::render(&cuda_setup_core::driverwatch::how(d), lang)
+            )]
+        )
+    );
+    if cuda_setup_core::driverwatch::offers_policy(d.id()) {
+        let _ = writeln!(
+            o,
+            "hint: {}",
+            i18n::render(&cuda_setup_core::driverwatch::policy::explanation(), lang)
+        );
+    }
+    o
 }
 
 /// The smoke test's verdict: the toolkit, judged for a developer (what smoke tests).

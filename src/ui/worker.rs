@@ -181,6 +181,9 @@ pub struct Prepared {
 pub enum Event {
     /// Detection's report, and the distribution's os-release (Linux) read beside it.
     Detected(Box<SystemReport>, Option<linux_driver::OsRelease>),
+    /// The driver record and what the machine shows beside it (#33), read beside each
+    /// detection.
+    DriverWatch(Box<cuda_setup_core::driverwatch::Observed>),
     /// What is installed, read beside each detection.
     Existing(Box<cuda_setup_core::repair::Existing>),
     Prepared(Result<Box<Prepared>, String>),
@@ -356,6 +359,9 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             // The distribution, which the recommendation asks whether it packages a driver
             // update (#32): read here too, not on the UI thread.
             let distro = linux_driver::os_release(&env.host);
+            // The driver that passed last, read here too (#33).
+            let watch = cuda_setup_core::driverwatch::observe(&env.target);
+            out.send(Event::DriverWatch(Box::new(watch)));
             out.send(Event::Detected(Box::new(r), distro));
         }
         Command::Prepare { rec, choices } => {
@@ -405,6 +411,10 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                 ..env.smoke.clone()
             };
             let r = monitored(out, || verify::smoke(&env.target.host, &env.tables, &opts));
+            // A pass on this machine records its driver (#33); a sandbox's facts are given.
+            if env.target.root.is_none() {
+                cuda_setup_core::driverwatch::after_smoke(&env.target, &r, false);
+            }
             out.send(Event::Smoke(Box::new(r)));
         }
         Command::Doctor {
@@ -419,6 +429,9 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             };
             // Sampled too: the user sees the card work during the doctor's matmul.
             let r = monitored(out, || doctor::examine(&env.host, &env.tables, &opts, &gpu));
+            if env.target.root.is_none() {
+                cuda_setup_core::driverwatch::after_doctor(&env.target, &r, false);
+            }
             out.send(Event::Doctor(Box::new(r)));
         }
         Command::Save {

@@ -18,6 +18,7 @@ mod doctor_dev;
 mod download;
 mod driver;
 mod driver_choice;
+mod driverwatch;
 mod free_threaded;
 mod gpus_pci;
 mod gui;

@@ -131,6 +131,8 @@ pub struct Session {
     pub pypi_chosen: bool,
     /// A worker thread's panic message, shown until the user moves to another page.
     crash: Option<String>,
+    /// The driver record and what the machine showed beside the last detection (#33).
+    driver_watch: Option<cuda_setup_core::driverwatch::Observed>,
 }
 
 impl Session {
@@ -170,7 +172,25 @@ impl Session {
             refresh: Job::Idle,
             pypi_chosen,
             crash: None,
+            driver_watch: None,
         }
+    }
+
+    /// What changed since the driver passed the GPU check (#33): the core's judgement of
+    /// the record against the facts (overrides applied) and Device Manager's code.
+    pub fn driver_drift(&self) -> Option<cuda_setup_core::driverwatch::Drift> {
+        let observed = self.driver_watch.as_ref()?;
+        let facts = self.system.facts()?;
+        let code = self.system.report().and_then(|r| {
+            r.nvidia_gpus()
+                .find_map(|g| g.problem.as_ref().and_then(|p| p.code))
+        });
+        cuda_setup_core::driverwatch::judge(
+            self.opts.target.os,
+            observed,
+            facts.driver.as_ref(),
+            code,
+        )
     }
 
     /// Detection: its job, the last report, the facts.
@@ -384,6 +404,7 @@ impl Session {
         match e {
             Event::Detected(r, distro) => return self.detected(r, distro),
             Event::Existing(e) => self.existing = *e,
+            Event::DriverWatch(o) => self.driver_watch = Some(*o),
             Event::LinuxDriverAdvice {
                 minimum,
                 branch,

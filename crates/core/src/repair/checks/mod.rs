@@ -17,6 +17,7 @@ use crate::version::{ComputeCapability, Version};
 
 mod cudnn;
 mod driver;
+mod driverwatch;
 mod environment;
 mod leftovers;
 mod python;
@@ -26,6 +27,7 @@ mod wsl;
 // Each layer's helpers, for the others and for the tests below.
 use cudnn::*;
 use driver::*;
+use driverwatch::*;
 use environment::*;
 use leftovers::*;
 #[cfg(test)]
@@ -125,6 +127,7 @@ pub(super) fn steps(s: Vec<Step>) -> Fix {
 pub fn layers(i: &Input) -> Vec<Finding> {
     let mut out = Vec::new();
     driver(i, &mut out);
+    driverwatch(i, &mut out);
     wsl(i, &mut out);
     toolkits(i, &mut out);
     cannot_link(i, &mut out);

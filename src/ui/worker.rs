@@ -97,6 +97,11 @@ pub enum Command {
     Restart {
         now: bool,
     },
+    /// Windows' policy that keeps Windows Update from replacing drivers (#33): on, or
+    /// back to what was there.
+    DriverPolicy {
+        on: bool,
+    },
 }
 
 /// What a background refresh needs: the tables without any cache merged in, where to
@@ -122,6 +127,8 @@ pub enum JobId {
     Install,
     /// The restart the driver asked for.
     Restart,
+    /// Windows Update's driver policy switched (#33).
+    DriverPolicy,
     /// cuDNN: an archive checked against the toolkit.
     CudnnCheck,
     /// cuDNN: the download's plan, then its run.
@@ -140,13 +147,14 @@ pub enum JobId {
 
 impl JobId {
     /// Every job, for tests that go through them all.
-    pub const ALL: [JobId; 16] = [
+    pub const ALL: [JobId; 17] = [
         JobId::Detect,
         JobId::LinuxDriver,
         JobId::Refresh,
         JobId::Prepare,
         JobId::Install,
         JobId::Restart,
+        JobId::DriverPolicy,
         JobId::CudnnCheck,
         JobId::CudnnDownload,
         JobId::CudnnInstall,
@@ -211,6 +219,8 @@ pub enum Event {
     },
     /// cuda-setup opens again after the restart; Ok(true): the restart is under way.
     Restarting(Result<bool, String>),
+    /// The driver policy after the switch, or why it was not switched (in words).
+    DriverPolicy(Result<Box<cuda_setup_core::driverwatch::policy::PolicyStatus>, String>),
     /// A bug of ours: the thread working for `job` panicked (the message). The session
     /// ends that job with the error, and the page says so.
     Crashed {
@@ -238,6 +248,7 @@ impl Command {
             Command::Refresh(_) => JobId::Refresh,
             Command::LinuxDriverAdvice { .. } => JobId::LinuxDriver,
             Command::Restart { .. } => JobId::Restart,
+            Command::DriverPolicy { .. } => JobId::DriverPolicy,
             Command::PickFile { .. } | Command::Open(_) => return None,
         })
     }
@@ -489,6 +500,19 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                 branch,
                 advice,
             });
+        }
+        Command::DriverPolicy { on } => {
+            use cuda_setup_core::driverwatch::policy;
+            let changed = if on {
+                policy::on(&env.target)
+            } else {
+                policy::off(&env.target)
+            };
+            let r = changed
+                .and_then(|_| policy::status(&env.target))
+                .map(Box::new)
+                .map_err(|e| cuda_setup_core::error::chain(&e));
+            out.send(Event::DriverPolicy(r));
         }
         Command::Restart { now } => {
             out.send(Event::Restarting(steps::driver::restart(&env.target, now)))

@@ -399,3 +399,98 @@ fn driver_policy_on_off_status_in_a_sandbox() {
         assert_eq!(v, serde_json::json!({}), "nothing switched");
     }
 }
+
+/// The wizard's first page says it, in both languages: a Windows root whose record says
+/// 617.14 passed, and 566.36 given as the driver (the RTX 3060 machine).
+#[test]
+fn the_wizard_first_page_shows_the_replaced_driver() {
+    use crate::gui::{harness, has, settle, wait};
+    use cuda_setup::ui::fonts::FontSource;
+    use cuda_setup::ui::{App, Options, Page};
+    use cuda_setup_core::i18n::{Lang, t};
+    use egui_kittest::kittest::{By, NodeT, Queryable};
+    for (lang, want) in [
+        (
+            Lang::En,
+            "Windows Update has likely replaced NVIDIA driver 617.14 with the older 566.36",
+        ),
+        (
+            Lang::Zh,
+            "Windows 更新很可能把 NVIDIA 驱动 617.14 换成了更旧的 566.36",
+        ),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        record(d.path(), "windows", "617.14", None);
+        let mut o = Options::sandbox(Tables::embedded().unwrap(), Os::Windows, d.path());
+        o.lang = Some(lang);
+        o.overrides = crate::support::machine::rtx_3060(Some("566.36"), "3.12");
+        o.fonts = FontSource::EmbeddedOnly;
+        o.file_dialogs = false;
+        let mut h = harness(App::new(o));
+        h.step();
+        assert_eq!(h.state().page, Page::Welcome);
+        wait(&mut h, "detection", |a| a.session.driver_drift().is_some());
+        settle(&mut h);
+        let found: Vec<String> = h
+            .query_all(By::new())
+            .filter_map(|n| {
+                let n = n.accesskit_node();
+                n.label().or_else(|| n.value())
+            })
+            .collect();
+        assert!(
+            found.iter().any(|s| s.starts_with(want)),
+            "{lang:?}: {found:?}"
+        );
+        assert!(has(&h, &t(lang, "ui_driverwatch_title")), "{lang:?}");
+        assert!(has(&h, &t(lang, "ui_driverwatch_repair")), "{lang:?}");
+    }
+}
+
+/// Repair mode on that machine: the finding, the policy explained, ticked on (the
+/// sandbox's registry record holds 1) and unticked back to nothing.
+#[test]
+fn the_wizard_repair_page_switches_the_policy_and_back() {
+    use crate::gui::{click, harness, settle, wait};
+    use cuda_setup::ui::fonts::FontSource;
+    use cuda_setup::ui::{App, Mode, Options, Page};
+    use cuda_setup_core::i18n::{Lang, t};
+    let lang = Lang::En;
+    let d = tempfile::tempdir().unwrap();
+    record(d.path(), "windows", "617.14", None);
+    let mut o = Options::sandbox(Tables::embedded().unwrap(), Os::Windows, d.path());
+    o.lang = Some(lang);
+    o.overrides = crate::support::machine::rtx_3060(Some("566.36"), "3.12");
+    o.fonts = FontSource::EmbeddedOnly;
+    o.file_dialogs = false;
+    let mut h = harness(App::new(o));
+    h.step();
+    click(&mut h, &t(lang, "ui_mode_repair"));
+    assert_eq!(h.state().session.mode, Mode::Repair);
+    click(&mut h, &t(lang, "ui_next"));
+    assert_eq!(h.state().page, Page::Repair);
+    wait(&mut h, "audit", |a| a.session.repair().findings().is_some());
+    settle(&mut h);
+    assert!(crate::gui::has(&h, &t(lang, "ui_driver_policy_explain")));
+    let reg = d.path().join(".cuda-setup/windows-policy.json");
+    let value = || -> Option<u64> {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&reg).ok()?).ok()?;
+        v[r"HKLM\SOFTWARE\Policies\Microsoft\Windows\WindowsUpdate"]["ExcludeWUDriversInQualityUpdate"].as_u64()
+    };
+    assert_eq!(value(), None, "off by default");
+    click(&mut h, &t(lang, "ui_driver_policy_checkbox"));
+    wait(
+        &mut h,
+        "policy on",
+        |a| matches!(a.session.driver_policy().done(), Some(Ok(s)) if s.on),
+    );
+    assert_eq!(value(), Some(1));
+    settle(&mut h);
+    click(&mut h, &t(lang, "ui_driver_policy_checkbox"));
+    wait(
+        &mut h,
+        "policy off",
+        |a| matches!(a.session.driver_policy().done(), Some(Ok(s)) if !s.on),
+    );
+    assert_eq!(value(), None, "put back: absent");
+}

@@ -8,9 +8,6 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::support::cli::json;
-use cuda_setup_core::compat::{Os, Tables};
-use cuda_setup_core::driverwatch;
-use cuda_setup_core::target::Target;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
@@ -274,7 +271,10 @@ fn doctor_says_the_driver_was_replaced() {
 #[cfg(unix)]
 #[test]
 fn a_passing_doctor_records_the_driver_and_the_next_run_judges_against_it() {
+    use cuda_setup_core::compat::{Os, Tables};
+    use cuda_setup_core::driverwatch;
     use cuda_setup_core::platform::Host;
+    use cuda_setup_core::target::Target;
     use cuda_setup_core::verify::doctor::{self, DoctorOptions, GpuFacts, GpuSummary};
     use std::os::unix::fs::PermissionsExt;
     const PROBE: &str = r#"{"python": "3.11.9", "executable": "/opt/py/bin/python3", "torch": {"version": "2.7.1+cu118", "cuda": "11.8", "cuda_available": true, "cuda_error": null, "cudnn": 90100, "cudnn_available": true, "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"], "device_count": 1, "device_name": "NVIDIA GeForce RTX 3060", "device_capability": [8, 6], "driver_version": 11080}, "torch_error": null, "check": {"size": 2048, "moved_to": "cuda:0", "tensor_ok": true, "cpu_ms": 80.0, "gpu_ms": 2.0, "speedup": 40.0, "max_error": 0.0001, "tolerance": 0.01, "ok": true, "error": null}}"#;
@@ -402,11 +402,13 @@ fn driver_policy_on_off_status_in_a_sandbox() {
 
 /// The wizard's first page says it, in both languages: a Windows root whose record says
 /// 617.14 passed, and 566.36 given as the driver (the RTX 3060 machine).
+#[cfg(unix)]
 #[test]
 fn the_wizard_first_page_shows_the_replaced_driver() {
     use crate::gui::{harness, has, settle, wait};
     use cuda_setup::ui::fonts::FontSource;
     use cuda_setup::ui::{App, Options, Page};
+    use cuda_setup_core::compat::{Os, Tables};
     use cuda_setup_core::i18n::{Lang, t};
     use egui_kittest::kittest::{By, NodeT, Queryable};
     for (lang, want) in [
@@ -449,11 +451,13 @@ fn the_wizard_first_page_shows_the_replaced_driver() {
 
 /// Repair mode on that machine: the finding, the policy explained, ticked on (the
 /// sandbox's registry record holds 1) and unticked back to nothing.
+#[cfg(unix)]
 #[test]
 fn the_wizard_repair_page_switches_the_policy_and_back() {
     use crate::gui::{click, harness, settle, wait};
     use cuda_setup::ui::fonts::FontSource;
     use cuda_setup::ui::{App, Mode, Options, Page};
+    use cuda_setup_core::compat::{Os, Tables};
     use cuda_setup_core::i18n::{Lang, t};
     let lang = Lang::En;
     let d = tempfile::tempdir().unwrap();

@@ -291,15 +291,24 @@ impl Drift {
                 found_at,
                 ..
             } => {
-                let m = if *os == Os::Windows {
-                    msg!("driverwatch_replaced_windows")
+                let (found_on, recorded_on) = (day(*found_at), day(*recorded_at));
+                if *os == Os::Windows {
+                    msg!(
+                        "driverwatch_replaced_windows",
+                        recorded = recorded,
+                        found = found,
+                        found_on = found_on,
+                        recorded_on = recorded_on
+                    )
                 } else {
-                    msg!("driverwatch_replaced_linux")
-                };
-                m.with("recorded", recorded)
-                    .with("found", found)
-                    .with("found_on", day(*found_at))
-                    .with("recorded_on", day(*recorded_at))
+                    msg!(
+                        "driverwatch_replaced_linux",
+                        recorded = recorded,
+                        found = found,
+                        found_on = found_on,
+                        recorded_on = recorded_on
+                    )
+                }
             }
             Drift::Gone {
                 recorded,
@@ -307,13 +316,22 @@ impl Drift {
                 found_at,
                 code,
             } => {
-                let m = match code {
-                    Some(c) => msg!("driverwatch_gone_code", code = c),
-                    None => msg!("driverwatch_gone"),
-                };
-                m.with("recorded", recorded)
-                    .with("recorded_on", day(*recorded_at))
-                    .with("found_on", day(*found_at))
+                let (found_on, recorded_on) = (day(*found_at), day(*recorded_at));
+                match code {
+                    Some(c) => msg!(
+                        "driverwatch_gone_code",
+                        recorded = recorded,
+                        recorded_on = recorded_on,
+                        code = c,
+                        found_on = found_on
+                    ),
+                    None => msg!(
+                        "driverwatch_gone",
+                        recorded = recorded,
+                        recorded_on = recorded_on,
+                        found_on = found_on
+                    ),
+                }
             }
             Drift::NotRebuilt {
                 recorded,

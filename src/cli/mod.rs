@@ -10,6 +10,7 @@ mod cudnn;
 mod debug;
 mod detect;
 mod download;
+mod driver_policy;
 mod guard;
 mod install;
 mod linux_driver;
@@ -130,6 +131,8 @@ pub enum Command {
     Doctor(verify::DoctorArgs),
     /// Keep the PyTorch build verified on the GPU: its record, pip's pin, putting it back
     Guard(guard::Args),
+    /// Keep Windows Update from replacing drivers (Windows' policy; off by default): status, on, off
+    DriverPolicy(driver_policy::Args),
     /// Diagnostics (the Wine check, support): a file's signature, the language picked
     #[command(hide = true)]
     Debug(debug::Args),
@@ -300,6 +303,7 @@ fn run() -> i32 {
             Some(Command::Smoke(args)) => verify::run_smoke(&tables, &args, lang),
             Some(Command::Doctor(args)) => verify::run_doctor(&tables, &args, lang),
             Some(Command::Guard(args)) => guard::run(&args, lang),
+            Some(Command::DriverPolicy(args)) => driver_policy::run(&args, lang),
             Some(Command::Debug(args)) => debug::run(&args),
             // No subcommand: the wizard (or, with no display, a pointer to the CLI).
             None => Ok(crate::ui::launch(&base, &tables, &cli.gui, cli.lang)),

@@ -176,6 +176,15 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             if findings.iter().any(Finding::fixable) {
                 eprintln!("hint: {}", t(lang, "cli_repair_hint_fix"));
             }
+            if findings
+                .iter()
+                .any(|f| cuda_setup_core::driverwatch::offers_policy(f.id))
+            {
+                eprintln!(
+                    "hint: {}",
+                    i18n::render(&cuda_setup_core::driverwatch::policy::explanation(), lang)
+                );
+            }
             print!("{}", super::verify::verdict_text(&v, lang));
         }
         return Ok(if repair::problems(&findings) == 0 {

@@ -13,6 +13,7 @@ use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::i18n::{self, Lang, t, tf};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::Goal;
+use cuda_setup_core::target::Target;
 use cuda_setup_core::verify::doctor::{
     self, DoctorOptions, DoctorReport, GpuFacts, PypiMirror, Severity,
 };
@@ -71,6 +72,9 @@ pub struct DoctorArgs {
     /// it on the GPU if there is one (in a temp folder, removed afterwards)
     #[arg(long)]
     pub build_extension: bool,
+    /// The driver version, as a what-if (instead of NVML; never recorded)
+    #[arg(long, value_name = "VER", hide = true)]
+    pub driver: Option<cuda_setup_core::version::Version>,
     /// Seconds the extension build may take (compilers included)
     #[arg(
         long,
@@ -79,7 +83,8 @@ pub struct DoctorArgs {
         requires = "build_extension"
     )]
     pub build_timeout: u64,
-    /// Tests: a sandbox root for detection (toolkits, cuDNN) instead of the machine
+    /// Tests: a sandbox root for detection (toolkits, cuDNN) and the state folder (the
+    /// driver record, the guard's record) instead of the machine
     #[arg(long, value_name = "DIR", hide = true)]
     pub root: Option<PathBuf>,
     /// Tests: the OS the sandbox root stands for (only with --root)
@@ -131,6 +136,8 @@ pub fn run_smoke(tables: &Tables, args: &SmokeArgs, lang: Lang) -> Result<i32, C
         ..SmokeOptions::default()
     };
     let report = verify::smoke(&Host::real(), tables, &opts);
+    // A pass records the driver it ran on (#33).
+    cuda_setup_core::driverwatch::after_smoke(&Target::real(), &report, false);
     if args.json {
         println!("{}", with_verdict(&report, &smoke_verdict(&report), lang));
     } else {
@@ -154,7 +161,7 @@ pub fn run_doctor(tables: &Tables, args: &DoctorArgs, lang: Lang) -> Result<i32,
             &t(lang, "cli_hint_size"),
         ));
     }
-    let (host, gpu) = match &args.root {
+    let (host, mut gpu) = match &args.root {
         // A sandbox: detection under the root, the GPU facts given (tests).
         Some(root) => {
             let env = std::env::vars().collect();
@@ -179,6 +186,9 @@ pub fn run_doctor(tables: &Tables, args: &DoctorArgs, lang: Lang) -> Result<i32,
             (host, gpu)
         }
     };
+    if let Some(d) = &args.driver {
+        gpu.driver = Some(d.clone());
+    }
     let opts = DoctorOptions {
         python: args.python.clone(),
         mirror: args.pypi_mirror.clone(),
@@ -190,14 +200,70 @@ pub fn run_doctor(tables: &Tables, args: &DoctorArgs, lang: Lang) -> Result<i32,
         build_timeout: Duration::from_secs(args.build_timeout.max(1)),
     };
     let mut report = doctor::examine_with(&host, tables, &opts, &gpu, &ext);
+    let target = match &args.root {
+        Some(root) => Target::rooted(
+            args.os.unwrap_or_else(cuda_setup_core::compat::Os::current),
+            root,
+        ),
+        None => Target::real(),
+    };
     // A build verified on the GPU is recorded; a recorded one replaced is told (#33).
-    cuda_setup_core::guard::after_doctor(&cuda_setup_core::target::Target::real(), &mut report);
+    cuda_setup_core::guard::after_doctor(&target, &mut report);
+    // The driver watched (#33): judged against the record, then a pass recorded.
+    let drift = if args.driver.is_some() {
+        cuda_setup_core::driverwatch::judge_doctor(&target, &report)
+    } else {
+        cuda_setup_core::driverwatch::after_doctor(&target, &report, false)
+    };
     if args.json {
-        println!("{}", with_verdict(&report, &doctor_verdict(&report), lang));
+        let mut v: serde_json::Value =
+            serde_json::from_str(&with_verdict(&report, &doctor_verdict(&report), lang))
+                .expect("our own JSON");
+        v["driver_watch"] = match &drift {
+            Some(d) => serde_json::json!({
+                "id": d.id(),
+                "drift": d,
+                "text": i18n::render(&d.message(), lang),
+                "fix": i18n::render(&cuda_setup_core::driverwatch::how(d), lang),
+            }),
+            None => serde_json::Value::Null,
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("serialisable")
+        );
     } else {
         print!("{}", human_doctor(&report, lang));
+        if let Some(d) = &drift {
+            print!("{}", drift_text(d, lang));
+        }
     }
     Ok(report.exit_code)
+}
+
+/// The watched driver's finding, as `repair` prints one.
+fn drift_text(d: &cuda_setup_core::driverwatch::Drift, lang: Lang) -> String {
+    let mut o = format!(
+        "\n[{}] {}\n        {}\n",
+        t(lang, "cli_severity_warning"),
+        i18n::render(&d.message(), lang),
+        tf(
+            lang,
+            "cli_repair_what_to_do",
+            &[(
+                "how",
+                &i18n::render(&cuda_setup_core::driverwatch::how(d), lang)
+            )]
+        )
+    );
+    if cuda_setup_core::driverwatch::offers_policy(d.id()) {
+        let _ = writeln!(
+            o,
+            "hint: {}",
+            i18n::render(&cuda_setup_core::driverwatch::policy::explanation(), lang)
+        );
+    }
+    o
 }
 
 /// The smoke test's verdict: the toolkit, judged for a developer (what smoke tests).

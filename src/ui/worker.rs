@@ -97,6 +97,11 @@ pub enum Command {
     Restart {
         now: bool,
     },
+    /// Windows' policy that keeps Windows Update from replacing drivers (#33): on, or
+    /// back to what was there.
+    DriverPolicy {
+        on: bool,
+    },
 }
 
 /// What a background refresh needs: the tables without any cache merged in, where to
@@ -122,6 +127,8 @@ pub enum JobId {
     Install,
     /// The restart the driver asked for.
     Restart,
+    /// Windows Update's driver policy switched (#33).
+    DriverPolicy,
     /// cuDNN: an archive checked against the toolkit.
     CudnnCheck,
     /// cuDNN: the download's plan, then its run.
@@ -140,13 +147,14 @@ pub enum JobId {
 
 impl JobId {
     /// Every job, for tests that go through them all.
-    pub const ALL: [JobId; 16] = [
+    pub const ALL: [JobId; 17] = [
         JobId::Detect,
         JobId::LinuxDriver,
         JobId::Refresh,
         JobId::Prepare,
         JobId::Install,
         JobId::Restart,
+        JobId::DriverPolicy,
         JobId::CudnnCheck,
         JobId::CudnnDownload,
         JobId::CudnnInstall,
@@ -181,6 +189,9 @@ pub struct Prepared {
 pub enum Event {
     /// Detection's report, and the distribution's os-release (Linux) read beside it.
     Detected(Box<SystemReport>, Option<linux_driver::OsRelease>),
+    /// The driver record and what the machine shows beside it (#33), read beside each
+    /// detection.
+    DriverWatch(Box<cuda_setup_core::driverwatch::Observed>),
     /// What is installed, read beside each detection.
     Existing(Box<cuda_setup_core::repair::Existing>),
     Prepared(Result<Box<Prepared>, String>),
@@ -208,6 +219,8 @@ pub enum Event {
     },
     /// cuda-setup opens again after the restart; Ok(true): the restart is under way.
     Restarting(Result<bool, String>),
+    /// The driver policy after the switch, or why it was not switched (in words).
+    DriverPolicy(Result<Box<cuda_setup_core::driverwatch::policy::PolicyStatus>, String>),
     /// A bug of ours: the thread working for `job` panicked (the message). The session
     /// ends that job with the error, and the page says so.
     Crashed {
@@ -235,6 +248,7 @@ impl Command {
             Command::Refresh(_) => JobId::Refresh,
             Command::LinuxDriverAdvice { .. } => JobId::LinuxDriver,
             Command::Restart { .. } => JobId::Restart,
+            Command::DriverPolicy { .. } => JobId::DriverPolicy,
             Command::PickFile { .. } | Command::Open(_) => return None,
         })
     }
@@ -356,6 +370,9 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             // The distribution, which the recommendation asks whether it packages a driver
             // update (#32): read here too, not on the UI thread.
             let distro = linux_driver::os_release(&env.host);
+            // The driver that passed last, read here too (#33).
+            let watch = cuda_setup_core::driverwatch::observe(&env.target);
+            out.send(Event::DriverWatch(Box::new(watch)));
             out.send(Event::Detected(Box::new(r), distro));
         }
         Command::Prepare { rec, choices } => {
@@ -405,6 +422,10 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                 ..env.smoke.clone()
             };
             let r = monitored(out, || verify::smoke(&env.target.host, &env.tables, &opts));
+            // A pass on this machine records its driver (#33); a sandbox's facts are given.
+            if env.target.root.is_none() {
+                cuda_setup_core::driverwatch::after_smoke(&env.target, &r, false);
+            }
             out.send(Event::Smoke(Box::new(r)));
         }
         Command::Doctor {
@@ -419,6 +440,9 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             };
             // Sampled too: the user sees the card work during the doctor's matmul.
             let r = monitored(out, || doctor::examine(&env.host, &env.tables, &opts, &gpu));
+            if env.target.root.is_none() {
+                cuda_setup_core::driverwatch::after_doctor(&env.target, &r, false);
+            }
             out.send(Event::Doctor(Box::new(r)));
         }
         Command::Save {
@@ -476,6 +500,19 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                 branch,
                 advice,
             });
+        }
+        Command::DriverPolicy { on } => {
+            use cuda_setup_core::driverwatch::policy;
+            let changed = if on {
+                policy::on(&env.target)
+            } else {
+                policy::off(&env.target)
+            };
+            let r = changed
+                .and_then(|_| policy::status(&env.target))
+                .map(Box::new)
+                .map_err(|e| cuda_setup_core::error::chain(&e));
+            out.send(Event::DriverPolicy(r));
         }
         Command::Restart { now } => {
             out.send(Event::Restarting(steps::driver::restart(&env.target, now)))

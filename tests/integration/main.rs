@@ -20,6 +20,7 @@ mod doctor_packages;
 mod download;
 mod driver;
 mod driver_choice;
+mod driverwatch;
 mod free_threaded;
 mod gpus_pci;
 mod guard;

@@ -169,6 +169,16 @@ if [ $rc = 3 ] && grep -q repair_cudnn_damaged "$work/repair2.json"; then ok "re
 W repair --fix --json > "$work/repair3.json" 2>/dev/null; rc=$?
 if [ $rc = 0 ] && [ -f "$tk/bin/cudnn_ops64_9.dll" ]; then ok "repair --fix: the DLL is back, audit clean"; else bad "repair --fix (exit $rc)"; head -60 "$work/repair3.json"; fi
 
+# 3b. Windows Update's driver policy (#33): on sets ExcludeWUDriversInQualityUpdate = 1 in
+#     the real registry; off puts back what was there (here: no value).
+pol='HKLM\SOFTWARE\Policies\Microsoft\Windows\WindowsUpdate'
+polv() { wine reg query "$pol" /v ExcludeWUDriversInQualityUpdate 2>/dev/null | tr -d '\r' | grep -o '0x[0-9a-fA-F]*'; }
+if [ -z "$(polv)" ]; then ok "driver-policy: not set at first"; else bad "driver-policy: already set ($(polv))"; fi
+W driver-policy on > "$work/policy-on.txt" 2>&1; rc=$?
+if [ $rc = 0 ] && [ "$(polv)" = 0x1 ]; then ok "driver-policy on: the value is 1"; else bad "driver-policy on (exit $rc, value '$(polv)')"; cat "$work/policy-on.txt"; fi
+W driver-policy off > "$work/policy-off.txt" 2>&1; rc=$?
+if [ $rc = 0 ] && [ -z "$(polv)" ]; then ok "driver-policy off: no value again"; else bad "driver-policy off (exit $rc, value '$(polv)')"; cat "$work/policy-off.txt"; fi
+
 # 4. The wheels method: NVIDIA's real Windows wheels (pip, cached where the real-artifact
 #    tests keep theirs) from a static PEP 503 index on loopback, into the folder the user
 #    owns or Program Files.

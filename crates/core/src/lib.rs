@@ -28,6 +28,7 @@ pub use cuda_setup_tables::compat;
 // executor, verify and repair.
 pub mod bundle;
 pub mod detect;
+pub mod driverwatch;
 pub mod guard;
 pub mod linux_driver;
 pub mod plan;

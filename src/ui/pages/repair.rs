@@ -75,6 +75,39 @@ fn fix_step(lang: Lang, step: &Step) -> String {
     }
 }
 
+/// Windows Update replaced the driver (#33): Windows' policy that stops it, off until
+/// ticked, explained with its undo (unticking puts back what was there).
+fn driver_policy(session: &Session, ui: &mut Ui, actions: &mut Vec<Action>) {
+    let lang = session.lang;
+    widgets::gap(ui);
+    widgets::note(ui, Tone::Info, &t(lang, "ui_driver_policy_explain"));
+    let job = session.driver_policy();
+    let mut on = matches!(job.done(), Some(Ok(s)) if s.on);
+    let before = on;
+    ui.add_enabled(
+        !job.is_running(),
+        egui::Checkbox::new(&mut on, t(lang, "ui_driver_policy_checkbox")),
+    );
+    if on != before {
+        actions.push(Action::DriverPolicy(on));
+    }
+    match job.done() {
+        Some(Ok(s)) => widgets::note(
+            ui,
+            Tone::Ok,
+            &cuda_setup_core::i18n::render(
+                &cuda_setup_core::driverwatch::policy::describe(s),
+                lang,
+            ),
+        ),
+        Some(Err(e)) => {
+            widgets::note(ui, Tone::Warn, &t(lang, "ui_driver_policy_failed"));
+            ui.label(RichText::new(e).weak().small());
+        }
+        None => {}
+    }
+}
+
 fn finding(ui: &mut Ui, lang: Lang, f: &Finding) {
     let (tone, key) = match f.severity {
         Severity::Error => (Tone::Bad, "ui_problem"),
@@ -142,6 +175,12 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
         widgets::section(ui, &t(lang, "ui_findings"));
         for f in findings {
             finding(ui, lang, f);
+        }
+        if findings
+            .iter()
+            .any(|f| cuda_setup_core::driverwatch::offers_policy(f.id))
+        {
+            driver_policy(session, ui, &mut actions);
         }
         let problems = repair::problems(findings);
         widgets::gap(ui);

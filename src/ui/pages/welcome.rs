@@ -29,6 +29,20 @@ impl Screen for State {
         }
         // The rest of this frame in the language just chosen.
         let lang = chosen;
+        if let Some(drift) = s.driver_drift() {
+            // The driver that passed the GPU check was replaced or stopped working (#33).
+            widgets::section(ui, &t(lang, "ui_driverwatch_title"));
+            widgets::note(
+                ui,
+                Tone::Warn,
+                &cuda_setup_core::i18n::render(&drift.message(), lang),
+            );
+            if drift.reinstall().is_some() {
+                widgets::note(ui, Tone::Info, &t(lang, "ui_driverwatch_repair"));
+            } else if let Some(how) = drift.manual() {
+                widgets::note(ui, Tone::Info, &cuda_setup_core::i18n::render(&how, lang));
+            }
+        }
         widgets::section(ui, &t(lang, "ui_what_to_do_title"));
         if s.existing.found() {
             widgets::note(

@@ -100,6 +100,8 @@ pub enum Action {
     Restart {
         now: bool,
     },
+    /// Windows Update's driver policy on (true) or back (false) (#33).
+    DriverPolicy(bool),
 }
 
 pub struct Session {
@@ -131,6 +133,10 @@ pub struct Session {
     pub pypi_chosen: bool,
     /// A worker thread's panic message, shown until the user moves to another page.
     crash: Option<String>,
+    /// The driver record and what the machine showed beside the last detection (#33).
+    driver_watch: Option<cuda_setup_core::driverwatch::Observed>,
+    /// The driver policy switched from the Repair page: its state after, or why not.
+    driver_policy: Job<Result<Box<cuda_setup_core::driverwatch::policy::PolicyStatus>, String>>,
 }
 
 impl Session {
@@ -170,7 +176,33 @@ impl Session {
             refresh: Job::Idle,
             pypi_chosen,
             crash: None,
+            driver_watch: None,
+            driver_policy: Job::Idle,
         }
+    }
+
+    /// The driver policy's switch from the Repair page (#33).
+    pub fn driver_policy(
+        &self,
+    ) -> &Job<Result<Box<cuda_setup_core::driverwatch::policy::PolicyStatus>, String>> {
+        &self.driver_policy
+    }
+
+    /// What changed since the driver passed the GPU check (#33): the core's judgement of
+    /// the record against the facts (overrides applied) and Device Manager's code.
+    pub fn driver_drift(&self) -> Option<cuda_setup_core::driverwatch::Drift> {
+        let observed = self.driver_watch.as_ref()?;
+        let facts = self.system.facts()?;
+        let code = self.system.report().and_then(|r| {
+            r.nvidia_gpus()
+                .find_map(|g| g.problem.as_ref().and_then(|p| p.code))
+        });
+        cuda_setup_core::driverwatch::judge(
+            self.opts.target.os,
+            observed,
+            facts.driver.as_ref(),
+            code,
+        )
     }
 
     /// Detection: its job, the last report, the facts.
@@ -237,6 +269,7 @@ impl Session {
             JobId::Prepare => self.prepare.status(),
             JobId::Install => self.install.run.status(),
             JobId::Restart => self.install.restart.status(),
+            JobId::DriverPolicy => self.driver_policy.status(),
             JobId::CudnnCheck | JobId::CudnnDownload | JobId::CudnnInstall | JobId::CudnnUndo => {
                 self.cudnn.status(id)
             }
@@ -376,6 +409,10 @@ impl Session {
             }
             Action::Open(path) => vec![Command::Open(path)],
             Action::Restart { now } => self.restart(now),
+            Action::DriverPolicy(on) => {
+                self.driver_policy = Job::started();
+                vec![Command::DriverPolicy { on }]
+            }
         }
     }
 
@@ -384,12 +421,14 @@ impl Session {
         match e {
             Event::Detected(r, distro) => return self.detected(r, distro),
             Event::Existing(e) => self.existing = *e,
+            Event::DriverWatch(o) => self.driver_watch = Some(*o),
             Event::LinuxDriverAdvice {
                 minimum,
                 branch,
                 advice,
             } => self.linux_driver_advice(minimum, branch, advice),
             Event::Restarting(r) => self.install.restart.finish(r),
+            Event::DriverPolicy(r) => self.driver_policy.finish(r),
             Event::Prepared(r) => self.prepare.job.finish(r),
             Event::Run(JobId::Install, e) => return self.install_event(e),
             Event::Run(JobId::Pip, e) => return self.pip_event(e),
@@ -436,6 +475,9 @@ impl Session {
             }
             Some(JobId::Restart) => {
                 self.install.restart.crash(m);
+            }
+            Some(JobId::DriverPolicy) => {
+                self.driver_policy.crash(m);
             }
             // Ended by their failed report (the worker's, as the executor's would be).
             Some(JobId::Install | JobId::Pip) => {}

@@ -340,6 +340,7 @@ fn all_running(root: &std::path::Path) -> (Session, Plan) {
     s.prepare.job = Job::started();
     s.install.run = run();
     s.install.restart = Job::started();
+    s.driver_policy = Job::started();
     s.cudnn.check = Job::started();
     s.cudnn.download = Job::cancellable(Cancel::default());
     s.cudnn.install = Job::started();

@@ -161,6 +161,70 @@ fn unknown(os: &OsRelease, secure_boot: Option<bool>) -> LinuxDriverAdvice {
     }
 }
 
+/// What rebuilds the driver's kernel module for a new kernel (#33): the distribution's
+/// commands from the table's `rebuild` route, `{kernel}` filled in.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RebuildAdvice {
+    pub distro: Option<String>,
+    /// Empty: the table knows no sourced command for this distribution.
+    pub commands: Vec<String>,
+    /// False when the commands for this distribution are UNCONFIRMED (or it matched
+    /// through ID_LIKE).
+    pub confirmed: bool,
+    /// Some(true): Secure Boot is on; a module built here loads only once signed with an
+    /// enrolled key.
+    pub secure_boot: Option<bool>,
+    /// Secure Boot on: what enrols the key, where the family names it.
+    pub mok_command: Option<String>,
+}
+
+/// The rebuild commands for kernel `kernel` on the host's distribution (None off Linux
+/// or inside WSL2, whose driver is Windows').
+pub fn rebuild(host: &Host, kernel: &str) -> Option<RebuildAdvice> {
+    if host.os != crate::compat::Os::Linux || crate::detect::wsl::is_wsl2(host) {
+        return None;
+    }
+    let os = distro::read(host).unwrap_or_default();
+    let secure_boot = secure_boot::state(host);
+    Some(rebuild_for(embedded(), &os, kernel, secure_boot))
+}
+
+fn rebuild_for(
+    t: Option<&Table>,
+    os: &OsRelease,
+    kernel: &str,
+    secure_boot: Option<bool>,
+) -> RebuildAdvice {
+    let by_id =
+        |id: &str| t.and_then(|t| t.families.iter().find(|f| f.ids.iter().any(|i| i == id)));
+    let (family, derivative) = match os.id.as_deref().and_then(by_id) {
+        Some(f) => (Some(f), false),
+        None => (os.id_like.iter().find_map(|l| by_id(l)), true),
+    };
+    let route = family.and_then(|f| f.rebuild.as_ref());
+    // A kernel release is one token of [A-Za-z0-9._+-]: anything else is not put in a
+    // command line the user pastes.
+    let kernel_ok = !kernel.is_empty()
+        && kernel
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._+-~".contains(&b));
+    RebuildAdvice {
+        distro: os.pretty_name.clone().or_else(|| os.id.clone()),
+        commands: route
+            .filter(|_| kernel_ok)
+            .map(|r| {
+                r.commands
+                    .iter()
+                    .map(|c| c.replace("{kernel}", kernel))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        confirmed: route.is_some_and(|r| r.confirmed) && !derivative,
+        secure_boot,
+        mok_command: family.and_then(|f| f.mok_command.clone()),
+    }
+}
+
 /// The host's `/etc/os-release` (None off Linux, or when there is none): what
 /// `recommend` is told so that it knows whether the distribution packages a driver.
 pub fn os_release(host: &Host) -> Option<OsRelease> {

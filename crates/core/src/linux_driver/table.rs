@@ -38,6 +38,9 @@ pub struct Family {
     pub generic: Route,
     /// The commands when a release ships a known branch that is new enough.
     pub branch: Option<Route>,
+    /// The commands that rebuild the driver's kernel module for kernel `{kernel}` after
+    /// a kernel change (DKMS, akmods); absent: none sourced for this family (#33).
+    pub rebuild: Option<Route>,
     #[serde(default, rename = "release")]
     pub releases: Vec<Release>,
 }
@@ -132,6 +135,9 @@ fn validate(t: &Table) -> Result<(), TableError> {
         if let Some(b) = &f.branch {
             route(&key, "branch", b, true)?;
         }
+        if let Some(r) = &f.rebuild {
+            rebuild(&key, r)?;
+        }
         let mut versions = std::collections::BTreeSet::new();
         for r in &f.releases {
             let rkey = format!("{key}, release \"{}\"", r.version_id);
@@ -181,6 +187,18 @@ fn route(key: &str, name: &str, r: &Route, branch: bool) -> Result<(), TableErro
     }
     if branch && !r.commands.iter().any(|c| c.contains("{branch}")) && r.package.is_none() {
         return Err(invalid(format!("{key}, {name}"), "names no package"));
+    }
+    Ok(())
+}
+
+/// The rebuild route: commands, and `{kernel}` (the new kernel release) its only
+/// placeholder.
+fn rebuild(key: &str, r: &Route) -> Result<(), TableError> {
+    if r.commands.is_empty() {
+        return Err(invalid(format!("{key}, rebuild"), "has no commands"));
+    }
+    for c in &r.commands {
+        command(key, "rebuild", &c.replace("{kernel}", ""), false)?;
     }
     Ok(())
 }

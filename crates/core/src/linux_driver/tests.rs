@@ -323,3 +323,59 @@ fn advice_for_branch(
 ) -> Option<LinuxDriverAdvice> {
     super::advice_for(host, minimum, branch, last)
 }
+
+/// The rebuild commands after a kernel change (#33): the family's `rebuild` route with the
+/// kernel filled in; Fedora's marked unconfirmed, a derivative too; a distribution with no
+/// sourced route, or a kernel release that is not one token, gets no command.
+#[test]
+fn rebuild_commands_per_distribution() {
+    let k = "6.8.0-50-generic";
+    let d = root(Some(UBUNTU_2404.as_bytes()), Sb::On);
+    let a = rebuild(&host(d.path()), k).unwrap();
+    assert_eq!(
+        a.commands,
+        [
+            "sudo apt install linux-headers-6.8.0-50-generic",
+            "sudo dkms autoinstall -k 6.8.0-50-generic"
+        ]
+    );
+    assert!(a.confirmed);
+    assert_eq!(a.secure_boot, Some(true));
+    let d = root(Some(DEBIAN_12.as_bytes()), Sb::Off);
+    assert!(
+        rebuild(&host(d.path()), "6.1.0-18-amd64")
+            .unwrap()
+            .confirmed
+    );
+    let d = root(Some(FEDORA_41.as_bytes()), Sb::Off);
+    let a = rebuild(&host(d.path()), "6.11.4-301.fc41.x86_64").unwrap();
+    assert_eq!(
+        a.commands,
+        [
+            "sudo dnf install kernel-devel-6.11.4-301.fc41.x86_64",
+            "sudo akmods --kernels 6.11.4-301.fc41.x86_64"
+        ]
+    );
+    assert!(!a.confirmed);
+    assert!(a.mok_command.is_some());
+    let d = root(Some(MINT_22.as_bytes()), Sb::Off);
+    let a = rebuild(&host(d.path()), k).unwrap();
+    assert!(
+        !a.commands.is_empty() && !a.confirmed,
+        "a derivative: unconfirmed"
+    );
+    for os in [ROCKY_9, ARCH] {
+        let d = root(Some(os.as_bytes()), Sb::Off);
+        assert!(
+            rebuild(&host(d.path()), k).unwrap().commands.is_empty(),
+            "{os}"
+        );
+    }
+    let d = root(Some(UBUNTU_2404.as_bytes()), Sb::Off);
+    assert!(
+        rebuild(&host(d.path()), "6.8; rm -rf /")
+            .unwrap()
+            .commands
+            .is_empty()
+    );
+}

@@ -263,10 +263,6 @@ pub fn build(
         }
     }
     if let Some(d) = driver {
-        let file = safe_name(&d.download.file, "driver installer")?;
-        let installer = downloads.join(&file);
-        let mut mirrors = choices.mirrors.clone();
-        mirrors.extend(d.mirrors.iter().cloned());
         let at = match steps.first_mut() {
             Some(Step::Preflight(inputs)) => {
                 inputs.driver = true;
@@ -278,30 +274,7 @@ pub fn build(
             }
             _ => 0,
         };
-        let driver_steps = [
-            Step::Download(DownloadSpec {
-                what: Artifact::DriverInstaller,
-                url: d.download.url.clone(),
-                mirrors,
-                // NVIDIA publishes none: the signature is checked before it runs.
-                sha256: None,
-                md5: None,
-                size: d.download.size,
-                dest: installer.clone(),
-                // A driver put in the bundle folder by hand is found by its name (its
-                // signature is checked all the same).
-                bundle_dirs: bundle_dirs.clone(),
-                cache_dir: None,
-                connections: choices.connections,
-            }),
-            Step::InstallDriver(crate::steps::driver::InstallSpec {
-                version: d.version.clone(),
-                package: d.package,
-                installer,
-                args: d.silent_args.clone(),
-                timeout_minutes: 30,
-            }),
-        ];
+        let driver_steps = driver_steps(target, d, choices)?;
         steps.splice(at..at, driver_steps);
     }
     plan.notes = notes;
@@ -314,6 +287,44 @@ pub fn build(
         "plan: built"
     );
     Ok(plan)
+}
+
+/// The Windows display driver's two steps: its download into our downloads folder (no
+/// hash: NVIDIA publishes none; the signature is checked before it runs), then its silent
+/// install. Also what repair plans to put back a driver Windows Update replaced (#33).
+pub fn driver_steps(
+    target: &Target,
+    d: &crate::recommend::DriverInstall,
+    choices: &Choices,
+) -> Result<Vec<Step>, PlanError> {
+    let file = safe_name(&d.download.file, "driver installer")?;
+    let installer = target.downloads_dir().join(&file);
+    let mut mirrors = choices.mirrors.clone();
+    mirrors.extend(d.mirrors.iter().cloned());
+    Ok(vec![
+        Step::Download(DownloadSpec {
+            what: Artifact::DriverInstaller,
+            url: d.download.url.clone(),
+            mirrors,
+            // NVIDIA publishes none: the signature is checked before it runs.
+            sha256: None,
+            md5: None,
+            size: d.download.size,
+            dest: installer.clone(),
+            // A driver put in the bundle folder by hand is found by its name (its
+            // signature is checked all the same).
+            bundle_dirs: choices.bundle.iter().cloned().collect(),
+            cache_dir: None,
+            connections: choices.connections,
+        }),
+        Step::InstallDriver(crate::steps::driver::InstallSpec {
+            version: d.version.clone(),
+            package: d.package,
+            installer,
+            args: d.silent_args.clone(),
+            timeout_minutes: 30,
+        }),
+    ])
 }
 
 /// NVIDIA's redist cuDNN archive for this OS (Windows zip, Linux tar.xz) as one download

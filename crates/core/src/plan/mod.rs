@@ -17,7 +17,9 @@ use crate::steps::Step;
 use crate::target::Target;
 use crate::version::Version;
 
-pub use build::{build, build_cudnn_download, cudnn_archive_of, cudnn_install, pip_install};
+pub use build::{
+    build, build_cudnn_download, cudnn_archive_of, cudnn_install, driver_steps, pip_install,
+};
 pub use downloads::{
     ASSUMED_BYTES_PER_SEC, Download, Downloads, Item, Later, Rate, TORCH_CUDA_ESTIMATE_BYTES,
     downloads,

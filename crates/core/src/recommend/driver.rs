@@ -557,6 +557,34 @@ pub(super) fn windows_install(
     (Some(install), reasons)
 }
 
+/// The Windows driver that puts back `version` (#33: one Windows Update replaced): the
+/// primary GPU's package at exactly that version when the tables list it, else the
+/// newest known at or above it; None when no package or version fits.
+pub fn reinstall(tables: &Tables, facts: &Facts, version: &Version) -> Option<DriverInstall> {
+    let (install, _) = windows_install(tables, facts, Some(version), None, None);
+    let mut install = install?;
+    let package = install.package;
+    if let Some(row) = tables.driver_package(package)
+        && row.versions.iter().any(|v| v.version == *version)
+        && install.version != *version
+    {
+        let url = row.url_for(version);
+        install.download = Download {
+            file: crate::download::file_name_of(&url).to_string(),
+            url,
+            size: row
+                .versions
+                .iter()
+                .find(|v| v.version == *version)
+                .and_then(|v| v.size),
+            sha256: None,
+            md5: None,
+        };
+        install.version = version.clone();
+    }
+    Some(install)
+}
+
 fn label(tables: &Tables, p: DriverPackage) -> String {
     tables
         .driver_package(p)

@@ -23,7 +23,7 @@ use crate::msg;
 use crate::version::{ComputeCapability, Version};
 
 pub use cudnn_version::{CudnnVersionError, cudnn_by_version};
-pub use driver::DriverFit;
+pub use driver::{DriverFit, reinstall as reinstall_driver};
 pub use jetson::JetsonAdvice;
 pub use wsl::{WslAdvice, WslToolkit};
 

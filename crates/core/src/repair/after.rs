@@ -113,6 +113,13 @@ pub fn after_run(a: &AfterRun) -> Verdict {
         };
         verify::smoke(&t.host, a.tables, &opts)
     });
+    // A check that passed records the driver it passed on (#33, `driverwatch`).
+    if let Some(d) = &doctor {
+        crate::driverwatch::after_doctor(t, d, run.driver_installed);
+    }
+    if let Some(s) = &smoke {
+        crate::driverwatch::after_smoke(t, s, run.driver_installed);
+    }
     if doctor.is_none() && smoke.is_none() && !run.restart_pending {
         // Nothing was checked (a failure says what happened).
         Verdict::Pending

@@ -17,6 +17,7 @@ use crate::version::{ComputeCapability, Version};
 
 mod cudnn;
 mod driver;
+mod driverwatch;
 mod environment;
 mod guard;
 mod leftovers;
@@ -27,6 +28,7 @@ mod wsl;
 // Each layer's helpers, for the others and for the tests below.
 use cudnn::*;
 use driver::*;
+use driverwatch::*;
 use environment::*;
 pub use guard::guarded;
 use leftovers::*;
@@ -127,6 +129,7 @@ pub(super) fn steps(s: Vec<Step>) -> Fix {
 pub fn layers(i: &Input) -> Vec<Finding> {
     let mut out = Vec::new();
     driver(i, &mut out);
+    driverwatch(i, &mut out);
     wsl(i, &mut out);
     toolkits(i, &mut out);
     cannot_link(i, &mut out);

@@ -113,6 +113,7 @@ r["providers"] = [str(p) for p in ort.get_available_providers()]
 if hasattr(ort, "preload_dlls"):
     try:
         ort.preload_dlls()
+        r["preloaded"] = True
     except Exception as e:
         r["detail"] = text(e)
 capi = os.path.join(os.path.dirname(ort.__file__), "capi")
@@ -124,11 +125,15 @@ lib = os.path.join(capi, names[1])
 if "CUDAExecutionProvider" not in r["providers"] or not os.path.exists(lib):
     r["error"] = "no CUDA execution provider in this onnxruntime (%s)" % ", ".join(r["providers"])
 else:
+    # Loaded as onnxruntime loads it: on Windows LoadLibraryExW with
+    # LOAD_WITH_ALTERED_SEARCH_PATH (8; core/platform/windows/env.cc), where PATH counts,
+    # not ctypes' default (Python >= 3.8: no PATH).
+    kw = {"winmode": 8} if sys.platform == "win32" and sys.version_info >= (3, 8) else {}
     try:
-        ctypes.CDLL(os.path.join(capi, names[0]))
+        ctypes.CDLL(os.path.join(capi, names[0]), **kw)
     except Exception:
         pass
-    ctypes.CDLL(lib)
+    ctypes.CDLL(lib, **kw)
     r["ok"] = True
 ''',
     "ctranslate2": r'''
@@ -238,6 +243,11 @@ def run_check(name):
 
 out = {
     "python": "%d.%d.%d" % tuple(sys.version_info[:3]),
+    # What naming a missing library needs (as the doctor's probe reports them).
+    "platform": sys.platform,
+    "executable": sys.executable,
+    "exec_prefix": getattr(sys, "exec_prefix", None),
+    "base_exec_prefix": getattr(sys, "base_exec_prefix", None),
     "packages": [],
     "nvidia": [],
     "checks": {},

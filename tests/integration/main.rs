@@ -45,6 +45,7 @@ mod install;
 mod jetson;
 mod linux_driver;
 mod one_writer;
+mod package_libraries;
 mod places;
 mod places_cudnn;
 mod real_dev;

@@ -119,6 +119,8 @@ pub struct Packages {
     installed: Vec<serde_json::Value>,
     nvidia: Vec<serde_json::Value>,
     checks: serde_json::Map<String, serde_json::Value>,
+    /// `platform`, `executable`, `exec_prefix`, `base_exec_prefix` (`interpreter`).
+    interpreter: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Packages {
@@ -127,6 +129,34 @@ impl Packages {
         self.installed.push(serde_json::json!({
             "name": name, "version": version, "requires": requires, "build": null,
         }));
+        self
+    }
+
+    /// The module folder of the package added last (`…/site-packages/onnxruntime`):
+    /// where a failed load's native files are walked.
+    pub fn at(mut self, dir: &Path) -> Packages {
+        let last = self.installed.last_mut().expect("a package added first");
+        last["dir"] = serde_json::json!(dir);
+        self
+    }
+
+    /// The interpreter's facts as the probe reports them (`sys.platform`,
+    /// `sys.executable`, `sys.exec_prefix`, `sys.base_exec_prefix`).
+    pub fn interpreter(
+        mut self,
+        platform: &str,
+        executable: &Path,
+        exec_prefix: &Path,
+        base_exec_prefix: &Path,
+    ) -> Packages {
+        for (k, v) in [
+            ("platform", serde_json::json!(platform)),
+            ("executable", serde_json::json!(executable)),
+            ("exec_prefix", serde_json::json!(exec_prefix)),
+            ("base_exec_prefix", serde_json::json!(base_exec_prefix)),
+        ] {
+            self.interpreter.insert(k.into(), v);
+        }
         self
     }
 
@@ -145,14 +175,17 @@ impl Packages {
     }
 
     fn json(&self) -> String {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "python": "3.11.9",
             "packages": self.installed,
             "nvidia": self.nvidia,
             "checks": self.checks,
             "error": null,
-        })
-        .to_string()
+        });
+        for (k, x) in &self.interpreter {
+            v[k] = x.clone();
+        }
+        v.to_string()
     }
 }
 

@@ -382,6 +382,37 @@ fn expand(entry: &str, origin: &Path, root: &Path) -> PathBuf {
     origin.join(e)
 }
 
+/// Where the loader finds `name` when a package asks for it by name at run time
+/// (`LoadLibrary("cublas64_12.dll")`, `dlopen("libcublas.so.12")`): the search's folders
+/// in order (on Linux `LD_LIBRARY_PATH`, the cache, the default folders, then the
+/// package's preloaded ones). None: nowhere.
+pub fn locate(name: &str, search: &Search) -> Option<PathBuf> {
+    match search {
+        Search::Windows(w) => {
+            let mut listings = Listings(HashMap::new());
+            w.dirs.iter().find_map(|d| listings.find(d, name))
+        }
+        Search::Linux(l) => l
+            .ld_library_path
+            .iter()
+            .map(|d| d.join(name))
+            .find(|p| usable(p))
+            .or_else(|| {
+                l.cache
+                    .get(name)
+                    .map(|p| expand(&p.to_string_lossy(), Path::new("/"), &l.root))
+                    .filter(|p| usable(p))
+            })
+            .or_else(|| {
+                l.default_dirs
+                    .iter()
+                    .chain(&l.preloaded)
+                    .map(|d| d.join(name))
+                    .find(|p| usable(p))
+            }),
+    }
+}
+
 struct Node {
     path: PathBuf,
     chain: Vec<String>,

@@ -84,12 +84,50 @@ pub enum LoadError {
     Extension { module: Option<String> },
     /// `libcudnn.so.9: cannot open shared object file` (Linux).
     SharedObject { name: String },
+    /// A library the package's own loader asked for by name and could not load
+    /// (CTranslate2's `Library cublas64_12.dll is not found or cannot be loaded`, cuDNN's
+    /// `Could not load library cudnn_ops64_9.dll`): it is missing, or one it needs is.
+    Named { name: String },
+}
+
+/// The text between `open` and the next `close` after it.
+fn quoted<'a>(detail: &'a str, open: &str, close: char) -> Option<&'a str> {
+    let rest = &detail[detail.find(open)? + open.len()..];
+    Some(&rest[..rest.find(close)?]).filter(|s| !s.is_empty())
+}
+
+fn file_name_of(path: &str) -> String {
+    path.rsplit(['\\', '/'])
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The load error in `detail`, if it is one.
 pub fn classify(detail: &str) -> Option<LoadError> {
     if let Some(name) = crate::verify::loader::missing_from_dlerror(detail) {
         return Some(LoadError::SharedObject { name });
+    }
+    // ctypes on Windows, Python >= 3.8: `Could not find module 'C:\…\x.dll' (or one of its
+    // dependencies)` — the file ctypes was asked to load, as with torch's own loader.
+    if let Some(path) = quoted(detail, "Could not find module '", '\'') {
+        return Some(LoadError::PackageDll {
+            file: file_name_of(path),
+        });
+    }
+    // A library asked for by name: CTranslate2 (`Library X is not found or cannot be
+    // loaded`), cuDNN's own loader (`Could not load library X`, `Could not locate X`).
+    for open in ["Library ", "Could not load library ", "Could not locate "] {
+        let Some(i) = detail.find(open) else { continue };
+        let word: String = detail[i + open.len()..]
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !matches!(c, '\'' | '"' | ','))
+            .collect();
+        let name = file_name_of(word.trim_end_matches('.'));
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".dll") || lower.contains(".so") {
+            return Some(LoadError::Named { name });
+        }
     }
     if let Some(i) = detail.find("Error loading \"") {
         let rest = &detail[i + "Error loading \"".len()..];
@@ -467,6 +505,8 @@ fn start_files(os: Os, pkg: &Package, error: &LoadError) -> Vec<PathBuf> {
         LoadError::SharedObject { .. } => files_under(&pkg.dir, 1, 64, &|n| {
             n.ends_with(".so") || n.contains(".so.")
         }),
+        // Where the loader finds it, if anywhere (see `explain`).
+        LoadError::Named { .. } => Vec::new(),
     }
 }
 
@@ -500,8 +540,13 @@ pub fn search_for(host: &Host, py: &Interpreter, pkg: &Package, error: &LoadErro
                 .is_none_or(|v| v.major_minor() >= Version::new(&[3, 8]));
             let mut dirs = app;
             match error {
-                LoadError::PackageDll { .. } => {
-                    // torch's fallback: LoadLibraryW, its folders put before PATH.
+                LoadError::PackageDll { .. } | LoadError::Named { .. } => {
+                    // torch's fallback: LoadLibraryW, its folders put before PATH. The
+                    // same standard order for a library another package loads itself:
+                    // onnxruntime's provider (`LoadLibraryExW` with
+                    // `LOAD_WITH_ALTERED_SEARCH_PATH`, onnxruntime
+                    // core/platform/windows/env.cc), a name CTranslate2 or cuDNN load
+                    // at run time; its folders are those it loaded from beforehand.
                     dirs.extend(system.iter().cloned());
                     dirs.extend(pkg.dll_dirs.iter().cloned());
                     dirs.extend(path);
@@ -570,15 +615,25 @@ pub fn explain(
     let error = classify(error_text)?;
     let search = search_for(host, py, pkg, &error);
     let mut missing: Vec<Missing> = Vec::new();
-    for start in start_files(py.os, pkg, &error) {
+    let mut starts = start_files(py.os, pkg, &error);
+    let located = match &error {
+        LoadError::Named { name } => libwalk::locate(name, &search),
+        _ => None,
+    };
+    starts.extend(located.clone());
+    for start in starts {
         for m in libwalk::walk(&start, &search).missing {
             if !missing.iter().any(|x| x.name.eq_ignore_ascii_case(&m.name)) {
                 missing.push(m);
             }
         }
     }
-    // Linux names the missing file itself: that one first, with its chain when walked.
-    if let LoadError::SharedObject { name } = &error {
+    // The error names the missing file itself: that one first, with its chain when
+    // walked. A library asked for by name and found is not missing: what it needs is, or
+    // nothing the walk can see is (then this is no missing library).
+    if let LoadError::SharedObject { name } | LoadError::Named { name } = &error
+        && located.is_none()
+    {
         let at = missing.iter().position(|m| &m.name == name);
         match at {
             Some(i) => {

@@ -152,3 +152,43 @@ fn torch_version_py_gives_the_cuda_major() {
     std::fs::write(d.path().join("version.py"), "cuda = None\n").unwrap();
     assert_eq!(read_torch_cuda(d.path()), None);
 }
+
+#[test]
+fn loads_of_other_packages_are_classified() {
+    // ctypes on Windows (Python >= 3.8): the file it was asked to load.
+    assert_eq!(
+        classify(
+            "FileNotFoundError: Could not find module 'C:\\x\\capi\\onnxruntime_providers_cuda.dll' (or one of its dependencies). Try using the full path with constructor syntax."
+        ),
+        Some(LoadError::PackageDll {
+            file: "onnxruntime_providers_cuda.dll".into()
+        })
+    );
+    // A library the package's own loader asked for by name.
+    for (text, name) in [
+        (
+            "RuntimeError: Library cublas64_12.dll is not found or cannot be loaded",
+            "cublas64_12.dll",
+        ),
+        (
+            "RuntimeError: Library libcublas.so.12 is not found or cannot be loaded",
+            "libcublas.so.12",
+        ),
+        (
+            "Could not load library cudnn_ops64_9.dll. Error code 126",
+            "cudnn_ops64_9.dll",
+        ),
+        (
+            "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
+            "zlibwapi.dll",
+        ),
+    ] {
+        assert_eq!(
+            classify(text),
+            Some(LoadError::Named { name: name.into() }),
+            "{text}"
+        );
+    }
+    // Not a library: no class.
+    assert_eq!(classify("RuntimeError: Library is busy"), None);
+}

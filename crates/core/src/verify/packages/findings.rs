@@ -45,6 +45,9 @@ pub enum PackageFindingKind {
     CudnnMissing,
     /// What it needs is there, and still the GPU path does not load.
     GpuFailed,
+    /// Its GPU path (or the package itself) cannot load: the walk of its native files
+    /// names the library missing (`missing_library`).
+    LibraryMissing,
 }
 
 impl PackageFindingKind {
@@ -55,7 +58,7 @@ impl PackageFindingKind {
             NoGpu | DriverTooOld => Layer::Driver,
             CudaMissing | WheelsMissing => Layer::Toolkit,
             CudnnMissing => Layer::Cudnn,
-            NoGpuOnOs | CpuPackage | UnknownVersion | GpuFailed => Layer::Env,
+            NoGpuOnOs | CpuPackage | UnknownVersion | GpuFailed | LibraryMissing => Layer::Env,
         }
     }
 }
@@ -71,9 +74,8 @@ pub struct PackageFinding {
     #[serde(flatten)]
     pub message: Message,
     pub fix: Option<Fix>,
-    /// The DLL or shared object a failed load misses, when it can be named.
-    // TODO(dllwalk): fill from dllwalk's walk of the package folder and the load error
-    // (`GpuLoad::error`), in `gpu_failed` below; its fix then names that library's fix.
+    /// The DLL or shared object a failed load misses, when the walk of the package's
+    /// native files names it (`libraries.rs`; the chain is in the details).
     pub missing_library: Option<String>,
 }
 
@@ -499,7 +501,7 @@ fn gpu_package(
 
 /// Everything it needs is there and the GPU path still does not load.
 fn gpu_failed(p: &Installed, need: Need, cuda: u32, detail: &str) -> PackageFinding {
-    let f = finding(
+    finding(
         p,
         PackageFindingKind::GpuFailed,
         Severity::Problem,
@@ -512,10 +514,7 @@ fn gpu_failed(p: &Installed, need: Need, cuda: u32, detail: &str) -> PackageFind
         )
         .with("detail", detail),
         None,
-    );
-    // TODO(dllwalk): `f.missing_library = dllwalk(p.dir, detail)` (the package's folder,
-    // the load error) and that library's fix.
-    f
+    )
 }
 
 /// A CPU-only build: say so, and what the GPU build is.
@@ -569,11 +568,7 @@ pub fn findings(cx: &Context) -> Vec<PackageFinding> {
     }
     // JAX: the GPU comes with a `jax-cudaNN-plugin` wheel, whose name is its CUDA major.
     if let Some(p) = get("jaxlib") {
-        let plugin = probe.packages.iter().find_map(|q| {
-            let n = q.name.strip_prefix("jax-cuda")?;
-            let (major, kind) = n.split_once('-')?;
-            (kind == "plugin").then(|| major.parse::<u32>().ok())?
-        });
+        let plugin = jax_plugin(probe);
         let on_windows =
             release_of(&p.version).is_some_and(|v| cx.table.no_gpu("jaxlib", &v, cx.os).is_some());
         match plugin {
@@ -594,4 +589,36 @@ pub fn findings(cx: &Context) -> Vec<PackageFinding> {
         }
     }
     out
+}
+
+/// The CUDA major of the `jax-cudaNN-plugin` wheel installed, if any.
+fn jax_plugin(probe: &PackagesProbe) -> Option<u32> {
+    probe.packages.iter().find_map(|q| {
+        let n = q.name.strip_prefix("jax-cuda")?;
+        let (major, kind) = n.split_once('-')?;
+        (kind == "plugin").then(|| major.parse::<u32>().ok())?
+    })
+}
+
+/// The table's rule and the probe's check for a GPU distribution.
+pub(super) fn rule_and_check(package: &str) -> Option<(&'static str, &'static str)> {
+    Some(match package {
+        "onnxruntime-gpu" => ("onnxruntime-gpu", "onnxruntime"),
+        "ctranslate2" => ("ctranslate2", "ctranslate2"),
+        "paddlepaddle-gpu" => ("paddlepaddle-gpu", "paddle"),
+        "tensorflow" | "tensorflow-intel" => ("tensorflow", "tensorflow"),
+        "jaxlib" => ("jaxlib", "jax"),
+        _ => return None,
+    })
+}
+
+/// The CUDA major `p` needs, as its findings judged it (None: unknown).
+pub(super) fn cuda_needed(cx: &Context, p: &Installed) -> Option<u32> {
+    let (rule, check) = rule_and_check(&p.name)?;
+    if rule == "jaxlib"
+        && let Some(cuda) = jax_plugin(cx.probe)
+    {
+        return Some(cuda);
+    }
+    need(cx, p, rule, cx.probe.checks.get(check)).cuda
 }

@@ -7,7 +7,7 @@
 //! libraries, the driver), and names the fix.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -17,7 +17,10 @@ use crate::detect::{cudnn::CudnnInstall, toolkit::Toolkit};
 use crate::platform::Host;
 use crate::version::Version;
 
+use super::missing_library;
+
 mod findings;
+mod libraries;
 mod offer;
 
 pub use findings::{Context, PackageFinding, PackageFindingKind, findings};
@@ -42,6 +45,16 @@ pub struct PackagesProbe {
     pub checks: BTreeMap<String, GpuLoad>,
     #[serde(default)]
     pub error: Option<String>,
+    /// `sys.platform`, `sys.executable`, `sys.exec_prefix`, `sys.base_exec_prefix`: the
+    /// interpreter's facts for naming a missing library (as the doctor's probe has them).
+    #[serde(default)]
+    pub platform: Option<String>,
+    #[serde(default)]
+    pub executable: Option<String>,
+    #[serde(default)]
+    pub exec_prefix: Option<String>,
+    #[serde(default)]
+    pub base_exec_prefix: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -92,11 +105,35 @@ pub struct GpuLoad {
     /// The CUDA and cuDNN the package says it was built with (paddle, TensorFlow).
     pub build_cuda: Option<String>,
     pub build_cudnn: Option<String>,
+    /// `onnxruntime.preload_dlls()` (onnxruntime-gpu >= 1.21) ran before the provider
+    /// was loaded: the nvidia-* wheels' (or a CUDA 12 torch's) libraries were loaded.
+    #[serde(default)]
+    pub preloaded: Option<bool>,
 }
 
 impl PackagesProbe {
     pub fn installed(&self, name: &str) -> Option<&Installed> {
         self.packages.iter().find(|p| p.name == name)
+    }
+
+    /// The interpreter's facts for `missing_library` (its OS from `sys.platform`, else
+    /// `os`).
+    pub fn interpreter(&self, os: Os, python: &Path) -> missing_library::Interpreter {
+        let os = match self.platform.as_deref() {
+            Some("win32") | Some("cygwin") => Os::Windows,
+            Some(p) if p.starts_with("linux") => Os::Linux,
+            _ => os,
+        };
+        missing_library::Interpreter {
+            os,
+            version: self.python.parse().ok(),
+            executable: self
+                .executable
+                .as_ref()
+                .map_or_else(|| python.to_path_buf(), PathBuf::from),
+            exec_prefix: self.exec_prefix.as_ref().map(PathBuf::from),
+            base_exec_prefix: self.base_exec_prefix.as_ref().map(PathBuf::from),
+        }
     }
 }
 
@@ -177,7 +214,7 @@ pub fn examine(host: &Host, e: &Examine) -> PackagesReport {
         }
     };
     let offer = Offer::gather(e.found, &probe.nvidia, e.torch);
-    let found = findings(&Context {
+    let cx = Context {
         os: e.os,
         python: e.python,
         probe: &probe,
@@ -185,7 +222,11 @@ pub fn examine(host: &Host, e: &Examine) -> PackagesReport {
         table: &e.tables.gpu_packages,
         driver_cuda: e.driver_cuda,
         has_gpu: e.has_gpu,
-    });
+    };
+    let mut found = findings(&cx);
+    // A GPU path that failed to load a library: walk the package's native files for the
+    // one missing (findings are pure; the walk reads files).
+    libraries::name_missing(host, &cx, e.torch, &mut found);
     PackagesReport {
         probe: Some(probe),
         error: None,

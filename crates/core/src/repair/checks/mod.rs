@@ -28,7 +28,7 @@ mod wsl;
 use cudnn::*;
 use driver::*;
 use environment::*;
-pub use guard::guarded;
+pub use guard::{guarded, restore_plan};
 use leftovers::*;
 #[cfg(test)]
 use python::arch_covers;

@@ -118,7 +118,7 @@ pub fn run(args: &Args, lang: Lang) -> Result<i32, CliError> {
         }
         Action::On(a) => {
             let mut outcome = guard::on(&target, py, a.yes).map_err(fail)?;
-            if let OnOutcome::NeedsConfirmation { prefix } = &outcome {
+            if let OnOutcome::NeedsConfirmation { prefix, .. } = &outcome {
                 let said = i18n::render(&outcome.message(), lang);
                 if c.json || !std::io::stdin().is_terminal() {
                     return Err(CliError::Failed {

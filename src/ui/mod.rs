@@ -16,6 +16,7 @@ pub mod elevate;
 pub mod fixes;
 pub mod flow;
 pub mod fonts;
+pub mod guard_view;
 pub mod job;
 mod launch;
 pub mod options;

@@ -11,7 +11,9 @@ use cuda_setup_core::compat::Tables;
 use cuda_setup_core::cudnn;
 use cuda_setup_core::detect::{self, Deadlines, SystemReport};
 use cuda_setup_core::download::Cancel;
+use cuda_setup_core::guard;
 use cuda_setup_core::linux_driver;
+use cuda_setup_core::message::Message;
 use cuda_setup_core::plan::{self, Choices, Plan};
 use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{CudnnPick, Recommendation};
@@ -102,6 +104,43 @@ pub enum Command {
     DriverPolicy {
         on: bool,
     },
+    /// The guard of `python`'s verified PyTorch (#33): `op`, then its status.
+    Guard {
+        python: PathBuf,
+        op: GuardOp,
+    },
+    /// The plan that puts `python`'s verified PyTorch back (repair's fix for a swap); the
+    /// session then submits it as a [`JobId::Restore`] run.
+    PlanRestore {
+        python: PathBuf,
+    },
+}
+
+/// What the guard's switch asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuardOp {
+    Status,
+    /// `confirmed`: the user agreed to write into a system Python's prefix.
+    On {
+        confirmed: bool,
+    },
+    Off,
+}
+
+/// What a guard command did.
+#[derive(Debug, Clone)]
+pub enum GuardDone {
+    On(guard::OnOutcome),
+    Off(guard::OffOutcome),
+}
+
+/// The guard's answer for `python`: what the switch did (None: only asked), then its
+/// status; errors in the core's words.
+#[derive(Debug, Clone)]
+pub struct GuardAnswer {
+    pub python: PathBuf,
+    pub done: Option<Result<GuardDone, Message>>,
+    pub status: Result<Box<guard::Status>, Message>,
 }
 
 /// What a background refresh needs: the tables without any cache merged in, where to
@@ -143,11 +182,15 @@ pub enum JobId {
     /// Repair's fixes (a run per fix, then the audit again).
     Fix,
     Save,
+    /// The guard's status and switch for the chosen Python (#33).
+    Guard,
+    /// Putting the verified PyTorch back: its plan, then its run.
+    Restore,
 }
 
 impl JobId {
     /// Every job, for tests that go through them all.
-    pub const ALL: [JobId; 17] = [
+    pub const ALL: [JobId; 19] = [
         JobId::Detect,
         JobId::LinuxDriver,
         JobId::Refresh,
@@ -165,6 +208,8 @@ impl JobId {
         JobId::Audit,
         JobId::Fix,
         JobId::Save,
+        JobId::Guard,
+        JobId::Restore,
     ];
 }
 
@@ -221,6 +266,11 @@ pub enum Event {
     Restarting(Result<bool, String>),
     /// The driver policy after the switch, or why it was not switched (in words).
     DriverPolicy(Result<Box<cuda_setup_core::driverwatch::policy::PolicyStatus>, String>),
+    /// Recorded PyTorch builds another install replaced (read beside each detection).
+    Swaps(Vec<guard::Swap>),
+    Guard(Box<GuardAnswer>),
+    /// The restore's plan for `python` (None: the verified build is there).
+    RestorePlanned(PathBuf, Result<Option<Box<Plan>>, Message>),
     /// A bug of ours: the thread working for `job` panicked (the message). The session
     /// ends that job with the error, and the page says so.
     Crashed {
@@ -249,6 +299,8 @@ impl Command {
             Command::LinuxDriverAdvice { .. } => JobId::LinuxDriver,
             Command::Restart { .. } => JobId::Restart,
             Command::DriverPolicy { .. } => JobId::DriverPolicy,
+            Command::Guard { .. } => JobId::Guard,
+            Command::PlanRestore { .. } => JobId::Restore,
             Command::PickFile { .. } | Command::Open(_) => return None,
         })
     }
@@ -367,6 +419,8 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
             // the UI thread; sent first, so the detection's follow-ups see it.
             let existing = cuda_setup_core::repair::existing(&env.target);
             out.send(Event::Existing(Box::new(existing)));
+            let swaps = guard::swaps(&env.target).into_iter().map(|(s, _)| s);
+            out.send(Event::Swaps(swaps.collect()));
             // The distribution, which the recommendation asks whether it packages a driver
             // update (#32): read here too, not on the UI thread.
             let distro = linux_driver::os_release(&env.host);
@@ -439,7 +493,9 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                 ..Default::default()
             };
             // Sampled too: the user sees the card work during the doctor's matmul.
-            let r = monitored(out, || doctor::examine(&env.host, &env.tables, &opts, &gpu));
+            let mut r = monitored(out, || doctor::examine(&env.host, &env.tables, &opts, &gpu));
+            // A build verified here is recorded (and guarded); a swap is told (#33).
+            guard::after_doctor(&env.target, &mut r);
             if env.target.root.is_none() {
                 cuda_setup_core::driverwatch::after_doctor(&env.target, &r, false);
             }
@@ -516,6 +572,31 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
         }
         Command::Restart { now } => {
             out.send(Event::Restarting(steps::driver::restart(&env.target, now)))
+        }
+        Command::Guard { python, op } => {
+            let t = &env.target;
+            let done = match op {
+                GuardOp::Status => None,
+                GuardOp::On { confirmed } => {
+                    Some(guard::on(t, &python, confirmed).map(GuardDone::On))
+                }
+                GuardOp::Off => Some(guard::off(t, &python).map(GuardDone::Off)),
+            };
+            let done = done.map(|r| r.map_err(|e| e.message()));
+            let status = guard::status(t, &python)
+                .map(Box::new)
+                .map_err(|e| e.message());
+            out.send(Event::Guard(Box::new(GuardAnswer {
+                python,
+                done,
+                status,
+            })));
+        }
+        Command::PlanRestore { python } => {
+            let r = cuda_setup_core::repair::restore_plan(&env.target, &python)
+                .map(|p| p.map(Box::new))
+                .map_err(|e| e.message());
+            out.send(Event::RestorePlanned(python, r));
         }
         Command::Fix {
             overrides,

@@ -40,6 +40,7 @@ fn record(py: &Path, prefix: &Path, env: EnvKind, wheel: Option<Wheel>) -> Recor
         companions: Default::default(),
         verified_at: 1_764_849_600,
         by: VerifiedBy::Install,
+        lifted: false,
     }
 }
 
@@ -268,6 +269,12 @@ fn restore_from_the_cache_hands_pip_the_cached_file() {
         )
     );
 
+    // The stand-in's pip installed that build; another install swaps it again.
+    assert_eq!(
+        std::fs::read_to_string(bin.join("torch.version")).unwrap(),
+        "2.7.1+cu118\n"
+    );
+    standin::set_torch(&bin, Some(&Torch::new("2.8.0+cpu", None, "")));
     // The bytes changed since: not handed to pip.
     std::fs::write(&wheel, b"something else").unwrap();
     std::fs::remove_file(standin::pip_install_log(&bin)).unwrap();
@@ -439,6 +446,111 @@ fn the_pip_step_lifts_and_moves_the_pin() {
     );
 }
 
+/// The "found and verified on the GPU": the doctor pins a build it found working
+/// in a venv (its note says how to lift it); `guard off` is kept — the same build, or a
+/// new one verified later, is only recorded until `guard on`.
+#[test]
+fn the_doctor_pins_a_build_it_found_in_a_venv_and_keeps_the_users_off() {
+    let d = tempfile::tempdir().unwrap();
+    let (py, prefix) = venv(d.path(), "2.7.1+cu118", "venv");
+    let bin = py.parent().unwrap().to_path_buf();
+    let root = d.path().join("root");
+    let target = Target::rooted(Os::Linux, &root);
+    let constraints = prefix.join("cuda-setup-constraints.txt");
+
+    let mut report = doctor_report(&py, "2.7.1+cu118", true);
+    match guard::after_doctor(&target, &mut report) {
+        guard::AfterDoctor::Pinned { torch, .. } => assert_eq!(torch, "2.7.1+cu118"),
+        other => panic!("{other:?}"),
+    }
+    let note = &report.findings[1];
+    assert_eq!(note.message.key, "guard_doctor_pinned");
+    let en = render(&note.message, Lang::En);
+    assert!(
+        en.ends_with(&format!(
+            "To lift it: cuda-setup guard off --python {}",
+            py.display()
+        )),
+        "{en}"
+    );
+    assert!(prefix.join("pip.conf").is_file());
+    assert!(
+        std::fs::read_to_string(&constraints)
+            .unwrap()
+            .ends_with("\ntorch==2.7.1+cu118\n")
+    );
+    let rec = guard::record::find(&target, &py).unwrap().unwrap();
+    assert_eq!((rec.by, rec.lifted), (VerifiedBy::Doctor, false));
+
+    // The user lifts it: the doctor does not put it back.
+    let o = guard_cli("en", &["off"], &py, &root);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert!(guard::record::find(&target, &py).unwrap().unwrap().lifted);
+    let mut report = doctor_report(&py, "2.7.1+cu118", true);
+    assert!(matches!(
+        guard::after_doctor(&target, &mut report),
+        guard::AfterDoctor::Nothing
+    ));
+    assert!(!prefix.join("pip.conf").exists() && !constraints.exists());
+    // Another build the user put there, working: recorded, still not pinned.
+    standin::set_torch(
+        &bin,
+        Some(&Torch::new("2.8.0+cu126", Some("12.6"), "sm_86")),
+    );
+    let mut report = doctor_report(&py, "2.8.0+cu126", true);
+    match guard::after_doctor(&target, &mut report) {
+        guard::AfterDoctor::Recorded { torch, system } => {
+            assert_eq!((torch.as_str(), system), ("2.8.0+cu126", None))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(report.findings[1].message.key, "guard_doctor_recorded");
+    assert!(!prefix.join("pip.conf").exists());
+    // `guard on` ends the lift.
+    let o = guard_cli("en", &["on"], &py, &root);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let rec = guard::record::find(&target, &py).unwrap().unwrap();
+    assert_eq!((rec.torch.as_str(), rec.lifted), ("2.8.0+cu126", false));
+    assert!(
+        std::fs::read_to_string(&constraints)
+            .unwrap()
+            .ends_with("\ntorch==2.8.0+cu126\n")
+    );
+}
+
+/// A system Python's verified build is recorded, never pinned by the doctor: its note asks
+/// (`guard on --yes`), and nothing is written into the shared prefix.
+#[test]
+fn the_doctor_only_records_a_build_in_a_system_python() {
+    let d = tempfile::tempdir().unwrap();
+    let (py, prefix) = venv(d.path(), "2.7.1+cu118", "system");
+    let root = d.path().join("root");
+    let target = Target::rooted(Os::Linux, &root);
+    let mut report = doctor_report(&py, "2.7.1+cu118", true);
+    match guard::after_doctor(&target, &mut report) {
+        guard::AfterDoctor::Recorded { system, .. } => {
+            assert_eq!(system.as_deref(), Some(prefix.as_path()))
+        }
+        other => panic!("{other:?}"),
+    }
+    let note = &report.findings[1];
+    assert_eq!(note.message.key, "guard_doctor_recorded_system");
+    assert!(render(&note.message, Lang::En).ends_with(&format!(
+        "cuda-setup guard on --python {} --yes",
+        py.display()
+    )));
+    assert!(render(&note.message, Lang::Zh).contains("系统自带的 Python"));
+    assert!(!prefix.join("pip.conf").exists());
+    assert!(!prefix.join("cuda-setup-constraints.txt").exists());
+    // Checked again: still only recorded, nothing said twice.
+    let mut report = doctor_report(&py, "2.7.1+cu118", true);
+    assert!(matches!(
+        guard::after_doctor(&target, &mut report),
+        guard::AfterDoctor::Nothing
+    ));
+    assert!(!prefix.join("pip.conf").exists());
+}
+
 // ---- a real pip in a real venv ----
 
 /// A venv of this machine's python3, with its pip (ensurepip: offline).
@@ -529,6 +641,7 @@ fn guard_real(py: &Path, root: &Path) {
             companions: env.companions.clone(),
             verified_at: 1_764_849_600,
             by: VerifiedBy::Doctor,
+            lifted: false,
         },
     )
     .unwrap();

@@ -30,6 +30,7 @@ mod gui_cudnn;
 mod gui_driver;
 mod gui_driver_choice;
 mod gui_free_threaded;
+mod gui_guard;
 mod gui_hints;
 mod gui_installed;
 mod gui_journey;

@@ -4,7 +4,8 @@
 //! detection's probe (`assets/python_probe.py`, recognised by its `CUDA_SETUP_PROBE`
 //! marker), the installed torch's version, `pip debug --verbose`'s tags — from the torch
 //! the test gives, and plays `pip install`: it records its arguments in `pip-install.log`
-//! beside itself and, given PyTorch's index (`…/whl/cuXYZ`), becomes that CUDA build.
+//! beside itself and, given PyTorch's index (`…/whl/cuXYZ`), becomes that CUDA build
+//! (given a torch wheel file, the build its name says).
 //! What the Python scripts themselves do is checked on a real interpreter by the
 //! `real_python_*` tests (`scripts/real-artifacts.sh`).
 
@@ -195,6 +196,12 @@ pub fn set_packages(dir: &Path, packages: &Packages) {
     std::fs::write(dir.join("packages.json"), packages.json() + "\n").unwrap();
 }
 
+/// What the stand-in in `dir` answers the doctor's probe (its JSON, one line): a test's
+/// working CUDA build, say.
+pub fn set_doctor(dir: &Path, json: &str) {
+    std::fs::write(dir.join("doctor.json"), format!("{json}\n")).unwrap();
+}
+
 /// The arguments of the last `pip install` the stand-in in `dir` ran (`-m pip install …`).
 pub fn pip_install_log(dir: &Path) -> PathBuf {
     dir.join("pip-install.log")
@@ -215,7 +222,9 @@ case "$1" in
     echo "CUDA_SETUP_PROBE {\"version\": \"$v\", \"executable\": \"$0\", \"bits\": 64, \"free_threaded\": $ft, \"torch\": $t, \"torch_error\": $e}"
     exit 0;;
   *CUDA_SETUP_DOCTOR*)
-    # The doctor's probe, only where a test gave packages (set_packages): torch as above.
+    # The doctor's probe: the answer a test gave (set_doctor), else, only where a test
+    # gave packages (set_packages), torch as above.
+    if [ -f "$here/doctor.json" ]; then read -r d < "$here/doctor.json"; echo "CUDA_SETUP_DOCTOR $d"; exit 0; fi
     [ -f "$here/packages.json" ] || { echo "stand-in python: no answer for this script" >&2; exit 1; }
     if [ -f "$here/torch.json" ]; then read -r t < "$here/torch.json"; e=null
     else t=null; e='{"kind": "not_installed", "detail": "ModuleNotFoundError: No module named torch"}'; fi
@@ -255,6 +264,11 @@ case "$1" in
     echo "${PIP_CONSTRAINT-}" > "$here/pip-constraint.log"
     v=""
     for a in "$@"; do case "$a" in *download.pytorch.org/whl/cu*|http://127.0.0.1:*/whl/cu*) v="${a##*/cu}";; esac; done
+    for a in "$@"; do case "${a##*/}" in torch-*.whl)
+      # A torch wheel file (our cached one): that build, as its name says.
+      t="${a##*/}"; t="${t#torch-}"; t="${t%%-*}"; echo "$t" > "$here/torch.version"
+      echo "{\"version\": \"$t\", \"cuda\": null, \"cuda_available\": false, \"cudnn\": null, \"arch_list\": []}" > "$here/torch.json";;
+    esac; done
     if [ -n "$v" ]; then
       cuda="${v%?}.${v#??}"
       case "$v" in 126) arch='"sm_50","sm_60","sm_70","sm_75","sm_80","sm_86","sm_90"';; *) arch='"sm_75","sm_80","sm_86","sm_90","sm_100","sm_120"';; esac

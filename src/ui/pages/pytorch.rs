@@ -82,7 +82,12 @@ impl Screen for State {
     }
 
     fn busy(&self, s: &Session) -> bool {
-        s.torch().busy()
+        s.torch().busy() || s.guard().restoring()
+    }
+
+    /// The chosen Python's guard of its verified PyTorch (#33).
+    fn enter(&self, _s: &Session) -> Vec<Action> {
+        vec![Action::GuardStatus]
     }
 
     /// Next does not hide that PyTorch is not (yet) working: it says the user goes on
@@ -284,6 +289,15 @@ fn tail(page: &State, session: &Session, ui: &mut Ui, actions: &mut Vec<Action>)
         torch_state
             .run()
             .show(ui, lang, true, &Here::new(Page::Pytorch, again));
+    }
+    // The guard of this Python's verified build, and putting it back when swapped (#33).
+    let python = python_of(session);
+    if !python.trim().is_empty() {
+        actions.extend(crate::ui::guard_view::section(
+            session,
+            ui,
+            std::path::Path::new(python.trim()),
+        ));
     }
     if torch_state.doctor_running() {
         ui.horizontal(|ui| {

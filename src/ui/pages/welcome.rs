@@ -59,6 +59,9 @@ impl Screen for State {
             }
             widgets::gap(ui);
         }
+        // A verified PyTorch another install replaced, and the button that puts it back
+        // (#33).
+        actions.extend(crate::ui::guard_view::first_page(s, ui));
         let mut mode = s.mode;
         widgets::card(
             ui,
@@ -81,5 +84,14 @@ impl Screen for State {
         widgets::gap(ui);
         ui.label(RichText::new(t(lang, "ui_cli_hint")).weak());
         actions
+    }
+
+    /// After putting PyTorch back, the check's fix when it found a problem.
+    fn primary(&self, s: &Session) -> Option<super::Primary> {
+        crate::ui::guard_view::first_page_primary(s)
+    }
+
+    fn busy(&self, s: &Session) -> bool {
+        s.guard().restoring() || s.torch().doctor_running()
     }
 }

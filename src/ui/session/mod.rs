@@ -16,6 +16,7 @@
 mod checks;
 mod cudnn;
 mod detection;
+mod guard;
 mod install;
 mod repair;
 mod settings;
@@ -39,6 +40,7 @@ use super::worker::{Command, Event, JobId, Pick};
 pub use checks::Verify;
 pub use cudnn::{CheckAnswer, Cudnn};
 pub use detection::{Detection, LinuxDriver};
+pub use guard::{Confirm, Guard, Said};
 pub use install::{DriverPlan, Install, Preparation, installs_driver};
 pub use repair::Repair;
 pub use settings::{PIP_MIRRORS, Settings, default_pip_mirror, default_pypi, pip_mirror};
@@ -84,6 +86,14 @@ pub enum Action {
     /// Repair mode's end: the checks setup runs — the doctor on the torch detection found,
     /// the smoke test where the goal needs it — so Done has reports to judge.
     CheckInstalled,
+    /// The chosen Python's guard of its verified PyTorch (#33).
+    GuardStatus,
+    /// The guard's switch: on or off (a system Python asks first).
+    GuardSwitch(bool),
+    /// The answer to the system Python's question.
+    GuardConfirm(bool),
+    /// Put the verified PyTorch back into this Python, then check it.
+    RestoreTorch(PathBuf),
     Audit,
     Fix,
     PickFile(Pick),
@@ -123,6 +133,7 @@ pub struct Session {
     verify: Verify,
     torch: Torch,
     repair: Repair,
+    guard: Guard,
     /// The report written (where), or why not (empty: the user closed the dialog).
     saved: Job<Result<PathBuf, String>>,
     /// Where the tables' facts come from; the background refresh that may change them.
@@ -172,6 +183,7 @@ impl Session {
             cudnn: Cudnn::default(),
             verify: Verify::default(),
             repair: Repair::default(),
+            guard: Guard::default(),
             saved: Job::Idle,
             refresh: Job::Idle,
             pypi_chosen,
@@ -279,6 +291,8 @@ impl Session {
             JobId::Audit => self.repair.audit_status(),
             JobId::Fix => self.repair.fix_status(),
             JobId::Save => self.saved.status(),
+            JobId::Guard => self.guard.status_job(),
+            JobId::Restore => self.guard.restore_status(),
         }
     }
 
@@ -392,6 +406,10 @@ impl Session {
             }
             Action::RunDoctor => vec![self.start_doctor()],
             Action::CheckInstalled => self.check_installed(),
+            Action::GuardStatus => self.guard_status(),
+            Action::GuardSwitch(on) => self.guard_switch(on),
+            Action::GuardConfirm(yes) => self.guard_confirm(yes),
+            Action::RestoreTorch(python) => self.restore_torch(python),
             Action::Audit => self.audit(),
             Action::Fix => self.fix(),
             Action::PickFile(purpose) => vec![Command::PickFile { purpose }],
@@ -435,6 +453,7 @@ impl Session {
             Event::Run(JobId::Fix, e) => self.fix_event(e),
             Event::Run(JobId::CudnnDownload, e) => return self.download_event(e),
             Event::Run(JobId::CudnnInstall, e) => return self.install_cudnn_event(e),
+            Event::Run(JobId::Restore, e) => return self.restore_event(e),
             // No other job runs a plan.
             Event::Run(..) => {}
             Event::Picked(Pick::CudnnArchive, Some(p)) => return self.use_archive(p),
@@ -447,7 +466,15 @@ impl Session {
             Event::Sample(s) => self.sampled(Ok(s)),
             Event::MonitorUnavailable(why) => self.sampled(Err(why)),
             Event::Smoke(r) => self.smoke_done(r),
-            Event::Doctor(r) => self.doctor_done(r),
+            Event::Doctor(r) => {
+                self.doctor_done(r);
+                // The doctor may have recorded and guarded the build (#33): the page that
+                // shows the guard asks again.
+                self.guard.status_for = None;
+            }
+            Event::Swaps(s) => self.guard.swaps = s,
+            Event::Guard(a) => self.guard_answer(*a),
+            Event::RestorePlanned(python, r) => return self.restore_planned(python, r),
             Event::Saved(r) => self.saved.finish(r),
             Event::Audited(f) => self.audited(f),
             Event::Fixed(r) => return self.fixed(r),
@@ -501,6 +528,13 @@ impl Session {
             }
             Some(JobId::Save) => {
                 self.saved.crash(m);
+            }
+            Some(JobId::Guard) => {
+                self.guard.status.crash(m);
+            }
+            // The plan's thread; a run's crash ends it with its failed report.
+            Some(JobId::Restore) => {
+                self.guard.restore_plan.crash(m);
             }
             // Nothing waits for it (a file dialog, opening the log).
             None => {}

@@ -351,6 +351,8 @@ fn all_running(root: &std::path::Path) -> (Session, Plan) {
     s.repair.audit = Job::started();
     s.repair.fix = Job::started();
     s.saved = Job::started();
+    s.guard.status = Job::started();
+    s.guard.restore = run();
     for id in JobId::ALL {
         assert_eq!(s.status(id), Status::Running, "{id:?}");
     }
@@ -369,7 +371,11 @@ fn a_panic_in_each_job_ends_that_job_with_its_error_and_no_other() {
         // command carries its plan).
         let runs = matches!(
             id,
-            JobId::Install | JobId::Pip | JobId::CudnnDownload | JobId::CudnnInstall
+            JobId::Install
+                | JobId::Pip
+                | JobId::CudnnDownload
+                | JobId::CudnnInstall
+                | JobId::Restore
         );
         let events =
             crate::ui::worker::crash_events(Some(id), runs.then_some(&plan), "boom in a job");

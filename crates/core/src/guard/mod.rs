@@ -197,6 +197,62 @@ fn date(secs: u64) -> String {
     crate::units::local_time(secs)
 }
 
+/// What the wizard says of an interpreter's guard, and whether its switch can be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shown {
+    /// No build verified on the GPU here: nothing to guard yet.
+    NotVerified,
+    /// The interpreter could not be asked.
+    Unknown,
+    /// The verified build was replaced: put it back first.
+    Swapped(Swap),
+    On {
+        torch: String,
+    },
+    /// `system`: a system Python (turning it on asks first).
+    Off {
+        torch: String,
+        system: bool,
+    },
+    /// Half in place: turning it on mends it.
+    Broken {
+        torch: String,
+    },
+}
+
+impl Shown {
+    /// The switch can be used (on, off, or mended).
+    pub fn switchable(&self) -> bool {
+        matches!(
+            self,
+            Shown::On { .. } | Shown::Off { .. } | Shown::Broken { .. }
+        )
+    }
+}
+
+impl Status {
+    pub fn shown(&self) -> Shown {
+        let Some(rec) = &self.record else {
+            return Shown::NotVerified;
+        };
+        if let Some(s) = &self.swap {
+            return Shown::Swapped(s.clone());
+        }
+        if self.env.is_none() {
+            return Shown::Unknown;
+        }
+        let torch = rec.torch.clone();
+        match self.pin {
+            PinState::On => Shown::On { torch },
+            PinState::Off => Shown::Off {
+                torch,
+                system: self.env.as_ref().is_some_and(|e| e.kind == EnvKind::System),
+            },
+            PinState::Broken => Shown::Broken { torch },
+        }
+    }
+}
+
 /// The record, the pin, and whether the installed torch is still the verified build.
 pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
     let rec = record::find(target, python)?;
@@ -298,8 +354,9 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
 pub enum OnOutcome {
     /// The pin is in place (written now, or already).
     Pinned { places: Places, written: bool },
-    /// A system Python's prefix: written only once the user agrees (`confirmed`).
-    NeedsConfirmation { prefix: PathBuf },
+    /// A system Python's prefix: written only once the user agrees (`confirmed`); what
+    /// would be written where.
+    NeedsConfirmation { prefix: PathBuf, places: Places },
 }
 
 impl OnOutcome {
@@ -316,7 +373,7 @@ impl OnOutcome {
             OnOutcome::Pinned { places, .. } => {
                 msg!("guard_on_already", config = places.config.display())
             }
-            OnOutcome::NeedsConfirmation { prefix } => {
+            OnOutcome::NeedsConfirmation { prefix, .. } => {
                 msg!("guard_on_confirm", prefix = prefix.display())
             }
         }
@@ -341,6 +398,7 @@ pub fn on(target: &Target, python: &Path, confirmed: bool) -> Result<OnOutcome, 
     let rec = Record {
         prefix: env.prefix.clone(),
         env: env.kind,
+        lifted: false,
         ..rec
     };
     if pin::state(target.os, &rec) == PinState::On {
@@ -350,7 +408,10 @@ pub fn on(target: &Target, python: &Path, confirmed: bool) -> Result<OnOutcome, 
         });
     }
     if env.kind == EnvKind::System && !confirmed {
-        return Ok(OnOutcome::NeedsConfirmation { prefix: rec.prefix });
+        return Ok(OnOutcome::NeedsConfirmation {
+            places: pin::places(target.os, &rec.prefix),
+            prefix: rec.prefix,
+        });
     }
     let places = pin::write(target.os, &rec, python)?;
     record::put(target, rec)?;
@@ -380,13 +441,19 @@ impl OffOutcome {
 }
 
 /// Lifts the pin: our lines out of pip's configuration, our constraints file removed.
-/// The record stays (status still tells a swap).
+/// The record stays (status still tells a swap), marked lifted: the doctor does not pin
+/// this interpreter again until `on`.
 pub fn off(target: &Target, python: &Path) -> Result<OffOutcome, GuardError> {
-    let prefix = match record::find(target, python)? {
-        Some(r) => r.prefix,
+    let rec = record::find(target, python)?;
+    let prefix = match &rec {
+        Some(r) => r.prefix.clone(),
         None => probe::probe(&target.host, python)?.prefix,
     };
-    if pin::remove(target.os, &prefix)? {
+    let removed = pin::remove(target.os, &prefix)?;
+    if let Some(r) = rec.filter(|r| !r.lifted) {
+        record::put(target, Record { lifted: true, ..r })?;
+    }
+    if removed {
         Ok(OffOutcome::Removed {
             places: pin::places(target.os, &prefix),
         })
@@ -499,11 +566,13 @@ pub fn note_installed(
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum AfterDoctor {
     Nothing,
-    /// A build verified on the GPU, recorded (the pin left as it was: off).
+    /// A build verified on the GPU, recorded, the pin left off: the user lifted it here,
+    /// or (`system`: its prefix) a system Python, which is pinned only once the user agrees.
     Recorded {
         torch: String,
+        system: Option<PathBuf>,
     },
-    /// Recorded and pinned (our own install: the pin moved to it).
+    /// Recorded and pinned (a venv or conda env; for an upgrade, the pin moved to it).
     Pinned {
         torch: String,
         places: Places,
@@ -531,9 +600,11 @@ fn is_ours(noted: &Installed, torch: &str) -> bool {
         && local.is_none_or(|l| noted.index_url.trim_end_matches('/').ends_with(&l))
 }
 
-/// After the doctor examined `report.python`: a build verified on the GPU is recorded
-/// (ours, just installed, is pinned too — the pin moves with an upgrade made through
-/// cuda-setup); a recorded build found replaced is told as a finding. The doctor's
+/// After the doctor examined `report.python`: a build verified on the GPU — ours, just
+/// installed, or one found there — is recorded and, in a venv or conda env, pinned (the
+/// pin moves with an upgrade made through cuda-setup); a system Python's prefix is shared,
+/// so there it is only recorded and the note asks; where the user lifted the guard it
+/// stays lifted. A recorded build found replaced is told as a finding. The doctor's
 /// findings gain a note saying which.
 pub fn after_doctor(target: &Target, report: &mut DoctorReport) -> AfterDoctor {
     let Some(python) = report.python.clone() else {
@@ -547,9 +618,25 @@ pub fn after_doctor(target: &Target, report: &mut DoctorReport) -> AfterDoctor {
     };
     let py = doctor::shell_quote(&python);
     let note = match &outcome {
-        AfterDoctor::Recorded { torch } => Some((
+        AfterDoctor::Recorded {
+            torch,
+            system: None,
+        } => Some((
             FindingKind::Guard,
             msg!("guard_doctor_recorded", torch = torch, python = &py),
+            None,
+        )),
+        AfterDoctor::Recorded {
+            torch,
+            system: Some(prefix),
+        } => Some((
+            FindingKind::Guard,
+            msg!(
+                "guard_doctor_recorded_system",
+                torch = torch,
+                prefix = prefix.display(),
+                python = &py
+            ),
             None,
         )),
         AfterDoctor::Pinned { torch, places } => Some((
@@ -557,7 +644,8 @@ pub fn after_doctor(target: &Target, report: &mut DoctorReport) -> AfterDoctor {
             msg!(
                 "guard_doctor_pinned",
                 torch = torch,
-                config = places.config.display()
+                config = places.config.display(),
+                python = &py
             ),
             None,
         )),
@@ -607,7 +695,18 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
         .as_ref()
         .is_some_and(|r| pin::state(target.os, r) != PinState::Off);
     match &rec {
-        Some(r) if r.torch == torch && ours.is_none() => return Ok(AfterDoctor::Nothing),
+        // Already recorded. Pinned now only where the policy pins and nothing is there
+        // (a build recorded before the doctor pinned what it found).
+        Some(r) if r.torch == torch && ours.is_none() => {
+            if r.env == EnvKind::System || r.lifted || pin::state(target.os, r) != PinState::Off {
+                return Ok(AfterDoctor::Nothing);
+            }
+            let places = pin::write(target.os, r, python)?;
+            return Ok(AfterDoctor::Pinned {
+                torch: torch.to_string(),
+                places,
+            });
+        }
         // Guarded, and replaced by something we did not install: tell, keep the record.
         Some(r) if r.torch != torch && pinned_before && ours.is_none() => {
             let env = probe::probe(&target.host, python)?;
@@ -620,6 +719,7 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
         // The doctor and the metadata disagree (a torch on PYTHONPATH): record nothing.
         return Ok(AfterDoctor::Nothing);
     }
+    let lifted = rec.as_ref().is_some_and(|r| r.lifted);
     let (version, local) = record::split_version(torch);
     let variant = local.clone().unwrap_or_else(|| {
         report
@@ -647,13 +747,16 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
         } else {
             VerifiedBy::Doctor
         },
+        lifted: lifted && !pinned_before,
     };
-    let pin_it = ours.is_some() && (env.kind != EnvKind::System || pinned_before);
-    let places = if pin_it || pinned_before {
+    // A pin in place moves; else a venv or conda env is pinned unless the user lifted it.
+    let pin_it = pinned_before || (env.kind != EnvKind::System && !new.lifted);
+    let places = if pin_it {
         Some(pin::write(target.os, &new, python)?)
     } else {
         None
     };
+    let system = (!pin_it && env.kind == EnvKind::System).then(|| new.prefix.clone());
     record::put(target, new)?;
     if noted.is_some() {
         record::set_pending(target, python, None)?;
@@ -665,13 +768,15 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
         },
         None => AfterDoctor::Recorded {
             torch: torch.to_string(),
+            system,
         },
     })
 }
 
-/// Every recorded interpreter whose build was replaced, with how to put it back (repair's
-/// audit). Interpreters that no longer exist or cannot be asked are passed over.
-pub fn audit(target: &Target) -> Vec<(Swap, Record, Restore)> {
+/// Every recorded interpreter whose build was replaced (the wizard's first page: no
+/// wheel is hashed here). Interpreters that no longer exist or cannot be asked are
+/// passed over.
+pub fn swaps(target: &Target) -> Vec<(Swap, Record)> {
     let Ok(all) = record::all(target) else {
         return Vec::new();
     };
@@ -679,9 +784,18 @@ pub fn audit(target: &Target) -> Vec<(Swap, Record, Restore)> {
         .filter(|r| r.python.is_file())
         .filter_map(|r| {
             let env = probe::probe(&target.host, &r.python).ok()?;
-            let s = swapped(&r, &env)?;
+            Some((swapped(&r, &env)?, r))
+        })
+        .collect()
+}
+
+/// [`swaps`], each with how to put it back (repair's audit).
+pub fn audit(target: &Target) -> Vec<(Swap, Record, Restore)> {
+    swaps(target)
+        .into_iter()
+        .map(|(s, r)| {
             let plan = restore::plan(target, &r, s.installed.as_deref());
-            Some((s, r, plan))
+            (s, r, plan)
         })
         .collect()
 }

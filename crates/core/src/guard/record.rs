@@ -58,6 +58,10 @@ pub struct Record {
     /// Unix seconds.
     pub verified_at: u64,
     pub by: VerifiedBy,
+    /// The user turned the guard off here (`off`): the doctor records a new build but
+    /// does not pin it again until `on`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lifted: bool,
 }
 
 impl Record {

@@ -18,6 +18,7 @@ fn rec(prefix: &Path, python: &Path) -> Record {
         companions: [("torchvision".to_string(), "0.22.1+cu118".to_string())].into(),
         verified_at: 1_764_835_200,
         by: VerifiedBy::Install,
+        lifted: false,
     }
 }
 

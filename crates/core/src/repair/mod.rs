@@ -10,6 +10,7 @@ mod existing;
 pub use after::{
     AfterRun, EndChecks, after_run, checks_at_end, gpu_facts, on_machine, run_facts, with_torch,
 };
+pub use checks::restore_plan;
 pub use existing::{Existing, Origin, existing};
 
 use std::collections::BTreeMap;

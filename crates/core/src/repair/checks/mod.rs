@@ -30,7 +30,7 @@ use cudnn::*;
 use driver::*;
 use driverwatch::*;
 use environment::*;
-pub use guard::guarded;
+pub use guard::{guarded, restore_plan};
 use leftovers::*;
 #[cfg(test)]
 use python::arch_covers;

@@ -51,6 +51,7 @@ mod places_cudnn;
 mod real_dev;
 mod recommend_cases;
 mod refresh;
+mod refresh_gpu_packages;
 mod refresh_pypi_torch;
 mod repair;
 mod state_files;

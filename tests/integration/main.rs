@@ -11,6 +11,7 @@ mod after_run;
 mod bundle;
 mod cli;
 mod cli_words;
+mod ctranslate2_loads;
 mod cudnn;
 mod detect;
 mod devlayout_windows;

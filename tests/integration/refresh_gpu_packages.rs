@@ -163,7 +163,10 @@ fn a_newer_onnxruntime_gpu_is_learned_from_its_wheel_metadata_and_the_doctor_say
     );
     let j = json(&out);
     let new = texts(&j["refresh"]["new"]);
-    assert!(new.contains(&"onnxruntime-gpu 1.26.0".to_string()), "{new:?}");
+    assert!(
+        new.contains(&"onnxruntime-gpu 1.26.0".to_string()),
+        "{new:?}"
+    );
     // 1.27.0's metadata names no nvidia-* wheel: nothing is learned of it.
     assert!(!new.iter().any(|n| n.contains("1.27")), "{new:?}");
     let facts = texts(&j["facts"]);
@@ -181,7 +184,10 @@ fn a_newer_onnxruntime_gpu_is_learned_from_its_wheel_metadata_and_the_doctor_say
     assert_eq!(items.len(), 2, "{items:#?}");
     let ort = &items[0];
     assert_eq!(ort["version"], "1.26.0");
-    assert_eq!((&ort["linux"]["cuda"], &ort["linux"]["cudnn"]), (&12.into(), &9.into()));
+    assert_eq!(
+        (&ort["linux"]["cuda"], &ort["linux"]["cudnn"]),
+        (&12.into(), &9.into())
+    );
     assert!(
         texts(&ort["windows"]["requires"])
             .contains(&"nvidia-cudnn-cu12~=9.0; extra == \"cudnn\"".to_string()),
@@ -208,7 +214,9 @@ fn a_newer_onnxruntime_gpu_is_learned_from_its_wheel_metadata_and_the_doctor_say
     }
     let zh = doctor(home.path(), "zh");
     assert!(
-        zh.contains("onnxruntime-gpu 1.26.0 需要 CUDA 12 和 cuDNN 9，这一点来自它在 PyPI 上的安装包信息"),
+        zh.contains(
+            "onnxruntime-gpu 1.26.0 需要 CUDA 12 和 cuDNN 9，这一点来自它在 PyPI 上的安装包信息"
+        ),
         "{zh}"
     );
 }

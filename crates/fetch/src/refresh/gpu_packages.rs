@@ -304,7 +304,11 @@ mod tests {
             file("onnxruntime_gpu-1.26.0.tar.gz", false),
         ];
         let p = plan("onnxruntime-gpu", &files, Some(&"1.25".parse().unwrap())).unwrap();
-        assert_eq!(p.len(), 1, "1.24.3 is in the table, 1.27.0rc1 a pre-release");
+        assert_eq!(
+            p.len(),
+            1,
+            "1.24.3 is in the table, 1.27.0rc1 a pre-release"
+        );
         // The bound is the first version past the table: 1.26 itself is newer.
         assert_eq!(
             plan("onnxruntime-gpu", &files, Some(&"1.26".parse().unwrap()))
@@ -329,7 +333,10 @@ mod tests {
                 .contains("manylinux_2_27_x86_64")
         );
         assert!(plan("onnxruntime-gpu", &files[..0], None).is_err());
-        assert_eq!(next_release(&"1.26.0".parse().unwrap()).to_string(), "1.26.1");
+        assert_eq!(
+            next_release(&"1.26.0".parse().unwrap()).to_string(),
+            "1.26.1"
+        );
     }
 
     #[test]

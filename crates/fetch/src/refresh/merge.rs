@@ -509,7 +509,11 @@ pub fn new_rows(base: &Tables, merged: &Tables) -> Vec<String> {
         }
     }
     for n in merged.gpu_packages.needs.iter().filter(|n| n.fetched()) {
-        let name = format!("{} {}", n.package, n.versions.lower.as_ref().expect("a lower bound"));
+        let name = format!(
+            "{} {}",
+            n.package,
+            n.versions.lower.as_ref().expect("a lower bound")
+        );
         if !out.contains(&name) {
             out.push(name);
         }
@@ -937,13 +941,21 @@ not-a-hash  local_installers/cuda_13.6.0_windows.exe
             ..Default::default()
         };
         let t = apply(&base, &snap).unwrap();
-        let learned: Vec<_> = t.gpu_packages.needs.iter().filter(|n| n.fetched()).collect();
+        let learned: Vec<_> = t
+            .gpu_packages
+            .needs
+            .iter()
+            .filter(|n| n.fetched())
+            .collect();
         assert_eq!(learned.len(), 2, "{learned:#?}");
         let r = t
             .gpu_packages
             .needs("onnxruntime-gpu", &v("1.26.0"), Os::Windows)
             .unwrap();
-        assert_eq!((r.cuda, r.cudnn, r.os, r.confirmed), (12, Some(9), None, false));
+        assert_eq!(
+            (r.cuda, r.cudnn, r.os, r.confirmed),
+            (12, Some(9), None, false)
+        );
         assert!(matches!(r.origin, Origin::Fetched { live: false, .. }));
         assert!(r.source.ends_with("ort-linux.whl.metadata"));
         // Exactly that release: 1.26.1 is not learned.

@@ -935,7 +935,11 @@ pub fn gpu_packages_messages(t: &Tables) -> Vec<crate::message::Message> {
             crate::msg!(
                 "refresh_gpu_package",
                 package = &n.package,
-                version = n.versions.lower.as_ref().map_or(String::new(), ToString::to_string),
+                version = n
+                    .versions
+                    .lower
+                    .as_ref()
+                    .map_or(String::new(), ToString::to_string),
                 cuda = n.cuda,
                 cudnn = n.cudnn.map_or("?".to_string(), |c| c.to_string()),
                 os = os,

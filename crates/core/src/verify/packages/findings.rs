@@ -62,8 +62,9 @@ impl PackageFindingKind {
             NoGpu | DriverTooOld => Layer::Driver,
             CudaMissing | WheelsMissing => Layer::Toolkit,
             CudnnMissing => Layer::Cudnn,
-            NoGpuOnOs | CpuPackage | UnknownVersion | GpuFailed | LibraryMissing
-            | NeedLearned => Layer::Env,
+            NoGpuOnOs | CpuPackage | UnknownVersion | GpuFailed | LibraryMissing | NeedLearned => {
+                Layer::Env
+            }
         }
     }
 }
@@ -254,7 +255,13 @@ fn how(check_name: &str, c: &GpuLoad) -> String {
     let n = c.devices.unwrap_or(0);
     match check_name {
         "onnxruntime" => "CUDAExecutionProvider".into(),
-        "ctranslate2" => format!("ctranslate2.get_cuda_device_count() = {n}"),
+        "ctranslate2" => match c.loaded.as_deref() {
+            Some(names) if !names.is_empty() => format!(
+                "ctranslate2.get_cuda_device_count() = {n}; {} loaded",
+                names.join(", ")
+            ),
+            _ => format!("ctranslate2.get_cuda_device_count() = {n}"),
+        },
         "paddle" => "paddle.utils.run_check()".into(),
         "tensorflow" => format!("tf.config.list_physical_devices('GPU') = {n}"),
         _ => format!("jax.devices(): {n} gpu"),
@@ -614,7 +621,10 @@ fn learned_note(
     use PackageFindingKind::*;
     let judged = out.last().is_some_and(|f| {
         f.package == p.name
-            && matches!(f.kind, DriverTooOld | CudaMissing | CudnnMissing | GpuFailed)
+            && matches!(
+                f.kind,
+                DriverTooOld | CudaMissing | CudnnMissing | GpuFailed
+            )
     });
     let Some(row) = release_of(&p.version).and_then(|v| cx.table.needs(rule_name, &v, cx.os))
     else {
@@ -663,6 +673,15 @@ pub(super) fn rule_and_check(package: &str) -> Option<(&'static str, &'static st
         "jaxlib" => ("jaxlib", "jax"),
         _ => return None,
     })
+}
+
+/// The CUDA and cuDNN majors `p` needs, as its findings judge it (None: unknown).
+pub(super) fn needs_of(cx: &Context, p: &Installed) -> (Option<u32>, Option<u32>) {
+    let Some((rule, check)) = rule_and_check(&p.name) else {
+        return (None, None);
+    };
+    let n = need(cx, p, rule, cx.probe.checks.get(check));
+    (n.cuda, n.cudnn)
 }
 
 /// The CUDA major `p` needs, as its findings judged it (None: unknown).

@@ -17,7 +17,10 @@
 //!   https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider, "Preload
 //!   DLLs"). Without it nothing finds the wheels.
 //! - CTranslate2 on Windows: `os.add_dll_directory(package_dir)` and `ctypes.CDLL` of every
-//!   DLL in its folder before importing `_ext` (python/ctranslate2/__init__.py). Its wheels
+//!   DLL in its folder before importing `_ext` (python/ctranslate2/__init__.py); before it
+//!   loads cuBLAS, `SetDllDirectoryA(%CUDA_PATH%\bin)` when `CUDA_PATH` is set (its
+//!   src/cuda/cublas_stub.cc, as read by its users: the source file is not in our
+//!   index, so this one folder is the only thing taken on their word). Its wheels
 //!   are built with `CUDA_DYNAMIC_LOADING=ON` (python/tools/prepare_build_environment_*.sh):
 //!   cuBLAS and cuDNN are loaded by name at run time ("Library cublas64_12.dll is not
 //!   found or cannot be loaded"), never from the nvidia-* wheels' folders, which
@@ -82,6 +85,7 @@ pub(super) fn name_missing(
             c,
             torch,
             at_import,
+            host.var("CUDA_PATH").map(|d| Path::new(d).join("bin")),
         );
         let Some(m) = missing_library::explain(host, &py, &pkg, error) else {
             continue;
@@ -116,6 +120,7 @@ fn package(
     check: &GpuLoad,
     torch: Option<&TorchState>,
     at_import: bool,
+    cuda_path_bin: Option<PathBuf>,
 ) -> Package {
     let site = dir.parent();
     let wheels = || {
@@ -139,7 +144,12 @@ fn package(
             }
             (dirs, preloaded)
         }
-        ("ctranslate2", Os::Windows) => (vec![dir.to_path_buf()], false),
+        ("ctranslate2", Os::Windows) => (
+            std::iter::once(dir.to_path_buf())
+                .chain(cuda_path_bin.filter(|_| !at_import))
+                .collect(),
+            false,
+        ),
         ("ctranslate2", Os::Linux) => (Vec::new(), false),
         (_, _) => {
             let named = !p.requires.is_empty();

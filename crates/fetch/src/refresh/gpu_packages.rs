@@ -120,8 +120,11 @@ pub struct ReleasePlan {
     pub windows_wheel: Option<DistFile>,
 }
 
+/// A wheel's `(version, python tag, platform tags)`.
+type WheelTags = (Version, String, Vec<String>);
+
 /// `(version, python tag, platform tags)` of a wheel of `project`; None for other files.
-fn wheel_of(project: &str, filename: &str) -> Option<(Version, String, Vec<String>)> {
+fn wheel_of(project: &str, filename: &str) -> Option<WheelTags> {
     let stem = filename.strip_suffix(".whl")?;
     let parts: Vec<&str> = stem.split('-').collect();
     if !(5..=6).contains(&parts.len()) || crate::pypi::index::normalize(parts[0]) != project {
@@ -147,7 +150,7 @@ pub fn plan(
     from: Option<&Version>,
 ) -> Result<Vec<ReleasePlan>, String> {
     use std::collections::BTreeMap;
-    let wheels: Vec<(&DistFile, (Version, String, Vec<String>))> = files
+    let wheels: Vec<(&DistFile, WheelTags)> = files
         .iter()
         .filter_map(|f| Some((f, wheel_of(project, &f.filename)?)))
         .collect();
@@ -160,8 +163,7 @@ pub fn plan(
     }) {
         return Err(format!("lists no {project} wheels (not its project page?)"));
     }
-    let mut releases: BTreeMap<Version, Vec<&(&DistFile, (Version, String, Vec<String>))>> =
-        BTreeMap::new();
+    let mut releases: BTreeMap<Version, Vec<&(&DistFile, WheelTags)>> = BTreeMap::new();
     for w in &wheels {
         if w.0.yanked || from.is_some_and(|a| w.1.0 < *a) {
             continue;

@@ -77,7 +77,7 @@ pub(super) fn name_missing(
         let at_import = matches!(load, LoadError::Extension { .. })
             || error.starts_with("ImportError")
             || error.starts_with("ModuleNotFoundError");
-        let pkg = package(
+        let mut pkg = package(
             py.os,
             p,
             Path::new(dir),
@@ -85,8 +85,12 @@ pub(super) fn name_missing(
             c,
             torch,
             at_import,
-            host.var("CUDA_PATH").map(|d| Path::new(d).join("bin")),
         );
+        // CTranslate2 loads cuBLAS after SetDllDirectoryA(%CUDA_PATH%\bin).
+        if p.name == "ctranslate2" && py.os == Os::Windows && !at_import {
+            pkg.dll_dirs
+                .extend(host.var("CUDA_PATH").map(|d| Path::new(d).join("bin")));
+        }
         let Some(m) = missing_library::explain(host, &py, &pkg, error) else {
             continue;
         };
@@ -120,7 +124,6 @@ fn package(
     check: &GpuLoad,
     torch: Option<&TorchState>,
     at_import: bool,
-    cuda_path_bin: Option<PathBuf>,
 ) -> Package {
     let site = dir.parent();
     let wheels = || {
@@ -144,12 +147,7 @@ fn package(
             }
             (dirs, preloaded)
         }
-        ("ctranslate2", Os::Windows) => (
-            std::iter::once(dir.to_path_buf())
-                .chain(cuda_path_bin.filter(|_| !at_import))
-                .collect(),
-            false,
-        ),
+        ("ctranslate2", Os::Windows) => (vec![dir.to_path_buf()], false),
         ("ctranslate2", Os::Linux) => (Vec::new(), false),
         (_, _) => {
             let named = !p.requires.is_empty();

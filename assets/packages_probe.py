@@ -7,7 +7,10 @@
 # 2. For each installed package, whether its GPU path loads, in a child process of this
 #    interpreter with a time limit (an import that hangs or crashes stays there): the
 #    child prints its own marker line; the last lines of its output come back as well.
-# Argument: seconds each child may take (default 60).
+# Arguments: seconds each child may take (default 60); then, optionally,
+# `--load-ctranslate2 NAME...`: only CTranslate2's check, which also loads these libraries
+# by name as CTranslate2 does when a model runs (the core names them for the version
+# installed: cuBLAS and cuDNN of its CUDA and cuDNN majors).
 import json
 import os
 import re
@@ -28,6 +31,9 @@ if len(sys.argv) > 1:
         limit = max(1.0, float(sys.argv[1]))
     except ValueError:
         pass
+LOADS = None
+if len(sys.argv) > 2 and sys.argv[2] == "--load-ctranslate2":
+    LOADS = [a for a in sys.argv[3:] if re.match(r"^[A-Za-z0-9_.-]+$", a)]
 
 
 def text(e):
@@ -143,6 +149,27 @@ r["devices"] = n
 r["ok"] = n > 0
 if n == 0:
     r["error"] = "ctranslate2.get_cuda_device_count() is 0"
+elif LOADS:
+    # As CTranslate2 loads them when a model runs (src/cuda/cublas_stub.cc): by name, on
+    # Windows with LoadLibraryA's standard search (winmode=0: PATH counts, not
+    # os.add_dll_directory) after SetDllDirectoryA(%CUDA_PATH%\bin); dlopen elsewhere.
+    import ctypes, os
+    if sys.platform == "win32":
+        cuda_path = os.environ.get("CUDA_PATH")
+        if cuda_path:
+            ctypes.windll.kernel32.SetDllDirectoryW(os.path.join(cuda_path, "bin"))
+    kw = {"winmode": 0} if sys.platform == "win32" and sys.version_info >= (3, 8) else {}
+    r["loaded"] = []
+    for name in LOADS:
+        try:
+            ctypes.CDLL(name, **kw)
+        except Exception as e:
+            r["ok"] = False
+            # CTranslate2's own words for it; the loader's in the detail.
+            r["error"] = "RuntimeError: Library %s is not found or cannot be loaded" % name
+            r["detail"] = text(e)
+            break
+        r["loaded"].append(name)
 ''',
     "paddle": r'''
 import paddle
@@ -203,7 +230,9 @@ sys.stdout.flush()
 
 def child_source(body):
     lines = ["    " + l for l in body.strip("\n").split("\n")]
-    return CHILD_HEAD + "\n".join(lines) + CHILD_TAIL
+    # The libraries to load, as a literal the child can read.
+    head = CHILD_HEAD.replace("r = {", "LOADS = %r\nr = {" % (LOADS,), 1)
+    return head + "\n".join(lines) + CHILD_TAIL
 
 
 def tail(s, n=12):
@@ -256,6 +285,9 @@ out = {
 
 
 def main():
+    if LOADS is not None:
+        out["checks"]["ctranslate2"] = run_check("ctranslate2")
+        return
     seen = {}
     for name, version, requires in distributions():
         if not watched(name) or name in seen:

@@ -69,7 +69,7 @@ run() {
 cargo_args=("$@")
 
 start=$SECONDS
-run real_python_ 'detect::real_python_' 'verify::real_python_' 'doctor_dev::real_python_' 'doctor_packages::real_python_' 'guard::real_python_'
+run real_python_ 'detect::real_python_' 'verify::real_python_' 'doctor_dev::real_python_' 'doctor_packages::real_python_' 'ctranslate2_loads::real_python_' 'guard::real_python_'
 echo "real python: $((SECONDS - start)) s"
 
 # Is PyPI reachable (through the proxy pip would use, if any)?

@@ -119,6 +119,7 @@ fn summary<'t>(t: &'t Tables, cache_file: Option<&'t Path>, lang: Lang) -> Summa
         torch_from_pypi: &t.live.torch_pypi,
         facts: refresh::torch_pypi_messages(t)
             .iter()
+            .chain(refresh::gpu_packages_messages(t).iter())
             .map(|m| render(m, lang))
             .collect(),
         cache_file,

@@ -122,6 +122,9 @@ pub struct Packages {
     checks: serde_json::Map<String, serde_json::Value>,
     /// `platform`, `executable`, `exec_prefix`, `base_exec_prefix` (`interpreter`).
     interpreter: serde_json::Map<String, serde_json::Value>,
+    /// What CTranslate2's check answers when the probe also loads its libraries by name
+    /// (`--load-ctranslate2 NAME…`); None: the first answer again.
+    ct2_loads: Option<serde_json::Value>,
 }
 
 impl Packages {
@@ -175,6 +178,14 @@ impl Packages {
         self
     }
 
+    /// What CTranslate2's check answers on the probe's second run, which loads the
+    /// libraries the core names (`{"ok": false, "error": "RuntimeError: Library
+    /// cublas64_12.dll is not found or cannot be loaded"}`).
+    pub fn ct2_loads(mut self, answer: serde_json::Value) -> Packages {
+        self.ct2_loads = Some(answer);
+        self
+    }
+
     fn json(&self) -> String {
         let mut v = serde_json::json!({
             "python": "3.11.9",
@@ -194,6 +205,27 @@ impl Packages {
 /// (torch from `set_torch`, no GPU check of its own).
 pub fn set_packages(dir: &Path, packages: &Packages) {
     std::fs::write(dir.join("packages.json"), packages.json() + "\n").unwrap();
+    let loads = dir.join("packages-load.json");
+    match &packages.ct2_loads {
+        Some(answer) => {
+            let mut v: serde_json::Value = serde_json::from_str(&packages.json()).unwrap();
+            v["packages"] = serde_json::json!([]);
+            v["nvidia"] = serde_json::json!([]);
+            v["checks"] = serde_json::json!({ "ctranslate2": answer });
+            std::fs::write(&loads, v.to_string() + "\n").unwrap();
+        }
+        None => {
+            let _ = std::fs::remove_file(&loads);
+        }
+    }
+}
+
+/// The library names the probe's last `--load-ctranslate2` run was given (one line,
+/// space-separated), if it ran.
+pub fn ct2_loads_asked(dir: &Path) -> Option<String> {
+    std::fs::read_to_string(dir.join("packages-load.log"))
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// What the stand-in in `dir` answers the doctor's probe (its JSON, one line): a test's
@@ -232,6 +264,10 @@ case "$1" in
     exit 0;;
   *CUDA_SETUP_PACKAGES*)
     [ -f "$here/packages.json" ] || { echo "stand-in python: no answer for this script" >&2; exit 1; }
+    if [ "$4" = --load-ctranslate2 ]; then
+      shift 4; echo "$*" > "$here/packages-load.log"
+      if [ -f "$here/packages-load.json" ]; then read -r p < "$here/packages-load.json"; printf 'CUDA_SETUP_PACKAGES %s\n' "$p"; exit 0; fi
+    fi
     read -r p < "$here/packages.json"; printf 'CUDA_SETUP_PACKAGES %s\n' "$p"; exit 0;;
 
   *CUDA_SETUP_GUARD*)

@@ -34,6 +34,9 @@ pub fn apply(base: &Tables, snap: &Snapshot) -> Result<Tables, TableError> {
     if let Some(s) = &snap.pypi_torch {
         pypi_torch(&mut t, s, snap.torch.as_ref());
     }
+    if let Some(s) = &snap.gpu_packages {
+        gpu_packages(&mut t, s);
+    }
     if let Some(s) = &snap.pypi {
         t.live.packages = s
             .items
@@ -47,6 +50,7 @@ pub fn apply(base: &Tables, snap: &Snapshot) -> Result<Tables, TableError> {
         snap.torch.as_ref().map(|s| (s.fetched_at, s.live)),
         snap.pypi.as_ref().map(|s| (s.fetched_at, s.live)),
         snap.pypi_torch.as_ref().map(|s| (s.fetched_at, s.live)),
+        snap.gpu_packages.as_ref().map(|s| (s.fetched_at, s.live)),
     ];
     if let Some((fetched_at, _)) = sections.iter().flatten().max_by_key(|(at, _)| *at) {
         t.live.refreshed = Some(Refreshed {
@@ -504,7 +508,68 @@ pub fn new_rows(base: &Tables, merged: &Tables) -> Vec<String> {
             out.push(format!("torch {}", r.version));
         }
     }
+    for n in merged.gpu_packages.needs.iter().filter(|n| n.fetched()) {
+        let name = format!(
+            "{} {}",
+            n.package,
+            n.versions.lower.as_ref().expect("a lower bound")
+        );
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
     out
+}
+
+/// Rows for the GPU packages' releases PyPI's metadata taught: one per release (`>=v,
+/// <next`), for both OSes when their wheels state the same, else one per OS whose wheel
+/// states a CUDA major. A wheel naming no nvidia-* wheel states nothing: no row. A
+/// version a row of the table covers keeps that row.
+fn gpu_packages(t: &mut Tables, s: &Section<super::LiveGpuRelease>) {
+    use crate::compat::gpu_packages::{PackageNeeds, VersionRange};
+    for live in &s.items {
+        let stated = |m: &Option<super::GpuWheelNeeds>| {
+            m.as_ref()
+                .and_then(|m| Some((m.cuda?, m.cudnn, m.metadata.clone(), m.requires.clone())))
+        };
+        let rows = match (stated(&live.linux), stated(&live.windows)) {
+            (Some(l), Some(w)) if (l.0, l.1) == (w.0, w.1) => vec![(None, l)],
+            (l, w) => [(Some(Os::Linux), l), (Some(Os::Windows), w)]
+                .into_iter()
+                .filter_map(|(os, x)| Some((os, x?)))
+                .collect(),
+        };
+        for (os, (cuda, cudnn, metadata, requires)) in rows {
+            let covered = t.gpu_packages.needs.iter().any(|n| {
+                n.package == live.package
+                    && (n.os.is_none() || os.is_none() || n.os == os)
+                    && n.versions.contains(&live.version)
+            });
+            if covered {
+                continue;
+            }
+            t.gpu_packages.needs.push(PackageNeeds {
+                package: live.package.clone(),
+                os,
+                versions: VersionRange {
+                    lower: Some(live.version.clone()),
+                    upper: Some(super::gpu_packages::next_release(&live.version)),
+                },
+                cuda,
+                cudnn,
+                // Stated by the wheel, not checked by a person.
+                confirmed: false,
+                source: metadata.clone(),
+                note: Some(format!(
+                    "Learned from PyPI: {} {}'s wheel metadata requires {}.",
+                    live.package,
+                    live.version,
+                    requires.join(", ")
+                )),
+                origin: origin(s, &metadata),
+            });
+        }
+    }
 }
 
 #[cfg(test)]
@@ -829,5 +894,108 @@ not-a-hash  local_installers/cuda_13.6.0_windows.exe
         let t = apply(&base, &snap).unwrap();
         assert_eq!(t.pytorch.releases.len(), base.pytorch.releases.len());
         assert!(t.live.torch_pypi.is_empty());
+    }
+
+    fn needs(cuda: Option<u32>, cudnn: Option<u32>, os: &str) -> super::super::GpuWheelNeeds {
+        super::super::GpuWheelNeeds {
+            metadata: format!("http://127.0.0.1:9/packages/ort-{os}.whl.metadata"),
+            requires: vec!["nvidia-cudnn-cu12~=9.0; extra == \"cudnn\"".into()],
+            cuda,
+            cudnn,
+        }
+    }
+
+    #[test]
+    fn gpu_package_releases_become_fetched_rows_and_table_rows_win() {
+        use super::super::LiveGpuRelease;
+        let base = Tables::embedded().unwrap();
+        let release = |v: &str, linux, windows| LiveGpuRelease {
+            package: "onnxruntime-gpu".into(),
+            version: v.parse().unwrap(),
+            linux,
+            windows,
+        };
+        let snap = Snapshot {
+            format: 1,
+            gpu_packages: section(
+                vec![
+                    // Both wheels agree: one row for every OS.
+                    release(
+                        "1.26.0",
+                        Some(needs(Some(12), Some(9), "linux")),
+                        Some(needs(Some(12), Some(9), "win")),
+                    ),
+                    // Only the Linux wheel names nvidia-* wheels: a Linux row only.
+                    release(
+                        "1.27.0",
+                        Some(needs(Some(13), Some(9), "linux")),
+                        Some(needs(None, None, "win")),
+                    ),
+                    // Nothing stated: no row.
+                    release("1.28.0", Some(needs(None, None, "linux")), None),
+                    // A version the table covers keeps the table's row.
+                    release("1.20.1", Some(needs(Some(13), Some(9), "linux")), None),
+                ],
+                false,
+            ),
+            ..Default::default()
+        };
+        let t = apply(&base, &snap).unwrap();
+        let learned: Vec<_> = t
+            .gpu_packages
+            .needs
+            .iter()
+            .filter(|n| n.fetched())
+            .collect();
+        assert_eq!(learned.len(), 2, "{learned:#?}");
+        let r = t
+            .gpu_packages
+            .needs("onnxruntime-gpu", &v("1.26.0"), Os::Windows)
+            .unwrap();
+        assert_eq!(
+            (r.cuda, r.cudnn, r.os, r.confirmed),
+            (12, Some(9), None, false)
+        );
+        assert!(matches!(r.origin, Origin::Fetched { live: false, .. }));
+        assert!(r.source.ends_with("ort-linux.whl.metadata"));
+        // Exactly that release: 1.26.1 is not learned.
+        assert!(
+            t.gpu_packages
+                .needs("onnxruntime-gpu", &v("1.26.1"), Os::Linux)
+                .is_none()
+        );
+        assert_eq!(
+            t.gpu_packages
+                .needs("onnxruntime-gpu", &v("1.27.0"), Os::Linux)
+                .unwrap()
+                .cuda,
+            13
+        );
+        assert!(
+            t.gpu_packages
+                .needs("onnxruntime-gpu", &v("1.27.0"), Os::Windows)
+                .is_none()
+        );
+        assert!(
+            t.gpu_packages
+                .needs("onnxruntime-gpu", &v("1.28.0"), Os::Linux)
+                .is_none()
+        );
+        let old = t
+            .gpu_packages
+            .needs("onnxruntime-gpu", &v("1.20.1"), Os::Linux)
+            .unwrap();
+        assert_eq!((old.cuda, old.fetched()), (12, false));
+        // The fix for a CUDA 13 machine may name the learned release.
+        let for13 = t
+            .gpu_packages
+            .for_cuda("onnxruntime-gpu", Os::Linux, 13, None)
+            .unwrap();
+        assert_eq!(for13.versions.pip_spec(), ">=1.27.0,<1.27.1");
+        assert!(
+            new_rows(&base, &t).contains(&"onnxruntime-gpu 1.26.0".to_string()),
+            "{:?}",
+            new_rows(&base, &t)
+        );
     }
 }

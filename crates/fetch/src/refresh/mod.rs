@@ -8,6 +8,7 @@
 //! minimum is known.
 
 mod fetch;
+pub mod gpu_packages;
 mod merge;
 pub mod nvidia;
 pub mod pci_ids;
@@ -23,6 +24,7 @@ use crate::compat::{TableError, Tables};
 use crate::platform::Host;
 use crate::version::Version;
 
+pub use gpu_packages::{GpuWheelNeeds, LiveGpuRelease};
 pub use merge::apply;
 pub use nvidia::{LiveArchive, LiveCudnn, LiveToolkit};
 pub use pypi::{LivePackage, LiveTorch};
@@ -165,6 +167,10 @@ pub struct Snapshot {
     /// (absent in caches written before it was read).
     #[serde(default)]
     pub pypi_torch: Option<Section<LiveTorch>>,
+    /// Releases of the GPU packages besides torch newer than `gpu-packages.toml`, with
+    /// what their wheels' metadata on PyPI states (absent in older caches).
+    #[serde(default)]
+    pub gpu_packages: Option<Section<LiveGpuRelease>>,
 }
 
 const FORMAT: u32 = 1;
@@ -332,12 +338,17 @@ pub fn refresh(
     // refresh learned stays).
     let no_torch = matches!(r, Err(RefreshError::NotFound { .. }));
     let pypi_torch = section(r, at, &mut errors)?;
+    let r = fetch_gpu_packages(&fetcher, base, sources, &mut errors);
+    // The same for a mirror without those projects.
+    let no_gpu_packages = matches!(r, Err(RefreshError::NotFound { .. }));
+    let gpu_packages = section(r, at, &mut errors)?;
     let answered = [
         cuda.is_some(),
         cudnn.is_some(),
         torch.is_some(),
         pypi.is_some(),
         pypi_torch.is_some() || no_torch,
+        gpu_packages.is_some() || no_gpu_packages,
     ];
     let failed = answered.iter().filter(|a| !**a).count();
 
@@ -349,6 +360,7 @@ pub fn refresh(
         torch: torch.or(old.torch),
         pypi: pypi.or(old.pypi),
         pypi_torch: pypi_torch.or(old.pypi_torch),
+        gpu_packages: gpu_packages.or(old.gpu_packages),
     };
     snap.fetched_at = [
         snap.cuda.as_ref().map(|s| s.fetched_at),
@@ -356,6 +368,7 @@ pub fn refresh(
         snap.torch.as_ref().map(|s| s.fetched_at),
         snap.pypi.as_ref().map(|s| s.fetched_at),
         snap.pypi_torch.as_ref().map(|s| s.fetched_at),
+        snap.gpu_packages.as_ref().map(|s| s.fetched_at),
     ]
     .into_iter()
     .flatten()
@@ -705,6 +718,103 @@ fn fetch_pypi_torch(
     Ok((items, url))
 }
 
+/// Releases of the GPU packages besides torch (`gpu_packages::PROJECTS`) newer than the
+/// table, each with what its Linux and Windows wheels' core metadata states. A project
+/// the index does not have is skipped (a mirror need not carry it); a metadata file that
+/// cannot be read is a note (that OS's facts stay unknown); one that is not what it
+/// claims refuses the whole refresh, as a malformed page does.
+fn fetch_gpu_packages(
+    f: &fetch::Fetcher,
+    base: &Tables,
+    s: &Sources,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<LiveGpuRelease>, String), RefreshError> {
+    let malformed = |url: &str| {
+        let url = url.to_string();
+        move |problem| RefreshError::Malformed { url, problem }
+    };
+    let mut items = Vec::new();
+    let mut reached = false;
+    for (i, project) in gpu_packages::PROJECTS.iter().enumerate() {
+        // A row without an upper bound: no release is newer than the table.
+        let Some(from) = gpu_packages::table_bound(&base.gpu_packages, project) else {
+            continue;
+        };
+        let url = s.pypi_page(project);
+        let body = match f.get(&url, Some(pypi::ACCEPT)) {
+            Ok(b) => b,
+            Err(RefreshError::NotFound { .. }) => continue,
+            Err(e) if e.is_transport() && i > 0 => {
+                notes.push(e.to_string());
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        reached = true;
+        let files = pypi::page_files(&url, &body).map_err(malformed(&url))?;
+        let plans = gpu_packages::plan(project, &files, from.as_ref()).map_err(malformed(&url))?;
+        for plan in plans {
+            let mut live = LiveGpuRelease {
+                package: project.to_string(),
+                version: plan.version.clone(),
+                linux: None,
+                windows: None,
+            };
+            for (os, wheel) in [
+                (crate::compat::Os::Linux, &plan.linux_wheel),
+                (crate::compat::Os::Windows, &plan.windows_wheel),
+            ] {
+                let Some(wheel) = wheel else { continue };
+                let Some((murl, text)) = read_metadata(f, wheel, notes)? else {
+                    continue;
+                };
+                let (_, requires) = pypi::parse_metadata_of(&text, project, &plan.version)
+                    .map_err(malformed(&murl))?;
+                let needs = GpuWheelNeeds::from_requires(&murl, &requires, os);
+                match os {
+                    crate::compat::Os::Linux => live.linux = Some(needs),
+                    crate::compat::Os::Windows => live.windows = Some(needs),
+                }
+            }
+            items.push(live);
+        }
+    }
+    if !reached {
+        return Err(RefreshError::NotFound {
+            url: s.pypi_page("<gpu package>"),
+        });
+    }
+    Ok((items, s.pypi.clone()))
+}
+
+/// A wheel's core metadata (PEP 658), bounded, checked against the hash the page gives:
+/// None (noted) when it cannot be fetched; a wrong hash is a malformed source.
+fn read_metadata(
+    f: &fetch::Fetcher,
+    wheel: &crate::pypi::index::DistFile,
+    notes: &mut Vec<String>,
+) -> Result<Option<(String, String)>, RefreshError> {
+    let murl = wheel.metadata_url();
+    let text = match f.get_limited(&murl, None, fetch::MAX_METADATA_BYTES) {
+        Ok(t) => t,
+        Err(e) if e.is_transport() => {
+            notes.push(e.to_string());
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(Some(want)) = &wheel.metadata {
+        let got = sha256_hex(text.as_bytes());
+        if *want != got {
+            return Err(RefreshError::Malformed {
+                url: murl,
+                problem: format!("its SHA-256 is {got}, the index page says {want}"),
+            });
+        }
+    }
+    Ok(Some((murl, text)))
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     Sha256::digest(bytes)
@@ -801,6 +911,43 @@ pub fn torch_pypi_messages(t: &Tables) -> Vec<crate::message::Message> {
         out.push(crate::compat::notes::variants_message(t, p));
     }
     out
+}
+
+/// What PyPI's wheel metadata taught about the GPU packages besides torch, one line per
+/// learned row with its source (`tables --refresh`).
+pub fn gpu_packages_messages(t: &Tables) -> Vec<crate::message::Message> {
+    t.gpu_packages
+        .needs
+        .iter()
+        .filter(|n| n.fetched())
+        .map(|n| {
+            let at = match &n.origin {
+                crate::compat::Origin::Fetched { fetched_at, .. } => {
+                    crate::compat::utc(*fetched_at)
+                }
+                crate::compat::Origin::Table => String::new(),
+            };
+            let os = match n.os {
+                None => "Linux, Windows",
+                Some(crate::compat::Os::Linux) => "Linux",
+                Some(crate::compat::Os::Windows) => "Windows",
+            };
+            crate::msg!(
+                "refresh_gpu_package",
+                package = &n.package,
+                version = n
+                    .versions
+                    .lower
+                    .as_ref()
+                    .map_or(String::new(), ToString::to_string),
+                cuda = n.cuda,
+                cudnn = n.cudnn.map_or("?".to_string(), |c| c.to_string()),
+                os = os,
+                source = host(&n.source),
+                at = at
+            )
+        })
+        .collect()
 }
 
 /// The CUDA a list of requirements pins (for a message), `?` when none.

@@ -157,7 +157,7 @@ fn pin(req: &str) -> Option<Version> {
 
 /// Whether a PEP 508 marker can hold on `os` x86-64. Only the OS tests are read
 /// (`platform_system`, `sys_platform`, `os_name`); anything else is taken to hold.
-fn marker_applies(marker: &str, os: crate::compat::Os) -> bool {
+pub(super) fn marker_applies(marker: &str, os: crate::compat::Os) -> bool {
     use crate::compat::Os;
     let m = marker.replace('\'', "\"").to_ascii_lowercase();
     let (mine, others): (&[&str], &[&str]) = match os {
@@ -369,6 +369,15 @@ pub fn parse_metadata(
     text: &str,
     version: &Version,
 ) -> Result<(Option<String>, Vec<String>), String> {
+    parse_metadata_of(text, TORCH, version)
+}
+
+/// [`parse_metadata`] for project `project` (as PyPI normalises it).
+pub fn parse_metadata_of(
+    text: &str,
+    project: &str,
+    version: &Version,
+) -> Result<(Option<String>, Vec<String>), String> {
     let mut fields: Vec<(String, String)> = Vec::new();
     for line in text.lines() {
         if line.trim().is_empty() {
@@ -393,13 +402,16 @@ pub fn parse_metadata(
         return Err("has no Metadata-Version (not a core metadata file)".into());
     }
     let name = get("name").unwrap_or_default();
-    if crate::pypi::index::normalize(name) != TORCH {
-        return Err(format!("is the metadata of `{}`, not torch", short(name)));
+    if crate::pypi::index::normalize(name) != project {
+        return Err(format!(
+            "is the metadata of `{}`, not {project}",
+            short(name)
+        ));
     }
     let v = get("version").unwrap_or_default();
     if v.parse::<Version>().ok().as_ref() != Some(version) {
         return Err(format!(
-            "is the metadata of torch {}, not {version}",
+            "is the metadata of {project} {}, not {version}",
             short(v)
         ));
     }

@@ -45,6 +45,17 @@ pub struct PackageNeeds {
     pub source: String,
     #[serde(default)]
     pub note: Option<String>,
+    /// Not in the file: set for rows learned by `refresh` from a release's wheel metadata
+    /// on PyPI (then `source` is that `.metadata` file and `confirmed` is false).
+    #[serde(skip)]
+    pub origin: super::Origin,
+}
+
+impl PackageNeeds {
+    /// Learned by `refresh` (from PyPI's metadata), not a row of the file.
+    pub fn fetched(&self) -> bool {
+        matches!(self.origin, super::Origin::Fetched { .. })
+    }
 }
 
 /// A package that has no GPU on an OS from some version on.
@@ -174,7 +185,8 @@ impl GpuPackagesFile {
     }
 
     /// The newest confirmed row of `package` for these CUDA and cuDNN majors on `os`
-    /// (cuDNN None: any): what to install for what the machine has.
+    /// (cuDNN None: any): what to install for what the machine has. A row learned from a
+    /// release's own metadata counts: the wheel states what it requires.
     pub fn for_cuda(
         &self,
         package: &str,
@@ -186,7 +198,7 @@ impl GpuPackagesFile {
             .iter()
             .filter(|n| {
                 n.package == package
-                    && n.confirmed
+                    && (n.confirmed || n.fetched())
                     && n.os.is_none_or(|o| o == os)
                     && n.cuda == cuda
                     && cudnn.is_none_or(|c| n.cudnn == Some(c))
@@ -229,7 +241,8 @@ pub(super) fn validate(t: &GpuPackagesFile) -> Result<(), TableError> {
         if n.cudnn.is_some_and(|c| !(5..=20).contains(&c)) {
             return Err(bad(key("cudnn"), "not a cuDNN major (5 to 20)"));
         }
-        if !n.source.starts_with("https://") {
+        // A learned row's source is the metadata file read (a mirror's may be http).
+        if !n.fetched() && !n.source.starts_with("https://") {
             return Err(bad(key("source"), "must be an https:// link"));
         }
         if let Some((j, _)) = t.needs.iter().enumerate().take(i).find(|(_, m)| {

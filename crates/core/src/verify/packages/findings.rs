@@ -48,6 +48,10 @@ pub enum PackageFindingKind {
     /// Its GPU path (or the package itself) cannot load: the walk of its native files
     /// names the library missing (`missing_library`).
     LibraryMissing,
+    /// A note beside a finding judged on what this version needs: that need was learned
+    /// from the release's wheel metadata on PyPI (`tables --refresh`), not from a row a
+    /// person checked.
+    NeedLearned,
 }
 
 impl PackageFindingKind {
@@ -58,7 +62,9 @@ impl PackageFindingKind {
             NoGpu | DriverTooOld => Layer::Driver,
             CudaMissing | WheelsMissing => Layer::Toolkit,
             CudnnMissing => Layer::Cudnn,
-            NoGpuOnOs | CpuPackage | UnknownVersion | GpuFailed | LibraryMissing => Layer::Env,
+            NoGpuOnOs | CpuPackage | UnknownVersion | GpuFailed | LibraryMissing | NeedLearned => {
+                Layer::Env
+            }
         }
     }
 }
@@ -183,10 +189,11 @@ fn need(cx: &Context, p: &Installed, rule_name: &str, check: Option<&GpuLoad>) -
     let cudnn = build_cudnn.or(meta_cudnn);
     match row {
         // The row only fills what the package leaves unsaid, and only for its own CUDA.
+        // A row learned from this release's wheel metadata is the package's own word.
         Some(r) if cuda.is_none_or(|c| c == r.cuda) => Need {
             cuda: Some(r.cuda),
             cudnn: cudnn.or(r.cudnn),
-            confirmed: r.confirmed || cuda.is_some(),
+            confirmed: r.confirmed || r.fetched() || cuda.is_some(),
         },
         _ => Need {
             cuda,
@@ -248,7 +255,13 @@ fn how(check_name: &str, c: &GpuLoad) -> String {
     let n = c.devices.unwrap_or(0);
     match check_name {
         "onnxruntime" => "CUDAExecutionProvider".into(),
-        "ctranslate2" => format!("ctranslate2.get_cuda_device_count() = {n}"),
+        "ctranslate2" => match c.loaded.as_deref() {
+            Some(names) if !names.is_empty() => format!(
+                "ctranslate2.get_cuda_device_count() = {n}; {} loaded",
+                names.join(", ")
+            ),
+            _ => format!("ctranslate2.get_cuda_device_count() = {n}"),
+        },
         "paddle" => "paddle.utils.run_check()".into(),
         "tensorflow" => format!("tf.config.list_physical_devices('GPU') = {n}"),
         _ => format!("jax.devices(): {n} gpu"),
@@ -550,9 +563,13 @@ pub fn findings(cx: &Context) -> Vec<PackageFinding> {
     } else if let Some(p) = get("onnxruntime") {
         cpu_package(cx, &mut out, p, "onnxruntime-gpu");
     }
+    if let Some(p) = get("onnxruntime-gpu") {
+        learned_note(cx, &mut out, p, "onnxruntime-gpu", "onnxruntime");
+    }
     // CTranslate2 (faster-whisper's engine): one wheel for CPU and GPU.
     if let Some(p) = get("ctranslate2") {
         gpu_package(cx, &mut out, p, "ctranslate2", "ctranslate2", None);
+        learned_note(cx, &mut out, p, "ctranslate2", "ctranslate2");
     }
     // PaddlePaddle: its build says what it needs (paddle.version.cuda()).
     if let Some(p) = get("paddlepaddle-gpu") {
@@ -591,6 +608,52 @@ pub fn findings(cx: &Context) -> Vec<PackageFinding> {
     out
 }
 
+/// After the finding for `p`: when it was judged on what this version needs and that
+/// need is a row `refresh` learned from PyPI's wheel metadata, a note saying so, with the
+/// metadata file and when it was read.
+fn learned_note(
+    cx: &Context,
+    out: &mut Vec<PackageFinding>,
+    p: &Installed,
+    rule_name: &str,
+    check_name: &str,
+) {
+    use PackageFindingKind::*;
+    let judged = out.last().is_some_and(|f| {
+        f.package == p.name
+            && matches!(
+                f.kind,
+                DriverTooOld | CudaMissing | CudnnMissing | GpuFailed
+            )
+    });
+    let Some(row) = release_of(&p.version).and_then(|v| cx.table.needs(rule_name, &v, cx.os))
+    else {
+        return;
+    };
+    let crate::compat::Origin::Fetched { fetched_at, .. } = &row.origin else {
+        return;
+    };
+    // The row counted only where it agreed with what the package says of itself.
+    if !judged || need(cx, p, rule_name, cx.probe.checks.get(check_name)).cuda != Some(row.cuda) {
+        return;
+    }
+    out.push(finding(
+        p,
+        NeedLearned,
+        Severity::Info,
+        msg!(
+            "pkg_need_from_pypi",
+            package = &p.name,
+            version = &p.version,
+            cuda = row.cuda,
+            cudnn = row.cudnn.map_or("?".into(), |c| c.to_string()),
+            at = crate::compat::utc(*fetched_at)
+        )
+        .with("source", &row.source),
+        None,
+    ));
+}
+
 /// The CUDA major of the `jax-cudaNN-plugin` wheel installed, if any.
 fn jax_plugin(probe: &PackagesProbe) -> Option<u32> {
     probe.packages.iter().find_map(|q| {
@@ -610,6 +673,15 @@ pub(super) fn rule_and_check(package: &str) -> Option<(&'static str, &'static st
         "jaxlib" => ("jaxlib", "jax"),
         _ => return None,
     })
+}
+
+/// The CUDA and cuDNN majors `p` needs, as its findings judge it (None: unknown).
+pub(super) fn needs_of(cx: &Context, p: &Installed) -> (Option<u32>, Option<u32>) {
+    let Some((rule, check)) = rule_and_check(&p.name) else {
+        return (None, None);
+    };
+    let n = need(cx, p, rule, cx.probe.checks.get(check));
+    (n.cuda, n.cudnn)
 }
 
 /// The CUDA major `p` needs, as its findings judged it (None: unknown).

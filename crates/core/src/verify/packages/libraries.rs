@@ -17,7 +17,10 @@
 //!   https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider, "Preload
 //!   DLLs"). Without it nothing finds the wheels.
 //! - CTranslate2 on Windows: `os.add_dll_directory(package_dir)` and `ctypes.CDLL` of every
-//!   DLL in its folder before importing `_ext` (python/ctranslate2/__init__.py). Its wheels
+//!   DLL in its folder before importing `_ext` (python/ctranslate2/__init__.py); before it
+//!   loads cuBLAS, `SetDllDirectoryA(%CUDA_PATH%\bin)` when `CUDA_PATH` is set (its
+//!   src/cuda/cublas_stub.cc, as read by its users: the source file is not in our
+//!   index, so this one folder is the only thing taken on their word). Its wheels
 //!   are built with `CUDA_DYNAMIC_LOADING=ON` (python/tools/prepare_build_environment_*.sh):
 //!   cuBLAS and cuDNN are loaded by name at run time ("Library cublas64_12.dll is not
 //!   found or cannot be loaded"), never from the nvidia-* wheels' folders, which
@@ -74,7 +77,7 @@ pub(super) fn name_missing(
         let at_import = matches!(load, LoadError::Extension { .. })
             || error.starts_with("ImportError")
             || error.starts_with("ModuleNotFoundError");
-        let pkg = package(
+        let mut pkg = package(
             py.os,
             p,
             Path::new(dir),
@@ -83,6 +86,11 @@ pub(super) fn name_missing(
             torch,
             at_import,
         );
+        // CTranslate2 loads cuBLAS after SetDllDirectoryA(%CUDA_PATH%\bin).
+        if p.name == "ctranslate2" && py.os == Os::Windows && !at_import {
+            pkg.dll_dirs
+                .extend(host.var("CUDA_PATH").map(|d| Path::new(d).join("bin")));
+        }
         let Some(m) = missing_library::explain(host, &py, &pkg, error) else {
             continue;
         };

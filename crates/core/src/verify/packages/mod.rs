@@ -19,6 +19,7 @@ use crate::version::Version;
 
 use super::missing_library;
 
+pub mod ctranslate2;
 mod findings;
 mod libraries;
 mod offer;
@@ -109,6 +110,10 @@ pub struct GpuLoad {
     /// was loaded: the nvidia-* wheels' (or a CUDA 12 torch's) libraries were loaded.
     #[serde(default)]
     pub preloaded: Option<bool>,
+    /// The libraries loaded by name as the package loads them when it runs
+    /// (CTranslate2's cuBLAS and cuDNN, `ctranslate2::load`).
+    #[serde(default)]
+    pub loaded: Option<Vec<String>>,
 }
 
 impl PackagesProbe {
@@ -204,7 +209,7 @@ pub struct Examine<'a> {
 
 /// Runs the probe and computes the findings.
 pub fn examine(host: &Host, e: &Examine) -> PackagesReport {
-    let probe = match probe(host, e.python, e.check_timeout) {
+    let mut probe = match probe(host, e.python, e.check_timeout) {
         Ok(p) => p,
         Err(error) => {
             return PackagesReport {
@@ -214,15 +219,12 @@ pub fn examine(host: &Host, e: &Examine) -> PackagesReport {
         }
     };
     let offer = Offer::gather(e.found, &probe.nvidia, e.torch);
-    let cx = Context {
-        os: e.os,
-        python: e.python,
-        probe: &probe,
-        offer: &offer,
-        table: &e.tables.gpu_packages,
-        driver_cuda: e.driver_cuda,
-        has_gpu: e.has_gpu,
-    };
+    // CTranslate2's device count says nothing of cuBLAS and cuDNN: load them as it will.
+    let names = ctranslate2::libraries_to_load(&context(e, &offer, &probe));
+    if let Some(names) = names {
+        ctranslate2::load(host, e.python, e.check_timeout, &names, &mut probe);
+    }
+    let cx = context(e, &offer, &probe);
     let mut found = findings(&cx);
     // A GPU path that failed to load a library: walk the package's native files for the
     // one missing (findings are pure; the walk reads files).
@@ -232,6 +234,18 @@ pub fn examine(host: &Host, e: &Examine) -> PackagesReport {
         error: None,
         offer,
         findings: found,
+    }
+}
+
+fn context<'a>(e: &'a Examine, offer: &'a Offer, probe: &'a PackagesProbe) -> Context<'a> {
+    Context {
+        os: e.os,
+        python: e.python,
+        probe,
+        offer,
+        table: &e.tables.gpu_packages,
+        driver_cuda: e.driver_cuda,
+        has_gpu: e.has_gpu,
     }
 }
 

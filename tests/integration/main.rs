@@ -54,6 +54,7 @@ mod refresh;
 mod refresh_pypi_torch;
 mod repair;
 mod state_files;
+mod state_records;
 mod tables;
 mod verbose;
 mod verify;

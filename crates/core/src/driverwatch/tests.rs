@@ -343,6 +343,13 @@ mod policy_sandbox {
             policy::on(&admin).unwrap(),
             Change::TurnedOn { previous: None }
         );
+        // What an elevated run makes, whatever this test's umask.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let m = std::fs::Permissions::from_mode(0o755);
+            std::fs::set_permissions(admin.state_dir(), m).unwrap();
+        }
         let mut user = admin.clone();
         user.elevated = false;
         let s = policy::status(&user).unwrap();

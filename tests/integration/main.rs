@@ -57,6 +57,7 @@ mod refresh_gpu_packages;
 mod refresh_pypi_torch;
 mod repair;
 mod state_files;
+mod state_records;
 mod tables;
 mod verbose;
 mod verify;

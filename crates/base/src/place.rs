@@ -274,6 +274,9 @@ pub struct Dir {
     path: PathBuf,
     /// Elevated: folders below must be ours ([`folder_is_ours`]); others are set aside.
     strict: bool,
+    /// Opened only to read another run's records ([`trusted_dir_readonly`],
+    /// [`readonly_dir`]): nothing is created, set aside or written through it.
+    readonly: bool,
 }
 
 /// Splits a relative path into its folders and its last name; refuses `..`, absolute
@@ -331,6 +334,7 @@ impl Dir {
             inner,
             path: path.to_path_buf(),
             strict: false,
+            readonly: false,
         })
     }
 
@@ -340,6 +344,17 @@ impl Dir {
             std::fs::create_dir_all(path)?;
         }
         Dir::open(path)
+    }
+
+    /// Refuses a change through a handle opened only to read.
+    fn writable(&self) -> io::Result<()> {
+        if self.readonly {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("{} is opened only to read", self.path.display()),
+            ));
+        }
+        Ok(())
     }
 
     /// Whether only administrators/root (or this account) can change this folder, judged
@@ -372,8 +387,21 @@ impl Dir {
         folders.push(last);
         let mut at = self.inner.try_clone()?;
         let mut path = self.path.clone();
+        if create {
+            self.writable()?;
+        }
         for name in folders {
             path.push(name);
+            if self.readonly {
+                // Another run's folder: what is not a plain folder we may trust is not
+                // read — and, unlike ours, never set aside.
+                let d = at.open_dir_nofollow(name)?;
+                if self.strict && !folder_is_ours(&d)? {
+                    return Err(untrusted(&path));
+                }
+                at = d;
+                continue;
+            }
             at = match at.open_dir_nofollow(name) {
                 Ok(d) if !self.strict || folder_is_ours(&d)? => d,
                 Ok(_) => {
@@ -408,6 +436,7 @@ impl Dir {
             inner: at,
             path,
             strict: self.strict,
+            readonly: self.readonly,
         })
     }
 
@@ -426,6 +455,7 @@ impl Dir {
             inner: self.inner.try_clone()?,
             path: self.path.clone(),
             strict: self.strict,
+            readonly: self.readonly,
         })
     }
 
@@ -433,6 +463,7 @@ impl Dir {
     /// someone planted — never what it points at) is removed first, then the file is
     /// created with `create_new` and without following. Folders on the way are created.
     pub fn create_new(&self, rel: impl AsRef<Path>) -> io::Result<std::fs::File> {
+        self.writable()?;
         let (dir, name) = self.parent_of(rel.as_ref(), true)?;
         dir.remove(name)?;
         let mut o = nofollow();
@@ -449,6 +480,7 @@ impl Dir {
     /// through a link, a regular file with one name. Anything else is an error (the caller
     /// starts the file anew with [`Dir::create_new`]).
     pub fn open_rw(&self, rel: impl AsRef<Path>) -> io::Result<std::fs::File> {
+        self.writable()?;
         let (dir, name) = self.parent_of(rel.as_ref(), false)?;
         let mut o = cap_std::fs::OpenOptions::new();
         o.read(true).write(true);
@@ -510,6 +542,7 @@ impl Dir {
     /// `<name>.tmp` created new, synced when `sync`, then renamed over `rel` (a rename
     /// replaces a link at `rel` itself, never writes through it).
     pub fn write_atomic(&self, rel: impl AsRef<Path>, bytes: &[u8], sync: bool) -> io::Result<()> {
+        self.writable()?;
         let (dir, name) = self.parent_of(rel.as_ref(), true)?;
         dir.test_disk_full()?;
         let mut tmp = name.to_os_string();
@@ -545,6 +578,8 @@ impl Dir {
         to_dir: &Dir,
         to: impl AsRef<Path>,
     ) -> io::Result<()> {
+        self.writable()?;
+        to_dir.writable()?;
         let (a, an) = self.parent_of(from.as_ref(), false)?;
         let (b, bn) = to_dir.parent_of(to.as_ref(), true)?;
         a.inner.rename(an, &b.inner, bn)
@@ -553,6 +588,7 @@ impl Dir {
     /// Removes the file or link `rel` (a link itself, never what it points at); nothing
     /// there is fine. A folder at the name is an error.
     pub fn remove(&self, rel: impl AsRef<Path>) -> io::Result<()> {
+        self.writable()?;
         let (dir, name) = match self.parent_of(rel.as_ref(), false) {
             Ok(x) => x,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -575,6 +611,9 @@ impl Dir {
     /// regular file. The folder is this handle, so a link swapped in for it after it was
     /// opened is not followed either.
     pub fn open_lock(&self, name: impl AsRef<Path>, write: bool) -> io::Result<std::fs::File> {
+        if write {
+            self.writable()?;
+        }
         let (dir, name) = self.parent_of(name.as_ref(), false)?;
         let mut o = cap_std::fs::OpenOptions::new();
         o.read(true);
@@ -609,6 +648,7 @@ impl Dir {
     /// anything took the name meanwhile, and opened without following. For staging
     /// folders: never one we did not make.
     pub fn fresh_sub(&self, name: impl AsRef<Path>) -> io::Result<Dir> {
+        self.writable()?;
         let name = name.as_ref();
         let (folders, last) = split(name)?;
         if !folders.is_empty() {
@@ -624,6 +664,7 @@ impl Dir {
             inner,
             path: self.path.join(last),
             strict: self.strict,
+            readonly: self.readonly,
         })
     }
 
@@ -663,6 +704,7 @@ impl Dir {
     /// Removes `name` (one name) whatever it is: a folder with all it holds (links in it
     /// removed as links), or a file or link itself. Nothing there is fine.
     pub fn remove_all(&self, name: impl AsRef<Path>) -> io::Result<()> {
+        self.writable()?;
         let name = name.as_ref();
         let r = match self.inner.symlink_metadata(name) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -768,7 +810,10 @@ fn folder_is_ours(d: &cap_std::fs::Dir) -> io::Result<bool> {
     {
         use cap_std::fs::MetadataExt;
         let m = d.dir_metadata()?;
-        Ok(uid_is_ours(m.uid()) && m.mode() & 0o022 == 0)
+        // SAFETY: geteuid has no preconditions.
+        Ok(unix_mode_is_ours(m.uid(), m.mode(), unsafe {
+            libc::geteuid()
+        }))
     }
     #[cfg(windows)]
     {
@@ -781,6 +826,58 @@ fn folder_is_ours(d: &cap_std::fs::Dir) -> io::Result<bool> {
         let _ = d;
         Ok(true)
     }
+}
+
+/// Unix: owned by root or by `me`, and no write bit for the group or others.
+#[cfg(unix)]
+fn unix_mode_is_ours(uid: u32, mode: u32, me: u32) -> bool {
+    (uid == 0 || uid == me) && mode & 0o022 == 0
+}
+
+fn untrusted(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{} can be written by another account, or is a link; not read",
+            path.display()
+        ),
+    )
+}
+
+/// Another run's state folder, opened only to read its records (#33: the machine-wide
+/// folder, read by a run without administrator rights). None when there is none. Trusted
+/// only as [`trusted_dir`] would keep it: not a link or junction (opened without
+/// following), owned by administrators/root (or this account) and writable by no other
+/// account (Unix: no group/other write bit; Windows: no Everyone/Users/… write entry);
+/// folders below are judged the same way. Unlike [`trusted_dir`] nothing is created, set
+/// aside or written: a folder that fails is an error (`PermissionDenied`), left as it is.
+pub fn trusted_dir_readonly(path: &Path) -> io::Result<Option<Dir>> {
+    let Some(mut d) = readonly_dir(path)? else {
+        return Ok(None);
+    };
+    if !folder_is_ours(&d.inner)? {
+        return Err(untrusted(path));
+    }
+    d.strict = true;
+    Ok(Some(d))
+}
+
+/// A folder opened only to read (no ownership rule: for records that are only reported,
+/// never acted on): not a link or junction itself, nothing created, set aside or written
+/// through it; files in it are read as every state file ([`Dir::read`]: no link, regular,
+/// bounded). None when there is none.
+pub fn readonly_dir(path: &Path) -> io::Result<Option<Dir>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+        Ok(m) if m.file_type().is_symlink() || is_reparse(&m) || !m.is_dir() => {
+            return Err(untrusted(path));
+        }
+        Ok(_) => {}
+    }
+    let mut d = Dir::open(path)?;
+    d.readonly = true;
+    Ok(Some(d))
 }
 
 /// Who owns the folder at `path`, and whether it is ours in the sense of [`trusted_dir`].
@@ -1271,5 +1368,110 @@ mod tests {
         std::fs::write(state.join("mine"), b"x").unwrap();
         let again = trusted_dir(&state, true).unwrap();
         assert!(again.path().join("mine").exists());
+    }
+    /// Another run's folder read by a run without rights (#33): trusted only when no
+    /// other account can write it, and never changed by the reader — a link, a folder
+    /// others can write, or a link below it is refused and left exactly as it was.
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_read_only_is_trusted_as_ours_and_never_changed() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        assert!(
+            trusted_dir_readonly(&d.path().join("none"))
+                .unwrap()
+                .is_none()
+        );
+        let machine = d.path().join("machine");
+        std::fs::create_dir_all(machine.join("guard")).unwrap();
+        std::fs::write(machine.join("guard/r.json"), b"{}").unwrap();
+        std::fs::set_permissions(&machine, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(
+            machine.join("guard"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let m = trusted_dir_readonly(&machine).unwrap().unwrap();
+        assert_eq!(m.read("guard/r.json", 10).unwrap().unwrap(), b"{}");
+        assert!(m.read("guard/none.json", 10).unwrap().is_none());
+        // Nothing is written, created or removed through it.
+        assert!(m.write_atomic("x.json", b"{}", false).is_err());
+        assert!(m.create_new("guard/y").is_err());
+        assert!(m.sub("new", true).is_err());
+        assert!(m.remove("guard/r.json").is_err());
+        assert!(m.remove_all("guard").is_err());
+        assert!(m.open_lock("lock", true).is_err());
+        assert!(!machine.join("x.json").exists() && !machine.join("new").exists());
+        assert!(machine.join("guard/r.json").exists());
+
+        let names = |p: &Path| -> Vec<String> {
+            let mut v: Vec<String> = std::fs::read_dir(p)
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        let before = names(d.path());
+        // A folder below that others can write: refused, not set aside.
+        std::fs::set_permissions(
+            machine.join("guard"),
+            std::fs::Permissions::from_mode(0o777),
+        )
+        .unwrap();
+        assert!(m.read("guard/r.json", 10).is_err());
+        assert!(machine.join("guard/r.json").exists());
+        std::fs::set_permissions(
+            machine.join("guard"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        // A link below: not followed, not set aside.
+        std::fs::create_dir(d.path().join("elsewhere")).unwrap();
+        std::fs::write(d.path().join("elsewhere/r.json"), b"{}").unwrap();
+        std::os::unix::fs::symlink(d.path().join("elsewhere"), machine.join("linked")).unwrap();
+        assert!(m.read("linked/r.json", 10).is_err());
+        assert!(
+            std::fs::symlink_metadata(machine.join("linked"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        // Group-writable, world-writable: not trusted, and left as it was.
+        for mode in [0o775, 0o777] {
+            std::fs::set_permissions(&machine, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = trusted_dir_readonly(&machine).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::PermissionDenied, "{mode:o}");
+            let m = std::fs::metadata(&machine).unwrap().permissions().mode() & 0o777;
+            assert_eq!(m, mode);
+        }
+        std::fs::set_permissions(&machine, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // The folder itself a link: refused, the link kept.
+        let linked = d.path().join("linked-machine");
+        std::os::unix::fs::symlink(&machine, &linked).unwrap();
+        assert!(trusted_dir_readonly(&linked).is_err());
+        assert!(readonly_dir(&linked).is_err());
+        // Nothing was set aside anywhere.
+        assert_eq!(names(&machine), ["guard", "linked"]);
+        let mut want = before;
+        want.extend(["elsewhere".to_string(), "linked-machine".to_string()]);
+        want.sort();
+        assert_eq!(names(d.path()), want);
+        // Owned by another account (a test run as root can make one).
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        assert!(unix_mode_is_ours(0, 0o40755, me));
+        assert!(unix_mode_is_ours(me, 0o40755, me));
+        let other = if me == 4242 { 4243 } else { 4242 };
+        assert!(!unix_mode_is_ours(other, 0o40755, me));
+        assert!(!unix_mode_is_ours(0, 0o40775, me));
+        assert!(!unix_mode_is_ours(0, 0o40757, me));
+        if me == 0 {
+            std::os::unix::fs::chown(&machine, Some(other), None).unwrap();
+            assert!(trusted_dir_readonly(&machine).is_err());
+            // Only reported, never acted on: no ownership rule.
+            assert!(readonly_dir(&machine).unwrap().is_some());
+        }
     }
 }

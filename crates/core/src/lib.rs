@@ -33,6 +33,7 @@ pub mod guard;
 pub mod linux_driver;
 pub mod plan;
 pub mod recommend;
+pub mod records;
 pub mod repair;
 pub mod run;
 pub mod steps;

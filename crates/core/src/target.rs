@@ -28,12 +28,18 @@ impl Target {
         }
     }
 
+    /// A sandbox root: elevated (writable, as the installer's machine), except in debug
+    /// builds when `CUDA_SETUP_TEST_NOT_ELEVATED` is set, so tests can play the run
+    /// without administrator rights — its state then goes to `<root>/.cuda-setup-user`
+    /// (see [`Target::state_dir`]). Release builds ignore it.
     pub fn rooted(os: Os, root: &Path) -> Target {
+        let as_user =
+            cfg!(debug_assertions) && std::env::var_os("CUDA_SETUP_TEST_NOT_ELEVATED").is_some();
         Target {
             os,
             root: Some(root.to_path_buf()),
             host: Host::real(),
-            elevated: true,
+            elevated: !as_user,
         }
     }
 
@@ -97,18 +103,36 @@ impl Target {
         }
     }
 
-    /// Our state: journals, logs, downloads, the record of environment changes.
+    /// Our state: journals, logs, downloads, the record of environment changes. Elevated:
+    /// the machine's (`%ProgramData%\cuda-setup`, `/var/lib/cuda-setup`); otherwise the
+    /// user's (`%LOCALAPPDATA%\cuda-setup`, `~/.local/state/cuda-setup`). A sandbox root
+    /// has both: `<root>/.cuda-setup` (elevated, as every sandbox run is by default) and
+    /// `<root>/.cuda-setup-user`.
     pub fn state_dir(&self) -> PathBuf {
+        self.state_dir_for(self.elevated)
+    }
+
+    /// The state folder the other kind of run keeps (the machine's when this one is not
+    /// elevated, the user's when it is): read, never written (the records module).
+    pub fn other_state_dir(&self) -> PathBuf {
+        self.state_dir_for(!self.elevated)
+    }
+
+    fn state_dir_for(&self, elevated: bool) -> PathBuf {
         if let Some(r) = &self.root {
-            return r.join(".cuda-setup");
+            return r.join(if elevated {
+                ".cuda-setup"
+            } else {
+                ".cuda-setup-user"
+            });
         }
         let h = &self.host;
         match self.os {
-            Os::Windows if self.elevated => {
+            Os::Windows if elevated => {
                 PathBuf::from(h.var("ProgramData").unwrap_or(r"C:\ProgramData")).join("cuda-setup")
             }
             Os::Windows => PathBuf::from(h.var("LOCALAPPDATA").unwrap_or(".")).join("cuda-setup"),
-            Os::Linux if self.elevated => PathBuf::from("/var/lib/cuda-setup"),
+            Os::Linux if elevated => PathBuf::from("/var/lib/cuda-setup"),
             Os::Linux => h
                 .var("XDG_STATE_HOME")
                 .map(PathBuf::from)

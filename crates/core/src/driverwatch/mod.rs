@@ -20,6 +20,7 @@ use crate::linux_driver::RebuildAdvice;
 use crate::message::Message;
 use crate::msg;
 use crate::platform::Host;
+use crate::records::{Origin, Use};
 use crate::target::Target;
 use crate::version::Version;
 
@@ -79,26 +80,33 @@ pub fn record_path(target: &Target) -> PathBuf {
 
 /// The record, read as every state file of ours: bounded, never through a link, judged
 /// whole. A bad one (a link, not JSON, another format) is set aside and counts as none.
-pub fn read(target: &Target) -> Option<DriverRecord> {
-    let path = record_path(target);
-    let bytes = match crate::state_file::read(&path) {
-        Ok(b) => b?,
-        Err(rejected) => {
-            let r = rejected.set_aside();
+/// From this run's folder and, read-only, the other run's (`crate::records`: the
+/// machine's when not elevated; the user's when elevated, only for [`Use::Report`]); the
+/// newer wins. The folder it came from beside it.
+pub fn read_for(target: &Target, use_: Use) -> Option<(DriverRecord, Origin)> {
+    let found = match crate::records::read(target, FILE, use_) {
+        Ok(f) => f,
+        Err(r) => {
             tracing::warn!(error = %r, "driver record rejected");
-            return None;
+            Vec::new()
         }
     };
-    match serde_json::from_slice::<DriverRecord>(&bytes) {
-        Ok(r) if r.format == 1 => Some(r),
-        other => {
-            let r =
-                crate::state_file::Rejected::new(&path, format!("not a driver record: {other:?}"))
-                    .set_aside();
-            tracing::warn!(error = %r, "driver record rejected");
-            None
-        }
-    }
+    let valid =
+        found
+            .into_iter()
+            .filter_map(|f| match serde_json::from_slice::<DriverRecord>(&f.bytes) {
+                Ok(r) if r.format == 1 => Some((r, f.origin)),
+                other => {
+                    f.reject(format!("not a driver record: {other:?}"));
+                    None
+                }
+            });
+    crate::records::newest(valid, |(r, _)| r.at)
+}
+
+/// The record this run may act on ([`read_for`] with [`Use::Act`]).
+pub fn read(target: &Target) -> Option<DriverRecord> {
+    read_for(target, Use::Act).map(|(r, _)| r)
 }
 
 /// What a passing check knew of the driver and the GPU.
@@ -164,6 +172,10 @@ fn host_of(target: &Target) -> Host {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Observed {
     pub record: Option<DriverRecord>,
+    /// The folder the record came from (`crate::records`): one from the user's folder,
+    /// read by an elevated run, is only reported — no driver is installed on its word.
+    #[serde(default)]
+    pub origin: Option<Origin>,
     pub kernel: Option<String>,
     /// `/proc/driver/nvidia/version` exists: the kernel module is loaded.
     pub module_loaded: bool,
@@ -179,9 +191,10 @@ pub struct Observed {
 
 /// Reads what [`judge`] needs.
 pub fn observe(target: &Target) -> Observed {
-    let record = read(target);
+    let (record, origin) = read_for(target, Use::Report).unzip();
     let mut o = Observed {
         record,
+        origin,
         at: now(),
         ..Default::default()
     };
@@ -196,6 +209,14 @@ pub fn observe(target: &Target) -> Observed {
         }
     }
     o
+}
+
+impl Observed {
+    /// Whether a run may act on the record (plan its driver): not one from the user's
+    /// folder read by an elevated run.
+    pub fn acts(&self) -> bool {
+        self.origin.is_none_or(Origin::acts)
+    }
 }
 
 /// What changed since the driver passed.

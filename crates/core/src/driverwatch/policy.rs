@@ -127,7 +127,13 @@ impl Store {
             return Err(PolicyError::NotWindows);
         }
         if target.root.is_some() {
-            return Ok(Store::Sandbox(target.state_dir().join(SANDBOX_REGISTRY)));
+            // The registry is the machine's: the elevated run's folder, whoever asks.
+            let machine = if target.elevated {
+                target.state_dir()
+            } else {
+                target.other_state_dir()
+            };
+            return Ok(Store::Sandbox(machine.join(SANDBOX_REGISTRY)));
         }
         #[cfg(windows)]
         {
@@ -240,13 +246,33 @@ fn saved(target: &Target) -> Result<Option<Saved>, PolicyError> {
     }
 }
 
+/// Our record as `status` tells it: `on` runs elevated and records in the machine's
+/// folder, so the user's run (the wizard's Repair page) reads that one too, read-only
+/// (`crate::records`); the newer wins. Never the user's folder (`on` needs administrator
+/// rights: a record there is not ours). `on`/`off` act only on [`saved`] (their own).
+fn saved_seen(target: &Target) -> Result<Option<Saved>, PolicyError> {
+    let mut all = Vec::new();
+    for f in crate::records::read(target, RECORD, crate::records::Use::Act)? {
+        match serde_json::from_slice::<Saved>(&f.bytes) {
+            Ok(s) if s.format == 1 => all.push(s),
+            _ => {
+                let r = f.reject("not a policy record");
+                if f.origin == crate::records::Origin::Own {
+                    return Err(r.into());
+                }
+            }
+        }
+    }
+    Ok(crate::records::newest(all, |s| s.at))
+}
+
 /// The policy's value, and whether we set it.
 pub fn status(target: &Target) -> Result<PolicyStatus, PolicyError> {
     let value = Store::of(target)?.get()?;
     Ok(PolicyStatus {
         value,
         on: value == Some(1),
-        ours: saved(target)?,
+        ours: saved_seen(target)?,
     })
 }
 

@@ -332,6 +332,43 @@ mod policy_sandbox {
         assert!(std::fs::symlink_metadata(state.join(policy::RECORD)).is_err());
     }
 
+    /// `on` runs elevated and records in the machine's folder; the user's run (the
+    /// wizard's Repair page) still says cuda-setup set it, reads the machine's registry,
+    /// and cannot switch it.
+    #[test]
+    fn the_users_status_sees_the_elevated_runs_record() {
+        let d = tempfile::tempdir().unwrap();
+        let admin = Target::rooted(Os::Windows, d.path());
+        assert_eq!(
+            policy::on(&admin).unwrap(),
+            Change::TurnedOn { previous: None }
+        );
+        // What an elevated run makes, whatever this test's umask.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let m = std::fs::Permissions::from_mode(0o755);
+            std::fs::set_permissions(admin.state_dir(), m).unwrap();
+        }
+        let mut user = admin.clone();
+        user.elevated = false;
+        let s = policy::status(&user).unwrap();
+        assert!(s.on, "{s:?}");
+        assert_eq!(s.ours.as_ref().map(|o| o.previous), Some(None));
+        assert_eq!(
+            policy::describe(&s).key,
+            "driverwatch_policy_status_on_ours"
+        );
+        assert!(matches!(
+            policy::off(&user),
+            Err(policy::PolicyError::NeedsAdmin)
+        ));
+        assert!(
+            !d.path().join(".cuda-setup-user").exists(),
+            "nothing written"
+        );
+    }
+
     #[test]
     fn only_windows_has_the_policy() {
         let d = tempfile::tempdir().unwrap();

@@ -173,6 +173,9 @@ pub fn swapped(rec: &Record, env: &Env) -> Option<Swap> {
 pub struct Status {
     pub python: PathBuf,
     pub record: Option<Record>,
+    /// The folder the record came from (`crate::records`): `machine` — an elevated run's,
+    /// read by this one; `user` — only reported by this elevated run (no restore planned).
+    pub origin: Option<crate::records::Origin>,
     pub env: Option<Env>,
     /// Why the interpreter could not be asked.
     pub probe_error: Option<String>,
@@ -255,7 +258,7 @@ impl Status {
 
 /// The record, the pin, and whether the installed torch is still the verified build.
 pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
-    let rec = record::find(target, python)?;
+    let (rec, origin) = record::seen(target, python)?.unzip();
     let (env, probe_error) = match probe::probe(&target.host, python) {
         Ok(e) => (Some(e), None),
         Err(GuardError::Probe { detail, .. }) => (None, Some(detail)),
@@ -268,6 +271,7 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
         return Ok(Status {
             python: python.to_path_buf(),
             record: None,
+            origin: None,
             env,
             probe_error,
             pin: PinState::Off,
@@ -294,6 +298,12 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
             date = date(rec.verified_at)
         ),
     });
+    if origin == Some(crate::records::Origin::Machine) {
+        lines.push(msg!(
+            "records_guard_from_machine",
+            folder = target.other_state_dir().display()
+        ));
+    }
     if let Some(w) = &rec.wheel {
         lines.push(msg!(
             "guard_status_wheel",
@@ -317,10 +327,18 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
     });
     let swap = env.as_ref().and_then(|e| swapped(&rec, e));
     let intact = env.as_ref().map(|_| swap.is_none());
+    let acts = origin.is_none_or(crate::records::Origin::acts);
+    // A record this run may not act on plans no restore (it would copy and hash a wheel
+    // on that record's word).
     let restore = swap
         .as_ref()
+        .filter(|_| acts)
         .map(|s| restore::plan(target, &rec, s.installed.as_deref()));
     match (&swap, &env) {
+        (Some(s), _) if !acts => {
+            lines.push(s.message());
+            lines.push(msg!("records_guard_user_record", command = s.command()));
+        }
         (Some(s), _) => {
             lines.push(s.message());
             lines.push(msg!("guard_status_restore", command = s.command()));
@@ -337,6 +355,7 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
     Ok(Status {
         python: python.to_path_buf(),
         record: Some(rec),
+        origin,
         env,
         probe_error,
         pin,
@@ -677,10 +696,15 @@ pub fn after_doctor(target: &Target, report: &mut DoctorReport) -> AfterDoctor {
 
 fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterDoctor, GuardError> {
     let rec = record::find(target, python)?;
-    let noted = record::pending(target, python);
+    // A note older than the record was already verified (the note may sit in the
+    // machine's folder, which this run does not clear).
+    let noted = record::pending(target, python)
+        .filter(|n| rec.as_ref().is_none_or(|r| n.at > r.verified_at));
     let Some(torch) = verified(report) else {
-        // Not working on the GPU: only a recorded build that is gone is worth a word.
-        let Some(rec) = rec else {
+        // Not working on the GPU: only a recorded build that is gone is worth a word (an
+        // elevated run tells the user's record too: telling runs nothing on its word but
+        // the interpreter this doctor was asked to examine).
+        let Some((rec, _)) = record::seen(target, python)? else {
             return Ok(AfterDoctor::Nothing);
         };
         let installed = report.torch.as_ref().map(|t| t.version.as_str());

@@ -2,6 +2,8 @@
 //! (`<state>/guard/verified-torch.json`), and the note the pip step leaves until the
 //! doctor has verified what it installed (`<state>/guard/installed-torch.json`). Both are
 //! state files: read bounded, never through a link, judged whole; a bad one is set aside.
+//! Read from this run's folder and, read-only, the other run's (`crate::records`: an
+//! elevated install's records seen by the user's runs); written to this run's only.
 
 use std::path::{Path, PathBuf};
 
@@ -9,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::GuardError;
 use super::probe::EnvKind;
+use crate::records::{Origin, Use};
 use crate::target::Target;
 
 const FOLDER: &str = "guard";
@@ -121,7 +124,8 @@ pub fn same_python(a: &Path, b: &Path) -> bool {
         )
 }
 
-fn read<T: serde::de::DeserializeOwned + Default>(
+/// The file `name` in this run's own folder only (what a writer merges into).
+fn read_own<T: serde::de::DeserializeOwned + Default>(
     target: &Target,
     name: &str,
     valid: impl Fn(&T) -> bool,
@@ -143,6 +147,54 @@ fn read<T: serde::de::DeserializeOwned + Default>(
     }
 }
 
+/// The file `name` from this run's folder and, read-only, the other run's
+/// (`crate::records`), each copy with where it came from. A bad copy of ours is an error
+/// (set aside); the other's is passed over, left where it is.
+fn read_found<T: serde::de::DeserializeOwned>(
+    target: &Target,
+    name: &str,
+    use_: Use,
+    valid: impl Fn(&T) -> bool,
+) -> Result<Vec<(T, Origin)>, GuardError> {
+    let rel = format!("{FOLDER}/{name}");
+    let mut out = Vec::new();
+    for f in crate::records::read(target, &rel, use_).map_err(GuardError::Record)? {
+        let why = match serde_json::from_slice::<T>(&f.bytes) {
+            Ok(v) if valid(&v) => {
+                out.push((v, f.origin));
+                continue;
+            }
+            Ok(_) => "an unknown format".to_string(),
+            Err(e) => e.to_string(),
+        };
+        let r = f.reject(why);
+        if f.origin == Origin::Own {
+            return Err(GuardError::Record(r));
+        }
+    }
+    Ok(out)
+}
+
+/// Per interpreter, the newest of `items` by `at`.
+fn newest_per_python<T>(
+    items: Vec<(T, Origin)>,
+    python: impl Fn(&T) -> &Path,
+    at: impl Fn(&T) -> u64,
+) -> Vec<(T, Origin)> {
+    let mut out: Vec<(T, Origin)> = Vec::new();
+    for (t, o) in items {
+        match out
+            .iter_mut()
+            .find(|(x, _)| same_python(python(x), python(&t)))
+        {
+            Some(slot) if at(&t) > at(&slot.0) => *slot = (t, o),
+            Some(_) => {}
+            None => out.push((t, o)),
+        }
+    }
+    out
+}
+
 fn write<T: Serialize>(target: &Target, name: &str, value: &T) -> Result<(), GuardError> {
     let dir = target
         .state()
@@ -153,22 +205,46 @@ fn write<T: Serialize>(target: &Target, name: &str, value: &T) -> Result<(), Gua
         .map_err(|e| GuardError::io(&dir.display(name), e))
 }
 
-/// Every record (none when there is no file).
-pub fn all(target: &Target) -> Result<Vec<Record>, GuardError> {
-    Ok(read::<Records>(target, RECORDS, |r| r.format == FORMAT)?.records)
+/// Every record this run may read for `use_`, with the folder it came from: this run's
+/// and the other run's (`crate::records`), the newer per interpreter.
+pub fn found(target: &Target, use_: Use) -> Result<Vec<(Record, Origin)>, GuardError> {
+    let all = read_found::<Records>(target, RECORDS, use_, |r| r.format == FORMAT)?
+        .into_iter()
+        .flat_map(|(rs, o)| rs.records.into_iter().map(move |r| (r, o)))
+        .collect();
+    Ok(newest_per_python(all, |r| &r.python, |r| r.verified_at))
 }
 
-/// The record for `python`.
+/// Every record this run may act on (none when there is no file).
+pub fn all(target: &Target) -> Result<Vec<Record>, GuardError> {
+    Ok(found(target, Use::Act)?
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect())
+}
+
+/// The record for `python` this run may act on.
 pub fn find(target: &Target, python: &Path) -> Result<Option<Record>, GuardError> {
     Ok(all(target)?
         .into_iter()
         .find(|r| same_python(&r.python, python)))
 }
 
+/// The record for `python` to tell the user about, and where it came from (an elevated
+/// run also sees the user's, which it only reports).
+pub fn seen(target: &Target, python: &Path) -> Result<Option<(Record, Origin)>, GuardError> {
+    Ok(found(target, Use::Report)?
+        .into_iter()
+        .find(|(r, _)| same_python(&r.python, python)))
+}
+
 /// Stores `rec`, replacing the interpreter's previous record.
 pub fn put(target: &Target, rec: Record) -> Result<(), GuardError> {
-    // A file set aside as bad starts a fresh list.
-    let mut records = all(target).unwrap_or_default();
+    // Our own folder's list only (the other's is read, never copied); a file set aside
+    // as bad starts a fresh list.
+    let mut records = read_own::<Records>(target, RECORDS, |r| r.format == FORMAT)
+        .unwrap_or_default()
+        .records;
     records.retain(|r| !same_python(&r.python, &rec.python));
     records.push(rec);
     write(
@@ -182,12 +258,15 @@ pub fn put(target: &Target, rec: Record) -> Result<(), GuardError> {
 }
 
 /// What the pip step noted for `python`, if anything.
+/// From this run's folder and the machine's (an elevated install's note, read by the
+/// user's doctor), the newer; never the user's for an elevated run (it decides a pin).
 pub fn pending(target: &Target, python: &Path) -> Option<Installed> {
-    read::<Pending>(target, PENDING, |p| p.format == FORMAT)
+    let all = read_found::<Pending>(target, PENDING, Use::Act, |p| p.format == FORMAT)
         .ok()?
-        .installed
         .into_iter()
-        .find(|i| same_python(&i.python, python))
+        .flat_map(|(p, o)| p.installed.into_iter().map(move |i| (i, o)))
+        .filter(|(i, _)| same_python(&i.python, python));
+    crate::records::newest(all, |(i, _)| i.at).map(|(i, _)| i)
 }
 
 /// Notes (`Some`) or forgets (`None`) what our pip step installed into `python`.
@@ -196,7 +275,7 @@ pub fn set_pending(
     python: &Path,
     installed: Option<Installed>,
 ) -> Result<(), GuardError> {
-    let mut all = read::<Pending>(target, PENDING, |p| p.format == FORMAT)
+    let mut all = read_own::<Pending>(target, PENDING, |p| p.format == FORMAT)
         .unwrap_or_default()
         .installed;
     all.retain(|i| !same_python(&i.python, python));

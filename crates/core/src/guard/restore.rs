@@ -1,6 +1,7 @@
 //! Putting the verified build back: offline from the wheel our download engine left in
-//! `<state>/downloads` (or its hash-named cache) when its bytes still hash to the
-//! recorded SHA-256, else pip from the recorded version and index.
+//! `<state>/downloads` (or the other run's downloads folder, or the hash-named cache, each
+//! copied in) when its bytes still hash to the recorded SHA-256, else pip from the
+//! recorded version and index.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -82,7 +83,9 @@ fn sha256_of(mut f: impl Read, mut copy: Option<&mut std::fs::File>) -> std::io:
 }
 
 /// The recorded wheel in our downloads folder, its bytes checked against the record
-/// (copied there from the hash-named cache first when only the cache has it).
+/// (copied there first from the other run's downloads folder or the hash-named cache
+/// when only they have it). `rec` is one this run acts on: its SHA-256 is what makes a
+/// file from the other folder safe to hand to pip.
 pub fn cached_wheel(target: &Target, rec: &Record) -> Result<PathBuf, CacheState> {
     let Some(w) = &rec.wheel else {
         return Err(CacheState::NotOurs);
@@ -106,16 +109,44 @@ pub fn cached_wheel(target: &Target, rec: &Record) -> Result<PathBuf, CacheState
             Err(_) => Err(CacheState::Missing),
         };
     }
-    // The hash-named cache (this machine only: a sandbox root has none).
+    // The other run's downloads folder (an elevated install's wheel, for the user's
+    // restore; read-only, never used in place), then the hash-named cache (this machine
+    // only: a sandbox root has none). Either is copied into ours and hashed as it is.
+    let mut mismatch = None;
+    if let Some(other) = crate::records::other_downloads(target)
+        && let Ok(Some((f, _))) = other.open_read(name, u64::MAX)
+    {
+        match copy_in(f, &downloads, name, w, &other.display(name)) {
+            Ok(p) => return Ok(p),
+            Err(m @ CacheState::Mismatch { .. }) => mismatch = Some(m),
+            Err(_) => {}
+        }
+    }
     let cached = crate::platform::cache_dir(&target.host)
         .filter(|_| target.root.is_none())
         .map(|d| d.join(format!("sha256-{}", w.sha256.to_ascii_lowercase())));
-    let Some(cached) = cached else {
-        return Err(CacheState::Missing);
-    };
-    let Ok(Some((f, _))) = crate::place::open_regular(&cached, u64::MAX) else {
-        return Err(CacheState::Missing);
-    };
+    let opened = cached
+        .as_ref()
+        .and_then(|c| crate::place::open_regular(c, u64::MAX).ok().flatten());
+    match (opened, cached) {
+        (Some((f, _)), Some(cached)) => match copy_in(f, &downloads, name, w, &cached) {
+            Err(CacheState::Missing) => Err(mismatch.unwrap_or(CacheState::Missing)),
+            r => r,
+        },
+        _ => Err(mismatch.unwrap_or(CacheState::Missing)),
+    }
+}
+
+/// Copies what `f` reads into `downloads/name`, hashed as it is copied (what is checked
+/// is what was written): through `NAME.guard-part`, created new, renamed into place only
+/// when the bytes are the record's. `shown`: where the bytes came from, for the mismatch.
+fn copy_in(
+    f: std::fs::File,
+    downloads: &crate::place::Dir,
+    name: &str,
+    w: &super::record::Wheel,
+    shown: &Path,
+) -> Result<PathBuf, CacheState> {
     let part = format!("{name}.guard-part");
     let Ok(mut out) = downloads.create_new(&part) else {
         return Err(CacheState::Missing);
@@ -124,14 +155,14 @@ pub fn cached_wheel(target: &Target, rec: &Record) -> Result<PathBuf, CacheState
         Ok(h) if h.eq_ignore_ascii_case(&w.sha256) => {
             drop(out);
             downloads
-                .rename(&part, &downloads, name)
+                .rename(&part, downloads, name)
                 .map(|_| downloads.display(name))
                 .map_err(|_| CacheState::Missing)
         }
         Ok(actual) => {
             let _ = downloads.remove(&part);
             Err(CacheState::Mismatch {
-                file: cached,
+                file: shown.to_path_buf(),
                 expected: w.sha256.clone(),
                 actual,
             })

@@ -16,6 +16,11 @@ pub(super) fn driverwatch(i: &Input, out: &mut Vec<Finding>) {
         return;
     };
     let fix = match (drift.reinstall(), drift.manual()) {
+        // Recorded by a run without administrator rights, read by this elevated one: told,
+        // but no driver is installed on the word of a file every user program can write.
+        (Some(v), _) if !observed.acts() => Fix::Manual {
+            how: msg!("records_driver_user_record", version = v),
+        },
         (Some(v), _) => reinstall(i, v),
         (None, Some(how)) => Fix::Manual { how },
         (None, None) => fix_driver(i),

@@ -1,6 +1,7 @@
 # cuda-setup guard's probe: prints one line "CUDA_SETUP_GUARD {json}" (ASCII).
 # Runs in the user's interpreter: Python 3 without f-strings; never raises; imports no
-# torch (only its installed metadata is read: fast, and works when torch is broken).
+# torch (only its installed metadata is read: fast, and works when torch is broken):
+# importlib.metadata (3.8+), else setuptools' pkg_resources. Syntax: 3.4+.
 # sys.prefix is where pip reads its "site" configuration (pip.conf / pip.ini).
 import json
 import os
@@ -35,14 +36,45 @@ def installed_at(dist):
     return None
 
 
+def legacy_installed_at(dist):
+    # pkg_resources: the dist-info / egg-info folder it read the metadata from, else the
+    # folder it was found in.
+    for path in (getattr(dist, "egg_info", None),
+                 getattr(getattr(dist, "_provider", None), "egg_info", None),
+                 getattr(dist, "location", None)):
+        if path:
+            try:
+                return int(os.stat(str(path)).st_mtime)
+            except Exception:
+                pass
+    return None
+
+
+def legacy(names):
+    # Python < 3.8 has no importlib.metadata: setuptools' pkg_resources, when present.
+    try:
+        import pkg_resources
+    except Exception:
+        return
+    for name in names:
+        try:
+            d = pkg_resources.get_distribution(name)
+        except Exception:
+            continue
+        out["packages"][name] = str(d.version)
+        if name == "torch":
+            out["torch_installed_at"] = legacy_installed_at(d)
+
+
 try:
     out["conda"] = os.path.isdir(os.path.join(sys.prefix, "conda-meta"))
+    names = ("torch", "torchvision", "torchaudio")
     try:
         import importlib.metadata as md
     except ImportError:
         md = None
     if md is not None:
-        for name in ("torch", "torchvision", "torchaudio"):
+        for name in names:
             try:
                 d = md.distribution(name)
             except Exception:
@@ -50,6 +82,8 @@ try:
             out["packages"][name] = str(d.version)
             if name == "torch":
                 out["torch_installed_at"] = installed_at(d)
+    else:
+        legacy(names)
 except Exception as e:  # never let the probe itself fail
     out["error"] = "%s: %s" % (type(e).__name__, e)
 sys.stdout.write("CUDA_SETUP_GUARD " + json.dumps(out) + "\n")

@@ -66,6 +66,8 @@ fn target(c: &Common) -> Target {
 fn failed(e: &GuardError, python: &std::path::Path, lang: Lang) -> CliError {
     let code = match e {
         GuardError::NotVerified { .. } | GuardError::Differs { .. } => SWAPPED,
+        // How it was run, like a system Python without `--yes`: run it again as the user.
+        GuardError::Elevated => exit::USAGE,
         _ => exit::ERROR,
     };
     CliError::Failed {

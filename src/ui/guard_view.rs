@@ -8,7 +8,7 @@ use std::path::Path;
 
 use egui::{RichText, Ui};
 
-use cuda_setup_core::guard::{Restore, Shown, Swap};
+use cuda_setup_core::guard::{Restore, Shown, Swap, Then};
 use cuda_setup_core::i18n::Lang;
 
 use super::fixes::Here;
@@ -122,7 +122,26 @@ pub fn section(session: &Session, ui: &mut Ui, python: &Path) -> Vec<Action> {
     };
     let shown = status.shown();
     match &shown {
-        Shown::NotVerified => widgets::note(ui, Tone::Info, &t(lang, "ui_guard_not_verified")),
+        Shown::NotVerified { then } => {
+            // What happens next is the core's policy for this Python and this run.
+            let next = match then {
+                Then::Guarded => Some("ui_guard_then_guarded"),
+                Then::Asks => Some("ui_guard_then_asks"),
+                Then::Recorded => Some("ui_guard_then_recorded"),
+                Then::Unknown => None,
+            };
+            widgets::note(ui, Tone::Info, &t(lang, "ui_guard_not_verified"));
+            if let Some(key) = next {
+                ui.label(RichText::new(t(lang, key)).weak());
+            }
+        }
+        Shown::Elevated { torch } => {
+            widgets::note(
+                ui,
+                Tone::Info,
+                &tf(lang, "ui_guard_elevated", &[("torch", torch)]),
+            );
+        }
         Shown::Unknown => widgets::note(ui, Tone::Info, &t(lang, "ui_guard_unknown")),
         Shown::Swapped(s) => {
             let offline = matches!(status.restore, Some(Restore::Cache { .. }));

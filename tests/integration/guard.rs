@@ -44,18 +44,34 @@ fn record(py: &Path, prefix: &Path, env: EnvKind, wheel: Option<Wheel>) -> Recor
     }
 }
 
-fn guard_cli(lang: &str, args: &[&str], py: &Path, root: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
-        .args(["--lang", lang, "guard"])
+/// The run without administrator rights (the only one that writes a pin): a sandbox
+/// root's state in `.cuda-setup-user`.
+fn user(root: &Path, os: Os) -> Target {
+    let mut t = Target::rooted(os, root);
+    t.elevated = false;
+    t
+}
+
+/// `cuda-setup guard …` as the user (`elevated`: false), or as administrator.
+fn guard_cli_as(elevated: bool, lang: &str, args: &[&str], py: &Path, root: &Path) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
+    c.args(["--lang", lang, "guard"])
         .args(args)
         .arg("--python")
         .arg(py)
         .arg("--root")
         .arg(root)
         .env_remove("PIP_CONSTRAINT")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
+        .env_remove("CUDA_SETUP_TEST_NOT_ELEVATED")
+        .stdin(std::process::Stdio::null());
+    if !elevated {
+        c.env("CUDA_SETUP_TEST_NOT_ELEVATED", "1");
+    }
+    c.output().unwrap()
+}
+
+fn guard_cli(lang: &str, args: &[&str], py: &Path, root: &Path) -> Output {
+    guard_cli_as(false, lang, args, py, root)
 }
 
 fn text(o: &Output) -> (String, String) {
@@ -99,7 +115,7 @@ fn guard_status_on_swap_and_off() {
     let d = tempfile::tempdir().unwrap();
     let (py, prefix) = venv(d.path(), "2.7.1+cu118", "venv");
     let root = d.path().join("root");
-    let target = Target::rooted(Os::Linux, &root);
+    let target = user(&root, Os::Linux);
     guard::record::put(&target, record(&py, &prefix, EnvKind::Venv, None)).unwrap();
     let users = "[global]\nindex-url = https://mirrors.aliyun.com/pypi/simple/\n";
     std::fs::write(prefix.join("pip.conf"), users).unwrap();
@@ -184,7 +200,7 @@ fn a_system_python_is_not_pinned_without_yes() {
     let d = tempfile::tempdir().unwrap();
     let (py, prefix) = venv(d.path(), "2.7.1+cu118", "system");
     let root = d.path().join("root");
-    let target = Target::rooted(Os::Linux, &root);
+    let target = user(&root, Os::Linux);
     guard::record::put(&target, record(&py, &prefix, EnvKind::System, None)).unwrap();
     let o = guard_cli("en", &["on"], &py, &root);
     let (out, err) = text(&o);
@@ -222,10 +238,10 @@ fn restore_from_the_cache_hands_pip_the_cached_file() {
     let (py, prefix) = venv(d.path(), "2.8.0+cpu", "venv");
     let bin = py.parent().unwrap().to_path_buf();
     let root = d.path().join("root");
-    let target = Target::rooted(Os::Linux, &root);
+    let target = user(&root, Os::Linux);
     let name = "torch-2.7.1+cu118-cp311-cp311-manylinux_2_28_x86_64.whl";
     let bytes = b"the wheel our download engine verified";
-    let wheel = root.join(".cuda-setup/downloads").join(name);
+    let wheel = root.join(".cuda-setup-user/downloads").join(name);
     std::fs::create_dir_all(wheel.parent().unwrap()).unwrap();
     std::fs::write(&wheel, bytes).unwrap();
     let w = Wheel {
@@ -350,7 +366,7 @@ fn the_pip_step_lifts_and_moves_the_pin() {
     let (py, prefix) = venv(d.path(), "2.7.1+cu118", "venv");
     let bin = py.parent().unwrap().to_path_buf();
     let root = d.path().join("root");
-    let target = Target::rooted(Os::Linux, &root);
+    let target = user(&root, Os::Linux);
     guard::record::put(&target, record(&py, &prefix, EnvKind::Venv, None)).unwrap();
     guard::on(&target, &py, false).unwrap();
     let constraints = prefix.join("cuda-setup-constraints.txt");
@@ -381,7 +397,7 @@ fn the_pip_step_lifts_and_moves_the_pin() {
     let lifted = std::fs::read_to_string(standin::pip_constraint_log(&bin)).unwrap();
     assert_eq!(
         lifted.trim(),
-        root.join(".cuda-setup/guard/no-constraints.txt")
+        root.join(".cuda-setup-user/guard/no-constraints.txt")
             .display()
             .to_string(),
         "our pip call gets an empty constraints file instead of ours"
@@ -455,7 +471,7 @@ fn the_doctor_pins_a_build_it_found_in_a_venv_and_keeps_the_users_off() {
     let (py, prefix) = venv(d.path(), "2.7.1+cu118", "venv");
     let bin = py.parent().unwrap().to_path_buf();
     let root = d.path().join("root");
-    let target = Target::rooted(Os::Linux, &root);
+    let target = user(&root, Os::Linux);
     let constraints = prefix.join("cuda-setup-constraints.txt");
 
     let mut report = doctor_report(&py, "2.7.1+cu118", true);
@@ -525,7 +541,7 @@ fn the_doctor_only_records_a_build_in_a_system_python() {
     let d = tempfile::tempdir().unwrap();
     let (py, prefix) = venv(d.path(), "2.7.1+cu118", "system");
     let root = d.path().join("root");
-    let target = Target::rooted(Os::Linux, &root);
+    let target = user(&root, Os::Linux);
     let mut report = doctor_report(&py, "2.7.1+cu118", true);
     match guard::after_doctor(&target, &mut report) {
         guard::AfterDoctor::Recorded { system, .. } => {
@@ -621,7 +637,7 @@ fn local_wheels(dir: &Path, torches: &[&str], other: &str) {
 /// Records what is installed as verified (the GPU part is the doctor's, tested apart) and
 /// turns the guard on through the command line, with our probe on the real interpreter.
 fn guard_real(py: &Path, root: &Path) {
-    let target = Target::rooted(Os::current(), root);
+    let target = user(root, Os::current());
     let env = guard::probe::probe(&target.host, py).unwrap();
     assert_eq!(env.kind, EnvKind::Venv);
     let torch = env.torch.clone().expect("torch installed");
@@ -764,4 +780,249 @@ fn real_pypi_torch_guard_refuses_another_torch() {
     );
     refused(&o, &torch);
     assert_eq!(installed_torch(&py), torch);
+}
+
+// ---- what an elevated run and the interpreter's own word may do (#33 review) ----
+
+/// An elevated run would write, delete and run pip where the user's interpreter says,
+/// with administrator rights, leaving files the user's pip cannot change: it only
+/// records. The doctor notes the build without a pin; `guard on`, `off` and `restore`
+/// refuse in plain words (en, zh); `status` says why; repair keeps the swap's finding
+/// without its fix step.
+#[test]
+fn an_elevated_run_records_only_and_never_touches_the_environment() {
+    let d = tempfile::tempdir().unwrap();
+    let (py, prefix) = venv(d.path(), "2.7.1+cu118", "venv");
+    let bin = py.parent().unwrap().to_path_buf();
+    let root = d.path().join("root");
+    let admin = Target::rooted(Os::Linux, &root);
+    assert!(admin.elevated);
+    let constraints = prefix.join("cuda-setup-constraints.txt");
+
+    let mut report = doctor_report(&py, "2.7.1+cu118", true);
+    match guard::after_doctor(&admin, &mut report) {
+        guard::AfterDoctor::RecordedOnly { torch } => assert_eq!(torch, "2.7.1+cu118"),
+        other => panic!("{other:?}"),
+    }
+    let note = &report.findings[1];
+    assert_eq!(note.message.key, "guard_doctor_recorded_elevated");
+    assert!(
+        render(&note.message, Lang::En).ends_with(&format!(
+            "run without administrator rights: cuda-setup guard on --python {}",
+            py.display()
+        )),
+        "{:?}",
+        render(&note.message, Lang::En)
+    );
+    assert!(!prefix.join("pip.conf").exists() && !constraints.exists());
+    // Checked again: the record is there, still nothing written.
+    let mut report = doctor_report(&py, "2.7.1+cu118", true);
+    assert!(matches!(
+        guard::after_doctor(&admin, &mut report),
+        guard::AfterDoctor::Nothing
+    ));
+    assert!(!prefix.join("pip.conf").exists() && !constraints.exists());
+
+    // The user's own run pinned it; the elevated one neither adds nor removes.
+    let me = user(&root, Os::Linux);
+    guard::record::put(&me, record(&py, &prefix, EnvKind::Venv, None)).unwrap();
+    assert!(matches!(
+        guard::on(&me, &py, false).unwrap(),
+        guard::OnOutcome::Pinned { written: true, .. }
+    ));
+    let conf = std::fs::read(prefix.join("pip.conf")).unwrap();
+    for args in [&["on"][..], &["on", "--yes"], &["off"], &["restore"]] {
+        let o = guard_cli_as(true, "en", args, &py, &root);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");
+        assert!(
+            err.contains("error: cuda-setup is running as administrator, so it does not turn the guard on or off or put PyTorch back here"),
+            "{err}"
+        );
+        assert!(
+            err.contains("hint: Run the same command again without administrator rights"),
+            "{err}"
+        );
+    }
+    let (_, zh) = text(&guard_cli_as(true, "zh", &["off"], &py, &root));
+    assert!(
+        zh.contains("cuda-setup 现在是以管理员身份运行的，所以不会在这里开关锁定"),
+        "{zh}"
+    );
+    assert_eq!(std::fs::read(prefix.join("pip.conf")).unwrap(), conf);
+    assert!(constraints.is_file());
+    let (out, _) = text(&guard_cli_as(true, "en", &["status"], &py, &root));
+    assert!(
+        out.contains("cuda-setup is running as administrator, so here it only reports the guard."),
+        "{out}"
+    );
+
+    // Swapped: the finding stays, its fix is the user's to run; no pip ran as root.
+    standin::set_torch(&bin, Some(&Torch::new("2.8.0+cpu", None, "")));
+    let tables = cuda_setup_core::compat::Tables::embedded().unwrap();
+    let found = cuda_setup_core::repair::audit(&admin, &tables, &Default::default());
+    let f = found
+        .iter()
+        .find(|f| f.id.starts_with("guard_swapped"))
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    match &f.fix {
+        cuda_setup_core::repair::Fix::Manual { how } => {
+            assert_eq!(how.key, "guard_fix_as_user");
+            assert!(
+                render(how, Lang::En).starts_with(
+                    "Put it back without administrator rights: in a normal terminal run cuda-setup repair, or cuda-setup guard restore --python "
+                ),
+                "{}",
+                render(how, Lang::En)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let s = guard::status(&admin, &py).unwrap();
+    assert!(s.restore.is_none(), "no restore planned: {:?}", s.restore);
+    assert!(
+        s.lines
+            .iter()
+            .any(|m| m.key == "guard_status_elevated_restore")
+    );
+    let o = guard_cli_as(true, "en", &["restore"], &py, &root);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!standin::pip_install_log(&bin).exists(), "pip ran");
+    // The user's run still can.
+    assert!(guard::restore_plan(&me, &py).is_ok());
+}
+
+/// The prefix is the interpreter's own word, and a sitecustomize can print any: before a
+/// byte is written, the prefix must hold the interpreter (found from the path we were
+/// given, not from the probe) and a venv's `pyvenv.cfg` / a conda env's `conda-meta`. A
+/// prefix elsewhere is refused; a kind without its marker asks, as a system Python does.
+#[test]
+fn the_interpreters_word_on_its_prefix_is_checked_before_writing() {
+    let d = tempfile::tempdir().unwrap();
+    let (py, prefix) = venv(d.path(), "2.7.1+cu118", "venv");
+    let bin = py.parent().unwrap().to_path_buf();
+    let root = d.path().join("root");
+    let target = user(&root, Os::Linux);
+    guard::record::put(&target, record(&py, &prefix, EnvKind::Venv, None)).unwrap();
+
+    // It names a folder that does not hold it (as a planted sitecustomize could name
+    // /etc), marker and all.
+    let elsewhere = d.path().join("etc");
+    standin::set_env(&bin, &elsewhere, "venv");
+    let o = guard_cli("en", &["on", "--yes"], &py, &root);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(
+        err.contains(&format!(
+            "error: The Python at {} says its folder is {}, but it is not in that folder, so cuda-setup writes nothing there.",
+            py.display(),
+            elsewhere.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("sitecustomize"), "{err}");
+    let (_, zh) = text(&guard_cli("zh", &["on", "--yes"], &py, &root));
+    assert!(zh.contains("可它并不在那个文件夹里"), "{zh}");
+    // The doctor writes nothing there either (a fresh state: nothing recorded yet).
+    let mut report = doctor_report(&py, "2.7.1+cu118", true);
+    let fresh = user(&d.path().join("root2"), Os::Linux);
+    assert!(matches!(
+        guard::after_doctor(&fresh, &mut report),
+        guard::AfterDoctor::Failed { .. }
+    ));
+    for p in [&elsewhere, &prefix] {
+        assert!(!p.join("pip.conf").exists() && !p.join("cuda-setup-constraints.txt").exists());
+    }
+
+    // A venv without pyvenv.cfg: treated as a system Python — asked first.
+    standin::set_env(&bin, &prefix, "venv");
+    std::fs::remove_file(prefix.join("pyvenv.cfg")).unwrap();
+    let o = guard_cli("en", &["on"], &py, &root);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(err.contains("This is the system's own Python"), "{err}");
+    assert!(!prefix.join("pip.conf").exists());
+    // A conda env without conda-meta: the same.
+    standin::set_env(&bin, &prefix, "conda");
+    std::fs::remove_dir(prefix.join("conda-meta")).unwrap();
+    assert!(matches!(
+        guard::on(&target, &py, false).unwrap(),
+        guard::OnOutcome::NeedsConfirmation { .. }
+    ));
+    // With its marker, a conda env is pinned without asking.
+    std::fs::create_dir(prefix.join("conda-meta")).unwrap();
+    assert!(matches!(
+        guard::on(&target, &py, false).unwrap(),
+        guard::OnOutcome::Pinned { written: true, .. }
+    ));
+
+    // The interpreter reached through links: each hop is followed, so a link from
+    // elsewhere to the venv's python counts, and so does the venv's own link out to its
+    // base interpreter.
+    let link = d.path().join("python-link");
+    std::os::unix::fs::symlink(&py, &link).unwrap();
+    assert_eq!(
+        guard::probe::check(&link, &prefix, EnvKind::Conda).unwrap(),
+        EnvKind::Conda
+    );
+    let out_link = bin.join("python-base");
+    std::os::unix::fs::symlink("/usr/bin/env", &out_link).unwrap();
+    assert!(guard::probe::check(&out_link, &prefix, EnvKind::Conda).is_ok());
+    assert!(matches!(
+        guard::probe::check(&py, &elsewhere, EnvKind::Venv),
+        Err(guard::GuardError::Prefix { .. })
+    ));
+}
+
+/// Python < 3.8 has no importlib.metadata: the probe finds torch through setuptools'
+/// pkg_resources (this python3 with importlib.metadata hidden), its install time from
+/// the dist-info folder.
+#[test]
+#[ignore = "needs python3 with venv and ensurepip: scripts/real-artifacts.sh"]
+fn real_python_probe_falls_back_to_pkg_resources() {
+    let d = tempfile::tempdir().unwrap();
+    let wheels = d.path().join("wheels");
+    local_wheels(&wheels, &["2.7.1+cu118"], "2.8.0");
+    let py = real_venv(&d.path().join("venv"));
+    let links = wheels.display().to_string();
+    let o = pip(
+        &py,
+        &[
+            "install",
+            "--no-index",
+            "--find-links",
+            &links,
+            "torch==2.7.1+cu118",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let has = Command::new(&py)
+        .args(["-c", "import pkg_resources"])
+        .output()
+        .unwrap();
+    if !has.status.success() {
+        // Python 3.12+ venvs come without setuptools; 3.4–3.7 had it.
+        println!("skipped: this python3's venv has no pkg_resources");
+        return;
+    }
+    let answer = |script: &str| -> serde_json::Value {
+        let o = Command::new(&py).args(["-c", script]).output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        let line = out
+            .lines()
+            .find_map(|l| l.strip_prefix("CUDA_SETUP_GUARD "))
+            .unwrap_or_else(|| panic!("{out}{}", String::from_utf8_lossy(&o.stderr)));
+        serde_json::from_str(line).unwrap()
+    };
+    let hidden = format!(
+        "import sys\nsys.modules['importlib.metadata'] = None\n{}",
+        guard::probe::PROBE_SCRIPT
+    );
+    let old = answer(&hidden);
+    assert_eq!(old["error"], serde_json::Value::Null, "{old}");
+    assert_eq!(old["packages"]["torch"], "2.7.1+cu118", "{old}");
+    let new = answer(guard::probe::PROBE_SCRIPT);
+    assert_eq!(new["packages"], old["packages"]);
+    let at = old["torch_installed_at"].as_u64().expect("a time");
+    assert_eq!(Some(at), new["torch_installed_at"].as_u64());
 }

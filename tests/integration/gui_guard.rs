@@ -59,13 +59,18 @@ impl Machine {
         }
     }
 
+    /// The run without administrator rights: only it writes a pin or runs pip in the
+    /// user's environment (an elevated one records only).
     fn target(&self) -> Target {
-        Target::rooted(Os::Linux, &self.root)
+        let mut t = Target::rooted(Os::Linux, &self.root);
+        t.elevated = false;
+        t
     }
 
     /// A Linux machine in the root with an RTX 3060; the stand-in chosen for PyTorch.
     fn options(&self, lang: Lang) -> Options {
         let mut o = Options::sandbox(Tables::embedded().unwrap(), Os::Linux, &self.root);
+        o.target = self.target();
         let env = [("PATH".to_string(), self.bin.display().to_string())]
             .into_iter()
             .collect();
@@ -164,6 +169,9 @@ fn the_pytorch_page_shows_the_guard_and_its_switch_turns_it_off_and_on() {
         !has(&h, &t(lang, "ui_guard_switch")),
         "nothing to switch yet"
     );
+    // What happens once it works is the core's policy for a venv: protected.
+    assert!(has(&h, &t(lang, "ui_guard_then_guarded")));
+    assert!(!has(&h, &t(lang, "ui_guard_then_asks")));
 
     click(&mut h, &t(lang, "ui_run_doctor"));
     wait(&mut h, "the doctor", |a| {
@@ -260,7 +268,7 @@ fn swapped() -> (Machine, PathBuf) {
     let m = Machine::new("2.8.0+cpu", "venv");
     standin::set_torch_installed_at(&m.bin, 1_764_849_600);
     let bytes = b"the wheel our download engine verified";
-    let wheel = m.root.join(".cuda-setup/downloads").join(WHEEL);
+    let wheel = m.root.join(".cuda-setup-user/downloads").join(WHEEL);
     std::fs::create_dir_all(wheel.parent().unwrap()).unwrap();
     std::fs::write(&wheel, bytes).unwrap();
     m.record(
@@ -425,4 +433,72 @@ fn measure(h: &mut Harness<'_, App>, theme: Theme, failed: &mut Vec<String>) {
             .filter(|p| !p.passes())
             .map(|p| format!("{page:?}: {p}")),
     );
+}
+
+/// Before the check, the page promises only what the core will do: a system Python is
+/// asked about, and a wizard running as administrator only notes the build; with a build
+/// recorded, the elevated wizard shows it without a switch (its switch is the user's run's).
+#[test]
+fn the_page_promises_only_what_the_core_does_for_this_python_and_run() {
+    let lang = Lang::En;
+    let m = Machine::new("2.7.1+cu118", "system");
+    let h = on_pytorch_page(&m, lang, Theme::Light);
+    assert!(has(&h, &t(lang, "ui_guard_not_verified")));
+    assert!(has(&h, &t(lang, "ui_guard_then_asks")), "{:#?}", texts(&h));
+    assert!(!has(&h, &t(lang, "ui_guard_then_guarded")));
+    drop(h);
+
+    let m = Machine::new("2.7.1+cu118", "venv");
+    let elevated = |m: &Machine| {
+        let mut o = m.options(lang);
+        o.target.elevated = true;
+        let mut h = harness_in(App::new(o), Theme::Light);
+        h.step();
+        wait(&mut h, "detection", |a| {
+            a.session.system().report().is_some()
+        });
+        h.state_mut().go(Page::Pytorch);
+        guard_known(&mut h, &m.py);
+        h
+    };
+    let h = elevated(&m);
+    assert!(
+        has(&h, &t(lang, "ui_guard_then_recorded")),
+        "{:#?}",
+        texts(&h)
+    );
+    assert!(!has(&h, &t(lang, "ui_guard_then_guarded")));
+    drop(h);
+    // Recorded by the elevated run itself (its own state folder).
+    let mut admin = m.target();
+    admin.elevated = true;
+    guard::record::put(
+        &admin,
+        Record {
+            python: m.py.clone(),
+            prefix: m.prefix.clone(),
+            env: EnvKind::Venv,
+            torch: "2.7.1+cu118".into(),
+            version: "2.7.1".into(),
+            local: Some("cu118".into()),
+            variant: "cu118".into(),
+            index_url: None,
+            wheel: None,
+            companions: Default::default(),
+            verified_at: 1_764_849_600,
+            by: VerifiedBy::Doctor,
+            lifted: false,
+        },
+    )
+    .unwrap();
+    let h = elevated(&m);
+    assert!(
+        has(
+            &h,
+            &tf(lang, "ui_guard_elevated", &[("torch", &"2.7.1+cu118")])
+        ),
+        "{:#?}",
+        texts(&h)
+    );
+    assert!(!has(&h, &t(lang, "ui_guard_switch")));
 }

@@ -228,13 +228,14 @@ fn an_elevated_run_reports_the_users_records_but_never_acts_on_them() {
     // swap).
     assert!(guard::audit(&admin).is_empty());
     assert_eq!(guard::audit(&user).len(), 1);
+    // An elevated run changes no guard and runs no pip in the user's environment at all.
     assert!(matches!(
         guard::restore_plan(&admin, &py),
-        Err(GuardError::NotVerified { .. })
+        Err(GuardError::Elevated)
     ));
     assert!(matches!(
         guard::on(&admin, &py, true),
-        Err(GuardError::NotVerified { .. })
+        Err(GuardError::Elevated)
     ));
     assert!(!prefix.join("pip.ini").exists());
     // The user's records are where they were.

@@ -92,9 +92,17 @@ pub fn set_torch(dir: &Path, torch: Option<&Torch>) {
 
 /// How the stand-in in `dir` describes its environment to the guard's probe: its
 /// `sys.prefix` and `venv`, `conda` or `system` (default: a venv whose prefix is `dir`).
+/// The prefix holds what a real one of that kind does (the guard checks it): a venv's
+/// `pyvenv.cfg`, a conda env's `conda-meta`.
 pub fn set_env(dir: &Path, prefix: &Path, kind: &str) {
     std::fs::write(dir.join("prefix"), format!("{}\n", prefix.display())).unwrap();
     std::fs::write(dir.join("env-kind"), format!("{kind}\n")).unwrap();
+    std::fs::create_dir_all(prefix).unwrap();
+    match kind {
+        "venv" => std::fs::write(prefix.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap(),
+        "conda" => std::fs::create_dir_all(prefix.join("conda-meta")).unwrap(),
+        _ => {}
+    }
 }
 
 /// When the stand-in's torch was installed (its dist-info folder's time, Unix seconds).

@@ -60,6 +60,18 @@ pub enum GuardError {
     },
     #[error("pip failed (exit code {})", .code.map_or("none".into(), |c| c.to_string()))]
     Pip { code: Option<i32> },
+    /// An elevated run only records: what it wrote or ran in the user's environment would
+    /// act on that interpreter's word with our rights, and leave files the user cannot
+    /// change.
+    #[error("running as administrator: the guard is not changed and pip is not run")]
+    Elevated,
+    /// The interpreter named a prefix that does not hold it (`probe::check`).
+    #[error("{}: its sys.prefix {} does not hold it; nothing written there", .python.display(), .prefix.display())]
+    Prefix { python: PathBuf, prefix: PathBuf },
+    /// A leftover of an earlier write that is not a plain file or a link (a folder): not
+    /// ours to remove.
+    #[error("{}: left by an earlier write, not a plain file; not removed", .path.display())]
+    Leftover { path: PathBuf },
 }
 
 impl GuardError {
@@ -95,6 +107,13 @@ impl GuardError {
                 msg!("guard_err_wheel_hash", file = file.display())
             }
             GuardError::Pip { .. } => msg!("guard_err_pip"),
+            GuardError::Elevated => msg!("guard_err_elevated"),
+            GuardError::Prefix { python, prefix } => msg!(
+                "guard_err_prefix",
+                python = python.display(),
+                prefix = prefix.display()
+            ),
+            GuardError::Leftover { path } => msg!("guard_err_leftover", path = path.display()),
         }
     }
 
@@ -105,6 +124,11 @@ impl GuardError {
             GuardError::NotVerified { .. } => msg!("guard_hint_doctor_first", python = py),
             GuardError::Differs { .. } => msg!("guard_hint_differs", python = py),
             GuardError::Link { .. } => msg!("guard_hint_link"),
+            GuardError::Elevated => msg!("guard_hint_elevated", python = py),
+            GuardError::Prefix { .. } => msg!("guard_hint_prefix"),
+            GuardError::Leftover { path } => {
+                msg!("guard_hint_leftover", path = doctor::shell_quote(path))
+            }
             GuardError::WheelHash { .. } | GuardError::Pip { .. } => {
                 msg!("guard_hint_restore_index", python = py)
             }
@@ -184,8 +208,10 @@ pub struct Status {
     /// The installed torch is the recorded build.
     pub intact: Option<bool>,
     pub swap: Option<Swap>,
-    /// How to put it back (only when swapped).
+    /// How to put it back (only when swapped, and not for an elevated run).
     pub restore: Option<Restore>,
+    /// This run is elevated: it reports the guard, never changes it.
+    pub elevated: bool,
     /// What the front ends print, in order.
     pub lines: Vec<Message>,
 }
@@ -203,8 +229,15 @@ fn date(secs: u64) -> String {
 /// What the wizard says of an interpreter's guard, and whether its switch can be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shown {
-    /// No build verified on the GPU here: nothing to guard yet.
-    NotVerified,
+    /// No build verified on the GPU here: nothing to guard yet; `then`: what happens once
+    /// one is.
+    NotVerified {
+        then: Then,
+    },
+    /// An elevated run: the guard is only reported (its switch is the user's run's).
+    Elevated {
+        torch: String,
+    },
     /// The interpreter could not be asked.
     Unknown,
     /// The verified build was replaced: put it back first.
@@ -223,6 +256,20 @@ pub enum Shown {
     },
 }
 
+/// What the doctor does with a build once it works on the GPU (the core's policy in
+/// `after_doctor`), so the wizard promises only that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Then {
+    /// A venv or conda env: guarded.
+    Guarded,
+    /// A system Python: recorded, guarded once the user agrees.
+    Asks,
+    /// An elevated run: recorded only.
+    Recorded,
+    /// The interpreter could not be asked.
+    Unknown,
+}
+
 impl Shown {
     /// The switch can be used (on, off, or mended).
     pub fn switchable(&self) -> bool {
@@ -236,7 +283,13 @@ impl Shown {
 impl Status {
     pub fn shown(&self) -> Shown {
         let Some(rec) = &self.record else {
-            return Shown::NotVerified;
+            let then = match &self.env {
+                _ if self.elevated => Then::Recorded,
+                None => Then::Unknown,
+                Some(e) if e.kind == EnvKind::System => Then::Asks,
+                Some(_) => Then::Guarded,
+            };
+            return Shown::NotVerified { then };
         };
         if let Some(s) = &self.swap {
             return Shown::Swapped(s.clone());
@@ -245,6 +298,9 @@ impl Status {
             return Shown::Unknown;
         }
         let torch = rec.torch.clone();
+        if self.elevated {
+            return Shown::Elevated { torch };
+        }
         match self.pin {
             PinState::On => Shown::On { torch },
             PinState::Off => Shown::Off {
@@ -279,6 +335,7 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
             intact: None,
             swap: None,
             restore: None,
+            elevated: target.elevated,
             lines,
         });
     };
@@ -329,15 +386,19 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
     let intact = env.as_ref().map(|_| swap.is_none());
     let acts = origin.is_none_or(crate::records::Origin::acts);
     // A record this run may not act on plans no restore (it would copy and hash a wheel
-    // on that record's word).
+    // on that record's word); nor does an elevated run, which never runs that pip.
     let restore = swap
         .as_ref()
-        .filter(|_| acts)
+        .filter(|_| acts && !target.elevated)
         .map(|s| restore::plan(target, &rec, s.installed.as_deref()));
     match (&swap, &env) {
         (Some(s), _) if !acts => {
             lines.push(s.message());
             lines.push(msg!("records_guard_user_record", command = s.command()));
+        }
+        (Some(s), _) if target.elevated => {
+            lines.push(s.message());
+            lines.push(msg!("guard_status_elevated_restore", command = s.command()));
         }
         (Some(s), _) => {
             lines.push(s.message());
@@ -352,6 +413,9 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
             file = doctor::shell_quote(&places.constraints)
         ));
     }
+    if target.elevated && swap.is_none() {
+        lines.push(msg!("guard_status_elevated", python = &py));
+    }
     Ok(Status {
         python: python.to_path_buf(),
         record: Some(rec),
@@ -363,6 +427,7 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
         intact,
         swap,
         restore,
+        elevated: target.elevated,
         lines,
     })
 }
@@ -400,8 +465,12 @@ impl OnOutcome {
 }
 
 /// Pins the recorded build. Refused for an interpreter we did not verify, or whose torch
-/// is no longer the verified one; a system Python's prefix needs `confirmed`.
+/// is no longer the verified one, and in an elevated run; a system Python's prefix (or one
+/// whose venv or conda marker is missing) needs `confirmed`.
 pub fn on(target: &Target, python: &Path, confirmed: bool) -> Result<OnOutcome, GuardError> {
+    if target.elevated {
+        return Err(GuardError::Elevated);
+    }
     let rec = record::find(target, python)?.ok_or_else(|| GuardError::NotVerified {
         python: python.to_path_buf(),
     })?;
@@ -413,10 +482,12 @@ pub fn on(target: &Target, python: &Path, confirmed: bool) -> Result<OnOutcome, 
             installed: s.installed,
         });
     }
-    // The prefix as the interpreter says it now (a moved venv).
+    // The prefix as the interpreter says it now (a moved venv), once it holds the
+    // interpreter; its kind as the prefix's own marker has it.
+    let kind = probe::check(python, &env.prefix, env.kind)?;
     let rec = Record {
         prefix: env.prefix.clone(),
-        env: env.kind,
+        env: kind,
         lifted: false,
         ..rec
     };
@@ -426,7 +497,7 @@ pub fn on(target: &Target, python: &Path, confirmed: bool) -> Result<OnOutcome, 
             written: false,
         });
     }
-    if env.kind == EnvKind::System && !confirmed {
+    if kind == EnvKind::System && !confirmed {
         return Ok(OnOutcome::NeedsConfirmation {
             places: pin::places(target.os, &rec.prefix),
             prefix: rec.prefix,
@@ -462,12 +533,20 @@ impl OffOutcome {
 /// Lifts the pin: our lines out of pip's configuration, our constraints file removed.
 /// The record stays (status still tells a swap), marked lifted: the doctor does not pin
 /// this interpreter again until `on`.
+/// Refused in an elevated run.
 pub fn off(target: &Target, python: &Path) -> Result<OffOutcome, GuardError> {
+    if target.elevated {
+        return Err(GuardError::Elevated);
+    }
     let rec = record::find(target, python)?;
-    let prefix = match &rec {
-        Some(r) => r.prefix.clone(),
-        None => probe::probe(&target.host, python)?.prefix,
+    let (prefix, kind) = match &rec {
+        Some(r) => (r.prefix.clone(), r.env),
+        None => {
+            let e = probe::probe(&target.host, python)?;
+            (e.prefix, e.kind)
+        }
     };
+    probe::check(python, &prefix, kind)?;
     let removed = pin::remove(target.os, &prefix)?;
     if let Some(r) = rec.filter(|r| !r.lifted) {
         record::put(target, Record { lifted: true, ..r })?;
@@ -481,8 +560,12 @@ pub fn off(target: &Target, python: &Path) -> Result<OffOutcome, GuardError> {
     }
 }
 
-/// How to put the verified build back into `python`.
+/// How to put the verified build back into `python`. Refused in an elevated run: pip
+/// as administrator in the user's environment leaves files the user's pip cannot replace.
 pub fn restore_plan(target: &Target, python: &Path) -> Result<(Record, Restore), GuardError> {
+    if target.elevated {
+        return Err(GuardError::Elevated);
+    }
     let rec = record::find(target, python)?.ok_or_else(|| GuardError::NotVerified {
         python: python.to_path_buf(),
     })?;
@@ -499,6 +582,9 @@ pub fn restore(
     plan: &Restore,
     on_line: &mut dyn FnMut(String),
 ) -> Result<(), GuardError> {
+    if target.elevated {
+        return Err(GuardError::Elevated);
+    }
     let Some(args) = plan.args() else {
         return Ok(());
     };
@@ -591,6 +677,11 @@ pub enum AfterDoctor {
         torch: String,
         system: Option<PathBuf>,
     },
+    /// Recorded by an elevated run, which writes nothing into the user's environment: the
+    /// user's own run guards it (`guard on`, which also moves a pin left on an older build).
+    RecordedOnly {
+        torch: String,
+    },
     /// Recorded and pinned (a venv or conda env; for an upgrade, the pin moved to it).
     Pinned {
         torch: String,
@@ -654,6 +745,15 @@ pub fn after_doctor(target: &Target, report: &mut DoctorReport) -> AfterDoctor {
                 "guard_doctor_recorded_system",
                 torch = torch,
                 prefix = prefix.display(),
+                python = &py
+            ),
+            None,
+        )),
+        AfterDoctor::RecordedOnly { torch } => Some((
+            FindingKind::Guard,
+            msg!(
+                "guard_doctor_recorded_elevated",
+                torch = torch,
                 python = &py
             ),
             None,
@@ -722,9 +822,14 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
         // Already recorded. Pinned now only where the policy pins and nothing is there
         // (a build recorded before the doctor pinned what it found).
         Some(r) if r.torch == torch && ours.is_none() => {
-            if r.env == EnvKind::System || r.lifted || pin::state(target.os, r) != PinState::Off {
+            if target.elevated
+                || r.env == EnvKind::System
+                || r.lifted
+                || pin::state(target.os, r) != PinState::Off
+            {
                 return Ok(AfterDoctor::Nothing);
             }
+            probe::check(python, &r.prefix, r.env)?;
             let places = pin::write(target.os, r, python)?;
             return Ok(AfterDoctor::Pinned {
                 torch: torch.to_string(),
@@ -743,6 +848,8 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
         // The doctor and the metadata disagree (a torch on PYTHONPATH): record nothing.
         return Ok(AfterDoctor::Nothing);
     }
+    // The prefix must hold the interpreter, the kind its marker (`probe::check`).
+    let kind = probe::check(python, &env.prefix, env.kind)?;
     let lifted = rec.as_ref().is_some_and(|r| r.lifted);
     let (version, local) = record::split_version(torch);
     let variant = local.clone().unwrap_or_else(|| {
@@ -755,7 +862,7 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
     let new = Record {
         python: python.to_path_buf(),
         prefix: env.prefix.clone(),
-        env: env.kind,
+        env: kind,
         torch: torch.to_string(),
         version,
         index_url: ours
@@ -774,13 +881,14 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
         lifted: lifted && !pinned_before,
     };
     // A pin in place moves; else a venv or conda env is pinned unless the user lifted it.
-    let pin_it = pinned_before || (env.kind != EnvKind::System && !new.lifted);
+    // An elevated run writes nothing there: it only records.
+    let pin_it = !target.elevated && (pinned_before || (kind != EnvKind::System && !new.lifted));
     let places = if pin_it {
         Some(pin::write(target.os, &new, python)?)
     } else {
         None
     };
-    let system = (!pin_it && env.kind == EnvKind::System).then(|| new.prefix.clone());
+    let system = (!pin_it && kind == EnvKind::System).then(|| new.prefix.clone());
     record::put(target, new)?;
     if noted.is_some() {
         record::set_pending(target, python, None)?;
@@ -789,6 +897,9 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
         Some(places) => AfterDoctor::Pinned {
             torch: torch.to_string(),
             places,
+        },
+        None if target.elevated => AfterDoctor::RecordedOnly {
+            torch: torch.to_string(),
         },
         None => AfterDoctor::Recorded {
             torch: torch.to_string(),

@@ -355,6 +355,23 @@ fn read_config(dir: &Dir, name: &str) -> Result<Vec<u8>, GuardError> {
     }
 }
 
+/// `dir.write_atomic(name)`, with a plain word for what an earlier write may have left at
+/// `<name>.tmp` (a crash between its create and its rename, or something planted): a file
+/// or a link there is removed by `write_atomic` itself (the link, never what it points
+/// at), but a folder or another thing that is not ours to remove would refuse every
+/// later write with a bare I/O error — the user is told which file to delete.
+fn replace(dir: &Dir, name: &str, bytes: &[u8]) -> Result<(), GuardError> {
+    dir.write_atomic(name, bytes, true).map_err(|e| {
+        let tmp = format!("{name}.tmp");
+        match dir.symlink_metadata(&tmp) {
+            Ok(m) if !m.is_file() && !m.is_symlink() => GuardError::Leftover {
+                path: dir.display(&tmp),
+            },
+            _ => GuardError::io(&dir.display(name), e),
+        }
+    })
+}
+
 /// Writes the pin for `rec` into its prefix.
 pub fn write(os: Os, rec: &Record, python: &Path) -> Result<Places, GuardError> {
     let dir = open_prefix(&rec.prefix)?;
@@ -363,11 +380,9 @@ pub fn write(os: Os, rec: &Record, python: &Path) -> Result<Places, GuardError> 
     // written.
     let conf = read_config(&dir, name)?;
     let text = constraints_text(rec, python);
-    dir.write_atomic(CONSTRAINTS, text.as_bytes(), true)
-        .map_err(|e| GuardError::io(&dir.display(CONSTRAINTS), e))?;
+    replace(&dir, CONSTRAINTS, text.as_bytes())?;
     let value = pip_value(&dir.display(CONSTRAINTS));
-    dir.write_atomic(name, &add_ours(&conf, &value), true)
-        .map_err(|e| GuardError::io(&dir.display(name), e))?;
+    replace(&dir, name, &add_ours(&conf, &value))?;
     Ok(places(os, &rec.prefix))
 }
 
@@ -382,10 +397,10 @@ pub fn remove(os: Os, prefix: &Path) -> Result<bool, GuardError> {
         let left = remove_ours(&conf);
         if left.trim_ascii().is_empty() {
             dir.remove(name)
+                .map_err(|e| GuardError::io(&dir.display(name), e))?;
         } else {
-            dir.write_atomic(name, &left, true)
+            replace(&dir, name, &left)?;
         }
-        .map_err(|e| GuardError::io(&dir.display(name), e))?;
         changed = true;
     }
     if dir.symlink_metadata(CONSTRAINTS).is_ok() {

@@ -123,3 +123,59 @@ pub fn probe(host: &Host, python: &Path) -> Result<Env, GuardError> {
         ))
     })
 }
+
+/// The probe's answer is the interpreter's word, and a `sitecustomize` may say anything:
+/// before a byte is written on it, the prefix must hold the interpreter (found from the
+/// path we were given, its links followed hop by hop, never from the probe's
+/// `executable`), and a venv must hold `pyvenv.cfg`, a conda env `conda-meta`. A kind
+/// whose marker is missing counts as a system Python (its prefix is written only once the
+/// user agrees); a prefix that does not hold the interpreter is refused.
+pub fn check(python: &Path, prefix: &Path, kind: EnvKind) -> Result<EnvKind, GuardError> {
+    let refused = || GuardError::Prefix {
+        python: python.to_path_buf(),
+        prefix: prefix.to_path_buf(),
+    };
+    let real_prefix = std::fs::canonicalize(prefix).map_err(|_| refused())?;
+    if !holds(&real_prefix, python) {
+        return Err(refused());
+    }
+    let marker = |name: &str, dir: bool| {
+        // The marker itself, not what a link there points at.
+        std::fs::symlink_metadata(real_prefix.join(name))
+            .is_ok_and(|m| if dir { m.is_dir() } else { m.is_file() })
+    };
+    Ok(match kind {
+        EnvKind::Venv if marker("pyvenv.cfg", false) => EnvKind::Venv,
+        EnvKind::Conda if marker("conda-meta", true) => EnvKind::Conda,
+        _ => EnvKind::System,
+    })
+}
+
+/// Whether `python`, or a link on the way from it to the file it names, lies in `prefix`
+/// (already resolved): a venv's `bin/python` is a link to the base interpreter, so only
+/// its folder is resolved, and each link is followed one hop at a time.
+fn holds(prefix: &Path, python: &Path) -> bool {
+    let mut at = python.to_path_buf();
+    for _ in 0..40 {
+        let (Some(dir), Some(name)) = (at.parent(), at.file_name()) else {
+            return false;
+        };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let Ok(real_dir) = std::fs::canonicalize(dir) else {
+            return false;
+        };
+        let here = real_dir.join(name);
+        if here.starts_with(prefix) {
+            return true;
+        }
+        match std::fs::read_link(&here) {
+            Ok(next) => at = real_dir.join(next),
+            Err(_) => return false,
+        }
+    }
+    false
+}

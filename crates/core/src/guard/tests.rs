@@ -334,3 +334,71 @@ fn versions_and_indexes() {
     assert!(!is_ours(&noted, "2.7.1+cpu"));
     assert!(!is_ours(&noted, "2.8.0+cu118"));
 }
+
+/// What an earlier write left at `<name>.tmp` (a crash between `write_atomic`'s create
+/// and its rename, or something planted): a plain file or a link is removed (the link
+/// itself, never followed) and the pin written; a folder, which is not ours to remove,
+/// would refuse every later write — a typed error names it and says to delete it.
+#[test]
+fn a_leftover_tmp_never_blocks_the_pin_silently() {
+    let d = tempfile::tempdir().unwrap();
+    let prefix = d.path().join("venv");
+    std::fs::create_dir_all(&prefix).unwrap();
+    let py = prefix.join("bin/python");
+    let r = rec(&prefix, &py);
+    let users = "[global]\ntimeout = 60\n";
+    std::fs::write(prefix.join("pip.conf"), users).unwrap();
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "keep").unwrap();
+    std::fs::write(prefix.join("pip.conf.tmp"), "torn").unwrap();
+    std::os::unix::fs::symlink(&victim, prefix.join("cuda-setup-constraints.txt.tmp")).unwrap();
+    pin::write(Os::Linux, &r, &py).unwrap();
+    assert_eq!(pin::state(Os::Linux, &r), PinState::On);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    for name in ["pip.conf.tmp", "cuda-setup-constraints.txt.tmp"] {
+        assert!(prefix.join(name).symlink_metadata().is_err(), "{name} left");
+    }
+
+    // A folder there: named, with what to do; nothing inside it touched.
+    let tmp = prefix.join("cuda-setup-constraints.txt.tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::write(tmp.join("inside"), "x").unwrap();
+    let e = pin::write(Os::Linux, &r, &py).unwrap_err();
+    match &e {
+        GuardError::Leftover { path } => {
+            assert!(
+                path.ends_with("venv/cuda-setup-constraints.txt.tmp"),
+                "{path:?}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(tmp.join("inside").is_file());
+    let said = render(&e.message(), Lang::En);
+    assert!(
+        said.ends_with("cuda-setup-constraints.txt.tmp was left by an earlier write and is not a plain file (a folder, for one), so cuda-setup does not remove it."),
+        "{said}"
+    );
+    let hint = render(&e.hint(&py), Lang::En);
+    assert!(
+        hint.starts_with("Delete ")
+            && hint
+                .ends_with("cuda-setup-constraints.txt.tmp yourself, then run the command again."),
+        "{hint}"
+    );
+    assert!(render(&e.hint(&py), Lang::Zh).starts_with("请自己删掉 "));
+    // Lifting it when pip.conf keeps the user's lines (rewritten, not removed).
+    std::fs::remove_file(tmp.join("inside")).unwrap();
+    std::fs::remove_dir(&tmp).unwrap();
+    std::fs::create_dir(prefix.join("pip.conf.tmp")).unwrap();
+    assert!(matches!(
+        pin::remove(Os::Linux, &prefix),
+        Err(GuardError::Leftover { .. })
+    ));
+    std::fs::remove_dir(prefix.join("pip.conf.tmp")).unwrap();
+    assert!(pin::remove(Os::Linux, &prefix).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(prefix.join("pip.conf")).unwrap(),
+        users
+    );
+}

@@ -15,8 +15,24 @@ fn restore_step(python: &Path, plan: &Restore) -> Option<Step> {
     })
 }
 
-/// One finding per recorded interpreter whose torch is no longer the verified build.
+/// One finding per recorded interpreter whose torch is no longer the verified build. An
+/// elevated run tells it without a fix step: pip as administrator in the user's
+/// environment leaves files the user's own pip cannot replace, so the user runs it.
 pub fn guarded(target: &Target, out: &mut Vec<Finding>) {
+    if target.elevated {
+        for (swap, _) in crate::guard::swaps(target) {
+            let message = swap.message();
+            let how = msg!("guard_fix_as_user", command = swap.command());
+            out.push(finding(
+                Layer::Torch,
+                message.key,
+                Severity::Warning,
+                message,
+                Fix::Manual { how },
+            ));
+        }
+        return;
+    }
     for (swap, _, plan) in crate::guard::audit(target) {
         let message = swap.message();
         let Some(step) = restore_step(&swap.python, &plan) else {

@@ -187,8 +187,18 @@ pub(crate) fn wait(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&App) -> 
 }
 
 /// Settles the frame (and runs kittest's accessibility check: every widget is named).
+/// A background job (a probe of the stand-in Python) keeps its spinner turning while it
+/// runs, and on a loaded machine it may outlast one `run_ok`: try again for a while
+/// before calling it a page that never settles.
 pub(crate) fn settle(h: &mut Harness<'_, App>) {
-    assert!(h.run_ok().is_some(), "the page keeps repainting");
+    let t0 = std::time::Instant::now();
+    while h.run_ok().is_none() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "the page keeps repainting"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 pub(crate) fn click(h: &mut Harness<'_, App>, label: &str) {

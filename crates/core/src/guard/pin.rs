@@ -9,8 +9,9 @@
 //! own settings in pip.conf are kept byte for byte — we add, and later remove, only our
 //! lines. Our `[install]` key hides a `constraint` the user set elsewhere (`[global]`, the
 //! user's or the machine's pip config): those files go on our line before ours
-//! (`pipconf`), and come off with it. pip reads its configuration in the locale's encoding (cp936 on a Chinese
-//! Windows), so what we write there is ASCII: a path that is not plain ASCII goes in as a
+//! (`pipconf`), and come off with it. pip reads its configuration in the locale's
+//! encoding (cp936 on a Chinese Windows), so what we write there of our own is ASCII (the
+//! user's values are copied byte for byte): a path that is not plain ASCII goes in as a
 //! `file://` URL (pip percent-decodes it); the Chinese words are in the constraints file,
 //! whose first line names its encoding (pip honours a PEP 263 line in requirement files).
 //!

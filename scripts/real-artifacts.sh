@@ -9,7 +9,8 @@
 #    and setuptools packages: detection's probe (tests/integration/detect.rs), doctor's
 #    probe (verify.rs) and its extension build (doctor_dev.rs); the guard (guard.rs,
 #    issue #33): pip's real resolver in a real venv, offline against local wheels, refuses
-#    a package pinning another torch once the guard is on. `cargo test` uses a stand-in
+#    a package pinning another torch once the guard is on, while the user's own
+#    `constraint` in their pip.conf stays in effect. `cargo test` uses a stand-in
 #    interpreter instead (tests/support/python.rs). Needs python3 with venv.
 #    Then, with PyPI: `real_pypi_torch_*` (guard.rs) installs PyTorch's real wheel from
 #    PyPI (about 1 GB, --no-deps), guards it, and pip refuses a package pinning another.

@@ -170,11 +170,22 @@ pub fn run(args: &Args, lang: Lang) -> Result<i32, CliError> {
                     "cli_guard_restore_nothing",
                     &[("torch", &rec.torch)],
                 )),
-                Restore::Cache { wheel, .. } => lines.push(tf(
-                    lang,
-                    "cli_guard_restore_cache",
-                    &[("file", &wheel.display())],
-                )),
+                Restore::Cache {
+                    wheel, companions, ..
+                } => {
+                    lines.push(tf(
+                        lang,
+                        "cli_guard_restore_cache",
+                        &[("file", &wheel.display())],
+                    ));
+                    if !companions.is_empty() {
+                        lines.push(tf(
+                            lang,
+                            "cli_guard_restore_companions",
+                            &[("packages", &companions.join(" "))],
+                        ));
+                    }
+                }
                 Restore::Index { args, cache } => {
                     if let guard::CacheState::Mismatch { file, .. } = cache {
                         lines.push(tf(

@@ -22,7 +22,9 @@ use super::widgets::{self, Tone};
 fn swap(ui: &mut Ui, session: &Session, s: &Swap, offline: bool, actions: &mut Vec<Action>) {
     let lang = session.lang;
     widgets::callout(ui, Tone::Warn, |ui| {
-        ui.label(msg(lang, &s.message()));
+        for m in s.messages() {
+            ui.label(msg(lang, &m));
+        }
         if offline {
             ui.label(t(lang, "ui_guard_restore_offline"));
         }
@@ -144,7 +146,7 @@ pub fn section(session: &Session, ui: &mut Ui, python: &Path) -> Vec<Action> {
         }
         Shown::Unknown => widgets::note(ui, Tone::Info, &t(lang, "ui_guard_unknown")),
         Shown::Swapped(s) => {
-            let offline = matches!(status.restore, Some(Restore::Cache { .. }));
+            let offline = matches!(&status.restore, Some(Restore::Cache { companions, .. }) if companions.is_empty());
             swap(ui, session, s, offline, &mut actions);
         }
         Shown::On { torch } => {
@@ -167,6 +169,10 @@ pub fn section(session: &Session, ui: &mut Ui, python: &Path) -> Vec<Action> {
                 &tf(lang, "ui_guard_broken", &[("torch", torch)]),
             );
         }
+    }
+    // The pin is there, but pip's environment switches it off: said under its state.
+    if let Some(m) = status.ignored_message() {
+        widgets::note(ui, Tone::Warn, &msg(lang, &m));
     }
     if shown.switchable() {
         let was = matches!(shown, Shown::On { .. });

@@ -52,8 +52,17 @@ fn user(root: &Path, os: Os) -> Target {
     t
 }
 
-/// `cuda-setup guard …` as the user (`elevated`: false), or as administrator.
-fn guard_cli_as(elevated: bool, lang: &str, args: &[&str], py: &Path, root: &Path) -> Output {
+/// `cuda-setup guard …` as the user (`elevated`: false), or as administrator, with pip's
+/// environment `env`; the user's pip configuration files are looked for under
+/// `root/home` (`home()`), never this machine's.
+fn guard_cli_as(
+    elevated: bool,
+    lang: &str,
+    args: &[&str],
+    py: &Path,
+    root: &Path,
+    env: &[(&str, &str)],
+) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
     c.args(["--lang", lang, "guard"])
         .args(args)
@@ -62,7 +71,12 @@ fn guard_cli_as(elevated: bool, lang: &str, args: &[&str], py: &Path, root: &Pat
         .arg("--root")
         .arg(root)
         .env_remove("PIP_CONSTRAINT")
+        .env_remove("PIP_CONFIG_FILE")
+        .env_remove("XDG_CONFIG_HOME")
         .env_remove("CUDA_SETUP_TEST_NOT_ELEVATED")
+        .env("HOME", home(root))
+        .env("XDG_CONFIG_DIRS", root.join("xdg"))
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::null());
     if !elevated {
         c.env("CUDA_SETUP_TEST_NOT_ELEVATED", "1");
@@ -71,7 +85,21 @@ fn guard_cli_as(elevated: bool, lang: &str, args: &[&str], py: &Path, root: &Pat
 }
 
 fn guard_cli(lang: &str, args: &[&str], py: &Path, root: &Path) -> Output {
-    guard_cli_as(false, lang, args, py, root)
+    guard_cli_as(false, lang, args, py, root, &[])
+}
+
+fn guard_cli_env(
+    lang: &str,
+    args: &[&str],
+    py: &Path,
+    root: &Path,
+    env: &[(&str, &str)],
+) -> Output {
+    guard_cli_as(false, lang, args, py, root, env)
+}
+
+fn home(root: &Path) -> PathBuf {
+    root.join("home")
 }
 
 fn text(o: &Output) -> (String, String) {
@@ -193,6 +221,72 @@ fn guard_status_on_swap_and_off() {
     assert_eq!(out, "The guard was not on: nothing to remove.\n");
 }
 
+/// pip's site `[install] constraint` would hide the user's own `constraint` in their
+/// pip.conf: `guard on` keeps it beside ours. And status warns, in words, where pip's
+/// environment makes it ignore the pin (PIP_CONSTRAINT; PIP_CONFIG_FILE=/dev/null).
+#[test]
+fn the_users_constraint_is_kept_and_status_says_when_pip_ignores_the_pin() {
+    let d = tempfile::tempdir().unwrap();
+    let (py, prefix) = venv(d.path(), "2.7.1+cu118", "venv");
+    let root = d.path().join("root");
+    let target = Target::rooted(Os::Linux, &root);
+    guard::record::put(&target, record(&py, &prefix, EnvKind::Venv, None)).unwrap();
+    let users = home(&root).join(".config/pip/pip.conf");
+    std::fs::create_dir_all(users.parent().unwrap()).unwrap();
+    std::fs::write(&users, "[global]\nconstraint = /home/u/mine.txt\n").unwrap();
+    let o = guard_cli("en", &["on"], &py, &root);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let conf = std::fs::read_to_string(prefix.join("pip.conf")).unwrap();
+    let constraints = prefix.join("cuda-setup-constraints.txt");
+    assert!(
+        conf.ends_with(&format!(
+            "constraint = /home/u/mine.txt {}\n",
+            constraints.display()
+        )),
+        "{conf}"
+    );
+    let (en, _) = text(&guard_cli("en", &["status"], &py, &root));
+    assert!(!en.contains("But "), "{en}");
+
+    let o = guard_cli_env(
+        "en",
+        &["status"],
+        &py,
+        &root,
+        &[("PIP_CONSTRAINT", "/c.txt")],
+    );
+    let (en, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{en}");
+    assert!(
+        en.contains(&format!(
+            "Guard: on. {}/pip.conf tells pip in this environment to keep this build ({}).\nBut PIP_CONSTRAINT is set (/c.txt): pip then ignores the guard's setting and will not keep torch 2.7.1+cu118. To be guarded, remove PIP_CONSTRAINT, or add {} to it.\n",
+            prefix.display(),
+            constraints.display(),
+            constraints.display()
+        )),
+        "{en}"
+    );
+    let (zh, _) = text(&guard_cli_env(
+        "zh",
+        &["status"],
+        &py,
+        &root,
+        &[("PIP_CONFIG_FILE", "/dev/null")],
+    ));
+    assert!(
+        zh.contains("但是环境变量 PIP_CONFIG_FILE 被设成了 /dev/null：这时 pip 一个设置文件都不读，锁定保不住 torch 2.7.1+cu118。"),
+        "{zh}"
+    );
+    let json = crate::support::cli::json(&guard_cli_env(
+        "en",
+        &["status", "--json"],
+        &py,
+        &root,
+        &[("PIP_CONFIG_FILE", "/dev/null")],
+    ));
+    assert_eq!(json["ignored"]["by"], "config_file_null");
+}
+
 /// A system Python's prefix is everyone's: not written without the user's yes, and a run
 /// that cannot ask says why and what to do.
 #[test]
@@ -304,6 +398,102 @@ fn restore_from_the_cache_hands_pip_the_cached_file() {
     assert_eq!(
         std::fs::read_to_string(standin::pip_install_log(&bin)).unwrap(),
         "-m pip install torch==2.7.1+cu118 --index-url https://download.pytorch.org/whl/cu118\n"
+    );
+}
+
+/// torchvision recorded with the verified torch and replaced since: `status` tells it
+/// (exit 3) although torch is intact, and `restore` puts it back from the recorded index
+/// without fetching torch again; with torch replaced too, the cached torch wheel and the
+/// companion go back in one pip call, and repair's fix is that same step.
+#[test]
+fn a_replaced_torchvision_is_told_and_put_back() {
+    let d = tempfile::tempdir().unwrap();
+    let (py, prefix) = venv(d.path(), "2.7.1+cu118", "venv");
+    let bin = py.parent().unwrap().to_path_buf();
+    standin::set_companions(&bin, &[("torchvision", "0.22.1+cu118")]);
+    let root = d.path().join("root");
+    let target = user(&root, Os::Linux);
+    let mut rec = record(&py, &prefix, EnvKind::Venv, None);
+    rec.companions = [("torchvision".to_string(), "0.22.1+cu118".to_string())].into();
+    guard::record::put(&target, rec.clone()).unwrap();
+    let o = guard_cli("en", &["status"], &py, &root);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+
+    // Another install replaced torchvision only.
+    standin::set_companions(&bin, &[("torchvision", "0.23.0")]);
+    let o = guard_cli("en", &["status"], &py, &root);
+    let (en, _) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{en}");
+    assert!(
+        en.contains("torchvision 0.22.1+cu118, installed with the verified torch, was replaced by 0.23.0.\nPut the verified build back: cuda-setup guard restore --python "),
+        "{en}"
+    );
+    assert!(!en.contains("is still the verified build"), "{en}");
+    let (zh, _) = text(&guard_cli("zh", &["status"], &py, &root));
+    assert!(
+        zh.contains("和验证过的 torch 一起装的 torchvision 0.22.1+cu118 被换成了 0.23.0。"),
+        "{zh}"
+    );
+    let json = crate::support::cli::json(&guard_cli("en", &["status", "--json"], &py, &root));
+    assert_eq!(json["swap"]["companions"][0]["installed"], "0.23.0");
+    assert_eq!(json["restore"]["cache"]["kind"], "not_needed");
+
+    let o = guard_cli("en", &["restore"], &py, &root);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(standin::pip_install_log(&bin)).unwrap(),
+        "-m pip install torchvision==0.22.1+cu118 --index-url https://download.pytorch.org/whl/cu118\n"
+    );
+    let o = guard_cli("en", &["status"], &py, &root);
+    assert_eq!(o.status.code(), Some(0), "put back: {:?}", text(&o));
+
+    // torch and torchvision both replaced, torch's wheel saved: one pip call.
+    let name = "torch-2.7.1+cu118-cp311-cp311-manylinux_2_28_x86_64.whl";
+    let bytes = b"the wheel our download engine verified";
+    let wheel = target.downloads_dir().join(name);
+    std::fs::create_dir_all(wheel.parent().unwrap()).unwrap();
+    std::fs::write(&wheel, bytes).unwrap();
+    rec.wheel = Some(Wheel {
+        file: name.into(),
+        sha256: sha256(bytes),
+    });
+    guard::record::put(&target, rec).unwrap();
+    standin::set_torch(&bin, Some(&Torch::new("2.8.0+cpu", None, "")));
+    standin::set_companions(&bin, &[("torchvision", "0.23.0+cpu")]);
+    let want = vec![
+        "--no-deps".to_string(),
+        "--force-reinstall".into(),
+        wheel.display().to_string(),
+        "torchvision==0.22.1+cu118".into(),
+        "--index-url".into(),
+        "https://download.pytorch.org/whl/cu118".into(),
+    ];
+    let tables = cuda_setup_core::compat::Tables::embedded().unwrap();
+    let found = cuda_setup_core::repair::audit(&target, &tables, &Default::default());
+    let f = found
+        .iter()
+        .find(|f| f.id == "guard_swapped")
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    match &f.fix {
+        cuda_setup_core::repair::Fix::Steps { steps } => assert_eq!(
+            steps,
+            &[cuda_setup_core::steps::Step::InstallTorch {
+                python: py.clone(),
+                args: want.clone(),
+            }]
+        ),
+        other => panic!("{other:?}"),
+    }
+    let o = guard_cli("en", &["restore"], &py, &root);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("torchvision==0.22.1+cu118 are downloaded again from the index (cuda-setup saved only torch's file)."),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(standin::pip_install_log(&bin)).unwrap(),
+        format!("-m pip install {}\n", want.join(" "))
     );
 }
 
@@ -832,7 +1022,7 @@ fn an_elevated_run_records_only_and_never_touches_the_environment() {
     ));
     let conf = std::fs::read(prefix.join("pip.conf")).unwrap();
     for args in [&["on"][..], &["on", "--yes"], &["off"], &["restore"]] {
-        let o = guard_cli_as(true, "en", args, &py, &root);
+        let o = guard_cli_as(true, "en", args, &py, &root, &[]);
         let (out, err) = text(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");
         assert!(
@@ -844,14 +1034,14 @@ fn an_elevated_run_records_only_and_never_touches_the_environment() {
             "{err}"
         );
     }
-    let (_, zh) = text(&guard_cli_as(true, "zh", &["off"], &py, &root));
+    let (_, zh) = text(&guard_cli_as(true, "zh", &["off"], &py, &root, &[]));
     assert!(
         zh.contains("cuda-setup 现在是以管理员身份运行的，所以不会在这里开关锁定"),
         "{zh}"
     );
     assert_eq!(std::fs::read(prefix.join("pip.conf")).unwrap(), conf);
     assert!(constraints.is_file());
-    let (out, _) = text(&guard_cli_as(true, "en", &["status"], &py, &root));
+    let (out, _) = text(&guard_cli_as(true, "en", &["status"], &py, &root, &[]));
     assert!(
         out.contains("cuda-setup is running as administrator, so here it only reports the guard."),
         "{out}"
@@ -885,7 +1075,7 @@ fn an_elevated_run_records_only_and_never_touches_the_environment() {
             .iter()
             .any(|m| m.key == "guard_status_elevated_restore")
     );
-    let o = guard_cli_as(true, "en", &["restore"], &py, &root);
+    let o = guard_cli_as(true, "en", &["restore"], &py, &root, &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!standin::pip_install_log(&bin).exists(), "pip ran");
     // The user's run still can.
@@ -1025,4 +1215,93 @@ fn real_python_probe_falls_back_to_pkg_resources() {
     assert_eq!(new["packages"], old["packages"]);
     let at = old["torch_installed_at"].as_u64().expect("a time");
     assert_eq!(Some(at), new["torch_installed_at"].as_u64());
+}
+
+/// `pip` as the user of `home` runs it (their pip.conf there), offline.
+fn pip_as(py: &Path, home: &Path, env: &[(String, String)], args: &[&str]) -> Output {
+    Command::new(py)
+        .args(["-m", "pip"])
+        .args(args)
+        .env_remove("PIP_CONSTRAINT")
+        .env_remove("PIP_FIND_LINKS")
+        .env_remove("PIP_INDEX_URL")
+        .env_remove("PIP_CONFIG_FILE")
+        .env_remove("XDG_CONFIG_HOME")
+        .env("HOME", home)
+        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .unwrap()
+}
+
+/// The reviewer's case on pip's real resolver: the user's own `constraint` under
+/// `[global]` in their pip.conf stays in effect once the guard is on (pip's site
+/// `[install]` value would otherwise hide it), the pin still refuses another torch, and
+/// our own pip step's PIP_CONSTRAINT keeps the user's file while it lifts ours.
+#[test]
+#[ignore = "needs python3 with venv and ensurepip: scripts/real-artifacts.sh"]
+fn real_python_guard_keeps_the_users_own_constraint() {
+    use crate::support::wheels::write_wheel;
+    let d = tempfile::tempdir().unwrap();
+    let wheels = d.path().join("wheels");
+    local_wheels(&wheels, &["2.7.1+cu118", "2.8.0"], "2.8.0");
+    for v in ["1.0", "2.0"] {
+        write_wheel(
+            &wheels.join(format!("other_pkg-{v}-py3-none-any.whl")),
+            &format!("Metadata-Version: 2.1\nName: other-pkg\nVersion: {v}\n"),
+            &[("other_pkg/__init__.py", b"", false)],
+        );
+    }
+    let py = real_venv(&d.path().join("venv"));
+    let root = d.path().join("root");
+    let home = home(&root);
+    let mine = d.path().join("mine.txt");
+    std::fs::write(&mine, "other-pkg==1.0\n").unwrap();
+    let user_conf = home.join(".config/pip/pip.conf");
+    std::fs::create_dir_all(user_conf.parent().unwrap()).unwrap();
+    std::fs::write(
+        &user_conf,
+        format!("[global]\nconstraint = {}\n", mine.display()),
+    )
+    .unwrap();
+    let links = wheels.display().to_string();
+    let offline = ["install", "--no-index", "--find-links", &links];
+    let install = |env: &[(String, String)], what: &[&str]| {
+        let args: Vec<&str> = offline.iter().chain(what).copied().collect();
+        pip_as(&py, &home, env, &args)
+    };
+    let o = install(&[], &["torch==2.7.1+cu118"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    guard_real(&py, &root);
+    let conf = std::fs::read_to_string(d.path().join("venv/pip.conf")).unwrap();
+    println!("the venv's pip.conf:\n{conf}");
+
+    // The user's constraint holds: other-pkg 1.0, not the newest.
+    let o = install(&[], &["other-pkg"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = pip_as(&py, &home, &[], &["show", "other-pkg"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("Version: 1.0"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // And the pin: another torch refused.
+    refused(&install(&[], &["needs-other-torch"]), "2.7.1+cu118");
+
+    // Our own pip step's environment: ours lifted, the user's kept.
+    let mut target = user(&root, Os::current());
+    target.host = cuda_setup_core::platform::Host::real_with_env(
+        [("HOME".to_string(), home.display().to_string())].into(),
+    );
+    let lifted = guard::lift_for_pip(&target, &py);
+    assert_eq!(lifted.len(), 1, "{lifted:?}");
+    assert!(
+        lifted[0].1.starts_with(&mine.display().to_string()),
+        "{lifted:?}"
+    );
+    let o = install(&lifted, &["other-pkg==2.0"]);
+    assert!(!o.status.success(), "the user's constraint was dropped");
+    let o = install(&lifted, &["torch==2.8.0"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(installed_torch(&py), "2.8.0");
 }

@@ -105,6 +105,16 @@ pub fn set_env(dir: &Path, prefix: &Path, kind: &str) {
     }
 }
 
+/// torchvision / torchaudio as installed in the stand-in in `dir` (the guard's probe
+/// reports them; its `pip install name==V` changes them).
+pub fn set_companions(dir: &Path, companions: &[(&str, &str)]) {
+    let text: String = companions
+        .iter()
+        .map(|(n, v)| format!("{n}={v}\n"))
+        .collect();
+    std::fs::write(dir.join("companions"), text).unwrap();
+}
+
 /// When the stand-in's torch was installed (its dist-info folder's time, Unix seconds).
 pub fn set_torch_installed_at(dir: &Path, secs: u64) {
     std::fs::write(dir.join("torch.installed_at"), format!("{secs}\n")).unwrap();
@@ -283,9 +293,12 @@ case "$1" in
     kind=venv; [ -f "$here/env-kind" ] && read -r kind < "$here/env-kind"
     base=/usr; conda=false
     case "$kind" in system) base="$prefix";; conda) base="$prefix"; conda=true;; esac
-    pk='{}'; at=null
-    if [ -f "$here/torch.version" ]; then read -r t < "$here/torch.version"; pk="{\"torch\": \"$t\"}"; at=0
+    pk=''; at=null
+    if [ -f "$here/torch.version" ]; then read -r t < "$here/torch.version"; pk="\"torch\": \"$t\""; at=0
       [ -f "$here/torch.installed_at" ] && read -r at < "$here/torch.installed_at"; fi
+    if [ -f "$here/companions" ]; then while IFS='=' read -r cn cv; do
+      [ -n "$cn" ] && pk="$pk${pk:+, }\"$cn\": \"$cv\""; done < "$here/companions"; fi
+    pk="{$pk}"
     echo "CUDA_SETUP_GUARD {\"executable\": \"$0\", \"prefix\": \"$prefix\", \"base_prefix\": \"$base\", \"conda\": $conda, \"packages\": $pk, \"torch_installed_at\": $at, \"error\": null}"
     exit 0;;
   *CUDA_SETUP_TORCH*)
@@ -306,6 +319,18 @@ case "$1" in
   install)
     echo "$@" > "$here/pip-install.log"
     echo "${PIP_CONSTRAINT-}" > "$here/pip-constraint.log"
+    # torchvision==V / torchaudio==V: installed as asked (set_companions' file).
+    only=true
+    for a in "$@"; do case "$a" in
+      torchvision==*|torchaudio==*)
+        n="${a%%==*}"; keep=""
+        if [ -f "$here/companions" ]; then while IFS='=' read -r cn cv; do
+          [ "$cn" = "$n" ] || keep="$keep$cn=$cv
+"; done < "$here/companions"; fi
+        printf '%s%s=%s\n' "$keep" "$n" "${a#*==}" > "$here/companions";;
+      -*|http*|pip|install) ;;
+      *) only=false;;
+    esac; done
     v=""
     for a in "$@"; do case "$a" in *download.pytorch.org/whl/cu*|http://127.0.0.1:*/whl/cu*) v="${a##*/cu}";; esac; done
     for a in "$@"; do case "${a##*/}" in torch-*.whl)
@@ -313,7 +338,8 @@ case "$1" in
       t="${a##*/}"; t="${t#torch-}"; t="${t%%-*}"; echo "$t" > "$here/torch.version"
       echo "{\"version\": \"$t\", \"cuda\": null, \"cuda_available\": false, \"cudnn\": null, \"arch_list\": []}" > "$here/torch.json";;
     esac; done
-    if [ -n "$v" ]; then
+    # Only companions asked for: torch stays as it is.
+    if [ -n "$v" ] && [ "$only" = false ]; then
       cuda="${v%?}.${v#??}"
       case "$v" in 126) arch='"sm_50","sm_60","sm_70","sm_75","sm_80","sm_86","sm_90"';; *) arch='"sm_75","sm_80","sm_86","sm_90","sm_100","sm_120"';; esac
       echo "2.13.0+cu$v" > "$here/torch.version"

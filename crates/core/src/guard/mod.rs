@@ -10,6 +10,7 @@
 //! [`check_wheel_args`], [`note_installed`] (the pip step) and [`after_doctor`].
 
 pub mod pin;
+pub mod pipconf;
 pub mod probe;
 pub mod record;
 pub mod restore;
@@ -24,6 +25,7 @@ use crate::target::Target;
 use crate::verify::doctor::{self, DoctorReport, FindingKind};
 
 pub use pin::{PinState, Places};
+pub use pipconf::Ignored;
 pub use probe::{Env, EnvKind};
 pub use record::{Installed, Record, VerifiedBy, Wheel};
 pub use restore::{CacheState, Restore};
@@ -139,20 +141,81 @@ impl GuardError {
     }
 }
 
-/// The verified build was replaced (or removed) after it was recorded.
+/// A companion of the verified torch (torchvision, torchaudio) that is no longer the
+/// version recorded with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Replaced {
+    pub name: String,
+    pub recorded: String,
+    /// None: no longer installed.
+    pub installed: Option<String>,
+}
+
+impl Replaced {
+    /// "torchvision 0.22.1+cu118 was replaced by 0.23.0."
+    pub fn message(&self) -> Message {
+        match &self.installed {
+            Some(i) => msg!(
+                "guard_swapped_companion",
+                name = &self.name,
+                recorded = &self.recorded,
+                installed = i
+            ),
+            None => msg!(
+                "guard_swapped_companion_removed",
+                name = &self.name,
+                recorded = &self.recorded
+            ),
+        }
+    }
+
+    /// `torchvision==0.22.1+cu118`: what puts it back.
+    pub fn requirement(&self) -> String {
+        format!("{}=={}", self.name, self.recorded)
+    }
+}
+
+/// The verified build was replaced (or removed) after it was recorded: torch, or one of
+/// the companions recorded with it (torchvision fails at import beside another torch).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Swap {
     pub python: PathBuf,
+    /// torch as recorded, and as installed now (None: no longer installed); the same
+    /// when only companions changed.
     pub recorded: String,
-    /// None: torch is no longer installed.
     pub installed: Option<String>,
     /// When the torch there now was installed (its dist-info folder's time).
     pub at: Option<u64>,
+    /// The recorded companions that changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub companions: Vec<Replaced>,
 }
 
 impl Swap {
-    /// "torch 2.7.1+cu118 was replaced by 2.8.0+cpu on 2025-12-04 by another install."
+    /// Whether torch itself was replaced (not only a companion).
+    pub fn torch_changed(&self) -> bool {
+        self.installed.as_deref() != Some(self.recorded.as_str())
+    }
+
+    /// Every change, in words: torch's first when it changed, then each companion's.
+    pub fn messages(&self) -> Vec<Message> {
+        self.torch_changed()
+            .then(|| self.torch_message())
+            .into_iter()
+            .chain(self.companions.iter().map(Replaced::message))
+            .collect()
+    }
+
+    /// The change in one sentence (torch's when it changed, else the first companion's).
     pub fn message(&self) -> Message {
+        match self.companions.first() {
+            Some(c) if !self.torch_changed() => c.message(),
+            _ => self.torch_message(),
+        }
+    }
+
+    /// "torch 2.7.1+cu118 was replaced by 2.8.0+cpu on 2025-12-04 by another install."
+    fn torch_message(&self) -> Message {
         let date = self.at.map(|s| {
             let t = crate::units::local_time(s);
             t.split(' ').next().unwrap_or(&t).to_string()
@@ -182,13 +245,25 @@ impl Swap {
     }
 }
 
-/// Whether `env`'s torch is still `rec`'s.
+/// Whether `env`'s torch, and the companions recorded with it, are still `rec`'s.
 pub fn swapped(rec: &Record, env: &Env) -> Option<Swap> {
-    (env.torch.as_deref() != Some(rec.torch.as_str())).then(|| Swap {
+    let companions: Vec<Replaced> = rec
+        .companions
+        .iter()
+        .filter(|(name, v)| env.companions.get(*name) != Some(*v))
+        .map(|(name, v)| Replaced {
+            name: name.clone(),
+            recorded: v.clone(),
+            installed: env.companions.get(name).cloned(),
+        })
+        .collect();
+    let torch = env.torch.as_deref() != Some(rec.torch.as_str());
+    (torch || !companions.is_empty()).then(|| Swap {
         python: rec.python.clone(),
         recorded: rec.torch.clone(),
         installed: env.torch.clone(),
         at: env.torch_installed_at,
+        companions,
     })
 }
 
@@ -212,6 +287,9 @@ pub struct Status {
     pub restore: Option<Restore>,
     /// This run is elevated: it reports the guard, never changes it.
     pub elevated: bool,
+    /// Why pip ignores the pin although it is in place (this run's environment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignored: Option<Ignored>,
     /// What the front ends print, in order.
     pub lines: Vec<Message>,
 }
@@ -336,6 +414,7 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
             swap: None,
             restore: None,
             elevated: target.elevated,
+            ignored: None,
             lines,
         });
     };
@@ -382,6 +461,13 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
         PinState::Off => msg!("guard_status_off", python = &py),
         PinState::Broken => msg!("guard_status_broken", python = &py),
     });
+    // pip's environment can switch the pin off whatever its file says: said right after.
+    let ignored = (pin != PinState::Off)
+        .then(|| pipconf::Outside::read(&target.host, target.os).ignored(&target.host))
+        .flatten();
+    if let Some(i) = &ignored {
+        lines.push(i.message(&rec.torch, &places.constraints));
+    }
     let swap = env.as_ref().and_then(|e| swapped(&rec, e));
     let intact = env.as_ref().map(|_| swap.is_none());
     let acts = origin.is_none_or(crate::records::Origin::acts);
@@ -390,18 +476,18 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
     let restore = swap
         .as_ref()
         .filter(|_| acts && !target.elevated)
-        .map(|s| restore::plan(target, &rec, s.installed.as_deref()));
+        .map(|s| restore::plan(target, &rec, Some(s)));
     match (&swap, &env) {
         (Some(s), _) if !acts => {
-            lines.push(s.message());
+            lines.extend(s.messages());
             lines.push(msg!("records_guard_user_record", command = s.command()));
         }
         (Some(s), _) if target.elevated => {
-            lines.push(s.message());
+            lines.extend(s.messages());
             lines.push(msg!("guard_status_elevated_restore", command = s.command()));
         }
         (Some(s), _) => {
-            lines.push(s.message());
+            lines.extend(s.messages());
             lines.push(msg!("guard_status_restore", command = s.command()));
         }
         (None, Some(_)) => lines.push(msg!("guard_status_intact", torch = &rec.torch)),
@@ -428,8 +514,21 @@ pub fn status(target: &Target, python: &Path) -> Result<Status, GuardError> {
         swap,
         restore,
         elevated: target.elevated,
+        ignored,
         lines,
     })
+}
+
+impl Status {
+    /// Why pip ignores the pin, in words (the wizard's warning under the switch).
+    pub fn ignored_message(&self) -> Option<Message> {
+        let (i, rec, places) = (
+            self.ignored.as_ref()?,
+            self.record.as_ref()?,
+            self.places.as_ref()?,
+        );
+        Some(i.message(&rec.torch, &places.constraints))
+    }
 }
 
 /// What `on` did.
@@ -475,7 +574,7 @@ pub fn on(target: &Target, python: &Path, confirmed: bool) -> Result<OnOutcome, 
         python: python.to_path_buf(),
     })?;
     let env = probe::probe(&target.host, python)?;
-    if let Some(s) = swapped(&rec, &env) {
+    if let Some(s) = swapped(&rec, &env).filter(Swap::torch_changed) {
         return Err(GuardError::Differs {
             python: python.to_path_buf(),
             recorded: s.recorded,
@@ -503,7 +602,7 @@ pub fn on(target: &Target, python: &Path, confirmed: bool) -> Result<OnOutcome, 
             prefix: rec.prefix,
         });
     }
-    let places = pin::write(target.os, &rec, python)?;
+    let places = pin::write(target.os, &rec, python, &outside(target))?;
     record::put(target, rec)?;
     Ok(OnOutcome::Pinned {
         places,
@@ -570,7 +669,7 @@ pub fn restore_plan(target: &Target, python: &Path) -> Result<(Record, Restore),
         python: python.to_path_buf(),
     })?;
     let env = probe::probe(&target.host, python)?;
-    let plan = restore::plan(target, &rec, env.torch.as_deref());
+    let plan = restore::plan(target, &rec, swapped(&rec, &env).as_ref());
     Ok((rec, plan))
 }
 
@@ -613,9 +712,15 @@ pub fn restore(
 
 // ---- the engine's hooks ----
 
+/// pip's configuration files other than the environment's, as this run's pip reads them.
+fn outside(target: &Target) -> pipconf::Outside {
+    pipconf::Outside::read(&target.host, target.os)
+}
+
 /// The environment our own pip call gets so that our pin does not refuse our own change
 /// of torch: `PIP_CONSTRAINT` (which overrides pip's configuration files) naming the
-/// user's other constraint files and an empty one of ours. Nothing when no pin of ours is
+/// constraint files pip would use without ours (the site file's own, else the user's or
+/// the machine's files', `pipconf`) and an empty one of ours. Nothing when no pin of ours is
 /// there, or when the user's environment already sets `PIP_CONSTRAINT`.
 pub fn lift_for_pip(target: &Target, python: &Path) -> Vec<(String, String)> {
     if target.host.var("PIP_CONSTRAINT").is_some() {
@@ -631,7 +736,7 @@ pub fn lift_for_pip(target: &Target, python: &Path) -> Vec<(String, String)> {
     let Ok(empty) = record::lift_file(target) else {
         return Vec::new();
     };
-    let mut files = pin::user_constraints(target.os, &prefix);
+    let mut files = pin::user_constraints(target.os, &prefix, &outside(target));
     files.push(pin::pip_value(&empty));
     vec![("PIP_CONSTRAINT".into(), files.join(" "))]
 }
@@ -830,7 +935,7 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
                 return Ok(AfterDoctor::Nothing);
             }
             probe::check(python, &r.prefix, r.env)?;
-            let places = pin::write(target.os, r, python)?;
+            let places = pin::write(target.os, r, python, &outside(target))?;
             return Ok(AfterDoctor::Pinned {
                 torch: torch.to_string(),
                 places,
@@ -884,7 +989,7 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
     // An elevated run writes nothing there: it only records.
     let pin_it = !target.elevated && (pinned_before || (kind != EnvKind::System && !new.lifted));
     let places = if pin_it {
-        Some(pin::write(target.os, &new, python)?)
+        Some(pin::write(target.os, &new, python, &outside(target))?)
     } else {
         None
     };
@@ -929,7 +1034,7 @@ pub fn audit(target: &Target) -> Vec<(Swap, Record, Restore)> {
     swaps(target)
         .into_iter()
         .map(|(s, r)| {
-            let plan = restore::plan(target, &r, s.installed.as_deref());
+            let plan = restore::plan(target, &r, Some(&s));
             (s, r, plan)
         })
         .collect()

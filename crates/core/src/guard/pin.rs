@@ -7,8 +7,11 @@
 //! (`place::Dir`), a link planted at either name is never followed (pip.conf: refused;
 //! the constraints file: replaced by our rename, never written through), and the user's
 //! own settings in pip.conf are kept byte for byte — we add, and later remove, only our
-//! lines. pip reads its configuration in the locale's encoding (cp936 on a Chinese
-//! Windows), so what we write there is ASCII: a path that is not plain ASCII goes in as a
+//! lines. Our `[install]` key hides a `constraint` the user set elsewhere (`[global]`, the
+//! user's or the machine's pip config): those files go on our line before ours
+//! (`pipconf`), and come off with it. pip reads its configuration in the locale's
+//! encoding (cp936 on a Chinese Windows), so what we write there of our own is ASCII (the
+//! user's values are copied byte for byte): a path that is not plain ASCII goes in as a
 //! `file://` URL (pip percent-decodes it); the Chinese words are in the constraints file,
 //! whose first line names its encoding (pip honours a PEP 263 line in requirement files).
 //!
@@ -22,6 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::GuardError;
+use super::pipconf::Outside;
 use super::record::Record;
 use crate::compat::Os;
 use crate::i18n::{Lang, render_key};
@@ -160,19 +164,49 @@ pub fn has_ours(conf: &[u8]) -> bool {
         .any(|l| trim(l).starts_with(MARK.as_bytes()) || (!is_comment(l) && tokens(l).any(is_ours)))
 }
 
-/// The user's own constraint files in the `[install]` section (ours left out), as pip
-/// would split them.
-pub fn others(conf: &[u8]) -> Vec<String> {
+/// Each line, and whether it is ours: our note, and the line after it naming our file
+/// (its whole value: the user's files from elsewhere that we copy beside ours are ours
+/// to remove too, see `pipconf`).
+fn marked(conf: &[u8]) -> Vec<(&[u8], bool)> {
+    let mut after_note = false;
+    lines(conf)
+        .into_iter()
+        .map(|l| {
+            let note = trim(l).starts_with(MARK.as_bytes());
+            let ours = note || (after_note && tokens(l).any(is_ours));
+            after_note = note;
+            (l, ours)
+        })
+        .collect()
+}
+
+/// The user's own `constraint` files in `section` (ours left out), as pip would split
+/// them; empty when not set.
+pub fn constraint_values(conf: &[u8], section_name: &str) -> Vec<String> {
+    constraint_tokens(conf, section_name)
+        .into_iter()
+        .map(|t| String::from_utf8_lossy(&t).into_owned())
+        .collect()
+}
+
+/// [`constraint_values`] as the file's bytes (pip reads every file in the locale's
+/// encoding: a value copied byte for byte into another file means the same there).
+pub fn constraint_tokens(conf: &[u8], section_name: &str) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let mut section: Option<&[u8]> = None;
     let mut in_key = false;
-    for l in lines(conf) {
+    for (l, ours) in marked(conf) {
         if let Some(s) = section_of(l) {
             section = Some(s);
             in_key = false;
             continue;
         }
-        if section != Some(b"install".as_slice()) || is_comment(l) {
+        if section != Some(section_name.as_bytes()) || is_comment(l) {
+            continue;
+        }
+        if ours {
+            // Our key's value is ours; after our continuation line the user's goes on.
+            in_key &= constraint_key(l).is_none();
             continue;
         }
         let value = if let Some(v) = constraint_key(l) {
@@ -184,13 +218,14 @@ pub fn others(conf: &[u8]) -> Vec<String> {
             in_key = false;
             continue;
         };
-        out.extend(
-            tokens(value)
-                .filter(|t| !is_ours(t))
-                .map(|t| String::from_utf8_lossy(t).into_owned()),
-        );
+        out.extend(tokens(value).filter(|t| !is_ours(t)).map(<[u8]>::to_vec));
     }
     out
+}
+
+/// The user's own constraint files in the `[install]` section (ours left out).
+pub fn others(conf: &[u8]) -> Vec<String> {
+    constraint_values(conf, "install")
 }
 
 /// `conf` without our lines (and without an `[install]` header left with nothing under
@@ -198,9 +233,9 @@ pub fn others(conf: &[u8]) -> Vec<String> {
 pub fn remove_ours(conf: &[u8]) -> Vec<u8> {
     let nl = newline(conf);
     let mut kept: Vec<Vec<u8>> = Vec::new();
-    for l in lines(conf) {
+    for (l, ours) in marked(conf) {
         let t = trim(l);
-        if t.starts_with(MARK.as_bytes()) {
+        if ours {
             continue;
         }
         if let Some(v) = constraint_key(l)
@@ -249,7 +284,8 @@ pub fn remove_ours(conf: &[u8]) -> Vec<u8> {
 /// `conf` with `value` added to the `[install]` section's `constraint` (a section and a
 /// key made when missing; a value the user has keeps its files, ours added on a line of
 /// its own), our earlier lines replaced.
-pub fn add_ours(conf: &[u8], value: &str) -> Vec<u8> {
+pub fn add_ours(conf: &[u8], value: impl AsRef<[u8]>) -> Vec<u8> {
+    let value = value.as_ref();
     let conf = remove_ours(conf);
     let nl = newline(&conf);
     let note = {
@@ -277,7 +313,7 @@ pub fn add_ours(conf: &[u8], value: &str) -> Vec<u8> {
         out.extend_from_slice(b"[install]");
         out.extend_from_slice(nl);
         out.extend(note);
-        out.extend_from_slice(format!("constraint = {value}").as_bytes());
+        out.extend_from_slice(&[b"constraint = ", value].concat());
         out.extend_from_slice(nl);
         return out;
     };
@@ -297,14 +333,14 @@ pub fn add_ours(conf: &[u8], value: &str) -> Vec<u8> {
                 })
                 .last()
                 .unwrap_or(k);
-            (last + 1, format!("    {value}"))
+            (last + 1, [b"    ", value].concat())
         }
-        None => (h + 1, format!("constraint = {value}")),
+        None => (h + 1, [b"constraint = ", value].concat()),
     };
     for (j, l) in ls.iter().enumerate() {
         if j == at {
             out.extend(&note);
-            out.extend_from_slice(ours.as_bytes());
+            out.extend_from_slice(&ours);
             out.extend_from_slice(nl);
         }
         out.extend_from_slice(l);
@@ -314,7 +350,7 @@ pub fn add_ours(conf: &[u8], value: &str) -> Vec<u8> {
     }
     if at == ls.len() {
         out.extend(&note);
-        out.extend_from_slice(ours.as_bytes());
+        out.extend_from_slice(&ours);
         out.extend_from_slice(nl);
     }
     out
@@ -372,8 +408,9 @@ fn replace(dir: &Dir, name: &str, bytes: &[u8]) -> Result<(), GuardError> {
     })
 }
 
-/// Writes the pin for `rec` into its prefix.
-pub fn write(os: Os, rec: &Record, python: &Path) -> Result<Places, GuardError> {
+/// Writes the pin for `rec` into its prefix: our file, after the user's constraint files
+/// that our key would hide (`outside`: pip's other configuration files).
+pub fn write(os: Os, rec: &Record, python: &Path, outside: &Outside) -> Result<Places, GuardError> {
     let dir = open_prefix(&rec.prefix)?;
     let name = config_name(os);
     // The configuration first: a link planted there stops everything before a byte is
@@ -381,8 +418,9 @@ pub fn write(os: Os, rec: &Record, python: &Path) -> Result<Places, GuardError> 
     let conf = read_config(&dir, name)?;
     let text = constraints_text(rec, python);
     replace(&dir, CONSTRAINTS, text.as_bytes())?;
-    let value = pip_value(&dir.display(CONSTRAINTS));
-    replace(&dir, name, &add_ours(&conf, &value))?;
+    let mut value = outside.extras(&conf);
+    value.push(pip_value(&dir.display(CONSTRAINTS)).into_bytes());
+    replace(&dir, name, &add_ours(&conf, value.join(&b' ')))?;
     Ok(places(os, &rec.prefix))
 }
 
@@ -437,12 +475,13 @@ pub fn state(os: Os, rec: &Record) -> PinState {
     }
 }
 
-/// The user's own constraint files in the prefix's pip configuration (ours left out).
-pub fn user_constraints(os: Os, prefix: &Path) -> Vec<String> {
-    open_prefix(prefix)
+/// The constraint files pip would use in `prefix` without ours: the site file's own, or
+/// those from pip's other files (`outside`).
+pub fn user_constraints(os: Os, prefix: &Path, outside: &Outside) -> Vec<String> {
+    let conf = open_prefix(prefix)
         .and_then(|d| read_config(&d, config_name(os)))
-        .map(|c| others(&c))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    outside.user_value(&conf)
 }
 
 /// Whether pip's configuration in `prefix` names our file.

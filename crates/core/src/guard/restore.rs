@@ -1,15 +1,17 @@
 //! Putting the verified build back: offline from the wheel our download engine left in
 //! `<state>/downloads` (or the other run's downloads folder, or the hash-named cache, each
 //! copied in) when its bytes still hash to the recorded SHA-256, else pip from the
-//! recorded version and index.
+//! recorded version and index. The companions recorded with it (torchvision, torchaudio)
+//! that changed go back in the same pip call: our engine saves only torch's wheel, so
+//! they come from the recorded index at their recorded versions.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::GuardError;
 use super::record::Record;
+use super::{GuardError, Swap};
 use crate::download::Hasher;
 use crate::target::Target;
 
@@ -21,6 +23,8 @@ pub enum CacheState {
     NotOurs,
     /// The file is gone.
     Missing,
+    /// Only companions changed: torch's wheel is not needed.
+    NotNeeded,
     /// The file is there, but its bytes are not the ones recorded.
     Mismatch {
         file: PathBuf,
@@ -35,8 +39,14 @@ pub enum CacheState {
 pub enum Restore {
     /// The installed torch is the recorded one.
     NothingToDo,
-    /// Our cached wheel (its SHA-256 checked now, and again just before pip runs).
-    Cache { wheel: PathBuf, args: Vec<String> },
+    /// Our cached wheel (its SHA-256 checked now, and again just before pip runs), and
+    /// the changed companions (`torchvision==V`) from the recorded index: none, offline.
+    Cache {
+        wheel: PathBuf,
+        args: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        companions: Vec<String>,
+    },
     /// pip from the recorded index.
     Index {
         args: Vec<String>,
@@ -174,20 +184,46 @@ fn copy_in(
     }
 }
 
-/// How to put `rec` back, given the torch installed now.
-pub fn plan(target: &Target, rec: &Record, installed: Option<&str>) -> Restore {
-    if installed == Some(rec.torch.as_str()) {
+/// `--index-url URL` when the record names one (else pip's own index).
+fn index_of(rec: &Record) -> Vec<String> {
+    rec.index_url
+        .iter()
+        .flat_map(|u| ["--index-url".to_string(), u.clone()])
+        .collect()
+}
+
+/// How to put `rec` back, given what changed (None: nothing).
+pub fn plan(target: &Target, rec: &Record, swap: Option<&Swap>) -> Restore {
+    let Some(swap) = swap else {
         return Restore::NothingToDo;
+    };
+    let companions: Vec<String> = swap.companions.iter().map(|c| c.requirement()).collect();
+    if !swap.torch_changed() {
+        // torch is intact (no 2 GB wheel fetched again): the companions alone, which
+        // pip resolves against that torch.
+        return Restore::Index {
+            args: companions.into_iter().chain(index_of(rec)).collect(),
+            cache: CacheState::NotNeeded,
+        };
     }
     match cached_wheel(target, rec) {
-        Ok(wheel) => Restore::Cache {
-            args: vec![
+        Ok(wheel) => {
+            // One pip call: the wheel, and the companions its torch needs beside it.
+            let mut args = vec![
                 "--no-deps".into(),
                 "--force-reinstall".into(),
                 wheel.display().to_string(),
-            ],
-            wheel,
-        },
+            ];
+            if !companions.is_empty() {
+                args.extend(companions.iter().cloned());
+                args.extend(index_of(rec));
+            }
+            Restore::Cache {
+                args,
+                wheel,
+                companions,
+            }
+        }
         Err(cache) => Restore::Index {
             args: index_args(rec),
             cache,

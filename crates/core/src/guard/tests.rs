@@ -24,6 +24,19 @@ fn rec(prefix: &Path, python: &Path) -> Record {
 
 const OURS: &str = "/v/cuda-setup-constraints.txt";
 
+/// The interpreter of `r` with torch `torch` and torchvision `vision` installed.
+fn env_with(r: &Record, torch: Option<&str>, vision: &str) -> Env {
+    Env {
+        python: r.python.clone(),
+        executable: String::new(),
+        prefix: r.prefix.clone(),
+        kind: EnvKind::Venv,
+        torch: torch.map(Into::into),
+        torch_installed_at: None,
+        companions: [("torchvision".to_string(), vision.to_string())].into(),
+    }
+}
+
 /// Our lines go in and come out; the user's file is what it was, byte for byte, in every
 /// shape pip.conf comes in.
 #[test]
@@ -172,7 +185,7 @@ fn links_in_the_prefix_are_never_followed() {
     let r = rec(&prefix, &py);
     std::os::unix::fs::symlink(&victim, prefix.join("pip.conf")).unwrap();
     assert!(matches!(
-        pin::write(Os::Linux, &r, &py),
+        pin::write(Os::Linux, &r, &py, &Default::default()),
         Err(GuardError::Link { .. })
     ));
     assert!(!prefix.join(pin::CONSTRAINTS).exists());
@@ -184,7 +197,7 @@ fn links_in_the_prefix_are_never_followed() {
 
     std::fs::remove_file(prefix.join("pip.conf")).unwrap();
     std::os::unix::fs::symlink(&victim, prefix.join(pin::CONSTRAINTS)).unwrap();
-    pin::write(Os::Linux, &r, &py).unwrap();
+    pin::write(Os::Linux, &r, &py, &Default::default()).unwrap();
     assert_eq!(std::fs::read(&victim).unwrap(), b"victim");
     let c = prefix.join(pin::CONSTRAINTS);
     assert!(!c.symlink_metadata().unwrap().file_type().is_symlink());
@@ -213,9 +226,10 @@ fn a_swap_is_told_in_plain_words() {
         torch: Some("2.8.0+cpu".into()),
         // 2025-12-04 12:00 UTC: the same date in every time zone from UTC−12 to UTC+11.
         torch_installed_at: Some(1_764_849_600),
-        companions: Default::default(),
+        companions: [("torchvision".to_string(), "0.22.1+cu118".to_string())].into(),
     };
     let s = swapped(&r, &env).unwrap();
+    assert_eq!(s.messages(), [s.message()]);
     assert_eq!(
         render(&s.message(), Lang::En),
         "torch 2.7.1+cu118 was replaced by 2.8.0+cpu on 2025-12-04 by another install."
@@ -252,8 +266,11 @@ fn restore_uses_the_cached_wheel_only_when_its_hash_holds() {
     h.update(bytes);
     let sha = h.finish().sha256;
     let mut r = rec(root.path(), Path::new("/v/bin/python"));
+    let cpu = env_with(&r, Some("2.8.0+cpu"), "0.22.1+cu118");
+    let swap = swapped(&r, &cpu);
+    let swap = swap.as_ref();
     assert_eq!(
-        restore::plan(&target, &r, Some("2.8.0+cpu")),
+        restore::plan(&target, &r, swap),
         Restore::Index {
             args: vec![
                 "torch==2.7.1+cu118".into(),
@@ -269,7 +286,7 @@ fn restore_uses_the_cached_wheel_only_when_its_hash_holds() {
         sha256: sha.clone(),
     });
     assert!(matches!(
-        restore::plan(&target, &r, Some("2.8.0+cpu")),
+        restore::plan(&target, &r, swap),
         Restore::Index {
             cache: CacheState::Missing,
             ..
@@ -279,7 +296,7 @@ fn restore_uses_the_cached_wheel_only_when_its_hash_holds() {
     std::fs::create_dir_all(&downloads).unwrap();
     let wheel = downloads.join(name);
     std::fs::write(&wheel, bytes).unwrap();
-    let plan = restore::plan(&target, &r, Some("2.8.0+cpu"));
+    let plan = restore::plan(&target, &r, swap);
     assert_eq!(
         plan,
         Restore::Cache {
@@ -288,13 +305,11 @@ fn restore_uses_the_cached_wheel_only_when_its_hash_holds() {
                 "--no-deps".into(),
                 "--force-reinstall".into(),
                 wheel.display().to_string()
-            ]
+            ],
+            companions: Vec::new(),
         }
     );
-    assert_eq!(
-        restore::plan(&target, &r, Some("2.7.1+cu118")),
-        Restore::NothingToDo
-    );
+    assert_eq!(restore::plan(&target, &r, None), Restore::NothingToDo);
     restore::check_args(&r, plan.args().unwrap()).unwrap();
     // Changed after the plan: pip never gets it.
     std::fs::write(&wheel, b"something else").unwrap();
@@ -303,7 +318,7 @@ fn restore_uses_the_cached_wheel_only_when_its_hash_holds() {
         Err(GuardError::WheelHash { .. })
     ));
     assert!(matches!(
-        restore::plan(&target, &r, Some("2.8.0+cpu")),
+        restore::plan(&target, &r, swap),
         Restore::Index {
             cache: CacheState::Mismatch { .. },
             ..
@@ -352,7 +367,7 @@ fn a_leftover_tmp_never_blocks_the_pin_silently() {
     std::fs::write(&victim, "keep").unwrap();
     std::fs::write(prefix.join("pip.conf.tmp"), "torn").unwrap();
     std::os::unix::fs::symlink(&victim, prefix.join("cuda-setup-constraints.txt.tmp")).unwrap();
-    pin::write(Os::Linux, &r, &py).unwrap();
+    pin::write(Os::Linux, &r, &py, &Default::default()).unwrap();
     assert_eq!(pin::state(Os::Linux, &r), PinState::On);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     for name in ["pip.conf.tmp", "cuda-setup-constraints.txt.tmp"] {
@@ -363,7 +378,7 @@ fn a_leftover_tmp_never_blocks_the_pin_silently() {
     let tmp = prefix.join("cuda-setup-constraints.txt.tmp");
     std::fs::create_dir(&tmp).unwrap();
     std::fs::write(tmp.join("inside"), "x").unwrap();
-    let e = pin::write(Os::Linux, &r, &py).unwrap_err();
+    let e = pin::write(Os::Linux, &r, &py, &Default::default()).unwrap_err();
     match &e {
         GuardError::Leftover { path } => {
             assert!(
@@ -400,5 +415,195 @@ fn a_leftover_tmp_never_blocks_the_pin_silently() {
     assert_eq!(
         std::fs::read_to_string(prefix.join("pip.conf")).unwrap(),
         users
+    );
+}
+
+/// torchvision or torchaudio recorded with the verified torch and replaced since is a
+/// swap too (torchvision fails at import beside another torch), told in words; one the
+/// record does not name is not.
+#[test]
+fn a_replaced_companion_is_a_swap() {
+    let r = rec(Path::new("/v"), Path::new("/v/bin/python"));
+    let intact = env_with(&r, Some("2.7.1+cu118"), "0.22.1+cu118");
+    assert_eq!(swapped(&r, &intact), None);
+    let mut more = intact.clone();
+    more.companions.insert("torchaudio".into(), "2.8.0".into());
+    assert_eq!(swapped(&r, &more), None, "not recorded: not ours to judge");
+
+    let s = swapped(&r, &env_with(&r, Some("2.7.1+cu118"), "0.23.0")).unwrap();
+    assert!(!s.torch_changed());
+    assert_eq!(
+        render(&s.message(), Lang::En),
+        "torchvision 0.22.1+cu118, installed with the verified torch, was replaced by 0.23.0."
+    );
+    assert_eq!(
+        render(&s.message(), Lang::Zh),
+        "和验证过的 torch 一起装的 torchvision 0.22.1+cu118 被换成了 0.23.0。"
+    );
+    let mut gone = intact.clone();
+    gone.companions.clear();
+    assert_eq!(
+        render(&swapped(&r, &gone).unwrap().message(), Lang::En),
+        "torchvision 0.22.1+cu118, installed with the verified torch, is no longer installed."
+    );
+    // Both: torch's sentence first, then the companion's.
+    let both = swapped(&r, &env_with(&r, Some("2.8.0+cpu"), "0.23.0+cpu")).unwrap();
+    let said: Vec<String> = both
+        .messages()
+        .iter()
+        .map(|m| render(m, Lang::En))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "torch 2.7.1+cu118 was replaced by 2.8.0+cpu by another install.",
+            "torchvision 0.22.1+cu118, installed with the verified torch, was replaced by 0.23.0+cpu."
+        ]
+    );
+}
+
+/// The restore puts the changed companions back with torch: from the cached wheel, the
+/// companions from the recorded index in the same pip call; with torch intact, the
+/// companions alone (no torch wheel fetched again).
+#[test]
+fn the_restore_puts_the_companions_back_too() {
+    let root = tempfile::tempdir().unwrap();
+    let target = Target::rooted(Os::Linux, root.path());
+    let name = "torch-2.7.1+cu118-cp311-cp311-manylinux_2_28_x86_64.whl";
+    let bytes = b"a stand-in torch wheel";
+    let mut h = crate::download::Hasher::new(false);
+    h.update(bytes);
+    let mut r = rec(root.path(), Path::new("/v/bin/python"));
+    r.wheel = Some(Wheel {
+        file: name.into(),
+        sha256: h.finish().sha256,
+    });
+    let index = "https://download.pytorch.org/whl/cu118".to_string();
+
+    let only = swapped(&r, &env_with(&r, Some("2.7.1+cu118"), "0.23.0")).unwrap();
+    assert_eq!(
+        restore::plan(&target, &r, Some(&only)),
+        Restore::Index {
+            args: vec![
+                "torchvision==0.22.1+cu118".into(),
+                "--index-url".into(),
+                index.clone()
+            ],
+            cache: CacheState::NotNeeded
+        }
+    );
+    let both = swapped(&r, &env_with(&r, Some("2.8.0+cpu"), "0.23.0+cpu")).unwrap();
+    // No saved wheel: everything from the index, as before.
+    assert_eq!(
+        restore::plan(&target, &r, Some(&both)).args().unwrap(),
+        [
+            "torch==2.7.1+cu118",
+            "torchvision==0.22.1+cu118",
+            "--index-url",
+            &index
+        ]
+    );
+    let wheel = target.downloads_dir().join(name);
+    std::fs::create_dir_all(wheel.parent().unwrap()).unwrap();
+    std::fs::write(&wheel, bytes).unwrap();
+    assert_eq!(
+        restore::plan(&target, &r, Some(&both)),
+        Restore::Cache {
+            wheel: wheel.clone(),
+            args: vec![
+                "--no-deps".into(),
+                "--force-reinstall".into(),
+                wheel.display().to_string(),
+                "torchvision==0.22.1+cu118".into(),
+                "--index-url".into(),
+                index.clone()
+            ],
+            companions: vec!["torchvision==0.22.1+cu118".into()],
+        }
+    );
+}
+
+fn sandbox_host(root: &Path, home: &Path) -> crate::platform::Host {
+    crate::platform::Host::sandbox(
+        Os::Linux,
+        root,
+        [("HOME".to_string(), home.display().to_string())].into(),
+    )
+}
+
+/// pip's site `[install] constraint` hides a `constraint` the user set under `[global]`
+/// in the same file or in the user's own pip.conf: the pin carries those files beside
+/// ours, our pip step's PIP_CONSTRAINT names them, and `off` takes the copies away.
+#[test]
+fn the_pin_keeps_the_users_constraints_set_elsewhere() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("home");
+    let user_conf = home.join(".config/pip/pip.conf");
+    std::fs::create_dir_all(user_conf.parent().unwrap()).unwrap();
+    std::fs::write(&user_conf, "[global]\nconstraint = /u/mine.txt\n").unwrap();
+    let prefix = d.path().join("venv");
+    std::fs::create_dir_all(&prefix).unwrap();
+    let py = prefix.join("bin/python");
+    let mut target = Target::rooted(Os::Linux, &d.path().join("root"));
+    target.host = sandbox_host(d.path(), &home);
+    let outside = pipconf::Outside::read(&target.host, Os::Linux);
+    let r = rec(&prefix, &py);
+    let ours = prefix.join(pin::CONSTRAINTS).display().to_string();
+
+    pin::write(Os::Linux, &r, &py, &outside).unwrap();
+    let conf = std::fs::read(prefix.join("pip.conf")).unwrap();
+    let text = String::from_utf8_lossy(&conf);
+    assert!(text.contains("[install]\n# cuda-setup guard: "), "{text}");
+    assert!(
+        text.ends_with(&format!("\nconstraint = /u/mine.txt {ours}\n")),
+        "{text}"
+    );
+    // The copy is ours, not the user's: pip without ours would use the user's file.
+    assert_eq!(outside.user_value(&conf), ["/u/mine.txt"]);
+    record::put(&target, r.clone()).unwrap();
+    let lifted = lift_for_pip(&target, &py);
+    let empty = target.state_dir().join("guard/no-constraints.txt");
+    assert_eq!(
+        lifted,
+        [(
+            "PIP_CONSTRAINT".to_string(),
+            format!("/u/mine.txt {}", empty.display())
+        )]
+    );
+    assert!(pin::remove(Os::Linux, &prefix).unwrap());
+    assert!(
+        !prefix.join("pip.conf").exists(),
+        "nothing of the user's was there"
+    );
+
+    // The same file's [global]: kept, and beside ours.
+    let site = "[global]\ntimeout = 60\nconstraint = /s/site.txt\n";
+    std::fs::write(prefix.join("pip.conf"), site).unwrap();
+    pin::write(Os::Linux, &r, &py, &outside).unwrap();
+    let text = std::fs::read_to_string(prefix.join("pip.conf")).unwrap();
+    assert!(text.starts_with(site), "{text}");
+    assert!(
+        text.ends_with(&format!("\nconstraint = /s/site.txt {ours}\n")),
+        "{text}"
+    );
+    assert_eq!(
+        lift_for_pip(&target, &py)[0].1,
+        format!("/s/site.txt {}", empty.display())
+    );
+    pin::remove(Os::Linux, &prefix).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(prefix.join("pip.conf")).unwrap(),
+        site
+    );
+
+    // The user's own [install] value in the site file: ours joins it, nothing copied.
+    let site = "[install]\nconstraint = /s/install.txt\n";
+    std::fs::write(prefix.join("pip.conf"), site).unwrap();
+    pin::write(Os::Linux, &r, &py, &outside).unwrap();
+    let text = std::fs::read_to_string(prefix.join("pip.conf")).unwrap();
+    assert!(!text.contains("/u/mine.txt"), "{text}");
+    assert_eq!(
+        lift_for_pip(&target, &py)[0].1,
+        format!("/s/install.txt {}", empty.display())
     );
 }

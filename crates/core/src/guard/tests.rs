@@ -354,6 +354,7 @@ fn versions_and_indexes() {
 /// and its rename, or something planted): a plain file or a link is removed (the link
 /// itself, never followed) and the pin written; a folder, which is not ours to remove,
 /// would refuse every later write — a typed error names it and says to delete it.
+#[cfg(unix)]
 #[test]
 fn a_leftover_tmp_never_blocks_the_pin_silently() {
     let d = tempfile::tempdir().unwrap();

@@ -13,29 +13,14 @@ use std::time::Duration;
 
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::platform::Host;
-use cuda_setup_core::verify::doctor::{self, DoctorOptions, GpuFacts, GpuSummary, Severity};
+use cuda_setup_core::verify::doctor::{self, DoctorOptions, Severity};
 use cuda_setup_core::verify::packages::{PackageFinding, PackageFindingKind as Kind};
-use cuda_setup_core::version::ComputeCapability;
 use serde_json::json;
 
+use crate::package_libraries::{rtx3060, write};
 use crate::support::pe_imports::dll;
 use crate::support::python::{self, Packages};
 
-fn write(p: &Path, bytes: &[u8]) {
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, bytes).unwrap();
-}
-
-fn rtx3060() -> GpuFacts {
-    GpuFacts {
-        driver: None,
-        driver_cuda: Some("12.4".parse().unwrap()),
-        gpus: vec![GpuSummary {
-            name: "NVIDIA GeForce RTX 3060".into(),
-            compute_capability: Some(ComputeCapability::new(8, 6)),
-        }],
-    }
-}
 
 /// The count answered by the first run: one GPU, as CTranslate2 says without cuBLAS.
 fn counted() -> serde_json::Value {

@@ -19,12 +19,12 @@ use serde_json::json;
 use crate::support::python::{self, Packages};
 use crate::support::{elf, pe_imports::dll};
 
-fn write(p: &Path, bytes: &[u8]) {
+pub(crate) fn write(p: &Path, bytes: &[u8]) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, bytes).unwrap();
 }
 
-fn rtx3060() -> GpuFacts {
+pub(crate) fn rtx3060() -> GpuFacts {
     GpuFacts {
         driver: None,
         driver_cuda: Some("12.4".parse().unwrap()),

@@ -28,6 +28,17 @@ fn swap(ui: &mut Ui, session: &Session, s: &Swap, offline: bool, actions: &mut V
         if offline {
             ui.label(t(lang, "ui_guard_restore_offline"));
         }
+        // As administrator the core does not run pip in the user's Python: say how,
+        // as `guard status` does, instead of a button that can only fail.
+        if session.elevated() {
+            let command = s.command();
+            ui.label(tf(
+                lang,
+                "guard_status_elevated_restore",
+                &[("command", &command)],
+            ));
+            return;
+        }
         let busy = session.guard().restoring() || session.torch().busy();
         if ui
             .add_enabled(!busy, egui::Button::new(t(lang, "ui_guard_restore")))

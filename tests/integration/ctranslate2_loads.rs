@@ -21,7 +21,6 @@ use crate::package_libraries::{rtx3060, write};
 use crate::support::pe_imports::dll;
 use crate::support::python::{self, Packages};
 
-
 /// The count answered by the first run: one GPU, as CTranslate2 says without cuBLAS.
 fn counted() -> serde_json::Value {
     json!({"ok": true, "devices": 1})

@@ -434,6 +434,18 @@ fn a_replaced_torchvision_is_told_and_put_back() {
         zh.contains("和验证过的 torch 一起装的 torchvision 0.22.1+cu118 被换成了 0.23.0。"),
         "{zh}"
     );
+    // The doctor, with torch itself still the verified build on the GPU, tells it too.
+    let mut report = doctor_report(&py, "2.7.1+cu118", true);
+    match guard::after_doctor(&target, &mut report) {
+        guard::AfterDoctor::Swapped(s) => {
+            assert_eq!(
+                s.companions[0].installed.as_deref(),
+                Some("0.23.0"),
+                "{s:?}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
     let json = crate::support::cli::json(&guard_cli("en", &["status", "--json"], &py, &root));
     assert_eq!(json["swap"]["companions"][0]["installed"], "0.23.0");
     assert_eq!(json["restore"]["cache"]["kind"], "not_needed");

@@ -502,3 +502,44 @@ fn the_page_promises_only_what_the_core_does_for_this_python_and_run() {
     );
     assert!(!has(&h, &t(lang, "ui_guard_switch")));
 }
+
+/// Run as administrator, the wizard says what was replaced and how to put it back as the
+/// user, as `guard status` does — no button that the core would refuse.
+#[test]
+fn as_administrator_the_swap_is_told_without_a_button_that_would_fail() {
+    let (m, _) = swapped();
+    let mut admin = Target::rooted(Os::Linux, &m.root);
+    admin.elevated = true;
+    let rec = guard::record::find(&m.target(), &m.py).unwrap().unwrap();
+    guard::record::put(&admin, rec).unwrap();
+    let mut o = m.options(Lang::En);
+    o.target = admin;
+    let mut h = harness_in(App::new(o), Theme::Light);
+    h.step();
+    wait(&mut h, "detection and the swaps", |a| {
+        !a.session.guard().swaps().is_empty()
+    });
+    settle(&mut h);
+    assert!(
+        has(
+            &h,
+            "torch 2.7.1+cu118 was replaced by 2.8.0+cpu on 2025-12-04 by another install."
+        ),
+        "{:#?}",
+        texts(&h)
+    );
+    assert_eq!(
+        h.query_all_by_label(&t(Lang::En, "ui_guard_restore"))
+            .count(),
+        0,
+        "no button as administrator"
+    );
+    assert!(
+        has(
+            &h,
+            "cuda-setup running as administrator does not run pip in this Python"
+        ),
+        "{:#?}",
+        texts(&h)
+    );
+}

@@ -151,6 +151,12 @@ pub struct Session {
 }
 
 impl Session {
+    /// This run has administrator rights: the guard only reports here (the core refuses
+    /// to run pip in the user's Python as administrator).
+    pub fn elevated(&self) -> bool {
+        self.opts.target.elevated
+    }
+
     /// The session at start: the mode follows what is on disk (an install there: repair).
     pub fn new(opts: Options, lang: Lang, existing: Existing) -> Session {
         let pypi_chosen = opts.pypi_mirror.is_some();

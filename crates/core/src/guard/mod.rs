@@ -927,6 +927,14 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
         // Already recorded. Pinned now only where the policy pins and nothing is there
         // (a build recorded before the doctor pinned what it found).
         Some(r) if r.torch == torch && ours.is_none() => {
+            // torch is the verified build; a torchvision/torchaudio replaced beside it is
+            // still a swap (it fails at import), told here as repair and status tell it.
+            if !r.companions.is_empty() {
+                let env = probe::probe(&target.host, python)?;
+                if let Some(s) = swapped(r, &env) {
+                    return Ok(AfterDoctor::Swapped(s));
+                }
+            }
             if target.elevated
                 || r.env == EnvKind::System
                 || r.lifted
@@ -934,7 +942,10 @@ fn judge(target: &Target, python: &Path, report: &DoctorReport) -> Result<AfterD
             {
                 return Ok(AfterDoctor::Nothing);
             }
-            probe::check(python, &r.prefix, r.env)?;
+            // A prefix without its marker counts as a system Python: asked, not pinned.
+            if probe::check(python, &r.prefix, r.env)? == EnvKind::System {
+                return Ok(AfterDoctor::Nothing);
+            }
             let places = pin::write(target.os, r, python, &outside(target))?;
             return Ok(AfterDoctor::Pinned {
                 torch: torch.to_string(),

@@ -135,8 +135,11 @@ pub fn files(host: &Host, os: Os) -> (Vec<PathBuf>, Option<PathBuf>) {
     (out, env_file)
 }
 
+/// pip follows links to its configuration files (dotfile managers and NixOS link them),
+/// so we do too: these files are only read, bounded and judged regular on the handle, and
+/// no run that writes a pin is elevated.
 fn read(path: &Path) -> Values {
-    crate::place::read_regular(path, MAX_CONFIG)
+    crate::place::read_regular_following(path, MAX_CONFIG)
         .ok()
         .flatten()
         .map(|b| Values::of(&b))
@@ -377,10 +380,12 @@ mod tests {
         assert!(with.ends_with(b"constraint = /u/\xd5\xc5.txt /v/cuda-setup-constraints.txt\n"));
     }
 
-    /// A link at a configuration file is never followed.
+    /// A configuration file that is a link (stow, home-manager, NixOS) is read as pip
+    /// reads it, so the user's constraint is kept on our line; a FIFO there is not a
+    /// regular file and is passed over without blocking.
     #[cfg(unix)]
     #[test]
-    fn a_link_is_not_followed() {
+    fn a_linked_file_is_read_as_pip_reads_it_and_a_fifo_never_blocks() {
         let d = tempfile::tempdir().unwrap();
         let r = d.path();
         let home = r.join("home");
@@ -389,7 +394,15 @@ mod tests {
         std::fs::create_dir_all(home.join(".config/pip")).unwrap();
         std::os::unix::fs::symlink(&real, home.join(".config/pip/pip.conf")).unwrap();
         let h = host(r, Os::Linux, &[("HOME", home.to_str().unwrap())]);
-        assert!(Outside::read(&h, Os::Linux).user_value(b"").is_empty());
+        assert_eq!(Outside::read(&h, Os::Linux).user_value(b""), ["/x.txt"]);
+        std::fs::remove_file(home.join(".config/pip/pip.conf")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(home.join(".config/pip/pip.conf"))
+            .status()
+            .is_ok_and(|s| s.success());
+        if made {
+            assert!(Outside::read(&h, Os::Linux).user_value(b"").is_empty());
+        }
     }
 
     /// PIP_CONSTRAINT, PIP_CONFIG_FILE=os.devnull, and a PIP_CONFIG_FILE whose

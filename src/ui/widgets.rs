@@ -154,6 +154,31 @@ pub fn card<V: PartialEq + Copy>(
     clicked
 }
 
+/// The one dropdown for a download source (#34): the PyPI mirror on Choose and on the
+/// PyTorch page, and PyTorch's own source. `entries` are the labels in the user's
+/// language; the label names the box (its id too, so two on a page differ). Returns the
+/// entry picked this frame, if another than `selected`.
+pub fn source_dropdown(
+    ui: &mut Ui,
+    label: &str,
+    entries: &[String],
+    selected: usize,
+) -> Option<usize> {
+    let mut picked = None;
+    ui.horizontal(|ui| {
+        egui::ComboBox::from_label(label)
+            .selected_text(entries.get(selected).cloned().unwrap_or_default())
+            .show_ui(ui, |ui| {
+                for (i, e) in entries.iter().enumerate() {
+                    if ui.selectable_label(i == selected, e.as_str()).clicked() {
+                        picked = Some(i);
+                    }
+                }
+            });
+    });
+    picked.filter(|&i| i != selected)
+}
+
 /// The page's one primary button: filled with the accent colour, larger, the only one
 /// drawn this way (the frame draws it; Enter triggers it). Secondary actions are plain
 /// `ui.button`s.

@@ -423,7 +423,7 @@ fn the_pytorch_page_installs_with_mirrors_chosen_by_language() {
     assert!(has(&h, "中文界面默认从清华大学镜像下载其他依赖包"));
     // The visible choice to turn it off.
     click(&mut h, "其他依赖包的 PyPI 镜像");
-    click(&mut h, "不使用（pypi.org）");
+    click(&mut h, "PyPI 官方（pypi.org）");
     settle(&mut h);
     assert_eq!(h.state().session.torch().mirror_index(), 0);
     assert!(!command(&h).contains("tuna"), "{}", command(&h));
@@ -433,7 +433,7 @@ fn the_pytorch_page_installs_with_mirrors_chosen_by_language() {
     assert_eq!(h.state().session.torch().mirror_index(), 0);
 
     // PyTorch's wheels from a mirror of its index (compat-tables/pytorch.toml).
-    let nju = "NJU 镜像 — https://mirror.nju.edu.cn/pytorch/whl";
+    let nju = "南京大学镜像 — https://mirror.nju.edu.cn/pytorch/whl";
     click(&mut h, "PyTorch 的下载来源");
     click(&mut h, nju);
     settle(&mut h);

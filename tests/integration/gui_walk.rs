@@ -535,7 +535,7 @@ fn the_cudnn_undo_button_puts_the_toolkit_folder_back() {
 /// "连接数" once (the slider has no caption of its own beside the grid's).
 #[test]
 fn chinese_wheels_default_to_the_mirror_and_the_connections_slider_is_named_once() {
-    use cuda_setup::ui::session::Action;
+    use cuda_setup::ui::session::{Action, PypiChoice};
     use cuda_setup_core::recommend::Method;
     let m = Machine::new(windows_installer(0, 0));
     let mut o = m.options(Lang::Zh);
@@ -551,7 +551,7 @@ fn chinese_wheels_default_to_the_mirror_and_the_connections_slider_is_named_once
     assert_eq!(h.state().page, Page::Choose);
     settle(&mut h);
     let s = &h.state().session;
-    assert_eq!(s.settings.pypi, "tsinghua");
+    assert_eq!(s.settings.pypi, PypiChoice::Listed(1));
     assert_eq!(
         s.choices().pypi_index.as_deref(),
         Some("https://pypi.tuna.tsinghua.edu.cn/simple")
@@ -571,9 +571,9 @@ fn chinese_wheels_default_to_the_mirror_and_the_connections_slider_is_named_once
     let slider = h.get_by_role(egui::accesskit::Role::Slider);
     assert_eq!(slider.accesskit_node().label().as_deref(), Some("连接数"));
 
-    // Turned off (the field emptied), it stays off, in either language.
+    // Turned off (the official PyPI chosen), it stays off, in either language.
     let off = cuda_setup::ui::session::Settings {
-        pypi: String::new(),
+        pypi: PypiChoice::Listed(0),
         ..h.state().session.settings.clone()
     };
     h.state_mut().apply(Action::SetSettings(off));
@@ -582,14 +582,14 @@ fn chinese_wheels_default_to_the_mirror_and_the_connections_slider_is_named_once
     assert_eq!(h.state().session.choices().pypi_index, None);
     h.state_mut().apply(Action::SetLang(Lang::En));
     h.state_mut().apply(Action::SetLang(Lang::Zh));
-    assert_eq!(h.state().session.settings.pypi, "");
+    assert_eq!(h.state().session.settings.pypi, PypiChoice::Listed(0));
 
     // English: pypi.org, as before; switching language before a plan follows it.
     let m = Machine::new(windows_installer(0, 0));
     let mut app = App::new(m.options(Lang::En));
-    assert_eq!(app.session.settings.pypi, "");
+    assert_eq!(app.session.settings.pypi, PypiChoice::Listed(0));
     app.apply(Action::SetLang(Lang::Zh));
-    assert_eq!(app.session.settings.pypi, "tsinghua");
+    assert_eq!(app.session.settings.pypi, PypiChoice::Listed(1));
     app.apply(Action::SetLang(Lang::En));
-    assert_eq!(app.session.settings.pypi, "");
+    assert_eq!(app.session.settings.pypi, PypiChoice::Listed(0));
 }

@@ -35,6 +35,7 @@ mod gui_guard;
 mod gui_hints;
 mod gui_installed;
 mod gui_journey;
+mod gui_mirrors;
 mod gui_packages;
 mod gui_uitheme;
 mod gui_uiwalk;

@@ -7,7 +7,9 @@
 use egui::{Grid, RichText, TextEdit, Ui};
 
 use super::Screen;
-use crate::ui::session::{Action, DriverPlan, Session, Settings, default_pypi};
+use crate::ui::session::{
+    Action, DriverPlan, PIP_MIRRORS, PypiChoice, Session, Settings, default_pypi,
+};
 use crate::ui::text::{self, msg, t, tf};
 use crate::ui::widgets::{self, Tone};
 use cuda_setup_core::compat::Os;
@@ -392,29 +394,50 @@ fn method(session: &Session, settings: &mut Settings, ui: &mut Ui) {
         cuda_setup_core::recommend::method_advice(&cuda_setup_core::recommend::MethodFacts {
             elevated: session.opts.target.elevated || cfg!(windows),
             // A mirror the user asked for (the Chinese UI's default is no request).
-            pypi_mirror: session.pypi_chosen && !settings.pypi.trim().is_empty(),
+            pypi_mirror: session.pypi_chosen && settings.pypi.is_mirror(),
             installer_download_failed: false,
         });
     if advised == settings.method {
         widgets::note(ui, Tone::Info, &msg(lang, &why));
     }
     if settings.method == Method::Wheels {
-        ui.horizontal(|ui| {
-            let l = ui.label(t(lang, "ui_method_pypi"));
-            ui.add(
-                TextEdit::singleline(&mut settings.pypi)
-                    .hint_text("tsinghua")
-                    .desired_width(260.0),
-            )
-            .labelled_by(l.id);
-        });
-        if !settings.pypi.trim().is_empty() && settings.pypi_index().is_none() {
-            widgets::note(ui, Tone::Bad, &t(lang, "ui_method_pypi_bad"));
-        }
+        pypi_choice(lang, settings, ui);
         // Chinese: the mirror is ours, not the user's: say so, and how to turn it off.
-        if !session.pypi_chosen && !settings.pypi.is_empty() && settings.pypi == default_pypi(lang)
+        if !session.pypi_chosen
+            && settings.pypi != PypiChoice::Listed(0)
+            && settings.pypi == default_pypi(lang)
         {
             ui.label(RichText::new(t(lang, "ui_method_pypi_default")).weak());
+        }
+    }
+}
+
+/// The wheels' PyPI index (#34): the PyTorch page's dropdown (official PyPI, the mirrors by
+/// name), and "another address…" opening a field; an empty or unusable address is said,
+/// with what is used meanwhile.
+fn pypi_choice(lang: Lang, settings: &mut Settings, ui: &mut Ui) {
+    let other = PIP_MIRRORS.len();
+    let mut entries: Vec<String> = PIP_MIRRORS.iter().map(|(_, key)| t(lang, key)).collect();
+    entries.push(t(lang, "ui_mirror_other"));
+    let selected = match &settings.pypi {
+        PypiChoice::Listed(i) => *i,
+        PypiChoice::Address(_) => other,
+    };
+    match widgets::source_dropdown(ui, &t(lang, "ui_method_pypi"), &entries, selected) {
+        Some(i) if i == other => settings.pypi = PypiChoice::Address(String::new()),
+        Some(i) => settings.pypi = PypiChoice::Listed(i),
+        None => {}
+    }
+    if let PypiChoice::Address(address) = &mut settings.pypi {
+        ui.horizontal(|ui| {
+            let l = ui.label(t(lang, "ui_pypi_address"));
+            ui.add(TextEdit::singleline(address).desired_width(380.0))
+                .labelled_by(l.id);
+        });
+        if address.trim().is_empty() {
+            widgets::note(ui, Tone::Warn, &t(lang, "ui_pypi_address_empty"));
+        } else if settings.pypi_index().is_none() {
+            widgets::note(ui, Tone::Bad, &t(lang, "ui_method_pypi_bad"));
         }
     }
 }

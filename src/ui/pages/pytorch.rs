@@ -10,7 +10,9 @@ use egui::{RichText, TextEdit, Ui};
 use super::{Primary, Screen};
 use crate::ui::fixes::Here;
 use crate::ui::flow::Page;
-use crate::ui::session::{Action, PIP_MIRRORS, Session, default_pip_mirror, pip_mirror};
+use crate::ui::session::{
+    Action, PIP_MIRRORS, Session, default_pip_mirror, pip_mirror, torch_mirror_key,
+};
 use crate::ui::text::{msg, t, tf};
 use crate::ui::verdict::{self, Fix, Scope, Verdict};
 use crate::ui::widgets::{self, Tone, status_badge};
@@ -190,17 +192,9 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         widgets::note(ui, Tone::Warn, &t(lang, "ui_no_python"));
     }
     let mut mirror = torch_state.mirror_index();
-    ui.horizontal(|ui| {
-        let current = t(lang, PIP_MIRRORS[mirror].1);
-        egui::ComboBox::from_label(t(lang, "ui_pypi_mirror"))
-            .selected_text(current)
-            .show_ui(ui, |ui| {
-                for (i, (_, key)) in PIP_MIRRORS.iter().enumerate() {
-                    ui.selectable_value(&mut mirror, i, t(lang, key));
-                }
-            });
-    });
-    if mirror != torch_state.mirror_index() {
+    let entries: Vec<String> = PIP_MIRRORS.iter().map(|(_, key)| t(lang, key)).collect();
+    if let Some(i) = widgets::source_dropdown(ui, &t(lang, "ui_pypi_mirror"), &entries, mirror) {
+        mirror = i;
         actions.push(Action::SetPipMirror(mirror));
     }
     if lang == cuda_setup_core::i18n::Lang::Zh
@@ -329,40 +323,30 @@ fn torch_source(page: &mut State, session: &Session, ui: &mut Ui) {
     let lang = session.lang;
     let mirrors = &session.opts.tables.pytorch.mirrors;
     let typed = page.torch_index.trim().trim_end_matches('/').to_string();
-    let current = if typed.is_empty() {
-        t(lang, "ui_torch_source_official")
-    } else if let Some(m) = mirrors.iter().find(|m| m.base == typed) {
+    // Official, each mirror by its plain name, then another address (the field below).
+    let mut entries = vec![t(lang, "ui_torch_source_official")];
+    entries.extend(mirrors.iter().map(|m| {
+        let name = torch_mirror_key(&m.name).map_or_else(|| m.name.clone(), |k| t(lang, k));
         tf(
             lang,
             "ui_torch_source_mirror",
-            &[("name", &m.name), ("base", &m.base)],
+            &[("name", &name), ("base", &m.base)],
         )
+    }));
+    entries.push(t(lang, "ui_torch_source_custom"));
+    let selected = if typed.is_empty() {
+        0
     } else {
-        t(lang, "ui_torch_source_custom")
+        mirrors
+            .iter()
+            .position(|m| m.base == typed)
+            .map_or(entries.len() - 1, |i| i + 1)
     };
-    let mut chosen: Option<String> = None;
-    egui::ComboBox::from_label(t(lang, "ui_torch_source"))
-        .selected_text(current)
-        .show_ui(ui, |ui| {
-            if ui
-                .selectable_label(typed.is_empty(), t(lang, "ui_torch_source_official"))
-                .clicked()
-            {
-                chosen = Some(String::new());
-            }
-            for m in mirrors {
-                let label = tf(
-                    lang,
-                    "ui_torch_source_mirror",
-                    &[("name", &m.name), ("base", &m.base)],
-                );
-                if ui.selectable_label(m.base == typed, label).clicked() {
-                    chosen = Some(m.base.clone());
-                }
-            }
-        });
-    if let Some(base) = chosen {
-        page.torch_index = base;
+    match widgets::source_dropdown(ui, &t(lang, "ui_torch_source"), &entries, selected) {
+        Some(0) => page.torch_index.clear(),
+        Some(i) if i <= mirrors.len() => page.torch_index = mirrors[i - 1].base.clone(),
+        // Another address: typed in the field below, which stays as it is.
+        _ => {}
     }
     if mirrors.iter().any(|m| m.base == typed) {
         ui.label(RichText::new(t(lang, "ui_torch_mirror_note")).weak());

@@ -43,7 +43,10 @@ pub use detection::{Detection, LinuxDriver};
 pub use guard::{Confirm, Guard, Said};
 pub use install::{DriverPlan, Install, Preparation, installs_driver};
 pub use repair::Repair;
-pub use settings::{PIP_MIRRORS, Settings, default_pip_mirror, default_pypi, pip_mirror};
+pub use settings::{
+    PIP_MIRRORS, PypiChoice, Settings, default_pip_mirror, default_pypi, pip_mirror,
+    torch_mirror_key,
+};
 pub use torch::Torch;
 
 /// What a page asks for. Navigation (`Next`, `Back`, `Go`) is the app's; the rest

@@ -31,11 +31,53 @@ pub fn default_pip_mirror(lang: Lang) -> usize {
     }
 }
 
-/// The wheels method's PyPI index a language starts with, as the Choose page's field
-/// holds it: the name of [`default_pip_mirror`]'s mirror ("tsinghua" in Chinese, "" —
-/// pypi.org — otherwise). One source of truth for both pages.
-pub fn default_pypi(lang: Lang) -> &'static str {
-    PIP_MIRRORS[default_pip_mirror(lang)].0
+/// The wheels method's PyPI index a language starts with, as the Choose page's dropdown
+/// holds it: [`default_pip_mirror`]'s entry (Tsinghua's in Chinese, the official PyPI
+/// otherwise). One source of truth for both pages.
+pub fn default_pypi(lang: Lang) -> PypiChoice {
+    PypiChoice::Listed(default_pip_mirror(lang))
+}
+
+/// A PyPI index as the dropdown holds it (#34): an entry of [`PIP_MIRRORS`] (0: the
+/// official PyPI), or "another address…" with the address as typed — an empty one is
+/// shown as empty and said on the page, never read as a hidden choice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PypiChoice {
+    Listed(usize),
+    Address(String),
+}
+
+impl PypiChoice {
+    /// From the command line's `--pypi-mirror` text: a listed name is its entry, anything
+    /// else an address (shown, and refused on the page when it is none).
+    pub fn from_cli(text: &str) -> PypiChoice {
+        let name = text.parse::<PypiMirror>().ok().map(|m| m.name);
+        match PIP_MIRRORS
+            .iter()
+            .position(|(n, _)| !n.is_empty() && Some(*n) == name.as_deref())
+        {
+            Some(i) => PypiChoice::Listed(i),
+            None => PypiChoice::Address(text.trim().to_string()),
+        }
+    }
+
+    /// The index URL (None: pypi.org — the official entry, or an address not yet one).
+    pub fn index(&self) -> Option<String> {
+        match self {
+            PypiChoice::Listed(i) => pip_mirror(*i).map(|m| m.url),
+            PypiChoice::Address(a) => {
+                let a = a.trim();
+                (a.starts_with("https://") || a.starts_with("http://"))
+                    .then(|| a.parse::<PypiMirror>().ok().map(|m| m.url))
+                    .flatten()
+            }
+        }
+    }
+
+    /// A mirror was picked (not the official PyPI, not an address still to be typed).
+    pub fn is_mirror(&self) -> bool {
+        self.index().is_some()
+    }
 }
 
 /// The PyPI mirror at `index` of [`PIP_MIRRORS`] (None: pypi.org).
@@ -57,8 +99,8 @@ pub struct Settings {
     pub connections: usize,
     /// Installer or wheels; `method_advice` chose the default.
     pub method: Method,
-    /// The PyPI index for wheels: a mirror name or URL, empty for pypi.org.
-    pub pypi: String,
+    /// The PyPI index for wheels.
+    pub pypi: PypiChoice,
     /// An old driver that works: update it, keep it, or the recommendation's default.
     pub driver: DriverPref,
 }
@@ -80,8 +122,8 @@ impl Settings {
             method: opts.method,
             pypi: opts
                 .pypi_mirror
-                .clone()
-                .unwrap_or_else(|| default_pypi(lang).to_string()),
+                .as_deref()
+                .map_or_else(|| default_pypi(lang), PypiChoice::from_cli),
             driver: opts.driver,
         }
     }
@@ -91,13 +133,10 @@ impl Settings {
         self.cuda.trim().parse().ok()
     }
 
-    /// The index URL for the wheels method (None: pypi.org; an unknown name too — the
-    /// field shows why).
+    /// The index URL for the wheels method (None: pypi.org; an address that is none
+    /// too — the page says so).
     pub fn pypi_index(&self) -> Option<String> {
-        let t = self.pypi.trim();
-        (!t.is_empty())
-            .then(|| t.parse::<PypiMirror>().ok().map(|m| m.url))
-            .flatten()
+        self.pypi.index()
     }
 
     pub fn mirror_list(&self) -> Vec<String> {
@@ -123,7 +162,7 @@ impl Session {
             && self.settings.pypi == default_pypi(before)
             && self.prepare.job.is_idle()
         {
-            self.settings.pypi = default_pypi(l).to_string();
+            self.settings.pypi = default_pypi(l);
         }
     }
 
@@ -188,5 +227,16 @@ impl Session {
                 Vec::new()
             }
         }
+    }
+}
+
+/// A mirror of PyTorch's index (compat-tables/pytorch.toml `[[mirror]]`) as users know it
+/// (#34): the catalogue's name for the table's `name`; a mirror the catalogue does not
+/// know (a `--compat-dir` of the user's) keeps the table's spelling.
+pub fn torch_mirror_key(name: &str) -> Option<&'static str> {
+    match name {
+        "NJU" => Some("ui_mirror_nju"),
+        "SJTU" => Some("ui_mirror_sjtu"),
+        _ => None,
     }
 }

@@ -1,0 +1,135 @@
+//! Mirrors in plain names and one control (#34): the Choose page's PyPI index is the
+//! PyTorch page's dropdown (official PyPI, 清华大学, 阿里云, 中国科大, another address…),
+//! defaulting by language; an empty address is said, never read as a hidden choice; the
+//! PyTorch page names the mirrors of its wheels as users know them.
+
+#![cfg(unix)]
+
+use cuda_setup::ui::Page;
+use cuda_setup::ui::session::PypiChoice;
+use cuda_setup_core::i18n::Lang;
+use cuda_setup_core::recommend::{Goal, Method};
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+
+use super::gui::click;
+use super::gui_verdict::{has, options, settle, wizard, wizard_with};
+use cuda_setup::ui::App;
+
+/// The developer goal with the wheels method, on Choose.
+fn choose(root: &std::path::Path, lang: Lang) -> Harness<'static, App> {
+    let mut o = options(root, lang, Goal::Developer);
+    o.method = Method::Wheels;
+    wizard_with(o, Page::Choose)
+}
+
+/// What a dropdown shows as chosen (its button's text).
+fn shown(h: &Harness<'_, App>, label: &str) -> String {
+    let n = h.get_by_label(label);
+    let n = n.accesskit_node();
+    n.value().or_else(|| n.label()).unwrap_or_default()
+}
+
+#[test]
+fn the_chinese_choose_page_picks_the_pypi_mirror_by_name_in_a_dropdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = choose(dir.path(), Lang::Zh);
+    assert_eq!(h.state().session.settings.pypi, PypiChoice::Listed(1));
+    assert!(
+        shown(&h, "PyPI 镜像").contains("清华大学"),
+        "{}",
+        shown(&h, "PyPI 镜像")
+    );
+    assert_eq!(
+        h.state().session.choices().pypi_index.as_deref(),
+        Some("https://pypi.tuna.tsinghua.edu.cn/simple")
+    );
+    assert!(has(&h, "中文界面默认从清华大学镜像下载这些安装包"));
+    // No name a beginner must type, no placeholder that looks like a value.
+    assert!(!has(&h, "tsinghua"));
+
+    click(&mut h, "PyPI 镜像");
+    settle(&mut h);
+    for entry in ["PyPI 官方（pypi.org）", "阿里云", "中国科大", "其他地址…"] {
+        assert!(has(&h, entry), "{entry}");
+    }
+    click(&mut h, "阿里云");
+    settle(&mut h);
+    assert_eq!(h.state().session.settings.pypi, PypiChoice::Listed(2));
+    assert_eq!(
+        h.state().session.choices().pypi_index.as_deref(),
+        Some("https://mirrors.aliyun.com/pypi/simple/"),
+        "the plan is made with Aliyun's index"
+    );
+    assert!(!has(&h, "中文界面默认"), "the user's own choice now");
+
+    // Another address: a field opens, empty, and the page says what is used meanwhile.
+    click(&mut h, "PyPI 镜像");
+    settle(&mut h);
+    click(&mut h, "其他地址…");
+    settle(&mut h);
+    assert_eq!(
+        h.state().session.settings.pypi,
+        PypiChoice::Address(String::new())
+    );
+    assert_eq!(h.state().session.choices().pypi_index, None);
+    assert!(has(&h, "请填写镜像网址"), "the empty field is said");
+    h.get_by_label("镜像网址").focus();
+    h.get_by_label("镜像网址")
+        .type_text("https://mirror.example/pypi/simple");
+    settle(&mut h);
+    assert!(!has(&h, "请填写镜像网址"));
+    assert_eq!(
+        h.state().session.choices().pypi_index.as_deref(),
+        Some("https://mirror.example/pypi/simple")
+    );
+}
+
+#[test]
+fn the_english_choose_page_starts_with_the_official_pypi() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = choose(dir.path(), Lang::En);
+    assert_eq!(h.state().session.settings.pypi, PypiChoice::Listed(0));
+    assert!(shown(&h, "PyPI mirror").contains("PyPI (official, pypi.org)"));
+    assert_eq!(h.state().session.choices().pypi_index, None);
+    assert!(!has(&h, "Tsinghua University mirror"));
+}
+
+#[test]
+fn a_mirror_named_on_the_command_line_is_its_dropdown_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options(dir.path(), Lang::En, Goal::Developer);
+    o.method = Method::Wheels;
+    o.pypi_mirror = Some("ustc".into());
+    let h = wizard_with(o, Page::Choose);
+    assert_eq!(h.state().session.settings.pypi, PypiChoice::Listed(3));
+    assert!(shown(&h, "PyPI mirror").contains("USTC"));
+}
+
+#[test]
+fn the_pytorch_page_names_its_wheel_mirrors_in_chinese() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = wizard(dir.path(), Lang::Zh, Goal::Pytorch, Page::Pytorch);
+    assert!(shown(&h, "其他依赖包的 PyPI 镜像").contains("清华大学"));
+    click(&mut h, "PyTorch 的下载来源");
+    settle(&mut h);
+    assert!(has(
+        &h,
+        "南京大学镜像 — https://mirror.nju.edu.cn/pytorch/whl"
+    ));
+    assert!(has(
+        &h,
+        "上海交通大学镜像 — https://mirror.sjtu.edu.cn/pytorch-wheels"
+    ));
+    assert!(!has(&h, "NJU") && !has(&h, "SJTU"), "no abbreviations");
+    click(
+        &mut h,
+        "上海交通大学镜像 — https://mirror.sjtu.edu.cn/pytorch-wheels",
+    );
+    settle(&mut h);
+    assert_eq!(
+        h.state().pages.torch.torch_index,
+        "https://mirror.sjtu.edu.cn/pytorch-wheels"
+    );
+    assert!(shown(&h, "PyTorch 的下载来源").contains("上海交通大学镜像"));
+}

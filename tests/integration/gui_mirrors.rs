@@ -133,3 +133,44 @@ fn the_pytorch_page_names_its_wheel_mirrors_in_chinese() {
     );
     assert!(shown(&h, "PyTorch 的下载来源").contains("上海交通大学镜像"));
 }
+
+/// The new states measured (WCAG AA, `ui::contrast`) in both themes: the dropdown open,
+/// and "another address…" with its empty field and the note under it.
+#[test]
+fn the_dropdown_and_the_address_note_reach_wcag_aa_in_both_themes() {
+    use cuda_setup::ui::contrast;
+    use cuda_setup::ui::fonts::FontSource;
+    for theme in [egui::Theme::Light, egui::Theme::Dark] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = options(dir.path(), Lang::Zh, Goal::Developer);
+        o.method = Method::Wheels;
+        let mut h = Harness::builder()
+            .with_size([1000.0, 1600.0])
+            .with_theme(theme)
+            .with_context_setup(|ctx| {
+                cuda_setup::ui::setup_context(ctx, FontSource::EmbeddedOnly);
+            })
+            .build_ui_state(|ui, app: &mut App| app.show(ui), App::new(o));
+        let t0 = std::time::Instant::now();
+        while h.state().session.system().report().is_none() {
+            h.step();
+            assert!(t0.elapsed().as_secs() < 60, "detection");
+            std::thread::sleep(std::time::Duration::from_millis(15));
+        }
+        h.state_mut().page = Page::Choose;
+        settle(&mut h);
+        let measure = |h: &Harness<'_, App>, what: &str| {
+            let base = h.ctx.style_of(theme).visuals.panel_fill;
+            let bad = contrast::failing(&h.output().shapes, base);
+            assert!(bad.is_empty(), "{theme:?} {what}: {bad:?}");
+        };
+        click(&mut h, "PyPI 镜像");
+        settle(&mut h);
+        assert!(has(&h, "其他地址…"));
+        measure(&h, "the dropdown open");
+        click(&mut h, "其他地址…");
+        settle(&mut h);
+        assert!(has(&h, "请填写镜像网址"));
+        measure(&h, "the empty address and its note");
+    }
+}

@@ -60,3 +60,11 @@ pub fn method() -> impl TypedValueParser<Value = Method> {
         ),
     ])
 }
+
+/// `--proxy`: checked by the core, refused at parse time (exit 2) in the system's language
+/// (`--lang` is not known yet while clap parses).
+pub fn proxy(s: &str) -> Result<cuda_setup_core::proxy::Proxy, String> {
+    cuda_setup_core::proxy::parse(s).map_err(|e| {
+        cuda_setup_core::i18n::render(&e.message(), cuda_setup_core::locale::system_lang(None))
+    })
+}

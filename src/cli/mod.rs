@@ -100,6 +100,10 @@ pub struct Cli {
     /// set, decides instead: RUST_LOG=cuda_setup=debug)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Send every request (downloads, refresh, pip) through this proxy:
+    /// http://HOST:PORT, https://…, socks5://… or socks5h://… (default: the system's proxy)
+    #[arg(long, global = true, value_name = "URL", value_parser = crate::values::proxy)]
+    pub proxy: Option<cuda_setup_core::proxy::Proxy>,
     #[command(subcommand)]
     pub command: Option<Command>,
     /// The wizard's flags (no subcommand: the GUI opens).
@@ -279,6 +283,7 @@ fn run() -> i32 {
     // Our events and other crates' warnings (reqwest, eframe) go into the run log from here
     // on; with -v/-vv or RUST_LOG, to standard error too.
     verbosity::install(cli.verbose, lang);
+    cuda_setup_core::proxy::set(cli.proxy.clone());
     // What an earlier `tables --refresh` learned is merged in, so an offline start knows it.
     let cache_file = cuda_setup_core::refresh::default_cache_file();
     let result = Tables::load(cli.compat_dir.as_deref())

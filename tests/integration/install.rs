@@ -1074,3 +1074,46 @@ fn pip_arguments_keep_a_space_in_the_index_and_the_python() {
     assert!(pip[at + 1].starts_with(&format!("{index}/cu")), "{pip:?}");
     assert_eq!(pip.len(), at + 2, "{pip:?}");
 }
+
+/// `--proxy` (#34) carries the PyTorch step's requests: the index page and the wheel come
+/// through it (the index's host is reachable only through the loopback proxy), and pip is
+/// given the same proxy.
+#[test]
+fn the_proxy_carries_the_torch_index_the_wheel_and_pip() {
+    let m = Machine::new(windows_installer(0, 0));
+    let (name, bytes) = torch_index(&m.server, false);
+    let (py, log) = python_with_tags(m.work.path());
+    let proxy = support::proxy::Proxy::start(m.server.addr);
+    let index = "http://torch.proxy.test/whl".to_string();
+    let mut args: Vec<String> = pytorch_args(&m, &py)
+        .into_iter()
+        .map(|a| {
+            if a == m.server.url("/whl") {
+                index.clone()
+            } else {
+                a
+            }
+        })
+        .collect();
+    args.extend(["--proxy".to_string(), proxy.url()]);
+    let out = cli(&args, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The page and the wheel's ranges: all through the proxy.
+    assert!(proxy.requests() >= 2, "{}", proxy.requests());
+    let file = m.root().join(".cuda-setup/downloads").join(&name);
+    assert_eq!(std::fs::read(&file).unwrap(), bytes);
+    let pip = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        pip.trim(),
+        format!(
+            "-m pip install --proxy {} {} torchvision --index-url {index}/cu126",
+            proxy.url(),
+            file.display(),
+        )
+    );
+}

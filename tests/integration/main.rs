@@ -51,6 +51,7 @@ mod one_writer;
 mod package_libraries;
 mod places;
 mod places_cudnn;
+mod proxy;
 mod real_dev;
 mod recommend_cases;
 mod refresh;

@@ -10,6 +10,7 @@ pub mod machine;
 pub mod pe;
 pub mod pe_imports;
 #[cfg(unix)]
+pub mod proxy;
 pub mod python;
 pub mod server;
 pub mod standin;

@@ -20,7 +20,7 @@ pub use cuda_setup_base::{
     error, exit, i18n, locale, lock, log, message, msg, os, panics, place, platform, safe_path,
     shown, stamp, state_file, units, version,
 };
-pub use cuda_setup_fetch::{download, http, pypi, refresh, url};
+pub use cuda_setup_fetch::{download, http, proxy, pypi, refresh, url};
 pub use cuda_setup_gpu::monitor;
 pub use cuda_setup_tables::compat;
 

@@ -1,5 +1,5 @@
 //! Every HTTP client and async runtime the core uses is built here, so the TLS set-up,
-//! user agent, proxy behaviour and timeouts are decided in one place.
+//! user agent, proxy behaviour (the system's, or the user's [`crate::proxy`]) and timeouts are decided in one place.
 //!
 //! Two kinds of client: the download engine's (connect timeout only, since a large file
 //! may take hours; many pooled connections for parallel ranges) and the short fetch's
@@ -118,7 +118,7 @@ fn test_roots(builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
 
 /// The download engine's client: `connect_timeout` bounds each connection, no overall
 /// timeout (the engine watches for stalls itself), up to 16 idle connections per host
-/// for parallel ranges. `direct` skips the system proxy (used when every source is on
+/// for parallel ranges. `direct` skips any proxy (used when every source is on
 /// this machine, where a proxy could only get in the way).
 pub fn download_client(
     connect_timeout: Duration,
@@ -134,6 +134,8 @@ pub fn download_client(
     builder = test_roots(builder);
     if direct {
         builder = builder.no_proxy();
+    } else {
+        builder = with_proxy(builder)?;
     }
     builder.build()
 }
@@ -167,7 +169,19 @@ fn small_client(
         .connect_timeout(connect_timeout)
         .timeout(timeout)
         .redirect(policy(same_host));
-    test_roots(builder).build()
+    with_proxy(test_roots(builder))?.build()
+}
+
+/// The user's proxy ([`crate::proxy`]), when one is set: it replaces the system's, and
+/// this machine's own addresses bypass it.
+fn with_proxy(builder: reqwest::ClientBuilder) -> Result<reqwest::ClientBuilder, reqwest::Error> {
+    Ok(match crate::proxy::current() {
+        Some(p) => builder.proxy(
+            reqwest::Proxy::all(p.as_str())?
+                .no_proxy(reqwest::NoProxy::from_string(crate::proxy::LOOPBACK)),
+        ),
+        None => builder,
+    })
 }
 
 /// The download engine's runtime: two workers drive the parallel ranges while the

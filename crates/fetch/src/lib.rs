@@ -16,6 +16,7 @@ use cuda_setup_tables::compat;
 
 pub mod download;
 pub mod http;
+pub mod proxy;
 pub mod pypi;
 pub mod refresh;
 pub mod url;

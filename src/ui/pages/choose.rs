@@ -531,7 +531,24 @@ fn advanced(session: &Session, settings: &mut Settings, ui: &mut Ui, goal: Goal)
         ui.add(egui::Slider::new(&mut settings.connections, 1..=16))
             .labelled_by(l.id);
         ui.end_row();
+        let l = ui.label(t(lang, "ui_proxy"));
+        let edited = ui
+            .add(
+                TextEdit::singleline(&mut settings.proxy)
+                    .hint_text(t(lang, "ui_proxy_hint"))
+                    .desired_width(360.0),
+            )
+            .labelled_by(l.id)
+            .changed();
+        ui.end_row();
+        if edited && let Ok(p) = cuda_setup_core::proxy::parse_field(&settings.proxy) {
+            cuda_setup_core::proxy::set(p);
+        }
     });
+    // A bad address is not applied: the last good one (or the system's) stays.
+    if let Err(e) = cuda_setup_core::proxy::parse_field(&settings.proxy) {
+        widgets::note(ui, Tone::Bad, &msg(lang, &e.message()));
+    }
     let cuda = settings.cuda.trim();
     if !cuda.is_empty() && cuda.parse::<cuda_setup_core::version::Version>().is_err() {
         widgets::note(

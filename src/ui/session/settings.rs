@@ -103,6 +103,9 @@ pub struct Settings {
     pub pypi: PypiChoice,
     /// An old driver that works: update it, keep it, or the recommendation's default.
     pub driver: DriverPref,
+    /// The proxy field (#34): empty is the system's proxy; a valid address is applied to
+    /// the whole process ([`cuda_setup_core::proxy::set`]) as it is typed.
+    pub proxy: String,
 }
 
 impl Settings {
@@ -125,6 +128,10 @@ impl Settings {
                 .as_deref()
                 .map_or_else(|| default_pypi(lang), PypiChoice::from_cli),
             driver: opts.driver,
+            // `--proxy` was applied at start; the field shows it.
+            proxy: cuda_setup_core::proxy::current()
+                .map(|p| p.to_string())
+                .unwrap_or_default(),
         }
     }
 

@@ -689,7 +689,9 @@ pub fn restore(
     };
     restore::check_args(rec, args)?;
     let mut cmd = std::process::Command::new(python);
-    cmd.args(["-m", "pip", "install"]).args(args);
+    cmd.args(["-m", "pip", "install"])
+        .args(crate::proxy::pip_args())
+        .args(args);
     for (k, v) in lift_for_pip(target, python) {
         cmd.env(k, v);
     }

@@ -23,7 +23,9 @@ pub(super) fn install_torch(
         detail: crate::error::chain(&e),
     })?;
     let mut cmd = std::process::Command::new(python);
-    cmd.args(["-m", "pip", "install"]).args(args);
+    cmd.args(["-m", "pip", "install"])
+        .args(crate::proxy::pip_args())
+        .args(args);
     for (k, v) in crate::guard::lift_for_pip(ctx.target, python) {
         (ctx.emit)(StepEvent::Log {
             line: msg!("guard_pip_lifted"),

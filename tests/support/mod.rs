@@ -9,8 +9,8 @@ pub mod elf;
 pub mod machine;
 pub mod pe;
 pub mod pe_imports;
-#[cfg(unix)]
 pub mod proxy;
+#[cfg(unix)]
 pub mod python;
 pub mod server;
 pub mod standin;

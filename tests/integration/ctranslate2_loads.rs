@@ -11,13 +11,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::compat::Os;
 use cuda_setup_core::platform::Host;
-use cuda_setup_core::verify::doctor::{self, DoctorOptions, Severity};
+use cuda_setup_core::verify::doctor::Severity;
 use cuda_setup_core::verify::packages::{PackageFinding, PackageFindingKind as Kind};
 use serde_json::json;
 
-use crate::package_libraries::{rtx3060, write};
+use crate::package_libraries::{package_findings, write};
 use crate::support::pe_imports::dll;
 use crate::support::python::{self, Packages};
 
@@ -35,24 +35,9 @@ fn examine(
     env: &[(&str, String)],
 ) -> (Vec<PackageFinding>, Option<String>) {
     let dir = root.join("py");
-    let py = python::interpreter(&dir, None);
-    python::set_packages(&dir, packages);
     let _ = std::fs::remove_file(dir.join("packages-load.log"));
-    let env: BTreeMap<String, String> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect();
-    let host = Host::sandbox(os, root, env);
-    let opts = DoctorOptions {
-        python: Some(py),
-        mirror: None,
-        timeout: Duration::from_secs(30),
-        size: 16,
-    };
-    let r = doctor::examine(&host, &Tables::embedded().unwrap(), &opts, &rtx3060());
-    let p = r.packages.expect("the packages were examined");
-    assert!(p.error.is_none(), "{:?}", p.error);
-    (p.findings, python::ct2_loads_asked(&dir))
+    let findings = package_findings(os, root, packages, env);
+    (findings, python::ct2_loads_asked(&dir))
 }
 
 /// A Windows venv under `root` with ctranslate2 4.5.0 (CUDA 12, cuDNN 9) and a CUDA 12

@@ -35,8 +35,14 @@ pub(crate) fn rtx3060() -> GpuFacts {
     }
 }
 
-/// The one package finding of the doctor on the stand-in in `root/py`.
-fn finding(os: Os, root: &Path, packages: &Packages, env: &[(&str, String)]) -> PackageFinding {
+/// The package findings of the doctor on the stand-in in `root/py` (its packages probe
+/// answering `packages`).
+pub(crate) fn package_findings(
+    os: Os,
+    root: &Path,
+    packages: &Packages,
+    env: &[(&str, String)],
+) -> Vec<PackageFinding> {
     let dir = root.join("py");
     let py = python::interpreter(&dir, None);
     python::set_packages(&dir, packages);
@@ -54,8 +60,14 @@ fn finding(os: Os, root: &Path, packages: &Packages, env: &[(&str, String)]) -> 
     let r = doctor::examine(&host, &Tables::embedded().unwrap(), &opts, &rtx3060());
     let p = r.packages.expect("the packages were examined");
     assert!(p.error.is_none(), "{:?}", p.error);
-    assert_eq!(p.findings.len(), 1, "{:#?}", p.findings);
-    p.findings.into_iter().next().unwrap()
+    p.findings
+}
+
+/// The one package finding of the doctor on the stand-in in `root/py`.
+fn finding(os: Os, root: &Path, packages: &Packages, env: &[(&str, String)]) -> PackageFinding {
+    let findings = package_findings(os, root, packages, env);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    findings.into_iter().next().unwrap()
 }
 
 /// A Windows venv under `root` with onnxruntime-gpu: its CUDA provider needs

@@ -469,6 +469,12 @@ fn the_wizard_repair_page_switches_the_policy_and_back() {
     o.file_dialogs = false;
     let mut h = harness(App::new(o));
     h.step();
+    // The mode switch takes effect once detection has answered (on a loaded machine,
+    // later than the first frames).
+    wait(&mut h, "detection", |a| {
+        a.session.system().report().is_some() && !a.session.system().running()
+    });
+    settle(&mut h);
     click(&mut h, &t(lang, "ui_mode_repair"));
     assert_eq!(h.state().session.mode, Mode::Repair);
     click(&mut h, &t(lang, "ui_next"));

@@ -454,15 +454,25 @@ pub fn sources(req: &Request) -> Vec<String> {
     source_urls(&req.url, &req.mirrors)
 }
 
-/// `url` on each mirror, then `url` itself.
+/// `url` on each mirror, then `url` itself. A mirror entry that already names the same
+/// file (a whole URL ending in `url`'s file name: a PyTorch mirror whose folders differ
+/// from download.pytorch.org's) is used as it is.
 pub fn source_urls(url: &str, mirrors: &[String]) -> Vec<String> {
     let path = url_path(url);
+    let name = file_name_of(url);
     let mut out: Vec<String> = mirrors
         .iter()
-        .map(|m| format!("{}{path}", m.trim_end_matches('/')))
+        .map(|m| {
+            if !name.is_empty() && file_name_of(m) == name && url_path(m) != "/" {
+                m.clone()
+            } else {
+                format!("{}{path}", m.trim_end_matches('/'))
+            }
+        })
         .collect();
     out.push(url.to_string());
-    out.dedup();
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|u| seen.insert(u.clone()));
     out
 }
 
@@ -760,6 +770,18 @@ mod tests {
             ]
         );
         assert_eq!(file_name_of(&req.url), "x.exe");
+        // A whole URL of the same file (another folder layout) is taken as it is.
+        assert_eq!(
+            source_urls(
+                "https://download.pytorch.org/whl/cu126/torch-2.7.1%2Bcu126-cp312-cp312-win_amd64.whl",
+                &["https://mirror.nju.edu.cn/pytorch/whl/cu126/torch-2.7.1%2Bcu126-cp312-cp312-win_amd64.whl".into(),
+                  "https://mirror.nju.edu.cn/pytorch/whl/cu126/torch-2.7.1%2Bcu126-cp312-cp312-win_amd64.whl".into()],
+            ),
+            [
+                "https://mirror.nju.edu.cn/pytorch/whl/cu126/torch-2.7.1%2Bcu126-cp312-cp312-win_amd64.whl",
+                "https://download.pytorch.org/whl/cu126/torch-2.7.1%2Bcu126-cp312-cp312-win_amd64.whl",
+            ]
+        );
         assert_eq!(file_name_of("http://h/a/b.zip?token=1"), "b.zip");
     }
 }

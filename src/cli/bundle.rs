@@ -71,6 +71,14 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         ..Default::default()
     };
     let facts = recommend::facts(tables, os, &flags, None)?;
+    // `--pypi-mirror auto`: the core measures the listed indexes; the line names the winner.
+    let pypi_index = if args.how.auto() {
+        let (index, said) = cuda_setup_core::steps::pypi_race::choose();
+        eprintln!("{}", i18n::render(&said, lang));
+        index
+    } else {
+        args.how.index()
+    };
     let req = Request {
         out: args.out.clone(),
         os,
@@ -80,7 +88,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         mirrors: args.mirror.clone(),
         connections: args.connections as usize,
         method: args.how.method,
-        pypi_index: args.how.index(),
+        pypi_index,
         components: args.how.components(),
     };
     let reporter = StatusLine::new(args.json, lang);

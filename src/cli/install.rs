@@ -15,9 +15,10 @@ use cuda_setup_core::platform::Host;
 use cuda_setup_core::recommend::{Facts, Goal, Request, cudnn_by_version};
 use cuda_setup_core::repair;
 use cuda_setup_core::run::{self, RunEvent, RunReport};
+use cuda_setup_core::steps::pypi_race::PypiPick;
+use cuda_setup_core::steps::torch_sources::{self, TorchSource};
 use cuda_setup_core::steps::{FailureKind, StepEvent};
 use cuda_setup_core::target::Target;
-use cuda_setup_core::verify::doctor::PypiMirror;
 use cuda_setup_core::version::{ComputeCapability, Version};
 use cuda_setup_core::whatif::Flags;
 
@@ -94,10 +95,13 @@ pub struct Args {
     /// The Python interpreter PyTorch goes into (default: the first on PATH)
     #[arg(long, value_name = "PATH")]
     pub python_exe: Option<PathBuf>,
-    /// A mirror of PyTorch's wheel index with the same layout (default
-    /// https://download.pytorch.org/whl); the variant folder (cu126 …) is appended
-    #[arg(long, value_name = "URL", value_parser = cuda_setup_core::url::http_url)]
-    pub torch_index: Option<String>,
+    /// Where PyTorch's wheels come from: auto (PyTorch's server and its mirrors in
+    /// compat-tables/pytorch.toml are measured and the fastest is used; the checksum comes
+    /// from PyTorch's server whenever it answers), official (https://download.pytorch.org/whl),
+    /// or a mirror of PyTorch's index with the same layout, whose variant folder (cu126 …)
+    /// is appended, used alone. Default: auto with --lang zh, official otherwise
+    #[arg(long, value_name = "auto|official|URL")]
+    pub torch_index: Option<TorchSource>,
     /// Parallel connections per download (1-16)
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=16))]
     pub connections: u16,
@@ -116,10 +120,11 @@ pub struct MethodArgs {
     /// component wheels from a PyPI index into a folder you own (no administrator)
     #[arg(long, value_parser = crate::values::method(), default_value = "installer")]
     pub method: Method,
-    /// The PyPI index for --method wheels: tsinghua, aliyun, ustc, or a URL ending in
-    /// /simple (default: pypi.org)
+    /// The PyPI index for --method wheels: tsinghua, aliyun, ustc, a URL ending in
+    /// /simple, or auto (the fastest of pypi.org, tsinghua, aliyun and ustc, measured)
+    /// (default: pypi.org)
     #[arg(long, value_name = "MIRROR")]
-    pub pypi_mirror: Option<PypiMirror>,
+    pub pypi_mirror: Option<PypiPick>,
     /// cuda-toolkit components for --method wheels, comma-separated (default: nvcc,
     /// cudart, nvrtc, cublas, cufft, curand, cusolver, cusparse, nvtx, cccl, profiler)
     #[arg(long, value_delimiter = ',', value_name = "NAME,…")]
@@ -127,9 +132,17 @@ pub struct MethodArgs {
 }
 
 impl MethodArgs {
-    /// The PyPI index URL the user chose (None: pypi.org).
+    /// The PyPI index URL the user chose (None: pypi.org, or measured: [`Self::auto`]).
     pub fn index(&self) -> Option<String> {
-        self.pypi_mirror.as_ref().map(|m| m.url.clone())
+        self.pypi_mirror
+            .as_ref()
+            .and_then(PypiPick::mirror)
+            .map(|m| m.url.clone())
+    }
+
+    /// `--pypi-mirror auto`: the fastest listed index, measured by the core.
+    pub fn auto(&self) -> bool {
+        self.pypi_mirror == Some(PypiPick::Auto)
     }
 
     /// The components the user named (None: the default set).
@@ -221,17 +234,31 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     if let (Some(v), Some(tk)) = (&args.cudnn, &rec.toolkit) {
         rec.cudnn = Some(cudnn_by_version(tables, target.os, tk.version.major(), v)?);
     }
-    if let (Some(base), Some(pick)) = (&args.torch_index, rec.torch.as_mut())
-        && !pick.use_index(base)
-    {
-        // A PyPI index has no CUDA builds of torch (on Windows only the CPU one).
-        return Err(CliError::Usage {
-            message: cuda_setup_core::i18n::render(
-                &cuda_setup_core::msg!("torch_index_is_pypi", index = base),
-                lang,
-            ),
-            hint: t(lang, "cli_hint_torch_index"),
-        });
+    // Where the wheel comes from: the choice given, else the language's default.
+    let source = args
+        .torch_index
+        .clone()
+        .unwrap_or_else(|| TorchSource::default_for(lang));
+    let mut measured = torch_sources::AutoSources::default();
+    if let Some(pick) = rec.torch.as_mut() {
+        match torch_sources::apply(
+            pick,
+            &source,
+            &tables.pytorch.mirrors,
+            &cuda_setup_core::refresh::Sources::from_env().torch_index,
+        ) {
+            Ok(mirrors) => measured.torch_mirrors = mirrors,
+            // A PyPI index has no CUDA builds of torch (on Windows only the CPU one).
+            Err(torch_sources::NotTorchIndex(base)) => {
+                return Err(CliError::Usage {
+                    message: cuda_setup_core::i18n::render(
+                        &cuda_setup_core::msg!("torch_index_is_pypi", index = base),
+                        lang,
+                    ),
+                    hint: t(lang, "cli_hint_torch_index"),
+                });
+            }
+        }
     }
     let python = args.python_exe.clone().or_else(|| {
         (goal == Goal::Pytorch)
@@ -240,6 +267,8 @@ fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Resul
     });
     let choices = Choices {
         pypi_index: args.how.index(),
+        pypi_auto: args.how.auto(),
+        measured,
         components: args.how.components(),
         cudnn: match (&args.cudnn_archive, args.no_cudnn) {
             (_, true) => CudnnChoice::Skip,

@@ -362,6 +362,7 @@ fn restore_from_the_cache_hands_pip_the_cached_file() {
                     "--force-reinstall".into(),
                     wheel.display().to_string()
                 ],
+                auto: Default::default(),
             }]
         ),
         other => panic!("{other:?}"),
@@ -492,6 +493,7 @@ fn a_replaced_torchvision_is_told_and_put_back() {
             &[cuda_setup_core::steps::Step::InstallTorch {
                 python: py.clone(),
                 args: want.clone(),
+                auto: Default::default(),
             }]
         ),
         other => panic!("{other:?}"),
@@ -581,6 +583,7 @@ fn the_pip_step_lifts_and_moves_the_pin() {
             "--index-url".into(),
             "http://127.0.0.1:9/whl/cu126".into(),
         ],
+        auto: Default::default(),
     };
     let lines = std::sync::Mutex::new(Vec::new());
     let emit = |e: cuda_setup_core::steps::StepEvent| {

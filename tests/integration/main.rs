@@ -61,6 +61,7 @@ mod repair;
 mod state_files;
 mod state_records;
 mod tables;
+mod torch_sources;
 mod verbose;
 mod verify;
 mod wheels;

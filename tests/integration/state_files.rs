@@ -524,6 +524,7 @@ fn an_install_journal_another_account_wrote_is_never_resumed() {
         steps: vec![cuda_setup_core::steps::Step::InstallTorch {
             python: python.clone(),
             args: vec!["torch".into()],
+            auto: Default::default(),
         }],
     })
     .unwrap();

@@ -86,3 +86,90 @@ fn serve(conn: TcpStream, config: Arc<rustls::ServerConfig>, to: &str) -> std::i
         stream.flush()?;
     }
 }
+
+/// Serves https in front of a plain http server at `to` (#34: a mirror of PyTorch's
+/// index must be https): each connection takes one request, passed on with
+/// `Connection: close`, and streams the answer back (throttling and ranges are the
+/// server's), then closes.
+pub fn front(to: SocketAddr) -> Redirector {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let certs = vec![CertificateDer::from_pem_slice(LEAF_PEM.as_bytes()).unwrap()];
+    let key = PrivateKeyDer::from_pem_slice(LEAF_KEY.as_bytes()).unwrap();
+    let config = Arc::new(
+        rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let _ = pass_on(conn, config, to);
+            });
+        }
+    });
+    Redirector { addr }
+}
+
+fn pass_on(
+    conn: TcpStream,
+    config: Arc<rustls::ServerConfig>,
+    to: SocketAddr,
+) -> std::io::Result<()> {
+    let tls = rustls::ServerConnection::new(config).map_err(std::io::Error::other)?;
+    let mut stream = rustls::StreamOwned::new(tls, conn);
+    let mut head = String::new();
+    {
+        let mut reader = BufReader::new(&mut stream);
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h)? == 0 {
+                return Ok(());
+            }
+            if h.trim_end().is_empty() {
+                break;
+            }
+            if !h.to_ascii_lowercase().starts_with("connection:") {
+                head.push_str(&h);
+            }
+        }
+    }
+    let mut backend = TcpStream::connect(to)?;
+    write!(backend, "{head}Connection: close\r\n\r\n")?;
+    let mut answer = BufReader::new(backend);
+    // The server keeps its connection open: the body is as long as it says.
+    let mut length = u64::MAX;
+    loop {
+        let mut h = String::new();
+        if answer.read_line(&mut h)? == 0 {
+            return Ok(());
+        }
+        if h.trim_end().is_empty() {
+            break;
+        }
+        let lower = h.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(u64::MAX);
+        }
+        if !lower.starts_with("connection:") {
+            stream.write_all(h.as_bytes())?;
+        }
+    }
+    stream.write_all(b"Connection: close\r\n\r\n")?;
+    let mut body = std::io::Read::take(answer, length);
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = std::io::Read::read(&mut body, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        stream.write_all(&buf[..n])?;
+        stream.flush()?;
+    }
+    stream.conn.send_close_notify();
+    stream.flush()
+}

@@ -412,20 +412,23 @@ fn method(session: &Session, settings: &mut Settings, ui: &mut Ui) {
     }
 }
 
-/// The wheels' PyPI index (#34): the PyTorch page's dropdown (official PyPI, the mirrors by
-/// name), and "another address…" opening a field; an empty or unusable address is said,
-/// with what is used meanwhile.
+/// The wheels' PyPI index (#34): the PyTorch page's dropdown (measured first, official
+/// PyPI, the mirrors by name), and "another address…" opening a field; an empty or
+/// unusable address is said, with what is used meanwhile.
 fn pypi_choice(lang: Lang, settings: &mut Settings, ui: &mut Ui) {
-    let other = PIP_MIRRORS.len();
-    let mut entries: Vec<String> = PIP_MIRRORS.iter().map(|(_, key)| t(lang, key)).collect();
+    let other = PIP_MIRRORS.len() + 1;
+    let mut entries = vec![t(lang, "ui_source_auto")];
+    entries.extend(PIP_MIRRORS.iter().map(|(_, key)| t(lang, key)));
     entries.push(t(lang, "ui_mirror_other"));
     let selected = match &settings.pypi {
-        PypiChoice::Listed(i) => *i,
+        PypiChoice::Auto => 0,
+        PypiChoice::Listed(i) => *i + 1,
         PypiChoice::Address(_) => other,
     };
     match widgets::source_dropdown(ui, &t(lang, "ui_method_pypi"), &entries, selected) {
+        Some(0) => settings.pypi = PypiChoice::Auto,
         Some(i) if i == other => settings.pypi = PypiChoice::Address(String::new()),
-        Some(i) => settings.pypi = PypiChoice::Listed(i),
+        Some(i) => settings.pypi = PypiChoice::Listed(i - 1),
         None => {}
     }
     if let PypiChoice::Address(address) = &mut settings.pypi {

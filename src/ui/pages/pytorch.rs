@@ -191,29 +191,46 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
         // Before the click that would lead nowhere: how to get a Python.
         widgets::note(ui, Tone::Warn, &t(lang, "ui_no_python"));
     }
+    // Measured first (#34), then the listed indexes (the Choose page's dropdown).
     let mut mirror = torch_state.mirror_index();
-    let entries: Vec<String> = PIP_MIRRORS.iter().map(|(_, key)| t(lang, key)).collect();
-    if let Some(i) = widgets::source_dropdown(ui, &t(lang, "ui_pypi_mirror"), &entries, mirror) {
-        mirror = i;
-        actions.push(Action::SetPipMirror(mirror));
+    let mut pypi_auto = torch_state.pypi_auto();
+    let mut entries = vec![t(lang, "ui_source_auto")];
+    entries.extend(PIP_MIRRORS.iter().map(|(_, key)| t(lang, key)));
+    let selected = if pypi_auto { 0 } else { mirror + 1 };
+    match widgets::source_dropdown(ui, &t(lang, "ui_pypi_mirror"), &entries, selected) {
+        Some(0) => {
+            pypi_auto = true;
+            actions.push(Action::SetPipAuto);
+        }
+        Some(i) => {
+            (mirror, pypi_auto) = (i - 1, false);
+            actions.push(Action::SetPipMirror(mirror));
+        }
+        None => {}
     }
     if lang == cuda_setup_core::i18n::Lang::Zh
         && !torch_state.mirror_chosen()
+        && !pypi_auto
         && torch_state.mirror_index() == default_pip_mirror(lang)
     {
         ui.label(RichText::new(t(lang, "ui_pypi_mirror_default")).weak());
     }
 
-    torch_source(page, session, ui);
-    ui.horizontal(|ui| {
-        let l = ui.label(t(lang, "ui_torch_index"));
-        ui.add(
-            TextEdit::singleline(&mut page.torch_index)
-                .hint_text(cuda_setup_core::compat::TORCH_INDEX_BASE)
-                .desired_width(380.0),
-        )
-        .labelled_by(l.id);
-    });
+    let torch_auto = torch_source(page, session, ui, &mut actions);
+    if torch_auto {
+        // Nothing to type: the sources are the table's, measured when pip runs.
+        ui.label(RichText::new(t(lang, "ui_torch_source_auto_note")).weak());
+    } else {
+        ui.horizontal(|ui| {
+            let l = ui.label(t(lang, "ui_torch_index"));
+            ui.add(
+                TextEdit::singleline(&mut page.torch_index)
+                    .hint_text(cuda_setup_core::compat::TORCH_INDEX_BASE)
+                    .desired_width(380.0),
+            )
+            .labelled_by(l.id);
+        });
+    }
     let typed_index = page.torch_index.trim();
     if !typed_index.is_empty() && cuda_setup_core::recommend::is_pypi_index(typed_index) {
         // Not used: a PyPI index has no CUDA builds of torch (the command keeps PyTorch's).
@@ -231,7 +248,11 @@ fn show(page: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
     // The command as the session will run it: this frame's Python and mirror.
     let typed = python.trim();
     let shown = PathBuf::from(if typed.is_empty() { "python" } else { typed });
-    let cmd = doctor::install_command(&shown, &torch.command, pip_mirror(mirror).as_ref());
+    let cmd = doctor::install_command(
+        &shown,
+        &torch.command,
+        pip_mirror(mirror).filter(|_| !pypi_auto).as_ref(),
+    );
     widgets::command(ui, lang, &cmd);
     if session.opts.target.os == cuda_setup_core::compat::Os::Windows {
         ui.label(RichText::new(msg(lang, &cuda_setup_core::msg!("windows_pypi_is_cpu"))).weak());
@@ -317,14 +338,30 @@ fn tail(page: &State, session: &Session, ui: &mut Ui, actions: &mut Vec<Action>)
     verdict::banner(session, ui, Page::Pytorch, Scope::Torch);
 }
 
-/// PyTorch's own server or a mirror of it (compat-tables/pytorch.toml): picking one fills
-/// the address field below, which stays free to type another.
-fn torch_source(page: &mut State, session: &Session, ui: &mut Ui) {
+/// Measured (#34), PyTorch's own server or a mirror of it (compat-tables/pytorch.toml):
+/// picking a mirror fills the address field below, which stays free to type another.
+/// Returns whether the measured choice is in effect (an address typed is an explicit
+/// choice, and wins).
+fn torch_source(
+    page: &mut State,
+    session: &Session,
+    ui: &mut Ui,
+    actions: &mut Vec<Action>,
+) -> bool {
     let lang = session.lang;
     let mirrors = &session.opts.tables.pytorch.mirrors;
     let typed = page.torch_index.trim().trim_end_matches('/').to_string();
-    // Official, each mirror by its plain name, then another address (the field below).
-    let mut entries = vec![t(lang, "ui_torch_source_official")];
+    let mut auto = session.torch().torch_auto();
+    if auto && !typed.is_empty() {
+        auto = false;
+        actions.insert(0, Action::SetTorchAuto(false));
+    }
+    // Measured, official, each mirror by its plain name, then another address (the field
+    // below).
+    let mut entries = vec![
+        t(lang, "ui_source_auto"),
+        t(lang, "ui_torch_source_official"),
+    ];
     entries.extend(mirrors.iter().map(|m| {
         let name = torch_mirror_key(&m.name).map_or_else(|| m.name.clone(), |k| t(lang, k));
         tf(
@@ -334,23 +371,31 @@ fn torch_source(page: &mut State, session: &Session, ui: &mut Ui) {
         )
     }));
     entries.push(t(lang, "ui_torch_source_custom"));
-    let selected = if typed.is_empty() {
+    let selected = if auto {
         0
+    } else if typed.is_empty() {
+        1
     } else {
         mirrors
             .iter()
             .position(|m| m.base == typed)
-            .map_or(entries.len() - 1, |i| i + 1)
+            .map_or(entries.len() - 1, |i| i + 2)
     };
-    match widgets::source_dropdown(ui, &t(lang, "ui_torch_source"), &entries, selected) {
-        Some(0) => page.torch_index.clear(),
-        Some(i) if i <= mirrors.len() => page.torch_index = mirrors[i - 1].base.clone(),
+    let picked = widgets::source_dropdown(ui, &t(lang, "ui_torch_source"), &entries, selected);
+    if let Some(i) = picked {
+        auto = i == 0;
+        actions.push(Action::SetTorchAuto(auto));
+    }
+    match picked {
+        Some(0 | 1) => page.torch_index.clear(),
+        Some(i) if i <= mirrors.len() + 1 => page.torch_index = mirrors[i - 2].base.clone(),
         // Another address: typed in the field below, which stays as it is.
         _ => {}
     }
-    if mirrors.iter().any(|m| m.base == typed) {
+    if !auto && mirrors.iter().any(|m| m.base == typed) {
         ui.label(RichText::new(t(lang, "ui_torch_mirror_note")).weak());
     }
+    auto
 }
 
 fn doctor_report(ui: &mut Ui, lang: cuda_setup_core::i18n::Lang, d: &DoctorReport) {

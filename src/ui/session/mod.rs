@@ -45,7 +45,7 @@ pub use install::{DriverPlan, Install, Preparation, installs_driver};
 pub use repair::Repair;
 pub use settings::{
     PIP_MIRRORS, PypiChoice, Settings, default_pip_mirror, default_pypi, pip_mirror,
-    torch_mirror_key,
+    torch_auto_default, torch_mirror_key,
 };
 pub use torch::Torch;
 
@@ -82,6 +82,11 @@ pub enum Action {
     SetPython(String),
     /// An index into [`PIP_MIRRORS`].
     SetPipMirror(usize),
+    /// The PyPI index for the other packages measured when pip runs (#34).
+    SetPipAuto,
+    /// PyTorch's wheels from the fastest measured of its server and mirrors (true), or
+    /// from the index the page names (false) (#34).
+    SetTorchAuto(bool),
     /// pip installs this wheel into the chosen Python; the doctor follows.
     RunPip(Box<TorchPick>),
     CancelPip,
@@ -180,6 +185,7 @@ impl Session {
                     .map(|p| p.display().to_string())
                     .unwrap_or_default(),
                 mirror: default_pip_mirror(lang),
+                torch_auto: torch_auto_default(lang),
                 ..Default::default()
             },
             tables_line: cuda_setup_core::refresh::tables_message(&opts.tables),
@@ -320,6 +326,7 @@ impl Session {
         let s = &self.settings;
         Choices {
             pypi_index: s.pypi_index(),
+            pypi_auto: s.pypi == PypiChoice::Auto,
             components: self.opts.components.clone(),
             cudnn: CudnnChoice::Skip,
             mirrors: s.mirror_list(),
@@ -406,6 +413,16 @@ impl Session {
             }
             Action::SetPipMirror(i) => {
                 self.set_pip_mirror(i);
+                Vec::new()
+            }
+            Action::SetPipAuto => {
+                self.torch.pypi_auto = true;
+                self.torch.mirror_chosen = true;
+                Vec::new()
+            }
+            Action::SetTorchAuto(on) => {
+                self.torch.torch_auto = on;
+                self.torch.torch_auto_chosen = true;
                 Vec::new()
             }
             Action::RunPip(torch) => self.run_pip(&torch),

@@ -38,11 +38,14 @@ pub fn default_pypi(lang: Lang) -> PypiChoice {
     PypiChoice::Listed(default_pip_mirror(lang))
 }
 
-/// A PyPI index as the dropdown holds it (#34): an entry of [`PIP_MIRRORS`] (0: the
-/// official PyPI), or "another address…" with the address as typed — an empty one is
-/// shown as empty and said on the page, never read as a hidden choice.
+/// A PyPI index as the dropdown holds it (#34): the fastest measured (the first entry),
+/// an entry of [`PIP_MIRRORS`] (0: the official PyPI), or "another address…" with the
+/// address as typed — an empty one is shown as empty and said on the page, never read
+/// as a hidden choice.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PypiChoice {
+    /// Measured when the plan is made (`Choices::pypi_auto`).
+    Auto,
     Listed(usize),
     Address(String),
 }
@@ -51,6 +54,9 @@ impl PypiChoice {
     /// From the command line's `--pypi-mirror` text: a listed name is its entry, anything
     /// else an address (shown, and refused on the page when it is none).
     pub fn from_cli(text: &str) -> PypiChoice {
+        if text.trim().eq_ignore_ascii_case("auto") {
+            return PypiChoice::Auto;
+        }
         let name = text.parse::<PypiMirror>().ok().map(|m| m.name);
         match PIP_MIRRORS
             .iter()
@@ -61,9 +67,11 @@ impl PypiChoice {
         }
     }
 
-    /// The index URL (None: pypi.org — the official entry, or an address not yet one).
+    /// The index URL (None: pypi.org — the official entry, or an address not yet one —
+    /// or measured).
     pub fn index(&self) -> Option<String> {
         match self {
+            PypiChoice::Auto => None,
             PypiChoice::Listed(i) => pip_mirror(*i).map(|m| m.url),
             PypiChoice::Address(a) => {
                 let a = a.trim();
@@ -84,6 +92,13 @@ impl PypiChoice {
 pub fn pip_mirror(index: usize) -> Option<PypiMirror> {
     let (name, _) = PIP_MIRRORS[index.min(PIP_MIRRORS.len() - 1)];
     (!name.is_empty()).then(|| name.parse().ok()).flatten()
+}
+
+/// Whether PyTorch's wheels start as measured in `lang` (the core's default,
+/// [`cuda_setup_core::steps::torch_sources::TorchSource::default_for`]).
+pub fn torch_auto_default(lang: Lang) -> bool {
+    cuda_setup_core::steps::torch_sources::TorchSource::default_for(lang)
+        == cuda_setup_core::steps::torch_sources::TorchSource::Auto
 }
 
 /// What the plan is built from, as the Choose page shows it (text as typed).
@@ -162,6 +177,9 @@ impl Session {
         self.lang = l;
         if !self.torch.mirror_chosen {
             self.torch.mirror = default_pip_mirror(l);
+        }
+        if !self.torch.torch_auto_chosen {
+            self.torch.torch_auto = torch_auto_default(l);
         }
         // The wheels' index follows the language until the user (or the command line) set
         // one, and until a plan was made with it (the recommendation does not depend on it).

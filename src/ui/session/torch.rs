@@ -6,6 +6,7 @@ use cuda_setup_core::download::Cancel;
 use cuda_setup_core::monitor::Sample;
 use cuda_setup_core::recommend::TorchPick;
 use cuda_setup_core::run::RunEvent;
+use cuda_setup_core::steps::torch_sources::{self, AutoSources};
 use cuda_setup_core::verify::doctor::{DoctorReport, PypiMirror};
 
 use super::Session;
@@ -23,6 +24,12 @@ pub struct Torch {
     pub(super) mirror: usize,
     /// The user chose the mirror (else it follows the language).
     pub(super) mirror_chosen: bool,
+    /// The PyPI index is measured when pip runs (#34; `mirror` is then not used).
+    pub(super) pypi_auto: bool,
+    /// PyTorch's wheels from the fastest of its server and mirrors (#34).
+    pub(super) torch_auto: bool,
+    /// The user chose the wheels' source (else it follows the language).
+    pub(super) torch_auto_chosen: bool,
     pub(super) run: RunView,
     /// GPU figures sampled while the doctor's check runs.
     pub(super) samples: Vec<Sample>,
@@ -43,6 +50,16 @@ impl Torch {
     /// The user chose the mirror (else it follows the language).
     pub fn mirror_chosen(&self) -> bool {
         self.mirror_chosen
+    }
+
+    /// The PyPI index is measured when pip runs (#34).
+    pub fn pypi_auto(&self) -> bool {
+        self.pypi_auto
+    }
+
+    /// PyTorch's wheels come from the fastest measured source (#34).
+    pub fn torch_auto(&self) -> bool {
+        self.torch_auto
     }
 
     pub fn run(&self) -> &RunView {
@@ -74,7 +91,11 @@ impl Torch {
         self.run.running() || self.doctor.is_running()
     }
 
+    /// The PyPI mirror chosen (None: pypi.org, or measured when pip runs).
     pub fn mirror(&self) -> Option<PypiMirror> {
+        if self.pypi_auto {
+            return None;
+        }
         pip_mirror(self.mirror)
     }
 
@@ -88,6 +109,7 @@ impl Session {
     pub(super) fn set_pip_mirror(&mut self, i: usize) {
         self.torch.mirror = i.min(PIP_MIRRORS.len() - 1);
         self.torch.mirror_chosen = true;
+        self.torch.pypi_auto = false;
     }
 
     #[must_use]
@@ -96,11 +118,27 @@ impl Session {
             return Vec::new();
         };
         let mirror = self.torch.mirror();
+        // The automatic choices: the core names what the pip step measures.
+        let mut torch = torch.clone();
+        let mut auto = AutoSources {
+            pypi: self.torch.pypi_auto,
+            ..Default::default()
+        };
+        if self.torch.torch_auto {
+            auto.torch_mirrors = torch_sources::apply(
+                &mut torch,
+                &torch_sources::TorchSource::Auto,
+                &self.opts.tables.pytorch.mirrors,
+                &cuda_setup_core::refresh::Sources::from_env().torch_index,
+            )
+            .unwrap_or_default();
+        }
         let plan = cuda_setup_core::plan::pip_install(
             &self.opts.target,
-            torch,
+            &torch,
             &python,
             mirror.as_ref().map(|m| m.url.as_str()),
+            auto,
         );
         let cancel = Cancel::default();
         self.torch.run = RunView::start(&plan, cancel.clone());

@@ -252,6 +252,7 @@ pub fn build(
                     steps.push(Step::InstallTorch {
                         python: py.clone(),
                         args: torch.run_args(&[], None),
+                        auto: choices.measured.clone(),
                     });
                 }
                 None => notes.push(Note::NoPython {
@@ -426,12 +427,14 @@ pub fn cudnn_install(target: &Target, archive: &Path, cuda_dir: &Path) -> Plan {
 }
 
 /// The wizard's "Install PyTorch": `torch` into the Python at `python`, from the PyPI
-/// mirror `index` when one is chosen, as a one-step plan for the executor.
+/// mirror `index` when one is chosen, as a one-step plan for the executor; `auto`: the
+/// sources its step measures first (#34).
 pub fn pip_install(
     target: &Target,
     torch: &crate::recommend::TorchPick,
     python: &Path,
     index: Option<&str>,
+    auto: crate::steps::torch_sources::AutoSources,
 ) -> Plan {
     Plan {
         format: 1,
@@ -445,6 +448,7 @@ pub fn pip_install(
         steps: vec![Step::InstallTorch {
             python: python.to_path_buf(),
             args: torch.run_args(&[], index),
+            auto,
         }],
     }
 }
@@ -462,10 +466,15 @@ fn wheel_steps(
     steps: &mut Vec<Step>,
     notes: &mut Vec<Note>,
 ) -> Result<(PathBuf, Option<PathBuf>), PlanError> {
-    let Wheels { resolved, origin } = resolved.wheels.as_ref().ok_or(PlanError::NotResolved {
+    let Wheels {
+        resolved,
+        origin,
+        measured,
+    } = resolved.wheels.as_ref().ok_or(PlanError::NotResolved {
         what: "the toolkit's wheels",
     })?;
     let downloads = target.downloads_dir();
+    notes.extend(measured.clone());
     notes.extend(resolved.notes.iter().map(|error| Note::CudnnNotOnIndex {
         error: error.clone(),
     }));
@@ -695,6 +704,7 @@ mod tests {
                     notes: vec![],
                 },
                 origin: "https://files.example/simple".into(),
+                measured: None,
             }),
             ..Default::default()
         };

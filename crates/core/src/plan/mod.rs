@@ -101,6 +101,12 @@ pub enum Note {
     },
     /// A plan `repair --fix` made of its fixes.
     Repair,
+    /// The automatic PyPI choice measured the listed indexes (#34): the winner's name
+    /// and address (empty: none answered in time, pypi.org is used).
+    PypiMeasured {
+        name: String,
+        url: String,
+    },
 }
 
 /// Who puts the driver in place when the plan has no driver step of its own.
@@ -165,6 +171,10 @@ impl<'de> Deserialize<'de> for Note {
                 command: get("command"),
             },
             "plan_note_repair" => Note::Repair,
+            k if k.starts_with("pypi_auto_") => Note::PypiMeasured {
+                name: crate::steps::pypi_race::name_of_key(k).to_string(),
+                url: get("address"),
+            },
             other => {
                 return Err(serde::de::Error::custom(format!(
                     "a note this version does not know: {other}"
@@ -229,6 +239,13 @@ impl Note {
                 )
             }
             Note::Repair => msg!("plan_note_repair"),
+            Note::PypiMeasured { name, url } => {
+                let picked = (!name.is_empty()).then(|| crate::steps::pypi_race::Candidate {
+                    name: name.clone(),
+                    url: url.clone(),
+                });
+                crate::steps::pypi_race::picked_message(picked.as_ref())
+            }
         }
     }
 }
@@ -269,6 +286,12 @@ pub struct Choices {
     pub method: Method,
     /// The PyPI simple index for `Method::Wheels` (None: pypi.org).
     pub pypi_index: Option<String>,
+    /// `Method::Wheels` from the fastest listed PyPI index, measured when the plan is
+    /// made (#34; `pypi_index` is then not read).
+    pub pypi_auto: bool,
+    /// The PyTorch goal's pip step: the sources it measures first (#34,
+    /// `steps::torch_sources::apply`).
+    pub measured: crate::steps::torch_sources::AutoSources,
     /// `cuda-toolkit` extras for `Method::Wheels` (None: the developer set).
     pub components: Option<Vec<String>>,
     pub cudnn: CudnnChoice,
@@ -289,6 +312,8 @@ impl Choices {
         Choices {
             method,
             pypi_index: None,
+            pypi_auto: false,
+            measured: Default::default(),
             components: None,
             cudnn: CudnnChoice::Recommended,
             mirrors: Vec::new(),

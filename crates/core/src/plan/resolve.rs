@@ -46,6 +46,8 @@ pub struct Installer {
 pub struct Wheels {
     pub resolved: crate::wheels::Resolved,
     pub origin: String,
+    /// The index the automatic PyPI choice measured, as a note (#34).
+    pub measured: Option<super::Note>,
 }
 
 const SIZE_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -201,11 +203,22 @@ fn wheels(
     if let Some(w) = saved {
         return Ok(w);
     }
+    // Automatic: the fastest listed index answers the resolution and serves the wheels.
+    let (index, measured) = if choices.pypi_auto {
+        let picked = crate::steps::pypi_race::race(
+            &crate::steps::pypi_race::candidates(),
+            crate::steps::pypi_race::BUDGET,
+        );
+        let note = super::Note::PypiMeasured {
+            name: picked.as_ref().map(|c| c.name.clone()).unwrap_or_default(),
+            url: picked.as_ref().map(|c| c.url.clone()).unwrap_or_default(),
+        };
+        (picked.map(|c| c.url), Some(note))
+    } else {
+        (choices.pypi_index.clone(), None)
+    };
     let req = crate::wheels::Request {
-        index: choices
-            .pypi_index
-            .clone()
-            .unwrap_or_else(|| crate::wheels::index::PYPI.into()),
+        index: index.unwrap_or_else(|| crate::wheels::index::PYPI.into()),
         toolkit: tk.version.clone(),
         os: target.os,
         components: choices.components.clone(),
@@ -218,12 +231,17 @@ fn wheels(
         crate::wheels::resolve(&req, &download::Options::default(), &target.downloads_dir())
             .map_err(PlanError::Wheels)?;
     let origin = resolved.index.clone();
-    Ok(Wheels { resolved, origin })
+    Ok(Wheels {
+        resolved,
+        origin,
+        measured,
+    })
 }
 
 fn saved_resolution(dir: &Path, tk: &ToolkitPick, os: Os) -> Option<Wheels> {
     crate::wheels::read_resolution(dir, &tk.version, os).map(|resolved| Wheels {
         resolved,
+        measured: None,
         origin: dir
             .join(crate::wheels::resolution_file(&tk.version, os))
             .display()

@@ -13,9 +13,11 @@ mod failure;
 pub mod installer_process;
 mod pip;
 pub mod preflight;
+pub mod pypi_race;
 mod run_step;
 mod step;
 pub mod toolkit;
+pub mod torch_sources;
 pub mod torch_wheel;
 mod verify_step;
 

@@ -9,15 +9,28 @@ use std::path::Path;
 
 use crate::msg;
 
+use super::torch_sources::AutoSources;
 use super::{Ctx, StepError, StepEvent, StepOutcome, torch_wheel};
 
 pub(super) fn install_torch(
     python: &Path,
     args: &[String],
+    auto: &AutoSources,
     ctx: &Ctx,
 ) -> Result<StepOutcome, StepError> {
+    let with_pypi: Vec<String>;
+    let mut args = args;
+    if auto.pypi {
+        // The fastest listed PyPI index for the other packages, named in the log.
+        let (index, said) = super::pypi_race::choose();
+        (ctx.emit)(StepEvent::Log { line: said });
+        if let Some(url) = index {
+            with_pypi = [args, &["--extra-index-url".to_string(), url]].concat();
+            args = &with_pypi;
+        }
+    }
     let wanted = torch_wheel::TorchArgs::find(args);
-    let fetched = torch_wheel::prefetch(python, args, ctx)?;
+    let fetched = torch_wheel::prefetch(python, args, &auto.torch_mirrors, ctx)?;
     let args = fetched.as_ref().map_or(args, |f| f.args.as_slice());
     crate::guard::check_wheel_args(ctx.target, python, args).map_err(|e| StepError::Verify {
         detail: crate::error::chain(&e),
@@ -52,12 +65,15 @@ pub(super) fn install_torch(
                 });
                 crate::guard::note_installed(ctx.target, python, &w.version, &w.index, wheel);
             }
+            let command = format!("pip install {}", args.join(" "));
+            // The trust moved to a mirror: what the step did says so, not only its log.
+            let detail = match fetched.as_ref().and_then(|f| f.hash_from_mirror.as_ref()) {
+                Some(m) => super::torch_sources::trust_message(m).with("command", command),
+                None => msg!("step_torch_installed", command = command),
+            };
             Ok(StepOutcome {
                 changed: true,
-                detail: msg!(
-                    "step_torch_installed",
-                    command = format!("pip install {}", args.join(" "))
-                ),
+                detail,
                 reboot_required: false,
             })
         }

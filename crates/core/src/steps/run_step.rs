@@ -33,7 +33,7 @@ pub fn run(step: &Step, ctx: &Ctx) -> Result<StepOutcome, StepError> {
                 reboot_required: false,
             })
         }
-        Step::InstallTorch { python, args } => install_torch(python, args, ctx),
+        Step::InstallTorch { python, args, auto } => install_torch(python, args, auto, ctx),
         Step::SetEnv { name, value } => {
             let change = env::set_windows_var(ctx.target, name, value.as_deref())?;
             let changed = change.is_some();

@@ -31,6 +31,13 @@ pub enum Step {
     InstallTorch {
         python: PathBuf,
         args: Vec<String>,
+        /// The sources measured before pip runs (#34; absent: the index the arguments
+        /// name, and no PyPI mirror but the one they name).
+        #[serde(
+            default,
+            skip_serializing_if = "super::torch_sources::AutoSources::is_empty"
+        )]
+        auto: super::torch_sources::AutoSources,
     },
     /// Windows: set (or remove) one variable at the target's scope (repair).
     SetEnv {

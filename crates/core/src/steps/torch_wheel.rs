@@ -10,6 +10,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::torch_sources::{self, Trust};
 use super::{Ctx, StepError, StepEvent};
 use crate::download::{self, DownloadError, Expected};
 use crate::wheels::index::{self, DistFile};
@@ -146,15 +147,27 @@ pub struct Prefetched {
     pub args: Vec<String>,
     pub file: String,
     pub sha256: String,
+    /// The hash came from this mirror's listing, PyTorch's index not answering (#34).
+    pub hash_from_mirror: Option<torch_sources::MirrorRef>,
+}
+
+/// The wheel to fetch, its other sources, and whose listing gave its hash.
+struct Chosen {
+    file: DistFile,
+    mirrors: Vec<String>,
+    trust: Trust,
 }
 
 /// Downloads the torch wheel `args` ask for and returns the arguments with the local file
 /// in place of `torch==V`. Ok(None): pip fetches it itself, as before (no pinned torch, a
 /// pip that lists no tags, an index that cannot be read or gives no hash) — said in the
 /// log. A download that fails is an error: pip would fail the same way, and ours resumes.
+/// `mirrors` (the automatic choice): mirrors of PyTorch's index read beside it, each one
+/// listing the same file (and hash) a source of the download.
 pub fn prefetch(
     python: &Path,
     args: &[String],
+    mirrors: &[torch_sources::MirrorRef],
     ctx: &Ctx,
 ) -> Result<Option<Prefetched>, StepError> {
     let Some(want) = TorchArgs::find(args) else {
@@ -171,23 +184,17 @@ pub fn prefetch(
         log(crate::msg!("step_torch_pip_fetches"));
         return Ok(None);
     }
-    let files = match index::fetch_project(&want.index, "torch", &download::Options::default()) {
-        Ok(f) => f,
-        // A hostile listing is no index to hand pip either.
-        Err(e @ crate::wheels::WheelError::UnsafeName { .. }) => {
-            return Err(StepError::Wheels(e));
-        }
-        Err(e) => {
-            log(crate::msg!("step_torch_pip_fetches_index").with("error", crate::error::chain(&e)));
-            return Ok(None);
-        }
+    let chosen = if mirrors.is_empty() {
+        one_index(&want, &tags, ctx)?
+    } else {
+        measured(&want, &tags, mirrors, ctx)
     };
-    let Some(file) = pick(&files, &want.version, &tags) else {
-        log(
-            crate::msg!("step_torch_pip_fetches_no_hash", version = &want.version)
-                .with("index", index::project_url(&want.index, "torch"))
-                .with("tag", &tags[0]),
-        );
+    let Some(Chosen {
+        file,
+        mirrors,
+        trust,
+    }) = chosen
+    else {
         return Ok(None);
     };
     let name = crate::safe_path::file_name(&file.filename).map_err(|why| {
@@ -197,9 +204,12 @@ pub fn prefetch(
         })
     })?;
     let dest = ctx.target.downloads_dir().join(name);
+    let allow_http = std::iter::once(&file.url)
+        .chain(&mirrors)
+        .any(|u| !u.starts_with("https://"));
     let req = download::Request {
         url: file.url.clone(),
-        mirrors: Vec::new(),
+        mirrors,
         expected: Expected {
             sha256: file.sha256.clone(),
             md5: None,
@@ -210,7 +220,7 @@ pub fn prefetch(
         cache_dir: crate::platform::cache_dir(&ctx.target.host)
             .filter(|_| ctx.target.root.is_none()),
         bundle_dirs: Vec::new(),
-        allow_http: !file.url.starts_with("https://"),
+        allow_http,
     };
     let reporter = super::download_reporter(ctx);
     download::download(&req, &download::Options::default(), &reporter, ctx.cancel).map_err(
@@ -230,7 +240,92 @@ pub fn prefetch(
         args: out,
         file: name.to_string(),
         sha256: file.sha256.clone().unwrap_or_default(),
+        hash_from_mirror: match trust {
+            Trust::Official => None,
+            Trust::Mirror { mirror, .. } => Some(mirror),
+        },
     }))
+}
+
+/// The explicit choice: the index pip's arguments name, alone (None: pip fetches it).
+fn one_index(want: &TorchArgs, tags: &[String], ctx: &Ctx) -> Result<Option<Chosen>, StepError> {
+    let files = match index::fetch_project(&want.index, "torch", &download::Options::default()) {
+        Ok(f) => f,
+        // A hostile listing is no index to hand pip either.
+        Err(e @ crate::wheels::WheelError::UnsafeName { .. }) => {
+            return Err(StepError::Wheels(e));
+        }
+        Err(e) => {
+            (ctx.emit)(StepEvent::Log {
+                line: crate::msg!("step_torch_pip_fetches_index")
+                    .with("error", crate::error::chain(&e)),
+            });
+            return Ok(None);
+        }
+    };
+    let Some(file) = pick(&files, &want.version, tags) else {
+        no_wheel(want, tags, ctx);
+        return Ok(None);
+    };
+    Ok(Some(Chosen {
+        file: file.clone(),
+        mirrors: Vec::new(),
+        trust: Trust::Official,
+    }))
+}
+
+fn no_wheel(want: &TorchArgs, tags: &[String], ctx: &Ctx) {
+    (ctx.emit)(StepEvent::Log {
+        line: crate::msg!("step_torch_pip_fetches_no_hash", version = &want.version)
+            .with("index", index::project_url(&want.index, "torch"))
+            .with("tag", &tags[0]),
+    });
+}
+
+/// The automatic choice: PyTorch's index (the arguments') and its mirrors read at once;
+/// the wheel from every one listing the same file with PyTorch's hash — or, when PyTorch's
+/// index did not answer, a mirror's, said in the log. A listing naming a file that
+/// cannot be ours counts as no answer (it is never a source).
+fn measured(
+    want: &TorchArgs,
+    tags: &[String],
+    mirrors: &[torch_sources::MirrorRef],
+    ctx: &Ctx,
+) -> Option<Chosen> {
+    let log = |line: crate::message::Message| (ctx.emit)(StepEvent::Log { line });
+    let (official, others) =
+        torch_sources::read_all(&want.index, mirrors, torch_sources::LISTING_BUDGET);
+    let others: Vec<(torch_sources::MirrorRef, torch_sources::Listing)> =
+        mirrors.iter().cloned().zip(others).collect();
+    let pick_one = |files: &[DistFile]| pick(files, &want.version, tags).cloned();
+    let Some(d) = torch_sources::decide(&official, &others, &pick_one) else {
+        match &official.files {
+            Err(e) => log(crate::msg!("step_torch_pip_fetches_index").with("error", e)),
+            Ok(_) => no_wheel(want, tags, ctx),
+        }
+        return None;
+    };
+    for (_, page) in &d.disagree {
+        log(crate::msg!(
+            "step_torch_mirror_other_hash",
+            index = page,
+            file = &d.file.filename
+        ));
+    }
+    if let Trust::Mirror { mirror, error } = &d.trust {
+        log(torch_sources::trust_message(mirror).with("error", error));
+    }
+    let mut sources = vec![d.file.url.clone()];
+    sources.extend(d.mirrors.iter().cloned());
+    log(crate::msg!(
+        "step_torch_sources",
+        sources = sources.join(", ")
+    ));
+    Some(Chosen {
+        file: d.file,
+        mirrors: d.mirrors,
+        trust: d.trust,
+    })
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ fn restore_step(python: &Path, plan: &Restore) -> Option<Step> {
     plan.args().map(|args| Step::InstallTorch {
         python: python.to_path_buf(),
         args: args.to_vec(),
+        auto: Default::default(),
     })
 }
 

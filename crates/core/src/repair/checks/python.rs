@@ -54,6 +54,7 @@ pub fn python(i: &Input, out: &mut Vec<Finding>) {
                 Some(t) => steps(vec![Step::InstallTorch {
                     python: py.path.clone(),
                     args: t.run_args(&["--force-reinstall"], None),
+                    auto: Default::default(),
                 }]),
                 None => manual("repair_fix_torch"),
             }

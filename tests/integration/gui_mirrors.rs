@@ -174,3 +174,64 @@ fn the_dropdown_and_the_address_note_reach_wcag_aa_in_both_themes() {
         measure(&h, "the empty address and its note");
     }
 }
+
+/// #34: in Chinese PyTorch's wheels start measured ("自动（测速选择）", no address to
+/// type), while the other packages' PyPI stays 清华 with "自动（测速选择）" first in its
+/// list; English starts at PyTorch's own server. Picking a mirror is an explicit choice.
+#[test]
+fn chinese_starts_with_measured_torch_sources_and_tsinghua_with_auto_listed_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = wizard(dir.path(), Lang::Zh, Goal::Pytorch, Page::Pytorch);
+    assert!(h.state().session.torch().torch_auto());
+    assert!(!h.state().session.torch().pypi_auto());
+    assert!(shown(&h, "PyTorch 的下载来源").contains("自动（测速选择）"));
+    assert!(has(&h, "安装时会测量 PyTorch 官方服务器和各个镜像的速度"));
+    assert!(shown(&h, "其他依赖包的 PyPI 镜像").contains("清华大学"));
+
+    click(&mut h, "其他依赖包的 PyPI 镜像");
+    settle(&mut h);
+    assert!(has(&h, "自动（测速选择）"));
+    click(&mut h, "自动（测速选择）");
+    settle(&mut h);
+    assert!(h.state().session.torch().pypi_auto());
+    assert!(shown(&h, "其他依赖包的 PyPI 镜像").contains("自动（测速选择）"));
+
+    click(&mut h, "PyTorch 的下载来源");
+    settle(&mut h);
+    click(
+        &mut h,
+        "南京大学镜像 — https://mirror.nju.edu.cn/pytorch/whl",
+    );
+    settle(&mut h);
+    assert!(
+        !h.state().session.torch().torch_auto(),
+        "a mirror picked wins"
+    );
+    assert_eq!(
+        h.state().pages.torch.torch_index,
+        "https://mirror.nju.edu.cn/pytorch/whl"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let h = wizard(dir.path(), Lang::En, Goal::Pytorch, Page::Pytorch);
+    assert!(!h.state().session.torch().torch_auto());
+    assert!(
+        shown(&h, "Where PyTorch downloads from").contains("PyTorch's own server"),
+        "{}",
+        shown(&h, "Where PyTorch downloads from")
+    );
+}
+
+/// The Choose page's PyPI dropdown is the same list: measured first, then the indexes.
+#[test]
+fn the_choose_page_offers_the_measured_pypi_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = choose(dir.path(), Lang::Zh);
+    click(&mut h, "PyPI 镜像");
+    settle(&mut h);
+    click(&mut h, "自动（测速选择）");
+    settle(&mut h);
+    assert_eq!(h.state().session.settings.pypi, PypiChoice::Auto);
+    let c = h.state().session.choices();
+    assert!(c.pypi_auto && c.pypi_index.is_none());
+}

@@ -261,12 +261,12 @@ pub fn decide(
 /// The sentence saying the hash comes from a mirror: PyTorch's server did not answer.
 /// By the mirror's name as users know it (the catalogue's), else the table's.
 pub fn trust_message(mirror: &MirrorRef) -> Message {
-    let m = match mirror.name.as_str() {
-        "NJU" => crate::msg!("step_torch_hash_from_nju"),
-        "SJTU" => crate::msg!("step_torch_hash_from_sjtu"),
-        other => crate::msg!("step_torch_hash_from_mirror", name = other),
-    };
-    m.with("base", &mirror.base)
+    let base = &mirror.base;
+    match mirror.name.as_str() {
+        "NJU" => crate::msg!("step_torch_hash_from_nju", base = base),
+        "SJTU" => crate::msg!("step_torch_hash_from_sjtu", base = base),
+        other => crate::msg!("step_torch_hash_from_mirror", name = other, base = base),
+    }
 }
 
 #[cfg(test)]

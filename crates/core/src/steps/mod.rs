@@ -17,6 +17,7 @@ mod run_step;
 mod step;
 pub mod toolkit;
 pub mod torch_wheel;
+pub mod unreachable;
 mod verify_step;
 
 pub use assemble::{WheelStream, assemble_toolkit_streamed};

@@ -38,7 +38,7 @@ pub(super) fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome
                 source: super::unreachable::Source::NvidiaDriver,
                 host: driver_hosts(spec),
             },
-            error: e,
+            error: Box::new(e),
         },
         e => StepError::Download(e),
     })?;

@@ -62,14 +62,14 @@ pub enum StepError {
     TorchWheel {
         from: Unreachable,
         #[source]
-        error: DownloadError,
+        error: Box<DownloadError>,
     },
     /// The display driver's download failed on every NVIDIA host (`hosts`, #34).
     #[error("the NVIDIA driver from {}: {error}", .hosts.host)]
     DriverDownload {
         hosts: Unreachable,
         #[source]
-        error: DownloadError,
+        error: Box<DownloadError>,
     },
     #[error("verification failed: {detail}")]
     Verify { detail: String },
@@ -149,9 +149,10 @@ impl StepError {
             StepError::Cudnn(CudnnError::DiskFull { dir, needed, free }) => {
                 Some((dir.clone(), (*needed > 0).then_some(*needed), Some(*free)))
             }
-            StepError::Download(e)
-            | StepError::TorchWheel { error: e, .. }
-            | StepError::DriverDownload { error: e, .. } => download_disk_full(e),
+            StepError::Download(e) => download_disk_full(e),
+            StepError::TorchWheel { error, .. } | StepError::DriverDownload { error, .. } => {
+                download_disk_full(error)
+            }
             _ => None,
         }
     }
@@ -162,9 +163,10 @@ impl StepError {
         use crate::cudnn::CudnnError;
         match self {
             StepError::Preflight { .. } => FailureKind::Preflight,
-            StepError::Download(e)
-            | StepError::TorchWheel { error: e, .. }
-            | StepError::DriverDownload { error: e, .. } => download_kind(e),
+            StepError::Download(e) => download_kind(e),
+            StepError::TorchWheel { error, .. } | StepError::DriverDownload { error, .. } => {
+                download_kind(error)
+            }
             StepError::Installer { .. } => FailureKind::InstallerFailed,
             StepError::InstallerTimeout { .. } => FailureKind::InstallerTimeout,
             StepError::DriverSignature { .. } => FailureKind::DriverSignature,

@@ -234,7 +234,7 @@ pub fn prefetch(
                         source: torch_source(&want.index, &host),
                         host,
                     },
-                    error: e,
+                    error: Box::new(e),
                 },
                 None => StepError::Download(e),
             },

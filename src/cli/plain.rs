@@ -190,7 +190,10 @@ mod tests {
             StepError::NeedsAdmin {
                 what: "the CUDA installer".into(),
             },
-            StepError::Pip { code: None },
+            StepError::Pip {
+                code: None,
+                unreachable: None,
+            },
             StepError::Verify {
                 detail: "missing bin/nvcc.exe".into(),
             },

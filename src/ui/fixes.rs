@@ -8,9 +8,10 @@ use cuda_setup_core::i18n::Lang;
 use cuda_setup_core::message::Message;
 use cuda_setup_core::run::Failure;
 use cuda_setup_core::steps::FailureKind;
+use cuda_setup_core::steps::unreachable::{self, Source, Unreachable};
 
 use super::flow::Page;
-use super::text::{msg, tf};
+use super::text::{msg, t, tf};
 
 /// A failure's plain-words parameters (`Failure::params`).
 type Params = std::collections::BTreeMap<&'static str, String>;
@@ -23,11 +24,35 @@ pub struct Here {
     /// The label, as drawn, of that page's button that runs the failed work again (None:
     /// no such button is shown).
     pub again: Option<String>,
+    /// The mirrors of PyTorch's index the page's source dropdown offers: (name as drawn,
+    /// base address), to name when PyTorch's server cannot be reached (#34).
+    pub torch_mirrors: Vec<(String, String)>,
 }
 
 impl Here {
     pub fn new(page: Page, again: Option<String>) -> Here {
-        Here { page, again }
+        Here {
+            page,
+            again,
+            torch_mirrors: Vec::new(),
+        }
+    }
+
+    /// With the mirrors the page's PyTorch source dropdown offers.
+    pub fn with_torch_mirrors(mut self, mirrors: Vec<(String, String)>) -> Here {
+        self.torch_mirrors = mirrors;
+        self
+    }
+}
+
+/// The controls a page draws that its what-to-do may name (catalogue keys of their
+/// labels): the PyTorch page's two source dropdowns, Choose's "I will install the driver
+/// myself".
+pub fn controls(page: Page) -> &'static [&'static str] {
+    match page {
+        Page::Pytorch => &["ui_torch_source", "ui_pypi_mirror"],
+        Page::Choose => &["ui_driver_myself"],
+        _ => &[],
     }
 }
 
@@ -118,7 +143,75 @@ pub fn kind_text(lang: Lang, kind: FailureKind, params: &Params, here: &Here) ->
 
 /// What to do about a step's failure where `here` shows it.
 pub fn what_to_do(lang: Lang, f: &Failure, here: &Here) -> String {
-    kind_text(lang, f.kind, &f.params, here)
+    match &f.unreachable {
+        Some(u) => unreachable_text(lang, f.kind, u, here),
+        None => kind_text(lang, f.kind, &f.params, here),
+    }
+}
+
+/// A source that did not answer (#34): its name, and the control of this page that
+/// changes it — PyTorch's source or PyPI mirror on the PyTorch page; for the driver,
+/// installing it oneself and Choose's checkbox (on Install, with Choose on the way back).
+fn unreachable_text(lang: Lang, kind: FailureKind, u: &Unreachable, here: &Here) -> String {
+    let host = u.host.as_str();
+    let on_torch_page = here.page == Page::Pytorch;
+    let control = |key| t(lang, key);
+    let first = match u.source {
+        Source::TorchOfficial if on_torch_page => {
+            let names: Vec<&str> = here
+                .torch_mirrors
+                .iter()
+                .filter(|(_, base)| {
+                    unreachable::host_of(base).is_some_and(|h| !h.eq_ignore_ascii_case(host))
+                })
+                .map(|(name, _)| name.as_str())
+                .collect();
+            if names.is_empty() {
+                tf(lang, "ui_fix_unreachable", &[("host", &host)])
+            } else {
+                tf(
+                    lang,
+                    "ui_fix_torch_official",
+                    &[
+                        ("host", &host),
+                        ("control", &control("ui_torch_source")),
+                        ("mirrors", &names.join("/")),
+                    ],
+                )
+            }
+        }
+        Source::TorchMirror if on_torch_page => tf(
+            lang,
+            "ui_fix_torch_mirror",
+            &[("host", &host), ("control", &control("ui_torch_source"))],
+        ),
+        Source::Pypi if on_torch_page => tf(
+            lang,
+            "ui_fix_pypi",
+            &[("host", &host), ("control", &control("ui_pypi_mirror"))],
+        ),
+        Source::NvidiaDriver => tf(lang, "ui_fix_driver_download", &[("hosts", &host)]),
+        _ => tf(lang, "ui_fix_unreachable", &[("host", &host)]),
+    };
+    let mut parts = vec![first];
+    if let Some(button) = here.again.as_deref().filter(|_| again_helps(kind)) {
+        parts.push(tf(lang, "ui_fix_then_click", &[("button", &button)]));
+    }
+    if u.source == Source::NvidiaDriver {
+        parts.push(if here.page == Page::Install {
+            tf(
+                lang,
+                "ui_fix_driver_yourself_choose",
+                &[
+                    ("checkbox", &t(lang, "ui_driver_myself")),
+                    ("page", &t(lang, Page::Choose.title_key())),
+                ],
+            )
+        } else {
+            t(lang, "ui_fix_driver_yourself")
+        });
+    }
+    parts.join(if lang == Lang::Zh { "" } else { " " })
 }
 
 #[cfg(test)]
@@ -206,8 +299,118 @@ mod tests {
                         }
                         assert!(!s.contains('{'), "{s}");
                     }
+                    // A source that did not answer may also name a control of this page,
+                    // or of a page on the way back (Choose's checkbox from Install).
+                    for u in unreachables() {
+                        let s = unreachable_text(lang, kind, &u, &here);
+                        let mut allowed: Vec<String> =
+                            controls(here.page).iter().map(|k| t(lang, k)).collect();
+                        for p in pages.iter().filter(|p| **p != here.page) {
+                            allowed.extend(controls(*p).iter().map(|k| t(lang, k)));
+                        }
+                        for name in quoted(&s) {
+                            assert!(
+                                here.again.as_deref() == Some(name.as_str())
+                                    || titles.contains(&name)
+                                    || allowed.contains(&name),
+                                "{lang:?} {u:?} on {:?}: “{name}” is not there: {s}",
+                                here.page
+                            );
+                        }
+                        assert!(!s.contains('{'), "{s}");
+                        assert!(!s.contains(" --") && !s.contains('`'), "{s}");
+                    }
                 }
             }
+        }
+    }
+
+    fn unreachables() -> Vec<Unreachable> {
+        [
+            (Source::TorchOfficial, "download.pytorch.org"),
+            (Source::TorchMirror, "mirror.nju.edu.cn"),
+            (Source::Pypi, "pypi.tuna.tsinghua.edu.cn"),
+            (
+                Source::NvidiaDriver,
+                "us.download.nvidia.com, cn.download.nvidia.com",
+            ),
+        ]
+        .into_iter()
+        .map(|(source, host)| Unreachable {
+            source,
+            host: host.into(),
+        })
+        .collect()
+    }
+
+    fn torch_page(lang: Lang) -> Here {
+        let t_ = |k| t(lang, k);
+        Here::new(Page::Pytorch, Some(t_("ui_install_pytorch"))).with_torch_mirrors(vec![
+            (
+                t_("ui_mirror_nju"),
+                "https://mirror.nju.edu.cn/pytorch/whl".into(),
+            ),
+            (
+                t_("ui_mirror_sjtu"),
+                "https://mirror.sjtu.edu.cn/pytorch-wheels".into(),
+            ),
+        ])
+    }
+
+    /// pip could not reach PyTorch's server: the words name it, the page's dropdown by its
+    /// label and its mirrors by their names, then the page's own button — each the
+    /// catalogue's text of that control, so they cannot drift apart.
+    #[test]
+    fn pytorchs_server_unreachable_names_the_dropdown_and_the_button() {
+        let u = &unreachables()[0];
+        let zh = unreachable_text(Lang::Zh, FailureKind::Pip, u, &torch_page(Lang::Zh));
+        assert_eq!(
+            zh,
+            "连不上 PyTorch 官方服务器（download.pytorch.org）。请检查网络，或把“PyTorch 的下载来源”换成南京大学/上海交通大学镜像。然后点击“安装 PyTorch”。"
+        );
+        assert_eq!(t(Lang::Zh, "ui_torch_source"), "PyTorch 的下载来源");
+        assert_eq!(t(Lang::Zh, "ui_install_pytorch"), "安装 PyTorch");
+        let en = unreachable_text(Lang::En, FailureKind::Pip, u, &torch_page(Lang::En));
+        assert_eq!(
+            en,
+            "PyTorch's server (download.pytorch.org) cannot be reached. Check the network, or set “Where PyTorch downloads from” to the Nanjing University/Shanghai Jiao Tong University mirror. Then click “Install PyTorch”."
+        );
+        // A mirror that did not answer is not suggested again.
+        let nju = Unreachable {
+            source: Source::TorchMirror,
+            host: "mirror.nju.edu.cn".into(),
+        };
+        let zh = unreachable_text(Lang::Zh, FailureKind::Pip, &nju, &torch_page(Lang::Zh));
+        assert!(
+            zh.starts_with("连不上 PyTorch 镜像（mirror.nju.edu.cn）"),
+            "{zh}"
+        );
+        // No PyPI words for PyTorch's source, and no pip output to read.
+        for s in [&zh, &en] {
+            assert!(!s.contains("PyPI") && !s.contains("pip"), "{s}");
+        }
+    }
+
+    /// A driver that could not be downloaded: NVIDIA's hosts, installing it oneself and
+    /// Choose's checkbox — never a PyPI mirror.
+    #[test]
+    fn a_driver_download_names_nvidia_and_the_checkbox_never_pypi() {
+        let u = &unreachables()[3];
+        let here = Here::new(Page::Install, Some(t(Lang::Zh, "ui_try_again")));
+        let zh = unreachable_text(Lang::Zh, FailureKind::DownloadNetwork, u, &here);
+        assert_eq!(
+            zh,
+            "没能从 NVIDIA 的服务器（us.download.nvidia.com, cn.download.nvidia.com）下载驱动。请检查网络连接；下载会从中断处继续。然后点击“重试”。也可以自己到 nvidia.cn/drivers 下载并安装驱动，再到“选择方案”页勾选“我自己安装驱动”。"
+        );
+        assert!(zh.contains(&format!("“{}”", t(Lang::Zh, "ui_driver_myself"))));
+        assert!(zh.contains(&format!("“{}”", t(Lang::Zh, Page::Choose.title_key()))));
+        for lang in [Lang::En, Lang::Zh] {
+            let here = Here::new(Page::Install, Some(t(lang, "ui_try_again")));
+            let s = unreachable_text(lang, FailureKind::DownloadMissing, u, &here);
+            assert!(
+                !s.contains("PyPI") && !s.contains(&t(lang, "ui_fix_mirror")),
+                "{s}"
+            );
         }
     }
 

@@ -28,7 +28,7 @@ fn quoted(s: &str) -> Vec<String> {
 }
 
 /// The "what to do" line on screen (there is one).
-fn what_to_do(h: &Harness<'_, App>, lang: Lang) -> String {
+pub(crate) fn what_to_do(h: &Harness<'_, App>, lang: Lang) -> String {
     let prefix = t(lang, "ui_what_to_do").replace("{hint}", "");
     let mut texts: Vec<String> = visible(h)
         .into_iter()
@@ -45,7 +45,7 @@ fn what_to_do(h: &Harness<'_, App>, lang: Lang) -> String {
 
 /// Each name the line quotes is a button (or a page of the step bar, "3. 选择方案") on
 /// this screen: a widget labelled so.
-fn quoted_names_are_on_screen(h: &Harness<'_, App>, line: &str) {
+pub(crate) fn quoted_names_are_on_screen(h: &Harness<'_, App>, line: &str) {
     for name in quoted(line) {
         let step = format!(". {name}");
         assert!(

@@ -7,6 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod advice;
 mod after_run;
 mod bundle;
 mod cli;

@@ -252,6 +252,12 @@ pub fn set_doctor(dir: &Path, json: &str) {
     std::fs::write(dir.join("doctor.json"), format!("{json}\n")).unwrap();
 }
 
+/// The stand-in's `pip install` prints `output` (pip's own words, on stderr) and exits 1;
+/// its `pip debug` fails, so the torch wheel is left to pip.
+pub fn set_pip_fails(dir: &Path, output: &str) {
+    std::fs::write(dir.join("pip-fails"), output).unwrap();
+}
+
 /// The arguments of the last `pip install` the stand-in in `dir` ran (`-m pip install …`).
 pub fn pip_install_log(dir: &Path) -> PathBuf {
     dir.join("pip-install.log")
@@ -311,6 +317,8 @@ case "$1" in
   [ "$2" = pip ] || { echo "stand-in python: no module $2" >&2; exit 1; }
   case "$3" in
   debug)
+    # A pip that fails (set_pip_fails) lists no tags: it fetches torch itself.
+    [ -f "$here/pip-fails" ] && exit 1
     echo "pip 24.0 from $here/pip (python 3.11)"
     echo "sys.version: 3.11.9"
     echo "Compatible tags: 6"
@@ -319,6 +327,7 @@ case "$1" in
   install)
     echo "$@" > "$here/pip-install.log"
     echo "${PIP_CONSTRAINT-}" > "$here/pip-constraint.log"
+    if [ -f "$here/pip-fails" ]; then cat "$here/pip-fails" >&2; exit 1; fi
     # torchvision==V / torchaudio==V: installed as asked (set_companions' file).
     only=true
     for a in "$@"; do case "$a" in

@@ -106,7 +106,11 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
                     && session.opts.target.os == Os::Windows
                     && session.opts.target.root.is_none()
                     && ui.button(t(lang, "ui_restart_admin")).clicked()
-                    && crate::ui::elevate::relaunch_as_admin(lang)
+                    && crate::ui::elevate::relaunch_as_admin(&crate::ui::elevate::elevated_args(
+                        lang,
+                        &session.settings,
+                        cuda_setup_core::proxy::current().as_ref(),
+                    ))
                 {
                     ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
                 }

@@ -301,9 +301,20 @@ fn tail(page: &State, session: &Session, ui: &mut Ui, actions: &mut Vec<Action>)
             .primary(session)
             .filter(|p| matches!(p.actions.as_slice(), [Action::RunPip(_)]))
             .map(|p| p.label);
-        torch_state
-            .run()
-            .show(ui, lang, true, &Here::new(Page::Pytorch, again));
+        // …and the source dropdown's mirrors, when PyTorch's server cannot be reached (#34).
+        let mirrors = session
+            .opts
+            .tables
+            .pytorch
+            .mirrors
+            .iter()
+            .map(|m| {
+                let name = torch_mirror_key(&m.name).map_or_else(|| m.name.clone(), |k| t(lang, k));
+                (name, m.base.clone())
+            })
+            .collect();
+        let here = Here::new(Page::Pytorch, again).with_torch_mirrors(mirrors);
+        torch_state.run().show(ui, lang, true, &here);
     }
     // The guard of this Python's verified build, and putting it back when swapped (#33).
     let python = python_of(session);

@@ -108,6 +108,11 @@ pub struct Failure {
     /// The parameters of the kind's plain words (`disk_full`: `folder`, `free`, `needed`).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub params: BTreeMap<&'static str, String>,
+    /// The source that did not answer, when that stopped the step (#34): the wizard's
+    /// words name it and the control that changes it; `hint` says the same for the
+    /// command line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreachable: Option<steps::unreachable::Unreachable>,
 }
 
 impl Failure {
@@ -151,6 +156,7 @@ impl Failure {
             error: chain(e),
             hint,
             params,
+            unreachable: e.unreachable().cloned(),
         }
     }
 
@@ -167,6 +173,7 @@ impl Failure {
             error: chain(e),
             hint: e.hint(),
             params: BTreeMap::new(),
+            unreachable: None,
         }
     }
 

@@ -32,6 +32,14 @@ pub(super) fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome
     }
     .map_err(|e| match e {
         DownloadError::Cancelled => StepError::Cancelled,
+        // The driver's words name NVIDIA's hosts and what applies to a driver (#34).
+        e if spec.what == super::Artifact::DriverInstaller => StepError::DriverDownload {
+            hosts: super::unreachable::Unreachable {
+                source: super::unreachable::Source::NvidiaDriver,
+                host: driver_hosts(spec),
+            },
+            error: Box::new(e),
+        },
         e => StepError::Download(e),
     })?;
     let changed = matches!(
@@ -57,6 +65,17 @@ pub(super) fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome
         detail: detail.with("bytes", o.size).with("sha256", o.sha256),
         reboot_required: false,
     })
+}
+
+/// The hosts a driver download tried, in order, each once.
+fn driver_hosts(spec: &DownloadSpec) -> String {
+    let mut hosts: Vec<String> = Vec::new();
+    for u in spec.mirrors.iter().chain(Some(&spec.url)) {
+        if let Some(h) = super::unreachable::host_of(u).filter(|h| !hosts.contains(h)) {
+            hosts.push(h);
+        }
+    }
+    hosts.join(", ")
 }
 
 /// The download engine's events as step events: progress, and a log line per source

@@ -9,6 +9,7 @@ use crate::message::Message;
 use crate::msg;
 use crate::version::Version;
 
+use super::unreachable::Unreachable;
 use super::{FailureKind, preflight, toolkit};
 
 /// Why a step failed. Causes are kept (`#[source]`), not flattened into text: render one
@@ -50,8 +51,26 @@ pub enum StepError {
         #[source]
         source: Cause,
     },
-    #[error("pip failed (exit code {})", toolkit::exit_code(*.code))]
-    Pip { code: Option<i32> },
+    /// pip failed; `unreachable`: its output says an index did not answer (#34).
+    #[error("pip failed (exit code {}){}", toolkit::exit_code(*.code), .unreachable.as_ref().map_or(String::new(), |u| format!(": it could not reach {}", u.host)))]
+    Pip {
+        code: Option<i32>,
+        unreachable: Option<Unreachable>,
+    },
+    /// The torch wheel's download (ours, before pip) failed; `from`: its source (#34).
+    #[error("the torch wheel from {}: {error}", .from.host)]
+    TorchWheel {
+        from: Unreachable,
+        #[source]
+        error: Box<DownloadError>,
+    },
+    /// The display driver's download failed on every NVIDIA host (`hosts`, #34).
+    #[error("the NVIDIA driver from {}: {error}", .hosts.host)]
+    DriverDownload {
+        hosts: Unreachable,
+        #[source]
+        error: Box<DownloadError>,
+    },
     #[error("verification failed: {detail}")]
     Verify { detail: String },
     /// The build check failed: `problem` is what a user acts on, language-neutral (the
@@ -131,6 +150,9 @@ impl StepError {
                 Some((dir.clone(), (*needed > 0).then_some(*needed), Some(*free)))
             }
             StepError::Download(e) => download_disk_full(e),
+            StepError::TorchWheel { error, .. } | StepError::DriverDownload { error, .. } => {
+                download_disk_full(error)
+            }
             _ => None,
         }
     }
@@ -141,14 +163,10 @@ impl StepError {
         use crate::cudnn::CudnnError;
         match self {
             StepError::Preflight { .. } => FailureKind::Preflight,
-            StepError::Download(e) => match e.kind() {
-                DownloadKind::Network => FailureKind::DownloadNetwork,
-                DownloadKind::Missing => FailureKind::DownloadMissing,
-                DownloadKind::Corrupt => FailureKind::DownloadCorrupt,
-                DownloadKind::DiskFull => FailureKind::DiskFull,
-                DownloadKind::Cancelled => FailureKind::Cancelled,
-                DownloadKind::Other => FailureKind::DownloadOther,
-            },
+            StepError::Download(e) => download_kind(e),
+            StepError::TorchWheel { error, .. } | StepError::DriverDownload { error, .. } => {
+                download_kind(error)
+            }
             StepError::Installer { .. } => FailureKind::InstallerFailed,
             StepError::InstallerTimeout { .. } => FailureKind::InstallerTimeout,
             StepError::DriverSignature { .. } => FailureKind::DriverSignature,
@@ -187,6 +205,12 @@ impl StepError {
         match self {
             StepError::Preflight { .. } => msg!("hint_step_preflight"),
             StepError::Download(e) => e.hint(),
+            StepError::TorchWheel { error, .. } | StepError::DriverDownload { error, .. } => {
+                match self.unreachable() {
+                    Some(u) => u.hint(),
+                    None => error.hint(),
+                }
+            }
             StepError::Installer { .. } => msg!("hint_step_installer_failed"),
             StepError::InstallerTimeout { .. } => msg!("hint_step_installer_timeout"),
             StepError::DriverSignature { path, .. } => {
@@ -197,6 +221,10 @@ impl StepError {
             StepError::Cudnn(e) => e.hint(),
             StepError::Wheels(e) => e.hint(),
             StepError::Env { .. } => msg!("hint_step_env"),
+            StepError::Pip {
+                unreachable: Some(u),
+                ..
+            } => u.hint(),
             StepError::Pip { .. } => msg!("hint_step_pip"),
             StepError::Verify { .. } => msg!("hint_step_verify"),
             StepError::Build { .. } => msg!("hint_step_build"),
@@ -208,6 +236,41 @@ impl StepError {
             StepError::Cancelled => msg!("hint_step_cancelled"),
             StepError::Busy(_) => msg!("hint_busy"),
         }
+    }
+}
+
+impl StepError {
+    /// The source that did not answer, when that is what stopped the step (#34): pip's
+    /// index, the torch wheel's host, NVIDIA's driver hosts. A wrong file, a full drive or
+    /// a cancel is no unreachable source; a driver missing there is (nothing else to do
+    /// but fetch it another way).
+    pub fn unreachable(&self) -> Option<&Unreachable> {
+        match self {
+            StepError::Pip { unreachable, .. } => unreachable.as_ref(),
+            StepError::TorchWheel { from, error } => {
+                (download_kind(error) == FailureKind::DownloadNetwork).then_some(from)
+            }
+            StepError::DriverDownload { hosts, error } => matches!(
+                download_kind(error),
+                FailureKind::DownloadNetwork
+                    | FailureKind::DownloadMissing
+                    | FailureKind::DownloadOther
+            )
+            .then_some(hosts),
+            _ => None,
+        }
+    }
+}
+
+/// A download's failure class.
+fn download_kind(e: &DownloadError) -> FailureKind {
+    match e.kind() {
+        DownloadKind::Network => FailureKind::DownloadNetwork,
+        DownloadKind::Missing => FailureKind::DownloadMissing,
+        DownloadKind::Corrupt => FailureKind::DownloadCorrupt,
+        DownloadKind::DiskFull => FailureKind::DiskFull,
+        DownloadKind::Cancelled => FailureKind::Cancelled,
+        DownloadKind::Other => FailureKind::DownloadOther,
     }
 }
 
@@ -290,7 +353,13 @@ mod tests {
                 StepError::NeedsAdmin { what: "x".into() },
                 FailureKind::NeedsAdmin,
             ),
-            (StepError::Pip { code: Some(1) }, FailureKind::Pip),
+            (
+                StepError::Pip {
+                    code: Some(1),
+                    unreachable: None,
+                },
+                FailureKind::Pip,
+            ),
             (StepError::Cancelled, FailureKind::Cancelled),
             (
                 StepError::Download(DownloadError::NoHash),

@@ -19,6 +19,7 @@ mod step;
 pub mod toolkit;
 pub mod torch_sources;
 pub mod torch_wheel;
+pub mod unreachable;
 mod verify_step;
 
 pub use assemble::{WheelStream, assemble_toolkit_streamed};

@@ -46,11 +46,16 @@ pub(super) fn install_torch(
         cmd.env(k, v);
     }
     let emit = ctx.emit;
+    // Which index pip could not reach, if that is what stops it (#34).
+    let mut watch = super::unreachable::PipWatch::new(args);
     let finished = crate::platform::run_long(
         cmd,
         std::time::Duration::from_secs(3600),
         &|| ctx.cancel.is_cancelled(),
-        &mut |line| emit(StepEvent::output(line)),
+        &mut |line| {
+            watch.line(&line);
+            emit(StepEvent::output(line))
+        },
     )
     .map_err(|e| StepError::Io {
         path: python.to_path_buf(),
@@ -77,8 +82,14 @@ pub(super) fn install_torch(
                 reboot_required: false,
             })
         }
-        crate::platform::Finished::Exited(code) => Err(StepError::Pip { code }),
+        crate::platform::Finished::Exited(code) => Err(StepError::Pip {
+            code,
+            unreachable: watch.verdict(),
+        }),
         crate::platform::Finished::Cancelled => Err(StepError::Cancelled),
-        crate::platform::Finished::TimedOut => Err(StepError::Pip { code: None }),
+        crate::platform::Finished::TimedOut => Err(StepError::Pip {
+            code: None,
+            unreachable: watch.verdict(),
+        }),
     }
 }

@@ -140,6 +140,17 @@ fn is_wanted(installed: &str, want: &TorchArgs) -> bool {
     installed == format!("{}+{variant}", want.version)
 }
 
+/// PyTorch's own server, or the mirror of it the index names.
+fn torch_source(index: &str, host: &str) -> super::unreachable::Source {
+    let official = crate::compat::TORCH_INDEX_BASE;
+    if index.starts_with(official) || super::unreachable::host_of(official).as_deref() == Some(host)
+    {
+        super::unreachable::Source::TorchOfficial
+    } else {
+        super::unreachable::Source::TorchMirror
+    }
+}
+
 /// What [`prefetch`] fetched: pip's arguments with the local file, and the file's name
 /// and SHA-256 (the guard records them, so the build can be put back offline).
 #[derive(Debug, Clone)]
@@ -226,7 +237,17 @@ pub fn prefetch(
     download::download(&req, &download::Options::default(), &reporter, ctx.cancel).map_err(
         |e| match e {
             DownloadError::Cancelled => StepError::Cancelled,
-            e => StepError::Download(e),
+            // Named by its host, so the words say which source to change (#34).
+            e => match super::unreachable::host_of(&file.url) {
+                Some(host) => StepError::TorchWheel {
+                    from: super::unreachable::Unreachable {
+                        source: torch_source(&want.index, &host),
+                        host,
+                    },
+                    error: Box::new(e),
+                },
+                None => StepError::Download(e),
+            },
         },
     )?;
     log(crate::msg!(

@@ -213,12 +213,16 @@ pub fn prefetch(
         allow_http: !file.url.starts_with("https://"),
     };
     let reporter = super::download_reporter(ctx);
-    download::download(&req, &download::Options::default(), &reporter, ctx.cancel).map_err(
-        |e| match e {
-            DownloadError::Cancelled => StepError::Cancelled,
-            e => StepError::Download(e),
-        },
-    )?;
+    // Speeds per source are remembered beside the run's other state: the next wheel starts
+    // with the fastest mirror.
+    let opts = download::Options {
+        memory: Some(ctx.target.state_dir().join("sources.json")),
+        ..download::Options::default()
+    };
+    download::download(&req, &opts, &reporter, ctx.cancel).map_err(|e| match e {
+        DownloadError::Cancelled => StepError::Cancelled,
+        e => StepError::Download(e),
+    })?;
     log(crate::msg!(
         "step_torch_wheel_verified",
         file = dest.display()

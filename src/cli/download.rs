@@ -29,7 +29,8 @@ pub struct Args {
     /// Parallel connections when the server allows ranges (1-16)
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=16))]
     pub connections: u16,
-    /// A mirror base URL tried before the original (repeatable, in order)
+    /// A mirror base URL (repeatable): the first is tried first, the others and the
+    /// original in the order a short speed test finds
     #[arg(long, value_name = "URL", value_parser = cuda_setup_core::url::http_url)]
     pub mirror: Vec<String>,
     /// Offline bundle folder checked before any network (repeatable)
@@ -81,6 +82,9 @@ impl Args {
             first_byte_timeout: self.stall_timeout.unwrap_or(d.first_byte_timeout),
             min_speed: self.min_speed.unwrap_or(d.min_speed),
             min_speed_window: self.min_speed_window.unwrap_or(d.min_speed_window),
+            // The first mirror named is the user's choice: tried first, whatever the probe
+            // says of the others.
+            pinned_first: true,
             ..d
         }
     }
@@ -197,7 +201,13 @@ impl download::Reporter for StatusLine {
                 } else {
                     "cli_dl_connections"
                 };
-                let note = tf(self.lang, key, &[("n", &conns)]);
+                let mut note = tf(self.lang, key, &[("n", &conns)]);
+                if let Some(host) = &p.source {
+                    note = format!(
+                        "{note}  {}",
+                        tf(self.lang, "cli_dl_from", &[("host", host)])
+                    );
+                }
                 self.progress.update(&Update {
                     done: p.done,
                     total: p.total,

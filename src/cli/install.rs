@@ -409,15 +409,21 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
                     total: t,
                     bytes_per_sec,
                     eta_secs,
+                    source,
                 },
             ..
-        } => progress.update(&Update {
-            done,
-            total: t,
-            bytes_per_sec,
-            eta_secs,
-            note: "",
-        }),
+        } => {
+            let note = source
+                .map(|host| tf(lang, "cli_dl_from", &[("host", &host)]))
+                .unwrap_or_default();
+            progress.update(&Update {
+                done,
+                total: t,
+                bytes_per_sec,
+                eta_secs,
+                note: &note,
+            })
+        }
         RunEvent::Finished {
             name,
             outcome,

@@ -30,6 +30,8 @@ pub struct StepRow {
     pub name: StepKind,
     pub state: StepState,
     pub progress: Option<(u64, Option<u64>, f64, Option<f64>)>,
+    /// The host serving the download now.
+    pub source: Option<String>,
     pub detail: String,
 }
 
@@ -58,6 +60,7 @@ impl RunView {
                     name: s.kind(),
                     state: StepState::Waiting,
                     progress: None,
+                    source: None,
                     detail: String::new(),
                 })
                 .collect(),
@@ -119,9 +122,11 @@ impl RunView {
                     total,
                     bytes_per_sec,
                     eta_secs,
+                    source,
                 } => {
                     if let Some(s) = self.steps.get_mut(index) {
                         s.progress = Some((done, total, bytes_per_sec, eta_secs));
+                        s.source = source;
                     }
                 }
                 StepEvent::Log { .. } => {}
@@ -201,6 +206,9 @@ impl RunView {
             {
                 ui.indent(s.name, |ui| {
                     widgets::transfer(ui, lang, done, total, speed, eta);
+                    if let Some(host) = &s.source {
+                        ui.label(RichText::new(tf(lang, "ui_dl_from", &[("host", host)])).small());
+                    }
                 });
             }
         }

@@ -72,11 +72,14 @@ impl Fixture {
     }
 }
 
+/// No probe before the download: these tests follow the sources in their listed order
+/// (measuring and choosing is `sources.rs`'s).
 fn fast() -> Options {
     Options {
         retries: 3,
         backoff: Duration::from_millis(20),
         stall_timeout: Duration::from_millis(700),
+        measure_budget: Duration::ZERO,
         ..Options::default()
     }
 }
@@ -492,6 +495,7 @@ fn impatient() -> Options {
         first_byte_timeout: Duration::from_millis(700),
         min_speed: 64 << 10,
         min_speed_window: Duration::from_secs(1),
+        measure_budget: Duration::ZERO,
         ..Options::default()
     }
 }

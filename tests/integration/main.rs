@@ -59,6 +59,7 @@ mod refresh;
 mod refresh_gpu_packages;
 mod refresh_pypi_torch;
 mod repair;
+mod sources;
 mod state_files;
 mod state_records;
 mod tables;

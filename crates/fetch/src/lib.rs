@@ -10,7 +10,7 @@
 #[cfg(test)]
 use cuda_setup_base::i18n;
 use cuda_setup_base::{
-    error, lock, message, msg, place, platform, safe_path, shown, stamp, state_file, version,
+    error, lock, message, msg, place, platform, safe_path, shown, stamp, state_file, units, version,
 };
 use cuda_setup_tables::compat;
 

@@ -217,6 +217,7 @@ impl Session {
                         total,
                         bytes_per_sec,
                         eta_secs,
+                        ..
                     },
                 ..
             } => c.download_progress = Some((done, total, bytes_per_sec, eta_secs)),

@@ -78,6 +78,7 @@ pub fn assemble_toolkit_streamed(
             total: Some(total),
             bytes_per_sec: 0.0,
             eta_secs: None,
+            source: None,
         })
     };
     // A usable toolkit: nvcc and the runtime where detection looks for them.

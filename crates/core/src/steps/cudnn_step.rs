@@ -47,6 +47,7 @@ fn cudnn_progress<'a>(ctx: &'a Ctx) -> impl Fn(crate::cudnn::Event) + Sync + 'a 
                 total: Some(total_bytes),
                 bytes_per_sec: 0.0,
                 eta_secs: None,
+                source: None,
             });
         }
     }

@@ -24,7 +24,10 @@ pub(super) fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome
                 .starts_with("https://developer.download.nvidia.com"),
     };
     let reporter = download_reporter(ctx);
-    let opts = download::Options::default();
+    let opts = download::Options {
+        memory: Some(ctx.target.state_dir().join("sources.json")),
+        ..download::Options::default()
+    };
     let o = if spec.what.may_lack_hash() {
         download::download_signed(&req, &opts, &reporter, ctx.cancel)
     } else {
@@ -89,6 +92,7 @@ pub(super) fn download_reporter<'a>(
             total: p.total,
             bytes_per_sec: p.bytes_per_sec,
             eta_secs: p.eta_secs,
+            source: p.source,
         }),
         e => {
             if let Some(line) = e.message() {

@@ -16,6 +16,9 @@ pub enum StepEvent {
         total: Option<u64>,
         bytes_per_sec: f64,
         eta_secs: Option<f64>,
+        /// The host serving a download's bytes (`host[:port]`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        source: Option<String>,
     },
     /// A line for the log and the progress view: a step's own words, or a program's
     /// output quoted as it is (`step_output`).

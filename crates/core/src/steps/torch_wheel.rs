@@ -234,22 +234,26 @@ pub fn prefetch(
         allow_http,
     };
     let reporter = super::download_reporter(ctx);
-    download::download(&req, &download::Options::default(), &reporter, ctx.cancel).map_err(
-        |e| match e {
-            DownloadError::Cancelled => StepError::Cancelled,
-            // Named by its host, so the words say which source to change (#34).
-            e => match super::unreachable::host_of(&file.url) {
-                Some(host) => StepError::TorchWheel {
-                    from: super::unreachable::Unreachable {
-                        source: torch_source(&want.index, &host),
-                        host,
-                    },
-                    error: Box::new(e),
+    // Speeds per source are remembered beside the run's other state: the next wheel starts
+    // with the fastest mirror.
+    let opts = download::Options {
+        memory: Some(ctx.target.state_dir().join("sources.json")),
+        ..download::Options::default()
+    };
+    download::download(&req, &opts, &reporter, ctx.cancel).map_err(|e| match e {
+        DownloadError::Cancelled => StepError::Cancelled,
+        // Named by its host, so the words say which source to change (#34).
+        e => match super::unreachable::host_of(&file.url) {
+            Some(host) => StepError::TorchWheel {
+                from: super::unreachable::Unreachable {
+                    source: torch_source(&want.index, &host),
+                    host,
                 },
-                None => StepError::Download(e),
+                error: Box::new(e),
             },
+            None => StepError::Download(e),
         },
-    )?;
+    })?;
     log(crate::msg!(
         "step_torch_wheel_verified",
         file = dest.display()

@@ -16,6 +16,7 @@
 mod engine;
 pub use engine::{Page, get_page, remote_size};
 mod hash;
+mod memory;
 pub mod published;
 mod store;
 
@@ -107,6 +108,21 @@ pub struct Options {
     pub min_speed_window: Duration,
     /// Hash while downloading (off only to measure what hashing costs).
     pub verify: bool,
+    /// With two or more network sources, each is probed at once (a connect and a short
+    /// ranged read) for at most this long and the fastest is tried first; cut short as
+    /// soon as one is clearly ahead. Zero: no probe, the sources keep their order.
+    pub measure_budget: Duration,
+    /// The first source is the user's own choice: it stays first whatever the probe says
+    /// (the others are still ordered by speed behind it).
+    pub pinned_first: bool,
+    /// Where the speeds measured (and achieved) per source host are remembered
+    /// (`<state>/sources.json`): recent ones order the next download without a probe.
+    /// None: nothing is read or written.
+    pub memory: Option<PathBuf>,
+    /// A ranged download whose source delivers less than a third of what a waiting source
+    /// offered in the probe, over this long, moves its remaining chunks to that source
+    /// (the chunks already done are kept). Zero: never.
+    pub failover_window: Duration,
 }
 
 impl Default for Options {
@@ -121,6 +137,10 @@ impl Default for Options {
             min_speed: 1024,
             min_speed_window: Duration::from_secs(60),
             verify: true,
+            measure_budget: Duration::from_secs(3),
+            pinned_first: false,
+            memory: None,
+            failover_window: Duration::from_secs(5),
         }
     }
 }
@@ -146,6 +166,54 @@ pub struct Outcome {
     /// Bytes that were already in the part file when this run started.
     pub resumed_bytes: u64,
     pub elapsed_ms: u64,
+    /// The network sources that served bytes of the file in this run, in the order they
+    /// served (several after a failover).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub served: Vec<Served>,
+}
+
+/// What one source served in a download.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Served {
+    pub url: String,
+    /// Bytes of the file it delivered (chunks completed).
+    pub bytes: u64,
+    pub bytes_per_sec: u64,
+}
+
+/// One source's result in the probe before a download.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measurement {
+    pub url: String,
+    /// `host[:port]`: what is shown and remembered.
+    pub host: String,
+    #[serde(flatten)]
+    pub result: Measured,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum Measured {
+    /// Measured now.
+    Speed { bytes_per_sec: u64 },
+    /// Measured by an earlier download, `age_secs` ago (no probe this time).
+    Remembered { bytes_per_sec: u64, age_secs: u64 },
+    /// No answer, an error, or not within the budget: tried last, not dropped.
+    Failed { why: String },
+    /// Serves another file (its size or first bytes differ): not used in this run.
+    Dropped { why: String },
+}
+
+impl Measured {
+    /// Bytes per second, when measured (now or before).
+    pub fn rate(&self) -> Option<u64> {
+        match self {
+            Measured::Speed { bytes_per_sec } | Measured::Remembered { bytes_per_sec, .. } => {
+                Some(*bytes_per_sec)
+            }
+            Measured::Failed { .. } | Measured::Dropped { .. } => None,
+        }
+    }
 }
 
 /// Progress, for the GUI's bar and the CLI's status line.
@@ -157,6 +225,9 @@ pub struct Progress {
     pub eta_secs: Option<f64>,
     /// Bytes each connection has fetched in this run.
     pub per_connection: Vec<u64>,
+    /// The host (`host[:port]`) serving the bytes now; None for a copy from a bundle or
+    /// the cache.
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -169,6 +240,28 @@ pub enum Event {
         url: String,
     },
     Progress(Progress),
+    /// The sources' speeds (probed now, or remembered), fastest first: the order they are
+    /// tried in.
+    Measured {
+        results: Vec<Measurement>,
+        /// The first source stays first: the user chose it.
+        pinned: bool,
+    },
+    /// A source left for this download: it serves other bytes than the file (its size,
+    /// its first bytes, or its whole file's hash differ).
+    Dropped {
+        url: String,
+        error: String,
+    },
+    /// The serving source became much slower than another: the remaining chunks move to
+    /// `to`; the `kept` bytes already done stay.
+    Switched {
+        from: String,
+        to: String,
+        bytes_per_sec: u64,
+        offered: u64,
+        kept: u64,
+    },
     Retry {
         url: String,
         attempt: u32,
@@ -220,6 +313,24 @@ impl Event {
                 crate::msg!("download_discarded", path = path.display()).with("reason", reason)
             }
             Event::Waiting(b) => b.message("download_waiting"),
+            Event::Measured { results, pinned } => memory::measured_line(results, *pinned)?,
+            Event::Dropped { url, error } => {
+                crate::msg!("download_source_dropped", url = url).with("error", error)
+            }
+            Event::Switched {
+                from,
+                to,
+                bytes_per_sec,
+                offered,
+                kept,
+            } => crate::msg!(
+                "download_switched",
+                from = host_of(from),
+                to = host_of(to),
+                rate = crate::units::rate(*bytes_per_sec as f64),
+                offered = crate::units::rate(*offered as f64),
+                kept = crate::units::bytes(*kept)
+            ),
             Event::Progress(_) | Event::Verifying | Event::Done { .. } => return None,
         })
     }
@@ -314,6 +425,19 @@ pub enum DownloadError {
         floor: u64,
         seconds: u64,
     },
+    /// Much slower than another source offered: the remaining chunks move there (the
+    /// `kept` bytes already done stay). Not a fault of the file: the source may be tried
+    /// again later in the same download.
+    #[error(
+        "{url}: {bytes_per_sec} bytes/s over the last {seconds} s, under a third of the {offered} bytes/s another source offered; the remaining chunks moved there"
+    )]
+    Slower {
+        url: String,
+        bytes_per_sec: u64,
+        offered: u64,
+        seconds: u64,
+        kept: u64,
+    },
     #[error(
         "{url}: sent more than the {expected} bytes expected; refused (the partial file was deleted)"
     )]
@@ -375,7 +499,8 @@ impl DownloadError {
             DownloadError::Network { .. }
             | DownloadError::Redirect { .. }
             | DownloadError::Stalled { .. }
-            | DownloadError::TooSlow { .. } => DownloadKind::Network,
+            | DownloadError::TooSlow { .. }
+            | DownloadError::Slower { .. } => DownloadKind::Network,
             DownloadError::Http {
                 status: 403 | 404 | 410,
                 ..
@@ -482,6 +607,18 @@ fn url_path(url: &str) -> &str {
     rest.find('/').map_or("/", |i| &rest[i..])
 }
 
+/// `host[:port]` of a URL (what a user reads as "the source", and the memory's key).
+pub fn host_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    // Never a user name or password from the URL.
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, h)| h)
+        .to_ascii_lowercase()
+}
+
 /// The file name a URL names (for bundle look-ups).
 pub fn file_name_of(url: &str) -> &str {
     let path = url_path(url);
@@ -543,6 +680,16 @@ pub fn download_signed(
         });
     }
     let mut outcome = engine::fetch(req, &dest, &sources, opts, reporter, cancel)?;
+    // What each source achieved, for the next download's order.
+    if let Some(path) = &opts.memory {
+        let speeds: Vec<(String, u64)> = outcome
+            .served
+            .iter()
+            .filter(|s| s.bytes >= engine::MEANINGFUL_BYTES)
+            .map(|s| (host_of(&s.url), s.bytes_per_sec))
+            .collect();
+        memory::remember(path, &speeds);
+    }
     // Unhashed bytes (verification off) get no record: the next run must hash them.
     if opts.verify {
         store::record(&dest, &outcome);
@@ -724,6 +871,17 @@ mod tests {
                 pid: Some(42),
                 folder: "/tmp/x".into(),
             }),
+            Event::Dropped {
+                url: "https://example.com/f".into(),
+                error: raw.into(),
+            },
+            Event::Switched {
+                from: "https://download.pytorch.org/f".into(),
+                to: "https://mirror.nju.edu.cn/f".into(),
+                bytes_per_sec: 300_000,
+                offered: 8_200_000,
+                kept: 700 << 20,
+            },
         ];
         for e in &events {
             let m = e.message().unwrap();
@@ -735,7 +893,10 @@ mod tests {
             assert!(!zh.contains(raw) && !zh.contains('{'), "{zh}");
             if matches!(
                 e,
-                Event::Retry { .. } | Event::SourceFailed { .. } | Event::PartDiscarded { .. }
+                Event::Retry { .. }
+                    | Event::SourceFailed { .. }
+                    | Event::PartDiscarded { .. }
+                    | Event::Dropped { .. }
             ) {
                 assert_eq!(i18n::details(&m, Lang::Zh).as_deref(), Some(raw));
             }
@@ -743,6 +904,69 @@ mod tests {
         let retry = i18n::render(&events[2].message().unwrap(), Lang::Zh);
         assert!(retry.contains("1.5") && retry.contains('2'), "{retry}");
         assert!(Event::Verifying.message().is_none());
+        let switched = i18n::render(&events[7].message().unwrap(), Lang::Zh);
+        assert!(
+            switched.contains("换到更快的来源 mirror.nju.edu.cn")
+                && switched.contains("已下载的部分（700")
+                && switched.starts_with("download.pytorch.org"),
+            "{switched}"
+        );
+    }
+
+    /// The speed test's line: speeds fastest first, who is tried first, who did not answer.
+    #[test]
+    fn the_measured_line_names_the_speeds_and_the_first_source() {
+        use crate::i18n::{self, Lang};
+        let m = |url: &str, result| Measurement {
+            url: url.into(),
+            host: host_of(url),
+            result,
+        };
+        let results = vec![
+            m(
+                "https://mirror.nju.edu.cn/pytorch/whl/cu126/t.whl",
+                Measured::Speed {
+                    bytes_per_sec: 8_200_000,
+                },
+            ),
+            m(
+                "https://download.pytorch.org/whl/cu126/t.whl",
+                Measured::Speed {
+                    bytes_per_sec: 300_000,
+                },
+            ),
+            m(
+                "https://mirror.sjtu.edu.cn/pytorch-wheels/cu126/t.whl",
+                Measured::Failed {
+                    why: "HTTP 503".into(),
+                },
+            ),
+        ];
+        let e = Event::Measured {
+            results: results.clone(),
+            pinned: false,
+        };
+        let zh = i18n::render(&e.message().unwrap(), Lang::Zh);
+        let en = i18n::render(&e.message().unwrap(), Lang::En);
+        println!("{en}\n{zh}");
+        assert!(
+            zh.starts_with("测速：mirror.nju.edu.cn ")
+                && zh.contains("download.pytorch.org ")
+                && zh.contains("mirror.sjtu.edu.cn 没有及时回应")
+                && zh.ends_with("先用最快的 mirror.nju.edu.cn。"),
+            "{zh}"
+        );
+        assert!(en.starts_with("Speed test: mirror.nju.edu.cn "), "{en}");
+        let pinned = Event::Measured {
+            results: results[..2].to_vec(),
+            pinned: true,
+        };
+        let zh = i18n::render(&pinned.message().unwrap(), Lang::Zh);
+        assert!(zh.contains("按你的选择先用 mirror.nju.edu.cn"), "{zh}");
+        assert_eq!(
+            host_of("https://user:pw@Mirror.Example:8443/a?b"),
+            "mirror.example:8443"
+        );
     }
 
     #[test]

@@ -161,6 +161,7 @@ fn recorded(req: &Request, dest: &Dest, f: &std::fs::File) -> Option<Outcome> {
         source: Source::Existing,
         resumed_bytes: 0,
         elapsed_ms: 0,
+        served: vec![],
     })
 }
 
@@ -178,6 +179,7 @@ fn verified(req: &Request, f: std::fs::File, source: Source) -> Option<Outcome> 
         source,
         resumed_bytes: 0,
         elapsed_ms: 0,
+        served: vec![],
     })
 }
 
@@ -232,6 +234,7 @@ fn copy_in(
         source,
         resumed_bytes: 0,
         elapsed_ms: 0,
+        served: vec![],
     }))
 }
 

@@ -45,6 +45,7 @@ pub(super) async fn ranged(
     opts: &Options,
     reporter: &dyn Reporter,
     cancel: &Cancel,
+    run: &SourceRun,
 ) -> Result<(Digests, u64, u64), DownloadError> {
     let part = dest.shown(dest.part());
     let key = req.expected.key().unwrap_or_default();
@@ -102,7 +103,9 @@ pub(super) async fn ranged(
         base: resumed.min(size),
         total: Some(size),
         started: Instant::now(),
+        source: Some(crate::download::host_of(url)),
     });
+    run.resumed.store(resumed.min(size), Ordering::Relaxed);
 
     // The hasher follows the contiguous prefix of done chunks, reading them back.
     let failed = Arc::new(AtomicUsize::new(0));
@@ -147,10 +150,35 @@ pub(super) async fn ranged(
     let result = tokio::select! {
         r = workers => r,
         e = watchdog(meter.clone(), url, opts) => Err(e),
+        e = switcher(meter.clone(), url, run.offered, opts.failover_window) => Err(e),
         _ = ticker(meter.clone(), reporter) => unreachable!(),
     };
     let mut window = (Instant::now(), 0);
     reporter.event(Event::Progress(meter.snapshot(&mut window, &mut 0.0)));
+    // What this source completed: the chunks done now that were not at the start.
+    let done_now =
+        (state.lock().unwrap().done.iter().filter(|d| **d).count() as u64 * chunk).min(size);
+    run.served.store(
+        done_now.saturating_sub(resumed.min(size)),
+        Ordering::Relaxed,
+    );
+    let result = result.map_err(|e| match e {
+        // Only whole chunks are kept: the ones in flight are fetched again.
+        DownloadError::Slower {
+            url,
+            bytes_per_sec,
+            offered,
+            seconds,
+            ..
+        } => DownloadError::Slower {
+            url,
+            bytes_per_sec,
+            offered,
+            seconds,
+            kept: done_now,
+        },
+        e => e,
+    });
     if let Err(e) = result {
         failed.store(1, Ordering::SeqCst);
         board.changed.notify_all();

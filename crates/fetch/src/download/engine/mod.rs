@@ -17,13 +17,14 @@ use serde::{Deserialize, Serialize};
 use super::hash::Hasher;
 use super::{
     Cancel, Dest, Digests, DownloadError, Event, Options, Outcome, Progress, Reporter, Request,
-    Source, io_err,
+    Served, Source, io_err,
 };
 use crate::error::{cause, chain, text};
 use crate::http;
 // The parts, by what they do; each shares this module's imports (`use super::*`).
 mod chunks;
 mod file_io;
+mod measure;
 mod page;
 mod part;
 mod progress;
@@ -41,6 +42,9 @@ use progress::*;
 use sources::*;
 use stream::*;
 
+/// A source that served less than this is not remembered for its speed (too short to say).
+pub(super) const MEANINGFUL_BYTES: u64 = 1 << 20;
+
 pub(super) fn fetch(
     req: &Request,
     dest: &Dest,
@@ -57,14 +61,30 @@ pub(super) fn fetch(
     if let Some(size) = req.expected.size {
         check_space(&req.dest, size)?;
     }
+    // Measure, then choose: the order to try the sources in.
+    let mut choice = rt.block_on(measure::choose(
+        &client, sources, req, opts, reporter, cancel,
+    ));
 
-    let mut queue: VecDeque<usize> = (0..sources.len()).collect();
+    let mut queue: VecDeque<usize> = choice.order.iter().copied().collect();
     let mut said_http = vec![false; sources.len()];
     let mut failures = Vec::new();
+    // Sources whose bytes failed the hash alone: never used again in this download.
+    let mut dropped = vec![false; sources.len()];
+    // Sources left for a faster one: each goes back to the end of the queue once.
+    let mut switched_from = vec![false; sources.len()];
+    // Who put bytes in the part file in this run, and whether it held some before.
+    let mut contributors: Vec<usize> = Vec::new();
+    let mut foreign = false;
+    // After a file assembled from several sources failed its hash: each source alone, no
+    // switching, so the one whose bytes are wrong shows (once per download).
+    let mut solo = false;
+    let mut served: Vec<Served> = Vec::new();
     loop {
         if cancel.is_cancelled() {
             return Err(DownloadError::Cancelled);
         }
+        queue.retain(|&j| !dropped[j]);
         let answered = rt.block_on(first_answer(
             &client,
             sources,
@@ -78,9 +98,36 @@ pub(super) fn fetch(
         let Some((i, probe)) = answered else { break };
         let url = &sources[i];
         tracing::debug!(url = %url, "download: source answered");
+        // The best speed a source still waiting offered: this one must keep up with a
+        // third of it.
+        // The user's own first source is not left for a faster one.
+        let offered = if solo || (opts.pinned_first && i == 0) {
+            None
+        } else {
+            queue.iter().filter_map(|&j| choice.offered[j]).max()
+        };
+        let run = SourceRun {
+            offered,
+            ..SourceRun::default()
+        };
+        let started = Instant::now();
         let result = rt.block_on(from_source(
-            &client, url, probe, req, dest, opts, reporter, cancel,
+            &client, url, probe, req, dest, opts, reporter, cancel, &run,
         ));
+        let got = run.served.load(Ordering::Relaxed);
+        if contributors.is_empty() && run.resumed.load(Ordering::Relaxed) > 0 {
+            foreign = true;
+        }
+        if got > 0 {
+            if !contributors.contains(&i) {
+                contributors.push(i);
+            }
+            served.push(Served {
+                url: url.clone(),
+                bytes: got,
+                bytes_per_sec: (got as f64 / started.elapsed().as_secs_f64().max(1e-3)) as u64,
+            });
+        }
         match result {
             Ok((digests, size, resumed)) => {
                 if opts.verify
@@ -94,10 +141,41 @@ pub(super) fn fetch(
                         expected,
                         actual,
                     };
-                    reporter.event(Event::SourceFailed {
-                        url: url.clone(),
-                        error: chain(&e),
-                    });
+                    let mixed = contributors.len() > 1 || foreign;
+                    if mixed && !solo {
+                        // Several sources made the file: which one lied cannot be told.
+                        // Each contributor again, alone, fastest first.
+                        solo = true;
+                        let mut again: Vec<usize> = contributors
+                            .iter()
+                            .copied()
+                            .filter(|&j| !dropped[j])
+                            .collect();
+                        again.sort_by_key(|&j| std::cmp::Reverse(choice.offered[j].unwrap_or(0)));
+                        queue.retain(|j| !again.contains(j));
+                        for &j in again.iter().rev() {
+                            queue.push_front(j);
+                        }
+                        tracing::info!(sources = ?again, "download: an assembled file failed its hash; each source alone");
+                        reporter.event(Event::SourceFailed {
+                            url: url.clone(),
+                            error: chain(&e),
+                        });
+                    } else if !mixed {
+                        // Its bytes alone failed: it serves another file.
+                        dropped[i] = true;
+                        reporter.event(Event::Dropped {
+                            url: url.clone(),
+                            error: chain(&e),
+                        });
+                    } else {
+                        reporter.event(Event::SourceFailed {
+                            url: url.clone(),
+                            error: chain(&e),
+                        });
+                    }
+                    contributors.clear();
+                    foreign = false;
                     failures.push(e);
                     continue;
                 }
@@ -114,9 +192,33 @@ pub(super) fn fetch(
                     source: Source::Network(url.clone()),
                     resumed_bytes: resumed,
                     elapsed_ms: 0,
+                    served,
                 });
             }
             Err(DownloadError::Cancelled) => return Err(DownloadError::Cancelled),
+            Err(DownloadError::Slower {
+                url: from,
+                bytes_per_sec,
+                offered,
+                kept,
+                ..
+            }) if !queue.is_empty() => {
+                // The part file and its done chunks stay: the next source resumes them.
+                let to = sources[queue[0]].clone();
+                tracing::info!(from = %from, to = %to, rate = bytes_per_sec, offered, kept, "download: switching to a faster source");
+                reporter.event(Event::Switched {
+                    from,
+                    to,
+                    bytes_per_sec,
+                    offered,
+                    kept,
+                });
+                // Tried again last, once, and no longer a speed to keep up with.
+                choice.offered[i] = None;
+                if !std::mem::replace(&mut switched_from[i], true) {
+                    queue.push_back(i);
+                }
+            }
             Err(
                 e @ (DownloadError::TooLong { .. }
                 | DownloadError::BeyondFreeSpace { .. }
@@ -125,6 +227,8 @@ pub(super) fn fetch(
                 // A source that sends (or announces) more than the file: none of its bytes
                 // are kept, and the next source is tried.
                 discard(dest);
+                contributors.clear();
+                foreign = false;
                 reporter.event(Event::SourceFailed {
                     url: url.clone(),
                     error: chain(&e),

@@ -11,6 +11,8 @@ pub(super) struct Meter {
     pub(super) base: u64,
     pub(super) total: Option<u64>,
     pub(super) started: Instant,
+    /// The host serving (shown with the progress).
+    pub(super) source: Option<String>,
 }
 
 impl Meter {
@@ -46,6 +48,7 @@ impl Meter {
             bytes_per_sec: *rate,
             eta_secs,
             per_connection,
+            source: self.source.clone(),
         }
     }
 }
@@ -82,6 +85,53 @@ pub(super) async fn watchdog(meter: Arc<Meter>, url: &str, opts: &Options) -> Do
                     bytes_per_sec: rate as u64,
                     floor: opts.min_speed,
                     seconds: secs(span),
+                };
+            }
+        }
+    }
+}
+
+/// Fails the source with [`DownloadError::Slower`] when, over `window`, it delivers less
+/// than a third of what a waiting source `offered` in the probe (a stall included);
+/// pending for ever when nothing was offered or the window is zero.
+pub(super) async fn switcher(
+    meter: Arc<Meter>,
+    url: &str,
+    offered: Option<u64>,
+    window: Duration,
+) -> DownloadError {
+    let Some(offered) = offered.filter(|o| *o > 0 && !window.is_zero()) else {
+        return std::future::pending().await;
+    };
+    let step = (window / 10).clamp(Duration::from_millis(20), Duration::from_millis(500));
+    let mut samples = std::collections::VecDeque::from([(
+        Instant::now(),
+        meter.received.load(Ordering::Relaxed),
+    )]);
+    loop {
+        tokio::time::sleep(step).await;
+        let now = Instant::now();
+        let got = meter.received.load(Ordering::Relaxed);
+        samples.push_back((now, got));
+        while samples.len() > 2 && now.duration_since(samples[1].0) >= window {
+            samples.pop_front();
+        }
+        let (t0, b0) = samples[0];
+        let span = now.duration_since(t0);
+        if span >= window {
+            let rate = got.saturating_sub(b0) as f64 / span.as_secs_f64();
+            if rate * 3.0 < offered as f64 {
+                let fetched: u64 = meter
+                    .per_conn
+                    .iter()
+                    .map(|a| a.load(Ordering::Relaxed))
+                    .sum();
+                return DownloadError::Slower {
+                    url: url.into(),
+                    bytes_per_sec: rate as u64,
+                    offered,
+                    seconds: secs(span),
+                    kept: meter.base + fetched,
                 };
             }
         }

@@ -88,6 +88,18 @@ pub(super) async fn first_answer<'a>(
     }
 }
 
+/// One source's turn at the file: what it is compared against, and what it did.
+#[derive(Default)]
+pub(super) struct SourceRun {
+    /// The best speed a source still waiting offered in the probe: fall far below it and
+    /// the rest moves there.
+    pub(super) offered: Option<u64>,
+    /// Bytes of the file this source completed.
+    pub(super) served: AtomicU64,
+    /// Bytes already done in the part file when it started.
+    pub(super) resumed: AtomicU64,
+}
+
 /// What the first request learnt about a source.
 pub(super) enum Probe {
     /// Ranges work; the total size.
@@ -116,6 +128,7 @@ pub(super) async fn from_source(
     opts: &Options,
     reporter: &dyn Reporter,
     cancel: &Cancel,
+    run: &SourceRun,
 ) -> Result<(Digests, u64, u64), DownloadError> {
     // The server's size against the expected one and the free space, before a byte is
     // written: a source that announces what cannot be is that source's failure.
@@ -145,8 +158,12 @@ pub(super) async fn from_source(
         }
     }
     match probe {
-        Probe::Ranged(size) => ranged(client, url, size, req, dest, opts, reporter, cancel).await,
-        Probe::Whole(resp) => whole(client, url, resp, req, dest, opts, reporter, cancel).await,
+        Probe::Ranged(size) => {
+            ranged(client, url, size, req, dest, opts, reporter, cancel, run).await
+        }
+        Probe::Whole(resp) => {
+            whole(client, url, resp, req, dest, opts, reporter, cancel, run).await
+        }
     }
 }
 

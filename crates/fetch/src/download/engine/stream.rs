@@ -51,6 +51,7 @@ pub(super) async fn whole(
     opts: &Options,
     reporter: &dyn Reporter,
     cancel: &Cancel,
+    turn: &SourceRun,
 ) -> Result<(Digests, u64, u64), DownloadError> {
     let part = dest.shown(dest.part());
     let _ = dest.dir.remove(dest.state());
@@ -69,6 +70,7 @@ pub(super) async fn whole(
         base: 0,
         total,
         started: Instant::now(),
+        source: Some(crate::download::host_of(url)),
     });
     let mut first = Some(first);
     let run = retrying(url, opts, reporter, cancel, opts.retries, || {
@@ -125,6 +127,7 @@ pub(super) async fn whole(
         e = watchdog(meter.clone(), url, opts) => return Err(e),
         _ = ticker(meter.clone(), reporter) => unreachable!(),
     };
+    turn.served.store(n, Ordering::Relaxed);
     Ok((digests, n, 0))
 }
 

@@ -26,6 +26,7 @@ pub(super) fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome
     let reporter = download_reporter(ctx);
     let opts = download::Options {
         memory: Some(ctx.target.state_dir().join("sources.json")),
+        pinned_first: user_named_first(spec),
         ..download::Options::default()
     };
     let o = if spec.what.may_lack_hash() {
@@ -70,6 +71,21 @@ pub(super) fn run_download(spec: &DownloadSpec, ctx: &Ctx) -> Result<StepOutcome
     })
 }
 
+/// The first source is one the user named (`--mirror`, the wizard's mirror field): it is
+/// tried first whatever the speed test says (#34: an explicit choice wins). The only
+/// mirrors not the user's are NVIDIA's own other hosts for a driver (drivers tables).
+fn user_named_first(spec: &DownloadSpec) -> bool {
+    spec.mirrors.first().is_some_and(|m| {
+        super::unreachable::host_of(m).is_none_or(|h| {
+            let h = h.to_ascii_lowercase();
+            !(h == "nvidia.com"
+                || h.ends_with(".nvidia.com")
+                || h == "nvidia.cn"
+                || h.ends_with(".nvidia.cn"))
+        })
+    })
+}
+
 /// The hosts a driver download tried, in order, each once.
 fn driver_hosts(spec: &DownloadSpec) -> String {
     let mut hosts: Vec<String> = Vec::new();
@@ -99,5 +115,37 @@ pub(super) fn download_reporter<'a>(
                 (ctx.emit)(StepEvent::Log { line })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(mirrors: &[&str]) -> DownloadSpec {
+        DownloadSpec {
+            what: super::super::Artifact::DriverInstaller,
+            url: "https://us.download.nvidia.com/Windows/591.86/591.86-desktop.exe".into(),
+            mirrors: mirrors.iter().map(|m| m.to_string()).collect(),
+            sha256: None,
+            md5: None,
+            size: None,
+            dest: "x.exe".into(),
+            bundle_dirs: Vec::new(),
+            cache_dir: None,
+            connections: 1,
+        }
+    }
+
+    /// The user's `--mirror` is tried first whatever the speed test says; NVIDIA's other
+    /// hosts (the drivers table's) are measured like the canonical URL.
+    #[test]
+    fn only_a_mirror_the_user_named_is_pinned_first() {
+        assert!(user_named_first(&spec(&["http://lan.example/nvidia"])));
+        assert!(!user_named_first(&spec(&["https://cn.download.nvidia.cn"])));
+        assert!(!user_named_first(&spec(&[
+            "https://international.download.nvidia.com"
+        ])));
+        assert!(!user_named_first(&spec(&[])));
     }
 }

@@ -258,10 +258,9 @@ fn make_file(path: &Path, mb: u64, seed: u64) -> (u64, String) {
 /// The engine as it was before #34: the sources in the listed order, no measurement.
 fn first_source_options() -> Options {
     Options {
-        // TODO(#34 merge): switch the measurement off here with the Options field the
-        // "measure" branch adds (its probe budget, 0 = off), e.g.
-        // `measure_budget: Duration::ZERO,` — today's engine has no measurement, so
-        // `Options::default()` is exactly the first-source default until then.
+        // No speed test, no failover: the listed order, as before #34.
+        measure_budget: Duration::ZERO,
+        failover_window: Duration::ZERO,
         ..Options::default()
     }
 }

@@ -92,7 +92,8 @@ pub(super) async fn watchdog(meter: Arc<Meter>, url: &str, opts: &Options) -> Do
 }
 
 /// Fails the source with [`DownloadError::Slower`] when, over `window`, it delivers less
-/// than a third of what a waiting source `offered` in the probe (a stall included);
+/// than a third of what a waiting source `offered` in the probe, or nothing at all for a
+/// fifth of the window (at least 0.2 s, at most 2 s);
 /// pending for ever when nothing was offered or the window is zero.
 pub(super) async fn switcher(
     meter: Arc<Meter>,
@@ -104,14 +105,37 @@ pub(super) async fn switcher(
         return std::future::pending().await;
     };
     let step = (window / 10).clamp(Duration::from_millis(20), Duration::from_millis(500));
+    // Silence is told sooner than slowness: no byte on any connection for this long while
+    // another source is waiting with a measured speed (a mirror that went quiet mid-file
+    // would otherwise cost a whole window, or the stall timeout).
+    let silence = (window / 5).clamp(Duration::from_millis(200), Duration::from_secs(2));
     let mut samples = std::collections::VecDeque::from([(
         Instant::now(),
         meter.received.load(Ordering::Relaxed),
     )]);
+    let first = meter.received.load(Ordering::Relaxed);
+    let mut last_byte = (Instant::now(), first);
     loop {
-        tokio::time::sleep(step).await;
+        tokio::time::sleep(step.min(silence / 2)).await;
         let now = Instant::now();
         let got = meter.received.load(Ordering::Relaxed);
+        // Counted from the first byte: connecting (TLS over a long link) is not silence.
+        if got != last_byte.1 {
+            last_byte = (now, got);
+        } else if got != first && now.duration_since(last_byte.0) >= silence {
+            let fetched: u64 = meter
+                .per_conn
+                .iter()
+                .map(|a| a.load(Ordering::Relaxed))
+                .sum();
+            return DownloadError::Slower {
+                url: url.into(),
+                bytes_per_sec: 0,
+                offered,
+                seconds: secs(now.duration_since(last_byte.0)),
+                kept: meter.base + fetched,
+            };
+        }
         samples.push_back((now, got));
         while samples.len() > 2 && now.duration_since(samples[1].0) >= window {
             samples.pop_front();

@@ -460,3 +460,61 @@ fn a_file_assembled_from_two_sources_that_fails_its_hash_is_fetched_from_each_al
     );
     assert_eq!(o.resumed_bytes, 0);
 }
+
+/// A source that ignores ranges would start the file over: after a switch it waits
+/// behind one that resumes, so what the switch said it kept stays kept.
+#[test]
+fn after_a_switch_a_source_without_ranges_waits_behind_one_that_resumes() {
+    let f = files();
+    let mirror = source(&f, throttled(1_000_000));
+    let whole = source(
+        &f,
+        Fault {
+            ignore_range: true,
+            ..throttled(600_000)
+        },
+    );
+    let publisher = source(&f, throttled(300_000));
+    let req = request(&f, &[&mirror, &whole], &publisher, "no-ranges");
+    let slowed = AtomicBool::new(false);
+    let log = Log::default();
+    let mirror = Arc::new(mirror);
+    let m2 = mirror.clone();
+    let reporter = |e: Event| {
+        if let Event::Progress(p) = &e
+            && p.done > 768 << 10
+            && !slowed.swap(true, Ordering::SeqCst)
+        {
+            m2.set_fault(PATH, throttled(10_000));
+        }
+        download::Reporter::event(&log, e);
+    };
+    let o = download::download(&req, &opts(), &reporter, &Cancel::default()).unwrap();
+    assert_file(&f, &o.path);
+    let kept: Vec<u64> = log
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::Switched { kept, .. } => Some(*kept),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        o.source,
+        Source::Network(publisher.url(PATH)),
+        "{:?}",
+        o.served
+    );
+    assert_eq!(
+        o.resumed_bytes, kept[0],
+        "the part file was not started over"
+    );
+    assert!(
+        o.served.iter().all(|s| s.url != whole.url(PATH)),
+        "{:?}",
+        o.served
+    );
+}

@@ -250,11 +250,11 @@ impl StepError {
             StepError::TorchWheel { from, error } => {
                 (download_kind(error) == FailureKind::DownloadNetwork).then_some(from)
             }
+            // Only what the hosts did: a folder that cannot be written, or a mirror refused
+            // for being http, keeps its own words.
             StepError::DriverDownload { hosts, error } => matches!(
                 download_kind(error),
-                FailureKind::DownloadNetwork
-                    | FailureKind::DownloadMissing
-                    | FailureKind::DownloadOther
+                FailureKind::DownloadNetwork | FailureKind::DownloadMissing
             )
             .then_some(hosts),
             _ => None,

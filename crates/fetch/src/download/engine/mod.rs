@@ -73,6 +73,8 @@ pub(super) fn fetch(
     let mut dropped = vec![false; sources.len()];
     // Sources left for a faster one: each goes back to the end of the queue once.
     let mut switched_from = vec![false; sources.len()];
+    // Sources that serve no ranges, put off once while a part file can be resumed.
+    let mut whole_deferred = vec![false; sources.len()];
     // Who put bytes in the part file in this run, and whether it held some before.
     let mut contributors: Vec<usize> = Vec::new();
     let mut foreign = false;
@@ -98,6 +100,18 @@ pub(super) fn fetch(
         let Some((i, probe)) = answered else { break };
         let url = &sources[i];
         tracing::debug!(url = %url, "download: source answered");
+        // A source that ignores ranges starts the file over: while the part file holds
+        // done chunks (another source's, or a run before) and another source waits, it
+        // goes last, once — what a switch said it kept stays kept.
+        if matches!(probe, Probe::Whole(_))
+            && !queue.is_empty()
+            && !std::mem::replace(&mut whole_deferred[i], true)
+            && dest.dir.symlink_metadata(dest.state()).is_ok()
+        {
+            tracing::info!(url = %url, "download: serves no ranges; the part file waits for one that does");
+            queue.push_back(i);
+            continue;
+        }
         // The best speed a source still waiting offered: this one must keep up with a
         // third of it.
         // The user's own first source is not left for a faster one.

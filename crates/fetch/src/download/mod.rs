@@ -588,7 +588,7 @@ pub fn source_urls(url: &str, mirrors: &[String]) -> Vec<String> {
     let mut out: Vec<String> = mirrors
         .iter()
         .map(|m| {
-            if !name.is_empty() && file_name_of(m) == name && url_path(m) != "/" {
+            if !name.is_empty() && same_name(file_name_of(m), name) && url_path(m) != "/" {
                 m.clone()
             } else {
                 format!("{}{path}", m.trim_end_matches('/'))
@@ -599,6 +599,33 @@ pub fn source_urls(url: &str, mirrors: &[String]) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     out.retain(|u| seen.insert(u.clone()));
     out
+}
+
+/// Two file names from URLs are the same file: compared percent-decoded (PyTorch's index
+/// writes `torch-2.7.1%2Bcu126-…`, a mirror's may write `+`).
+fn same_name(a: &str, b: &str) -> bool {
+    fn decoded(s: &str) -> Vec<u8> {
+        let b = s.as_bytes();
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            let hex = |c: u8| (c as char).to_digit(16);
+            if b[i] == b'%'
+                && let (Some(h), Some(l)) = (
+                    b.get(i + 1).copied().and_then(hex),
+                    b.get(i + 2).copied().and_then(hex),
+                )
+            {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            } else {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+        out
+    }
+    decoded(a) == decoded(b)
 }
 
 /// `https://host/a/b?c` → `/a/b?c`.
@@ -994,6 +1021,17 @@ mod tests {
             ]
         );
         assert_eq!(file_name_of(&req.url), "x.exe");
+        // A whole URL of the same file, its name written either way, is taken as it is.
+        assert_eq!(
+            source_urls(
+                "https://download.pytorch.org/whl/cu126/torch-2.7.1%2Bcu126-cp312-cp312-win_amd64.whl",
+                &[
+                    "https://m.example/pytorch/cu126/torch-2.7.1+cu126-cp312-cp312-win_amd64.whl"
+                        .into()
+                ],
+            )[0],
+            "https://m.example/pytorch/cu126/torch-2.7.1+cu126-cp312-cp312-win_amd64.whl"
+        );
         // A whole URL of the same file (another folder layout) is taken as it is.
         assert_eq!(
             source_urls(

@@ -62,11 +62,21 @@ pub(super) fn clear_winner(live: &[Live]) -> bool {
         .filter(|l| l.finished && l.error.is_none() && l.bytes > 0)
         .map(Live::rate)
         .fold(0.0, f64::max);
+    // The publisher's first bytes are what the others are checked against: the probe does
+    // not end before it has sent some (or finished, or failed), or a fast mirror serving
+    // another file would win unchecked.
+    let reference_ready = live
+        .last()
+        .is_some_and(|l| l.finished || l.bytes >= REFERENCE_BYTES);
     best > 0.0
+        && reference_ready
         && live
             .iter()
             .all(|l| l.finished || l.rate() * FAR_BEHIND < best)
 }
+
+/// How much of the publisher's file the probe waits for before a winner is declared.
+const REFERENCE_BYTES: u64 = 64 << 10;
 
 /// The order to try: measured ones fastest first, then the ones that failed in their
 /// listed order; dropped ones left out (unless every one was dropped: then all, as
@@ -391,6 +401,16 @@ mod tests {
         assert!(!clear_winner(&[failed.clone(), live(1, 100, false)]));
         // Every other done (failed or not): the probe is over anyway.
         assert!(clear_winner(&[failed, live(256 << 10, 300, true)]));
+        // A mirror done first while the publisher (last) has sent nothing yet: its bytes
+        // are not checked yet, so no winner; once the publisher sent 64 KiB, there is.
+        assert!(!clear_winner(&[
+            live(256 << 10, 50, true),
+            live(0, 50, false)
+        ]));
+        assert!(clear_winner(&[
+            live(256 << 10, 50, true),
+            live(64 << 10, 200, false)
+        ]));
     }
 
     #[test]

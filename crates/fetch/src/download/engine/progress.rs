@@ -92,8 +92,8 @@ pub(super) async fn watchdog(meter: Arc<Meter>, url: &str, opts: &Options) -> Do
 }
 
 /// Fails the source with [`DownloadError::Slower`] when, over `window`, it delivers less
-/// than a third of what a waiting source `offered` in the probe, or nothing at all for a
-/// fifth of the window (at least 0.2 s, at most 2 s);
+/// than a third of what a waiting source `offered` in the probe, or goes silent (no byte
+/// for a gap scaled to its own rate: 0.25 s to a fifth of the window);
 /// pending for ever when nothing was offered or the window is zero.
 pub(super) async fn switcher(
     meter: Arc<Meter>,
@@ -105,36 +105,49 @@ pub(super) async fn switcher(
         return std::future::pending().await;
     };
     let step = (window / 10).clamp(Duration::from_millis(20), Duration::from_millis(500));
-    // Silence is told sooner than slowness: no byte on any connection for this long while
-    // another source is waiting with a measured speed (a mirror that went quiet mid-file
-    // would otherwise cost a whole window, or the stall timeout).
-    let silence = (window / 5).clamp(Duration::from_millis(200), Duration::from_secs(2));
-    let mut samples = std::collections::VecDeque::from([(
-        Instant::now(),
-        meter.received.load(Ordering::Relaxed),
-    )]);
+    // Silence is told sooner than slowness: no byte on any connection, while another source
+    // waits with a measured speed (a mirror that went quiet mid-file would otherwise cost a
+    // whole window, or the stall timeout). How long a gap is silence scales with what the
+    // source was sending: the time 16 frames of 64 KiB take at its rate so far, at least
+    // 0.25 s, at most a fifth of the window (2 s).
+    let most = (window / 5).clamp(Duration::from_millis(250), Duration::from_secs(2));
     let first = meter.received.load(Ordering::Relaxed);
+    let mut samples = std::collections::VecDeque::from([(Instant::now(), first)]);
+    // When the first byte came (connecting, TLS over a long link, is not silence) and the
+    // last one.
+    let mut first_byte: Option<Instant> = None;
     let mut last_byte = (Instant::now(), first);
     loop {
-        tokio::time::sleep(step.min(silence / 2)).await;
+        tokio::time::sleep(step.min(Duration::from_millis(50))).await;
         let now = Instant::now();
         let got = meter.received.load(Ordering::Relaxed);
-        // Counted from the first byte: connecting (TLS over a long link) is not silence.
         if got != last_byte.1 {
+            first_byte.get_or_insert(last_byte.0);
             last_byte = (now, got);
-        } else if got != first && now.duration_since(last_byte.0) >= silence {
-            let fetched: u64 = meter
-                .per_conn
-                .iter()
-                .map(|a| a.load(Ordering::Relaxed))
-                .sum();
-            return DownloadError::Slower {
-                url: url.into(),
-                bytes_per_sec: 0,
-                offered,
-                seconds: secs(now.duration_since(last_byte.0)),
-                kept: meter.base + fetched,
+        } else if let Some(since) = first_byte {
+            let flowing = last_byte.0.duration_since(since).as_secs_f64();
+            let rate = got.saturating_sub(first) as f64 / flowing.max(1e-3);
+            let silence = if flowing < 0.1 {
+                most
+            } else {
+                Duration::from_secs_f64((16.0 * 65536.0 / rate.max(1.0)).min(most.as_secs_f64()))
+                    .max(Duration::from_millis(250))
+                    .min(most)
             };
+            if now.duration_since(last_byte.0) >= silence {
+                let fetched: u64 = meter
+                    .per_conn
+                    .iter()
+                    .map(|a| a.load(Ordering::Relaxed))
+                    .sum();
+                return DownloadError::Slower {
+                    url: url.into(),
+                    bytes_per_sec: 0,
+                    offered,
+                    seconds: secs(now.duration_since(last_byte.0)),
+                    kept: meter.base + fetched,
+                };
+            }
         }
         samples.push_back((now, got));
         while samples.len() > 2 && now.duration_since(samples[1].0) >= window {

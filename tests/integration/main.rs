@@ -61,6 +61,7 @@ mod repair;
 mod state_files;
 mod state_records;
 mod tables;
+mod uninstall;
 mod verbose;
 mod verify;
 mod wheels;

@@ -39,6 +39,7 @@ mod gui_mirrors;
 mod gui_packages;
 mod gui_uitheme;
 mod gui_uiwalk;
+mod gui_uninstall;
 mod gui_verdict;
 mod gui_walk;
 mod gui_wsl;

@@ -187,6 +187,15 @@ fn a_windows_wheels_install_is_undone_to_the_last_file_and_variable() {
         "{}",
         text(&words)
     );
+    // In Chinese, for the beginner it is written for.
+    let zh = uninstall(&root, "windows", &["--dry-run", "--lang", "zh"]);
+    let zt = text(&zh);
+    assert!(zt.contains("cuda-setup 将撤销以下更改："), "{zt}");
+    assert!(
+        zt.contains(r"把 CUDA_PATH 改回 cuda-setup 改动之前的值：D:\old\cuda"),
+        "{zt}"
+    );
+    assert!(zt.contains("cuda-setup uninstall --yes"), "{zt}");
     assert_eq!(snapshot(&root), installed, "the dry run changed something");
 
     // Without --yes and no console: nothing changes, exit 2.

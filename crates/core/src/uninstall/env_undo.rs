@@ -59,11 +59,14 @@ pub fn plan(
         }
     }
     for (scope, name) in seen {
+        // For one install, only the changes that name its toolkit: the value before the
+        // first of them is what it goes back to (another install's may stand there).
         let all: Vec<&EnvChange> = changes
             .iter()
             .filter(|c| c.scope == scope && c.name.eq_ignore_ascii_case(&name))
+            .filter(|c| only.is_none_or(|d| names_dir(c, d)))
             .collect();
-        if only.is_some_and(|d| !all.iter().any(|c| names_dir(c, d))) {
+        if all.is_empty() {
             continue;
         }
         let first = all[0];
@@ -165,6 +168,21 @@ pub fn remove_profile_block(target: &Target, file: &Path) -> std::io::Result<boo
     Ok(true)
 }
 
+/// The record without the changes about the toolkit at `dir` (one install undone: a
+/// later uninstall of the rest goes back to the values before those).
+pub fn forget_dir(target: &Target, dir: &Path) -> std::io::Result<()> {
+    let kept: Vec<EnvChange> = recorded(target)
+        .into_iter()
+        .filter(|c| !names_dir(c, dir))
+        .collect();
+    let state = target.state()?;
+    state.write_atomic(
+        super::ENV_RECORD,
+        &serde_json::to_vec_pretty(&kept).expect("serialisable"),
+        true,
+    )
+}
+
 /// PATH without `drop` (compared as Windows compares entries), the rest in its order.
 pub fn path_without(path: &str, drop: &[String]) -> String {
     entries(path)
@@ -177,6 +195,53 @@ pub fn path_without(path: &str, drop: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn change(name: &str, previous: Option<&str>, value: &str) -> EnvChange {
+        EnvChange {
+            scope: Scope::Machine,
+            name: name.into(),
+            previous: previous.map(str::to_string),
+            value: Some(value.into()),
+        }
+    }
+
+    /// Two installs set CUDA_PATH in turn: undoing the second puts back the first's
+    /// value, not the one before both; undoing everything puts back that one.
+    #[test]
+    fn one_install_goes_back_to_the_value_before_its_own_change() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = Target::rooted(Os::Windows, tmp.path());
+        let (a, b) = (r"C:\CUDA11.8", r"C:\CUDA13.5");
+        env::set_windows_var(&t, "CUDA_PATH", Some(b)).unwrap();
+        let changes = [
+            change("CUDA_PATH", None, a),
+            change("CUDA_PATH", Some(a), b),
+        ];
+        let (mut actions, mut left) = (Vec::new(), Vec::new());
+        plan(&t, &changes, Some(Path::new(b)), &mut actions, &mut left);
+        assert_eq!(
+            actions,
+            [Action::RestoreVar {
+                name: "CUDA_PATH".into(),
+                to: Some(a.into())
+            }]
+        );
+        actions.clear();
+        plan(&t, &changes, None, &mut actions, &mut left);
+        assert_eq!(
+            actions,
+            [Action::RestoreVar {
+                name: "CUDA_PATH".into(),
+                to: None
+            }]
+        );
+        // Set again by the user since: left, named.
+        env::set_windows_var(&t, "CUDA_PATH", Some(r"D:\mine")).unwrap();
+        actions.clear();
+        plan(&t, &changes, None, &mut actions, &mut left);
+        assert!(actions.is_empty());
+        assert!(matches!(&left[..], [Left::VarChanged { name, .. }] if name == "CUDA_PATH"));
+    }
 
     #[test]
     fn path_loses_only_our_entries() {

@@ -36,8 +36,6 @@ pub enum Method {
     Wheels,
     /// NVIDIA's installer: NVIDIA's own uninstaller removes it.
     Installer,
-    /// Already there (the plan only configured it or added cuDNN).
-    Existing,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,24 +118,15 @@ pub fn remove_record(target: &Target, id: &str) -> std::io::Result<()> {
     }
 }
 
-/// The toolkit a plan installed or set up, and how (None: the plan has none).
+/// The toolkit a plan installs, and how (None: the plan installs none — repair's fixes,
+/// cuDNN or pip alone: their changes are in the other records, undone by a whole
+/// uninstall, but they are no install of their own in Apps & features).
 fn toolkit_of(plan: &Plan) -> Option<(PathBuf, Version, Method)> {
-    let mut found: Option<(PathBuf, Version, Method)> = None;
-    for s in &plan.steps {
-        match s {
-            Step::AssembleToolkit(a) => {
-                return Some((a.dir.clone(), a.version.clone(), Method::Wheels));
-            }
-            Step::InstallToolkit(t) => {
-                return Some((t.dir.clone(), t.version.clone(), Method::Installer));
-            }
-            Step::ConfigureEnv { cuda_dir, version } if found.is_none() => {
-                found = Some((cuda_dir.clone(), version.clone(), Method::Existing));
-            }
-            _ => {}
-        }
-    }
-    found
+    plan.steps.iter().find_map(|s| match s {
+        Step::AssembleToolkit(a) => Some((a.dir.clone(), a.version.clone(), Method::Wheels)),
+        Step::InstallToolkit(t) => Some((t.dir.clone(), t.version.clone(), Method::Installer)),
+        _ => None,
+    })
 }
 
 fn now() -> u64 {
@@ -319,11 +308,7 @@ pub fn after_run(target: &Target, plan: &Plan) -> Result<Option<InstallRecord>, 
         id: id.clone(),
         version,
         toolkit: toolkit.clone(),
-        // A rerun over our own tree stays ours (the plan may only configure it now).
-        method: match (&previous, method) {
-            (Some(p), Method::Existing) if p.toolkit == toolkit => p.method,
-            _ => method,
-        },
+        method,
         installed_at: previous.as_ref().map_or_else(now, |p| p.installed_at),
         entry: None,
         exe: None,

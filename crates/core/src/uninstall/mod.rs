@@ -81,6 +81,8 @@ pub enum Action {
     },
     /// Our records of what was just undone (`env-changes.json`, `build-check.json`).
     ForgetRecords { files: Vec<String> },
+    /// One install undone: its changes out of `env-changes.json` (the others' stay).
+    ForgetEnvChanges { dir: PathBuf },
     /// `--purge`: our state folder (logs, downloads, records) and the download cache.
     RemoveFolder { dir: PathBuf },
 }
@@ -137,12 +139,19 @@ pub enum UninstallError {
     },
     #[error(transparent)]
     Cudnn(#[from] crate::cudnn::CudnnError),
+    /// Boxed: a step's error is large (a Windows build's the more).
     #[error(transparent)]
-    Env(#[from] crate::steps::StepError),
+    Env(Box<crate::steps::StepError>),
     #[error(transparent)]
     Guard(#[from] crate::guard::GuardError),
     #[error(transparent)]
     Policy(#[from] crate::driverwatch::policy::PolicyError),
+}
+
+impl From<crate::steps::StepError> for UninstallError {
+    fn from(e: crate::steps::StepError) -> Self {
+        UninstallError::Env(Box::new(e))
+    }
 }
 
 impl UninstallError {
@@ -215,6 +224,9 @@ impl Action {
             },
             Action::ForgetRecords { files } => {
                 msg!("uninstall_action_records", files = files.join(", "))
+            }
+            Action::ForgetEnvChanges { .. } => {
+                msg!("uninstall_action_records", files = ENV_RECORD)
             }
             Action::RemoveFolder { dir } => msg!("uninstall_action_folder", dir = dir.display()),
         }
@@ -401,6 +413,16 @@ pub fn plan(target: &Target, opts: &Options) -> Result<UninstallPlan, UninstallE
         });
     }
     // What we undid is no longer a record of anything.
+    if let Some(dir) = only.as_ref().filter(|_| !whole)
+        && changes.iter().any(|c| {
+            c.value
+                .as_deref()
+                .is_some_and(|v| v.contains(&dir.display().to_string()))
+        })
+    {
+        p.actions
+            .push(Action::ForgetEnvChanges { dir: dir.clone() });
+    }
     if whole {
         let state = target.state_dir();
         let files: Vec<String> = [ENV_RECORD, "build-check.json"]
@@ -640,6 +662,10 @@ fn run_action(target: &Target, a: &Action, report: &mut Report) -> Result<(), Un
                     .remove(f)
                     .map_err(|e| UninstallError::io(&state.display(f), e))?;
             }
+        }
+        Action::ForgetEnvChanges { dir } => {
+            env_undo::forget_dir(target, dir)
+                .map_err(|e| UninstallError::io(&target.state_dir().join(ENV_RECORD), e))?;
         }
         Action::RemoveFolder { dir } => {
             remove_folder(target, dir).map_err(|e| UninstallError::io(dir, e))?;

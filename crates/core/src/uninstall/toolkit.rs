@@ -15,7 +15,7 @@ use crate::cudnn::txn::META;
 
 /// The tree's folder, opened without following a link (a link at the name is not ours).
 fn open_root(dir: &Path) -> io::Result<CapDir> {
-    Ok(crate::place::Dir::open(dir)?.handle().try_clone()?)
+    crate::place::Dir::open(dir)?.handle().try_clone()
 }
 
 /// The folder `rel` (with `/`) below `root`, each component opened without following.

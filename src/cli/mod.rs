@@ -19,6 +19,7 @@ mod progress;
 mod recommend;
 mod repair;
 mod tables;
+mod uninstall;
 mod verbosity;
 /// Public for the test that holds the CLI's verdict sentence beside the wizard's.
 pub mod verify;
@@ -137,6 +138,8 @@ pub enum Command {
     Guard(guard::Args),
     /// Keep Windows Update from replacing drivers (Windows' policy; off by default): status, on, off
     DriverPolicy(driver_policy::Args),
+    /// Undo what cuda-setup changed, from its own records (--dry-run lists it first)
+    Uninstall(uninstall::Args),
     /// Diagnostics (the Wine check, support): a file's signature, the language picked
     #[command(hide = true)]
     Debug(debug::Args),
@@ -309,6 +312,7 @@ fn run() -> i32 {
             Some(Command::Doctor(args)) => verify::run_doctor(&tables, &args, lang),
             Some(Command::Guard(args)) => guard::run(&args, lang),
             Some(Command::DriverPolicy(args)) => driver_policy::run(&args, lang),
+            Some(Command::Uninstall(args)) => uninstall::run(&args, lang),
             Some(Command::Debug(args)) => debug::run(&args),
             // No subcommand: the wizard (or, with no display, a pointer to the CLI).
             None => Ok(crate::ui::launch(&base, &tables, &cli.gui, cli.lang)),

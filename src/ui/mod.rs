@@ -25,6 +25,7 @@ pub mod progress;
 pub mod report;
 pub mod session;
 pub mod text;
+pub mod uninstall_view;
 pub mod verdict;
 pub mod widgets;
 pub mod worker;

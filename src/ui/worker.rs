@@ -104,6 +104,10 @@ pub enum Command {
     DriverPolicy {
         on: bool,
     },
+    /// What `cuda-setup uninstall` would undo (#35), to confirm.
+    PlanUninstall,
+    /// Undo it.
+    Uninstall(Box<cuda_setup_core::uninstall::UninstallPlan>),
     /// The guard of `python`'s verified PyTorch (#33): `op`, then its status.
     Guard {
         python: PathBuf,
@@ -186,11 +190,14 @@ pub enum JobId {
     Guard,
     /// Putting the verified PyTorch back: its plan, then its run.
     Restore,
+    /// Undoing what cuda-setup changed: the plan to confirm, then its run (#35).
+    PlanUninstall,
+    Uninstall,
 }
 
 impl JobId {
     /// Every job, for tests that go through them all.
-    pub const ALL: [JobId; 19] = [
+    pub const ALL: [JobId; 21] = [
         JobId::Detect,
         JobId::LinuxDriver,
         JobId::Refresh,
@@ -210,6 +217,8 @@ impl JobId {
         JobId::Save,
         JobId::Guard,
         JobId::Restore,
+        JobId::PlanUninstall,
+        JobId::Uninstall,
     ];
 }
 
@@ -266,6 +275,15 @@ pub enum Event {
     Restarting(Result<bool, String>),
     /// The driver policy after the switch, or why it was not switched (in words).
     DriverPolicy(Result<Box<cuda_setup_core::driverwatch::policy::PolicyStatus>, String>),
+    /// The uninstall's plan, or why it could not be made (in words).
+    UninstallPlanned(Result<Box<cuda_setup_core::uninstall::UninstallPlan>, String>),
+    /// Actions of the uninstall finished, of all.
+    UninstallProgress {
+        done: usize,
+        total: usize,
+    },
+    /// How many actions the uninstall did, or why it stopped.
+    Uninstalled(Result<usize, String>),
     /// Recorded PyTorch builds another install replaced (read beside each detection).
     Swaps(Vec<guard::Swap>),
     Guard(Box<GuardAnswer>),
@@ -299,6 +317,8 @@ impl Command {
             Command::LinuxDriverAdvice { .. } => JobId::LinuxDriver,
             Command::Restart { .. } => JobId::Restart,
             Command::DriverPolicy { .. } => JobId::DriverPolicy,
+            Command::PlanUninstall => JobId::PlanUninstall,
+            Command::Uninstall(_) => JobId::Uninstall,
             Command::Guard { .. } => JobId::Guard,
             Command::PlanRestore { .. } => JobId::Restore,
             Command::PickFile { .. } | Command::Open(_) => return None,
@@ -409,6 +429,7 @@ impl Worker {
 }
 
 fn execute(cmd: Command, env: &Env, out: &Outbox) {
+    use cuda_setup_core::uninstall;
     // `worker_prepare`, `worker_cudnninstall`, … (`worker_none`: a file dialog, the log).
     let job = cmd.job().map_or("none".to_string(), |j| format!("{j:?}"));
     cuda_setup_core::panics::test_hook(&format!("worker_{job}").to_lowercase());
@@ -569,6 +590,25 @@ fn execute(cmd: Command, env: &Env, out: &Outbox) {
                 .map(Box::new)
                 .map_err(|e| cuda_setup_core::error::chain(&e));
             out.send(Event::DriverPolicy(r));
+        }
+        Command::PlanUninstall => {
+            let r = uninstall::plan(&env.target, &uninstall::Options::default())
+                .map(Box::new)
+                .map_err(|e| cuda_setup_core::error::chain(&e));
+            out.send(Event::UninstallPlanned(r));
+        }
+        Command::Uninstall(plan) => {
+            let r = uninstall::execute(&env.target, &plan, &mut |e| {
+                if let uninstall::Event::Finished { index, total } = e {
+                    out.send(Event::UninstallProgress {
+                        done: index + 1,
+                        total,
+                    });
+                }
+            })
+            .map(|r| r.done)
+            .map_err(|e| cuda_setup_core::error::chain(&e));
+            out.send(Event::Uninstalled(r));
         }
         Command::Restart { now } => {
             out.send(Event::Restarting(steps::driver::restart(&env.target, now)))

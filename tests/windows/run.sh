@@ -209,6 +209,28 @@ if grep -qi 'CUDA\\v13.5\\bin\\x64' <<<"$path"; then ok "registry: PATH has the 
 nv=$(wine "$tk13/bin/nvcc.exe" --version 2>/dev/null | tr -d '\r')
 if grep -q 'release 13.5, V13.5.37' <<<"$nv"; then ok "the real nvcc.exe from the wheel runs under Wine: release 13.5"; else bad "nvcc.exe --version under Wine: $nv"; fi
 
+# 4b. Apps & features (#35): the wheels install's entry (HKLM: Wine runs as administrator)
+#     with the documented values; its own QuietUninstallString removes the tree, the
+#     entry and the variables it set, and CUDA_PATH goes back to the 11.8 install's value
+#     (the value that was there before).
+ukey='HKLM\Software\Microsoft\Windows\CurrentVersion\Uninstall\cuda-setup-cuda-13.5'
+uval() { wine reg query "$ukey" /v "$1" 2>/dev/null | tr -d '\r' | sed -n "s/.*$1 *REG_[A-Z_]* *//p" | head -1; }
+quiet=$(uval QuietUninstallString)
+if [ "$(uval DisplayVersion)" = "13.5.0" ] && [ "$(uval Publisher)" = "cuda-setup" ] && [ "$(uval NoModify)" = "0x1" ] \
+    && grep -q '^20[0-9]\{6\}$' <<<"$(uval InstallDate)" && grep -q 'uninstall --install-id cuda-13.5 --yes$' <<<"$quiet" \
+    && [ -f "$WINEPREFIX/drive_c/Program Files/cuda-setup/cuda-setup.exe" ]; then
+    ok "Apps & features: $ukey with its values; the program copied to C:\Program Files\cuda-setup"
+else
+    bad "Apps & features entry: $(wine reg query "$ukey" 2>&1 | tr -d '\r' | head -20)"
+fi
+wine cmd /c "$quiet" > "$work/uninstall.out" 2>&1; rc=$?
+if [ $rc = 0 ] && ! wine reg query "$ukey" >/dev/null 2>&1 && [ -n "$tk13" ] && [ ! -e "$tk13" ] \
+    && [ -z "$(reg CUDA_PATH_V13_5)" ] && grep -q 'CUDA\\v11.8' <<<"$(reg CUDA_PATH)" && ! grep -qi 'v13.5' <<<"$(reg PATH)"; then
+    ok "the entry's uninstall command: no key, no v13.5 tree, CUDA_PATH back to v11.8, PATH without v13.5"
+else
+    bad "the entry's uninstall command (exit $rc)"; tail -20 "$work/uninstall.out"; reg CUDA_PATH
+fi
+
 # 5. The GUI: a real window, pixels checked.
 if W --help 2>/dev/null | grep -q -- '--no-gui\|gui'; then :; fi
 wine "$exe" > "$work/gui.log" 2>&1 & gui=$!

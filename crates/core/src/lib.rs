@@ -38,6 +38,7 @@ pub mod repair;
 pub mod run;
 pub mod steps;
 pub mod target;
+pub mod uninstall;
 pub mod verify;
 pub mod whatif;
 

@@ -223,5 +223,10 @@ fn show(session: &Session, ui: &mut Ui) -> Vec<Action> {
     }
     widgets::gap(ui);
     ui.label(RichText::new(t(lang, "ui_repair_setup_hint")).weak());
+    // Undo what cuda-setup changed (#35), once the audit has said what is there.
+    if session.repair().findings().is_some() {
+        widgets::gap(ui);
+        crate::ui::uninstall_view::show(session, ui, &mut actions);
+    }
     actions
 }

@@ -21,6 +21,7 @@ mod install;
 mod repair;
 mod settings;
 mod torch;
+mod uninstall;
 
 use std::path::PathBuf;
 
@@ -120,6 +121,12 @@ pub enum Action {
     },
     /// Windows Update's driver policy on (true) or back (false) (#33).
     DriverPolicy(bool),
+    /// "Undo what cuda-setup changed": the plan, to confirm (#35).
+    PlanUninstall,
+    /// The confirmed plan runs.
+    Uninstall,
+    /// The confirmation closed: nothing changes.
+    CancelUninstall,
 }
 
 pub struct Session {
@@ -156,6 +163,8 @@ pub struct Session {
     driver_watch: Option<cuda_setup_core::driverwatch::Observed>,
     /// The driver policy switched from the Repair page: its state after, or why not.
     driver_policy: Job<Result<Box<cuda_setup_core::driverwatch::policy::PolicyStatus>, String>>,
+    /// Undoing what cuda-setup changed (#35).
+    uninstall: uninstall::Uninstall,
 }
 
 impl Session {
@@ -205,6 +214,7 @@ impl Session {
             crash: None,
             driver_watch: None,
             driver_policy: Job::Idle,
+            uninstall: uninstall::Uninstall::default(),
         }
     }
 
@@ -297,6 +307,7 @@ impl Session {
             JobId::Install => self.install.run.status(),
             JobId::Restart => self.install.restart.status(),
             JobId::DriverPolicy => self.driver_policy.status(),
+            JobId::PlanUninstall | JobId::Uninstall => self.uninstall.status(id),
             JobId::CudnnCheck | JobId::CudnnDownload | JobId::CudnnInstall | JobId::CudnnUndo => {
                 self.cudnn.status(id)
             }
@@ -457,6 +468,12 @@ impl Session {
                 self.driver_policy = Job::started();
                 vec![Command::DriverPolicy { on }]
             }
+            Action::PlanUninstall => self.plan_uninstall(),
+            Action::Uninstall => self.run_uninstall(),
+            Action::CancelUninstall => {
+                self.cancel_uninstall();
+                Vec::new()
+            }
         }
     }
 
@@ -473,6 +490,9 @@ impl Session {
             } => self.linux_driver_advice(minimum, branch, advice),
             Event::Restarting(r) => self.install.restart.finish(r),
             Event::DriverPolicy(r) => self.driver_policy.finish(r),
+            Event::UninstallPlanned(r) => self.uninstall.plan.finish(r),
+            Event::UninstallProgress { done, total } => self.uninstall.progress = (done, total),
+            Event::Uninstalled(r) => return self.uninstalled(r),
             Event::Prepared(r) => self.prepare.job.finish(r),
             Event::Run(JobId::Install, e) => return self.install_event(e),
             Event::Run(JobId::Pip, e) => return self.pip_event(e),
@@ -532,6 +552,7 @@ impl Session {
             Some(JobId::DriverPolicy) => {
                 self.driver_policy.crash(m);
             }
+            Some(id @ (JobId::PlanUninstall | JobId::Uninstall)) => self.uninstall_crashed(id, m),
             // Ended by their failed report (the worker's, as the executor's would be).
             Some(JobId::Install | JobId::Pip) => {}
             Some(

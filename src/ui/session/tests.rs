@@ -341,6 +341,8 @@ fn all_running(root: &std::path::Path) -> (Session, Plan) {
     s.install.run = run();
     s.install.restart = Job::started();
     s.driver_policy = Job::started();
+    s.uninstall.plan = Job::started();
+    s.uninstall.run = Job::started();
     s.cudnn.check = Job::started();
     s.cudnn.download = Job::cancellable(Cancel::default());
     s.cudnn.install = Job::started();

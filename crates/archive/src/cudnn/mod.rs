@@ -674,6 +674,84 @@ pub fn uninstall(dir: &Path) -> Result<Manifest, CudnnError> {
     txn::uninstall(&tk, m)
 }
 
+/// Each file of `m` that is not there with the bytes (or the link) we put.
+fn problems(dir: &Path, m: &Manifest, depth: Depth) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for f in &m.files {
+        let p = dir.join(&f.path);
+        let problem = match &f.link {
+            Some(target) => link_problem(&p, target),
+            None if depth == Depth::Quick
+                && f.stamp
+                    .is_some_and(|s| s.size == f.size && crate::stamp::matches(&p, &s)) =>
+            {
+                None
+            }
+            // A link where we put a file is not ours, whatever it leads to.
+            None if std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) => {
+                Some("altered")
+            }
+            None => match crate::download::hash_file(&p) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("missing"),
+                Err(_) => Some("altered"),
+                Ok((d, n)) if n != f.size || d.sha256 != f.sha256 => Some("altered"),
+                Ok(_) => None,
+            },
+        };
+        if let Some(problem) = problem {
+            problems.push(Problem {
+                path: f.path.clone(),
+                problem,
+            });
+        }
+    }
+    problems
+}
+
+/// What [`uninstall_unchanged`] did: the manifest it undid, and the files it left because
+/// they changed since we put them (each hashed against the manifest; a link where we put
+/// a file counts as changed and is never followed).
+#[derive(Debug, Clone)]
+pub struct Undone {
+    pub manifest: Manifest,
+    pub left: Vec<String>,
+}
+
+/// The files of our cuDNN in `dir` that changed since we put them (every file hashed):
+/// what [`uninstall_unchanged`] would leave. Reads only.
+pub fn changed_files(dir: &Path) -> Result<Vec<String>, CudnnError> {
+    let report = verify_at(dir, Depth::Deep)?;
+    Ok(report
+        .problems
+        .into_iter()
+        .filter(|p| p.problem == "altered")
+        .map(|p| p.path)
+        .collect())
+}
+
+/// Restores the toolkit folder to what it was before our install, except the files that
+/// changed since we put them: those stay as they are, named in the answer (`cuda-setup
+/// uninstall`; `cudnn uninstall` restores everything).
+pub fn uninstall_unchanged(dir: &Path) -> Result<Undone, CudnnError> {
+    let _lock = lock(dir, false)?;
+    let not_installed = || CudnnError::NotInstalled {
+        dir: dir.to_path_buf(),
+    };
+    if !dir.is_dir() {
+        return Err(not_installed());
+    }
+    let tk = open(dir, false)?;
+    txn::recover(&tk)?;
+    let m = txn::load_manifest(&tk)?.ok_or_else(not_installed)?;
+    let left: Vec<String> = problems(dir, &m, Depth::Deep)
+        .into_iter()
+        .filter(|p| p.problem == "altered")
+        .map(|p| p.path)
+        .collect();
+    let manifest = txn::uninstall_except(&tk, m, &left)?;
+    Ok(Undone { manifest, left })
+}
+
 /// A link we installed: still a link, to the same name.
 fn link_problem(p: &Path, target: &str) -> Option<&'static str> {
     match std::fs::symlink_metadata(p) {
@@ -705,35 +783,7 @@ pub fn verify_at(dir: &Path, depth: Depth) -> Result<VerifyReport, CudnnError> {
     let tk = open(dir, false)?;
     txn::recover(&tk)?;
     let m = txn::load_manifest(&tk)?.ok_or_else(not_installed)?;
-    let mut problems = Vec::new();
-    for f in &m.files {
-        let p = dir.join(&f.path);
-        let problem = match &f.link {
-            Some(target) => link_problem(&p, target),
-            None if depth == Depth::Quick
-                && f.stamp
-                    .is_some_and(|s| s.size == f.size && crate::stamp::matches(&p, &s)) =>
-            {
-                None
-            }
-            // A link where we put a file is not ours, whatever it leads to.
-            None if std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) => {
-                Some("altered")
-            }
-            None => match crate::download::hash_file(&p) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("missing"),
-                Err(_) => Some("altered"),
-                Ok((d, n)) if n != f.size || d.sha256 != f.sha256 => Some("altered"),
-                Ok(_) => None,
-            },
-        };
-        if let Some(problem) = problem {
-            problems.push(Problem {
-                path: f.path.clone(),
-                problem,
-            });
-        }
-    }
+    let problems = problems(dir, &m, depth);
     Ok(VerifyReport {
         cudnn_version: m.cudnn_version,
         files: m.files.len(),

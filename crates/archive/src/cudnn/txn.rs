@@ -52,6 +52,11 @@ pub struct Journal {
     /// The staging folder (install), relative to the toolkit folder.
     pub staging: Option<String>,
     pub manifest: Manifest,
+    /// An uninstall's files left in place because they changed since we put them
+    /// (`uninstall_except`): those that replaced a toolkit file keep their backup and stay
+    /// in the manifest, which then names only them. Absent in older journals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keep: Vec<super::ManifestFile>,
 }
 
 /// What recovery did.
@@ -311,6 +316,7 @@ pub fn apply_install(
         state: State::Applying,
         staging: Some(format!("{META}/{staging_name}")),
         manifest,
+        keep: Vec::new(),
     };
     write_record(tk, JOURNAL, &journal)?;
     let apply = || -> Result<(), CudnnError> {
@@ -375,6 +381,16 @@ fn remove_journal(tk: &Toolkit) {
 fn finish(tk: &Toolkit, j: &Journal) -> Result<(), CudnnError> {
     match j.op {
         Op::Install => write_record(tk, MANIFEST, &j.manifest)?,
+        // Files left because they changed keep the toolkit's original in the backup
+        // folder: the manifest goes on naming them (NVIDIA's file is not ours to delete).
+        Op::Uninstall if !j.keep.is_empty() => write_record(
+            tk,
+            MANIFEST,
+            &Manifest {
+                files: j.keep.clone(),
+                ..j.manifest.clone()
+            },
+        )?,
         Op::Uninstall => {
             if let Some(m) = tk.meta() {
                 let _ = m.remove(MANIFEST);
@@ -416,11 +432,28 @@ fn remove_staging(meta: &place::Dir, keep: Option<&str>) {
 
 /// Restores what was there before the install the manifest describes.
 pub fn uninstall(tk: &Toolkit, manifest: Manifest) -> Result<Manifest, CudnnError> {
+    uninstall_except(tk, manifest, &[])
+}
+
+/// [`uninstall`], but the files at `keep` (relative paths of the manifest) stay as they
+/// are: neither removed nor overwritten by their backup. Those that replaced a toolkit
+/// file keep their backup, and the manifest is rewritten to name only them.
+pub fn uninstall_except(
+    tk: &Toolkit,
+    mut manifest: Manifest,
+    keep: &[String],
+) -> Result<Manifest, CudnnError> {
+    let (kept, undone): (Vec<_>, Vec<_>) = manifest
+        .files
+        .drain(..)
+        .partition(|f| keep.contains(&f.path));
+    manifest.files = undone;
     let mut j = Journal {
         op: Op::Uninstall,
         state: State::Applying,
         staging: None,
         manifest,
+        keep: kept.into_iter().filter(|f| f.replaced).collect(),
     };
     write_record(tk, JOURNAL, &j)?;
     undo_files(tk, &j)?;

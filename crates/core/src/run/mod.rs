@@ -608,6 +608,17 @@ fn execute(plan: &Plan, target: &Target, cancel: &Cancel, tx: &Sender<RunEvent>)
     if report.ok() && !report.restart_pending {
         // Complete: the next run starts afresh (and finds everything in place).
         let _ = std::fs::remove_file(journal_path(target));
+        // The install's record, and on Windows its Apps & features entry (#35).
+        match crate::uninstall::installs::after_run(target, plan) {
+            Ok(Some(r)) => log.line(&format!(
+                "recorded install {} ({}), entry: {:?}",
+                r.id,
+                r.toolkit.display(),
+                r.entry
+            )),
+            Ok(None) => {}
+            Err(e) => log.line(&format!("the install's record was not written: {e}")),
+        }
     }
     report.elapsed_ms = start.elapsed().as_millis() as u64;
     log.line(&format!(

@@ -443,6 +443,18 @@ pub fn with_block(text: &str, block: &str) -> String {
     }
 }
 
+/// `text` without our block (None: it holds none), the rest byte for byte: what
+/// `cuda-setup uninstall` leaves of a profile file.
+pub fn without_block(text: &str) -> Option<String> {
+    match (text.find(BEGIN), text.find(END)) {
+        (Some(a), Some(b)) if b > a => {
+            let end = b + END.len() + usize::from(text[b + END.len()..].starts_with('\n'));
+            Some(format!("{}{}", &text[..a], &text[end..]))
+        }
+        _ => None,
+    }
+}
+
 fn linux(target: &Target, dir: &Path) -> Result<Vec<EnvChange>, StepError> {
     let path = profile_path(target);
     // Elevated, the file is ours (`/etc/profile.d/cuda-setup.sh`): read as a regular file,
@@ -496,6 +508,16 @@ mod tests {
         );
         assert_eq!(merged_path(&p, &entries), p, "idempotent");
         assert_eq!(merged_path("", &entries[1..]), r"C:\CUDA\v13.0\bin");
+    }
+
+    #[test]
+    fn the_block_comes_out_and_the_rest_stays() {
+        let with = with_block(
+            "export X=1\n",
+            &profile_block(Path::new("/usr/local/cuda-13.5")),
+        );
+        assert_eq!(without_block(&with).as_deref(), Some("export X=1\n"));
+        assert_eq!(without_block("export X=1\n"), None);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 #                                welcome-light choose-light install-light
 #                                done-light (the PyTorch goal's end)
 #   High contrast (--high-contrast, as Windows' high-contrast mode draws it; #35), in
-#   English only:               welcome-hc choose-hc verify-hc
+#   English only:               welcome-hc choose-hc install-hc
 # Each shot waits for its page's work (a download part-way, an installer run, the PyTorch
 # check), then for the window to stop changing, scrolls to the verdict where one is shown
 # at the page's end, and captures the window.
@@ -36,7 +36,7 @@ out=${OUT:-docs/screenshots}
 mkdir -p "$out"
 all=(welcome system choose prepare install cudnn verify pytorch done done-tips repair
     choose-nodriver prepare-nodriver install-driver restart choose-olddriver
-    welcome-light choose-light install-light done-light welcome-hc choose-hc verify-hc)
+    welcome-light choose-light install-light done-light welcome-hc choose-hc install-hc)
 shots=("$@")
 [ ${#shots[@]} -gt 0 ] || shots=("${all[@]}")
 

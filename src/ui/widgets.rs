@@ -314,6 +314,11 @@ pub fn progress(ui: &mut Ui, fraction: f32, text: &str) -> egui::Response {
         let r = ui
             .add(ProgressBar::new(fraction).desired_height(10.0))
             .accessible_name(text);
+        // Its empty part is black on black: a white edge shows how far it goes.
+        let edge = ui.visuals().widgets.noninteractive.bg_stroke;
+        let radius = r.rect.height() / 2.0;
+        ui.painter()
+            .rect_stroke(r.rect, radius, edge, egui::StrokeKind::Outside);
         ui.label(text);
         r
     } else {

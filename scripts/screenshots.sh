@@ -14,12 +14,15 @@
 #   Windows' default light theme (--theme light), in Chinese only:
 #                                welcome-light choose-light install-light
 #                                done-light (the PyTorch goal's end)
+#   High contrast (--high-contrast, as Windows' high-contrast mode draws it; #35), in
+#   English only:               welcome-hc choose-hc install-hc
 # Each shot waits for its page's work (a download part-way, an installer run, the PyTorch
 # check), then for the window to stop changing, scrolls to the verdict where one is shown
 # at the page's end, and captures the window.
 #
 # Needs: apt-get install -y xvfb xauth imagemagick xdotool (and python3).
-# Usage: scripts/screenshots.sh [shots...]     (default: all of them; BIN=path skips the build)
+# Usage: scripts/screenshots.sh [shots...]     (default: all of them; BIN=path skips the build;
+#        OUT=dir writes them there instead of docs/screenshots)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -29,11 +32,11 @@ if [ -z "${BIN:-}" ]; then
     BIN="$target/release/cuda-setup"
 fi
 bin=$(realpath "$BIN")
-out=docs/screenshots
+out=${OUT:-docs/screenshots}
 mkdir -p "$out"
 all=(welcome system choose prepare install cudnn verify pytorch done done-tips repair
     choose-nodriver prepare-nodriver install-driver restart choose-olddriver
-    welcome-light choose-light install-light done-light)
+    welcome-light choose-light install-light done-light welcome-hc choose-hc install-hc)
 shots=("$@")
 [ ${#shots[@]} -gt 0 ] || shots=("${all[@]}")
 
@@ -220,6 +223,11 @@ for lang in en zh; do
         if [ "$base" != "$shot" ]; then
             [ "$lang" = zh ] || continue
             theme=(--theme light)
+        fi
+        # A "-hc" shot is its page in high contrast, in English.
+        if [ "${shot%-hc}" != "$shot" ]; then
+            [ "$lang" = en ] || continue
+            base=${shot%-hc} theme=(--high-contrast)
         fi
         # The sandbox starts as $seed (empty, or an earlier install) at each try.
         seed="$work/seed-$lang-$shot" root="$work/root-$lang-$shot"

@@ -40,6 +40,11 @@ pub struct App {
     held: Option<Vec<Command>>,
     /// The OS font's loader, started with the held work (tests join it).
     pub fonts_loader: Option<std::thread::JoinHandle<Option<PathBuf>>>,
+    /// Esc and the focus ring (#35).
+    keys: super::keyboard::Keys,
+    /// The footer's height last frame: its space is kept first, its buttons drawn after
+    /// the page, so Tab walks the page top to bottom and reaches Back and Next last.
+    footer_height: f32,
 }
 
 impl App {
@@ -76,6 +81,8 @@ impl App {
             frames: 0,
             held: Some(Vec::new()),
             fonts_loader: None,
+            keys: Default::default(),
+            footer_height: 48.0,
         };
         if let Some(plan) = awaiting {
             app.session.resume_after_restart(plan);
@@ -175,8 +182,17 @@ impl App {
         let enter = ui.input(|i| i.key_pressed(egui::Key::Enter))
             && ui.ctx().memory(|m| m.focused().is_none());
         let mut actions = Vec::new();
+        // Esc is Back, where the Back button is open (#35).
+        if self.keys.begin(ui.ctx()) && self.back_open() {
+            actions.push(Action::Back);
+        }
         egui::Panel::top("header").show(ui, |ui| actions.extend(self.header(ui)));
-        egui::Panel::bottom("footer").show(ui, |ui| actions.extend(self.footer(ui, enter)));
+        let footer = egui::Panel::bottom("footer")
+            .show(ui, |ui| {
+                let w = ui.available_width();
+                ui.allocate_space(egui::vec2(w, self.footer_height)).1
+            })
+            .inner;
         let (session, pages, page) = (&self.session, &mut self.pages, self.page);
         egui::CentralPanel::default().show(ui, |ui| {
             egui::ScrollArea::vertical()
@@ -196,6 +212,19 @@ impl App {
                     ui.add_space(12.0);
                 });
         });
+        let mut below = ui.new_child(
+            egui::UiBuilder::new()
+                .id_salt("footer-contents")
+                .max_rect(footer)
+                .layout(egui::Layout::top_down(egui::Align::Min)),
+        );
+        actions.extend(self.footer(&mut below, enter));
+        let height = below.min_rect().height();
+        if (height - self.footer_height).abs() > 0.5 {
+            self.footer_height = height;
+            ui.ctx().request_repaint();
+        }
+        self.keys.end(ui.ctx());
         if !actions.is_empty() {
             // The next frame shows what they changed.
             ui.ctx().request_repaint();
@@ -257,7 +286,7 @@ impl App {
         let mut actions = Vec::new();
         ui.add_space(6.0);
         ui.horizontal(|ui| {
-            let back = self.page != Page::Welcome && !self.busy();
+            let back = self.back_open();
             if ui
                 .add_enabled(back, egui::Button::new(t(lang, "ui_back")))
                 .clicked()
@@ -308,6 +337,12 @@ impl App {
         });
         ui.add_space(6.0);
         actions
+    }
+
+    /// Whether Back (the button, Esc) is open: not on the first page, nor while a job
+    /// the page shows runs.
+    fn back_open(&self) -> bool {
+        self.page != Page::Welcome && !self.busy()
     }
 
     /// A job runs that the current page owns (leaving would hide its progress).

@@ -64,6 +64,10 @@ pub struct Args {
     /// default light theme from a machine whose system theme is dark
     #[arg(long, value_name = "THEME", hide = true, value_parser = ["light", "dark"])]
     pub theme: Option<String>,
+    /// Draw in high contrast (black, white, yellow focus), as Windows' high-contrast mode
+    /// does (followed by itself there); also CUDA_SETUP_HIGH_CONTRAST=1 (0: never)
+    #[arg(long, hide = true)]
+    pub high_contrast: bool,
 }
 
 impl Args {
@@ -86,6 +90,7 @@ impl Args {
             || self.page.is_some()
             || self.no_refresh
             || self.theme.is_some()
+            || self.high_contrast
     }
 }
 
@@ -287,6 +292,10 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
         Some("dark") => Some(egui::Theme::Dark),
         _ => None,
     };
+    let high_contrast = super::high_contrast::wanted(
+        args.high_contrast,
+        std::env::var_os(super::high_contrast::ENV).as_deref(),
+    );
     let native = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title(super::text::t(msg_lang, "ui_app_title"))
@@ -306,6 +315,10 @@ pub fn launch(base: &Tables, tables: &Tables, args: &Args, lang: Option<Lang>) -
             super::setup_context(&cc.egui_ctx, opts.fonts);
             if let Some(theme) = theme {
                 cc.egui_ctx.set_theme(theme);
+            }
+            // After the theme: high contrast draws both themes alike.
+            if high_contrast {
+                super::high_contrast::install(&cc.egui_ctx);
             }
             let app = App::new(opts);
             let probe = probe.map(|start| Probe {

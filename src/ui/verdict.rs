@@ -96,6 +96,34 @@ pub fn banner(session: &Session, ui: &mut Ui, here: Page, scope: Scope) {
     };
     let c = tone.color(ui);
     widgets::gap(ui);
+    // A status for a screen reader (#35): named by the headline, read out when it
+    // appears or changes (a polite live region), the rest of the banner inside it.
+    let status = egui::UiBuilder::new()
+        .id_salt(("verdict-status", here.id()))
+        .accessibility_role(egui::accesskit::Role::Status)
+        .accessibility_label(words.headline.clone());
+    ui.scope_builder(status, |ui| {
+        let id = ui.unique_id();
+        ui.ctx()
+            .accesskit_node_builder(id, |n| n.set_live(egui::accesskit::Live::Polite));
+        banner_frame(ui, &v, &words, c, tone, lang, here);
+    });
+    for line in &words.secondary {
+        widgets::note(ui, Tone::Warn, line);
+    }
+}
+
+/// The banner's frame: the mark, the headline, how it was measured, the next step, the
+/// details.
+fn banner_frame(
+    ui: &mut Ui,
+    v: &Verdict,
+    words: &core::Sentence,
+    c: egui::Color32,
+    tone: Tone,
+    lang: Lang,
+    here: Page,
+) {
     Frame::new()
         .stroke(Stroke::new(2.0, c))
         .fill(c.gamma_multiply(0.12))
@@ -117,7 +145,7 @@ pub fn banner(session: &Session, ui: &mut Ui, here: Page, scope: Scope) {
                     .wrap(),
                 );
             });
-            if let Verdict::Ready { measured, .. } = &v {
+            if let Verdict::Ready { measured, .. } = v {
                 let how = match measured {
                     Measured::Torch => "ui_verdict_measured_torch",
                     Measured::Reference => "ui_verdict_measured_reference",
@@ -133,9 +161,6 @@ pub fn banner(session: &Session, ui: &mut Ui, here: Page, scope: Scope) {
                 crate::ui::progress::details(ui, lang, ("verdict", format!("{here:?}")), &raw);
             }
         });
-    for line in &words.secondary {
-        widgets::note(ui, Tone::Warn, line);
-    }
 }
 
 /// GPU utilisation and memory (percent) over the seconds of a check, so the user sees

@@ -108,7 +108,9 @@ pub fn command(ui: &mut Ui, lang: Lang, cmd: &str) -> bool {
 }
 
 /// A choice card: a radio button with a title, and an explanation under it. The whole
-/// card is the click target (a beginner clicks the text, not the little circle).
+/// card is the click target (a beginner clicks the text, not the little circle). For a
+/// screen reader and the keyboard the card is its radio button (#35): one Tab stop, named
+/// by the title, its selected state, the explanation as its description; Space selects.
 pub fn card<V: PartialEq + Copy>(
     ui: &mut Ui,
     current: &mut V,
@@ -118,11 +120,12 @@ pub fn card<V: PartialEq + Copy>(
 ) -> bool {
     let selected = *current == value;
     let stroke = if selected {
-        Stroke::new(2.0, ui.visuals().selection.stroke.color)
+        Stroke::new(2.0, selected_edge(ui))
     } else {
         ui.visuals().widgets.noninteractive.bg_stroke
     };
     let mut clicked = false;
+    let mut radio = None;
     let frame = Frame::new()
         .stroke(stroke)
         .corner_radius(CornerRadius::same(8))
@@ -131,20 +134,24 @@ pub fn card<V: PartialEq + Copy>(
             ui.set_width(ui.available_width());
             // Not justified: a justified column would stretch the spaces of CJK text.
             ui.vertical(|ui| {
-                clicked = ui
-                    .radio_value(current, value, RichText::new(title).strong().size(15.0))
-                    .clicked();
+                let r = ui.radio_value(current, value, RichText::new(title).strong().size(15.0));
+                clicked = r.clicked();
+                radio = Some(r.id);
                 // Not selectable: a selectable label would take the click from the card.
                 ui.add(egui::Label::new(body).selectable(false));
             });
         });
+    if let Some(id) = radio.filter(|_| !body.is_empty()) {
+        ui.ctx()
+            .accesskit_node_builder(id, |n| n.set_description(body.to_string()));
+    }
     // Registered after the contents, so it lies on top of them: a click anywhere on the
-    // card (the radio included) lands here.
+    // card (the radio included) lands here. Not focusable: Tab stops at the radio alone.
     let whole = ui
         .interact(
             frame.response.rect,
             ui.scope_id().with(("card", title)),
-            egui::Sense::click(),
+            egui::Sense::CLICK,
         )
         .on_hover_cursor(egui::CursorIcon::PointingHand);
     if whole.clicked() && !clicked {
@@ -191,7 +198,9 @@ pub fn primary_enabled(ui: &mut Ui, enabled: bool, text: &str) -> egui::Response
     ui.ctx()
         .data_mut(|d| *d.get_temp_mut_or_default::<usize>(primaries_id()) += 1);
     // Disabled, it must not look like the button to press: no accent colour.
-    let (fill, color) = if enabled {
+    let (fill, color) = if enabled && super::high_contrast::on(ui.ctx()) {
+        (super::high_contrast::CYAN, Color32::BLACK)
+    } else if enabled {
         (accent(ui.visuals().dark_mode), Color32::WHITE)
     } else {
         (
@@ -204,6 +213,16 @@ pub fn primary_enabled(ui: &mut Ui, enabled: bool, text: &str) -> egui::Response
         .corner_radius(CornerRadius::same(6))
         .min_size(egui::vec2(120.0, 32.0));
     ui.add_enabled(enabled, button)
+}
+
+/// A selected card's edge: the selection's colour, yellow in high contrast (whose
+/// selection colour is the black text on cyan).
+fn selected_edge(ui: &Ui) -> Color32 {
+    if super::high_contrast::on(ui.ctx()) {
+        super::high_contrast::YELLOW
+    } else {
+        ui.visuals().selection.stroke.color
+    }
 }
 
 /// The primary button's fill: white text on it reaches 4.5:1 in both themes (egui's own
@@ -284,7 +303,27 @@ pub fn transfer(
             text::tf(lang, "ui_eta", &[("time", &text::clock(eta))])
         );
     }
-    ui.add(ProgressBar::new(fraction).text(label));
+    progress(ui, fraction, &label);
+}
+
+/// A progress bar that says `text`: in it, or in high contrast under it (no one colour
+/// reads on both its filled and its empty part there). Either way the bar is a progress
+/// indicator named by `text`, its value the percentage.
+pub fn progress(ui: &mut Ui, fraction: f32, text: &str) -> egui::Response {
+    if super::high_contrast::on(ui.ctx()) {
+        let r = ui
+            .add(ProgressBar::new(fraction).desired_height(10.0))
+            .accessible_name(text);
+        // Its empty part is black on black: a white edge shows how far it goes.
+        let edge = ui.visuals().widgets.noninteractive.bg_stroke;
+        let radius = r.rect.height() / 2.0;
+        ui.painter()
+            .rect_stroke(r.rect, radius, edge, egui::StrokeKind::Outside);
+        ui.label(text);
+        r
+    } else {
+        ui.add(ProgressBar::new(fraction).text(text))
+    }
 }
 
 /// A thin horizontal rule with some air.

@@ -22,12 +22,16 @@ use super::gui::{Dropped, Machine, click, settle, wait};
 use super::gui_walk::enter;
 use crate::support::standin::windows_installer;
 
-fn harness(app: App, theme: Theme) -> Harness<'static, App> {
+/// The wizard in `theme`; `high_contrast`: as `--high-contrast` draws it (#35).
+fn harness(app: App, theme: Theme, high_contrast: bool) -> Harness<'static, App> {
     Harness::builder()
         .with_size([1000.0, 1400.0])
         .with_theme(theme)
-        .with_context_setup(|ctx| {
+        .with_context_setup(move |ctx| {
             cuda_setup::ui::setup_context(ctx, FontSource::EmbeddedOnly);
+            if high_contrast {
+                cuda_setup::ui::high_contrast::install(ctx);
+            }
         })
         .build_ui_state(|ui, app: &mut App| app.show(ui), app)
 }
@@ -35,6 +39,7 @@ fn harness(app: App, theme: Theme) -> Harness<'static, App> {
 /// What failed, page by page.
 struct Measure {
     theme: Theme,
+    high_contrast: bool,
     failed: Vec<(String, Pair)>,
     pages: Vec<Page>,
     /// The primary button's text was measured on its fill.
@@ -42,9 +47,10 @@ struct Measure {
 }
 
 impl Measure {
-    fn new(theme: Theme) -> Measure {
+    fn new(theme: Theme, high_contrast: bool) -> Measure {
         Measure {
             theme,
+            high_contrast,
             failed: Vec::new(),
             pages: Vec::new(),
             primary_seen: 0,
@@ -62,7 +68,7 @@ impl Measure {
         let visuals = &style.visuals;
         assert_eq!(
             visuals.dark_mode,
-            self.theme == Theme::Dark,
+            self.theme == Theme::Dark || self.high_contrast,
             "the harness draws in {:?}",
             self.theme
         );
@@ -81,11 +87,13 @@ impl Measure {
             pairs.iter().filter(|p| p.part == Part::Text).count() > 5,
             "{page:?} ({what}): hardly any text measured"
         );
-        // The primary button: white glyphs on a fill that is not the panel's.
-        if pairs
-            .iter()
-            .any(|p| p.fg == Color32::WHITE && p.bg != base && p.part == Part::Text)
-        {
+        // The primary button: white glyphs on a fill that is not the panel's (high
+        // contrast: black on its cyan).
+        let primary = |p: &Pair| match self.high_contrast {
+            false => p.fg == Color32::WHITE && p.bg != base,
+            true => p.fg == Color32::BLACK && p.bg == cuda_setup::ui::high_contrast::CYAN,
+        };
+        if pairs.iter().any(|p| primary(p) && p.part == Part::Text) {
             self.primary_seen += 1;
         }
         for p in pairs.into_iter().filter(|p| !p.passes()) {
@@ -141,13 +149,13 @@ impl Measure {
 
 /// Every page of a developer setup (cuDNN refused, then checked and installed), the
 /// PyTorch page before and after pip, Done, and Repair with findings, in `theme`.
-fn every_page(theme: Theme) {
+fn every_page(theme: Theme, high_contrast: bool) {
     let lang = Lang::Zh;
-    let mut m_ = Measure::new(theme);
+    let mut m_ = Measure::new(theme, high_contrast);
     let m = Machine::new(windows_installer(0, 0));
     let mut o = m.options(lang);
     o.goal = Some(Goal::Developer);
-    let mut h = harness(App::new(o), theme);
+    let mut h = harness(App::new(o), theme, high_contrast);
     h.step();
     m_.read(&mut h, "start");
     enter(&mut h);
@@ -210,7 +218,7 @@ fn every_page(theme: Theme) {
         .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA");
     let tk = crate::support::cudnn_zip::toolkit(&parent, "11.8.0");
     std::fs::write(tk.join("bin/cudart64_110.dll"), b"MZ stand-in cudart").unwrap();
-    let mut h = harness(App::new(m.options(lang)), theme);
+    let mut h = harness(App::new(m.options(lang)), theme, high_contrast);
     h.step();
     click(&mut h, "下一步");
     assert_eq!(h.state().page, Page::Repair);
@@ -221,10 +229,16 @@ fn every_page(theme: Theme) {
 
 #[test]
 fn every_page_reaches_wcag_aa_in_the_light_theme() {
-    every_page(Theme::Light);
+    every_page(Theme::Light, false);
 }
 
 #[test]
 fn every_page_reaches_wcag_aa_in_the_dark_theme() {
-    every_page(Theme::Dark);
+    every_page(Theme::Dark, false);
+}
+
+/// High contrast (#35), from a light system theme: it draws both alike.
+#[test]
+fn every_page_reaches_wcag_aa_in_high_contrast() {
+    every_page(Theme::Light, true);
 }

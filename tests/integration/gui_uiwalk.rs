@@ -18,7 +18,7 @@ use cuda_setup_core::i18n::{Lang, t, tf};
 use cuda_setup_core::recommend::{Goal, GpuFact};
 use cuda_setup_core::steps::StepKind;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 
 use super::gui::{Machine, click, has, settle, wait};
 use crate::support::standin::windows_installer;
@@ -67,7 +67,12 @@ fn the_pytorch_page_shows_its_verdict_above_the_footer_in_a_small_window() {
         a.session.torch().doctor().is_some() && !a.session.torch().busy()
     });
     settle(&mut h);
-    let verdict = h.get_by_label_contains("你的显卡已可用于 PyTorch").rect();
+    // The sentence itself (the banner's status node is named by it too, #35).
+    let verdict = h
+        .get_all_by_label_contains("你的显卡已可用于 PyTorch")
+        .find(|n| n.accesskit_node().role() == egui::accesskit::Role::Label)
+        .expect("the verdict's sentence")
+        .rect();
     let footer = h.get_by_label(&zh("ui_back")).rect();
     let window = h.ctx.content_rect();
     // Whole, in the window, above the footer: no scrolling by hand.

@@ -27,6 +27,7 @@ mod free_threaded;
 mod gpus_pci;
 mod guard;
 mod gui;
+mod gui_a11y;
 mod gui_contrast;
 mod gui_cudnn;
 mod gui_driver;

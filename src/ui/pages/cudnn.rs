@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use egui::{ProgressBar, RichText, Ui};
+use egui::{RichText, Ui};
 
 use super::{Primary, Screen};
 use crate::ui::progress;
@@ -193,11 +193,15 @@ fn show(state: &mut State, session: &Session, ui: &mut Ui) -> Vec<Action> {
                     } else {
                         0.0
                     };
-                    ui.add(ProgressBar::new(f).text(tf(
-                        lang,
-                        "ui_cudnn_copying",
-                        &[("done", &text::bytes(done)), ("total", &text::bytes(total))],
-                    )));
+                    widgets::progress(
+                        ui,
+                        f,
+                        &tf(
+                            lang,
+                            "ui_cudnn_copying",
+                            &[("done", &text::bytes(done)), ("total", &text::bytes(total))],
+                        ),
+                    );
                 }
                 // "Install cuDNN" is the page's primary button, at the bottom.
                 None => widgets::note(ui, Tone::Info, &t(lang, "ui_nothing_copied_yet")),

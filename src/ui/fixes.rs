@@ -191,9 +191,19 @@ fn unreachable_text(lang: Lang, kind: FailureKind, u: &Unreachable, here: &Here)
             &[("host", &host), ("control", &control("ui_pypi_mirror"))],
         ),
         Source::NvidiaDriver => tf(lang, "ui_fix_driver_download", &[("hosts", &host)]),
+        // Every source was tried: no other to suggest; the network or the proxy.
+        Source::TorchAll => tf(lang, "ui_fix_torch_all", &[("hosts", &host)]),
         _ => tf(lang, "ui_fix_unreachable", &[("host", &host)]),
     };
     let mut parts = vec![first];
+    // The proxy is Choose's setting: said where Choose is on the way back.
+    if u.source == Source::TorchAll && matches!(here.page, Page::Pytorch | Page::Install) {
+        parts.push(tf(
+            lang,
+            "ui_fix_proxy_choose",
+            &[("page", &t(lang, Page::Choose.title_key()))],
+        ));
+    }
     if let Some(button) = here.again.as_deref().filter(|_| again_helps(kind)) {
         parts.push(tf(lang, "ui_fix_then_click", &[("button", &button)]));
     }
@@ -334,6 +344,10 @@ mod tests {
                 Source::NvidiaDriver,
                 "us.download.nvidia.com, cn.download.nvidia.com",
             ),
+            (
+                Source::TorchAll,
+                "download.pytorch.org, mirror.nju.edu.cn, mirror.sjtu.edu.cn",
+            ),
         ]
         .into_iter()
         .map(|(source, host)| Unreachable {
@@ -388,6 +402,40 @@ mod tests {
         // No PyPI words for PyTorch's source, and no pip output to read.
         for s in [&zh, &en] {
             assert!(!s.contains("PyPI") && !s.contains("pip"), "{s}");
+        }
+    }
+
+    /// The automatic choice tried PyTorch's server and every mirror: no mirror is
+    /// suggested (each was tried), only the network and the proxy, where Choose sets it.
+    #[test]
+    fn all_of_pytorchs_sources_unreachable_suggests_no_mirror_but_the_proxy() {
+        let u = &unreachables()[4];
+        let zh = unreachable_text(
+            Lang::Zh,
+            FailureKind::DownloadNetwork,
+            u,
+            &torch_page(Lang::Zh),
+        );
+        assert_eq!(
+            zh,
+            "PyTorch 的下载来源（download.pytorch.org, mirror.nju.edu.cn, mirror.sjtu.edu.cn）都连不上。请检查网络连接，或者检查代理服务器。代理服务器在“选择方案”页的高级选项里设置。然后点击“安装 PyTorch”。"
+        );
+        let en = unreachable_text(
+            Lang::En,
+            FailureKind::DownloadNetwork,
+            u,
+            &torch_page(Lang::En),
+        );
+        assert!(
+            en.starts_with("None of PyTorch's sources (download.pytorch.org, mirror.nju.edu.cn, mirror.sjtu.edu.cn) could be reached.")
+                && en.contains("under Advanced on the “Choose” page"),
+            "{en}"
+        );
+        // Neither the source dropdown nor a mirror is suggested.
+        for (lang, s) in [(Lang::Zh, &zh), (Lang::En, &en)] {
+            let dropdown = format!("“{}”", t(lang, "ui_torch_source"));
+            assert!(!s.contains(&dropdown), "{s}");
+            assert!(!s.contains(&t(lang, "ui_mirror_nju")), "{s}");
         }
     }
 

@@ -213,11 +213,32 @@ fn pytorch_unreachable_the_mirrors_hash_is_used_and_said_in_both_languages() {
             "zh" => &["--lang", "zh", "--json"],
             _ => &["--torch-index", "auto", "--json"],
         };
-        let (out, _) = c.install(&support::server::dead_base(), extra);
+        let (out, log) = c.install(&support::server::dead_base(), extra);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(0), "{lang}: {err}");
         assert!(err.contains(said), "{lang}: the log\n{err}");
         assert_eq!(std::fs::read(c.wheel()).unwrap(), c.bytes);
+        // pip takes torchvision and the rest from the mirror too, not from the index that
+        // did not answer; said in the log.
+        let mirror_index = format!("{}/whl/cu126", c.front.base());
+        let pip = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            pip.contains(&format!("--index-url {mirror_index}")),
+            "{lang}: {pip}"
+        );
+        assert!(
+            !pip.contains(&support::server::dead_base()),
+            "{lang}: {pip}"
+        );
+        let told = match lang {
+            "zh" => "也从同一个镜像下载",
+            _ => "from the same mirror",
+        };
+        assert!(
+            err.contains(&format!("{told}：{mirror_index}"))
+                || err.contains(&format!("{told}: {mirror_index}")),
+            "{lang}: {err}"
+        );
         // What the step did says it too, not only its log.
         let step = torch_step(&json(&out));
         assert_eq!(

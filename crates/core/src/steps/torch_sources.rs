@@ -25,6 +25,10 @@ use crate::wheels::index::{self, DistFile};
 /// PyTorch's page for a variant is large (every torch wheel it ever built: a few MB).
 pub const LISTING_BUDGET: Duration = Duration::from_secs(45);
 
+/// Once PyTorch's listing has answered, how much longer the mirrors' are waited for: a
+/// mirror is only another source of the same file then, not worth the full budget.
+pub const MIRROR_GRACE: Duration = Duration::from_secs(4);
+
 /// Where PyTorch's wheels come from, as the user chose it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TorchSource {
@@ -87,7 +91,7 @@ impl AutoSources {
 }
 
 /// The variant folder PyTorch's index and its mirrors share (`…/whl/cu126` → `cu126`).
-fn variant_of(index_url: &str) -> &str {
+pub(super) fn variant_of(index_url: &str) -> &str {
     index_url
         .trim_end_matches('/')
         .rsplit('/')
@@ -144,11 +148,14 @@ pub struct Listing {
 
 /// Reads PyTorch's index (`official`, the variant's URL from pip's arguments) and each
 /// mirror's page for the same variant at once; what has not answered within `budget` is
-/// left out. A listing naming a file that cannot be ours (`../x`) counts as no answer.
+/// left out — and, once PyTorch's has answered, what has not within `grace` after it (the
+/// full budget is for when the hash may have to come from a mirror). A listing naming a
+/// file that cannot be ours (`../x`) counts as no answer.
 pub fn read_all(
     official: &str,
     mirrors: &[MirrorRef],
     budget: Duration,
+    grace: Duration,
 ) -> (Listing, Vec<Listing>) {
     let variant = variant_of(official).to_string();
     let mut urls = vec![official.to_string()];
@@ -176,17 +183,24 @@ pub fn read_all(
     }
     drop(tx);
     let mut got: Vec<Option<Result<Vec<DistFile>, String>>> = vec![None; urls.len()];
-    let deadline = Instant::now() + budget;
+    let start = Instant::now();
+    let mut deadline = start + budget;
     while got.iter().any(Option::is_none) {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
-            Ok((i, files)) => got[i] = Some(files),
+            Ok((i, files)) => {
+                if i == 0 && files.is_ok() {
+                    deadline = deadline.min(Instant::now() + grace);
+                }
+                got[i] = Some(files);
+            }
             Err(_) => break,
         }
     }
+    let waited = start.elapsed().as_secs();
     let mut listings = urls.iter().zip(got).map(|(url, files)| Listing {
         page: index::project_url(url, "torch"),
-        files: files.unwrap_or_else(|| Err(format!("no answer within {}s", budget.as_secs()))),
+        files: files.unwrap_or_else(|| Err(format!("no answer within {waited}s"))),
     });
     let official = listings.next().expect("the official index is first");
     (official, listings.collect())
@@ -345,6 +359,61 @@ mod tests {
             "step_torch_hash_from_mirror"
         );
         assert!(decide(&official, &[], &first).is_none());
+    }
+
+    /// PyTorch's listing answers; a mirror accepts the connection and never answers: the
+    /// mirror is left out a grace after PyTorch's answer, not at the full budget.
+    #[test]
+    fn once_pytorch_answered_a_silent_mirror_is_not_waited_for() {
+        use std::io::{Read, Write};
+        use std::net::TcpListener;
+        let official = TcpListener::bind("127.0.0.1:0").unwrap();
+        let official_addr = official.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for s in official.incoming() {
+                let Ok(mut s) = s else { return };
+                let mut req = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let page = format!(
+                    "<html><body><a href=\"/whl/cu126/{NAME}#sha256={}\">{NAME}</a></body></html>",
+                    "a".repeat(64)
+                );
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                    page.len()
+                );
+            }
+        });
+        let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+        let silent_addr = silent.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in silent.incoming() {
+                held.push(s);
+            }
+        });
+        let mirrors = vec![MirrorRef {
+            name: "NJU".into(),
+            base: format!("http://{silent_addr}/whl"),
+        }];
+        let started = Instant::now();
+        let (pytorch, others) = read_all(
+            &format!("http://{official_addr}/whl/cu126"),
+            &mirrors,
+            LISTING_BUDGET,
+            Duration::from_secs(2),
+        );
+        let took = started.elapsed();
+        assert_eq!(pytorch.files.as_ref().map(Vec::len), Ok(1), "{pytorch:?}");
+        assert!(others[0].files.is_err(), "{others:?}");
+        assert!(took < Duration::from_secs(20), "waited {took:?}");
     }
 
     #[test]

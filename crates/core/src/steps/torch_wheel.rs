@@ -11,6 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::torch_sources::{self, Trust};
+use super::unreachable::{Source, Unreachable};
 use super::{Ctx, StepError, StepEvent};
 use crate::download::{self, DownloadError, Expected};
 use crate::wheels::index::{self, DistFile};
@@ -140,15 +141,51 @@ fn is_wanted(installed: &str, want: &TorchArgs) -> bool {
     installed == format!("{}+{variant}", want.version)
 }
 
-/// PyTorch's own server, or the mirror of it the index names.
-fn torch_source(index: &str, host: &str) -> super::unreachable::Source {
-    let official = crate::compat::TORCH_INDEX_BASE;
-    if index.starts_with(official) || super::unreachable::host_of(official).as_deref() == Some(host)
-    {
-        super::unreachable::Source::TorchOfficial
+/// Whose the wheel's host is, for the words when its download failed (#34): PyTorch's
+/// own server (download.pytorch.org, or the index `CUDA_SETUP_TORCH_INDEX` puts in its
+/// place), else a mirror of it. By the host that failed, not by the index pip is pointed
+/// at: in the automatic choice that is always PyTorch's, whoever served the file.
+fn wheel_source(host: &str) -> Source {
+    let official = crate::refresh::Sources::from_env().torch_index;
+    let pytorch = [crate::compat::TORCH_INDEX_BASE, official.as_str()]
+        .into_iter()
+        .filter_map(super::unreachable::host_of)
+        .any(|h| h == host);
+    if pytorch {
+        Source::TorchOfficial
     } else {
-        super::unreachable::Source::TorchMirror
+        Source::TorchMirror
     }
+}
+
+/// What could not be reached when the wheel's download failed (`url`: its first source).
+/// The automatic choice (`mirrors` not empty) read PyTorch's `index` and each mirror, and
+/// downloaded from every one listing the file: its failure means none of them served it,
+/// so there is no other source to suggest — their hosts are named, and the words are the
+/// network's or the proxy's. Else the one source, by its host.
+fn wheel_unreachable(
+    url: &str,
+    index: &str,
+    mirrors: &[torch_sources::MirrorRef],
+) -> Option<Unreachable> {
+    let host = super::unreachable::host_of(url)?;
+    if mirrors.is_empty() {
+        return Some(Unreachable {
+            source: wheel_source(&host),
+            host,
+        });
+    }
+    let mut hosts: Vec<String> = Vec::new();
+    let bases = std::iter::once(index).chain(mirrors.iter().map(|m| m.base.as_str()));
+    for h in bases.filter_map(super::unreachable::host_of) {
+        if !hosts.contains(&h) {
+            hosts.push(h);
+        }
+    }
+    Some(Unreachable {
+        source: Source::TorchAll,
+        host: hosts.join(", "),
+    })
 }
 
 /// What [`prefetch`] fetched: pip's arguments with the local file, and the file's name
@@ -202,7 +239,7 @@ pub fn prefetch(
     };
     let Some(Chosen {
         file,
-        mirrors,
+        mirrors: sources,
         trust,
     }) = chosen
     else {
@@ -216,11 +253,11 @@ pub fn prefetch(
     })?;
     let dest = ctx.target.downloads_dir().join(name);
     let allow_http = std::iter::once(&file.url)
-        .chain(&mirrors)
+        .chain(&sources)
         .any(|u| !u.starts_with("https://"));
     let req = download::Request {
         url: file.url.clone(),
-        mirrors,
+        mirrors: sources,
         expected: Expected {
             sha256: file.sha256.clone(),
             md5: None,
@@ -243,12 +280,9 @@ pub fn prefetch(
     download::download(&req, &opts, &reporter, ctx.cancel).map_err(|e| match e {
         DownloadError::Cancelled => StepError::Cancelled,
         // Named by its host, so the words say which source to change (#34).
-        e => match super::unreachable::host_of(&file.url) {
-            Some(host) => StepError::TorchWheel {
-                from: super::unreachable::Unreachable {
-                    source: torch_source(&want.index, &host),
-                    host,
-                },
+        e => match wheel_unreachable(&file.url, &want.index, mirrors) {
+            Some(from) => StepError::TorchWheel {
+                from,
                 error: Box::new(e),
             },
             None => StepError::Download(e),
@@ -261,15 +295,35 @@ pub fn prefetch(
     let mut out = args.to_vec();
     // pip takes a wheel by its path.
     out[want.at] = dest.display().to_string();
+    let hash_from_mirror = match trust {
+        Trust::Official => None,
+        Trust::Mirror { mirror, .. } => Some(mirror),
+    };
+    // PyTorch's index did not answer: pip would still ask it for torchvision and torch's
+    // other packages, and fail. The mirror that answered serves them instead.
+    if let Some(m) = &hash_from_mirror {
+        let index = mirror_index(m, &want.index);
+        if let Some(i) = out.iter().position(|a| a == "--index-url") {
+            out[i + 1] = index.clone();
+            log(crate::msg!("step_torch_pip_index_mirror", index = index));
+        }
+    }
     Ok(Some(Prefetched {
         args: out,
         file: name.to_string(),
         sha256: file.sha256.clone().unwrap_or_default(),
-        hash_from_mirror: match trust {
-            Trust::Official => None,
-            Trust::Mirror { mirror, .. } => Some(mirror),
-        },
+        hash_from_mirror,
     }))
+}
+
+/// The mirror's index for the variant PyTorch's `index` is of (`…/whl/cu126` → the
+/// mirror's `<base>/cu126`): the same layout, as [`torch_sources::read_all`] reads it.
+fn mirror_index(mirror: &torch_sources::MirrorRef, index: &str) -> String {
+    format!(
+        "{}/{}",
+        mirror.base.trim_end_matches('/'),
+        torch_sources::variant_of(index)
+    )
 }
 
 /// The explicit choice: the index pip's arguments name, alone (None: pip fetches it).
@@ -318,8 +372,12 @@ fn measured(
     ctx: &Ctx,
 ) -> Option<Chosen> {
     let log = |line: crate::message::Message| (ctx.emit)(StepEvent::Log { line });
-    let (official, others) =
-        torch_sources::read_all(&want.index, mirrors, torch_sources::LISTING_BUDGET);
+    let (official, others) = torch_sources::read_all(
+        &want.index,
+        mirrors,
+        torch_sources::LISTING_BUDGET,
+        torch_sources::MIRROR_GRACE,
+    );
     let others: Vec<(torch_sources::MirrorRef, torch_sources::Listing)> =
         mirrors.iter().cloned().zip(others).collect();
     let pick_one = |files: &[DistFile]| pick(files, &want.version, tags).cloned();
@@ -418,6 +476,54 @@ mod tests {
         assert!(!is_wanted("2.13.0+cu130", &want));
         assert!(!is_wanted("2.13.0", &want), "the CPU build from PyPI");
         assert!(!is_wanted("2.12.1+cu126", &want));
+    }
+
+    /// A failed wheel download is named by the host that failed: a mirror is a mirror
+    /// even when pip's index is PyTorch's; and when the automatic choice tried PyTorch's
+    /// server and every mirror, it is all of them — no mirror to suggest.
+    #[test]
+    fn a_failed_download_names_the_host_that_failed() {
+        let official = "https://download.pytorch.org/whl/cu126";
+        let name = "torch-2.13.0+cu126-cp311-cp311-win_amd64.whl";
+        let nju = format!("https://mirror.nju.edu.cn/pytorch/whl/cu126/{name}");
+        let u =
+            wheel_unreachable(&nju, "https://mirror.nju.edu.cn/pytorch/whl/cu126", &[]).unwrap();
+        assert_eq!(
+            (u.source, u.host.as_str()),
+            (Source::TorchMirror, "mirror.nju.edu.cn")
+        );
+        let u = wheel_unreachable(&format!("{official}/{name}"), official, &[]).unwrap();
+        assert_eq!(
+            (u.source, u.host.as_str()),
+            (Source::TorchOfficial, "download.pytorch.org")
+        );
+        let mirrors = [
+            torch_sources::MirrorRef {
+                name: "NJU".into(),
+                base: "https://mirror.nju.edu.cn/pytorch/whl".into(),
+            },
+            torch_sources::MirrorRef {
+                name: "SJTU".into(),
+                base: "https://mirror.sjtu.edu.cn/pytorch-wheels".into(),
+            },
+        ];
+        let u = wheel_unreachable(&nju, official, &mirrors).unwrap();
+        assert_eq!(u.source, Source::TorchAll);
+        assert_eq!(
+            u.host,
+            "download.pytorch.org, mirror.nju.edu.cn, mirror.sjtu.edu.cn"
+        );
+        let hint = crate::i18n::render(&u.hint(), crate::i18n::Lang::En);
+        assert!(
+            hint.contains("none of PyTorch's sources") && hint.contains("--proxy"),
+            "{hint}"
+        );
+        assert!(!hint.contains("--torch-index"), "{hint}");
+        // pip's index, when the mirror's hash is used: the mirror's for the same variant.
+        assert_eq!(
+            mirror_index(&mirrors[1], "https://download.pytorch.org/whl/cu126/"),
+            "https://mirror.sjtu.edu.cn/pytorch-wheels/cu126"
+        );
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub enum Source {
     TorchOfficial,
     /// The mirror of PyTorch's index the user chose: PyTorch's own server or another mirror.
     TorchMirror,
+    /// PyTorch's own server and its mirrors, all tried (the automatic choice) and none
+    /// answered: no other source to suggest; the network or the proxy (`host`: the hosts).
+    TorchAll,
     /// The PyPI index (or mirror) pip takes PyTorch's other packages from.
     Pypi,
     /// NVIDIA's hosts for the display driver (all of them were tried).
@@ -69,6 +72,7 @@ impl Unreachable {
                 host = host,
                 official = crate::compat::TORCH_INDEX_BASE
             ),
+            Source::TorchAll => msg!("hint_torch_all", hosts = host),
             Source::Pypi => msg!("hint_pip_pypi", host = host),
             Source::NvidiaDriver => msg!("hint_driver_download", hosts = host),
         }
@@ -144,12 +148,12 @@ const NETWORK: [&str; 16] = [
 ];
 
 /// pip giving up: what it says after the network failed it.
-const GAVE_UP: [&str; 4] = [
-    "ERROR: No matching distribution found",
-    "ERROR: Could not find a version that satisfies",
-    "ERROR: Could not install packages due to an OSError",
-    "ERROR: Exception:",
-];
+const NO_MATCH: &str = "ERROR: No matching distribution found";
+const NO_VERSION: &str = "ERROR: Could not find a version that satisfies";
+/// pip's last words for an error it did not expect; the network's only when they name it
+/// (an `OSError` is as often `[WinError 5] Access is denied`, a file in use).
+const OS_ERROR: &str = "ERROR: Could not install packages due to an OSError";
+const EXCEPTION: &str = "ERROR: Exception:";
 
 /// Reads pip's output line by line and says which index it could not reach, if that is
 /// what ended the run. Holds a few hosts, never the output.
@@ -161,6 +165,13 @@ pub struct PipWatch {
     failed: Vec<Unreachable>,
     /// pip gave up after (or with) a network error.
     gave_up: bool,
+    /// pip listed the versions it found (`(from versions: 1.0, 2.0)`): the index answered,
+    /// and "No matching distribution" is about the version, not the network.
+    versions_listed: bool,
+    /// Inside the traceback after `ERROR: Exception:`: whether its last exception line so
+    /// far names the network (None: no traceback). Its final line decides, not the frames
+    /// (urllib3's source lines quote `ReadTimeoutError` too).
+    traceback_network: Option<bool>,
 }
 
 impl PipWatch {
@@ -201,21 +212,49 @@ impl PipWatch {
             indexes,
             failed: Vec::new(),
             gave_up: false,
+            versions_listed: false,
+            traceback_network: None,
         }
     }
 
     /// One line of pip's output (stdout or stderr).
     pub fn line(&mut self, line: &str) {
         let line = line.trim_end();
-        let network = NETWORK.iter().any(|m| line.contains(m));
-        if GAVE_UP.iter().any(|m| line.starts_with(m)) && !self.failed.is_empty() {
+        let names_host = line.contains("host='");
+        let network =
+            NETWORK.iter().any(|m| line.contains(m)) || (line.starts_with(OS_ERROR) && names_host);
+        if line.starts_with(EXCEPTION) {
+            self.traceback_network = Some(false);
+        } else if let Some(last) = self.traceback_network.as_mut() {
+            // An exception's line, not a frame, its source line or a chain's words.
+            let frame = line.starts_with(' ')
+                || line.is_empty()
+                || line.starts_with("Traceback ")
+                || line.starts_with("During handling")
+                || line.starts_with("The above exception");
+            if !frame {
+                *last = network || names_host;
+            }
+        }
+        if line.starts_with(NO_VERSION) {
+            if line.contains("(from versions: none)") {
+                self.gave_up |= !self.failed.is_empty();
+            } else {
+                self.versions_listed = true;
+            }
+        }
+        if line.starts_with(NO_MATCH) && !self.versions_listed && !self.failed.is_empty() {
             self.gave_up = true;
         }
         if !network {
             return;
         }
-        // A network error that is not a retry is pip's last word (a traceback's end).
-        if !line.contains("Retrying (") {
+        // A network error that is not a retry, nor a page pip skips (its index collector
+        // goes on without it), nor a traceback's frame is pip's last word.
+        if !line.contains("Retrying (")
+            && !line.ends_with("- skipping")
+            && self.traceback_network.is_none()
+        {
             self.gave_up = true;
         }
         let Some(found) = self.which(line) else {
@@ -271,7 +310,7 @@ impl PipWatch {
     /// What stopped pip, when it was an index it could not reach: PyTorch's source first
     /// (the big file, and the choice on the page), then the PyPI mirror.
     pub fn verdict(&self) -> Option<Unreachable> {
-        if !self.gave_up {
+        if !self.gave_up && self.traceback_network != Some(true) {
             return None;
         }
         let torch = self
@@ -394,6 +433,51 @@ ERROR: torch-2.13.0-cp311-cp311-win_amd64.whl is not a supported wheel on this p
         assert_eq!(
             watch(TORCH, "ERROR: No matching distribution found for torch==9"),
             None
+        );
+    }
+
+    /// A retry pip recovered from, then a failure that is not the network: a file in use
+    /// or access denied (pytorch-ts#56, pinokio audio-webui#205), as pip's one-line
+    /// OSError or a traceback after `ERROR: Exception:`; a version the index does not
+    /// have (it answered: it lists others); a page pip skipped (its own version check).
+    #[test]
+    fn access_denied_after_recovered_retries_is_not_the_network() {
+        const RETRY: &str = "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by 'ReadTimeoutError(\"HTTPSConnectionPool(host='download.pytorch.org', port=443): Read timed out. (read timeout=15)\")': /whl/cu126/torch/\nCollecting torch==2.13.0+cu126\n";
+        let denied = format!(
+            "{RETRY}Installing collected packages: torch\nERROR: Could not install packages due to an OSError: [WinError 5] Access is denied: 'C:\\\\Python311\\\\Lib\\\\site-packages\\\\~orch\\\\lib\\\\asmjit.dll'\nConsider using the `--user` option or check the permissions.\n"
+        );
+        assert_eq!(watch(TORCH, &denied), None);
+        // urllib3's frames quote its exception names; the traceback's last line decides.
+        let traceback = format!(
+            "{RETRY}ERROR: Exception:\nTraceback (most recent call last):\n  File \"C:\\Python311\\lib\\site-packages\\pip\\_vendor\\urllib3\\response.py\", line 438, in _error_catcher\n    raise ReadTimeoutError(self._pool, None, \"Read timed out.\")\n  File \"C:\\Python311\\lib\\shutil.py\", line 825, in move\nPermissionError: [WinError 5] Access is denied: 'C:\\\\Python311\\\\Lib\\\\site-packages\\\\torch'\n"
+        );
+        assert_eq!(watch(TORCH, &traceback), None);
+        let other_versions = format!(
+            "{RETRY}ERROR: Could not find a version that satisfies the requirement torch==9.0.0+cu126 (from versions: 2.12.0+cu126, 2.13.0+cu126)\nERROR: No matching distribution found for torch==9.0.0+cu126\n"
+        );
+        assert_eq!(watch(TORCH, &other_versions), None);
+        let skipped = "Could not fetch URL https://pypi.tuna.tsinghua.edu.cn/simple/pip/: There was a problem confirming the ssl certificate: HTTPSConnectionPool(host='pypi.tuna.tsinghua.edu.cn', port=443): Max retries exceeded with url: /simple/pip/ (Caused by SSLError(SSLEOFError(8, 'EOF occurred in violation of protocol (_ssl.c:1006)'))) - skipping
+ERROR: Could not install packages due to an OSError: [WinError 32] The process cannot access the file because it is being used by another process: 'C:\\\\Temp\\\\pip-unpack-1\\\\torch.whl'";
+        assert_eq!(watch(TORCH, skipped), None);
+    }
+
+    /// pip's one-line OSError that names the network (Amphion#388) is the network's, and
+    /// a traceback whose last line is urllib3's (pip#13056) too.
+    #[test]
+    fn an_oserror_or_traceback_naming_the_network_is_the_network() {
+        let oserror = "ERROR: Could not install packages due to an OSError: HTTPSConnectionPool(host='download.pytorch.org', port=443): Max retries exceeded with url: /whl/cu126/torch-2.13.0%2Bcu126-cp311-cp311-win_amd64.whl (Caused by NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7efffe815c10>: Failed to establish a new connection: [Errno 101] Network is unreachable'))";
+        assert_eq!(
+            watch(TORCH, oserror).map(|u| u.source),
+            Some(Source::TorchOfficial)
+        );
+        let traceback = "ERROR: Exception:
+Traceback (most recent call last):
+  File \"/venv/lib/python3.12/site-packages/pip/_vendor/urllib3/util/retry.py\", line 594, in increment
+    raise MaxRetryError(_pool, url, error or ResponseError(cause))
+pip._vendor.urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='pypi.tuna.tsinghua.edu.cn', port=443): Max retries exceeded with url: /packages/x.whl (Caused by ResponseError('too many 500 error responses'))";
+        assert_eq!(
+            watch(TORCH, traceback).map(|u| u.source),
+            Some(Source::Pypi)
         );
     }
 

@@ -370,7 +370,12 @@ fn winget_manifests_parse_and_have_the_schema_shape() {
         one_of("InstallerSwitches", k, SWITCHES);
         assert!((1..=512).contains(&v.as_str().unwrap().len()));
     }
-    for code in installer["InstallerSuccessCodes"].as_array().unwrap() {
+    for code in installer
+        .get("InstallerSuccessCodes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         assert_ne!(code.as_i64(), Some(0), "the schema forbids 0 here");
     }
     for e in installer["ExpectedReturnCodes"].as_array().unwrap() {
@@ -470,14 +475,12 @@ fn winget_return_codes_are_the_clis_exit_codes() {
     };
     assert_eq!(code("SUCCESS"), 0);
     let [_, installer, _] = winget(&packaging());
-    let success: Vec<i64> = installer["InstallerSuccessCodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.as_i64().unwrap())
-        .collect();
-    assert_eq!(success, vec![code("REBOOT_REQUIRED")]);
-    let expected: BTreeMap<i64, &str> = installer["ExpectedReturnCodes"]
+    let success: Vec<i64> = installer
+        .get("InstallerSuccessCodes")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|c| c.as_i64().unwrap()).collect())
+        .unwrap_or_default();
+    let expected: Vec<(i64, &str)> = installer["ExpectedReturnCodes"]
         .as_array()
         .unwrap()
         .iter()
@@ -488,8 +491,22 @@ fn winget_return_codes_are_the_clis_exit_codes() {
             )
         })
         .collect();
+    // `winget validate` refuses a code listed twice, or both as a success and as expected
+    // (DuplicateReturnCodeEntry in winget-cli's ManifestValidation.cpp).
+    let mut all: Vec<i64> = success
+        .iter()
+        .copied()
+        .chain(expected.iter().map(|e| e.0))
+        .collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(
+        all.len(),
+        success.len() + expected.len(),
+        "a code listed twice"
+    );
     // As winget maps MSI's own codes (GetDefaultKnownReturnCodes in winget-cli's
-    // src/AppInstallerCommonCore/Manifest/ManifestCommon.cpp).
+    // ManifestCommon.cpp); rebootRequiredToFinish is a success to winget (InstallFlow.cpp).
     let want: BTreeMap<i64, &str> = [
         (code("REBOOT_REQUIRED"), "rebootRequiredToFinish"),
         (code("CANCELLED"), "cancelledByUser"),
@@ -497,10 +514,10 @@ fn winget_return_codes_are_the_clis_exit_codes() {
         (code("PLATFORM_UNSUPPORTED"), "systemNotSupported"),
     ]
     .into();
-    assert_eq!(expected, want);
+    assert_eq!(expected.into_iter().collect::<BTreeMap<_, _>>(), want);
+    assert!(success.is_empty(), "{success:?}");
     // A fatal error stays a failure: neither a success code nor mapped to a response.
-    assert!(!success.contains(&code("FAILED")));
-    assert!(!expected.contains_key(&code("FAILED")));
+    assert!(!want.contains_key(&code("FAILED")));
 }
 
 /// The silent switches are the real command line: `install` takes `--unattended`.

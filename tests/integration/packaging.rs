@@ -566,7 +566,10 @@ fn update_manifests_writes_the_hash_url_and_version() {
     let t = copy_packaging();
     let exe = t.path().join("cuda-setup.exe");
     std::fs::write(&exe, b"MZ a release").unwrap();
-    let sha = format!("{:x}", Sha256::digest(b"MZ a release"));
+    let sha: String = Sha256::digest(b"MZ a release")
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let version = env!("CARGO_PKG_VERSION");
     let url = format!(
         "https://github.com/someone/cuda-setup/releases/download/v{version}/cuda-setup.exe"

@@ -52,6 +52,7 @@ mod jetson;
 mod linux_driver;
 mod one_writer;
 mod package_libraries;
+mod packaging;
 mod places;
 mod places_cudnn;
 mod proxy;

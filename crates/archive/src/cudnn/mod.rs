@@ -661,7 +661,13 @@ pub fn installed_from(dir: &Path, archive: &Path) -> bool {
 
 /// Restores the toolkit folder to what it was before our install.
 pub fn uninstall(dir: &Path) -> Result<Manifest, CudnnError> {
-    let _lock = lock(dir, false)?;
+    let (_lock, tk, m) = ours(dir)?;
+    txn::uninstall(&tk, m)
+}
+
+/// Our cuDNN in `dir`, locked, any interrupted transaction recovered, and its manifest.
+fn ours(dir: &Path) -> Result<(Option<crate::lock::Lock>, places::Toolkit, Manifest), CudnnError> {
+    let lock = lock(dir, false)?;
     let not_installed = || CudnnError::NotInstalled {
         dir: dir.to_path_buf(),
     };
@@ -671,7 +677,7 @@ pub fn uninstall(dir: &Path) -> Result<Manifest, CudnnError> {
     let tk = open(dir, false)?;
     txn::recover(&tk)?;
     let m = txn::load_manifest(&tk)?.ok_or_else(not_installed)?;
-    txn::uninstall(&tk, m)
+    Ok((lock, tk, m))
 }
 
 /// Each file of `m` that is not there with the bytes (or the link) we put.
@@ -733,16 +739,7 @@ pub fn changed_files(dir: &Path) -> Result<Vec<String>, CudnnError> {
 /// changed since we put them: those stay as they are, named in the answer (`cuda-setup
 /// uninstall`; `cudnn uninstall` restores everything).
 pub fn uninstall_unchanged(dir: &Path) -> Result<Undone, CudnnError> {
-    let _lock = lock(dir, false)?;
-    let not_installed = || CudnnError::NotInstalled {
-        dir: dir.to_path_buf(),
-    };
-    if !dir.is_dir() {
-        return Err(not_installed());
-    }
-    let tk = open(dir, false)?;
-    txn::recover(&tk)?;
-    let m = txn::load_manifest(&tk)?.ok_or_else(not_installed)?;
+    let (_lock, tk, m) = ours(dir)?;
     let left: Vec<String> = problems(dir, &m, Depth::Deep)
         .into_iter()
         .filter(|p| p.problem == "altered")

@@ -239,7 +239,13 @@ if [ "$(uval DisplayVersion)" = "13.5.0" ] && [ "$(uval Publisher)" = "cuda-setu
 else
     bad "Apps & features entry: $(wine reg query "$ukey" 2>&1 | tr -d '\r' | head -20)"
 fi
-wine cmd /c "$quiet" > "$work/uninstall.out" 2>&1; rc=$?
+# Run as Windows runs it (CreateProcess on the string): the quoted program, then its
+# arguments. (`wine cmd /c "$quiet"` would hand cmd.exe the inner quotes escaped as \",
+# which cmd.exe does not read.)
+qexe=${quiet#\"}; qexe=${qexe%%\"*}; qargs=${quiet#"\"$qexe\" "}
+if [ "$quiet" != "\"$qexe\" $qargs" ] || [ -z "$qargs" ]; then bad "QuietUninstallString is not \"EXE\" ARGS: $quiet"; fi
+# shellcheck disable=SC2086 # the arguments are words, as CreateProcess splits them
+wine "$qexe" $qargs > "$work/uninstall.out" 2>&1; rc=$?
 if [ $rc = 0 ] && ! wine reg query "$ukey" >/dev/null 2>&1 && [ -n "$tk13" ] && [ ! -e "$tk13" ] \
     && [ -z "$(reg CUDA_PATH_V13_5)" ] && grep -q 'CUDA\\v11.8' <<<"$(reg CUDA_PATH)" && ! grep -qi 'v13.5' <<<"$(reg PATH)"; then
     ok "the entry's uninstall command: no key, no v13.5 tree, CUDA_PATH back to v11.8, PATH without v13.5"

@@ -621,6 +621,18 @@ fn run_action(target: &Target, a: &Action, report: &mut Report) -> Result<(), Un
                     });
                 }
             }
+            // What the cuDNN step leaves of ours in the folder: its lock file in
+            // `.cuda-setup` (Windows keeps the file after the lock is released). Only a real
+            // folder holding nothing else, then the toolkit folder when that left it empty.
+            let meta = dir.join(crate::cudnn::txn::META);
+            if std::fs::symlink_metadata(&meta).is_ok_and(|m| m.is_dir()) {
+                let lock = meta.join(crate::lock::FILE);
+                if std::fs::symlink_metadata(&lock).is_ok_and(|m| m.is_file()) {
+                    let _ = std::fs::remove_file(&lock);
+                }
+                let _ = std::fs::remove_dir(&meta);
+                let _ = std::fs::remove_dir(dir);
+            }
         }
         Action::RestoreVar { name, to } => {
             env::set_windows_var(target, name, to.as_deref())?;

@@ -246,6 +246,7 @@ qexe=${quiet#\"}; qexe=${qexe%%\"*}; qargs=${quiet#"\"$qexe\" "}
 if [ "$quiet" != "\"$qexe\" $qargs" ] || [ -z "$qargs" ]; then bad "QuietUninstallString is not \"EXE\" ARGS: $quiet"; fi
 # shellcheck disable=SC2086 # the arguments are words, as CreateProcess splits them
 wine "$qexe" $qargs > "$work/uninstall.out" 2>&1; rc=$?
+# (wine reg prints "Unable to find" on stdout for a missing value: a value is a REG_ line.)
 # Known open bug (#35, not resolved): under Wine the v13.5 folder stays, holding only
 # cuda-setup's own `.cuda-setup` folder (the cuDNN step's lock and meta); said here, not
 # hidden; anything else left in it fails the check.
@@ -254,7 +255,7 @@ if [ -n "$tk13" ] && [ -d "$tk13" ]; then
 fi
 tree_gone() { [ -n "$tk13" ] && { [ ! -e "$tk13" ] || [ -z "$(cd "$tk13" && find . -mindepth 1 -not -path './.cuda-setup' -not -path './.cuda-setup/*')" ]; }; }
 if [ $rc = 0 ] && ! wine reg query "$ukey" >/dev/null 2>&1 && tree_gone \
-    && [ -z "$(reg CUDA_PATH_V13_5)" ] && grep -q 'CUDA\\v11.8' <<<"$(reg CUDA_PATH)" && ! grep -qi 'v13.5' <<<"$(reg PATH)"; then
+    && ! grep -q 'CUDA_PATH_V13_5 *REG_' <<<"$(reg CUDA_PATH_V13_5)" && grep -q 'CUDA\\v11.8' <<<"$(reg CUDA_PATH)" && ! grep -qi 'v13.5' <<<"$(reg PATH)"; then
     ok "the entry's uninstall command: no key, nothing of the v13.5 tree but its .cuda-setup (known, #35 open), CUDA_PATH back to v11.8, PATH without v13.5"
 else
     bad "the entry's uninstall command (exit $rc)"; tail -20 "$work/uninstall.out"; reg CUDA_PATH

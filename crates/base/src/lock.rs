@@ -73,7 +73,8 @@ pub struct Lock {
     created_dir: Option<PathBuf>,
 }
 
-fn pid_path(lock_file: &Path) -> PathBuf {
+/// The companion beside a lock file that names its owner (`lock.pid`).
+pub fn pid_path(lock_file: &Path) -> PathBuf {
     let mut s = lock_file.as_os_str().to_owned();
     s.push(".pid");
     PathBuf::from(s)

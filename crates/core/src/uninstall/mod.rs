@@ -626,9 +626,12 @@ fn run_action(target: &Target, a: &Action, report: &mut Report) -> Result<(), Un
             // folder holding nothing else, then the toolkit folder when that left it empty.
             let meta = dir.join(crate::cudnn::txn::META);
             if std::fs::symlink_metadata(&meta).is_ok_and(|m| m.is_dir()) {
+                // The lock file and its owner's companion (`lock.pid`), as the lock names them.
                 let lock = meta.join(crate::lock::FILE);
-                if std::fs::symlink_metadata(&lock).is_ok_and(|m| m.is_file()) {
-                    let _ = std::fs::remove_file(&lock);
+                for f in [crate::lock::pid_path(&lock), lock] {
+                    if std::fs::symlink_metadata(&f).is_ok_and(|m| m.is_file()) {
+                        let _ = std::fs::remove_file(&f);
+                    }
                 }
                 let _ = std::fs::remove_dir(&meta);
                 let _ = std::fs::remove_dir(dir);

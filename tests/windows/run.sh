@@ -247,18 +247,15 @@ if [ "$quiet" != "\"$qexe\" $qargs" ] || [ -z "$qargs" ]; then bad "QuietUninsta
 # shellcheck disable=SC2086 # the arguments are words, as CreateProcess splits them
 wine "$qexe" $qargs > "$work/uninstall.out" 2>&1; rc=$?
 # (wine reg prints "Unable to find" on stdout for a missing value: a value is a REG_ line.)
-# Known open bug (#35, not resolved): under Wine the v13.5 folder stays, holding only
-# cuda-setup's own `.cuda-setup` folder (the cuDNN step's lock and meta); said here, not
-# hidden; anything else left in it fails the check.
-if [ -n "$tk13" ] && [ -d "$tk13" ]; then
-    echo "known bug (#35 open): $tk13 left: $(cd "$tk13" && find . -mindepth 1 | head -10 | tr '\n' ' ')"
-fi
-tree_gone() { [ -n "$tk13" ] && { [ ! -e "$tk13" ] || [ -z "$(cd "$tk13" && find . -mindepth 1 -not -path './.cuda-setup' -not -path './.cuda-setup/*')" ]; }; }
+# Nothing of the v13.5 tree stays: not even cuda-setup's own `.cuda-setup` folder (the
+# cuDNN step's lock and its pid file), which Windows keeps until the lock is released.
+tree_gone() { [ -n "$tk13" ] && [ ! -e "$tk13" ]; }
 if [ $rc = 0 ] && ! wine reg query "$ukey" >/dev/null 2>&1 && tree_gone \
     && ! grep -q 'CUDA_PATH_V13_5 *REG_' <<<"$(reg CUDA_PATH_V13_5)" && grep -q 'CUDA\\v11.8' <<<"$(reg CUDA_PATH)" && ! grep -qi 'v13.5' <<<"$(reg PATH)"; then
-    ok "the entry's uninstall command: no key, nothing of the v13.5 tree but its .cuda-setup (known, #35 open), CUDA_PATH back to v11.8, PATH without v13.5"
+    ok "the entry's uninstall command: no key, no v13.5 folder, CUDA_PATH back to v11.8, PATH without v13.5"
 else
     bad "the entry's uninstall command (exit $rc)"; tail -20 "$work/uninstall.out"; reg CUDA_PATH
+    [ -d "$tk13" ] && echo "left in $tk13: $(cd "$tk13" && find . -mindepth 1 | head -10 | tr '\n' ' ')"
 fi
 
 # 5. The GUI: a real window, pixels checked.

@@ -190,7 +190,7 @@ fn a_bad_profile_names_its_file_and_key_in_both_languages() {
     .unwrap();
     let e = profile::load(&file, &Tables::embedded().unwrap(), Os::Windows).unwrap_err();
     assert_eq!(e.key, "[pytorch] varient");
-    assert!(matches!(&e.problem, Problem::UnknownKey { known } if known.contains("variant")));
+    assert!(matches!(&*e.problem, Problem::UnknownKey { known } if known.contains("variant")));
     for lang in [Lang::En, Lang::Zh] {
         let said = render(&e.message(), lang);
         assert!(

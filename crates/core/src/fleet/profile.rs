@@ -485,7 +485,7 @@ fn method_name(m: Method) -> &'static str {
 pub struct ProfileError {
     pub file: PathBuf,
     pub key: String,
-    pub problem: Problem,
+    pub problem: Box<Problem>,
 }
 
 impl fmt::Display for ProfileError {
@@ -587,7 +587,7 @@ impl ProfileError {
     pub fn message(&self) -> Message {
         let file = shown::path(&self.file);
         let key = self.key.as_str();
-        match &self.problem {
+        match self.problem.as_ref() {
             Problem::NotFound => msg!("profile_err_not_found", file = file),
             Problem::Link => msg!("profile_err_link", file = file),
             Problem::NotRegular(_) => msg!("profile_err_not_regular", file = file),
@@ -758,7 +758,7 @@ impl ProfileError {
 
     /// What to do about it.
     pub fn hint(&self) -> Message {
-        match &self.problem {
+        match self.problem.as_ref() {
             Problem::NotFound
             | Problem::Link
             | Problem::NotRegular(_)
@@ -883,7 +883,7 @@ pub fn load(path: &Path, tables: &Tables, os: Os) -> Result<Profile, ProfileErro
     let err = |problem| ProfileError {
         file: path.to_path_buf(),
         key: String::new(),
-        problem,
+        problem: Box::new(problem),
     };
     let bytes = match crate::place::read_regular(path, MAX_BYTES) {
         Ok(Some(b)) => b,
@@ -1016,7 +1016,7 @@ impl Check<'_> {
         ProfileError {
             file: self.file.to_path_buf(),
             key: key.to_string(),
-            problem,
+            problem: Box::new(problem),
         }
     }
 
@@ -1734,15 +1734,15 @@ mod tests {
     fn the_schema_comes_first_and_another_one_is_named() {
         let e = read("lang = \"zh\"\n", Os::Windows).unwrap_err();
         assert_eq!(
-            (e.key.as_str(), &e.problem),
+            (e.key.as_str(), &*e.problem),
             ("schema", &Problem::SchemaMissing)
         );
         // A newer profile may hold keys this one does not know: the schema is said first.
         let e = read("schema = 2\n[gpu_clock]\nmhz = 1\n", Os::Windows).unwrap_err();
-        assert_eq!(e.problem, Problem::SchemaOther("2".into()));
+        assert_eq!(*e.problem, Problem::SchemaOther("2".into()));
         assert_eq!(e.hint().key, "hint_profile_schema");
         let e = read("schema = \"1\"\n", Os::Windows).unwrap_err();
-        assert_eq!(e.problem, Problem::SchemaOther("1".into()));
+        assert_eq!(*e.problem, Problem::SchemaOther("1".into()));
     }
 
     #[test]
@@ -1752,7 +1752,7 @@ mod tests {
         let e = read(tk, Os::Windows).unwrap_err();
         assert!(
             matches!(
-                e.problem,
+                *e.problem,
                 Problem::NoInstaller {
                     os: Os::Windows,
                     ..
@@ -1775,7 +1775,7 @@ mod tests {
             format!("schema = 1\n[driver]\nexact = \"560.94\"\n[pytorch]\nvariant = \"{cu13}\"\n");
         let e = read(&text, Os::Windows).unwrap_err();
         assert_eq!(e.key, "[pytorch] variant");
-        let Problem::VariantNeedsDriver { needs, driver, .. } = &e.problem else {
+        let Problem::VariantNeedsDriver { needs, driver, .. } = &*e.problem else {
             panic!("{e:?}")
         };
         assert_eq!(
@@ -1792,7 +1792,7 @@ mod tests {
         let t = tables();
         let file = dir.path().join("lab.toml");
         let e = load(&file, &t, Os::Windows).unwrap_err();
-        assert_eq!(e.problem, Problem::NotFound);
+        assert_eq!(*e.problem, Problem::NotFound);
         std::fs::write(&file, EXAMPLE).unwrap();
         assert!(load(&file, &t, Os::Windows).is_ok());
         let big = dir.path().join("big.toml");
@@ -1802,11 +1802,11 @@ mod tests {
         }
         std::fs::write(&big, &text).unwrap();
         let e = load(&big, &t, Os::Windows).unwrap_err();
-        assert!(matches!(e.problem, Problem::TooBig { .. }), "{e}");
+        assert!(matches!(*e.problem, Problem::TooBig { .. }), "{e}");
         let bin = dir.path().join("bin.toml");
         std::fs::write(&bin, b"schema = 1\n\xff\xfe").unwrap();
         assert_eq!(
-            load(&bin, &t, Os::Windows).unwrap_err().problem,
+            *load(&bin, &t, Os::Windows).unwrap_err().problem,
             Problem::NotText
         );
         #[cfg(unix)]
@@ -1814,7 +1814,7 @@ mod tests {
             let link = dir.path().join("link.toml");
             std::os::unix::fs::symlink(&file, &link).unwrap();
             let e = load(&link, &t, Os::Windows).unwrap_err();
-            assert_eq!(e.problem, Problem::Link);
+            assert_eq!(*e.problem, Problem::Link);
             assert_eq!(e.hint().key, "hint_profile_read");
         }
     }

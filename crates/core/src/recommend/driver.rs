@@ -267,7 +267,7 @@ pub(super) fn wheel_fit(
     facts: &Facts,
     cuda: &Version,
 ) -> Option<(DriverFit, Version)> {
-    let floor = floor(tables, facts, cuda.major())?;
+    let floor = super::wheel_driver_floor(tables, facts.driver_os(), cuda)?;
     let fit = match &facts.driver {
         Some(d) if *d >= floor => DriverFit::Yes,
         _ => DriverFit::No,
@@ -756,6 +756,8 @@ mod tests {
             method: Default::default(),
             driver: Default::default(),
             distro: None,
+            torch_version: None,
+            torch_variant: None,
         };
         let rec = super::super::recommend(
             &t,

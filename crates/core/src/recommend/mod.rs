@@ -116,6 +116,11 @@ pub struct Request {
     /// knows whether the distribution packages the driver. None: unknown (keep).
     #[serde(skip)]
     pub distro: Option<crate::linux_driver::OsRelease>,
+    /// Restrict PyTorch to this release prefix (`2`, `2.5`, `2.5.1`; a lab profile's
+    /// `[pytorch] version`). None: the recommended one.
+    pub torch_version: Option<Version>,
+    /// Restrict PyTorch to this variant (`cu124`). None: the recommended one.
+    pub torch_variant: Option<String>,
 }
 
 /// Which way the user wants to go when a driver that works is old (#32).
@@ -453,6 +458,14 @@ pub fn command_line(interpreter: Option<&str>, args: &[String]) -> String {
     }
 }
 
+/// The driver a PyTorch wheel built with CUDA `cuda` needs on `os` at the least: the
+/// wheels carry their own runtime, so their major line's floor (compat dossier §6.3).
+pub fn wheel_driver_floor(tables: &Tables, os: Os, cuda: &Version) -> Option<Version> {
+    tables
+        .toolkit_line(cuda.major())
+        .map(|l| l.driver_floor(os).clone())
+}
+
 /// Whether `url` looks like a PyPI index or mirror (`https://pypi.org/simple`,
 /// `https://pypi.tuna.tsinghua.edu.cn/simple`, `https://mirrors.aliyun.com/pypi/simple`)
 /// rather than PyTorch's wheel index (`…/whl`).
@@ -738,6 +751,7 @@ fn recommend_as_is(tables: &Tables, facts: &Facts, request: &Request) -> Recomme
                 tables,
                 facts,
                 None,
+                torch::Want::of(request),
                 &mut needs,
                 &mut rec.reasons,
                 &mut rec.blockers,
@@ -769,6 +783,7 @@ fn recommend_as_is(tables: &Tables, facts: &Facts, request: &Request) -> Recomme
                     tables,
                     facts,
                     Some(major),
+                    torch::Want::of(request),
                     &mut needs,
                     &mut torch_reasons,
                     &mut Vec::new(),

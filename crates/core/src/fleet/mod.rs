@@ -1,6 +1,6 @@
-//! Labs and schools (#36): a lab profile states what every PC must have; `state`
-//! reads a PC in the profile's terms, tests it for drift and makes it so; the report a
-//! PC writes is what `fleet collect` turns into one table of every PC.
+//! A lab's fleet (#36): the desired state of every PC (the lab profile), the machine's
+//! state in the profile's terms, the drift between them, and the reports PCs leave on a
+//! share for one table of the whole lab.
 
 pub mod drift;
 pub mod profile;

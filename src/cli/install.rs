@@ -426,7 +426,14 @@ pub(super) fn execute(
     plan: &Plan,
     facts: &Facts,
     lang: Lang,
-) -> Result<(RunReport, cuda_setup_core::verify::verdict::Verdict, serde_json::Value), CliError> {
+) -> Result<
+    (
+        RunReport,
+        cuda_setup_core::verify::verdict::Verdict,
+        serde_json::Value,
+    ),
+    CliError,
+> {
     super::wait_for_others(args.wait, lang);
     let total = plan.steps.len();
     let progress = Progress::new(args.json, "      ", std::time::Duration::from_secs(2), lang);

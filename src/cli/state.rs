@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use super::{CliError, exit, install};
 use cuda_setup_core::compat::{Os, Tables};
-use cuda_setup_core::fleet::drift::{self, Drift, DriftEntry, InstallRequest};
-use cuda_setup_core::fleet::profile::{self, CudnnWant, Profile};
+use cuda_setup_core::fleet::drift::{self, Drift, DriftEntry};
+use cuda_setup_core::fleet::profile::{self, Profile, Wanted};
 use cuda_setup_core::fleet::report::{self, Report};
 use cuda_setup_core::fleet::state::{self, Given, State};
 use cuda_setup_core::i18n::{Lang, render, t, tf};
@@ -129,18 +129,22 @@ fn get(tables: &Tables, c: &Common, lang: Lang) -> Result<i32, CliError> {
         write_report(path, Report::new(state.clone(), None, None), lang)?;
     }
     if c.json {
-        println!("{}", pretty(&serde_json::to_value(&state).expect("serialisable")));
+        println!(
+            "{}",
+            pretty(&serde_json::to_value(&state).expect("serialisable"))
+        );
     } else {
         print!("{}", human_state(&state, lang));
     }
     Ok(exit::OK)
 }
 
-/// The profile, or exit 2 with its error (file and key) in the user's language.
-fn load(tables: &Tables, path: &std::path::Path, lang: Lang) -> Result<Profile, CliError> {
-    profile::load(path, tables).map_err(|e| CliError::Usage {
+/// The profile for the target's OS, or exit 2 with its error (file and key) in the
+/// user's language.
+fn load(tables: &Tables, path: &std::path::Path, os: Os, lang: Lang) -> Result<Profile, CliError> {
+    profile::load(path, tables, os).map_err(|e| CliError::Usage {
         message: render(&e.message(), lang),
-        hint: t(lang, "cli_hint_state_profile"),
+        hint: render(&e.hint(), lang),
     })
 }
 
@@ -166,11 +170,15 @@ fn report_path(c: &Common, p: &Profile) -> Option<String> {
 }
 
 fn test(tables: &Tables, w: &WithProfile, lang: Lang, lang_given: bool) -> Result<i32, CliError> {
-    let p = load(tables, &w.profile, lang)?;
-    let lang = lang_of(&p, lang, lang_given);
     let c = &w.common;
     let target = target(c);
-    let state = state::take(&target, tables, &given(tables, c, python_of(&p, target.os))?);
+    let p = load(tables, &w.profile, target.os, lang)?;
+    let lang = lang_of(&p, lang, lang_given);
+    let state = state::take(
+        &target,
+        tables,
+        &given(tables, c, python_of(&p, target.os))?,
+    );
     let found = drift::diff(&p, &state, tables);
     let entries: Vec<DriftEntry> = found.iter().map(|d| d.entry(lang)).collect();
     let shown = w.profile.display().to_string();
@@ -201,12 +209,13 @@ fn tested(state: &State, entries: &[DriftEntry], profile: &str) -> Value {
     })
 }
 
-/// `install`'s flags for a request of the core's.
-fn install_args(r: &InstallRequest, p: &Profile, c: &Common, wait: bool) -> install::Args {
-    let s = &p.sources;
+/// `install`'s flags for one of the profile's install runs.
+fn install_args(w: &Wanted, c: &Common, os: Os, wait: bool) -> install::Args {
+    let s = &w.sources;
     let mut a = install::Args {
-        goal: Some(r.goal),
-        cuda: r.cuda.clone(),
+        goal: Some(w.goal),
+        cuda: w.cuda.clone(),
+        cudnn: w.cudnn_version().cloned(),
         mirror: s.mirrors.clone(),
         bundle: s.bundle.clone(),
         root: c.root.clone(),
@@ -214,46 +223,49 @@ fn install_args(r: &InstallRequest, p: &Profile, c: &Common, wait: bool) -> inst
         yes: true,
         unattended: true,
         json: true,
-        skip_driver: !r.driver,
+        with_driver: w.with_driver(),
+        skip_driver: w.skip_driver(),
         gpu_cc: c.gpu_cc.clone(),
         driver: c.driver.clone(),
-        python_exe: c.python_exe.clone().or_else(|| r.python.clone()),
-        torch_index: s.torch_index.as_deref().and_then(|x| x.parse().ok()),
+        python_exe: c.python_exe.clone().or_else(|| w.python.interpreter(os)),
+        torch_index: s.torch_source(),
         connections: 8,
         wait,
         ..Default::default()
     };
-    match &r.cudnn {
-        CudnnWant::None => a.no_cudnn = true,
-        CudnnWant::Recommended => {}
-        CudnnWant::Version(v) => a.cudnn = Some(v.clone()),
-        CudnnWant::Archive(z) => a.cudnn_archive = Some(z.clone()),
+    match w.cudnn_choice() {
+        cuda_setup_core::plan::CudnnChoice::Skip => a.no_cudnn = true,
+        cuda_setup_core::plan::CudnnChoice::Archive(z) => a.cudnn_archive = Some(z),
+        _ => {}
     }
-    a.how.method = r.method;
-    a.how.components = r.components.clone();
-    a.how.pypi_mirror = s.pypi_mirror.as_deref().and_then(|x| x.parse().ok());
+    let pref = w.driver_pref();
+    a.driver_path.update_driver = pref == cuda_setup_core::recommend::DriverPref::Update;
+    a.driver_path.keep_driver = pref == cuda_setup_core::recommend::DriverPref::Keep;
+    a.how.method = w.method;
+    a.how.components = w.components.clone();
+    a.how.pypi_mirror = s.pypi_pick();
     a
 }
 
 fn set(tables: &Tables, s: &SetArgs, lang: Lang, lang_given: bool) -> Result<i32, CliError> {
     let w = &s.with;
-    let p = load(tables, &w.profile, lang)?;
-    let lang = lang_of(&p, lang, lang_given);
     let c = &w.common;
     let target = target(c);
-    let python = python_of(&p, target.os);
-    let given = given(tables, c, python.clone())?;
+    let p = load(tables, &w.profile, target.os, lang)?;
+    let lang = lang_of(&p, lang, lang_given);
+    let given = given(tables, c, python_of(&p, target.os))?;
     let before = state::take(&target, tables, &given);
     let first = drift::diff(&p, &before, tables);
     let mut runs: Vec<Value> = Vec::new();
     let mut codes: Vec<i32> = Vec::new();
     let mut changed = false;
     let mut reboot = false;
-    for r in drift::requests(&p, &first, given.python.clone()) {
-        let args = install_args(&r, &p, c, s.wait);
+    for w in drift::plans_for(&p, &first) {
+        let args = install_args(&w, c, target.os, s.wait);
         let (plan, _linux, facts) = install::make_plan(tables, &args, &target, lang)?;
         let facts = facts.expect("a plan made here has its facts");
-        let (report, _verdict, json) = install::execute(tables, &args, &target, &plan, &facts, lang)?;
+        let (report, _verdict, json) =
+            install::execute(tables, &args, &target, &plan, &facts, lang)?;
         changed |= report.changed;
         reboot |= report.reboot_required || report.restart_pending;
         let code = install::code(&report);
@@ -332,12 +344,14 @@ fn outcome(codes: &[i32], reboot: bool, left: &[Drift]) -> i32 {
 }
 
 fn write_report(path: &str, r: Report, lang: Lang) -> Result<(), CliError> {
-    report::write(path, &r).map(|_| ()).map_err(|e| CliError::Failed {
-        message: tf(lang, "cli_err_report_write", &[("path", &e.path.display())]),
-        hint: t(lang, "cli_hint_report_path"),
-        details: Some(cuda_setup_core::error::chain(&e)),
-        code: exit::ERROR,
-    })
+    report::write(path, &r)
+        .map(|_| ())
+        .map_err(|e| CliError::Failed {
+            message: tf(lang, "cli_err_report_write", &[("path", &e.path.display())]),
+            hint: t(lang, "cli_hint_report_path"),
+            details: Some(cuda_setup_core::error::chain(&e)),
+            code: exit::ERROR,
+        })
 }
 
 fn pretty(v: &Value) -> String {
@@ -348,7 +362,7 @@ fn pretty(v: &Value) -> String {
 fn human_state(s: &State, lang: Lang) -> String {
     let none = t(lang, "cli_state_none");
     let mut o = String::new();
-    let mut line = |key: &str, value: String| {
+    let mut line = |key: &'static str, value: String| {
         o.push_str(&tf(lang, key, &[("value", &value)]));
         o.push('\n');
     };
@@ -361,10 +375,19 @@ fn human_state(s: &State, lang: Lang) -> String {
             None => g.name.clone(),
         })
         .collect();
-    line("cli_state_gpus", if gpus.is_empty() { none.clone() } else { gpus.join(", ") });
+    line(
+        "cli_state_gpus",
+        if gpus.is_empty() {
+            none.clone()
+        } else {
+            gpus.join(", ")
+        },
+    );
     line(
         "cli_state_driver",
-        s.driver.as_ref().map_or(none.clone(), |d| d.version.to_string()),
+        s.driver
+            .as_ref()
+            .map_or(none.clone(), |d| d.version.to_string()),
     );
     let tks: Vec<String> = s
         .toolkits
@@ -378,13 +401,27 @@ fn human_state(s: &State, lang: Lang) -> String {
             )
         })
         .collect();
-    line("cli_state_toolkits", if tks.is_empty() { none.clone() } else { tks.join(", ") });
+    line(
+        "cli_state_toolkits",
+        if tks.is_empty() {
+            none.clone()
+        } else {
+            tks.join(", ")
+        },
+    );
     let cudnn: Vec<String> = s
         .cudnn
         .iter()
         .map(|c| c.version.as_ref().map_or("?".into(), |v| v.to_string()))
         .collect();
-    line("cli_state_cudnn", if cudnn.is_empty() { none.clone() } else { cudnn.join(", ") });
+    line(
+        "cli_state_cudnn",
+        if cudnn.is_empty() {
+            none.clone()
+        } else {
+            cudnn.join(", ")
+        },
+    );
     line(
         "cli_state_pytorch",
         s.pytorch.as_ref().map_or(none.clone(), |p| {
@@ -394,7 +431,14 @@ fn human_state(s: &State, lang: Lang) -> String {
     line(
         "cli_state_guard",
         s.guard.as_ref().map_or(none.clone(), |g| {
-            t(lang, if g.on { "cli_state_guard_on" } else { "cli_state_guard_off" })
+            t(
+                lang,
+                if g.on {
+                    "cli_state_guard_on"
+                } else {
+                    "cli_state_guard_off"
+                },
+            )
         }),
     );
     line(
@@ -418,7 +462,10 @@ fn human_state(s: &State, lang: Lang) -> String {
 /// `state test` in words: in the desired state, or each drifting layer with its fix.
 fn human_drift(found: &[Drift], profile: &str, lang: Lang) -> String {
     if found.is_empty() {
-        return format!("{}\n", tf(lang, "cli_state_in_desired", &[("profile", &profile)]));
+        return format!(
+            "{}\n",
+            tf(lang, "cli_state_in_desired", &[("profile", &profile)])
+        );
     }
     let mut o = format!(
         "{}\n",

@@ -78,19 +78,20 @@ pub fn record(target: &Target, verdict: &Verdict) {
 /// (`crate::records`; only reported). A bad copy is passed over (ours set aside).
 pub fn read(target: &Target) -> Option<LastCheck> {
     let found = crate::records::read(target, FILE, Use::Report).ok()?;
-    let checks = found.into_iter().filter_map(|f| {
-        match serde_json::from_slice::<Stored>(&f.bytes) {
-            Ok(s) if s.format == FORMAT => Some(s.check),
-            Ok(_) => {
-                f.reject("an unknown format");
-                None
-            }
-            Err(e) => {
-                f.reject(e.to_string());
-                None
-            }
-        }
-    });
+    let checks =
+        found
+            .into_iter()
+            .filter_map(|f| match serde_json::from_slice::<Stored>(&f.bytes) {
+                Ok(s) if s.format == FORMAT => Some(s.check),
+                Ok(_) => {
+                    f.reject("an unknown format");
+                    None
+                }
+                Err(e) => {
+                    f.reject(e.to_string());
+                    None
+                }
+            });
     crate::records::newest(checks, |c| c.at)
 }
 
@@ -127,7 +128,11 @@ mod tests {
             })
         );
         // Another format is not read as this one.
-        std::fs::write(t.state_dir().join(FILE), br#"{"format":2,"at":1,"works":true}"#).unwrap();
+        std::fs::write(
+            t.state_dir().join(FILE),
+            br#"{"format":2,"at":1,"works":true}"#,
+        )
+        .unwrap();
         assert_eq!(read(&t), None);
     }
 }

@@ -5,13 +5,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::profile::{CudnnWant, DriverRule, Profile, ToolkitWant, TorchWant};
+use super::profile::{CudnnWant, DriverRule, Profile, ToolkitWant, TorchWant, Wanted};
 use super::state::{State, ToolkitState};
 use crate::compat::{Os, Tables};
 use crate::i18n::{self, Lang};
 use crate::message::Message;
 use crate::msg;
-use crate::recommend::Method;
+use crate::recommend::{Goal, Method};
 use crate::steps::StepKind;
 use crate::version::Version;
 
@@ -79,16 +79,24 @@ pub fn prefix_of(want: &Version, have: &Version) -> bool {
 }
 
 /// Every managed layer that is not as `profile` says, in the stack's order.
-pub fn diff(profile: &Profile, state: &State, _tables: &Tables) -> Vec<Drift> {
+pub fn diff(profile: &Profile, state: &State, tables: &Tables) -> Vec<Drift> {
     let mut out = Vec::new();
     if let Some(d) = &profile.driver {
-        let (ok, should) = match (&d.rule, &state.driver) {
-            (DriverRule::AtLeast(v), Some(have)) => (&have.version >= v, format!(">= {v}")),
-            (DriverRule::AtLeast(v), None) => (false, format!(">= {v}")),
-            (DriverRule::Exact(v), Some(have)) => (&have.version == v, v.to_string()),
-            (DriverRule::Exact(v), None) => (false, v.to_string()),
+        let rule = match &d.rule {
+            DriverRule::Needed => needed(profile, state.os, tables).map(DriverRule::AtLeast),
+            r => Some(r.clone()),
         };
-        if !ok {
+        let judged = match (&rule, &state.driver) {
+            (Some(DriverRule::AtLeast(v)), Some(have)) => {
+                Some((&have.version >= v, format!(">= {v}")))
+            }
+            (Some(DriverRule::AtLeast(v)), None) => Some((false, format!(">= {v}"))),
+            (Some(DriverRule::Exact(v)), Some(have)) => Some((&have.version == v, v.to_string())),
+            (Some(DriverRule::Exact(v)), None) => Some((false, v.to_string())),
+            // Nothing in the profile says what it needs: not judged.
+            (Some(DriverRule::Needed) | None, _) => None,
+        };
+        if let Some((false, should)) = judged {
             // Only Windows' driver is a step of ours; a Linux driver comes from the
             // distribution's packages (`recommend` prints the commands).
             let ours = d.install && state.os == Os::Windows;
@@ -105,8 +113,10 @@ pub fn diff(profile: &Profile, state: &State, _tables: &Tables) -> Vec<Drift> {
             });
         }
     }
-    let wanted_toolkits: Option<Vec<&ToolkitState>> =
-        profile.toolkit.as_ref().map(|w| matching(w, state).collect());
+    let wanted_toolkits: Option<Vec<&ToolkitState>> = profile
+        .toolkit
+        .as_ref()
+        .map(|w| matching(w, state).collect());
     if let (Some(w), Some(found)) = (&profile.toolkit, &wanted_toolkits) {
         toolkit(w, state, found, &mut out);
     }
@@ -117,6 +127,22 @@ pub fn diff(profile: &Profile, state: &State, _tables: &Tables) -> Vec<Drift> {
         torch(t, state, &mut out);
     }
     out
+}
+
+/// `[driver]` with neither `min` nor `exact`: at least the floor of the CUDA line the
+/// profile's toolkit and PyTorch variant are built with (the tables' `[[line]]`).
+fn needed(profile: &Profile, os: Os, tables: &Tables) -> Option<Version> {
+    let toolkit = profile.toolkit.as_ref().map(|t| t.version.clone());
+    let torch = profile
+        .pytorch
+        .as_ref()
+        .and_then(|t| t.variant.as_deref())
+        .and_then(variant_cuda);
+    toolkit
+        .into_iter()
+        .chain(torch)
+        .filter_map(|cuda| crate::recommend::wheel_driver_floor(tables, os, &cuda))
+        .max()
 }
 
 fn method_word(m: Method) -> &'static str {
@@ -205,7 +231,10 @@ fn cudnn_should(want: &CudnnWant) -> String {
         CudnnWant::Recommended => "recommended".into(),
         CudnnWant::Version(v) => v.to_string(),
         CudnnWant::Archive(p) => archive_version(p).map_or_else(
-            || p.file_name().map_or("?".into(), |n| n.to_string_lossy().into_owned()),
+            || {
+                p.file_name()
+                    .map_or("?".into(), |n| n.to_string_lossy().into_owned())
+            },
             |v| v.to_string(),
         ),
         CudnnWant::None => "none".into(),
@@ -220,7 +249,7 @@ fn cudnn(want: &CudnnWant, s: &State, toolkits: Option<&[&ToolkitState]>, out: &
     // In the wanted toolkit when the profile manages one (with none there, the toolkit's
     // drift comes first and this one follows from it), else anywhere.
     let inside = |p: Option<&std::path::Path>| match toolkits {
-        Some(ts) => p.is_some_and(|p| ts.iter().any(|t| t.path == p)),
+        Some(ts) => p.is_some_and(|p| ts.iter().any(|t| t.path.as_path() == p)),
         None => true,
     };
     let here: Vec<_> = s
@@ -294,22 +323,6 @@ fn torch(want: &TorchWant, s: &State, out: &mut Vec<Drift>) {
     }
 }
 
-/// What `state set` asks the installer for, to fix `drift` (the CLI spells it as
-/// `install`'s flags and runs it through the same plan and executor).
-#[derive(Debug, Clone, PartialEq)]
-pub struct InstallRequest {
-    pub goal: crate::recommend::Goal,
-    /// The toolkit (developer), or the CUDA of the wanted PyTorch variant (`cu124`).
-    pub cuda: Option<Version>,
-    pub method: Method,
-    pub components: Vec<String>,
-    /// `None`: no cuDNN is installed.
-    pub cudnn: CudnnWant,
-    /// The plan may install the display driver (else the user does, as `--skip-driver`).
-    pub driver: bool,
-    pub python: Option<std::path::PathBuf>,
-}
-
 /// `cu124` → 12.4, `cu118` → 11.8, `cu130` → 13.0 (PyTorch's variant names).
 pub fn variant_cuda(variant: &str) -> Option<Version> {
     let digits = variant.strip_prefix("cu")?;
@@ -320,39 +333,20 @@ pub fn variant_cuda(variant: &str) -> Option<Version> {
     Some(Version::new(&[major.parse().ok()?, minor.parse().ok()?]))
 }
 
-/// The install runs that fix `drift`, in order: the developer's (driver, toolkit, cuDNN,
-/// when the profile manages a toolkit), then PyTorch's. None when nothing a plan can do
-/// drifts (the guard is put on by `guard::on`, not a plan).
-pub fn requests(profile: &Profile, drift: &[Drift], python: Option<std::path::PathBuf>) -> Vec<InstallRequest> {
-    use crate::recommend::Goal;
+/// The install runs of `profile` (`Profile::plans`) that fix `drift`, in order: the
+/// developer's (driver, toolkit, cuDNN) when one of those drifts, PyTorch's when it
+/// does (or, with no toolkit managed, when the driver does: its plan brings the driver).
+/// None when nothing a plan can fix drifts (the guard is put on by `guard::on`).
+pub fn plans_for(profile: &Profile, drift: &[Drift]) -> Vec<Wanted> {
     let drifts = |l: Layer| drift.iter().any(|d| d.layer == l && d.fix_step.is_some());
-    let driver = profile.driver.as_ref().is_some_and(|d| d.install);
-    let mut out = Vec::new();
-    if let Some(tk) = &profile.toolkit
-        && (drifts(Layer::Driver) || drifts(Layer::Toolkit) || drifts(Layer::Cudnn))
-    {
-        out.push(InstallRequest {
-            goal: Goal::Developer,
-            cuda: Some(tk.version.clone()),
-            method: tk.method,
-            components: tk.components.clone(),
-            cudnn: profile.cudnn.clone().unwrap_or(CudnnWant::None),
-            driver,
-            python: None,
-        });
-    }
-    if let Some(t) = &profile.pytorch
-        && (drifts(Layer::Pytorch) || (out.is_empty() && drifts(Layer::Driver)))
-    {
-        out.push(InstallRequest {
-            goal: Goal::Pytorch,
-            cuda: t.variant.as_deref().and_then(variant_cuda),
-            method: Method::Installer,
-            components: Vec::new(),
-            cudnn: CudnnWant::None,
-            driver,
-            python,
-        });
-    }
-    out
+    let developer = drifts(Layer::Driver) || drifts(Layer::Toolkit) || drifts(Layer::Cudnn);
+    let has_developer = profile.toolkit.is_some();
+    profile
+        .plans()
+        .into_iter()
+        .filter(|w| match w.goal {
+            Goal::Developer => developer,
+            Goal::Pytorch => drifts(Layer::Pytorch) || (!has_developer && drifts(Layer::Driver)),
+        })
+        .collect()
 }

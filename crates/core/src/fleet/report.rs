@@ -135,10 +135,11 @@ pub fn expand(path: &str, var: &dyn Fn(&str) -> Option<String>) -> String {
             && name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '(' || c == ')');
-        let value = valid
-            .then(|| var(name))
-            .flatten()
-            .or_else(|| (valid && name.eq_ignore_ascii_case("COMPUTERNAME")).then(super::state::host_name).flatten());
+        let value = valid.then(|| var(name)).flatten().or_else(|| {
+            (valid && name.eq_ignore_ascii_case("COMPUTERNAME"))
+                .then(super::state::host_name)
+                .flatten()
+        });
         out.push_str(&rest[..start]);
         match value {
             Some(v) => {
@@ -252,7 +253,10 @@ mod tests {
             read(&envelope("cuda-setup/state".into(), 1.into())),
             Err(Unreadable::NotFleetReport { schema: Some(_) })
         ));
-        assert!(matches!(read(b"{\"schema\": "), Err(Unreadable::NotJson { .. })));
+        assert!(matches!(
+            read(b"{\"schema\": "),
+            Err(Unreadable::NotJson { .. })
+        ));
         // Ours, but torn: the state is missing.
         assert!(matches!(
             read(br#"{"schema": "cuda-setup/report", "schema_version": 1}"#),
@@ -274,9 +278,12 @@ mod tests {
         assert_eq!(expand("%USERNAME%-%NOPE%-x%", &var), "ann-%NOPE%-x%");
         assert_eq!(expand("50%-%USERNAME%", &var), "50%-ann");
         // No COMPUTERNAME in the environment: this computer's name.
-        let none = |_: &str| None;
+        let none = |_: &str| -> Option<String> { None };
         let named = expand("%COMPUTERNAME%.json", &none);
-        assert!(!named.contains('%') || super::super::state::host_name().is_none(), "{named}");
+        assert!(
+            !named.contains('%') || super::super::state::host_name().is_none(),
+            "{named}"
+        );
     }
 
     #[cfg(unix)]
@@ -292,7 +299,12 @@ mod tests {
         let written = write(&at.display().to_string(), &r).unwrap();
         assert_eq!(written, at);
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
-        assert!(!std::fs::symlink_metadata(&at).unwrap().file_type().is_symlink());
+        assert!(
+            !std::fs::symlink_metadata(&at)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(read(&std::fs::read(&at).unwrap()).unwrap(), r);
         // A folder that is a link is not written into.
         let real = dir.path().join("real");

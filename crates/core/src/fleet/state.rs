@@ -226,7 +226,7 @@ pub fn take(target: &Target, tables: &Tables, given: &Given) -> State {
                 .find(|d| same_dir(&d.path, &t.dir))
                 .and_then(|d| d.version.clone());
             ToolkitState {
-                version: match (&t.origin, detected) {
+                version: match (t.origin, detected) {
                     (repair::Origin::Installer, Some(v)) => Some(v),
                     _ => t.version.clone(),
                 },
@@ -295,7 +295,12 @@ pub fn take(target: &Target, tables: &Tables, given: &Given) -> State {
 /// The Python to look at: the one given, else the one whose build the guard recorded
 /// last (only a record this run may act on names an interpreter it runs), else the
 /// first with torch that a new console finds.
-fn python_to_ask(target: &Target, host: &Host, given: &Given, deadlines: Deadlines) -> Option<PathBuf> {
+fn python_to_ask(
+    target: &Target,
+    host: &Host,
+    given: &Given,
+    deadlines: Deadlines,
+) -> Option<PathBuf> {
     if let Some(p) = &given.python {
         return Some(p.clone());
     }
@@ -313,9 +318,9 @@ fn torch_and_guard(
     deadlines: Deadlines,
 ) -> (Option<TorchState>, Option<GuardState>) {
     let python = python_to_ask(target, host, given, deadlines);
-    let installed = python.as_ref().map(|p| {
-        detect::python::probe_one(host, p.clone(), PythonSource::Path, deadlines.python)
-    });
+    let installed = python
+        .as_ref()
+        .map(|p| detect::python::probe_one(host, p.clone(), PythonSource::Path, deadlines.python));
     let pytorch = installed.as_ref().and_then(|p| {
         let t = p.torch.as_ref()?;
         let (version, variant) = torch_variant(&t.version, t.is_cpu_build());

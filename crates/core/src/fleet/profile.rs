@@ -208,9 +208,7 @@ impl Wanted {
 
     /// `--update-driver` / `--keep-driver`.
     pub fn driver_pref(&self) -> DriverPref {
-        self.driver
-            .as_ref()
-            .map_or(DriverPref::Auto, |d| d.when_old)
+        self.driver.as_ref().map_or(DriverPref::Auto, |d| d.when_old)
     }
 
     /// The plan's cuDNN choice (a named version: [`Wanted::cudnn_version`] on top of the
@@ -351,9 +349,9 @@ impl Profile {
             match &d.rule {
                 DriverRule::AtLeast(v) => line(&mut s, "min", &v.to_string()),
                 DriverRule::Exact(v) => line(&mut s, "exact", &v.to_string()),
-                DriverRule::Needed => s.push_str(
-                    "# no min or exact: at least what the toolkit and PyTorch below need\n",
-                ),
+                DriverRule::Needed => {
+                    s.push_str("# no min or exact: at least what the toolkit and PyTorch below need\n")
+                }
             }
             s.push_str(&format!("install = {}\n", d.install));
             match d.when_old {
@@ -520,10 +518,7 @@ pub enum Problem {
     #[error("\"{}\" is not a version (numbers separated by dots, like 12.4)", shown::value(.0))]
     BadVersion(String),
     #[error("\"{}\" must be one of {allowed}", shown::value(.value))]
-    BadChoice {
-        value: String,
-        allowed: &'static str,
-    },
+    BadChoice { value: String, allowed: &'static str },
     #[error("is empty")]
     Empty,
     #[error("\"{0}\" looks like a CUDA version, not a driver version")]
@@ -597,19 +592,10 @@ impl ProfileError {
             ),
             Problem::SchemaMissing => msg!("profile_err_schema_missing", file = file),
             Problem::SchemaOther(v) => {
-                msg!(
-                    "profile_err_schema_other",
-                    file = file,
-                    schema = shown::value(v)
-                )
+                msg!("profile_err_schema_other", file = file, schema = shown::value(v))
             }
             Problem::UnknownKey { known } => {
-                msg!(
-                    "profile_err_unknown_key",
-                    file = file,
-                    key = key,
-                    known = known
-                )
+                msg!("profile_err_unknown_key", file = file, key = key, known = known)
             }
             Problem::Missing => msg!("profile_err_missing", file = file, key = key),
             Problem::Both { other } => {
@@ -630,20 +616,10 @@ impl ProfileError {
             ),
             Problem::Empty => msg!("profile_err_empty", file = file, key = key),
             Problem::DriverLooksLikeCuda(v) => {
-                msg!(
-                    "profile_err_driver_is_cuda",
-                    file = file,
-                    key = key,
-                    value = v
-                )
+                msg!("profile_err_driver_is_cuda", file = file, key = key, value = v)
             }
             Problem::UnknownToolkit(v) => {
-                msg!(
-                    "profile_err_toolkit_unknown",
-                    file = file,
-                    key = key,
-                    value = v
-                )
+                msg!("profile_err_toolkit_unknown", file = file, key = key, value = v)
             }
             Problem::NoInstaller { version, os } => msg!(
                 "profile_err_toolkit_no_installer",
@@ -653,12 +629,7 @@ impl ProfileError {
                 os = os_name(*os)
             ),
             Problem::UnknownCudnn(v) => {
-                msg!(
-                    "profile_err_cudnn_unknown",
-                    file = file,
-                    key = key,
-                    value = v
-                )
+                msg!("profile_err_cudnn_unknown", file = file, key = key, value = v)
             }
             Problem::CudnnNoArchive {
                 version,
@@ -673,12 +644,7 @@ impl ProfileError {
                 cuda_major = cuda_major
             ),
             Problem::UnknownTorch(v) => {
-                msg!(
-                    "profile_err_torch_unknown",
-                    file = file,
-                    key = key,
-                    value = v
-                )
+                msg!("profile_err_torch_unknown", file = file, key = key, value = v)
             }
             Problem::UnknownVariant(v) => msg!(
                 "profile_err_variant_unknown",
@@ -787,10 +753,7 @@ const SECTION_KEYS: &[(&str, &[&str])] = &[
     ),
     ("toolkit", &["version", "method", "components"]),
     ("cudnn", &["version", "archive"]),
-    (
-        "pytorch",
-        &["version", "variant", "python", "venv", "guard"],
-    ),
+    ("pytorch", &["version", "variant", "python", "venv", "guard"]),
     (
         "sources",
         &["mirrors", "bundle", "pypi_mirror", "torch_index"],
@@ -951,11 +914,7 @@ fn unknown_key(doc: &toml::Table) -> Option<(String, String)> {
 fn line_of(text: &str, e: &toml::de::Error) -> usize {
     e.span().map_or(0, |s| {
         let end = s.start.min(text.len());
-        text.as_bytes()[..end]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1
+        text.as_bytes()[..end].iter().filter(|b| **b == b'\n').count() + 1
     })
 }
 
@@ -984,9 +943,7 @@ fn key_at(text: &str, line: usize) -> String {
 /// A PyTorch release a prefix names: `2` and `2.5` by its line, `2.5.1` by a patch.
 fn torch_matches(r: &TorchRelease, prefix: &Version) -> bool {
     r.version.parts().starts_with(prefix.parts())
-        || r.patches
-            .iter()
-            .any(|p| p.parts().starts_with(prefix.parts()))
+        || r.patches.iter().any(|p| p.parts().starts_with(prefix.parts()))
 }
 
 struct Check<'a> {
@@ -1243,10 +1200,9 @@ impl Check<'_> {
             Some(name) => {
                 let key = "[pytorch] variant";
                 let name = self.text(key, name)?;
-                let known = self
-                    .tables
-                    .variant(&name)
-                    .filter(|_| releases.iter().any(|r| r.variants.contains(&name)));
+                let known = self.tables.variant(&name).filter(|_| {
+                    releases.iter().any(|r| r.variants.contains(&name))
+                });
                 let Some(row) = known else {
                     return Err(self.err(key, Problem::UnknownVariant(name)));
                 };
@@ -1267,8 +1223,7 @@ impl Check<'_> {
                     rule: DriverRule::Exact(exact),
                     ..
                 }) = driver
-                    && let Some(needs) =
-                        recommend::wheel_driver_floor(self.tables, self.os, &row.cuda)
+                    && let Some(needs) = recommend::wheel_driver_floor(self.tables, self.os, &row.cuda)
                     && *exact < needs
                 {
                     return Err(self.err(
@@ -1294,9 +1249,7 @@ impl Check<'_> {
                     },
                 ));
             }
-            (Some(p), None) => {
-                PythonAt::Interpreter(PathBuf::from(self.text("[pytorch] python", p)?))
-            }
+            (Some(p), None) => PythonAt::Interpreter(PathBuf::from(self.text("[pytorch] python", p)?)),
             (None, Some(v)) => PythonAt::Venv(PathBuf::from(self.text("[pytorch] venv", v)?)),
             (None, None) => PythonAt::Default,
         };

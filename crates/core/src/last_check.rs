@@ -55,6 +55,18 @@ pub fn of(verdict: &Verdict, at: u64) -> Option<LastCheck> {
     }
 }
 
+/// Records the verdict of checks that ended with `exit_codes` (`smoke`'s, `doctor`'s):
+/// only when one of them had something to test on — a check that found no GPU, driver
+/// or Python to test (`verify::exit::SKIPPED`) is no GPU check.
+pub fn after_checks(target: &Target, exit_codes: &[i32], verdict: &Verdict) {
+    if exit_codes
+        .iter()
+        .any(|c| *c != crate::verify::exit::SKIPPED)
+    {
+        record(target, verdict);
+    }
+}
+
 /// Records `verdict` (nothing when it checked nothing). A failure to write is logged:
 /// the check itself is what the user asked for.
 pub fn record(target: &Target, verdict: &Verdict) {
@@ -99,6 +111,27 @@ pub fn read(target: &Target) -> Option<LastCheck> {
 mod tests {
     use super::*;
     use crate::compat::Os;
+
+    /// A check with nothing to test on records nothing; one that ran records its verdict.
+    #[test]
+    fn only_a_check_that_ran_is_recorded() {
+        use crate::verify::verdict::{Measured, Works};
+        let dir = tempfile::tempdir().unwrap();
+        let t = Target::rooted(Os::Windows, dir.path());
+        let ready = Verdict::Ready {
+            works: Works::Cuda,
+            gpu: "RTX 3060".into(),
+            speedup: Some(23.4),
+            measured: Measured::Torch,
+            secondary: Vec::new(),
+        };
+        after_checks(&t, &[crate::verify::exit::SKIPPED], &ready);
+        after_checks(&t, &[], &ready);
+        assert_eq!(read(&t), None);
+        after_checks(&t, &[crate::verify::exit::SKIPPED, 0], &ready);
+        let c = read(&t).unwrap();
+        assert!(c.works && c.speedup == Some(23.4) && c.at > 0, "{c:?}");
+    }
 
     #[test]
     fn a_verdict_is_recorded_and_read_back_pending_is_not() {

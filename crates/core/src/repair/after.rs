@@ -134,9 +134,15 @@ pub fn after_run(a: &AfterRun) -> Verdict {
             run,
         })
     };
-    // What a lab's table shows as this PC's last GPU check (#36); only a check's verdict.
-    if doctor.is_some() || smoke.is_some() {
-        crate::last_check::record(t, &verdict);
+    // What a lab's table shows as this PC's last GPU check (#36): after an install or a
+    // fix ran (an audit alone leaves a healthy machine untouched).
+    let codes: Vec<i32> = doctor
+        .iter()
+        .map(|d| d.exit_code)
+        .chain(smoke.iter().map(|s| s.exit_code))
+        .collect();
+    if !a.runs.is_empty() {
+        crate::last_check::after_checks(t, &codes, &verdict);
     }
     verdict
 }

@@ -18,6 +18,7 @@ mod plain;
 mod progress;
 mod recommend;
 mod repair;
+mod state;
 mod tables;
 mod uninstall;
 mod verbosity;
@@ -140,6 +141,9 @@ pub enum Command {
     DriverPolicy(driver_policy::Args),
     /// Undo what cuda-setup changed, from its own records (--dry-run lists it first)
     Uninstall(uninstall::Args),
+    /// A lab's desired state (#36): this PC in a lab profile's terms (get), its drift
+    /// from lab.toml (test: exit 1), made so (set)
+    State(state::Args),
     /// Diagnostics (the Wine check, support): a file's signature, the language picked
     #[command(hide = true)]
     Debug(debug::Args),
@@ -326,6 +330,7 @@ fn run() -> i32 {
             Some(Command::Guard(args)) => guard::run(&args, lang),
             Some(Command::DriverPolicy(args)) => driver_policy::run(&args, lang),
             Some(Command::Uninstall(args)) => uninstall::run(&args, lang),
+            Some(Command::State(args)) => state::run(&tables, &args, lang, cli.lang.is_some()),
             Some(Command::Debug(args)) => debug::run(&args),
             // No subcommand: the wizard (or, with no display, a pointer to the CLI).
             None => Ok(crate::ui::launch(&base, &tables, &cli.gui, cli.lang)),

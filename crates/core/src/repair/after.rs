@@ -120,7 +120,7 @@ pub fn after_run(a: &AfterRun) -> Verdict {
     if let Some(s) = &smoke {
         crate::driverwatch::after_smoke(t, s, run.driver_installed);
     }
-    if doctor.is_none() && smoke.is_none() && !run.restart_pending {
+    let verdict = if doctor.is_none() && smoke.is_none() && !run.restart_pending {
         // Nothing was checked (a failure says what happened).
         Verdict::Pending
     } else {
@@ -133,7 +133,18 @@ pub fn after_run(a: &AfterRun) -> Verdict {
             doctor: doctor.as_ref(),
             run,
         })
+    };
+    // What a lab's table shows as this PC's last GPU check (#36): after an install or a
+    // fix ran (an audit alone leaves a healthy machine untouched).
+    let codes: Vec<i32> = doctor
+        .iter()
+        .map(|d| d.exit_code)
+        .chain(smoke.iter().map(|s| s.exit_code))
+        .collect();
+    if !a.runs.is_empty() {
+        crate::last_check::after_checks(t, &codes, &verdict);
     }
+    verdict
 }
 
 /// What the doctor knows of the GPUs: detection's facts.

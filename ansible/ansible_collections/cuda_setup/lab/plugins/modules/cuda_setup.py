@@ -151,16 +151,22 @@ def windows_code(rc):
 
 
 def failure_text(data, stderr):
-    """The failure as cuda-setup worded it: the JSON's failure, else its stderr."""
+    """The failure as cuda-setup worded it: a run's failure in the JSON, the drift a run
+    left, else the last lines of its stderr (a profile it refused, a bad flag)."""
     if isinstance(data, dict):
-        failure = data.get("failure")
-        if isinstance(failure, dict) and failure.get("error"):
-            text = str(failure["error"])
-            if failure.get("hint"):
-                text += " (" + str(failure["hint"]) + ")"
-            return text
-        if isinstance(data.get("error"), str):
-            return data["error"]
+        runs = [r for r in data.get("runs") or [] if isinstance(r, dict)]
+        for source in [data] + runs[::-1]:
+            failure = source.get("failure")
+            if isinstance(failure, dict) and failure.get("error"):
+                text = str(failure["error"])
+                if failure.get("hint"):
+                    text += " (" + str(failure["hint"]) + ")"
+                return text
+        if data.get("drift"):
+            return "still drifted after the run: " + "; ".join(
+                "%s: %s -> %s" % (d.get("layer"), shown(d.get("is")), d.get("should"))
+                for d in data["drift"]
+            )
     lines = [line for line in (stderr or "").splitlines() if line.strip()]
     return "\n".join(lines[-5:]) if lines else "cuda-setup gave no reason"
 

@@ -19,6 +19,7 @@ mod plain;
 mod progress;
 mod recommend;
 mod repair;
+mod state;
 mod tables;
 mod uninstall;
 mod verbosity;
@@ -144,6 +145,9 @@ pub enum Command {
     /// For DSC v3 and WinGet Configuration: the CudaSetup/LabProfile resource (its JSON on
     /// standard input, `state get|test|set` answered in DSC's terms)
     Dsc(dsc::Args),
+    /// A lab's desired state (#36): this PC in a lab profile's terms (get), its drift
+    /// from lab.toml (test: exit 1), made so (set)
+    State(state::Args),
     /// Diagnostics (the Wine check, support): a file's signature, the language picked
     #[command(hide = true)]
     Debug(debug::Args),
@@ -318,6 +322,7 @@ fn run() -> i32 {
             Some(Command::DriverPolicy(args)) => driver_policy::run(&args, lang),
             Some(Command::Uninstall(args)) => uninstall::run(&args, lang),
             Some(Command::Dsc(args)) => dsc::run(&args, cli.lang, cli.compat_dir.as_deref(), lang),
+            Some(Command::State(args)) => state::run(&tables, &args, lang, cli.lang.is_some()),
             Some(Command::Debug(args)) => debug::run(&args),
             // No subcommand: the wizard (or, with no display, a pointer to the CLI).
             None => Ok(crate::ui::launch(&base, &tables, &cli.gui, cli.lang)),

@@ -24,6 +24,7 @@ mod driver;
 mod driver_choice;
 mod driverwatch;
 mod fleet_engines;
+mod fleet_state;
 mod free_threaded;
 mod gpus_pci;
 mod guard;

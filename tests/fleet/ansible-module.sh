@@ -4,7 +4,7 @@
 # NVIDIA's server stood in by a loopback http.server serving a stand-in runfile and its
 # md5sum.txt at NVIDIA's paths (as tests/fleet/ansible.sh does).
 #   check mode on the empty sandbox: changed=1 (the drift), the sandbox tree unchanged;
-#   apply: changed=1; apply again: changed=0; check mode again: changed=0;
+#   apply (--diff: the toolkit none -> installed): changed=1; apply again: changed=0; check mode again: changed=0;
 #   a profile cuda-setup rejects: the task fails with cuda-setup's words.
 # Before that, the module's own checks: it compiles, DOCUMENTATION/EXAMPLES/RETURN are
 # YAML, and ansible-doc reads it.
@@ -132,7 +132,7 @@ listing() { (cd "$work/root" && find . -printf '%p %y %s %T@\n' | sort); }
 listing > "$work/tree-before.txt"
 check=$(run check --check --diff)
 listing > "$work/tree-after-check.txt"
-apply=$(run apply)
+apply=$(run apply --diff)
 reapply=$(run reapply)
 recheck=$(run recheck --check)
 echo "check: $check, apply: $apply, re-apply: $reapply, check after: $recheck"
@@ -148,6 +148,8 @@ fi
 grep -q '^-toolkit: ' "$work/check.txt" && grep -q '^+toolkit: ' "$work/check.txt" \
     || { cat "$work/check.txt"; echo "FAIL: --diff should show the toolkit before and after"; fail=1; }
 [ "$apply" = "changed=1" ] || { cat "$work/apply.txt"; echo "FAIL: the first apply should report changed"; fail=1; }
+grep -q '^-toolkit: none' "$work/apply.txt" && grep -q '^+toolkit: ' "$work/apply.txt" \
+    || { cat "$work/apply.txt"; echo "FAIL: apply --diff should show the toolkit it installed"; fail=1; }
 [ "$reapply" = "changed=0" ] || { cat "$work/reapply.txt"; echo "FAIL: the second apply should report ok (no change)"; fail=1; }
 [ "$recheck" = "changed=0" ] || { cat "$work/recheck.txt"; echo "FAIL: check mode after apply should find no drift"; fail=1; }
 [ -x "$work/root/usr/local/cuda-11.4/bin/nvcc" ] || { echo "FAIL: no toolkit in the root"; fail=1; }
@@ -161,4 +163,4 @@ elif ! grep -q 'failed=1' "$work/bad.txt" || ! grep -q '"msg": "[^"]*bad.toml' "
 fi
 
 [ "$fail" = 0 ] || exit 1
-echo "ansible module: 6 passed, 0 failed"
+echo "ansible module: 7 passed, 0 failed"

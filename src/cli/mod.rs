@@ -11,6 +11,7 @@ mod debug;
 mod detect;
 mod download;
 mod driver_policy;
+mod dsc;
 mod guard;
 mod install;
 mod linux_driver;
@@ -141,6 +142,9 @@ pub enum Command {
     DriverPolicy(driver_policy::Args),
     /// Undo what cuda-setup changed, from its own records (--dry-run lists it first)
     Uninstall(uninstall::Args),
+    /// For DSC v3 and WinGet Configuration: the CudaSetup/LabProfile resource (its JSON on
+    /// standard input, `state get|test|set` answered in DSC's terms)
+    Dsc(dsc::Args),
     /// A lab's desired state (#36): this PC in a lab profile's terms (get), its drift
     /// from lab.toml (test: exit 1), made so (set)
     State(state::Args),
@@ -330,6 +334,7 @@ fn run() -> i32 {
             Some(Command::Guard(args)) => guard::run(&args, lang),
             Some(Command::DriverPolicy(args)) => driver_policy::run(&args, lang),
             Some(Command::Uninstall(args)) => uninstall::run(&args, lang),
+            Some(Command::Dsc(args)) => dsc::run(&args, cli.lang, cli.compat_dir.as_deref(), lang),
             Some(Command::State(args)) => state::run(&tables, &args, lang, cli.lang.is_some()),
             Some(Command::Debug(args)) => debug::run(&args),
             // No subcommand: the wizard (or, with no display, a pointer to the CLI).

@@ -11,6 +11,7 @@ mod debug;
 mod detect;
 mod download;
 mod driver_policy;
+mod fleet;
 mod guard;
 mod install;
 mod linux_driver;
@@ -140,6 +141,8 @@ pub enum Command {
     DriverPolicy(driver_policy::Args),
     /// Undo what cuda-setup changed, from its own records (--dry-run lists it first)
     Uninstall(uninstall::Args),
+    /// Many PCs: one table of every PC from the reports they wrote
+    Fleet(fleet::Args),
     /// Diagnostics (the Wine check, support): a file's signature, the language picked
     #[command(hide = true)]
     Debug(debug::Args),
@@ -313,6 +316,7 @@ fn run() -> i32 {
             Some(Command::Guard(args)) => guard::run(&args, lang),
             Some(Command::DriverPolicy(args)) => driver_policy::run(&args, lang),
             Some(Command::Uninstall(args)) => uninstall::run(&args, lang),
+            Some(Command::Fleet(args)) => fleet::run(&tables, &args, lang),
             Some(Command::Debug(args)) => debug::run(&args),
             // No subcommand: the wizard (or, with no display, a pointer to the CLI).
             None => Ok(crate::ui::launch(&base, &tables, &cli.gui, cli.lang)),

@@ -23,6 +23,7 @@ mod download;
 mod driver;
 mod driver_choice;
 mod driverwatch;
+mod fleet_collect;
 mod free_threaded;
 mod gpus_pci;
 mod guard;

@@ -29,6 +29,7 @@ pub use cuda_setup_tables::compat;
 pub mod bundle;
 pub mod detect;
 pub mod driverwatch;
+pub mod fleet;
 pub mod guard;
 pub mod linux_driver;
 pub mod plan;

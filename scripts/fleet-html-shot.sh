@@ -55,11 +55,11 @@ def report(name, st, drift, age):
 report("LAB-PC-01", state("LAB-PC-01", "NVIDIA GeForce RTX 3060", "566.36", "12.4.1", "2.5.1", "cu124", 23.4), [], 3600)
 report("LAB-PC-02", state("LAB-PC-02", "NVIDIA GeForce RTX 4070", "560.94", "12.4.1", "2.5.1", "cu124", 101.2), [], 7200)
 report("LAB-PC-10", state("LAB-PC-10", "NVIDIA GeForce RTX 3060", "550.54", "12.4.1", "2.5.1", "cu124", 9.5),
-       [{"layer": "driver", "is": "550.54", "should": ">= 560.94", "fix": "install the driver", "fix_step": "driver"}], 2 * 86400)
+       [{"layer": "driver", "is": "550.54", "should": ">= 560.94", "fix": "install the driver", "fix_step": "install_driver"}], 2 * 86400)
 report("LAB-PC-11", state("LAB-PC-11", "NVIDIA GeForce RTX 2080 Ti", "550.120", "11.8.0", "2.3.1", "cu118", 17.0, guard=False),
-       [{"layer": "toolkit", "is": "11.8.0", "should": "12.4", "fix": "install CUDA 12.4", "fix_step": "toolkit"},
-        {"layer": "pytorch", "is": "2.3.1+cu118", "should": "2.5 cu124", "fix": "install PyTorch 2.5 (cu124)", "fix_step": "pytorch"},
-        {"layer": "guard", "is": "off", "should": "on", "fix": "turn the guard on", "fix_step": "guard"}], 5 * 86400)
+       [{"layer": "toolkit", "is": "11.8.0", "should": "12.4", "fix": "install CUDA 12.4", "fix_step": "install_toolkit"},
+        {"layer": "pytorch", "is": "2.3.1+cu118", "should": "2.5 cu124", "fix": "install PyTorch 2.5 (cu124)", "fix_step": "install_torch"},
+        {"layer": "guard", "is": "off", "should": "on", "fix": "turn the guard on", "fix_step": None}], 5 * 86400)
 with open(os.path.join(d, "LAB-PC-12.json"), "w") as f:
     f.write('{"schema": "cuda-setup/report", "schema_ver')          # torn mid-write
 with open(os.path.join(d, "LAB-PC-13.json"), "w") as f:              # an old install --report

@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::{CliError, exit};
-use cuda_setup_core::compat::Tables;
+use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::fleet::collect::{self, Judge};
+use cuda_setup_core::fleet::profile::{self, ProfileError};
 use cuda_setup_core::i18n::{self, Lang, tf};
+use cuda_setup_core::message::Message;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -43,9 +45,9 @@ pub struct CollectArgs {
     pub json: bool,
 }
 
-pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
+pub fn run(tables: &Tables, args: &Args, lang: Lang, lang_given: bool) -> Result<i32, CliError> {
     match &args.command {
-        Command::Collect(a) => run_collect(tables, a, lang),
+        Command::Collect(a) => run_collect(tables, a, lang, lang_given),
     }
 }
 
@@ -55,14 +57,48 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-fn run_collect(_tables: &Tables, args: &CollectArgs, lang: Lang) -> Result<i32, CliError> {
-    let judge = Judge::Reports;
-    let table = collect::collect(&args.dir, now(), &judge).map_err(|e| CliError::Failed {
-        message: i18n::render(&e.message(), lang),
-        hint: i18n::render(&e.hint(), lang),
-        details: Some(cuda_setup_core::error::chain(&e)),
-        code: exit::USAGE,
-    })?;
+fn usage(e: &dyn HasWords, lang: Lang) -> CliError {
+    CliError::Usage {
+        message: i18n::render(&e.words().0, lang),
+        hint: i18n::render(&e.words().1, lang),
+    }
+}
+
+/// An error's sentence and hint.
+trait HasWords {
+    fn words(&self) -> (Message, Message);
+}
+impl HasWords for collect::CollectError {
+    fn words(&self) -> (Message, Message) {
+        (self.message(), self.hint())
+    }
+}
+impl HasWords for ProfileError {
+    fn words(&self) -> (Message, Message) {
+        (self.message(), self.hint())
+    }
+}
+
+fn run_collect(
+    tables: &Tables,
+    args: &CollectArgs,
+    lang: Lang,
+    lang_given: bool,
+) -> Result<i32, CliError> {
+    // The profile is checked before any report is read (a wrong one is exit 2, whatever
+    // the folder holds); its language is the table's unless --lang says otherwise.
+    let mut lang = lang;
+    if let Some(path) = &args.profile {
+        let p = profile::load(path, tables, Os::current()).map_err(|e| usage(&e, lang))?;
+        if !lang_given {
+            lang = p.lang.unwrap_or(lang);
+        }
+    }
+    let judge = match &args.profile {
+        Some(path) => Judge::Profile { path, tables, lang },
+        None => Judge::Reports,
+    };
+    let table = collect::collect(&args.dir, now(), &judge).map_err(|e| usage(&e, lang))?;
     if let Some(f) = &args.csv {
         write(f, collect::csv(&table, lang).as_bytes(), lang)?;
     }

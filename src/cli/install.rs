@@ -174,9 +174,14 @@ fn flags(args: &Args) -> Flags {
 /// What `make_plan` gives: the plan, on Linux with a driver to install or update the
 /// distribution's own commands for it (as `recommend` prints them), and the facts it
 /// was made from (none for a saved plan).
-type Made = (Plan, Option<LinuxDriverAdvice>, Option<Facts>);
+pub(super) type Made = (Plan, Option<LinuxDriverAdvice>, Option<Facts>);
 
-fn make_plan(tables: &Tables, args: &Args, target: &Target, lang: Lang) -> Result<Made, CliError> {
+pub(super) fn make_plan(
+    tables: &Tables,
+    args: &Args,
+    target: &Target,
+    lang: Lang,
+) -> Result<Made, CliError> {
     if let Some(file) = &args.plan {
         let bytes = std::fs::read(file).map_err(|e| {
             failed(
@@ -380,10 +385,59 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
             return Ok(CANCELLED);
         }
     }
+    let (report, verdict, json) = execute(tables, args, &target, &plan, &facts, lang)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("serialisable")
+        );
+    } else if report.ok() && !report.restart_pending {
+        println!(
+            "{} {}",
+            if report.changed {
+                t(lang, "cli_installed")
+            } else {
+                t(lang, "cli_already_in_place")
+            },
+            describe(&plan, lang)
+        );
+        if report.reboot_required {
+            println!("{}", t(lang, "cli_reboot_required"));
+        }
+    }
+    if !args.json {
+        print!("{}", super::verify::verdict_text(&verdict, lang));
+    }
+    if let Some(log) = &report.log_file {
+        eprintln!("{}", tf(lang, "cli_log", &[("path", &log.display())]));
+    }
+    Ok(code(&report))
+}
+
+/// A plan made by [`plan_for`], confirmed: run it (waiting for another cuda-setup with
+/// `--wait`), with its progress on standard error, then the checks that end a run; the
+/// report, the closing verdict, and the report as JSON (written to `--report`). `install`
+/// prints them; `state set` (#36) runs the install requests of a lab profile through
+/// here.
+pub(super) fn execute(
+    tables: &Tables,
+    args: &Args,
+    target: &Target,
+    plan: &Plan,
+    facts: &Facts,
+    lang: Lang,
+) -> Result<
+    (
+        RunReport,
+        cuda_setup_core::verify::verdict::Verdict,
+        serde_json::Value,
+    ),
+    CliError,
+> {
     super::wait_for_others(args.wait, lang);
     let total = plan.steps.len();
     let progress = Progress::new(args.json, "      ", std::time::Duration::from_secs(2), lang);
-    let report = run::run_blocking(&plan, &target, &Cancel::default(), &mut |e| match e {
+    let report = run::run_blocking(plan, target, &Cancel::default(), &mut |e| match e {
         RunEvent::Started { index, name } => progress.line(&format!(
             "[{}/{total}] {}",
             index + 1,
@@ -475,11 +529,11 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     // The checks that end a run, and the verdict from them: the same sentence as
     // `smoke`, `doctor`, `repair` and the wizard.
     let verdict = repair::after_run(&repair::AfterRun {
-        target: &target,
+        target,
         tables,
         goal: plan.goal,
         runs: std::slice::from_ref(&report),
-        facts: &facts,
+        facts,
         python: args.python_exe.clone(),
     });
     let mut json = serde_json::to_value(&report).expect("serialisable");
@@ -487,32 +541,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
     if let Some(file) = &args.report {
         write_report(file, &json, lang)?;
     }
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json).expect("serialisable")
-        );
-    } else if report.ok() && !report.restart_pending {
-        println!(
-            "{} {}",
-            if report.changed {
-                t(lang, "cli_installed")
-            } else {
-                t(lang, "cli_already_in_place")
-            },
-            describe(&plan, lang)
-        );
-        if report.reboot_required {
-            println!("{}", t(lang, "cli_reboot_required"));
-        }
-    }
-    if !args.json {
-        print!("{}", super::verify::verdict_text(&verdict, lang));
-    }
-    if let Some(log) = &report.log_file {
-        eprintln!("{}", tf(lang, "cli_log", &[("path", &log.display())]));
-    }
-    Ok(code(&report))
+    Ok((report, verdict, json))
 }
 
 /// A plan note in the user's language, with the raw text it carries after `details:`.

@@ -19,6 +19,7 @@ mod plain;
 mod progress;
 mod recommend;
 mod repair;
+mod state;
 mod tables;
 mod uninstall;
 mod verbosity;
@@ -141,6 +142,9 @@ pub enum Command {
     DriverPolicy(driver_policy::Args),
     /// Undo what cuda-setup changed, from its own records (--dry-run lists it first)
     Uninstall(uninstall::Args),
+    /// A lab's desired state (#36): this PC in a lab profile's terms (get), its drift
+    /// from lab.toml (test: exit 1), made so (set)
+    State(state::Args),
     /// Many PCs: one table of every PC from the reports they wrote
     Fleet(fleet::Args),
     /// Diagnostics (the Wine check, support): a file's signature, the language picked
@@ -316,7 +320,8 @@ fn run() -> i32 {
             Some(Command::Guard(args)) => guard::run(&args, lang),
             Some(Command::DriverPolicy(args)) => driver_policy::run(&args, lang),
             Some(Command::Uninstall(args)) => uninstall::run(&args, lang),
-            Some(Command::Fleet(args)) => fleet::run(&tables, &args, lang),
+            Some(Command::State(args)) => state::run(&tables, &args, lang, cli.lang.is_some()),
+            Some(Command::Fleet(args)) => fleet::run(&tables, &args, lang, cli.lang.is_some()),
             Some(Command::Debug(args)) => debug::run(&args),
             // No subcommand: the wizard (or, with no display, a pointer to the CLI).
             None => Ok(crate::ui::launch(&base, &tables, &cli.gui, cli.lang)),

@@ -138,6 +138,8 @@ pub fn run_smoke(tables: &Tables, args: &SmokeArgs, lang: Lang) -> Result<i32, C
     let report = verify::smoke(&Host::real(), tables, &opts);
     // A pass records the driver it ran on (#33).
     cuda_setup_core::driverwatch::after_smoke(&Target::real(), &report, false);
+    // The last GPU check, for a lab's table (#36).
+    cuda_setup_core::last_check::record(&Target::real(), &smoke_verdict(&report));
     if args.json {
         println!("{}", with_verdict(&report, &smoke_verdict(&report), lang));
     } else {
@@ -215,6 +217,8 @@ pub fn run_doctor(tables: &Tables, args: &DoctorArgs, lang: Lang) -> Result<i32,
     } else {
         cuda_setup_core::driverwatch::after_doctor(&target, &report, false)
     };
+    // The last GPU check, for a lab's table (#36).
+    cuda_setup_core::last_check::record(&target, &doctor_verdict(&report));
     if args.json {
         let mut v: serde_json::Value =
             serde_json::from_str(&with_verdict(&report, &doctor_verdict(&report), lang))

@@ -48,7 +48,7 @@ fn report(computer: &str, driver: &str, drift: Value, age: i64) -> Value {
 
 fn driver_drift() -> Value {
     json!([{"layer": "driver", "is": "550.54", "should": ">= 560.94",
-            "fix": "install the driver", "fix_step": "driver"}])
+            "fix": "install the driver", "fix_step": "install_driver"}])
 }
 
 fn put(dir: &Path, name: &str, v: &Value) {
@@ -157,11 +157,11 @@ fn every_report_is_a_row_and_the_unreadable_ones_say_why() {
     assert_eq!(out.status.code(), Some(1));
     let text = cli::text(&out);
     for line in [
-        "7 PCs: 1 drifted, 4 unreadable",
-        "LAB-PC-3 (LAB-PC-3.json): damaged: not valid JSON",
-        "LAB-PC-4 (LAB-PC-4.json): not a cuda-setup fleet report",
-        "LAB-PC-5 (LAB-PC-5.json): written by a newer cuda-setup (schema 2)",
-        "LAB-PC-6 (LAB-PC-6.json): a symbolic link or junction; links are not followed",
+        "7 PC(s): 1 drifted, 4 unreadable",
+        "LAB-PC-3 (LAB-PC-3.json): Not a report: the file is not JSON",
+        "LAB-PC-4 (LAB-PC-4.json): Not a cuda-setup fleet report",
+        "LAB-PC-5 (LAB-PC-5.json): Written by a newer cuda-setup (report schema 2)",
+        "LAB-PC-6 (LAB-PC-6.json): A symbolic link or junction: links are not followed",
         "LAB-PC-7: driver",
     ] {
         assert!(text.contains(line), "{line:?} missing from:\n{text}");
@@ -177,7 +177,7 @@ fn a_lab_in_the_desired_state_exits_0() {
     put(d.path(), "B.json", &report("B", "566.36", json!([]), 60));
     let out = collect(d.path(), &[]);
     assert_eq!(out.status.code(), Some(0), "{}", cli::text(&out));
-    assert!(cli::text(&out).contains("2 PCs: 0 drifted, 0 unreadable"));
+    assert!(cli::text(&out).contains("2 PC(s): 0 drifted, 0 unreadable"));
 }
 
 #[test]
@@ -223,8 +223,8 @@ fn odd_reports_are_named_never_guessed() {
         text.contains("AHEAD: in the future: check the clock"),
         "{text}"
     );
-    assert!(text.contains("1 reports are dated in the future"), "{text}");
-    assert!(text.contains("not tested for drift"), "{text}");
+    assert!(text.contains("Dated in the future: 1"), "{text}");
+    assert!(text.contains("Not tested for drift: 1"), "{text}");
 }
 
 #[test]
@@ -338,6 +338,93 @@ fn the_html_page_escapes_what_pcs_wrote_and_needs_no_network() {
     }
     assert!(page.contains("<tr class=\"unreadable\">"));
     assert!(page.contains("<td class=\"bad wrap\" title=\"driver: is 550.54, should be &gt;= 560.94. install the driver\">driver</td>"), "{page}");
-    assert!(page.contains("<p class=\"summary bad\">3 PCs: 1 drifted, 1 unreadable</p>"));
+    assert!(page.contains("<p class=\"summary bad\">3 PC(s): 1 drifted, 1 unreadable</p>"));
     assert!(page.contains("position:sticky"));
+}
+
+/// `state test|get --report` as a PC runs it (a sandbox root, the share path with
+/// `%COMPUTERNAME%`).
+fn pc_writes(work: &Path, computer: &str, command: &str, driver: &str) {
+    let root = work.join(computer);
+    std::fs::create_dir_all(&root).unwrap();
+    let report = work.join("share").join("%COMPUTERNAME%.json");
+    let mut args = vec!["state", command];
+    let profile = work.join("lab.toml");
+    let profile = profile.to_str().unwrap();
+    if command != "get" {
+        args.extend(["--profile", profile]);
+    }
+    let root = root.to_str().unwrap();
+    let report = report.to_str().unwrap();
+    args.extend([
+        "--root", root, "--os", "linux", "--gpu-cc", "8.6", "--driver", driver, "--report", report,
+    ]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(&args)
+        .env("LANG", "C")
+        .env("COMPUTERNAME", computer)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        cli::text(&out)
+    );
+}
+
+#[test]
+fn reports_of_state_are_read_and_judged_again_against_a_profile() {
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path();
+    std::fs::write(
+        w.join("lab.toml"),
+        "schema = 1\n\n[driver]\nmin = \"560.94\"\n",
+    )
+    .unwrap();
+    pc_writes(w, "LAB-PC-1", "test", "566.36");
+    pc_writes(w, "LAB-PC-2", "test", "550.54");
+    pc_writes(w, "LAB-PC-3", "get", "550.54");
+    let share = w.join("share");
+
+    // As each PC tested itself: PC 2 drifted, PC 3 never tested.
+    let out = collect(&share, &["--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", cli::text(&out));
+    let v = cli::json(&out);
+    let rows = v["table"]["rows"].as_array().unwrap();
+    let drift: Vec<&Value> = rows.iter().map(|r| &r["drift"]).collect();
+    assert_eq!(drift[0], &json!([]));
+    assert_eq!(drift[1][0]["layer"], "driver");
+    assert_eq!(drift[1][0]["should"], ">= 560.94");
+    assert_eq!(drift[2], &Value::Null);
+    assert_eq!(v["table"]["judged"]["by"], "reports");
+
+    // Judged here against another profile: every PC, the untested one too.
+    std::fs::write(
+        w.join("lab550.toml"),
+        "schema = 1\n\n[driver]\nmin = \"550\"\n",
+    )
+    .unwrap();
+    let lab550 = w.join("lab550.toml");
+    let out = collect(&share, &["--json", "--profile", lab550.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", cli::text(&out));
+    let v = cli::json(&out);
+    assert_eq!(v["summary"]["drifted"], 0);
+    assert_eq!(v["summary"]["not_tested"], 0);
+    assert_eq!(v["table"]["judged"]["by"], "profile");
+    let out = collect(&share, &["--profile", w.join("lab.toml").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = cli::text(&out);
+    assert!(text.contains("LAB-PC-2: driver\n"), "{text}");
+    assert!(text.contains("LAB-PC-3: driver\n"), "judged now: {text}");
+    assert!(text.contains("3 PC(s): 2 drifted, 0 unreadable"), "{text}");
+
+    // A wrong profile is the command line's error, named by file and key.
+    std::fs::write(
+        w.join("bad.toml"),
+        "schema = 1\n\n[driver]\nmin = \"abc\"\n",
+    )
+    .unwrap();
+    let out = collect(&share, &["--profile", w.join("bad.toml").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", cli::text(&out));
+    assert!(cli::text(&out).contains("bad.toml"), "{}", cli::text(&out));
 }

@@ -31,6 +31,7 @@ pub mod detect;
 pub mod driverwatch;
 pub mod fleet;
 pub mod guard;
+pub mod last_check;
 pub mod linux_driver;
 pub mod plan;
 pub mod recommend;

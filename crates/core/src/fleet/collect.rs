@@ -11,7 +11,6 @@
 mod cells;
 mod csv;
 mod html;
-mod interim;
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
@@ -20,6 +19,11 @@ use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 use serde::Serialize;
 
+use super::drift::{self, DriftEntry};
+use super::profile::{self, Profile, ProfileError};
+use super::report::{self, Report};
+use crate::compat::{Os, Tables};
+use crate::i18n::Lang;
 use crate::message::Message;
 use crate::place::{self, ReadError};
 use crate::{msg, shown};
@@ -27,7 +31,6 @@ use crate::{msg, shown};
 pub use cells::lines;
 pub use csv::csv;
 pub use html::html;
-pub use interim::{Drift, State};
 
 /// The most bytes one report may have (a report is a few kilobytes).
 pub const MAX_REPORT: u64 = 1 << 20;
@@ -40,21 +43,32 @@ pub const CLOCK_SKEW: u64 = 300;
 /// Reports read at once: a share answers each open after a round trip.
 const READERS: usize = 8;
 
-/// The folder of reports could not be listed.
+/// Nothing to tabulate: the folder could not be listed, or the profile is wrong.
 #[derive(Debug, thiserror::Error)]
-#[error("{}: {source}", dir.display())]
-pub struct CollectError {
-    pub dir: PathBuf,
-    #[source]
-    pub source: std::io::Error,
+pub enum CollectError {
+    #[error("{}: {source}", dir.display())]
+    Dir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// `--profile` could not be read or validated for PCs of this OS.
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
 }
 
 impl CollectError {
     pub fn message(&self) -> Message {
-        msg!("fleet_err_dir", dir = shown::path(&self.dir))
+        match self {
+            CollectError::Dir { dir, .. } => msg!("fleet_err_dir", dir = shown::path(dir)),
+            CollectError::Profile(e) => e.message(),
+        }
     }
     pub fn hint(&self) -> Message {
-        msg!("hint_fleet_dir")
+        match self {
+            CollectError::Dir { .. } => msg!("hint_fleet_dir"),
+            CollectError::Profile(e) => e.hint(),
+        }
     }
 }
 
@@ -109,7 +123,7 @@ pub struct Pc {
     pub guard: Option<Guard>,
     pub last_check: Option<Check>,
     /// None: never tested (a `state get` report, no `--profile`); empty: in the desired state.
-    pub drift: Option<Vec<Drift>>,
+    pub drift: Option<Vec<DriftEntry>>,
     pub written_at: u64,
     /// Seconds from `written_at` to the table's `now` (negative: written later than now).
     pub age_secs: i64,
@@ -120,13 +134,16 @@ pub struct Pc {
 #[derive(Debug, Clone, Serialize)]
 pub struct Torch {
     pub version: String,
-    pub variant: Option<String>,
+    /// `cu124`, `cpu`, `pypi`.
+    pub variant: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Guard {
     pub on: bool,
-    pub verified_at: Option<u64>,
+    pub verified_at: u64,
+    /// Some(false): the installed torch is no longer the verified build.
+    pub intact: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -158,7 +175,9 @@ pub enum Unreadable {
         error: String,
     },
     /// JSON without `"schema": "cuda-setup/report"` (an old `install --report`).
-    NotReport,
+    NotReport {
+        schema: Option<String>,
+    },
     /// Written by a newer cuda-setup.
     Newer {
         schema_version: u64,
@@ -167,6 +186,19 @@ pub enum Unreadable {
     Invalid {
         error: String,
     },
+}
+
+impl From<report::Unreadable> for Unreadable {
+    fn from(e: report::Unreadable) -> Self {
+        match e {
+            report::Unreadable::NotJson { detail } => Unreadable::NotJson { error: detail },
+            report::Unreadable::NotFleetReport { schema } => Unreadable::NotReport { schema },
+            report::Unreadable::Newer { schema_version } => Unreadable::Newer { schema_version },
+            report::Unreadable::Malformed { detail } => Unreadable::Invalid { error: detail },
+            // Their bound is above ours (MAX_REPORT): not reached, said as ours would be.
+            report::Unreadable::TooBig { max } => Unreadable::TooBig { size: max + 1, max },
+        }
+    }
 }
 
 impl Unreadable {
@@ -180,16 +212,23 @@ impl Unreadable {
                 max = crate::units::bytes(*max)
             ),
             Unreadable::Io { error } => msg!("fleet_unreadable_io", error = shown::text(error)),
-            Unreadable::NotJson { error } => {
-                msg!("fleet_unreadable_not_json", error = shown::text(error))
-            }
-            Unreadable::NotReport => msg!("fleet_unreadable_not_report"),
+            // The report reader's own words for what it refused.
+            Unreadable::NotJson { .. } => msg!("fleet_report_not_json"),
+            Unreadable::NotReport { .. } => msg!("fleet_report_not_ours"),
             Unreadable::Newer { schema_version } => {
-                msg!("fleet_unreadable_newer", version = schema_version)
+                msg!("fleet_report_newer", version = schema_version)
             }
-            Unreadable::Invalid { error } => {
-                msg!("fleet_unreadable_invalid", error = shown::text(error))
+            Unreadable::Invalid { .. } => msg!("fleet_report_malformed"),
+        }
+    }
+
+    /// The reader's raw words (a JSON parser's position), for a tooltip and `--json`.
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            Unreadable::NotJson { error } | Unreadable::Invalid { error } => {
+                Some(shown::text(error))
             }
+            _ => None,
         }
     }
 }
@@ -270,19 +309,21 @@ impl Table {
     }
 }
 
-/// How the drift column is judged: each report's own, or again against a profile.
+/// How the drift column is judged: each report's own, or again against a profile (its
+/// fixes said in `lang`).
 pub enum Judge<'a> {
     Reports,
     Profile {
-        file: String,
-        diff: &'a (dyn Fn(&State) -> Vec<Drift> + Sync),
+        path: &'a Path,
+        tables: &'a Tables,
+        lang: Lang,
     },
 }
 
 /// Reads every `*.json` directly in `dir` (not below it) into a [`Table`]; `now` is the
 /// time ages are counted from.
 pub fn collect(dir: &Path, now: u64, judge: &Judge) -> Result<Table, CollectError> {
-    let err = |source| CollectError {
+    let err = |source| CollectError::Dir {
         dir: dir.to_path_buf(),
         source,
     };
@@ -310,15 +351,39 @@ pub fn collect(dir: &Path, now: u64, judge: &Judge) -> Result<Table, CollectErro
         };
         found.push((name, kind));
     }
-    let rows = read_all(&folder, found, now, judge);
+    let read = read_all(&folder, found);
+    let judged = match judge {
+        Judge::Reports => Judged::Reports,
+        Judge::Profile { path, .. } => Judged::Profile {
+            file: shown::path(path),
+        },
+    };
+    let mut rows = Vec::with_capacity(read.len());
+    // The profile as validated for each OS the PCs run (its defaults and the installers
+    // it names differ), loaded once per OS.
+    let mut profiles: Vec<(Os, Profile)> = Vec::new();
+    for (mut row, report) in read {
+        if let (Judge::Profile { path, tables, lang }, Some(r), Seen::Read(pc)) =
+            (judge, &report, &mut row.seen)
+        {
+            let os = r.state.os;
+            let p = match profiles.iter().position(|(o, _)| *o == os) {
+                Some(i) => &profiles[i].1,
+                None => {
+                    profiles.push((os, profile::load(path, tables, os)?));
+                    &profiles[profiles.len() - 1].1
+                }
+            };
+            let found = drift::diff(p, &r.state, tables);
+            pc.drift = Some(found.iter().map(|d| d.entry(*lang)).collect());
+        }
+        rows.push(row);
+    }
     Ok(Table {
         dir: dir.to_path_buf(),
         now,
-        judged: match judge {
-            Judge::Reports => Judged::Reports,
-            Judge::Profile { file, .. } => Judged::Profile { file: file.clone() },
-        },
-        rows,
+        judged,
+        rows: finish(rows, now),
         left_out,
     })
 }
@@ -329,9 +394,9 @@ enum Kind {
     Other(&'static str),
 }
 
-/// Reads the reports on a few threads (each open on a share waits a round trip), then
-/// sorts the rows.
-fn read_all(folder: &place::Dir, found: Vec<(String, Kind)>, now: u64, judge: &Judge) -> Vec<Row> {
+/// Reads the reports on a few threads (each open on a share waits a round trip): each
+/// row, with its report when it was read.
+fn read_all(folder: &place::Dir, found: Vec<(String, Kind)>) -> Vec<(Row, Option<Report>)> {
     let next = AtomicUsize::new(0);
     let rows = Mutex::new(Vec::with_capacity(found.len()));
     std::thread::scope(|s| {
@@ -342,27 +407,40 @@ fn read_all(folder: &place::Dir, found: Vec<(String, Kind)>, now: u64, judge: &J
                     let Some((name, kind)) = found.get(i) else {
                         break;
                     };
-                    if let Some(row) = read_one(folder, name, kind, now, judge) {
+                    if let Some(row) = read_one(folder, name, kind) {
                         rows.lock().unwrap_or_else(|p| p.into_inner()).push(row);
                     }
                 }
             });
         }
     });
-    let mut rows = rows.into_inner().unwrap_or_else(|p| p.into_inner());
+    rows.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The ages from `now`, and the order: by computer name.
+fn finish(mut rows: Vec<Row>, now: u64) -> Vec<Row> {
+    for r in &mut rows {
+        if let Seen::Read(pc) = &mut r.seen {
+            pc.age_secs = now as i64 - pc.written_at as i64;
+            pc.from_future = pc.age_secs < -(CLOCK_SKEW as i64);
+        }
+    }
     rows.sort_by(|a, b| natural(&a.computer, &b.computer).then_with(|| a.file.cmp(&b.file)));
     rows
 }
 
-/// One report as a row; None when the file went away since the listing.
-fn read_one(folder: &place::Dir, name: &str, kind: &Kind, now: u64, judge: &Judge) -> Option<Row> {
+/// One report as a row (and the report); None when the file went away since the listing.
+fn read_one(folder: &place::Dir, name: &str, kind: &Kind) -> Option<(Row, Option<Report>)> {
     let stem = name[..name.len() - ".json".len()].to_string();
     let unreadable = |reason| {
-        Some(Row {
-            file: name.to_string(),
-            computer: shown::value(&stem),
-            seen: Seen::Unreadable { reason },
-        })
+        Some((
+            Row {
+                file: name.to_string(),
+                computer: shown::value(&stem),
+                seen: Seen::Unreadable { reason },
+            },
+            None,
+        ))
     };
     match kind {
         Kind::Link => return unreadable(Unreadable::Link),
@@ -391,63 +469,60 @@ fn read_one(folder: &place::Dir, name: &str, kind: &Kind, now: u64, judge: &Judg
             });
         }
     };
-    let report = match interim::parse(&bytes) {
+    let report = match report::read(&bytes) {
         Ok(r) => r,
-        Err(e) => {
-            return unreadable(match e {
-                interim::ReportError::NotJson(error) => Unreadable::NotJson { error },
-                interim::ReportError::NotReport => Unreadable::NotReport,
-                interim::ReportError::Newer(schema_version) => Unreadable::Newer { schema_version },
-                interim::ReportError::Invalid(error) => Unreadable::Invalid { error },
-            });
-        }
-    };
-    let drift = match judge {
-        Judge::Reports => report.drift.clone(),
-        Judge::Profile { diff, .. } => Some(diff(&report.state)),
+        Err(e) => return unreadable(e.into()),
     };
     let st = &report.state;
     let computer = match st.computer.trim() {
-        "" => stem,
+        "" => stem.clone(),
         c => c.to_string(),
     };
-    let mut toolkits: Vec<&interim::Toolkit> = st.toolkits.iter().collect();
+    let version = |v: &Option<crate::version::Version>| {
+        v.as_ref()
+            .map_or_else(|| "?".to_string(), ToString::to_string)
+    };
+    let mut toolkits: Vec<_> = st.toolkits.iter().collect();
     toolkits.sort_by_key(|t| !t.active);
     let mut cudnn: Vec<String> = Vec::new();
     for c in &st.cudnn {
-        let v = shown::value(&c.version);
+        let v = version(&c.version);
         if !cudnn.contains(&v) {
             cudnn.push(v);
         }
     }
-    let age_secs = now as i64 - report.written_at as i64;
-    Some(Row {
-        file: name.to_string(),
-        computer: shown::value(&computer),
-        seen: Seen::Read(Box::new(Pc {
-            gpus: st.gpus.iter().map(|g| shown::value(&g.name)).collect(),
-            driver: st.driver.as_ref().map(|d| shown::value(&d.version)),
-            toolkits: toolkits.iter().map(|t| shown::value(&t.version)).collect(),
-            cudnn,
-            torch: st.pytorch.as_ref().map(|t| Torch {
-                version: shown::value(&t.version),
-                variant: t.variant.as_deref().map(shown::value),
-            }),
-            guard: st.guard.as_ref().map(|g| Guard {
-                on: g.on,
-                verified_at: g.verified_at,
-            }),
-            last_check: st.last_check.as_ref().map(|c| Check {
-                at: c.at,
-                works: c.works,
-                speedup: c.speedup.filter(|s| s.is_finite()),
-            }),
-            drift,
-            written_at: report.written_at,
-            age_secs,
-            from_future: age_secs < -(CLOCK_SKEW as i64),
-        })),
-    })
+    let pc = Pc {
+        gpus: st.gpus.iter().map(|g| shown::value(&g.name)).collect(),
+        driver: st.driver.as_ref().map(|d| d.version.to_string()),
+        toolkits: toolkits.iter().map(|t| version(&t.version)).collect(),
+        cudnn,
+        torch: st.pytorch.as_ref().map(|t| Torch {
+            version: shown::value(&t.version),
+            variant: shown::value(&t.variant),
+        }),
+        guard: st.guard.as_ref().map(|g| Guard {
+            on: g.on,
+            verified_at: g.verified_at,
+            intact: g.intact,
+        }),
+        last_check: st.last_check.as_ref().map(|c| Check {
+            at: c.at,
+            works: c.works,
+            speedup: c.speedup.filter(|s| s.is_finite()),
+        }),
+        drift: report.drift.clone(),
+        written_at: report.written_at,
+        age_secs: 0,
+        from_future: false,
+    };
+    Some((
+        Row {
+            file: name.to_string(),
+            computer: shown::value(&computer),
+            seen: Seen::Read(Box::new(pc)),
+        },
+        Some(report),
+    ))
 }
 
 /// Computer names in the order a person expects: case ignored, runs of digits as numbers

@@ -1,4 +1,9 @@
-//! Many PCs kept alike (#36): the lab profile, the machine's state in its terms, the
-//! report each PC writes, and the table of every PC collected from those reports.
+//! A lab's fleet (#36): the desired state of every PC (the lab profile), the machine's
+//! state in the profile's terms, the drift between them, and the reports PCs leave on a
+//! share for one table of the whole lab.
 
 pub mod collect;
+pub mod drift;
+pub mod profile;
+pub mod report;
+pub mod state;

@@ -267,7 +267,7 @@ pub(super) fn wheel_fit(
     facts: &Facts,
     cuda: &Version,
 ) -> Option<(DriverFit, Version)> {
-    let floor = floor(tables, facts, cuda.major())?;
+    let floor = super::wheel_driver_floor(tables, facts.driver_os(), cuda)?;
     let fit = match &facts.driver {
         Some(d) if *d >= floor => DriverFit::Yes,
         _ => DriverFit::No,

@@ -453,6 +453,14 @@ pub fn command_line(interpreter: Option<&str>, args: &[String]) -> String {
     }
 }
 
+/// The driver a PyTorch wheel built with CUDA `cuda` needs on `os` at the least: the
+/// wheels carry their own runtime, so their major line's floor (compat dossier §6.3).
+pub fn wheel_driver_floor(tables: &Tables, os: Os, cuda: &Version) -> Option<Version> {
+    tables
+        .toolkit_line(cuda.major())
+        .map(|l| l.driver_floor(os).clone())
+}
+
 /// Whether `url` looks like a PyPI index or mirror (`https://pypi.org/simple`,
 /// `https://pypi.tuna.tsinghua.edu.cn/simple`, `https://mirrors.aliyun.com/pypi/simple`)
 /// rather than PyTorch's wheel index (`…/whl`).

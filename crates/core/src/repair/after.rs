@@ -120,7 +120,7 @@ pub fn after_run(a: &AfterRun) -> Verdict {
     if let Some(s) = &smoke {
         crate::driverwatch::after_smoke(t, s, run.driver_installed);
     }
-    if doctor.is_none() && smoke.is_none() && !run.restart_pending {
+    let verdict = if doctor.is_none() && smoke.is_none() && !run.restart_pending {
         // Nothing was checked (a failure says what happened).
         Verdict::Pending
     } else {
@@ -133,7 +133,12 @@ pub fn after_run(a: &AfterRun) -> Verdict {
             doctor: doctor.as_ref(),
             run,
         })
+    };
+    // What a lab's table shows as this PC's last GPU check (#36); only a check's verdict.
+    if doctor.is_some() || smoke.is_some() {
+        crate::last_check::record(t, &verdict);
     }
+    verdict
 }
 
 /// What the doctor knows of the GPUs: detection's facts.

@@ -219,7 +219,8 @@ fn torch_pythons(f: &Finding) -> impl Iterator<Item = std::path::PathBuf> + '_ {
     })
 }
 
-fn apply_overrides(report: &mut SystemReport, tables: &Tables, o: &Overrides) {
+/// The what-if flags over detection (`state get` applies them the same way).
+pub fn apply_overrides(report: &mut SystemReport, tables: &Tables, o: &Overrides) {
     if let Some(d) = &o.driver {
         report.driver = Some(detect::DriverInfo {
             version: d.clone(),

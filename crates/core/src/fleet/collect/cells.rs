@@ -185,7 +185,12 @@ pub fn cell(row: &Row, col: Col, lang: Lang) -> Cell {
         (Seen::Unreadable { .. }, Col::Status) => cell(row, Col::Problem, lang),
         (Seen::Read(_), Col::Status) => cell(row, Col::Drift, lang),
         (_, Col::File) => text(row.file.clone()),
-        (Seen::Unreadable { reason }, Col::Problem) => bad(render(&reason.message(), lang)),
+        (Seen::Unreadable { reason }, Col::Problem) => Cell {
+            text: render(&reason.message(), lang),
+            value: None,
+            bad: true,
+            more: reason.detail(),
+        },
         (Seen::Unreadable { .. }, _) => Cell::default(),
         (Seen::Read(pc), col) => pc_cell(pc, col, lang),
     }
@@ -199,20 +204,20 @@ fn pc_cell(pc: &Pc, col: Col, lang: Lang) -> Cell {
         Col::Cudnn => list(&pc.cudnn, lang),
         Col::Torch => match &pc.torch {
             None => text(t(lang, "fleet_none")),
-            Some(tr) => text(match &tr.variant {
-                Some(v) => format!("{} ({v})", tr.version),
-                None => tr.version.clone(),
-            }),
+            Some(tr) if tr.variant.is_empty() => text(tr.version.clone()),
+            Some(tr) => text(format!("{} ({})", tr.version, tr.variant)),
         },
         Col::Guard => match &pc.guard {
             None => text(t(lang, "fleet_guard_never")),
             Some(g) => {
-                let when = g.verified_at.map_or_else(|| "?".to_string(), day);
-                text(if g.on {
-                    tf(lang, "fleet_guard_on", &[("when", &when)])
+                let when = day(g.verified_at);
+                if g.intact == Some(false) {
+                    bad(tf(lang, "fleet_guard_changed", &[("when", &when)]))
+                } else if g.on {
+                    text(tf(lang, "fleet_guard_on", &[("when", &when)]))
                 } else {
-                    tf(lang, "fleet_guard_off", &[("when", &when)])
-                })
+                    text(tf(lang, "fleet_guard_off", &[("when", &when)]))
+                }
             }
         },
         Col::Check => match &pc.last_check {
@@ -232,14 +237,14 @@ fn pc_cell(pc: &Pc, col: Col, lang: Lang) -> Cell {
             None => text(t(lang, "fleet_drift_not_tested")),
             Some(d) if d.is_empty() => text(t(lang, "fleet_drift_none")),
             Some(d) => {
-                let layers: Vec<String> = d.iter().map(|x| layer(&x.layer, lang)).collect();
+                let layers: Vec<String> = d.iter().map(|x| layer(x.layer.as_str(), lang)).collect();
                 let more: Vec<String> = d
                     .iter()
                     .map(|x| {
                         render(
                             &msg!(
                                 "fleet_drift_item",
-                                layer = layer(&x.layer, lang),
+                                layer = layer(x.layer.as_str(), lang),
                                 is = x.is.clone().unwrap_or_else(|| t(lang, "fleet_none")),
                                 should = &x.should,
                                 fix = &x.fix
@@ -306,7 +311,7 @@ pub fn lines(table: &Table, lang: Lang) -> Vec<String> {
                 ],
             )),
             Seen::Read(_) => {
-                let problems: Vec<String> = [Col::Status, Col::Check, Col::Age]
+                let problems: Vec<String> = [Col::Status, Col::Guard, Col::Check, Col::Age]
                     .into_iter()
                     .map(|c| cell(row, c, lang))
                     .filter(|c| c.bad)

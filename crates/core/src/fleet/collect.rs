@@ -54,7 +54,7 @@ pub enum CollectError {
     },
     /// `--profile` could not be read or validated for PCs of this OS.
     #[error(transparent)]
-    Profile(#[from] ProfileError),
+    Profile(Box<ProfileError>),
 }
 
 impl CollectError {
@@ -370,7 +370,11 @@ pub fn collect(dir: &Path, now: u64, judge: &Judge) -> Result<Table, CollectErro
             let p = match profiles.iter().position(|(o, _)| *o == os) {
                 Some(i) => &profiles[i].1,
                 None => {
-                    profiles.push((os, profile::load(path, tables, os)?));
+                    profiles.push((
+                        os,
+                        profile::load(path, tables, os)
+                            .map_err(|e| CollectError::Profile(Box::new(e)))?,
+                    ));
                     &profiles[profiles.len() - 1].1
                 }
             };

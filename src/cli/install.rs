@@ -8,6 +8,9 @@ use super::progress::{Progress, Update};
 use super::{CliError, exit, recommend};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::download::Cancel;
+use cuda_setup_core::fleet::profile::{
+    self, CudnnWant, DriverRule, DriverWant, Profile, PythonAt, SourcesWant, Wanted,
+};
 use cuda_setup_core::i18n::{self, Lang, render, t, tf};
 use cuda_setup_core::linux_driver::{self, LinuxDriverAdvice};
 use cuda_setup_core::plan::{self, Choices, CudnnChoice, Method, Plan};
@@ -111,6 +114,16 @@ pub struct Args {
     pub wait: bool,
     #[command(flatten)]
     pub how: MethodArgs,
+    /// PyTorch release (prefix: 2, 2.5 or 2.5.1; default: the recommended one)
+    #[arg(long, value_name = "VER")]
+    pub torch_version: Option<Version>,
+    /// PyTorch build (cu124, cu128 …; default: the recommended one)
+    #[arg(long, value_name = "NAME")]
+    pub torch_variant: Option<String>,
+    /// Write the lab profile (lab.toml) these flags stand for into FILE, checked against
+    /// the tables, and stop: nothing is installed (`state set --profile FILE` applies it)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["plan", "dry_run", "json"])]
+    pub write_profile: Option<PathBuf>,
 }
 
 /// How the toolkit is fetched (`install` and `bundle` share these).
@@ -217,6 +230,8 @@ pub(super) fn make_plan(
             method: args.how.method,
             driver: args.driver_path.pref(),
             distro: linux_driver::os_release(&host),
+            torch_version: args.torch_version.clone(),
+            torch_variant: args.torch_variant.clone(),
         },
     );
     let linux = recommend::linux_advice(&host, &rec);
@@ -542,6 +557,85 @@ pub(super) fn execute(
         write_report(file, &json, lang)?;
     }
     Ok((report, verdict, json))
+}
+
+/// What these flags ask of one install run, in the lab profile's terms (the core maps it
+/// onto the profile's sections: `Profile::from_wanted`).
+pub fn wanted(args: &Args) -> Wanted {
+    Wanted {
+        goal: args.goal.unwrap_or_default(),
+        cuda: args.cuda.clone(),
+        method: args.how.method,
+        components: args.how.components.clone(),
+        cudnn: Some(match (&args.cudnn, &args.cudnn_archive, args.no_cudnn) {
+            (_, _, true) => CudnnWant::None,
+            (_, Some(z), _) => CudnnWant::Archive(z.clone()),
+            (Some(v), _, _) => CudnnWant::Version(v.clone()),
+            (None, None, false) => CudnnWant::Recommended,
+        }),
+        torch_version: args.torch_version.clone(),
+        torch_variant: args.torch_variant.clone(),
+        python: args
+            .python_exe
+            .clone()
+            .map_or(PythonAt::Default, PythonAt::Interpreter),
+        guard: true,
+        driver: Some(DriverWant {
+            rule: DriverRule::Needed,
+            install: !args.skip_driver,
+            when_old: args.driver_path.pref(),
+            cuda_installer: args.with_driver,
+        }),
+        sources: SourcesWant {
+            mirrors: args.mirror.clone(),
+            bundle: args.bundle.clone(),
+            pypi_mirror: args.how.pypi_mirror.as_ref().map(ToString::to_string),
+            torch_index: args.torch_index.as_ref().map(ToString::to_string),
+        },
+    }
+}
+
+/// `install --write-profile FILE`: the profile of these flags (with `--lang` and
+/// `--report` when given), read back as any profile is — so what the tables cannot give
+/// is refused here, not on every PC — then written atomically.
+pub fn write_profile(
+    tables: &Tables,
+    args: &Args,
+    file: &std::path::Path,
+    given_lang: Option<Lang>,
+    lang: Lang,
+) -> Result<i32, CliError> {
+    let os = args.os.unwrap_or_else(Os::current);
+    let report = args.report.as_ref().map(|p| p.display().to_string());
+    let profile =
+        Profile::from_wanted(&wanted(args), given_lang, report).map_err(|e| CliError::Usage {
+            message: render(&e.message(), lang),
+            hint: render(&e.hint(), lang),
+        })?;
+    let text = profile.to_toml();
+    profile::parse(&text, file, tables, os)?;
+    let name = file.file_name().ok_or_else(|| CliError::Usage {
+        message: tf(lang, "cli_err_profile_write", &[("path", &file.display())]),
+        hint: t(lang, "cli_hint_profile_write"),
+    })?;
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    cuda_setup_core::place::Dir::create(dir)
+        .and_then(|d| d.write_atomic(name, text.as_bytes(), true))
+        .map_err(|e| {
+            failed(
+                tf(lang, "cli_err_profile_write", &[("path", &file.display())]),
+                &t(lang, "cli_hint_profile_write"),
+                Some(e.to_string()),
+            )
+        })?;
+    println!(
+        "{}",
+        tf(lang, "cli_profile_written", &[("path", &file.display())])
+    );
+    Ok(exit::OK)
 }
 
 /// A plan note in the user's language, with the raw text it carries after `details:`.

@@ -162,6 +162,9 @@ pub enum CliError {
     /// A what-if flag that cannot be right (exit 2).
     #[error(transparent)]
     WhatIf(#[from] cuda_setup_core::whatif::WhatIfError),
+    /// A lab profile that cannot be right (exit 2): the file and the key named.
+    #[error(transparent)]
+    Profile(#[from] cuda_setup_core::fleet::profile::ProfileError),
     /// A `--cudnn` release the tables cannot give (exit 2).
     #[error(transparent)]
     CudnnVersion(#[from] cuda_setup_core::recommend::CudnnVersionError),
@@ -209,6 +212,10 @@ impl CliError {
             CliError::WhatIf(e) => {
                 plain::keyed(lang, t(lang, "cli_err_whatif"), &e.hint(), chain(self))
             }
+            CliError::Profile(e) => {
+                let message = cuda_setup_core::i18n::render(&e.message(), lang);
+                plain::keyed(lang, message, &e.hint(), chain(self))
+            }
             CliError::CudnnVersion(e) => plain::keyed(
                 lang,
                 t(lang, "cli_err_cudnn_version"),
@@ -244,7 +251,10 @@ impl CliError {
     fn code(&self) -> i32 {
         match self {
             CliError::Tables(_) | CliError::Download(_) | CliError::Refresh(_) => exit::ERROR,
-            CliError::Usage { .. } | CliError::WhatIf(_) | CliError::CudnnVersion(_) => exit::USAGE,
+            CliError::Usage { .. }
+            | CliError::WhatIf(_)
+            | CliError::CudnnVersion(_)
+            | CliError::Profile(_) => exit::USAGE,
             CliError::Cudnn(e) => cudnn::code(e),
             CliError::Failed { code, .. } => *code,
         }
@@ -310,7 +320,10 @@ fn run() -> i32 {
             Some(Command::Detect(args)) => detect::run(&tables, &args, lang),
             Some(Command::Download(args)) => download::run(&args, lang),
             Some(Command::Repair(args)) => repair::run(&tables, &args, lang),
-            Some(Command::Install(args)) => install::run(&tables, &args, lang),
+            Some(Command::Install(args)) => match &args.write_profile {
+                Some(file) => install::write_profile(&tables, &args, file, cli.lang, lang),
+                None => install::run(&tables, &args, lang),
+            },
             Some(Command::Cudnn(args)) => cudnn::run(&args, lang),
             Some(Command::Bundle(args)) => bundle::run(&tables, &args, lang),
             Some(Command::Recommend(args)) => recommend::run(&tables, &args, lang),

@@ -2,7 +2,7 @@
 //! from the profile (exit 1, changing nothing: Intune's detection, Ansible's check mode,
 //! DSC's test), and making it so through `install`'s plan and executor. The core takes
 //! the state (`fleet::state::take`), judges the drift (`fleet::drift::diff`) and says
-//! which installs fix it (`fleet::drift::requests`); this file renders them.
+//! which of the profile's install runs fix it (`fleet::drift::plans_for`); this file renders them.
 
 use std::path::PathBuf;
 
@@ -139,13 +139,9 @@ fn get(tables: &Tables, c: &Common, lang: Lang) -> Result<i32, CliError> {
     Ok(exit::OK)
 }
 
-/// The profile for the target's OS, or exit 2 with its error (file and key) in the
-/// user's language.
-fn load(tables: &Tables, path: &std::path::Path, os: Os, lang: Lang) -> Result<Profile, CliError> {
-    profile::load(path, tables, os).map_err(|e| CliError::Usage {
-        message: render(&e.message(), lang),
-        hint: render(&e.hint(), lang),
-    })
+/// The profile for the target's OS; a bad one is exit 2, naming file and key.
+fn load(tables: &Tables, path: &std::path::Path, os: Os) -> Result<Profile, CliError> {
+    Ok(profile::load(path, tables, os)?)
 }
 
 /// The profile's language, unless `--lang` was given.
@@ -172,7 +168,7 @@ fn report_path(c: &Common, p: &Profile) -> Option<String> {
 fn test(tables: &Tables, w: &WithProfile, lang: Lang, lang_given: bool) -> Result<i32, CliError> {
     let c = &w.common;
     let target = target(c);
-    let p = load(tables, &w.profile, target.os, lang)?;
+    let p = load(tables, &w.profile, target.os)?;
     let lang = lang_of(&p, lang, lang_given);
     let state = state::take(
         &target,
@@ -229,6 +225,8 @@ fn install_args(w: &Wanted, c: &Common, os: Os, wait: bool) -> install::Args {
         driver: c.driver.clone(),
         python_exe: c.python_exe.clone().or_else(|| w.python.interpreter(os)),
         torch_index: s.torch_source(),
+        torch_version: w.torch_version.clone(),
+        torch_variant: w.torch_variant.clone(),
         connections: 8,
         wait,
         ..Default::default()
@@ -251,7 +249,7 @@ fn set(tables: &Tables, s: &SetArgs, lang: Lang, lang_given: bool) -> Result<i32
     let w = &s.with;
     let c = &w.common;
     let target = target(c);
-    let p = load(tables, &w.profile, target.os, lang)?;
+    let p = load(tables, &w.profile, target.os)?;
     let lang = lang_of(&p, lang, lang_given);
     let given = given(tables, c, python_of(&p, target.os))?;
     let before = state::take(&target, tables, &given);

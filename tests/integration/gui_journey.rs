@@ -346,6 +346,8 @@ fn pytorch_plan(o: &Options) -> Plan {
             method: Method::Installer,
             driver: Default::default(),
             distro: None,
+            torch_version: None,
+            torch_variant: None,
         },
     );
     plan::make(&o.target, &rec, &Choices::new(Method::Installer)).unwrap()

@@ -24,6 +24,7 @@ mod driver;
 mod driver_choice;
 mod driverwatch;
 mod fleet_collect;
+mod fleet_profile;
 mod fleet_state;
 mod free_threaded;
 mod gpus_pci;

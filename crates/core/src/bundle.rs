@@ -158,6 +158,8 @@ pub fn make(
             method: req.method,
             driver: Default::default(),
             distro: None,
+            torch_version: None,
+            torch_variant: None,
         },
     );
     if !rec.fits() {

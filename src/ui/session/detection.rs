@@ -160,6 +160,8 @@ impl Session {
                     method: self.settings.method,
                     driver: self.settings.driver,
                     distro: self.system.distro.clone(),
+                    torch_version: None,
+                    torch_variant: None,
                 },
             )
         });

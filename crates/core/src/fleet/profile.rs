@@ -19,7 +19,7 @@ use crate::message::Message;
 use crate::msg;
 use crate::place::ReadError;
 use crate::plan::CudnnChoice;
-use crate::recommend::{self, CudnnVersionError, DriverPref, Goal, Method};
+use crate::recommend::{self, CudnnVersionError, DriverPref, Goal, Method, Request};
 use crate::shown;
 use crate::steps::pypi_race::PypiPick;
 use crate::steps::torch_sources::TorchSource;
@@ -194,6 +194,20 @@ pub struct Wanted {
 }
 
 impl Wanted {
+    /// The recommender's request for this run (`distro`: the PC's,
+    /// `linux_driver::os_release`).
+    pub fn request(&self, distro: Option<crate::linux_driver::OsRelease>) -> Request {
+        Request {
+            goal: self.goal,
+            cuda: self.cuda.clone(),
+            method: self.method,
+            driver: self.driver_pref(),
+            distro,
+            torch_version: self.torch_version.clone(),
+            torch_variant: self.torch_variant.clone(),
+        }
+    }
+
     /// `--skip-driver`: no driver step (the driver is not managed, or not ours to install).
     pub fn skip_driver(&self) -> bool {
         self.driver.as_ref().is_none_or(|d| !d.install)
@@ -208,7 +222,9 @@ impl Wanted {
 
     /// `--update-driver` / `--keep-driver`.
     pub fn driver_pref(&self) -> DriverPref {
-        self.driver.as_ref().map_or(DriverPref::Auto, |d| d.when_old)
+        self.driver
+            .as_ref()
+            .map_or(DriverPref::Auto, |d| d.when_old)
     }
 
     /// The plan's cuDNN choice (a named version: [`Wanted::cudnn_version`] on top of the
@@ -349,9 +365,9 @@ impl Profile {
             match &d.rule {
                 DriverRule::AtLeast(v) => line(&mut s, "min", &v.to_string()),
                 DriverRule::Exact(v) => line(&mut s, "exact", &v.to_string()),
-                DriverRule::Needed => {
-                    s.push_str("# no min or exact: at least what the toolkit and PyTorch below need\n")
-                }
+                DriverRule::Needed => s.push_str(
+                    "# no min or exact: at least what the toolkit and PyTorch below need\n",
+                ),
             }
             s.push_str(&format!("install = {}\n", d.install));
             match d.when_old {
@@ -518,7 +534,10 @@ pub enum Problem {
     #[error("\"{}\" is not a version (numbers separated by dots, like 12.4)", shown::value(.0))]
     BadVersion(String),
     #[error("\"{}\" must be one of {allowed}", shown::value(.value))]
-    BadChoice { value: String, allowed: &'static str },
+    BadChoice {
+        value: String,
+        allowed: &'static str,
+    },
     #[error("is empty")]
     Empty,
     #[error("\"{0}\" looks like a CUDA version, not a driver version")]
@@ -592,10 +611,19 @@ impl ProfileError {
             ),
             Problem::SchemaMissing => msg!("profile_err_schema_missing", file = file),
             Problem::SchemaOther(v) => {
-                msg!("profile_err_schema_other", file = file, schema = shown::value(v))
+                msg!(
+                    "profile_err_schema_other",
+                    file = file,
+                    schema = shown::value(v)
+                )
             }
             Problem::UnknownKey { known } => {
-                msg!("profile_err_unknown_key", file = file, key = key, known = known)
+                msg!(
+                    "profile_err_unknown_key",
+                    file = file,
+                    key = key,
+                    known = known
+                )
             }
             Problem::Missing => msg!("profile_err_missing", file = file, key = key),
             Problem::Both { other } => {
@@ -616,10 +644,20 @@ impl ProfileError {
             ),
             Problem::Empty => msg!("profile_err_empty", file = file, key = key),
             Problem::DriverLooksLikeCuda(v) => {
-                msg!("profile_err_driver_is_cuda", file = file, key = key, value = v)
+                msg!(
+                    "profile_err_driver_is_cuda",
+                    file = file,
+                    key = key,
+                    value = v
+                )
             }
             Problem::UnknownToolkit(v) => {
-                msg!("profile_err_toolkit_unknown", file = file, key = key, value = v)
+                msg!(
+                    "profile_err_toolkit_unknown",
+                    file = file,
+                    key = key,
+                    value = v
+                )
             }
             Problem::NoInstaller { version, os } => msg!(
                 "profile_err_toolkit_no_installer",
@@ -629,7 +667,12 @@ impl ProfileError {
                 os = os_name(*os)
             ),
             Problem::UnknownCudnn(v) => {
-                msg!("profile_err_cudnn_unknown", file = file, key = key, value = v)
+                msg!(
+                    "profile_err_cudnn_unknown",
+                    file = file,
+                    key = key,
+                    value = v
+                )
             }
             Problem::CudnnNoArchive {
                 version,
@@ -644,7 +687,12 @@ impl ProfileError {
                 cuda_major = cuda_major
             ),
             Problem::UnknownTorch(v) => {
-                msg!("profile_err_torch_unknown", file = file, key = key, value = v)
+                msg!(
+                    "profile_err_torch_unknown",
+                    file = file,
+                    key = key,
+                    value = v
+                )
             }
             Problem::UnknownVariant(v) => msg!(
                 "profile_err_variant_unknown",
@@ -753,7 +801,10 @@ const SECTION_KEYS: &[(&str, &[&str])] = &[
     ),
     ("toolkit", &["version", "method", "components"]),
     ("cudnn", &["version", "archive"]),
-    ("pytorch", &["version", "variant", "python", "venv", "guard"]),
+    (
+        "pytorch",
+        &["version", "variant", "python", "venv", "guard"],
+    ),
     (
         "sources",
         &["mirrors", "bundle", "pypi_mirror", "torch_index"],
@@ -914,7 +965,11 @@ fn unknown_key(doc: &toml::Table) -> Option<(String, String)> {
 fn line_of(text: &str, e: &toml::de::Error) -> usize {
     e.span().map_or(0, |s| {
         let end = s.start.min(text.len());
-        text.as_bytes()[..end].iter().filter(|b| **b == b'\n').count() + 1
+        text.as_bytes()[..end]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1
     })
 }
 
@@ -943,7 +998,9 @@ fn key_at(text: &str, line: usize) -> String {
 /// A PyTorch release a prefix names: `2` and `2.5` by its line, `2.5.1` by a patch.
 fn torch_matches(r: &TorchRelease, prefix: &Version) -> bool {
     r.version.parts().starts_with(prefix.parts())
-        || r.patches.iter().any(|p| p.parts().starts_with(prefix.parts()))
+        || r.patches
+            .iter()
+            .any(|p| p.parts().starts_with(prefix.parts()))
 }
 
 struct Check<'a> {
@@ -1200,9 +1257,10 @@ impl Check<'_> {
             Some(name) => {
                 let key = "[pytorch] variant";
                 let name = self.text(key, name)?;
-                let known = self.tables.variant(&name).filter(|_| {
-                    releases.iter().any(|r| r.variants.contains(&name))
-                });
+                let known = self
+                    .tables
+                    .variant(&name)
+                    .filter(|_| releases.iter().any(|r| r.variants.contains(&name)));
                 let Some(row) = known else {
                     return Err(self.err(key, Problem::UnknownVariant(name)));
                 };
@@ -1223,7 +1281,8 @@ impl Check<'_> {
                     rule: DriverRule::Exact(exact),
                     ..
                 }) = driver
-                    && let Some(needs) = recommend::wheel_driver_floor(self.tables, self.os, &row.cuda)
+                    && let Some(needs) =
+                        recommend::wheel_driver_floor(self.tables, self.os, &row.cuda)
                     && *exact < needs
                 {
                     return Err(self.err(
@@ -1249,7 +1308,9 @@ impl Check<'_> {
                     },
                 ));
             }
-            (Some(p), None) => PythonAt::Interpreter(PathBuf::from(self.text("[pytorch] python", p)?)),
+            (Some(p), None) => {
+                PythonAt::Interpreter(PathBuf::from(self.text("[pytorch] python", p)?))
+            }
             (None, Some(v)) => PythonAt::Venv(PathBuf::from(self.text("[pytorch] venv", v)?)),
             (None, None) => PythonAt::Default,
         };
@@ -1324,5 +1385,437 @@ impl Check<'_> {
             pypi_mirror,
             torch_index,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::i18n::render;
+
+    const EXAMPLE: &str = include_str!("../../../../docs/lab.example.toml");
+
+    fn tables() -> Tables {
+        Tables::embedded().unwrap()
+    }
+
+    fn v(s: &str) -> Version {
+        s.parse().unwrap()
+    }
+
+    fn read(text: &str, os: Os) -> Result<Profile, ProfileError> {
+        parse(text, Path::new("lab.toml"), &tables(), os)
+    }
+
+    #[test]
+    fn the_documented_example_parses_for_both_oses_and_says_what_it_shows() {
+        for os in [Os::Windows, Os::Linux] {
+            let p = read(EXAMPLE, os).unwrap_or_else(|e| panic!("{os:?}: {e}"));
+            assert_eq!(p.lang, Some(Lang::Zh));
+            let d = p.driver.as_ref().unwrap();
+            assert_eq!(d.rule, DriverRule::AtLeast(v("550.54")));
+            assert!(d.install && !d.cuda_installer);
+            assert_eq!(d.when_old, DriverPref::Update);
+            let tk = p.toolkit.as_ref().unwrap();
+            assert_eq!(
+                (tk.version.to_string(), tk.method),
+                ("12.4".into(), Method::Installer)
+            );
+            assert_eq!(p.cudnn, Some(CudnnWant::Version(v("9"))));
+            let t = p.pytorch.as_ref().unwrap();
+            assert_eq!(t.version, Some(v("2.5")));
+            assert_eq!(t.variant.as_deref(), Some("cu124"));
+            assert_eq!(
+                t.python,
+                PythonAt::Interpreter(PathBuf::from(r"C:\Python312\python.exe"))
+            );
+            assert!(t.guard);
+            assert_eq!(p.sources.mirrors, ["https://mirror.lab.example/nvidia"]);
+            assert_eq!(
+                p.sources.bundle,
+                Some(PathBuf::from(r"\\fileserver\cuda-bundle"))
+            );
+            assert_eq!(
+                p.sources.pypi_pick(),
+                Some(PypiPick::Auto)
+                    .filter(|_| false)
+                    .or("tsinghua".parse().ok())
+            );
+            assert_eq!(p.sources.torch_source(), Some(TorchSource::Auto));
+            assert_eq!(
+                p.report.as_ref().unwrap().path,
+                r"\\server\share\%COMPUTERNAME%.json"
+            );
+        }
+    }
+
+    /// The example names every key a profile may hold (so it documents all of them).
+    #[test]
+    fn the_example_shows_every_key() {
+        for key in TOP_KEYS {
+            assert!(
+                EXAMPLE.contains(&format!("\n{key} = ")) || EXAMPLE.contains(&format!("[{key}]")),
+                "{key}"
+            );
+        }
+        for (section, keys) in SECTION_KEYS {
+            assert!(EXAMPLE.contains(&format!("[{section}]")), "{section}");
+            for key in *keys {
+                assert!(
+                    EXAMPLE.contains(&format!("{key} = ")),
+                    "[{section}] {key} is not in docs/lab.example.toml"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn what_to_toml_writes_parses_back_as_the_same_profile() {
+        let p = read(EXAMPLE, Os::Windows).unwrap();
+        assert_eq!(read(&p.to_toml(), Os::Windows).unwrap(), p);
+        // Text that needs escaping: quotes, backslashes, control characters, non-ASCII.
+        let odd = Profile {
+            lang: None,
+            driver: Some(DriverWant {
+                rule: DriverRule::Needed,
+                install: false,
+                when_old: DriverPref::Keep,
+                cuda_installer: true,
+            }),
+            toolkit: Some(ToolkitWant {
+                version: v("12.4.1"),
+                method: Method::Wheels,
+                components: vec!["nvcc".into(), "cudart".into()],
+            }),
+            cudnn: Some(CudnnWant::Archive(PathBuf::from(
+                "\\\\srv\\\"q\"\\cudnn 9 ✓.zip",
+            ))),
+            pytorch: Some(TorchWant {
+                version: None,
+                variant: None,
+                python: PythonAt::Venv(PathBuf::from("C:\\lab\\venv\t\u{7f}\n#not a comment")),
+                guard: false,
+            }),
+            sources: SourcesWant {
+                mirrors: vec![],
+                bundle: None,
+                pypi_mirror: Some("https://pypi.lab.example/simple".into()),
+                torch_index: Some("official".into()),
+            },
+            report: Some(ReportWant {
+                path: "C:\\报告\\%COMPUTERNAME%.json".into(),
+            }),
+        };
+        let text = odd.to_toml();
+        assert_eq!(read(&text, Os::Linux).unwrap(), odd, "{text}");
+        // Nothing but the header: no layer managed.
+        let none = read("schema = 1\n", Os::Windows).unwrap();
+        assert_eq!(read(&none.to_toml(), Os::Windows).unwrap(), none);
+        assert!(none.plans().is_empty());
+    }
+
+    #[test]
+    fn plans_are_the_install_runs_and_from_wanted_gives_each_back() {
+        let p = read(EXAMPLE, Os::Windows).unwrap();
+        let plans = p.plans();
+        assert_eq!(plans.len(), 2);
+        let dev = &plans[0];
+        assert_eq!(dev.goal, Goal::Developer);
+        assert_eq!(dev.cuda, Some(v("12.4")));
+        assert_eq!(dev.cudnn_version(), Some(&v("9")));
+        assert_eq!(dev.cudnn_choice(), CudnnChoice::Recommended);
+        assert!(!dev.skip_driver() && !dev.with_driver());
+        assert_eq!(dev.driver_pref(), DriverPref::Update);
+        let torch = &plans[1];
+        assert_eq!(torch.goal, Goal::Pytorch);
+        let req = torch.request(None);
+        assert_eq!(
+            (req.torch_version, req.torch_variant.as_deref()),
+            (Some(v("2.5")), Some("cu124"))
+        );
+        assert_eq!(req.driver, DriverPref::Update);
+        assert_eq!(
+            torch.python.interpreter(Os::Windows),
+            Some(PathBuf::from(r"C:\Python312\python.exe"))
+        );
+        for w in &plans {
+            let back = Profile::from_wanted(w, None, None).unwrap();
+            assert_eq!(back.plans(), vec![w.clone()]);
+            assert_eq!(read(&back.to_toml(), Os::Windows).unwrap(), back);
+        }
+        // No driver section: the driver is not managed, so no driver step.
+        let p = read("schema = 1\n[pytorch]\nvenv = '/lab/venv'\n", Os::Linux).unwrap();
+        let w = &p.plans()[0];
+        assert!(w.skip_driver());
+        assert_eq!(w.cudnn_choice(), CudnnChoice::Skip);
+        assert_eq!(
+            w.python.interpreter(Os::Linux),
+            Some(PathBuf::from("/lab/venv/bin/python"))
+        );
+        let developer_without_cuda = Wanted {
+            cuda: None,
+            ..plans[0].clone()
+        };
+        assert_eq!(
+            Profile::from_wanted(&developer_without_cuda, None, None),
+            Err(UnwritableError::NoToolkitVersion)
+        );
+    }
+
+    /// Each bad profile is refused naming its key, in the catalogue's words as well.
+    #[test]
+    fn a_bad_key_version_or_contradiction_is_refused_naming_the_key() {
+        const TK: &str = "[toolkit]\nversion = \"12.4\"\n";
+        type Is = fn(&Problem) -> bool;
+        let cases: Vec<(String, &str, Is)> = vec![
+            (
+                "[toolkit]\nverison = \"12.4\"\n".into(),
+                "[toolkit] verison",
+                (|p: &Problem| matches!(p, Problem::UnknownKey { known } if known.contains("version")))
+                    as Is,
+            ),
+            (
+                "colour = \"green\"\n".into(),
+                "colour",
+                (|p: &Problem| matches!(p, Problem::UnknownKey { .. })) as Is,
+            ),
+            (
+                "[toolkit]\nversion = \"12.x\"\n".into(),
+                "[toolkit] version",
+                (|p: &Problem| matches!(p, Problem::BadVersion(s) if s == "12.x")) as Is,
+            ),
+            (
+                "[toolkit]\nversion = 12.4\n".into(),
+                "[toolkit] version",
+                (|p: &Problem| matches!(p, Problem::WrongType { line: 3, .. })) as Is,
+            ),
+            (
+                "[toolkit]\nmethod = \"wheels\"\n".into(),
+                "[toolkit] version",
+                (|p: &Problem| *p == Problem::Missing) as Is,
+            ),
+            (
+                "[toolkit]\nversion = \"12.99\"\n".into(),
+                "[toolkit] version",
+                (|p: &Problem| matches!(p, Problem::UnknownToolkit(_))) as Is,
+            ),
+            (
+                "[toolkit]\nversion = \"12.4\"\nmethod = \"msi\"\n".into(),
+                "[toolkit] method",
+                (|p: &Problem| matches!(p, Problem::BadChoice { value, .. } if value == "msi"))
+                    as Is,
+            ),
+            (
+                format!("{TK}components = [\"nvcc\"]\n"),
+                "[toolkit] components",
+                (|p: &Problem| *p == Problem::ComponentsNeedWheels) as Is,
+            ),
+            (
+                "[driver]\nmin = \"550.54\"\nexact = \"566.36\"\n".into(),
+                "[driver] min",
+                (|p: &Problem| matches!(p, Problem::Both { other } if other == "[driver] exact"))
+                    as Is,
+            ),
+            (
+                "[driver]\nexact = \"12.4\"\n".into(),
+                "[driver] exact",
+                (|p: &Problem| matches!(p, Problem::DriverLooksLikeCuda(_))) as Is,
+            ),
+            (
+                "[driver]\nmin = \"5x\"\n".into(),
+                "[driver] min",
+                (|p: &Problem| matches!(p, Problem::BadVersion(_))) as Is,
+            ),
+            (
+                "[driver]\nwhen_old = \"never\"\n".into(),
+                "[driver] when_old",
+                (|p: &Problem| matches!(p, Problem::BadChoice { .. })) as Is,
+            ),
+            (
+                "[cudnn]\nversion = \"9\"\n".into(),
+                "[cudnn]",
+                (|p: &Problem| *p == Problem::CudnnWithoutToolkit) as Is,
+            ),
+            (
+                format!("{TK}[cudnn]\nversion = \"9\"\narchive = 'c.zip'\n"),
+                "[cudnn] version",
+                (|p: &Problem| matches!(p, Problem::Both { other } if other == "[cudnn] archive"))
+                    as Is,
+            ),
+            (
+                format!("{TK}[cudnn]\nversion = \"1.2\"\n"),
+                "[cudnn] version",
+                (|p: &Problem| matches!(p, Problem::UnknownCudnn(_))) as Is,
+            ),
+            (
+                format!("{TK}[cudnn]\n"),
+                "[cudnn] version",
+                (|p: &Problem| *p == Problem::Missing) as Is,
+            ),
+            (
+                "[pytorch]\nversion = \"0.1\"\n".into(),
+                "[pytorch] version",
+                (|p: &Problem| matches!(p, Problem::UnknownTorch(_))) as Is,
+            ),
+            (
+                "[pytorch]\nvariant = \"cu999\"\n".into(),
+                "[pytorch] variant",
+                (|p: &Problem| matches!(p, Problem::UnknownVariant(_))) as Is,
+            ),
+            (
+                "[pytorch]\nversion = \"2.5\"\nvariant = \"cu128\"\n".into(),
+                "[pytorch] variant",
+                (|p: &Problem| matches!(p, Problem::VariantNotInRelease { .. })) as Is,
+            ),
+            (
+                "[pytorch]\npython = 'C:\\py\\python.exe'\nvenv = 'C:\\venv'\n".into(),
+                "[pytorch] python",
+                (|p: &Problem| matches!(p, Problem::Both { other } if other == "[pytorch] venv"))
+                    as Is,
+            ),
+            (
+                "[pytorch]\npython = ''\n".into(),
+                "[pytorch] python",
+                (|p: &Problem| *p == Problem::Empty) as Is,
+            ),
+            (
+                "[sources]\nmirrors = [\"ftp://mirror.lab.example/nvidia\"]\n".into(),
+                "[sources] mirrors",
+                (|p: &Problem| matches!(p, Problem::BadUrl { .. })) as Is,
+            ),
+            (
+                "[sources]\npypi_mirror = \"nowhere\"\n".into(),
+                "[sources] pypi_mirror",
+                (|p: &Problem| matches!(p, Problem::BadPypiMirror { .. })) as Is,
+            ),
+            (
+                "[sources]\ntorch_index = \"ftp://x\"\n".into(),
+                "[sources] torch_index",
+                (|p: &Problem| matches!(p, Problem::BadTorchIndex { .. })) as Is,
+            ),
+            (
+                "[sources]\ntorch_index = \"https://pypi.tuna.tsinghua.edu.cn/simple\"\n".into(),
+                "[sources] torch_index",
+                (|p: &Problem| matches!(p, Problem::TorchIndexIsPypi(_))) as Is,
+            ),
+            (
+                "lang = \"fr\"\n".into(),
+                "lang",
+                (|p: &Problem| matches!(p, Problem::BadChoice { .. })) as Is,
+            ),
+            (
+                "[report]\n".into(),
+                "[report] path",
+                (|p: &Problem| *p == Problem::Missing) as Is,
+            ),
+            (
+                "[toolkit\n".into(),
+                "",
+                (|p: &Problem| matches!(p, Problem::Syntax { line: 2, .. })) as Is,
+            ),
+        ];
+        for (body, key, is) in cases {
+            let text = format!("schema = 1\n{body}");
+            let e = read(&text, Os::Windows).expect_err(&text);
+            assert_eq!(e.key, key, "{text}\n{e}");
+            assert!(is(&e.problem), "{text}\n{e:?}");
+            assert!(e.to_string().starts_with("lab.toml: "), "{e}");
+            for lang in [Lang::En, Lang::Zh] {
+                let said = render(&e.message(), lang);
+                assert!(said.contains("lab.toml"), "{said}");
+                assert!(said.contains(key), "{said}");
+                assert!(!said.contains("profile_err"), "{said}");
+                assert!(!render(&e.hint(), lang).starts_with("hint_"));
+            }
+        }
+    }
+
+    #[test]
+    fn the_schema_comes_first_and_another_one_is_named() {
+        let e = read("lang = \"zh\"\n", Os::Windows).unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), &e.problem),
+            ("schema", &Problem::SchemaMissing)
+        );
+        // A newer profile may hold keys this one does not know: the schema is said first.
+        let e = read("schema = 2\n[gpu_clock]\nmhz = 1\n", Os::Windows).unwrap_err();
+        assert_eq!(e.problem, Problem::SchemaOther("2".into()));
+        assert_eq!(e.hint().key, "hint_profile_schema");
+        let e = read("schema = \"1\"\n", Os::Windows).unwrap_err();
+        assert_eq!(e.problem, Problem::SchemaOther("1".into()));
+    }
+
+    #[test]
+    fn what_the_tables_say_for_the_os_and_the_driver_is_checked() {
+        // 13.5.0's installers are not in the tables (UNCONFIRMED): the wheels may give it.
+        let tk = "schema = 1\n[toolkit]\nversion = \"13.5\"\n";
+        let e = read(tk, Os::Windows).unwrap_err();
+        assert!(
+            matches!(
+                e.problem,
+                Problem::NoInstaller {
+                    os: Os::Windows,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(e.hint().key, "hint_profile_tables");
+        assert!(read(&format!("{tk}method = \"wheels\"\n"), Os::Windows).is_ok());
+        // A CUDA 13 build needs a newer driver than an exact R560 one.
+        let cu13 = tables()
+            .pytorch
+            .variants
+            .iter()
+            .find(|v| v.cuda.major() == 13)
+            .unwrap()
+            .name
+            .clone();
+        let text =
+            format!("schema = 1\n[driver]\nexact = \"560.94\"\n[pytorch]\nvariant = \"{cu13}\"\n");
+        let e = read(&text, Os::Windows).unwrap_err();
+        assert_eq!(e.key, "[pytorch] variant");
+        let Problem::VariantNeedsDriver { needs, driver, .. } = &e.problem else {
+            panic!("{e:?}")
+        };
+        assert_eq!(
+            (needs.to_string(), driver.to_string()),
+            ("580.88".into(), "560.94".into())
+        );
+        // The same build with a minimum is fine: the driver is updated to what it needs.
+        assert!(read(&text.replace("exact", "min"), Os::Windows).is_ok());
+    }
+
+    #[test]
+    fn load_reads_only_a_small_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = tables();
+        let file = dir.path().join("lab.toml");
+        let e = load(&file, &t, Os::Windows).unwrap_err();
+        assert_eq!(e.problem, Problem::NotFound);
+        std::fs::write(&file, EXAMPLE).unwrap();
+        assert!(load(&file, &t, Os::Windows).is_ok());
+        let big = dir.path().join("big.toml");
+        let mut text = String::from("schema = 1\n");
+        while text.len() as u64 <= MAX_BYTES {
+            text.push_str("# padding padding padding padding padding padding padding\n");
+        }
+        std::fs::write(&big, &text).unwrap();
+        let e = load(&big, &t, Os::Windows).unwrap_err();
+        assert!(matches!(e.problem, Problem::TooBig { .. }), "{e}");
+        let bin = dir.path().join("bin.toml");
+        std::fs::write(&bin, b"schema = 1\n\xff\xfe").unwrap();
+        assert_eq!(
+            load(&bin, &t, Os::Windows).unwrap_err().problem,
+            Problem::NotText
+        );
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link.toml");
+            std::os::unix::fs::symlink(&file, &link).unwrap();
+            let e = load(&link, &t, Os::Windows).unwrap_err();
+            assert_eq!(e.problem, Problem::Link);
+            assert_eq!(e.hint().key, "hint_profile_read");
+        }
     }
 }

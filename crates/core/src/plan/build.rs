@@ -585,6 +585,8 @@ mod tests {
                 method,
                 driver: Default::default(),
                 distro: None,
+                torch_version: None,
+                torch_variant: None,
             },
         );
         assert!(rec.fits() && rec.cudnn.is_some(), "{:?}", rec.blockers);
@@ -781,6 +783,8 @@ mod tests {
                     method: Method::Installer,
                     driver: Default::default(),
                     distro: None,
+                    torch_version: None,
+                    torch_variant: None,
                 },
             );
             // No driver package of its own, as when none is known for this GPU.

@@ -167,6 +167,8 @@ mod tests {
                 method: crate::recommend::Method::Installer,
                 driver: Default::default(),
                 distro: None,
+                torch_version: None,
+                torch_variant: None,
             },
         );
         assert!(rec.torch.is_some(), "{:?}", rec.blockers);

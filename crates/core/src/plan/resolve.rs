@@ -308,6 +308,8 @@ mod tests {
                     method: Method::Installer,
                     driver: Default::default(),
                     distro: None,
+                    torch_version: None,
+                    torch_variant: None,
                 },
             )
         };

@@ -152,6 +152,8 @@ mod tests {
             method: Method::Installer,
             driver,
             distro,
+            torch_version: None,
+            torch_variant: None,
         }
     }
 

@@ -756,6 +756,8 @@ mod tests {
             method: Default::default(),
             driver: Default::default(),
             distro: None,
+            torch_version: None,
+            torch_variant: None,
         };
         let rec = super::super::recommend(
             &t,

@@ -116,6 +116,11 @@ pub struct Request {
     /// knows whether the distribution packages the driver. None: unknown (keep).
     #[serde(skip)]
     pub distro: Option<crate::linux_driver::OsRelease>,
+    /// Restrict PyTorch to this release prefix (`2`, `2.5`, `2.5.1`; a lab profile's
+    /// `[pytorch] version`). None: the recommended one.
+    pub torch_version: Option<Version>,
+    /// Restrict PyTorch to this variant (`cu124`). None: the recommended one.
+    pub torch_variant: Option<String>,
 }
 
 /// Which way the user wants to go when a driver that works is old (#32).
@@ -746,6 +751,7 @@ fn recommend_as_is(tables: &Tables, facts: &Facts, request: &Request) -> Recomme
                 tables,
                 facts,
                 None,
+                torch::Want::of(request),
                 &mut needs,
                 &mut rec.reasons,
                 &mut rec.blockers,
@@ -777,6 +783,7 @@ fn recommend_as_is(tables: &Tables, facts: &Facts, request: &Request) -> Recomme
                     tables,
                     facts,
                     Some(major),
+                    torch::Want::of(request),
                     &mut needs,
                     &mut torch_reasons,
                     &mut Vec::new(),

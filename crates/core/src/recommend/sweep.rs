@@ -1274,6 +1274,8 @@ impl Tally {
             method: Method::Installer,
             driver: Default::default(),
             distro: None,
+            torch_version: None,
+            torch_variant: None,
         };
         let rec = recommend(t, f, &req);
         self.cases += 1;
@@ -2090,6 +2092,8 @@ fn the_issues_named_examples() {
             method: Method::Installer,
             driver: Default::default(),
             distro: None,
+            torch_version: None,
+            torch_variant: None,
         };
         let rec = recommend(&t, &f, &req);
         let mut errs = Vec::new();

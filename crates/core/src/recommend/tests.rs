@@ -1151,6 +1151,8 @@ fn configurations_from_the_dossier() {
             // (update it first, #32) is tested in `choice::tests`.
             driver: super::DriverPref::Keep,
             distro: None,
+            torch_version: None,
+            torch_variant: None,
         };
         let rec = recommend(&tables, &facts, &request);
         if let Err(e) =
@@ -1230,6 +1232,8 @@ fn invariants_hold_across_the_whole_table() {
                                 method: Method::Installer,
                                 driver: Default::default(),
                                 distro: None,
+                                torch_version: None,
+                                torch_variant: None,
                             },
                         );
                         if let Err(e) = check_invariants(&tables, &facts, &rec) {
@@ -1296,6 +1300,8 @@ fn the_wheels_method_may_pick_a_release_the_tables_know_no_installer_for() {
         method,
         driver: Default::default(),
         distro: None,
+        torch_version: None,
+        torch_variant: None,
     };
     // 13.5.0's installers are not in the tables (UNCONFIRMED): only the wheels can give it.
     assert!(
@@ -1318,6 +1324,8 @@ fn the_driver_headline_names_the_minimum_and_the_current_driver() {
         method: Method::Installer,
         driver: Default::default(),
         distro: None,
+        torch_version: None,
+        torch_variant: None,
     };
     let rec_for = |driver: Option<&str>| {
         let f = Facts {

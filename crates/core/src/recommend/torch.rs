@@ -90,8 +90,14 @@ impl<'a> Py<'a> {
         }
     }
 
-    /// The patch of `release` this Python installs (None: none has wheels for it).
-    fn patch<'t>(&self, tables: &Tables, release: &'t TorchRelease) -> Option<&'t Version> {
+    /// The patch of `release` this Python installs among those `want` names (None: none
+    /// has wheels for it).
+    fn patch<'t>(
+        &self,
+        tables: &Tables,
+        release: &'t TorchRelease,
+        want: Want,
+    ) -> Option<&'t Version> {
         if let Some(py) = self.version
             && !(release.python_min <= *py && *py <= release.python_max)
         {
@@ -101,9 +107,58 @@ impl<'a> Py<'a> {
             Some(py) if self.free_threaded => release
                 .patches
                 .iter()
-                .rfind(|p| tables.free_threaded_has(py, p)),
-            _ => Some(latest(release)),
+                .rfind(|p| want.patch(p) && tables.free_threaded_has(py, p)),
+            _ if want.whole_line(release) => Some(latest(release)),
+            _ => release.patches.iter().rfind(|p| want.patch(p)),
         }
+    }
+}
+
+/// The PyTorch the request names (`Request::torch_version`, `torch_variant`): only those
+/// releases and variants are candidates. Nothing named: all of them.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Want<'a> {
+    version: Option<&'a Version>,
+    variant: Option<&'a str>,
+}
+
+impl<'a> Want<'a> {
+    pub(super) fn of(request: &'a super::Request) -> Want<'a> {
+        Want {
+            version: request.torch_version.as_ref(),
+            variant: request.torch_variant.as_deref(),
+        }
+    }
+
+    fn any(&self) -> bool {
+        self.version.is_some() || self.variant.is_some()
+    }
+
+    /// The whole line of `release` is named (`2`, `2.5`), not one patch of it (`2.5.1`).
+    fn whole_line(&self, release: &TorchRelease) -> bool {
+        self.version
+            .is_none_or(|v| release.version.parts().starts_with(v.parts()))
+    }
+
+    fn patch(&self, patch: &Version) -> bool {
+        self.version
+            .is_none_or(|v| patch.parts().starts_with(v.parts()))
+    }
+
+    fn variant(&self, name: &str) -> bool {
+        self.variant.is_none_or(|v| v == name)
+    }
+
+    /// As the request names it: `2.5 cu124`, `2.5`, `cu124`.
+    fn label(&self) -> String {
+        let parts: Vec<String> = [
+            self.version.map(ToString::to_string),
+            self.variant.map(str::to_string),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        parts.join(" ")
     }
 }
 
@@ -115,15 +170,16 @@ fn candidates<'t>(
     facts: &Facts,
     python: Py,
     major: Option<u32>,
+    want: Want,
 ) -> Vec<Candidate<'t>> {
     let mut out = Vec::new();
     let releases = tables
         .pytorch
         .releases
         .iter()
-        .filter_map(|r| Some((r, python.patch(tables, r)?)));
+        .filter_map(|r| Some((r, python.patch(tables, r, want)?)));
     for (release, patch) in releases {
-        for name in &release.variants {
+        for name in release.variants.iter().filter(|n| want.variant(n)) {
             let Some(variant) = tables.variant(name) else {
                 continue;
             };
@@ -205,9 +261,10 @@ fn best_reach(
     facts: &Facts,
     python: Py,
     major: Option<u32>,
+    asked: Want,
 ) -> Option<(bool, bool, usize)> {
     let top = top_gpu(facts);
-    candidates(tables, facts, python, major)
+    candidates(tables, facts, python, major, asked)
         .iter()
         .filter(|c| c.in_index != Some(false))
         .map(|c| c.reach(top))
@@ -243,20 +300,23 @@ fn pythons_reaching(
     tables: &Tables,
     facts: &Facts,
     major: Option<u32>,
+    asked: Want,
     want: (bool, bool, usize),
 ) -> Vec<Version> {
     known_pythons(tables)
         .into_iter()
-        .filter(|p| best_reach(tables, facts, Py::plain(Some(p)), major) == Some(want))
+        .filter(|p| best_reach(tables, facts, Py::plain(Some(p)), major, asked) == Some(want))
         .collect()
 }
 
-/// Picks torch; `major` restricts the wheels' CUDA major (to match a toolkit).
-/// Returns None (with blockers) when nothing fits.
+/// Picks torch; `major` restricts the wheels' CUDA major (to match a toolkit), `asked`
+/// the releases and variants (the request's). Returns None (with blockers) when nothing
+/// fits.
 pub(super) fn pick(
     tables: &Tables,
     facts: &Facts,
     major: Option<u32>,
+    asked: Want,
     needs: &mut Needs,
     reasons: &mut Vec<Message>,
     blockers: &mut Vec<Message>,
@@ -271,18 +331,35 @@ pub(super) fn pick(
             .pytorch
             .releases
             .iter()
-            .any(|r| python.patch(tables, r).is_some())
+            .any(|r| python.patch(tables, r, Want::default()).is_some())
     {
         // No release has wheels for this free-threaded ABI: whatever the GPUs.
         blockers.push(no_free_threaded(tables, py));
         return None;
     }
-    let (candidates, missing): (Vec<Candidate>, Vec<Candidate>) =
-        candidates(tables, facts, python, major)
+    let asked_for = candidates(tables, facts, python, major, asked);
+    if asked.any() && asked_for.iter().all(|c| c.in_index == Some(false)) {
+        // The PyTorch asked for runs nowhere here, and another would: the choice is the
+        // cause, named with what would fit instead.
+        let instead = candidates(tables, facts, python, major, Want::default())
             .into_iter()
-            .partition(|c| c.in_index != Some(false));
+            .filter(|c| c.in_index != Some(false))
+            .max_by_key(|c| (c.reach(top), c.rank()));
+        if let Some(c) = instead {
+            blockers.push(msg!(
+                "torch_choice_unavailable",
+                choice = asked.label(),
+                torch = c.patch,
+                variant = &c.variant.name
+            ));
+            return None;
+        }
+    }
+    let (candidates, missing): (Vec<Candidate>, Vec<Candidate>) = asked_for
+        .into_iter()
+        .partition(|c| c.in_index != Some(false));
     // The best any Python could do, and what this one does.
-    let best_any = best_reach(tables, facts, Py::plain(None), major);
+    let best_any = best_reach(tables, facts, Py::plain(None), major, asked);
     let here = candidates.iter().map(|c| c.reach(top)).max();
     if let Some(py) = python.version
         && let Some(want) = best_any
@@ -290,7 +367,7 @@ pub(super) fn pick(
         && missing.iter().all(|c| c.reach(top) < want)
     {
         // Another Python would fit these GPUs (better): the Python is the cause.
-        let pythons = pythons_reaching(tables, facts, major, want);
+        let pythons = pythons_reaching(tables, facts, major, asked, want);
         if !pythons.is_empty() {
             // The GPUs no wheel for this Python reaches (all of them when each is
             // reached, but never together).
@@ -433,7 +510,7 @@ fn leave_out(
     );
     for l in &left_out[first..] {
         let alone = super::leave_out::only(facts, &[l.index]);
-        let other = candidates(tables, &alone, Py::of(facts), major)
+        let other = candidates(tables, &alone, Py::of(facts), major, Want::default())
             .into_iter()
             .filter(|c| c.in_index != Some(false))
             .max_by_key(|c| c.rank());
@@ -706,7 +783,7 @@ fn explain(tables: &Tables, facts: &Facts, best: &Candidate, reasons: &mut Vec<M
     // confirms (a release seen on PyPI): "the newest that fits" is the newest confirmed.
     if best.confirmed
         && let Some(patch) = tables.pytorch.releases.iter().rev().find_map(|r| {
-            let patch = Py::of(facts).patch(tables, r)?;
+            let patch = Py::of(facts).patch(tables, r, Want::default())?;
             (r.version > best.release.version && !(r.confirmed && r.variants_confirmed))
                 .then_some(patch)
         })
@@ -813,8 +890,84 @@ mod tests {
                 method: Method::Installer,
                 driver: Default::default(),
                 distro: None,
+                torch_version: None,
+                torch_variant: None,
             },
         )
+    }
+
+    fn rec_asking(
+        t: &Tables,
+        f: &Facts,
+        version: Option<&str>,
+        variant: Option<&str>,
+    ) -> Recommendation {
+        recommend(
+            t,
+            f,
+            &Request {
+                goal: super::super::Goal::Pytorch,
+                cuda: None,
+                method: Method::Installer,
+                driver: Default::default(),
+                distro: None,
+                torch_version: version.map(|v| v.parse().unwrap()),
+                torch_variant: variant.map(str::to_string),
+            },
+        )
+    }
+
+    #[test]
+    fn the_torch_release_and_variant_asked_for_are_the_pick() {
+        let t = tables();
+        let f = facts(
+            Os::Windows,
+            vec![gpu("NVIDIA GeForce RTX 3060", "8.6")],
+            Some("566.36"),
+            Some("3.12"),
+        );
+        let free = rec(&t, &f).torch.expect("a torch for an RTX 3060");
+        let v25: Version = "2.5".parse().unwrap();
+        assert!(free.version.major_minor() > v25, "{}", free.version);
+        let asked = rec_asking(&t, &f, Some("2.5"), Some("cu121"));
+        assert!(asked.blockers.is_empty(), "{:?}", asked.blockers);
+        let p = asked.torch.expect("torch 2.5 cu121 runs on an RTX 3060");
+        assert_eq!(
+            (p.version.to_string(), p.variant.as_str()),
+            ("2.5.1".into(), "cu121")
+        );
+        // A patch named: that patch, not the line's newest.
+        let p = rec_asking(&t, &f, Some("2.5.0"), None).torch.unwrap();
+        assert_eq!(p.version.to_string(), "2.5.0");
+        assert!(p.pip_args.join(" ").contains("2.5.0"), "{:?}", p.pip_args);
+        // A variant alone: a release that has it.
+        let p = rec_asking(&t, &f, None, Some("cu118")).torch.unwrap();
+        assert_eq!(p.variant, "cu118");
+        assert!(p.version.major_minor() < free.version.major_minor() || p.variant != free.variant);
+    }
+
+    #[test]
+    fn a_torch_asked_for_that_runs_nowhere_here_is_a_blocker_naming_it() {
+        let t = tables();
+        // Torch 2.5 carries no Blackwell code (sm_120): no 2.5 wheel runs on an RTX 5090.
+        let f = facts(Os::Windows, vec![rtx5090()], Some("580.88"), Some("3.12"));
+        assert!(rec(&t, &f).torch.is_some(), "a newer torch runs on it");
+        for (version, variant, choice) in [
+            (Some("2.5"), Some("cu124"), "2.5 cu124"),
+            (Some("9.9"), None, "9.9"),
+            (None, Some("cu118"), "cu118"),
+        ] {
+            let r = rec_asking(&t, &f, version, variant);
+            assert!(r.torch.is_none(), "{choice}: {:?}", r.torch);
+            let b = r
+                .blockers
+                .iter()
+                .find(|m| m.key == "torch_choice_unavailable")
+                .unwrap_or_else(|| panic!("{choice}: {:?}", r.blockers));
+            assert_eq!(b.param("choice"), Some(choice));
+            let instead: Version = b.param("torch").unwrap().parse().unwrap();
+            assert!(instead >= "2.7".parse().unwrap(), "{instead}");
+        }
     }
 
     fn rtx5090() -> GpuFact {

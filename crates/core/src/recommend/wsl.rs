@@ -180,6 +180,8 @@ mod tests {
                 method: Method::Installer,
                 driver: Default::default(),
                 distro: None,
+                torch_version: None,
+                torch_variant: None,
             },
         )
     }

@@ -143,6 +143,17 @@ impl FromStr for PypiPick {
     }
 }
 
+/// As `--pypi-mirror` takes it back: `auto`, the mirror's name, or its address.
+impl std::fmt::Display for PypiPick {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PypiPick::Auto => f.write_str("auto"),
+            PypiPick::Mirror(m) if m.name == "custom" => f.write_str(&m.url),
+            PypiPick::Mirror(m) => f.write_str(&m.name),
+        }
+    }
+}
+
 impl PypiPick {
     /// The named index (None: automatic).
     pub fn mirror(&self) -> Option<&PypiMirror> {

@@ -65,6 +65,17 @@ impl FromStr for TorchSource {
     }
 }
 
+/// As `--torch-index` takes it back.
+impl std::fmt::Display for TorchSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TorchSource::Auto => f.write_str("auto"),
+            TorchSource::Official => f.write_str("official"),
+            TorchSource::Index(url) => f.write_str(url),
+        }
+    }
+}
+
 /// A mirror of PyTorch's index asked beside it: its table name (`NJU`) and base.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MirrorRef {

@@ -875,6 +875,8 @@ pub fn recommendation(
             // The doctor judges the wheel against the driver that is there.
             driver: crate::recommend::DriverPref::Keep,
             distro: None,
+            torch_version: None,
+            torch_variant: None,
         },
     )
 }

@@ -48,6 +48,8 @@ pub fn python(i: &Input, out: &mut Vec<Finding>) {
                     // The wheel for the driver that is there: repair never updates it.
                     driver: crate::recommend::DriverPref::Keep,
                     distro: None,
+                    torch_version: None,
+                    torch_variant: None,
                 },
             );
             match rec.torch {

@@ -428,3 +428,23 @@ fn reports_of_state_are_read_and_judged_again_against_a_profile() {
     assert_eq!(out.status.code(), Some(2), "{}", cli::text(&out));
     assert!(cli::text(&out).contains("bad.toml"), "{}", cli::text(&out));
 }
+
+#[test]
+fn past_ten_thousand_reports_the_rest_is_counted_not_read() {
+    let d = tempfile::tempdir().unwrap();
+    let one = serde_json::to_vec(&report("PC", "566.36", json!([]), 60)).unwrap();
+    for i in 0..10_002 {
+        std::fs::write(d.path().join(format!("PC-{i}.json")), &one).unwrap();
+    }
+    let out = collect(d.path(), &["--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", cli::text(&out));
+    let v = cli::json(&out);
+    assert_eq!(v["summary"]["pcs"], 10_000);
+    assert_eq!(v["summary"]["left_out"], 2);
+    assert_eq!(v["summary"]["drifted"], 0);
+    let text = v["text"].to_string();
+    assert!(
+        text.contains("Not read: 2 more reports (at most 10000"),
+        "{text}"
+    );
+}

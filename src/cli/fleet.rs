@@ -10,9 +10,8 @@ use serde_json::json;
 use super::{CliError, exit};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::fleet::collect::{self, Judge};
-use cuda_setup_core::fleet::profile::{self, ProfileError};
+use cuda_setup_core::fleet::profile;
 use cuda_setup_core::i18n::{self, Lang, tf};
-use cuda_setup_core::message::Message;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -57,25 +56,16 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-fn usage(e: &dyn HasWords, lang: Lang) -> CliError {
-    CliError::Usage {
-        message: i18n::render(&e.words().0, lang),
-        hint: i18n::render(&e.words().1, lang),
-    }
-}
-
-/// An error's sentence and hint.
-trait HasWords {
-    fn words(&self) -> (Message, Message);
-}
-impl HasWords for collect::CollectError {
-    fn words(&self) -> (Message, Message) {
-        (self.message(), self.hint())
-    }
-}
-impl HasWords for ProfileError {
-    fn words(&self) -> (Message, Message) {
-        (self.message(), self.hint())
+/// The folder (exit 2, with the OS's words in details) or the profile (the file and key).
+fn refused(e: collect::CollectError, lang: Lang) -> CliError {
+    match e {
+        collect::CollectError::Profile(p) => CliError::Profile(*p),
+        e => CliError::Failed {
+            message: i18n::render(&e.message(), lang),
+            hint: i18n::render(&e.hint(), lang),
+            details: Some(cuda_setup_core::error::chain(&e)),
+            code: exit::USAGE,
+        },
     }
 }
 
@@ -86,10 +76,18 @@ fn run_collect(
     lang_given: bool,
 ) -> Result<i32, CliError> {
     // The profile is checked before any report is read (a wrong one is exit 2, whatever
-    // the folder holds); its language is the table's unless --lang says otherwise.
+    // the folder holds): for this OS, else for the other (a Linux server may collect a
+    // Windows lab; each PC's OS is checked again when its report is judged). Its language
+    // is the table's unless --lang says otherwise.
     let mut lang = lang;
     if let Some(path) = &args.profile {
-        let p = profile::load(path, tables, Os::current()).map_err(|e| usage(&e, lang))?;
+        let here = Os::current();
+        let other = match here {
+            Os::Windows => Os::Linux,
+            Os::Linux => Os::Windows,
+        };
+        let p = profile::load(path, tables, here)
+            .or_else(|e| profile::load(path, tables, other).map_err(|_| e))?;
         if !lang_given {
             lang = p.lang.unwrap_or(lang);
         }
@@ -98,7 +96,7 @@ fn run_collect(
         Some(path) => Judge::Profile { path, tables, lang },
         None => Judge::Reports,
     };
-    let table = collect::collect(&args.dir, now(), &judge).map_err(|e| usage(&e, lang))?;
+    let table = collect::collect(&args.dir, now(), &judge).map_err(|e| refused(e, lang))?;
     if let Some(f) = &args.csv {
         write(f, collect::csv(&table, lang).as_bytes(), lang)?;
     }

@@ -12,6 +12,8 @@ mod detect;
 mod download;
 mod driver_policy;
 mod dsc;
+
+mod fleet;
 mod guard;
 mod install;
 mod linux_driver;
@@ -148,6 +150,8 @@ pub enum Command {
     /// A lab's desired state (#36): this PC in a lab profile's terms (get), its drift
     /// from lab.toml (test: exit 1), made so (set)
     State(state::Args),
+    /// Many PCs: one table of every PC from the reports they wrote
+    Fleet(fleet::Args),
     /// Diagnostics (the Wine check, support): a file's signature, the language picked
     #[command(hide = true)]
     Debug(debug::Args),
@@ -336,6 +340,7 @@ fn run() -> i32 {
             Some(Command::Uninstall(args)) => uninstall::run(&args, lang),
             Some(Command::Dsc(args)) => dsc::run(&args, cli.lang, cli.compat_dir.as_deref(), lang),
             Some(Command::State(args)) => state::run(&tables, &args, lang, cli.lang.is_some()),
+            Some(Command::Fleet(args)) => fleet::run(&tables, &args, lang, cli.lang.is_some()),
             Some(Command::Debug(args)) => debug::run(&args),
             // No subcommand: the wizard (or, with no display, a pointer to the CLI).
             None => Ok(crate::ui::launch(&base, &tables, &cli.gui, cli.lang)),

@@ -23,6 +23,7 @@ mod download;
 mod driver;
 mod driver_choice;
 mod driverwatch;
+mod fleet_collect;
 mod fleet_engines;
 mod fleet_profile;
 mod fleet_state;

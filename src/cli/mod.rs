@@ -12,7 +12,6 @@ mod detect;
 mod download;
 mod driver_policy;
 mod dsc;
-
 mod fleet;
 mod guard;
 mod install;

@@ -76,18 +76,10 @@ fn run_collect(
     lang_given: bool,
 ) -> Result<i32, CliError> {
     // The profile is checked before any report is read (a wrong one is exit 2, whatever
-    // the folder holds): for this OS, else for the other (a Linux server may collect a
-    // Windows lab; each PC's OS is checked again when its report is judged). Its language
-    // is the table's unless --lang says otherwise.
+    // the folder holds). Its language is the table's unless --lang says otherwise.
     let mut lang = lang;
     if let Some(path) = &args.profile {
-        let here = Os::current();
-        let other = match here {
-            Os::Windows => Os::Linux,
-            Os::Linux => Os::Windows,
-        };
-        let p = profile::load(path, tables, here)
-            .or_else(|e| profile::load(path, tables, other).map_err(|_| e))?;
+        let p = profile::load_any_os(path, tables, Os::current())?;
         if !lang_given {
             lang = p.lang.unwrap_or(lang);
         }

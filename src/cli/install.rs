@@ -8,6 +8,7 @@ use super::progress::{Progress, Update};
 use super::{CliError, exit, recommend};
 use cuda_setup_core::compat::{Os, Tables};
 use cuda_setup_core::download::Cancel;
+use cuda_setup_core::fleet::apply::Outcome;
 use cuda_setup_core::fleet::profile::{
     self, CudnnWant, DriverRule, DriverWant, Profile, PythonAt, SourcesWant, Wanted,
 };
@@ -688,19 +689,17 @@ fn write_report(
 }
 
 pub fn code(r: &RunReport) -> i32 {
-    if r.cancelled {
-        CANCELLED
-    } else if r
-        .failure
-        .as_ref()
-        .is_some_and(|f| f.kind == FailureKind::Busy)
-    {
-        ALREADY_RUNNING
-    } else if r.failure.is_some() {
-        FAILED
-    } else if r.reboot_required || r.restart_pending {
-        REBOOT_REQUIRED
-    } else {
-        SUCCESS
+    exit_code(Outcome::of_run(r))
+}
+
+/// MSI's number for an install's (or `state set`'s) outcome; drift left that no step of
+/// ours fixes is a failure to a fleet tool.
+pub fn exit_code(o: Outcome) -> i32 {
+    match o {
+        Outcome::Success => SUCCESS,
+        Outcome::RebootRequired => REBOOT_REQUIRED,
+        Outcome::Cancelled => CANCELLED,
+        Outcome::Busy => ALREADY_RUNNING,
+        Outcome::Failed | Outcome::DriftLeft => FAILED,
     }
 }

@@ -1,8 +1,9 @@
 //! `cuda-setup state get|test|set` (#36): the machine in a lab profile's terms, its drift
 //! from the profile (exit 1, changing nothing: Intune's detection, Ansible's check mode,
 //! DSC's test), and making it so through `install`'s plan and executor. The core takes
-//! the state (`fleet::state::take`), judges the drift (`fleet::drift::diff`) and says
-//! which of the profile's install runs fix it (`fleet::drift::plans_for`); this file renders them.
+//! the state (`fleet::state::take`), judges the drift (`fleet::drift::diff`) and, for
+//! `set`, runs the profile's install runs that fix it, the guard, and the outcome
+//! (`fleet::apply::apply`); this file parses, renders and maps the outcome to its number.
 
 use std::path::PathBuf;
 
@@ -10,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::{CliError, exit, install};
 use cuda_setup_core::compat::{Os, Tables};
+use cuda_setup_core::fleet::apply;
 use cuda_setup_core::fleet::drift::{self, Drift, DriftEntry};
 use cuda_setup_core::fleet::profile::{self, Profile, Wanted};
 use cuda_setup_core::fleet::report::{self, Report};
@@ -125,9 +127,6 @@ fn given(tables: &Tables, c: &Common, python: Option<PathBuf>) -> Result<Given, 
 fn get(tables: &Tables, c: &Common, lang: Lang) -> Result<i32, CliError> {
     let target = target(c);
     let state = state::take(&target, tables, &given(tables, c, None)?);
-    if let Some(path) = &c.report {
-        write_report(path, Report::new(state.clone(), None, None), lang)?;
-    }
     if c.json {
         println!(
             "{}",
@@ -135,6 +134,9 @@ fn get(tables: &Tables, c: &Common, lang: Lang) -> Result<i32, CliError> {
         );
     } else {
         print!("{}", human_state(&state, lang));
+    }
+    if let Some(path) = &c.report {
+        write_report(path, Report::new(state, None, None), lang);
     }
     Ok(exit::OK)
 }
@@ -178,17 +180,13 @@ fn test(tables: &Tables, w: &WithProfile, lang: Lang, lang_given: bool) -> Resul
     let found = drift::diff(&p, &state, tables);
     let entries: Vec<DriftEntry> = found.iter().map(|d| d.entry(lang)).collect();
     let shown = w.profile.display().to_string();
-    if let Some(path) = report_path(c, &p) {
-        write_report(
-            &path,
-            Report::new(state.clone(), Some(entries.clone()), Some(shown.clone())),
-            lang,
-        )?;
-    }
     if c.json {
         println!("{}", pretty(&tested(&state, &entries, &shown)));
     } else {
         print!("{}", human_drift(&found, &shown, lang));
+    }
+    if let Some(path) = report_path(c, &p) {
+        write_report(&path, Report::new(state, Some(entries), Some(shown)), lang);
     }
     Ok(if found.is_empty() { exit::OK } else { DRIFT })
 }
@@ -252,104 +250,62 @@ fn set(tables: &Tables, s: &SetArgs, lang: Lang, lang_given: bool) -> Result<i32
     let p = load(tables, &w.profile, target.os)?;
     let lang = lang_of(&p, lang, lang_given);
     let given = given(tables, c, python_of(&p, target.os))?;
-    let before = state::take(&target, tables, &given);
-    let first = drift::diff(&p, &before, tables);
-    let mut runs: Vec<Value> = Vec::new();
-    let mut codes: Vec<i32> = Vec::new();
-    let mut changed = false;
-    let mut reboot = false;
-    for w in drift::plans_for(&p, &first) {
-        let args = install_args(&w, c, target.os, s.wait);
+    // The core picks the runs, when to stop, the guard and the outcome; a run here is
+    // `install`'s plan and executor, its JSON kept for `runs`.
+    let done = apply::apply(&target, tables, &p, &given, |w| {
+        let args = install_args(w, c, target.os, s.wait);
         let (plan, _linux, facts) = install::make_plan(tables, &args, &target, lang)?;
         let facts = facts.expect("a plan made here has its facts");
         let (report, _verdict, json) =
             install::execute(tables, &args, &target, &plan, &facts, lang)?;
-        changed |= report.changed;
-        reboot |= report.reboot_required || report.restart_pending;
-        let code = install::code(&report);
-        codes.push(code);
-        runs.push(json);
-        // A failed or cancelled run, or a driver waiting for its restart, ends here.
-        if code != install::SUCCESS {
-            break;
-        }
+        Ok::<_, CliError>((report, json))
+    })?;
+    if let apply::GuardStep::Failed(e) = &done.guard {
+        eprintln!("{}", render(&e.message(), lang));
     }
-    let mut after = state::take(&target, tables, &given);
-    let mut left = drift::diff(&p, &after, tables);
-    // The guard is not a plan's step: the lab's profile is the consent a system Python's
-    // pin asks for.
-    if codes.iter().all(|c| *c == install::SUCCESS)
-        && left.iter().any(|d| d.layer == drift::Layer::Guard)
-        && let Some(py) = after.pytorch.as_ref().map(|t| t.python.clone())
-    {
-        match cuda_setup_core::guard::on(&target, &py, true) {
-            Ok(o) => {
-                changed |= matches!(
-                    o,
-                    cuda_setup_core::guard::OnOutcome::Pinned { written: true, .. }
-                );
-                after = state::take(&target, tables, &given);
-                left = drift::diff(&p, &after, tables);
-            }
-            Err(e) => eprintln!("{}", render(&e.message(), lang)),
-        }
-    }
-    let code = outcome(&codes, reboot, &left);
-    let entries: Vec<DriftEntry> = left.iter().map(|d| d.entry(lang)).collect();
+    let code = install::exit_code(done.outcome);
+    let entries: Vec<DriftEntry> = done.left.iter().map(|d| d.entry(lang)).collect();
     let shown = w.profile.display().to_string();
+    if c.json {
+        let mut v = tested(&done.after, &entries, &shown);
+        v["changed"] = done.changed.into();
+        v["reboot_required"] = done.reboot.into();
+        v["exit_code"] = code.into();
+        v["runs"] = done.runs.into();
+        println!("{}", pretty(&v));
+    } else {
+        if !done.changed {
+            println!("{}", t(lang, "cli_state_set_unchanged"));
+        }
+        print!("{}", human_drift(&done.left, &shown, lang));
+        if done.reboot {
+            println!("{}", t(lang, "cli_reboot_required"));
+        }
+    }
     if let Some(path) = report_path(c, &p) {
         write_report(
             &path,
-            Report::new(after.clone(), Some(entries.clone()), Some(shown.clone())),
+            Report::new(done.after, Some(entries), Some(shown)),
             lang,
-        )?;
-    }
-    if c.json {
-        let mut v = tested(&after, &entries, &shown);
-        v["changed"] = changed.into();
-        v["reboot_required"] = reboot.into();
-        v["exit_code"] = code.into();
-        v["runs"] = runs.into();
-        println!("{}", pretty(&v));
-    } else {
-        if !changed {
-            println!("{}", t(lang, "cli_state_set_unchanged"));
-        }
-        print!("{}", human_drift(&left, &shown, lang));
-        if reboot {
-            println!("{}", t(lang, "cli_reboot_required"));
-        }
+        );
     }
     Ok(code)
 }
 
-/// `install`'s exit code for what `set` did: a run's failure (busy, cancelled, failed)
-/// first, then a restart, then drift left that no step of ours could fix (1603).
-fn outcome(codes: &[i32], reboot: bool, left: &[Drift]) -> i32 {
-    if let Some(c) = codes
-        .iter()
-        .find(|c| **c != install::SUCCESS && **c != install::REBOOT_REQUIRED)
-    {
-        return *c;
+/// Writes the report a lab collects, after the result is printed: one that cannot be
+/// written is a warning, never the command's exit code (a fleet tool reads that).
+fn write_report(path: &str, r: Report, lang: Lang) {
+    if let Err(e) = report::write(path, &r) {
+        eprintln!(
+            "{}",
+            tf(
+                lang,
+                "cli_warn_report_write",
+                &[("path", &e.path.display())]
+            )
+        );
+        eprintln!("details: {}", cuda_setup_core::error::chain(&e));
     }
-    if reboot {
-        install::REBOOT_REQUIRED
-    } else if !left.is_empty() {
-        install::FAILED
-    } else {
-        install::SUCCESS
-    }
-}
-
-fn write_report(path: &str, r: Report, lang: Lang) -> Result<(), CliError> {
-    report::write(path, &r)
-        .map(|_| ())
-        .map_err(|e| CliError::Failed {
-            message: tf(lang, "cli_err_report_write", &[("path", &e.path.display())]),
-            hint: t(lang, "cli_hint_report_path"),
-            details: Some(cuda_setup_core::error::chain(&e)),
-            code: exit::ERROR,
-        })
 }
 
 fn pretty(v: &Value) -> String {

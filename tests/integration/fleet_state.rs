@@ -30,6 +30,14 @@ const TORCH: &str = "2.5.1+cu124";
 
 impl Lab {
     fn new() -> Lab {
+        let lab = Lab::unrecorded();
+        lab.record(&lab.user());
+        guard::on(&lab.user(), &lab.python(), true).unwrap();
+        lab
+    }
+
+    /// The lab with torch installed but no guard record yet.
+    fn unrecorded() -> Lab {
         let lab = Lab {
             work: tempfile::tempdir().unwrap(),
         };
@@ -45,12 +53,18 @@ impl Lab {
         let bin = lab.venv().join("bin");
         standin::interpreter(&bin, Some(&torch(TORCH, Some("12.4"))));
         standin::set_env(&bin, &lab.venv(), "venv");
-        let user = lab.user();
+        std::fs::write(lab.profile(), lab.profile_text("12.4")).unwrap();
+        lab
+    }
+
+    /// The verified build recorded in `target`'s state folder (an elevated run's record
+    /// is the machine's), not pinned.
+    fn record(&self, target: &Target) {
         guard::record::put(
-            &user,
+            target,
             Record {
-                python: lab.python(),
-                prefix: lab.venv(),
+                python: self.python(),
+                prefix: self.venv(),
                 env: EnvKind::Venv,
                 torch: TORCH.into(),
                 version: "2.5.1".into(),
@@ -65,9 +79,6 @@ impl Lab {
             },
         )
         .unwrap();
-        guard::on(&user, &lab.python(), true).unwrap();
-        std::fs::write(lab.profile(), lab.profile_text("12.4")).unwrap();
-        lab
     }
 
     fn root(&self) -> PathBuf {
@@ -147,8 +158,18 @@ impl Lab {
 
     /// `cuda-setup state ARGS` on the root with an RTX 30-series and `driver`.
     fn state(&self, args: &[&str], driver: &str) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
-            .arg("state")
+        self.state_as(false, args, driver)
+    }
+
+    /// The same, `elevated` as a sandbox run is (SYSTEM under Intune, Ansible's become).
+    fn state_as(&self, elevated: bool, args: &[&str], driver: &str) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
+        if !elevated {
+            cmd.env("CUDA_SETUP_TEST_NOT_ELEVATED", "1");
+        } else {
+            cmd.env_remove("CUDA_SETUP_TEST_NOT_ELEVATED");
+        }
+        cmd.arg("state")
             .args(args)
             .arg("--root")
             .arg(self.root())
@@ -156,7 +177,6 @@ impl Lab {
             .env("LANG", "C")
             .env_remove("LC_ALL")
             .env("COMPUTERNAME", "LAB-PC-07")
-            .env("CUDA_SETUP_TEST_NOT_ELEVATED", "1")
             .env("HOME", self.work.path().join("home"))
             .env_remove("PIP_CONSTRAINT")
             .env_remove("PIP_CONFIG_FILE")
@@ -457,4 +477,101 @@ fn state_set_installs_then_a_second_run_changes_nothing() {
         r.profile.as_deref(),
         Some(profile.display().to_string().as_str())
     );
+}
+
+/// The review's case (#36): Intune or Ansible run `state set` elevated after PyTorch was
+/// installed and verified by an elevated run (recorded, never pinned: `guard::on` refuses
+/// an elevated run). The guard counts as in state from its record; nothing is pinned with
+/// the administrator's rights, and `set` exits 0 instead of 1603 on every run.
+#[test]
+fn an_elevated_run_judges_the_guard_by_its_record_and_pins_nothing() {
+    let lab = Lab::unrecorded();
+    let machine = Target::rooted(Os::Windows, &lab.root());
+    assert!(machine.elevated);
+    // The registry as the elevated run reads it: the toolkit in use.
+    std::fs::create_dir_all(machine.state_dir()).unwrap();
+    std::fs::copy(
+        lab.user().state_dir().join("windows-env.json"),
+        machine.state_dir().join("windows-env.json"),
+    )
+    .unwrap();
+    let p = lab.profile().display().to_string();
+    let test = |elevated: bool| {
+        let out = lab.state_as(elevated, &["test", "--profile", &p, "--json"], "560.94");
+        (out.status.code(), json(&out))
+    };
+
+    // Never verified: the guard drifts; elevated, the fix is the GPU check that records,
+    // not "run it as the user".
+    let (code, v) = test(true);
+    assert_eq!(code, Some(1), "{v:#}");
+    assert_eq!(layers(&v), ["guard"], "{v:#}");
+    assert_eq!(v["state"]["elevated"], true);
+    assert_valid(&v["state"]);
+    let fix = v["drift"][0]["fix"].as_str().unwrap();
+    assert!(fix.contains("cuda-setup doctor --python"), "{fix}");
+    assert!(!fix.contains("not as administrator"), "{fix}");
+
+    // Recorded by an elevated run, not pinned.
+    lab.record(&machine);
+    let pins = |lab: &Lab| tree::files(&lab.venv(), &|_| false);
+    let before = pins(&lab);
+    let (code, v) = test(true);
+    assert_eq!(code, Some(0), "{v:#}");
+    assert_eq!(v["drift"], serde_json::json!([]));
+    assert_eq!(v["state"]["guard"]["on"], false, "{v:#}");
+
+    let out = lab.state_as(true, &["set", "--profile", &p, "--json"], "560.94");
+    let v = json(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{v:#}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(v["exit_code"], 0);
+    assert_eq!(v["runs"], serde_json::json!([]));
+    assert_eq!(v["changed"], false);
+    assert_eq!(pins(&lab), before, "an elevated run wrote into the venv");
+
+    // The user's own run still asks for the pin.
+    let (code, v) = test(false);
+    assert_eq!(code, Some(1), "{v:#}");
+    assert_eq!(layers(&v), ["guard"], "{v:#}");
+    assert_eq!(v["state"]["elevated"], false);
+}
+
+/// A report that cannot be written (its folder is a file) is a warning on stderr after
+/// the JSON; the exit code stays the test's.
+#[test]
+fn a_report_that_cannot_be_written_warns_and_keeps_the_exit_code() {
+    let lab = Lab::new();
+    let p = lab.profile().display().to_string();
+    let bad = lab.profile().join("LAB-PC-07.json").display().to_string();
+    let out = lab.state(
+        &["test", "--profile", &p, "--json", "--report", &bad],
+        "560.94",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v = json(&out);
+    assert_eq!(v["in_desired_state"], true);
+    assert!(
+        err.contains("warning: the report could not be written") && err.contains(&bad),
+        "{err}"
+    );
+
+    // Drift stays 1, not turned into another failure.
+    let out = lab.state(
+        &["test", "--profile", &p, "--json", "--report", &bad],
+        "470.82.01",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json(&out)["in_desired_state"], false);
+
+    // `get` prints its state too.
+    let out = lab.state(&["get", "--json", "--report", &bad], "560.94");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json(&out)["computer"], "LAB-PC-07");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning"));
 }

@@ -311,13 +311,29 @@ fn torch(want: &TorchWant, s: &State, out: &mut Vec<Drift>) {
             None => None,
             Some(g) if g.intact == Some(false) => Some("replaced".to_string()),
             Some(g) if g.on => return,
+            // An elevated run only records (`guard::on` refuses it: a pin written as
+            // administrator would be the administrator's file in the user's Python): the
+            // verified record of the torch installed is all it can ask for; the pin is
+            // the user's own run's.
+            Some(g) if s.elevated && g.intact == Some(true) => return,
             Some(_) => Some("off".to_string()),
         };
         out.push(Drift {
             layer: Layer::Guard,
             is,
             should: "on".into(),
-            fix: msg!("fleet_fix_guard"),
+            // Elevated: what records the build is a GPU check (the doctor), not the user.
+            fix: if s.elevated {
+                let python = s
+                    .pytorch
+                    .as_ref()
+                    .map(|t| t.python.clone())
+                    .or_else(|| want.python.interpreter(s.os))
+                    .map_or_else(|| "python".to_string(), |p| p.display().to_string());
+                msg!("fleet_fix_guard_elevated", python = python)
+            } else {
+                msg!("fleet_fix_guard")
+            },
             fix_step: None,
         });
     }

@@ -2,6 +2,7 @@
 //! state in the profile's terms, the drift between them, and the reports PCs leave on a
 //! share for one table of the whole lab.
 
+pub mod apply;
 pub mod collect;
 pub mod drift;
 pub mod profile;

@@ -897,6 +897,17 @@ pub fn load(path: &Path, tables: &Tables, os: Os) -> Result<Profile, ProfileErro
     parse(&text, path, tables, os)
 }
 
+/// Reads the profile for a lab whose PCs' OS is not known yet (`fleet collect`: a Linux
+/// server may collect a Windows lab): for `here`, else for the other OS; the error is
+/// `here`'s. Each PC's OS is checked again when its report is judged.
+pub fn load_any_os(path: &Path, tables: &Tables, here: Os) -> Result<Profile, ProfileError> {
+    let other = match here {
+        Os::Windows => Os::Linux,
+        Os::Linux => Os::Windows,
+    };
+    load(path, tables, here).or_else(|e| load(path, tables, other).map_err(|_| e))
+}
+
 /// Parses and validates a profile's text; `file` names it in errors, `os` is the PCs'
 /// (the tables' installers and archives are per OS).
 pub fn parse(text: &str, file: &Path, tables: &Tables, os: Os) -> Result<Profile, ProfileError> {

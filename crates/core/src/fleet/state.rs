@@ -39,6 +39,10 @@ pub struct State {
     pub os: Os,
     /// A `--root` sandbox; None: the machine.
     pub root: Option<PathBuf>,
+    /// Taken by an elevated run (SYSTEM, administrator, root): it only records the guard,
+    /// never pins (`guard::on` refuses), so the guard is judged by its record.
+    #[serde(default)]
+    pub elevated: bool,
     pub gpus: Vec<GpuState>,
     /// None: no driver.
     pub driver: Option<DriverState>,
@@ -282,6 +286,7 @@ pub fn take(target: &Target, tables: &Tables, given: &Given) -> State {
         taken_at: now(),
         os: target.os,
         root: target.root.clone(),
+        elevated: target.elevated,
         gpus,
         driver,
         toolkits,

@@ -911,3 +911,45 @@ fn dsc_get_looks_at_the_python_the_profile_names_as_test_does() {
     );
     assert!(state.get("drift").is_none(), "{state}");
 }
+
+#[test]
+fn a_failed_state_set_names_its_failure_where_remediate_reads_it() {
+    // NVIDIA's installer as a normal user on a Linux sandbox: its pre-flight fails, at once
+    // and offline (every source points at a closed port on loopback).
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let profile = dir.path().join("lab.toml");
+    std::fs::write(
+        &profile,
+        "schema = 1\n\n[toolkit]\nversion = \"12.4\"\nmethod = \"installer\"\n",
+    )
+    .unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
+    c.args(["state", "set", "--json", "--profile"])
+        .arg(&profile)
+        .arg("--root")
+        .arg(&root)
+        .args(["--os", "linux", "--gpu-cc", "8.6", "--driver", "550.54.14"])
+        .env("LANG", "C")
+        .env("HOME", dir.path().join("home"))
+        .env("CUDA_SETUP_TEST_NOT_ELEVATED", "1");
+    cli::sources(&mut c, "http://127.0.0.1:9", "http://127.0.0.1:9");
+    let out = c.output().unwrap();
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", cli::text(&out)));
+    assert_eq!(v["exit_code"], 1603, "{v}");
+    // remediate.ps1: `$runs[-1].failure`, its error and hint; nothing at the top.
+    assert!(v.get("failure").is_none(), "{v}");
+    let failure = &v["runs"].as_array().unwrap().last().unwrap()["failure"];
+    assert!(
+        failure["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{v}"
+    );
+    assert!(
+        failure["hint"].as_str().is_some_and(|h| !h.is_empty()),
+        "{v}"
+    );
+    let remediate = read("packaging/intune/remediate.ps1");
+    assert!(remediate.contains("$runs[-1].failure"));
+}

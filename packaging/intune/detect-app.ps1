@@ -4,6 +4,11 @@
 # only when the PC matches the lab profile, and always exits 0.
 # https://learn.microsoft.com/en-us/intune/configmgr/develop/compliance/about-compliance-settings--dcm--extensibility
 
+# cuda-setup writes UTF-8; PowerShell decodes a program's output with the console's
+# encoding, on a Chinese PC code page 936: garbled text and broken JSON. No console (an
+# IOException) leaves it as it is, quietly: stderr would read as a script error.
+# https://gist.github.com/jborean93/44b4688cc518d67bd7bc2192648384a3
+try { [Console]::OutputEncoding = [Text.Encoding]::UTF8 } catch { }
 $labProfile = '\\fileserver\lab\lab.toml'
 # Where an elevated cuda-setup run keeps a copy of itself; else the one on PATH.
 $exe = "$env:ProgramFiles\cuda-setup\cuda-setup.exe"

@@ -5,6 +5,11 @@
 # Contract: https://learn.microsoft.com/en-us/intune/intune-service/fundamentals/remediations
 # Settings: run as SYSTEM (the default), in 64-bit PowerShell.
 
+# cuda-setup writes UTF-8; PowerShell decodes a program's output with the console's
+# encoding, on a Chinese PC code page 936: garbled text and broken JSON. No console (an
+# IOException) leaves it as it is, quietly: stderr would read as a script error.
+# https://gist.github.com/jborean93/44b4688cc518d67bd7bc2192648384a3
+try { [Console]::OutputEncoding = [Text.Encoding]::UTF8 } catch { }
 $labProfile = '\\fileserver\lab\lab.toml'
 # cuda-setup expands %COMPUTERNAME% itself (the profile's [report] path can say this instead).
 $report = '\\fileserver\cuda-reports\%COMPUTERNAME%.json'

@@ -2,10 +2,11 @@
 //! (packaging/dsc/cuda-setup.dsc.resource.json). DSC passes the instance's properties as
 //! one line of JSON on standard input (`{"profile": PATH}`) and takes every exit code but
 //! 0 as an error (https://learn.microsoft.com/en-us/powershell/dsc/reference/schemas/resource/manifest/root?view=dsc-3.0),
-//! so this runs `cuda-setup state VERB --json` as a child and answers on one line in
-//! DSC's terms: `_inDesiredState` (test; drift is exit 0), `_rebootRequested` (set; a
-//! pending restart is exit 0), with `state` and `drift` beside them. Nothing is decided
-//! here: the child's JSON is the contract (`state test --json`), reshaped.
+//! so this runs `cuda-setup state VERB --profile PATH --json` as a child and answers on
+//! one line in DSC's terms: `_inDesiredState` (test; drift is exit 0), `_rebootRequested`
+//! (set; a pending restart is exit 0), with `state` and `drift` beside them. Nothing is
+//! decided here: the child's JSON is the contract (`state test --json`), reshaped. `get`
+//! gets the profile too, only for the Python it names: the one `test` and `set` look at.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -133,11 +134,13 @@ pub fn run(
     let verb = args.verb.name();
     let mut child =
         Command::new(std::env::current_exe().map_err(|e| child_failed(verb, &e, lang))?);
-    child.arg("state").arg(verb);
-    if args.verb != Verb::Get {
-        child.arg("--profile").arg(&profile);
-    }
-    child.arg("--json");
+    // get too: the profile names the Python whose PyTorch test and set look at.
+    child
+        .arg("state")
+        .arg(verb)
+        .arg("--profile")
+        .arg(&profile)
+        .arg("--json");
     if let Some(l) = given_lang {
         child.arg("--lang").arg(match l {
             Lang::En => "en",

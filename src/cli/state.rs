@@ -35,7 +35,7 @@ pub struct Args {
 pub enum Command {
     /// The machine's state in the lab profile's terms: GPUs, driver, toolkits, cuDNN,
     /// PyTorch and its guard, the last GPU check
-    Get(Common),
+    Get(GetArgs),
     /// Compare the machine with a lab profile, changing nothing (exit 0: as the profile
     /// says, 1: drift, 2: a bad profile)
     Test(WithProfile),
@@ -72,6 +72,16 @@ pub struct Common {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct GetArgs {
+    /// A lab profile, read only for the Python it names (so `get` looks at the Python
+    /// `test` and `set` look at); nothing is judged
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct WithProfile {
     /// The lab profile (lab.toml)
     #[arg(long, value_name = "FILE")]
@@ -92,7 +102,7 @@ pub struct SetArgs {
 
 pub fn run(tables: &Tables, args: &Args, lang: Lang, lang_given: bool) -> Result<i32, CliError> {
     match &args.command {
-        Command::Get(c) => get(tables, c, lang),
+        Command::Get(g) => get(tables, g, lang),
         Command::Test(w) => test(tables, w, lang, lang_given),
         Command::Set(s) => set(tables, s, lang, lang_given),
     }
@@ -124,9 +134,14 @@ fn given(tables: &Tables, c: &Common, python: Option<PathBuf>) -> Result<Given, 
     })
 }
 
-fn get(tables: &Tables, c: &Common, lang: Lang) -> Result<i32, CliError> {
+fn get(tables: &Tables, g: &GetArgs, lang: Lang) -> Result<i32, CliError> {
+    let c = &g.common;
     let target = target(c);
-    let state = state::take(&target, tables, &given(tables, c, None)?);
+    let python = match &g.profile {
+        Some(path) => python_of(&load(tables, path, target.os)?, target.os),
+        None => None,
+    };
+    let state = state::take(&target, tables, &given(tables, c, python)?);
     if c.json {
         println!(
             "{}",

@@ -506,6 +506,13 @@ fn intune_scripts_run_state_test_and_set_with_the_remediations_exit_codes() {
             text.contains("$labProfile = '"),
             "{script}: the profile is set at the top"
         );
+        // cuda-setup writes UTF-8: PowerShell must decode it so (not in code page 936),
+        // before cuda-setup runs, quietly where there is no console.
+        let utf8 = "try { [Console]::OutputEncoding = [Text.Encoding]::UTF8 } catch { }";
+        let at = text
+            .find(utf8)
+            .unwrap_or_else(|| panic!("{script}: no UTF-8 line"));
+        assert!(at < text.find("& $exe ").unwrap(), "{script}: UTF-8 first");
     }
 
     let detect = call("detect.ps1");
@@ -533,6 +540,14 @@ fn intune_scripts_run_state_test_and_set_with_the_remediations_exit_codes() {
     let text = read("packaging/intune/remediate.ps1");
     assert!(text.contains("if ($code -eq 3010) {") && text.contains("restart"));
     assert!(text.contains("if ($code -eq 3010) { Write-Output 'done; restart the PC to finish the driver update'; exit 0 }"));
+    // `state set --json` has no top-level failure: a failed run is the last of `runs`.
+    assert!(
+        !text.contains("$result.failure"),
+        "remediate.ps1 reads a failure state set never writes"
+    );
+    assert!(text.contains("$runs = @($result.runs | Where-Object { $_ })"));
+    assert!(text.contains("$failure = if ($runs.Count) { $runs[-1].failure } else { $null }"));
+    assert!(text.contains("$($failure.error) ($($failure.hint))"));
 
     // The app detection rule always exits 0 and prints only when the PC matches.
     let app = call("detect-app.ps1");
@@ -733,4 +748,208 @@ fn dsc_test_answers_drift_as_dsc_reads_it_and_changes_nothing() {
     assert_eq!(out.status.code(), Some(2), "{}", cli::text(&out));
     assert!(out.stdout.is_empty());
     assert!(cli::text(&out).contains("lab.toml"), "{}", cli::text(&out));
+}
+
+/// The `"fix_step": "…"` values a text shows.
+fn fix_steps(text: &str) -> Vec<String> {
+    text.split("fix_step")
+        .skip(1)
+        .filter_map(|rest| {
+            let v = rest.trim_start_matches(['"', ':', ' ']);
+            let end = v.find(|c: char| !(c.is_ascii_lowercase() || c == '_'))?;
+            Some(v[..end].to_string())
+        })
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+#[test]
+fn docs_and_the_module_show_what_the_commands_print() {
+    let docs = read("docs/fleet.md");
+    let module = read("ansible/ansible_collections/cuda_setup/lab/plugins/modules/cuda_setup.py");
+    // The sample drift is what `state test --json` prints for it (an empty sandbox, a
+    // profile wanting CUDA 12.4).
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("lab.toml");
+    std::fs::write(
+        &profile,
+        "schema = 1\n\n[toolkit]\nversion = \"12.4\"\nmethod = \"installer\"\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(["state", "test", "--json", "--lang", "en", "--profile"])
+        .arg(&profile)
+        .arg("--root")
+        .arg(dir.path())
+        .args(["--os", "linux", "--gpu-cc", "8.6", "--driver", "550.54.14"])
+        .env("LANG", "C")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", cli::text(&out));
+    let tested: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &tested["drift"][0];
+    assert_eq!(d["layer"], "toolkit", "{tested}");
+    for (k, v) in d.as_object().unwrap() {
+        assert!(
+            docs.contains(&format!("\"{k}\": {v}")),
+            "docs/fleet.md: {k}: {v}"
+        );
+        let yaml = match v {
+            Value::String(s) if k == "fix" => format!("\"{s}\""),
+            Value::String(s) if k == "should" => format!("\"{s}\""),
+            Value::String(s) => s.clone(),
+            v => v.to_string(),
+        };
+        assert!(
+            module.contains(&format!("{k}: {yaml}\n")),
+            "RETURN: {k}: {yaml}"
+        );
+    }
+
+    // Every fix_step shown is a plan step's name as the JSON spells it.
+    for (what, text) in [("docs/fleet.md", &docs), ("cuda_setup.py", &module)] {
+        let steps = fix_steps(text);
+        assert!(!steps.is_empty(), "{what} shows no fix_step");
+        for s in steps {
+            let parsed: Result<cuda_setup_core::steps::StepKind, _> =
+                serde_json::from_value(Value::String(s.clone()));
+            assert!(parsed.is_ok(), "{what}: fix_step {s} is no step");
+        }
+    }
+
+    // `--write-profile` conflicts with `--json` (clap, exit 2): no command shows both.
+    for span in docs.split('`').skip(1).step_by(2) {
+        assert!(
+            !(span.contains("--write-profile") && span.contains("--json")),
+            "{span}"
+        );
+    }
+    assert!(!docs.contains("on that same line"));
+
+    // The Windows play reads set's JSON only when set printed it (a failure may not).
+    assert!(
+        docs.contains("changed_when: cuda.rc in [0, 3010] and (cuda.stdout | from_json).changed"),
+        "the Windows play's changed_when"
+    );
+    assert!(!docs.contains("changed_when: (cuda.stdout | from_json)"));
+
+    // `dsc resource test`'s example works in Windows PowerShell 5.1: the setting in a file.
+    assert!(docs.contains("--path lab-instance.yaml"));
+
+    // fleet collect's exit codes, as a scheduled task reads them.
+    let collect = docs
+        .split("`fleet collect`'s exit codes")
+        .nth(1)
+        .expect("docs/fleet.md names fleet collect's exit codes");
+    for row in [
+        "| 0 | every report read",
+        "| 1 | a PC drifted",
+        "| 2 | the folder",
+    ] {
+        assert!(collect.contains(row), "{row}");
+    }
+}
+
+#[test]
+fn dsc_get_looks_at_the_python_the_profile_names_as_test_does() {
+    use crate::support::python;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    // A Python that only the profile names: no guard record, nothing on a PATH.
+    let py = python::interpreter(
+        &dir.path().join("venv/bin"),
+        Some(&python::Torch::new("2.5.1+cu124", Some("12.4"), "sm_86")),
+    );
+    let profile = dir.path().join("lab.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "schema = 1\n\n[pytorch]\nversion = \"2.5\"\nvariant = \"cu124\"\npython = '{}'\nguard = false\n",
+            py.display()
+        ),
+    )
+    .unwrap();
+    let input = serde_json::json!({ "profile": profile }).to_string();
+    let sandbox: Vec<&OsStr> = [
+        "--root".as_ref(),
+        root.as_os_str(),
+        "--os".as_ref(),
+        "linux".as_ref(),
+        "--gpu-cc".as_ref(),
+        "8.6".as_ref(),
+        "--driver".as_ref(),
+        "550.54.14".as_ref(),
+    ]
+    .to_vec();
+
+    let tested = one_instance(&dsc("test", &input, &sandbox));
+    let got = one_instance(&dsc("get", &input, &sandbox));
+    assert_eq!(
+        tested["state"]["pytorch"]["python"],
+        py.display().to_string(),
+        "{tested}"
+    );
+    assert_eq!(
+        got["state"]["pytorch"], tested["state"]["pytorch"],
+        "get and test look at the same Python"
+    );
+
+    // `state get --profile` itself: the profile names the Python, nothing is judged.
+    let out = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(["state", "get", "--json", "--profile"])
+        .arg(&profile)
+        .args(&sandbox)
+        .env("LANG", "C")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", cli::text(&out));
+    let state: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        state["pytorch"]["version"],
+        tested["state"]["pytorch"]["version"]
+    );
+    assert!(state.get("drift").is_none(), "{state}");
+}
+
+#[test]
+fn a_failed_state_set_names_its_failure_where_remediate_reads_it() {
+    // NVIDIA's installer as a normal user on a Linux sandbox: its pre-flight fails, at once
+    // and offline (every source points at a closed port on loopback).
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let profile = dir.path().join("lab.toml");
+    std::fs::write(
+        &profile,
+        "schema = 1\n\n[toolkit]\nversion = \"12.4\"\nmethod = \"installer\"\n",
+    )
+    .unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cuda-setup"));
+    c.args(["state", "set", "--json", "--profile"])
+        .arg(&profile)
+        .arg("--root")
+        .arg(&root)
+        .args(["--os", "linux", "--gpu-cc", "8.6", "--driver", "550.54.14"])
+        .env("LANG", "C")
+        .env("HOME", dir.path().join("home"))
+        .env("CUDA_SETUP_TEST_NOT_ELEVATED", "1");
+    cli::sources(&mut c, "http://127.0.0.1:9", "http://127.0.0.1:9");
+    let out = c.output().unwrap();
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", cli::text(&out)));
+    assert_eq!(v["exit_code"], 1603, "{v}");
+    // remediate.ps1: `$runs[-1].failure`, its error and hint; nothing at the top.
+    assert!(v.get("failure").is_none(), "{v}");
+    let failure = &v["runs"].as_array().unwrap().last().unwrap()["failure"];
+    assert!(
+        failure["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{v}"
+    );
+    assert!(
+        failure["hint"].as_str().is_some_and(|h| !h.is_empty()),
+        "{v}"
+    );
+    let remediate = read("packaging/intune/remediate.ps1");
+    assert!(remediate.contains("$runs[-1].failure"));
 }

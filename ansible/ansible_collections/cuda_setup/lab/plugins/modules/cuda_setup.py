@@ -90,6 +90,11 @@ EXAMPLES = r"""
 - name: Restart when the driver asked for it
   ansible.builtin.reboot:
   when: cuda.reboot_required
+
+- name: What each drifted layer needs (check mode above)
+  ansible.builtin.debug:
+    msg: "{{ item.layer }}: {{ item.fix }}"
+  loop: "{{ lab.drift }}"
 """
 
 RETURN = r"""
@@ -108,15 +113,19 @@ drift:
   description:
     - The layers that differ from the profile, as C(cuda-setup state test --json) gives
       them; in check mode before any change, otherwise what is left after the run.
+    - Each has C(layer), C(is) (null when missing), C(should), C(fix) (a sentence in the
+      profile's language) and C(fix_step), the plan step that fixes it (C(install_driver),
+      C(install_toolkit), C(assemble_toolkit), C(configure_env), C(install_cudnn),
+      C(install_torch)), or null when no step does (C(fix) then says what to do).
   returned: success
   type: list
   elements: dict
   sample:
-    - layer: driver
-      is: "550.54"
-      should: ">= 560.94"
-      fix: install the driver
-      fix_step: driver
+    - layer: toolkit
+      is: null
+      should: "12.4 (installer)"
+      fix: "Install CUDA 12.4 (installer): `cuda-setup state set` installs it."
+      fix_step: install_toolkit
 reboot_required:
   description: The driver's installer asked for a restart (exit code 3010).
   returned: success

@@ -125,6 +125,9 @@ pub struct Args {
     /// the tables, and stop: nothing is installed (`state set --profile FILE` applies it)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["plan", "dry_run", "json"])]
     pub write_profile: Option<PathBuf>,
+    /// A lab profile's `[driver] min`/`exact` (`state set`, #36); no flag of its own.
+    #[arg(skip)]
+    pub driver_floor: Option<cuda_setup_core::recommend::DriverFloor>,
 }
 
 /// How the toolkit is fetched (`install` and `bundle` share these).
@@ -233,6 +236,7 @@ pub(super) fn make_plan(
             distro: linux_driver::os_release(&host),
             torch_version: args.torch_version.clone(),
             torch_variant: args.torch_variant.clone(),
+            driver_floor: args.driver_floor.clone(),
         },
     );
     let linux = recommend::linux_advice(&host, &rec);

@@ -92,6 +92,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         distro: linux_driver::os_release(&host),
         torch_version: None,
         torch_variant: None,
+        driver_floor: None,
     };
     let rec = recommend::recommend(tables, &facts, &request);
     // Linux, a driver to install or update: the distribution's own commands.

@@ -240,6 +240,7 @@ fn install_args(w: &Wanted, c: &Common, os: Os, wait: bool) -> install::Args {
         torch_index: s.torch_source(),
         torch_version: w.torch_version.clone(),
         torch_variant: w.torch_variant.clone(),
+        driver_floor: w.driver_floor(),
         connections: 8,
         wait,
         ..Default::default()
@@ -445,12 +446,13 @@ fn human_drift(found: &[Drift], profile: &str, lang: Lang) -> String {
         )
     );
     for d in found {
+        let e = d.entry(lang);
         o.push_str(&format!(
             "  [{}] {} -> {}\n        {}\n",
-            d.layer.as_str(),
-            d.is.as_deref().unwrap_or("-"),
-            d.should,
-            render(&d.fix, lang)
+            render(&d.layer.name(), lang),
+            e.is.as_deref().unwrap_or("-"),
+            e.should,
+            e.fix
         ));
     }
     o

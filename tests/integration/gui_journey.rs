@@ -348,6 +348,7 @@ fn pytorch_plan(o: &Options) -> Plan {
             distro: None,
             torch_version: None,
             torch_variant: None,
+            driver_floor: None,
         },
     );
     plan::make(&o.target, &rec, &Choices::new(Method::Installer)).unwrap()

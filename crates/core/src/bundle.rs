@@ -160,6 +160,7 @@ pub fn make(
             distro: None,
             torch_version: None,
             torch_variant: None,
+            driver_floor: None,
         },
     );
     if !rec.fits() {

@@ -162,6 +162,7 @@ impl Session {
                     distro: self.system.distro.clone(),
                     torch_version: None,
                     torch_variant: None,
+                    driver_floor: None,
                 },
             )
         });

@@ -124,6 +124,9 @@ pub struct Pc {
     pub last_check: Option<Check>,
     /// None: never tested (a `state get` report, no `--profile`); empty: in the desired state.
     pub drift: Option<Vec<DriftEntry>>,
+    /// The profile does not validate for this PC's OS (#36 review 10): why, in the
+    /// table's language; its drift is not judged (`drift` None).
+    pub cannot_judge: Option<String>,
     pub written_at: u64,
     /// Seconds from `written_at` to the table's `now` (negative: written later than now).
     pub age_secs: i64,
@@ -241,6 +244,8 @@ pub struct Summary {
     pub drifted: usize,
     pub unreadable: usize,
     pub not_tested: usize,
+    /// Rows whose OS the profile does not validate for.
+    pub cannot_judge: usize,
     pub from_future: usize,
     pub left_out: usize,
 }
@@ -256,6 +261,12 @@ impl Summary {
         )];
         if self.not_tested > 0 {
             out.push(msg!("fleet_summary_not_tested", count = self.not_tested));
+        }
+        if self.cannot_judge > 0 {
+            out.push(msg!(
+                "fleet_summary_cannot_judge",
+                count = self.cannot_judge
+            ));
         }
         if self.from_future > 0 {
             out.push(msg!("fleet_summary_future", count = self.from_future));
@@ -278,6 +289,7 @@ impl Table {
             drifted: 0,
             unreadable: 0,
             not_tested: 0,
+            cannot_judge: 0,
             from_future: 0,
             left_out: self.left_out,
         };
@@ -286,6 +298,7 @@ impl Table {
                 Seen::Unreadable { .. } => s.unreadable += 1,
                 Seen::Read(pc) => {
                     match &pc.drift {
+                        None if pc.cannot_judge.is_some() => s.cannot_judge += 1,
                         None => s.not_tested += 1,
                         Some(d) if !d.is_empty() => s.drifted += 1,
                         Some(_) => {}
@@ -301,7 +314,7 @@ impl Table {
     /// can alert on it.
     pub fn exit_code(&self) -> i32 {
         let s = self.summary();
-        if s.drifted + s.unreadable + s.left_out > 0 {
+        if s.drifted + s.unreadable + s.cannot_judge + s.left_out > 0 {
             crate::exit::ERROR
         } else {
             crate::exit::OK
@@ -361,7 +374,9 @@ pub fn collect(dir: &Path, now: u64, judge: &Judge) -> Result<Table, CollectErro
     let mut rows = Vec::with_capacity(read.len());
     // The profile as validated for each OS the PCs run (its defaults and the installers
     // it names differ), loaded once per OS.
-    let mut profiles: Vec<(Os, Profile)> = Vec::new();
+    // A profile that does not validate for one OS leaves those rows unjudged, not the
+    // whole table (#36 review 10).
+    let mut profiles: Vec<(Os, Result<Profile, String>)> = Vec::new();
     for (mut row, report) in read {
         if let (Judge::Profile { path, tables, lang }, Some(r), Seen::Read(pc)) =
             (judge, &report, &mut row.seen)
@@ -370,16 +385,19 @@ pub fn collect(dir: &Path, now: u64, judge: &Judge) -> Result<Table, CollectErro
             let p = match profiles.iter().position(|(o, _)| *o == os) {
                 Some(i) => &profiles[i].1,
                 None => {
-                    profiles.push((
-                        os,
-                        profile::load(path, tables, os)
-                            .map_err(|e| CollectError::Profile(Box::new(e)))?,
-                    ));
+                    let loaded = profile::load(path, tables, os)
+                        .map_err(|e| crate::i18n::render(&e.message(), *lang));
+                    profiles.push((os, loaded));
                     &profiles[profiles.len() - 1].1
                 }
             };
-            let found = drift::diff(p, &r.state, tables);
-            pc.drift = Some(found.iter().map(|d| d.entry(*lang)).collect());
+            match p {
+                Ok(p) => {
+                    let found = drift::diff(p, &r.state, tables);
+                    pc.drift = Some(found.iter().map(|d| d.entry(*lang)).collect());
+                }
+                Err(why) => pc.cannot_judge = Some(why.clone()),
+            }
         }
         rows.push(row);
     }
@@ -509,6 +527,7 @@ fn read_one(folder: &place::Dir, name: &str, kind: &Kind) -> Option<(Row, Option
             verified_at: g.verified_at,
             intact: g.intact,
         }),
+        cannot_judge: None,
         last_check: st.last_check.as_ref().map(|c| Check {
             at: c.at,
             works: c.works,

@@ -38,14 +38,15 @@ impl Layer {
     }
 }
 
-/// One layer out of its desired state. `is` and `should` are technical tokens
-/// (versions, `on`), the same in every language; `fix` is the plain-words next step.
+/// One layer out of its desired state. `is` and `should` are messages (versions as
+/// they are, words from the catalogue); `fix` is the plain-words next step, rendered
+/// with `should` (and `is`) filled in by [`Drift::entry`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Drift {
     pub layer: Layer,
     /// None: nothing there.
-    pub is: Option<String>,
-    pub should: String,
+    pub is: Option<Message>,
+    pub should: Message,
     pub fix: Message,
     /// The plan step that fixes it (`state set` runs it); None: not a step of ours.
     pub fix_step: Option<StepKind>,
@@ -63,14 +64,39 @@ pub struct DriftEntry {
 
 impl Drift {
     pub fn entry(&self, lang: Lang) -> DriftEntry {
+        let is = self.is.as_ref().map(|m| i18n::render(m, lang));
+        let should = i18n::render(&self.should, lang);
+        let fix = self
+            .fix
+            .clone()
+            .with("should", &should)
+            .with("is", is.as_deref().unwrap_or("-"));
         DriftEntry {
             layer: self.layer,
-            is: self.is.clone(),
-            should: self.should.clone(),
-            fix: i18n::render(&self.fix, lang),
+            fix: i18n::render(&fix, lang),
+            is,
+            should,
             fix_step: self.fix_step,
         }
     }
+}
+
+impl Layer {
+    /// The layer's name in words (`fleet_layer_*`).
+    pub fn name(self) -> Message {
+        match self {
+            Layer::Driver => msg!("fleet_layer_driver"),
+            Layer::Toolkit => msg!("fleet_layer_toolkit"),
+            Layer::Cudnn => msg!("fleet_layer_cudnn"),
+            Layer::Pytorch => msg!("fleet_layer_pytorch"),
+            Layer::Guard => msg!("fleet_layer_guard"),
+        }
+    }
+}
+
+/// A technical token (a version, a path): the same in every language.
+fn token(v: impl ToString) -> Message {
+    msg!("fleet_token", value = v.to_string())
 }
 
 /// `want` is a prefix of `have` (`12.4` of `12.4.1`, `9` of `9.1.0`).
@@ -82,36 +108,7 @@ pub fn prefix_of(want: &Version, have: &Version) -> bool {
 pub fn diff(profile: &Profile, state: &State, tables: &Tables) -> Vec<Drift> {
     let mut out = Vec::new();
     if let Some(d) = &profile.driver {
-        let rule = match &d.rule {
-            DriverRule::Needed => needed(profile, state.os, tables).map(DriverRule::AtLeast),
-            r => Some(r.clone()),
-        };
-        let judged = match (&rule, &state.driver) {
-            (Some(DriverRule::AtLeast(v)), Some(have)) => {
-                Some((&have.version >= v, format!(">= {v}")))
-            }
-            (Some(DriverRule::AtLeast(v)), None) => Some((false, format!(">= {v}"))),
-            (Some(DriverRule::Exact(v)), Some(have)) => Some((&have.version == v, v.to_string())),
-            (Some(DriverRule::Exact(v)), None) => Some((false, v.to_string())),
-            // Nothing in the profile says what it needs: not judged.
-            (Some(DriverRule::Needed) | None, _) => None,
-        };
-        if let Some((false, should)) = judged {
-            // Only Windows' driver is a step of ours; a Linux driver comes from the
-            // distribution's packages (`recommend` prints the commands).
-            let ours = d.install && state.os == Os::Windows;
-            out.push(Drift {
-                layer: Layer::Driver,
-                is: state.driver.as_ref().map(|h| h.version.to_string()),
-                fix: if ours {
-                    msg!("fleet_fix_driver", should = &should)
-                } else {
-                    msg!("fleet_fix_driver_manual", should = &should)
-                },
-                should,
-                fix_step: ours.then_some(StepKind::InstallDriver),
-            });
-        }
+        driver(profile, d, state, tables, &mut out);
     }
     let wanted_toolkits: Option<Vec<&ToolkitState>> = profile
         .toolkit
@@ -127,6 +124,57 @@ pub fn diff(profile: &Profile, state: &State, tables: &Tables) -> Vec<Drift> {
         torch(t, state, &mut out);
     }
     out
+}
+
+fn driver(
+    profile: &Profile,
+    d: &super::profile::DriverWant,
+    state: &State,
+    tables: &Tables,
+    out: &mut Vec<Drift>,
+) {
+    let rule = match &d.rule {
+        DriverRule::Needed => needed(profile, state.os, tables).map(DriverRule::AtLeast),
+        r => Some(r.clone()),
+    };
+    let have = state.driver.as_ref().map(|h| &h.version);
+    let (fits, should) = match &rule {
+        Some(DriverRule::AtLeast(v)) => (
+            have.is_some_and(|h| h >= v),
+            msg!("fleet_should_at_least", version = v),
+        ),
+        Some(DriverRule::Exact(v)) => (have == Some(v), token(v)),
+        // Nothing names a floor: at least a driver must be there (#36 review 5).
+        Some(DriverRule::Needed) | None => (have.is_some(), msg!("fleet_should_any_driver")),
+    };
+    if fits {
+        return;
+    }
+    // No plan step takes a driver down: an `exact` below the installed one is by hand.
+    let downgrade = matches!((&rule, have), (Some(DriverRule::Exact(v)), Some(h)) if h > v);
+    // Only Windows' driver is a step of ours, and only inside a plan the profile asks
+    // for ([toolkit] or [pytorch]): the recommender gets the profile's floor
+    // (`Wanted::driver_floor`). A Linux driver comes from the distribution's packages.
+    let ours = d.install
+        && state.os == Os::Windows
+        && (profile.toolkit.is_some() || profile.pytorch.is_some())
+        && !downgrade;
+    let fix = if downgrade {
+        Message::new("fleet_fix_driver_downgrade")
+    } else if ours {
+        Message::new("fleet_fix_driver")
+    } else if state.os == Os::Linux {
+        Message::new("fleet_fix_driver_linux")
+    } else {
+        Message::new("fleet_fix_driver_manual")
+    };
+    out.push(Drift {
+        layer: Layer::Driver,
+        is: have.map(token),
+        should,
+        fix,
+        fix_step: ours.then_some(StepKind::InstallDriver),
+    });
 }
 
 /// `[driver]` with neither `min` nor `exact`: at least the floor of the CUDA line the
@@ -175,9 +223,9 @@ fn toolkit(w: &ToolkitWant, s: &State, found: &[&ToolkitState], out: &mut Vec<Dr
     if found.is_empty() {
         out.push(Drift {
             layer: Layer::Toolkit,
-            is: versions(&s.toolkits.iter().collect::<Vec<_>>()),
-            fix: msg!("fleet_fix_toolkit", should = &should),
-            should,
+            is: versions(&s.toolkits.iter().collect::<Vec<_>>()).map(token),
+            fix: Message::new("fleet_fix_toolkit"),
+            should: token(should),
             fix_step: Some(match w.method {
                 Method::Installer => StepKind::InstallToolkit,
                 Method::Wheels => StepKind::AssembleToolkit,
@@ -189,11 +237,18 @@ fn toolkit(w: &ToolkitWant, s: &State, found: &[&ToolkitState], out: &mut Vec<Dr
         out.push(Drift {
             layer: Layer::Toolkit,
             is: Some(match versions(&active) {
-                Some(a) => format!("{} (active: {a})", versions(found).unwrap_or_default()),
-                None => format!("{} (not active)", versions(found).unwrap_or_default()),
+                Some(a) => msg!(
+                    "fleet_is_toolkit_other_active",
+                    found = versions(found).unwrap_or_default(),
+                    active = a
+                ),
+                None => msg!(
+                    "fleet_is_toolkit_not_active",
+                    found = versions(found).unwrap_or_default()
+                ),
             }),
-            fix: msg!("fleet_fix_toolkit_active", should = &should),
-            should: format!("{should}, active"),
+            fix: msg!("fleet_fix_toolkit_active", toolkit = &should),
+            should: msg!("fleet_should_toolkit_active", toolkit = &should),
             fix_step: Some(StepKind::ConfigureEnv),
         });
     }
@@ -226,18 +281,18 @@ pub fn archive_version(path: &std::path::Path) -> Option<Version> {
         .find_map(|p| p.parse().ok())
 }
 
-fn cudnn_should(want: &CudnnWant) -> String {
+fn cudnn_should(want: &CudnnWant) -> Message {
     match want {
-        CudnnWant::Recommended => "recommended".into(),
-        CudnnWant::Version(v) => v.to_string(),
-        CudnnWant::Archive(p) => archive_version(p).map_or_else(
+        // "none" never drifts (`cudnn` returns first).
+        CudnnWant::Recommended | CudnnWant::None => msg!("fleet_should_recommended"),
+        CudnnWant::Version(v) => token(v),
+        CudnnWant::Archive(p) => token(archive_version(p).map_or_else(
             || {
                 p.file_name()
                     .map_or("?".into(), |n| n.to_string_lossy().into_owned())
             },
             |v| v.to_string(),
-        ),
-        CudnnWant::None => "none".into(),
+        )),
     }
 }
 
@@ -267,8 +322,8 @@ fn cudnn(want: &CudnnWant, s: &State, toolkits: Option<&[&ToolkitState]>, out: &
     let should = cudnn_should(want);
     out.push(Drift {
         layer: Layer::Cudnn,
-        is: (!is.is_empty()).then(|| is.join(", ")),
-        fix: msg!("fleet_fix_cudnn", should = &should),
+        is: (!is.is_empty()).then(|| token(is.join(", "))),
+        fix: Message::new("fleet_fix_cudnn"),
         should,
         fix_step: Some(StepKind::InstallCudnn),
     });
@@ -276,10 +331,10 @@ fn cudnn(want: &CudnnWant, s: &State, toolkits: Option<&[&ToolkitState]>, out: &
 
 fn torch(want: &TorchWant, s: &State, out: &mut Vec<Drift>) {
     let should = match (&want.version, &want.variant) {
-        (Some(v), Some(x)) => format!("{v} {x}"),
-        (Some(v), None) => format!("{v} cuda"),
-        (None, Some(x)) => format!("recommended {x}"),
-        (None, None) => "recommended cuda".into(),
+        (Some(v), Some(x)) => token(format!("{v} {x}")),
+        (Some(v), None) => msg!("fleet_should_torch_cuda", version = v),
+        (None, Some(x)) => msg!("fleet_should_torch_recommended_variant", variant = x),
+        (None, None) => msg!("fleet_should_torch_recommended"),
     };
     let fits = s.pytorch.as_ref().is_some_and(|t| {
         let version = want.version.as_ref().is_none_or(|v| {
@@ -300,8 +355,8 @@ fn torch(want: &TorchWant, s: &State, out: &mut Vec<Drift>) {
             is: s
                 .pytorch
                 .as_ref()
-                .map(|t| format!("{} {}", t.version, t.variant)),
-            fix: msg!("fleet_fix_torch", should = &should),
+                .map(|t| token(format!("{} {}", t.version, t.variant))),
+            fix: Message::new("fleet_fix_torch"),
             should,
             fix_step: Some(StepKind::InstallTorch),
         });
@@ -309,19 +364,19 @@ fn torch(want: &TorchWant, s: &State, out: &mut Vec<Drift>) {
     if want.guard {
         let is = match &s.guard {
             None => None,
-            Some(g) if g.intact == Some(false) => Some("replaced".to_string()),
+            Some(g) if g.intact == Some(false) => Some(msg!("fleet_guard_is_replaced")),
             Some(g) if g.on => return,
             // An elevated run only records (`guard::on` refuses it: a pin written as
             // administrator would be the administrator's file in the user's Python): the
             // verified record of the torch installed is all it can ask for; the pin is
             // the user's own run's.
             Some(g) if s.elevated && g.intact == Some(true) => return,
-            Some(_) => Some("off".to_string()),
+            Some(_) => Some(msg!("fleet_guard_is_off")),
         };
         out.push(Drift {
             layer: Layer::Guard,
             is,
-            should: "on".into(),
+            should: msg!("fleet_guard_should_on"),
             // Elevated: what records the build is a GPU check (the doctor), not the user.
             fix: if s.elevated {
                 let python = s
@@ -366,3 +421,6 @@ pub fn plans_for(profile: &Profile, drift: &[Drift]) -> Vec<Wanted> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

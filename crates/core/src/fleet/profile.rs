@@ -19,7 +19,7 @@ use crate::message::Message;
 use crate::msg;
 use crate::place::ReadError;
 use crate::plan::CudnnChoice;
-use crate::recommend::{self, CudnnVersionError, DriverPref, Goal, Method, Request};
+use crate::recommend::{self, CudnnVersionError, DriverFloor, DriverPref, Goal, Method, Request};
 use crate::shown;
 use crate::steps::pypi_race::PypiPick;
 use crate::steps::torch_sources::TorchSource;
@@ -205,6 +205,18 @@ impl Wanted {
             distro,
             torch_version: self.torch_version.clone(),
             torch_variant: self.torch_variant.clone(),
+            driver_floor: self.driver_floor(),
+        }
+    }
+
+    /// The profile's `[driver] min`/`exact` as the recommender's floor (#36), when the
+    /// driver is ours to install; None with neither (the picks' own need).
+    pub fn driver_floor(&self) -> Option<DriverFloor> {
+        let d = self.driver.as_ref().filter(|d| d.install)?;
+        match &d.rule {
+            DriverRule::AtLeast(v) => Some(DriverFloor::AtLeast(v.clone())),
+            DriverRule::Exact(v) => Some(DriverFloor::Exact(v.clone())),
+            DriverRule::Needed => None,
         }
     }
 

@@ -587,6 +587,7 @@ mod tests {
                 distro: None,
                 torch_version: None,
                 torch_variant: None,
+                driver_floor: None,
             },
         );
         assert!(rec.fits() && rec.cudnn.is_some(), "{:?}", rec.blockers);
@@ -785,6 +786,7 @@ mod tests {
                     distro: None,
                     torch_version: None,
                     torch_variant: None,
+                    driver_floor: None,
                 },
             );
             // No driver package of its own, as when none is known for this GPU.

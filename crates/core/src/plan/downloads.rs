@@ -169,6 +169,7 @@ mod tests {
                 distro: None,
                 torch_version: None,
                 torch_variant: None,
+                driver_floor: None,
             },
         );
         assert!(rec.torch.is_some(), "{:?}", rec.blockers);

@@ -154,6 +154,7 @@ mod tests {
             distro,
             torch_version: None,
             torch_variant: None,
+            driver_floor: None,
         }
     }
 

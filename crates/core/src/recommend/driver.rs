@@ -309,11 +309,29 @@ pub(super) fn gpu_needs(
     });
 }
 
+/// A lab profile's driver floor (#36) as one more need: below it, the driver must be
+/// updated. An exact version below the installed driver is no need (never a downgrade).
+pub(super) fn floor_needs(facts: &Facts, floor: Option<&super::DriverFloor>, needs: &mut Needs) {
+    let v = match floor {
+        Some(super::DriverFloor::AtLeast(v)) => v,
+        Some(super::DriverFloor::Exact(v)) if facts.driver.as_ref().is_none_or(|d| d <= v) => v,
+        _ => return,
+    };
+    let fit = match &facts.driver {
+        Some(d) if d >= v => DriverFit::Yes,
+        _ => DriverFit::No,
+    };
+    needs.add(Need {
+        minimum: v.clone(),
+        fit,
+    });
+}
+
 /// Fills in the driver action from what was picked.
 pub(super) fn advise(
     tables: &Tables,
     facts: &Facts,
-    _request: &Request,
+    request: &Request,
     needs: &Needs,
     rec: &mut Recommendation,
 ) {
@@ -416,6 +434,13 @@ pub(super) fn advise(
         );
         rec.driver.install = install;
         rec.reasons.extend(reasons);
+        // `exact`: that version, when the tables list it for the package (#36).
+        if let Some(super::DriverFloor::Exact(v)) = &request.driver_floor
+            && rec.driver.install.as_ref().is_some_and(|i| i.version != *v)
+            && let Some(exact) = reinstall(tables, &kept, v).filter(|i| i.version == *v)
+        {
+            rec.driver.install = Some(exact);
+        }
     }
 }
 
@@ -758,6 +783,7 @@ mod tests {
             distro: None,
             torch_version: None,
             torch_variant: None,
+            driver_floor: None,
         };
         let rec = super::super::recommend(
             &t,
@@ -780,5 +806,54 @@ mod tests {
         let rec = super::super::recommend(&t, &f, &req);
         assert_eq!(rec.driver.action, DriverAction::None);
         assert!(rec.driver.install.is_none());
+    }
+
+    /// A lab profile's `[driver] min`/`exact` (#36 review 3): the floor is a need, so a
+    /// working driver below it is updated (`exact`: to that version), never taken down.
+    #[test]
+    fn a_profiles_driver_floor_is_met_by_the_install() {
+        use super::super::DriverFloor;
+        let t = tables();
+        let rec = |driver: &str, floor: Option<DriverFloor>| {
+            let mut f = facts(Os::Windows, vec![gpu("NVIDIA GeForce RTX 3060")]);
+            f.driver = Some(driver.parse().unwrap());
+            let req = Request {
+                goal: super::super::Goal::Pytorch,
+                cuda: None,
+                method: Default::default(),
+                driver: super::super::DriverPref::Keep,
+                distro: None,
+                torch_version: None,
+                torch_variant: None,
+                driver_floor: floor,
+            };
+            super::super::recommend(&t, &f, &req)
+        };
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        // Today's driver runs the pick: nothing to do without a floor.
+        let plain = rec("581.15", None);
+        assert_eq!(
+            plain.driver.action,
+            DriverAction::None,
+            "{:?}",
+            plain.driver
+        );
+        let at_least = rec("581.15", Some(DriverFloor::AtLeast(v("591.86"))));
+        assert_eq!(at_least.driver.action, DriverAction::Update);
+        assert_eq!(at_least.driver.minimum, Some(v("591.86")));
+        let i = at_least
+            .driver
+            .install
+            .as_ref()
+            .expect("a driver to install");
+        assert!(i.version >= v("591.86"), "{:?}", i.version);
+        // Exact: that version, not the newest above it.
+        let exact = rec("576.40", Some(DriverFloor::Exact(v("581.15"))));
+        assert_eq!(exact.driver.action, DriverAction::Update);
+        assert_eq!(exact.driver.install.as_ref().unwrap().version, v("581.15"));
+        // Exact below the installed driver: no step takes it down.
+        let lower = rec("591.86", Some(DriverFloor::Exact(v("581.15"))));
+        assert_eq!(lower.driver.action, DriverAction::None);
+        assert!(lower.driver.install.is_none());
     }
 }

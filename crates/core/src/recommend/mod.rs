@@ -121,6 +121,19 @@ pub struct Request {
     pub torch_version: Option<Version>,
     /// Restrict PyTorch to this variant (`cu124`). None: the recommended one.
     pub torch_variant: Option<String>,
+    /// A lab profile's `[driver] min`/`exact` (#36): the driver must be at least (or
+    /// exactly) this, above what the picks need. None: what the picks need.
+    pub driver_floor: Option<DriverFloor>,
+}
+
+/// The driver a lab profile asks for, beyond what CUDA needs (#36).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriverFloor {
+    AtLeast(Version),
+    /// Windows installs exactly this version when the tables list it; a newer driver
+    /// installed is never taken down (no plan step downgrades a driver).
+    Exact(Version),
 }
 
 /// Which way the user wants to go when a driver that works is old (#32).
@@ -744,6 +757,7 @@ fn recommend_as_is(tables: &Tables, facts: &Facts, request: &Request) -> Recomme
     for gpu in &facts.gpus {
         driver::gpu_needs(tables, facts, gpu, &mut needs, &mut rec.reasons);
     }
+    driver::floor_needs(facts, request.driver_floor.as_ref(), &mut needs);
 
     match request.goal {
         Goal::Pytorch => {

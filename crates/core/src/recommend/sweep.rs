@@ -1276,6 +1276,7 @@ impl Tally {
             distro: None,
             torch_version: None,
             torch_variant: None,
+            driver_floor: None,
         };
         let rec = recommend(t, f, &req);
         self.cases += 1;
@@ -2094,6 +2095,7 @@ fn the_issues_named_examples() {
             distro: None,
             torch_version: None,
             torch_variant: None,
+            driver_floor: None,
         };
         let rec = recommend(&t, &f, &req);
         let mut errs = Vec::new();

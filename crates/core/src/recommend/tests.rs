@@ -1153,6 +1153,7 @@ fn configurations_from_the_dossier() {
             distro: None,
             torch_version: None,
             torch_variant: None,
+            driver_floor: None,
         };
         let rec = recommend(&tables, &facts, &request);
         if let Err(e) =
@@ -1234,6 +1235,7 @@ fn invariants_hold_across_the_whole_table() {
                                 distro: None,
                                 torch_version: None,
                                 torch_variant: None,
+                                driver_floor: None,
                             },
                         );
                         if let Err(e) = check_invariants(&tables, &facts, &rec) {
@@ -1302,6 +1304,7 @@ fn the_wheels_method_may_pick_a_release_the_tables_know_no_installer_for() {
         distro: None,
         torch_version: None,
         torch_variant: None,
+        driver_floor: None,
     };
     // 13.5.0's installers are not in the tables (UNCONFIRMED): only the wheels can give it.
     assert!(
@@ -1326,6 +1329,7 @@ fn the_driver_headline_names_the_minimum_and_the_current_driver() {
         distro: None,
         torch_version: None,
         torch_variant: None,
+        driver_floor: None,
     };
     let rec_for = |driver: Option<&str>| {
         let f = Facts {

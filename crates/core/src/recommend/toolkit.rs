@@ -546,6 +546,7 @@ mod tests {
                 distro: None,
                 torch_version: None,
                 torch_variant: None,
+                driver_floor: None,
             },
         )
     }

@@ -892,6 +892,7 @@ mod tests {
                 distro: None,
                 torch_version: None,
                 torch_variant: None,
+                driver_floor: None,
             },
         )
     }
@@ -913,6 +914,7 @@ mod tests {
                 distro: None,
                 torch_version: version.map(|v| v.parse().unwrap()),
                 torch_variant: variant.map(str::to_string),
+                driver_floor: None,
             },
         )
     }

@@ -877,6 +877,7 @@ pub fn recommendation(
             distro: None,
             torch_version: None,
             torch_variant: None,
+            driver_floor: None,
         },
     )
 }

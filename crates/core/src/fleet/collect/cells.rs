@@ -234,7 +234,10 @@ fn pc_cell(pc: &Pc, col: Col, lang: Lang) -> Cell {
             },
         },
         Col::Drift => match &pc.drift {
-            None => text(t(lang, "fleet_drift_not_tested")),
+            None => match &pc.cannot_judge {
+                Some(why) => bad(tf(lang, "fleet_drift_cannot_judge", &[("why", why)])),
+                None => text(t(lang, "fleet_drift_not_tested")),
+            },
             Some(d) if d.is_empty() => text(t(lang, "fleet_drift_none")),
             Some(d) => {
                 let layers: Vec<String> = d.iter().map(|x| layer(x.layer.as_str(), lang)).collect();

@@ -50,6 +50,7 @@ pub fn python(i: &Input, out: &mut Vec<Finding>) {
                     distro: None,
                     torch_version: None,
                     torch_variant: None,
+                    driver_floor: None,
                 },
             );
             match rec.torch {

@@ -150,7 +150,7 @@ fn every_report_is_a_row_and_the_unreadable_ones_say_why() {
     assert_eq!(pc7["from_future"], false);
     assert_eq!(
         v["summary"],
-        json!({"pcs": 7, "drifted": 1, "unreadable": 4, "not_tested": 0, "from_future": 0, "left_out": 0})
+        json!({"pcs": 7, "drifted": 1, "unreadable": 4, "not_tested": 0, "cannot_judge": 0, "from_future": 0, "left_out": 0})
     );
 
     let out = collect(d.path(), &[]);
@@ -447,4 +447,51 @@ fn past_ten_thousand_reports_the_rest_is_counted_not_read() {
         text.contains("Not read: 2 more reports (at most 10000"),
         "{text}"
     );
+}
+
+/// #36 review 10: a profile that does not validate for one report's OS (an exact driver
+/// below what cu124 needs on Windows, enough on Linux) leaves those rows unjudged, said
+/// in the drift cell and the summary; the rest of the table is judged.
+#[test]
+fn a_profile_that_does_not_fit_one_os_leaves_those_rows_unjudged() {
+    let d = tempfile::tempdir().unwrap();
+    let share = d.path().join("share");
+    std::fs::create_dir(&share).unwrap();
+    put(
+        &share,
+        "WIN-1.json",
+        &report("WIN-1", "566.36", json!([]), 60),
+    );
+    let mut linux = report("LINUX-1", "566.36", json!([]), 60);
+    linux["state"]["os"] = "linux".into();
+    put(&share, "LINUX-1.json", &linux);
+    let lab = d.path().join("lab.toml");
+    std::fs::write(
+        &lab,
+        "schema = 1\n[driver]\nexact = \"526.47\"\n[pytorch]\nvariant = \"cu124\"\n",
+    )
+    .unwrap();
+    let out = collect(&share, &["--json", "--profile", lab.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", cli::text(&out));
+    let v = cli::json(&out);
+    assert_eq!(v["summary"]["cannot_judge"], 1, "{v}");
+    assert_eq!(v["summary"]["drifted"], 1, "{v}");
+    let rows = v["table"]["rows"].as_array().unwrap();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["computer"] == name)
+            .unwrap_or_else(|| panic!("{name}: {v}"))
+    };
+    let win = row("WIN-1");
+    assert_eq!(win["drift"], Value::Null, "{win}");
+    assert!(
+        win["cannot_judge"]
+            .as_str()
+            .is_some_and(|s| s.contains("cu124")),
+        "{win}"
+    );
+    assert_eq!(row("LINUX-1")["drift"][0]["layer"], "driver");
+    let text = cli::text(&collect(&share, &["--profile", lab.to_str().unwrap()]));
+    assert!(text.contains("Not judged: 1"), "{text}");
+    assert!(text.contains("WIN-1: cannot judge: "), "{text}");
 }

@@ -396,7 +396,10 @@ pub fn collect(dir: &Path, now: u64, judge: &Judge) -> Result<Table, CollectErro
                     let found = drift::diff(p, &r.state, tables);
                     pc.drift = Some(found.iter().map(|d| d.entry(*lang)).collect());
                 }
-                Err(why) => pc.cannot_judge = Some(why.clone()),
+                Err(why) => {
+                    pc.drift = None;
+                    pc.cannot_judge = Some(why.clone());
+                }
             }
         }
         rows.push(row);

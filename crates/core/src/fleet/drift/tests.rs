@@ -133,8 +133,9 @@ fn is_and_should_are_in_the_reports_language() {
         .find(|d| d.layer == Layer::Guard)
         .expect("guard");
     let zh = g.entry(Lang::Zh);
-    assert_eq!(zh.is.as_deref(), Some("没有打开"));
-    assert_eq!(zh.should, "打开");
+    let zh_word = |k| i18n::t(Lang::Zh, k);
+    assert_eq!(zh.is, Some(zh_word("fleet_guard_is_off")));
+    assert_eq!(zh.should, zh_word("fleet_guard_should_on"));
     assert_eq!(g.entry(Lang::En).is.as_deref(), Some("off"));
     // PyTorch recommended, a CPU build there.
     let p = profile("schema = 1\n[pytorch]\nguard = false\n", Os::Windows);
@@ -144,5 +145,9 @@ fn is_and_should_are_in_the_reports_language() {
     let zh = t.entry(Lang::Zh);
     assert!(!zh.should.contains("recommended"), "{}", zh.should);
     assert_eq!(zh.is.as_deref(), Some("2.5.1 cpu"));
-    assert_eq!(i18n::render(&Layer::Guard.name(), Lang::Zh), "版本保护");
+    assert_eq!(
+        i18n::render(&Layer::Guard.name(), Lang::Zh),
+        zh_word("fleet_layer_guard")
+    );
+    assert_ne!(zh_word("fleet_guard_is_off"), "off");
 }

@@ -556,3 +556,58 @@ fn a_compat_dir_may_leave_out_drivers_toml_but_not_break_it() {
     let err = Tables::from_dir(dir.path()).unwrap_err().to_string();
     assert!(err.contains("drivers.toml"), "{err}");
 }
+
+/// #36 review 3: a lab profile's `[driver] min` above what CUDA needs reaches the plan.
+/// The PC's 581.15 runs CUDA 11.8, so `install` alone keeps it; `state set` with
+/// `min = "591.86"` plans and runs the driver step (the newest known, from the mirror).
+/// (`--driver 581.15` is a what-if flag, so the state read afterwards still says 581.15;
+/// the root's DriverStore shows what was installed.)
+#[test]
+fn state_set_installs_the_driver_a_profiles_min_asks_for() {
+    let m = Machine::new(0, Some("NVIDIA Corporation"));
+    let profile = m.work.path().join("lab.toml");
+    let write = |min: &str| {
+        std::fs::write(
+            &profile,
+            format!(
+                "schema = 1\n[driver]\nmin = \"{min}\"\n[toolkit]\nversion = \"11.8\"\n\
+                 method = \"installer\"\n[sources]\nmirrors = [\"http://{}\"]\n",
+                m.server.addr
+            ),
+        )
+        .unwrap()
+    };
+    let set = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+            .args([
+                "state", "set", "--json", "--os", "windows", "--gpu-cc", "8.6",
+            ])
+            .args(["--driver", "581.15", "--profile"])
+            .arg(&profile)
+            .arg("--root")
+            .arg(m.root())
+            .env("LANG", "C")
+            .env_remove("CUDA_SETUP_TEST_NOT_ELEVATED")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        json(&out)
+    };
+    // A floor the driver meets: the toolkit's run, no driver step.
+    write("560.94");
+    let v = set();
+    let st = steps(&v["runs"][0]);
+    assert!(st.iter().all(|s| !s.0.contains("driver")), "{st:?}");
+    assert!(st.iter().any(|s| s.0 == "install_toolkit"), "{st:?}");
+    assert_eq!(detected(&m.root()), None);
+    // Above it: the driver is installed by the same run.
+    write("591.86");
+    let v = set();
+    assert_eq!(v["drift"][0]["fix_step"], "install_driver", "{v:#}");
+    let st = steps(&v["runs"][0]);
+    assert!(
+        st.contains(&("install_driver".into(), "done".into(), true)),
+        "{st:?}"
+    );
+    assert_eq!(detected(&m.root()), Some(newest_desktop()));
+}

@@ -266,6 +266,16 @@ fn set(tables: &Tables, s: &SetArgs, lang: Lang, lang_given: bool) -> Result<i32
     let p = load(tables, &w.profile, target.os)?;
     let lang = lang_of(&p, lang, lang_given);
     let given = given(tables, c, python_of(&p, target.os))?;
+    // A venv PyTorch should go into must exist first (#36 review 4): with none, torch
+    // is missing, so a PyTorch run would come and fail on an interpreter that is not there.
+    if let Err(e) = cuda_setup_core::fleet::venv::check(&p, target.os) {
+        return Err(CliError::Failed {
+            message: render(&e.message(), lang),
+            hint: render(&e.hint(target.os), lang),
+            details: Some(e.to_string()),
+            code: install::FAILED,
+        });
+    }
     // The core picks the runs, when to stop, the guard and the outcome; a run here is
     // `install`'s plan and executor, its JSON kept for `runs`.
     let done = apply::apply(&target, tables, &p, &given, |w| {

@@ -575,3 +575,38 @@ fn a_report_that_cannot_be_written_warns_and_keeps_the_exit_code() {
     assert_eq!(json(&out)["computer"], "LAB-PC-07");
     assert!(String::from_utf8_lossy(&out.stderr).contains("warning"));
 }
+
+/// #36 review 4: a profile's venv that does not exist yet is said as such, with how to
+/// make it, before anything runs (not pip's "could not start …/bin/python").
+#[test]
+fn state_set_with_a_venv_not_made_yet_says_so_and_how() {
+    let work = tempfile::tempdir().unwrap();
+    let venv = work.path().join("lab-venv");
+    let profile = work.path().join("lab.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "schema = 1\n[pytorch]\nvenv = '{}'\nguard = false\n",
+            venv.display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cuda-setup"))
+        .args(["state", "set", "--json", "--profile"])
+        .arg(&profile)
+        .arg("--root")
+        .arg(work.path().join("root"))
+        .args(["--os", "linux", "--gpu-cc", "8.6", "--driver", "560.94"])
+        .env("LANG", "C")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1603 % 256), "{err}");
+    assert!(
+        err.contains("lab-venv") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(err.contains("python3 -m venv"), "{err}");
+    assert!(!venv.exists(), "nothing was made");
+}

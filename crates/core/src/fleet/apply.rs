@@ -167,7 +167,7 @@ mod tests {
         Drift {
             layer: Layer::Guard,
             is: None,
-            should: "on".into(),
+            should: msg!("fleet_guard_should_on"),
             fix: msg!("fleet_fix_guard"),
             fix_step: None,
         }

@@ -8,3 +8,4 @@ pub mod drift;
 pub mod profile;
 pub mod report;
 pub mod state;
+pub mod venv;

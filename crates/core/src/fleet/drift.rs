@@ -164,7 +164,22 @@ fn driver(
     } else if ours {
         Message::new("fleet_fix_driver")
     } else if state.os == Os::Linux {
-        Message::new("fleet_fix_driver_linux")
+        let minimum = match &rule {
+            Some(DriverRule::AtLeast(v) | DriverRule::Exact(v)) => Some(v),
+            _ => None,
+        };
+        // The distribution's own commands, as `recommend` gives them (the report's
+        // os-release read against the embedded table).
+        match state
+            .distro
+            .as_ref()
+            .and_then(|d| crate::linux_driver::commands_for(&d.os_release(), minimum))
+        {
+            Some(a) => Message::new("fleet_fix_driver_linux_commands")
+                .with("distro", a.distro.unwrap_or_else(|| "Linux".into()))
+                .with("commands", a.commands.join(" && ")),
+            None => Message::new("fleet_fix_driver_linux"),
+        }
     } else {
         Message::new("fleet_fix_driver_manual")
     };

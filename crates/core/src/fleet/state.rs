@@ -54,6 +54,42 @@ pub struct State {
     pub guard: Option<GuardState>,
     /// None: never checked.
     pub last_check: Option<LastCheck>,
+    /// Linux: the distribution (`/etc/os-release`), so that a driver's drift names its
+    /// commands wherever the report is judged (#36). Absent in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distro: Option<Distro>,
+}
+
+/// What the driver's advice needs of `/etc/os-release`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Distro {
+    pub id: Option<String>,
+    #[serde(default)]
+    pub id_like: Vec<String>,
+    pub version_id: Option<String>,
+    pub pretty_name: Option<String>,
+}
+
+impl From<crate::linux_driver::OsRelease> for Distro {
+    fn from(o: crate::linux_driver::OsRelease) -> Distro {
+        Distro {
+            id: o.id,
+            id_like: o.id_like,
+            version_id: o.version_id,
+            pretty_name: o.pretty_name,
+        }
+    }
+}
+
+impl Distro {
+    pub fn os_release(&self) -> crate::linux_driver::OsRelease {
+        crate::linux_driver::OsRelease {
+            id: self.id.clone(),
+            id_like: self.id_like.clone(),
+            version_id: self.version_id.clone(),
+            pretty_name: self.pretty_name.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -294,6 +330,7 @@ pub fn take(target: &Target, tables: &Tables, given: &Given) -> State {
         pytorch,
         guard,
         last_check: last_check::read(target),
+        distro: crate::linux_driver::os_release(&host).map(Distro::from),
     }
 }
 

@@ -246,6 +246,13 @@ pub fn packaged(
     })
 }
 
+/// The advice for a driver of at least `minimum` on the distribution `os` (a fleet
+/// report's, judged on any machine, #36): None when the table gives no command for it.
+pub fn commands_for(os: &OsRelease, minimum: Option<&Version>) -> Option<LinuxDriverAdvice> {
+    let a = advise(embedded()?, os, minimum, None, None, None);
+    (a.family.is_some() && !a.commands.is_empty()).then_some(a)
+}
+
 /// The decision, from the table and what was read.
 fn advise(
     t: &Table,

@@ -101,6 +101,21 @@ fn a_linux_driver_below_min_is_the_distributions() {
         "{:?}",
         d.fix
     );
+    // With the report's os-release: the distribution's own commands, as `recommend`'s.
+    let mut s = state(Os::Linux, Some("550.54"));
+    s.distro = Some(super::super::state::Distro {
+        id: Some("ubuntu".into()),
+        id_like: vec!["debian".into()],
+        version_id: Some("24.04".into()),
+        pretty_name: Some("Ubuntu 24.04.1 LTS".into()),
+    });
+    let d = driver_drift(&p, &s).expect("drift");
+    assert_eq!(d.fix_step, None);
+    let fix = d.entry(Lang::En).fix;
+    assert!(
+        fix.contains("Ubuntu 24.04.1 LTS") && fix.contains("sudo apt"),
+        "{fix}"
+    );
 }
 
 /// A profile of the driver alone has no install run to bring it: by hand.

@@ -850,6 +850,8 @@ fn docs_and_the_module_show_what_the_commands_print() {
     }
 }
 
+// The stand-in Python is a shell script (tests/support/python.rs is Unix-only).
+#[cfg(unix)]
 #[test]
 fn dsc_get_looks_at_the_python_the_profile_names_as_test_does() {
     use crate::support::python;

@@ -90,9 +90,7 @@ pub fn run(tables: &Tables, args: &Args, lang: Lang) -> Result<i32, CliError> {
         method: cuda_setup_core::recommend::Method::Installer,
         driver: args.driver_path.pref(),
         distro: linux_driver::os_release(&host),
-        torch_version: None,
-        torch_variant: None,
-        driver_floor: None,
+        ..Default::default()
     };
     let rec = recommend::recommend(tables, &facts, &request);
     // Linux, a driver to install or update: the distribution's own commands.

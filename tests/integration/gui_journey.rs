@@ -346,9 +346,7 @@ fn pytorch_plan(o: &Options) -> Plan {
             method: Method::Installer,
             driver: Default::default(),
             distro: None,
-            torch_version: None,
-            torch_variant: None,
-            driver_floor: None,
+            ..Default::default()
         },
     );
     plan::make(&o.target, &rec, &Choices::new(Method::Installer)).unwrap()

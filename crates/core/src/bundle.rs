@@ -158,9 +158,7 @@ pub fn make(
             method: req.method,
             driver: Default::default(),
             distro: None,
-            torch_version: None,
-            torch_variant: None,
-            driver_floor: None,
+            ..Default::default()
         },
     );
     if !rec.fits() {

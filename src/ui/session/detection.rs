@@ -160,9 +160,7 @@ impl Session {
                     method: self.settings.method,
                     driver: self.settings.driver,
                     distro: self.system.distro.clone(),
-                    torch_version: None,
-                    torch_variant: None,
-                    driver_floor: None,
+                    ..Default::default()
                 },
             )
         });

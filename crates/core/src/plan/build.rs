@@ -585,9 +585,7 @@ mod tests {
                 method,
                 driver: Default::default(),
                 distro: None,
-                torch_version: None,
-                torch_variant: None,
-                driver_floor: None,
+                ..Default::default()
             },
         );
         assert!(rec.fits() && rec.cudnn.is_some(), "{:?}", rec.blockers);
@@ -784,9 +782,7 @@ mod tests {
                     method: Method::Installer,
                     driver: Default::default(),
                     distro: None,
-                    torch_version: None,
-                    torch_variant: None,
-                    driver_floor: None,
+                    ..Default::default()
                 },
             );
             // No driver package of its own, as when none is known for this GPU.

@@ -167,9 +167,7 @@ mod tests {
                 method: crate::recommend::Method::Installer,
                 driver: Default::default(),
                 distro: None,
-                torch_version: None,
-                torch_variant: None,
-                driver_floor: None,
+                ..Default::default()
             },
         );
         assert!(rec.torch.is_some(), "{:?}", rec.blockers);

@@ -152,9 +152,7 @@ mod tests {
             method: Method::Installer,
             driver,
             distro,
-            torch_version: None,
-            torch_variant: None,
-            driver_floor: None,
+            ..Default::default()
         }
     }
 

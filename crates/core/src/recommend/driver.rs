@@ -781,9 +781,7 @@ mod tests {
             method: Default::default(),
             driver: Default::default(),
             distro: None,
-            torch_version: None,
-            torch_variant: None,
-            driver_floor: None,
+            ..Default::default()
         };
         let rec = super::super::recommend(
             &t,

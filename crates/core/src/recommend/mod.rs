@@ -101,8 +101,9 @@ pub enum HostKind {
     },
 }
 
-/// The user's choices.
-#[derive(Debug, Clone, Serialize)]
+/// The user's choices (`..Default::default()`: today's defaults for what a caller does not
+/// choose — no torch pin, no driver floor).
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Request {
     pub goal: Goal,
     /// Restrict the toolkit to this version prefix (`12`, `12.4`, `12.4.1`).

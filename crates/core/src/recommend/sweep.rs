@@ -1274,9 +1274,7 @@ impl Tally {
             method: Method::Installer,
             driver: Default::default(),
             distro: None,
-            torch_version: None,
-            torch_variant: None,
-            driver_floor: None,
+            ..Default::default()
         };
         let rec = recommend(t, f, &req);
         self.cases += 1;
@@ -2093,9 +2091,7 @@ fn the_issues_named_examples() {
             method: Method::Installer,
             driver: Default::default(),
             distro: None,
-            torch_version: None,
-            torch_variant: None,
-            driver_floor: None,
+            ..Default::default()
         };
         let rec = recommend(&t, &f, &req);
         let mut errs = Vec::new();

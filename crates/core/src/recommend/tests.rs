@@ -1151,9 +1151,7 @@ fn configurations_from_the_dossier() {
             // (update it first, #32) is tested in `choice::tests`.
             driver: super::DriverPref::Keep,
             distro: None,
-            torch_version: None,
-            torch_variant: None,
-            driver_floor: None,
+            ..Default::default()
         };
         let rec = recommend(&tables, &facts, &request);
         if let Err(e) =
@@ -1233,9 +1231,7 @@ fn invariants_hold_across_the_whole_table() {
                                 method: Method::Installer,
                                 driver: Default::default(),
                                 distro: None,
-                                torch_version: None,
-                                torch_variant: None,
-                                driver_floor: None,
+                                ..Default::default()
                             },
                         );
                         if let Err(e) = check_invariants(&tables, &facts, &rec) {
@@ -1302,9 +1298,7 @@ fn the_wheels_method_may_pick_a_release_the_tables_know_no_installer_for() {
         method,
         driver: Default::default(),
         distro: None,
-        torch_version: None,
-        torch_variant: None,
-        driver_floor: None,
+        ..Default::default()
     };
     // 13.5.0's installers are not in the tables (UNCONFIRMED): only the wheels can give it.
     assert!(
@@ -1327,9 +1321,7 @@ fn the_driver_headline_names_the_minimum_and_the_current_driver() {
         method: Method::Installer,
         driver: Default::default(),
         distro: None,
-        torch_version: None,
-        torch_variant: None,
-        driver_floor: None,
+        ..Default::default()
     };
     let rec_for = |driver: Option<&str>| {
         let f = Facts {

@@ -544,9 +544,7 @@ mod tests {
                 method: Method::Installer,
                 driver: Default::default(),
                 distro: None,
-                torch_version: None,
-                torch_variant: None,
-                driver_floor: None,
+                ..Default::default()
             },
         )
     }

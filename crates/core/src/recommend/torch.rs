@@ -881,20 +881,7 @@ mod tests {
     }
 
     fn rec(t: &Tables, f: &Facts) -> Recommendation {
-        recommend(
-            t,
-            f,
-            &Request {
-                goal: super::super::Goal::Pytorch,
-                cuda: None,
-                method: Method::Installer,
-                driver: Default::default(),
-                distro: None,
-                torch_version: None,
-                torch_variant: None,
-                driver_floor: None,
-            },
-        )
+        rec_asking(t, f, None, None)
     }
 
     fn rec_asking(

@@ -180,9 +180,7 @@ mod tests {
                 method: Method::Installer,
                 driver: Default::default(),
                 distro: None,
-                torch_version: None,
-                torch_variant: None,
-                driver_floor: None,
+                ..Default::default()
             },
         )
     }

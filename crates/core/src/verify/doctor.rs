@@ -875,9 +875,7 @@ pub fn recommendation(
             // The doctor judges the wheel against the driver that is there.
             driver: crate::recommend::DriverPref::Keep,
             distro: None,
-            torch_version: None,
-            torch_variant: None,
-            driver_floor: None,
+            ..Default::default()
         },
     )
 }

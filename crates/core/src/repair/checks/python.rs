@@ -48,9 +48,7 @@ pub fn python(i: &Input, out: &mut Vec<Finding>) {
                     // The wheel for the driver that is there: repair never updates it.
                     driver: crate::recommend::DriverPref::Keep,
                     distro: None,
-                    torch_version: None,
-                    torch_variant: None,
-                    driver_floor: None,
+                    ..Default::default()
                 },
             );
             match rec.torch {

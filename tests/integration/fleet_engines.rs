@@ -14,6 +14,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+use crate::support::schema_shape::shape;
+
 use crate::support::cli;
 
 // DSC v3's resource manifest schema, copied from
@@ -110,22 +112,6 @@ fn json(rel: &str) -> Value {
 
 fn manifest() -> Value {
     json("packaging/dsc/cuda-setup.dsc.resource.json")
-}
-
-/// Every required key present, every key one the schema knows.
-fn shape(what: &str, v: &Value, required: &[&str], known: &[&str]) {
-    let map = v
-        .as_object()
-        .unwrap_or_else(|| panic!("{what}: not an object"));
-    for k in required {
-        assert!(map.contains_key(*k), "{what}: required {k} missing");
-    }
-    for k in map.keys() {
-        assert!(
-            known.contains(&k.as_str()),
-            "{what}: {k} is not in the schema"
-        );
-    }
 }
 
 fn one_of(what: &str, v: &Value, allowed: &[&str]) {

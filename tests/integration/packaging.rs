@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
+
+use crate::support::schema_shape::shape;
 use sha2::{Digest, Sha256};
 
 use crate::support::cli;
@@ -264,20 +266,6 @@ fn s<'a>(v: &'a Value, key: &str) -> &'a str {
     v[key]
         .as_str()
         .unwrap_or_else(|| panic!("{key}: not a string in {v}"))
-}
-
-/// Every required key present, every key one the schema knows.
-fn shape(what: &str, v: &Value, required: &[&str], known: &[&str]) {
-    let map = v.as_object().unwrap_or_else(|| panic!("{what}: not a map"));
-    for k in required {
-        assert!(map.contains_key(*k), "{what}: required {k} missing");
-    }
-    for k in map.keys() {
-        assert!(
-            known.contains(&k.as_str()),
-            "{what}: {k} is not in the schema"
-        );
-    }
 }
 
 fn one_of(what: &str, value: &str, allowed: &[&str]) {

@@ -12,6 +12,8 @@ pub mod pe_imports;
 pub mod proxy;
 #[cfg(unix)]
 pub mod python;
+#[allow(dead_code)]
+pub mod schema_shape;
 pub mod server;
 pub mod standin;
 pub mod tls;
